@@ -1,0 +1,69 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Strictness shared by every Swift target (Hummingbird's lesson: set it once).
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Sluice",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "sluice", targets: ["SluiceCLI"]),
+        .library(name: "Sluice", targets: ["Sluice"]),
+        .library(name: "SluiceTestKit", targets: ["SluiceTestKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+    ],
+    targets: [
+        // MARK: - C doors (module maps and shims only; no logic)
+        .systemLibrary(
+            name: "CEvent", path: "Sources/CEvent", pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: - Swift faces of the C libraries (the only importers of C)
+        .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
+        .target(name: "Curl", dependencies: ["CCurl", "EventIO"], swiftSettings: strict),
+        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
+
+        // MARK: - The proxy
+        .target(
+            name: "Sluice",
+            dependencies: [
+                "EventIO", "Curl", "SQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "SluiceCLI",
+            dependencies: [
+                "Sluice",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "SluiceTestKit",
+            dependencies: ["Sluice", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+
+        // MARK: - Tests (mirror Sources)
+        .testTarget(name: "EventIOTests", dependencies: ["EventIO", "SluiceTestKit"], swiftSettings: strict),
+        .testTarget(name: "CurlTests", dependencies: ["Curl", "EventIO", "SluiceTestKit"], swiftSettings: strict),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit"], swiftSettings: strict),
+        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit"], swiftSettings: strict),
+    ]
+)

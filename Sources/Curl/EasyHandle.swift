@@ -1,0 +1,269 @@
+import CCurl
+import EventIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Receives one transfer's callbacks on the loop thread and answers with an action.
+public protocol EasyHandleDelegate: AnyObject {
+    /// One header line of the response, status lines of interim (1xx) responses included,
+    /// with its CRLF; an empty line (`"\r\n"`) ends each header block.
+    func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
+    /// A piece of the response body (transfer coding removed; content coding kept).
+    func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action
+    /// Fill `buffer` with request-body bytes.
+    func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer) -> EasyHandle
+        .UploadResult
+    /// Whether a connection to `address` may be opened (loop prevention, address policy).
+    func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool
+}
+
+/// One libcurl transfer (`CURL *`), reusable after ``reset()``.
+/// - SeeAlso: `curl_easy_init(3)`, `curl_easy_setopt(3)`.
+public final class EasyHandle {
+    /// A callback's answer.
+    public enum Action: Sendable {
+        /// Keep going.
+        case proceed
+        /// Stop delivering until ``unpause()`` (body callbacks only); the bytes are delivered again.
+        case pause
+        /// Stop the transfer; it completes with an aborted error.
+        case abort
+    }
+
+    /// What ``EasyHandleDelegate/easyHandle(_:fillUploadBuffer:)`` produced.
+    public enum UploadResult: Sendable {
+        /// This many bytes were written into the buffer.
+        case bytes(Int)
+        /// The request body is complete.
+        case end
+        /// Nothing yet; call ``unpause()`` when there is.
+        case pause
+        /// Stop the transfer.
+        case abort
+    }
+
+    /// How the request body is framed upstream.
+    public enum RequestBody: Sendable, Equatable {
+        /// No body.
+        case none
+        /// Exactly this many bytes (sent with Content-Length).
+        case length(Int64)
+        /// An unknown length (chunked on HTTP/1.1).
+        case streamed
+    }
+
+    /// Which HTTP versions to offer the origin.
+    public enum HTTPVersion: Sendable {
+        /// HTTP/1.1 only.
+        case http1_1
+        /// HTTP/2 where TLS negotiates it (ALPN), else HTTP/1.1.
+        case http2OverTLS
+    }
+
+    let handle: UnsafeMutableRawPointer
+    /// Receives the transfer's callbacks; not retained.
+    public weak var delegate: (any EasyHandleDelegate)?
+    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    private var headers: HeaderList?
+    /// Whether the handle is in a ``MultiHandle`` right now.
+    public internal(set) var isActive = false
+    /// Set when the transfer is paused in either direction.
+    private var pausedMask: Int32 = 0
+
+    /// A fresh handle with Sluice's baseline options.
+    public init() {
+        Curl.initialise()
+        handle = curl_easy_init()!
+        installBaseline()
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Clears every option (connections stay pooled in the multi handle) and reinstalls the baseline.
+    public func reset() {
+        curl_easy_reset(handle)
+        headers = nil
+        pausedMask = 0
+        installBaseline()
+    }
+
+    private func installBaseline() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        set(CURLOPT_PRIVATE, pointer: context)
+        set(CURLOPT_ERRORBUFFER, pointer: &errorBuffer)
+        // Never read http_proxy from the environment: Sluice's own traffic must not loop back.
+        sluice_easy_setopt_string(handle, CURLOPT_PROXY, "")
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_TCP_NODELAY, 1)
+        set(CURLOPT_HTTP_TRANSFER_DECODING, 1)
+        set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        set(CURLOPT_BUFFERSIZE, 64 * 1024)
+        sluice_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        sluice_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        sluice_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        sluice_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        sluice_easy_setopt_pointer(handle, CURLOPT_READDATA, context)
+        sluice_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
+        sluice_easy_setopt_write_cb(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            let owner = Unmanaged<EasyHandle>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            guard let delegate = owner.delegate else { return 0 }
+            switch delegate.easyHandle(owner, didReceiveHeaderLine: UnsafeRawBufferPointer(start: data, count: length))
+            {
+            case .proceed, .pause: return length
+            case .abort: return 0
+            }
+        }
+        sluice_easy_setopt_write_cb(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            let owner = Unmanaged<EasyHandle>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            guard let delegate = owner.delegate else { return 0 }
+            switch delegate.easyHandle(owner, didReceiveBody: UnsafeRawBufferPointer(start: data, count: length)) {
+            case .proceed: return length
+            case .pause:
+                owner.pausedMask |= CURLPAUSE_RECV
+                return Int(CURL_WRITEFUNC_PAUSE)
+            case .abort: return 0
+            }
+        }
+        sluice_easy_setopt_read_cb(handle, CURLOPT_READFUNCTION) { data, size, count, context in
+            let owner = Unmanaged<EasyHandle>.fromOpaque(context!).takeUnretainedValue()
+            guard let delegate = owner.delegate else { return Int(CURL_READFUNC_ABORT) }
+            let buffer = UnsafeMutableRawBufferPointer(start: data, count: size * count)
+            switch delegate.easyHandle(owner, fillUploadBuffer: buffer) {
+            case .bytes(let written): return written
+            case .end: return 0
+            case .pause:
+                owner.pausedMask |= CURLPAUSE_SEND
+                return Int(CURL_READFUNC_PAUSE)
+            case .abort: return Int(CURL_READFUNC_ABORT)
+            }
+        }
+        sluice_easy_setopt_opensocket_cb(handle, CURLOPT_OPENSOCKETFUNCTION) { context, purpose, address in
+            guard let context, let address else { return -1 }
+            let owner = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+            let info = address.pointee
+            let peer = withUnsafePointer(to: &address.pointee.addr) {
+                SocketAddress(cAddress: UnsafeRawPointer($0), length: Int(info.addrlen))
+            }
+            if let peer, let delegate = owner.delegate, !delegate.easyHandle(owner, mayConnectTo: peer) {
+                return -1
+            }
+            return socket(info.family, info.socktype | Int32(SOCK_CLOEXEC.rawValue), info.protocol)
+        }
+    }
+
+    // MARK: - Options
+
+    private func set(_ option: CURLoption, _ value: Int) { sluice_easy_setopt_long(handle, option, value) }
+    private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) {
+        sluice_easy_setopt_pointer(handle, option, pointer)
+    }
+
+    /// The absolute URL to fetch. - SeeAlso: `CURLOPT_URL`.
+    public func setURL(_ url: String) { sluice_easy_setopt_string(handle, CURLOPT_URL, url) }
+
+    /// The request method and how its body is framed.
+    /// `HEAD` sets `CURLOPT_NOBODY`; any body uses upload mode with `CURLOPT_CUSTOMREQUEST`.
+    /// - SeeAlso: `CURLOPT_CUSTOMREQUEST`, `CURLOPT_UPLOAD`, `CURLOPT_INFILESIZE_LARGE`, `CURLOPT_NOBODY`.
+    public func setMethod(_ method: String, body: RequestBody) {
+        switch body {
+        case .none:
+            if method == "HEAD" {
+                set(CURLOPT_NOBODY, 1)
+            } else if method != "GET" {
+                sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+            }
+        case .length(let count):
+            set(CURLOPT_UPLOAD, 1)
+            sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(count))
+            sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+        case .streamed:
+            set(CURLOPT_UPLOAD, 1)
+            sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, -1)
+            sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+        }
+    }
+
+    /// Request header lines, kept alive with the handle. - SeeAlso: `CURLOPT_HTTPHEADER`.
+    public func setHeaders(_ list: HeaderList) {
+        headers = list
+        sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.list)
+    }
+
+    /// HTTP versions offered to the origin. - SeeAlso: `CURLOPT_HTTP_VERSION`.
+    public func setHTTPVersion(_ version: HTTPVersion) {
+        switch version {
+        case .http1_1: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        case .http2OverTLS: set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        }
+    }
+
+    /// Time limits: connect, and the slowest acceptable transfer (`lowSpeedSeconds` of under
+    /// one byte per second aborts; paused time does not count). - SeeAlso: `CURLOPT_CONNECTTIMEOUT_MS`,
+    /// `CURLOPT_LOW_SPEED_TIME`.
+    public func setTimeouts(connectMilliseconds: Int, lowSpeedSeconds: Int) {
+        set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
+        if lowSpeedSeconds > 0 {
+            set(CURLOPT_LOW_SPEED_LIMIT, 1)
+            set(CURLOPT_LOW_SPEED_TIME, lowSpeedSeconds)
+        }
+    }
+
+    // MARK: - Pausing
+
+    /// Resumes a transfer paused by a callback's `.pause`. - SeeAlso: `curl_easy_pause(3)`.
+    /// libcurl may call the body callback again before this returns.
+    public func unpause() {
+        guard pausedMask != 0 else { return }
+        pausedMask = 0
+        curl_easy_pause(handle, CURLPAUSE_CONT)
+    }
+
+    /// Whether the receiving direction is paused.
+    public var isReceivePaused: Bool { pausedMask & CURLPAUSE_RECV != 0 }
+
+    // MARK: - Information
+
+    /// The text in the error buffer after a failure.
+    var errorText: String {
+        errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    /// The HTTP status of the last response. - SeeAlso: `CURLINFO_RESPONSE_CODE`.
+    public var responseCode: Int {
+        var code = 0
+        sluice_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// Seconds from start to the first response byte. - SeeAlso: `CURLINFO_STARTTRANSFER_TIME_T`.
+    public var timeToFirstByte: Double { microseconds(CURLINFO_STARTTRANSFER_TIME_T) }
+
+    /// Seconds for the whole transfer. - SeeAlso: `CURLINFO_TOTAL_TIME_T`.
+    public var totalTime: Double { microseconds(CURLINFO_TOTAL_TIME_T) }
+
+    /// Number of new connections this transfer opened (0 = reused). - SeeAlso: `CURLINFO_NUM_CONNECTS`.
+    public var newConnections: Int {
+        var count = 0
+        sluice_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &count)
+        return count
+    }
+
+    /// The address of the connected peer. - SeeAlso: `CURLINFO_PRIMARY_IP`.
+    public var primaryIP: String {
+        var text: UnsafeMutablePointer<CChar>?
+        sluice_easy_getinfo_string(handle, CURLINFO_PRIMARY_IP, &text)
+        return text.map { String(cString: $0) } ?? ""
+    }
+
+    private func microseconds(_ info: CURLINFO) -> Double {
+        var value: curl_off_t = 0
+        sluice_easy_getinfo_off(handle, info, &value)
+        return Double(value) / 1_000_000
+    }
+}

@@ -1,0 +1,112 @@
+import CEvent
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One libevent `event_base` and the thread that runs it.
+///
+/// `@unchecked Sendable` because a loop is created on one thread and run on another (tests,
+/// the CLI); its state is touched only by the loop thread, and the cross-thread entry points
+/// (``execute(_:)``, ``stopFromAnyThread()``) go through a mutex and an eventfd.
+///
+/// Everything created from a loop (listeners, connections, timers, watchers) belongs to the
+/// thread that calls ``run()``; only ``execute(_:)`` and ``stopFromAnyThread()`` may be called
+/// from other threads.
+/// - SeeAlso: `event_base_new(3)`, `event_base_dispatch(3)`.
+public final class EventLoop: @unchecked Sendable {
+    let base: OpaquePointer
+    private let wakeFD: Int32
+    private var wakeEvent: OpaquePointer?
+    private let pending = Mutex<[@Sendable () -> Void]>([])
+    private var ownerThread: pthread_t?
+
+    /// Creates a loop with its own `event_base` and a wake-up descriptor for other threads.
+    public init() throws(EventIOError) {
+        // A peer that disconnects must not kill the process: writes report EPIPE instead.
+        signal(SIGPIPE, SIG_IGN)
+        guard let base = event_base_new() else { throw EventIOError(operation: "event_base_new") }
+        self.base = base
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard wakeFD >= 0 else { throw EventIOError(operation: "eventfd") }
+        wakeEvent = event_new(
+            base, wakeFD, Int16(EV_READ | EV_PERSIST),
+            { _, _, ctx in Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending() },
+            Unmanaged.passUnretained(self).toOpaque())
+        event_add(wakeEvent, nil)
+    }
+
+    deinit {
+        if let wakeEvent { event_free(wakeEvent) }
+        close(wakeFD)
+        event_base_free(base)
+    }
+
+    /// Runs the loop on the calling thread until ``stop()`` is called.
+    public func run() {
+        ownerThread = pthread_self()
+        event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        ownerThread = nil
+        drainPending()
+    }
+
+    /// Stops ``run()`` after the current callbacks; call from the loop thread.
+    public func stop() { event_base_loopbreak(base) }
+
+    /// Stops the loop from any thread.
+    public func stopFromAnyThread() { execute { [unowned self] in self.stop() } }
+
+    /// Runs `work` on the loop thread at its next turn; callable from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        pending.withLock { $0.append(work) }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Runs `work` on the loop thread at the next turn; call from the loop thread (no locking).
+    /// - SeeAlso: `event_base_once(3)`.
+    public func callSoon(_ work: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Deferred(work)).toOpaque()
+        var zero = timeval(tv_sec: 0, tv_usec: 0)
+        event_base_once(
+            base, -1, Int16(EV_TIMEOUT),
+            { _, _, ctx in Unmanaged<Deferred>.fromOpaque(ctx!).takeRetainedValue().work() }, box, &zero)
+    }
+
+    /// Whether the caller is on the thread running this loop.
+    public var inLoop: Bool {
+        guard let ownerThread else { return false }
+        return pthread_equal(ownerThread, pthread_self()) != 0
+    }
+
+    /// Monotonic time in nanoseconds, cached per loop turn is not needed: one syscall-free read.
+    public static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    private func drainPending() {
+        var counter: UInt64 = 0
+        _ = read(wakeFD, &counter, 8)
+        let work = pending.withLock { queue -> [@Sendable () -> Void] in
+            let taken = queue
+            queue.removeAll()
+            return taken
+        }
+        for item in work { item() }
+    }
+}
+
+/// A closure carried through a C context pointer.
+private final class Deferred {
+    let work: () -> Void
+    init(_ work: @escaping () -> Void) { self.work = work }
+}
+
+extension timeval {
+    init(milliseconds: Int) {
+        self.init(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+    }
+}

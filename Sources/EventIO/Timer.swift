@@ -1,0 +1,44 @@
+import CEvent
+
+/// A one-shot or repeating timer on an ``EventLoop``.
+/// - SeeAlso: `event_new(3)` with fd -1 (libevent's `evtimer_new` is a macro).
+public final class Timer {
+    private var event: OpaquePointer!
+    private let handler: () -> Void
+    /// Whether the timer is armed.
+    public private(set) var isScheduled = false
+    private let repeats: Bool
+
+    /// Creates a disarmed timer.
+    /// - Parameters:
+    ///   - loop: the owning loop.
+    ///   - repeats: fire every interval until cancelled; `false` by default.
+    ///   - handler: runs on the loop thread when the timer fires.
+    public init(loop: EventLoop, repeats: Bool = false, handler: @escaping () -> Void) {
+        self.handler = handler
+        self.repeats = repeats
+        event = event_new(
+            loop.base, -1, Int16(repeats ? EV_PERSIST : 0),
+            { _, _, ctx in
+                let timer = Unmanaged<Timer>.fromOpaque(ctx!).takeUnretainedValue()
+                if !timer.repeats { timer.isScheduled = false }
+                timer.handler()
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit { event_free(event) }
+
+    /// Arms (or re-arms) the timer to fire after `milliseconds`.
+    public func schedule(milliseconds: Int) {
+        var tv = timeval(milliseconds: max(0, milliseconds))
+        event_add(event, &tv)
+        isScheduled = true
+    }
+
+    /// Disarms the timer.
+    public func cancel() {
+        guard isScheduled else { return }
+        event_del(event)
+        isScheduled = false
+    }
+}

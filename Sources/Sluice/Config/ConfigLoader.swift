@@ -1,0 +1,242 @@
+import EventIO
+import Yams
+
+/// Reads `conf/sluice.yaml` into a ``Configuration``.
+///
+/// The table ``keys`` is the one place that documents every key: its type, default and meaning.
+/// The loader refuses unknown keys and wrong types, naming the key and its line.
+public enum ConfigLoader {
+    /// One documented configuration key and how it is applied.
+    public struct Key: Sendable {
+        /// Dotted path, e.g. `limits.max_connections`.
+        public let path: String
+        /// The value's type as users write it.
+        public let type: String
+        /// The default, as YAML.
+        public let defaultValue: String
+        /// What it does.
+        public let summary: String
+        let apply: @Sendable (inout Configuration, Value) throws(ConfigError) -> Void
+    }
+
+    /// A scalar or list from the file, with its line.
+    public struct Value {
+        let node: Node
+        let path: String
+
+        var line: Int? { node.mark?.line }
+
+        func fail(_ message: String) -> ConfigError { ConfigError(key: path, line: line, message: message) }
+
+        func string() throws(ConfigError) -> String {
+            guard let scalar = node.scalar else { throw fail("expected a string") }
+            return scalar.string
+        }
+
+        func bool() throws(ConfigError) -> Bool {
+            guard let value = node.bool else { throw fail("expected true or false") }
+            return value
+        }
+
+        func integer(in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+            guard let scalar = node.scalar, let value = Int(scalar.string), range.contains(value) else {
+                throw fail("expected an integer in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+
+        /// `1048576`, `64KiB`, `100MiB`, `1GiB` (K, M, G are binary too).
+        func byteSize() throws(ConfigError) -> Int64 {
+            let text = try string().trimmingOWS()
+            let units: [(String, Int64)] = [
+                ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30),
+                ("B", 1),
+            ]
+            for (suffix, factor) in units where text.hasSuffix(suffix) {
+                guard let number = Int64(text.dropLast(suffix.count).trimmingOWS()), number >= 0 else { break }
+                return number * factor
+            }
+            guard let number = Int64(text), number >= 0 else { throw fail("expected a size like 65536, 64KiB or 100MiB") }
+            return number
+        }
+
+        /// Seconds as a number, or `500ms`, `10s`, `5m`, `1h`; milliseconds out.
+        func milliseconds() throws(ConfigError) -> Int {
+            let text = try string().trimmingOWS()
+            let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+            for (suffix, factor) in units where text.hasSuffix(suffix) {
+                if let number = Double(text.dropLast(suffix.count)), number >= 0 { return Int(number * factor) }
+            }
+            guard let seconds = Double(text), seconds >= 0 else { throw fail("expected a duration like 10s or 500ms") }
+            return Int(seconds * 1000)
+        }
+
+        func list() throws(ConfigError) -> [Value] {
+            guard let sequence = node.sequence else { throw fail("expected a list") }
+            return sequence.map { Value(node: $0, path: path) }
+        }
+    }
+
+    /// Every key, its type, default and meaning.
+    public static let keys: [Key] = [
+        Key(path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080", summary: "Address of the proxy port (loopback by default).") {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard let (host, _) = TargetURL.splitAuthority(Substring(text), defaultPort: nil),
+                SocketAddress.parseIP(host) != nil
+            else { throw value.fail("expected an IP address and port, like 127.0.0.1:8080") }
+            config.listen = text
+        },
+        Key(path: "allow_clients", type: "list of CIDR", defaultValue: "[]", summary: "Client networks allowed besides loopback (no open proxy unless listed).") {
+            config, value throws(ConfigError) in
+            config.allowClients = try value.list().map { item throws(ConfigError) in
+                guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
+                return cidr
+            }
+        },
+        Key(path: "connect_ports", type: "list of port", defaultValue: "[443]", summary: "Ports CONNECT tunnels may reach; others get 403.") {
+            config, value throws(ConfigError) in
+            config.connectPorts = try value.list().map { item throws(ConfigError) in UInt16(try item.integer(in: 1...65535)) }
+        },
+        Key(path: "limits.max_connections", type: "integer", defaultValue: "1024", summary: "Concurrent client connections; more get 503.") {
+            config, value throws(ConfigError) in config.limits.maxConnections = try value.integer(in: 1...1_000_000)
+        },
+        Key(path: "limits.max_request_line", type: "size", defaultValue: "8KiB", summary: "Longest request line; longer gets 414.") {
+            config, value throws(ConfigError) in
+            config.limits.maxRequestLine = Int(try value.byteSize())
+        },
+        Key(path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB", summary: "Largest request header section; larger gets 431.") {
+            config, value throws(ConfigError) in
+            config.limits.maxHeaderBytes = Int(try value.byteSize())
+        },
+        Key(path: "limits.max_request_body", type: "size", defaultValue: "100MiB", summary: "Largest request body; larger gets 413.") {
+            config, value throws(ConfigError) in config.limits.maxRequestBody = try value.byteSize()
+        },
+        Key(path: "timeouts.client_header", type: "duration", defaultValue: "10s", summary: "Time to send a request's header section (slowloris guard); then 408.") {
+            config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
+        },
+        Key(path: "timeouts.client_idle", type: "duration", defaultValue: "60s", summary: "Keep-alive idle time between requests.") {
+            config, value throws(ConfigError) in config.timeouts.clientIdle = try value.milliseconds()
+        },
+        Key(path: "timeouts.client_body", type: "duration", defaultValue: "30s", summary: "Longest stall while a client sends a body or does not read a response.") {
+            config, value throws(ConfigError) in config.timeouts.clientBody = try value.milliseconds()
+        },
+        Key(path: "timeouts.upstream_connect", type: "duration", defaultValue: "10s", summary: "Connecting to an origin (TCP + TLS); then 504.") {
+            config, value throws(ConfigError) in config.timeouts.upstreamConnect = try value.milliseconds()
+        },
+        Key(path: "timeouts.upstream_response", type: "duration", defaultValue: "60s", summary: "From request sent to response headers; then 504.") {
+            config, value throws(ConfigError) in config.timeouts.upstreamResponse = try value.milliseconds()
+        },
+        Key(path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s", summary: "Longest stall in an origin's response body; then the client connection is closed.") {
+            config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
+        },
+        Key(path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s", summary: "CONNECT tunnel idle time in both directions.") {
+            config, value throws(ConfigError) in config.timeouts.tunnelIdle = try value.milliseconds()
+        },
+        Key(path: "timeouts.shutdown_grace", type: "duration", defaultValue: "10s", summary: "How long SIGTERM/SIGINT wait for in-flight exchanges.") {
+            config, value throws(ConfigError) in config.timeouts.shutdownGrace = try value.milliseconds()
+        },
+        Key(path: "upstream.http2", type: "bool", defaultValue: "true", summary: "Offer HTTP/2 to TLS origins (ALPN).") {
+            config, value throws(ConfigError) in config.upstream.http2 = try value.bool()
+        },
+        Key(path: "upstream.max_idle_connections", type: "integer", defaultValue: "256", summary: "Idle origin connections kept for reuse.") {
+            config, value throws(ConfigError) in config.upstream.maxIdleConnections = try value.integer(in: 0...100_000)
+        },
+        Key(path: "upstream.max_connections_per_host", type: "integer", defaultValue: "0", summary: "Connections per origin; 0 = unlimited.") {
+            config, value throws(ConfigError) in config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
+        },
+        Key(path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass", summary: "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502.") {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard let policy = Configuration.RedirectPolicy(rawValue: text) else {
+                throw value.fail("expected pass, follow or refuse, not \(text)")
+            }
+            config.redirects.policy = policy
+        },
+        Key(path: "redirects.limit", type: "integer", defaultValue: "5", summary: "Most redirects followed per request.") {
+            config, value throws(ConfigError) in config.redirects.limit = try value.integer(in: 0...50)
+        },
+        Key(path: "log.level", type: "string", defaultValue: "info", summary: "trace, debug, info, notice, warning, error or critical.") {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text) else {
+                throw value.fail("unknown log level \(text)")
+            }
+            config.log.level = text
+        },
+        Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
+            config, value throws(ConfigError) in config.log.access = try value.bool()
+        },
+    ]
+
+    private static let sections: Set<String> = Set(keys.compactMap { key in
+        key.path.split(separator: ".").count > 1 ? String(key.path.split(separator: ".")[0]) : nil
+    })
+
+    /// Parses YAML text; `file` only labels errors.
+    public static func load(yaml: String, file: String? = nil) throws(ConfigError) -> Configuration {
+        do {
+            return try parse(yaml: yaml)
+        } catch var error {
+            error.file = file
+            throw error
+        }
+    }
+
+    private static func parse(yaml: String) throws(ConfigError) -> Configuration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: yaml)
+        } catch {
+            throw ConfigError(key: "", line: nil, message: "not valid YAML: \(error)")
+        }
+        var config = Configuration()
+        guard let root else { return config }
+        guard let mapping = root.mapping else {
+            throw ConfigError(key: "", line: root.mark?.line, message: "the file must be a mapping of keys")
+        }
+        let byPath = Dictionary(uniqueKeysWithValues: keys.map { ($0.path, $0) })
+        try walk(mapping, prefix: "", byPath: byPath, into: &config)
+        return config
+    }
+
+    private static func walk(
+        _ mapping: Node.Mapping, prefix: String, byPath: [String: Key], into config: inout Configuration
+    ) throws(ConfigError) {
+        var seen = Set<String>()
+        for (keyNode, valueNode) in mapping {
+            let name = keyNode.string ?? ""
+            let path = prefix.isEmpty ? name : prefix + "." + name
+            guard seen.insert(name).inserted else {
+                throw ConfigError(key: path, line: keyNode.mark?.line, message: "duplicate key")
+            }
+            if prefix.isEmpty, sections.contains(name) {
+                if valueNode.scalar?.string == "" || valueNode.scalar?.tag.description == "tag:yaml.org,2002:null" {
+                    continue
+                }
+                guard let nested = valueNode.mapping else {
+                    throw ConfigError(key: path, line: valueNode.mark?.line, message: "expected a mapping")
+                }
+                try walk(nested, prefix: path, byPath: byPath, into: &config)
+                continue
+            }
+            guard let key = byPath[path] else {
+                let suggestion = suggest(path).map { " (did you mean \($0)?)" } ?? ""
+                throw ConfigError(key: path, line: keyNode.mark?.line, message: "unknown key\(suggestion)")
+            }
+            try key.apply(&config, Value(node: valueNode, path: path))
+        }
+    }
+
+    private static func suggest(_ path: String) -> String? {
+        let leaf = path.split(separator: ".").last.map(String.init) ?? path
+        return keys.map(\.path).first { $0.hasSuffix("." + leaf) || $0 == leaf || $0.contains(leaf) }
+    }
+
+    /// The key reference as a Markdown table (README, `sluice check-config --reference`).
+    public static var referenceMarkdown: String {
+        var lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
+        for key in keys { lines.append("| `\(key.path)` | \(key.type) | `\(key.defaultValue)` | \(key.summary) |") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,113 @@
+/// Everything `sluice serve` can be told, with defaults. Every key, its type and default is
+/// documented once, in ``ConfigLoader/keys`` (and `conf/sluice.yaml` mirrors it).
+public struct Configuration: Sendable, Equatable {
+    /// Where the proxy listens; `127.0.0.1:8080` by default (loopback only).
+    public var listen = "127.0.0.1:8080"
+    /// Client networks allowed besides loopback, as CIDRs; empty by default (loopback only).
+    public var allowClients: [CIDR] = []
+    /// Ports that CONNECT may reach; `[443]` by default.
+    public var connectPorts: [UInt16] = [443]
+    /// Size and count limits.
+    public var limits = Limits()
+    /// Time limits.
+    public var timeouts = Timeouts()
+    /// Upstream (origin-side) settings.
+    public var upstream = Upstream()
+    /// The redirect policy.
+    public var redirects = Redirects()
+    /// Logging.
+    public var log = Log()
+
+    /// The defaults.
+    public init() {}
+
+    /// Size and count limits.
+    public struct Limits: Sendable, Equatable {
+        /// Concurrent client connections; 1024 by default.
+        public var maxConnections = 1024
+        /// Longest request line (414); 8 KiB by default.
+        public var maxRequestLine = 8 * 1024
+        /// Largest request header section (431); 64 KiB by default.
+        public var maxHeaderBytes = 64 * 1024
+        /// Largest request body (413); 100 MiB by default.
+        public var maxRequestBody: Int64 = 100 * 1024 * 1024
+        public init() {}
+    }
+
+    /// Time limits, in milliseconds.
+    public struct Timeouts: Sendable, Equatable {
+        /// From the first byte of a request to the end of its header section; 10 s.
+        public var clientHeader = 10_000
+        /// Keep-alive idle time between requests; 60 s.
+        public var clientIdle = 60_000
+        /// Longest pause while a request body is being sent, or while the client is not reading; 30 s.
+        public var clientBody = 30_000
+        /// Connecting to the origin (TCP and TLS); 10 s.
+        public var upstreamConnect = 10_000
+        /// From sending the request to the origin's response headers; 60 s.
+        public var upstreamResponse = 60_000
+        /// Longest stall in an origin's body; 60 s.
+        public var upstreamIdle = 60_000
+        /// CONNECT tunnel without traffic in either direction; 300 s.
+        public var tunnelIdle = 300_000
+        /// How long shutdown waits for in-flight exchanges; 10 s.
+        public var shutdownGrace = 10_000
+        public init() {}
+    }
+
+    /// Upstream settings.
+    public struct Upstream: Sendable, Equatable {
+        /// Offer HTTP/2 to TLS origins (ALPN); `true` by default.
+        public var http2 = true
+        /// Idle upstream connections kept for reuse; 256 by default.
+        public var maxIdleConnections = 256
+        /// Connections per origin, 0 = unlimited; 0 by default.
+        public var maxConnectionsPerHost = 0
+        public init() {}
+    }
+
+    /// What to do with 3xx responses.
+    public struct Redirects: Sendable, Equatable {
+        /// `pass` (the client sees the 3xx), `follow` or `refuse`; `pass` by default.
+        public var policy = RedirectPolicy.pass
+        /// Most redirects followed for one request; 5 by default.
+        public var limit = 5
+        public init() {}
+    }
+
+    /// The redirect policies a configuration can name.
+    public enum RedirectPolicy: String, Sendable, Equatable, CaseIterable {
+        case pass, follow, refuse
+    }
+
+    /// Logging.
+    public struct Log: Sendable, Equatable {
+        /// `trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`; `info` by default.
+        public var level = "info"
+        /// One access-log line per exchange; `true` by default.
+        public var access = true
+        public init() {}
+    }
+
+    /// The listen address, parsed (validated by the loader).
+    public var listenAddress: (host: String, port: UInt16) {
+        let parsed = TargetURL.splitAuthority(Substring(listen), defaultPort: 8080) ?? ("127.0.0.1", 8080)
+        return parsed
+    }
+
+    /// The parser limits these settings imply.
+    public var parserLimits: RequestParser.Limits {
+        var parser = RequestParser.Limits()
+        parser.maxRequestLine = limits.maxRequestLine
+        parser.maxHeaderBytes = limits.maxHeaderBytes
+        parser.maxBodyBytes = limits.maxRequestBody
+        return parser
+    }
+
+    /// A copy with the listen address replaced.
+    public func with(listen: String) -> Configuration {
+        var copy = self
+        copy.listen = listen
+        return copy
+    }
+}

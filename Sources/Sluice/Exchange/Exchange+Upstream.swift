@@ -1,0 +1,69 @@
+import EventIO
+
+/// The upstream task's moments, delivered to the client.
+extension Exchange: TaskDelegate {
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        let (headers, framing) = Forwarding.clientResponse(
+            response, request: request, date: client.server.date.now, keepAlive: keepAlive)
+        self.framing = framing
+        if framing == .close { keepAlive = false }
+        status = response.status
+        client.connection.write(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
+        headSent = true
+    }
+
+    func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        let connection = client.connection
+        if connection.outputCount >= ClientConnection.outputHighWater {
+            pausedForClient = true
+            return false
+        }
+        switch framing {
+        case .none:
+            return true
+        case .chunked:
+            connection.write(ResponseWriter.chunkHeader(bytes.count))
+            connection.write(bytes)
+            connection.write(ResponseWriter.crlf)
+        case .length, .close:
+            connection.write(bytes)
+        }
+        bytesSent += Int64(bytes.count)
+        return true
+    }
+
+    func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
+        if request.expectsContinue, !continueSent {
+            continueSent = true
+            client.connection.write(ResponseWriter.continueResponse)
+        }
+        switch body.read(from: client.connection, into: buffer) {
+        case .bytes(let count):
+            return .bytes(count)
+        case .end:
+            client.requestBodyDidEnd()
+            return .end
+        case .wait:
+            if client.inputClosed {
+                error = .badRequest(reason: .malformed("the client closed the connection during the request body"))
+                return .failed
+            }
+            waitingForBody = true
+            return .wait
+        case .failure(let failure):
+            error = failure
+            return .failed
+        }
+    }
+
+    func task(_ task: UpstreamTask, didCompleteWith failure: SluiceError?) {
+        guard self.task === task else { return }
+        if let failure {
+            // A request-body failure outranks what libcurl reports about the aborted upload.
+            return fail(error ?? failure)
+        }
+        if framing == .chunked { client.connection.write(ResponseWriter.lastChunk) }
+        responseComplete = true
+        finishIfDone()
+    }
+}

@@ -1,0 +1,157 @@
+import EventIO
+
+/// The path of one client request, in order (Varnish's `CNT_Request`, for a forward proxy):
+///
+/// 1. **Route** — the target must be an absolute http(s) URL or a CONNECT authority that policy allows.
+/// 2. **Answer locally** — `Max-Forwards: 0` on TRACE/OPTIONS.
+/// 3. **Fetch** — an ``UpstreamTask`` on the ``Session``; the request body streams up as libcurl asks.
+/// 4. **Respond** — the head as soon as the hooks allowed it, the body with backpressure.
+/// 5. **Finish** — one ``ExchangeRecord`` for the monitors; the connection decides keep-alive.
+///
+/// Lookup, validation, store and transform arrive as steps between 3 and 4; each lives in its own folder.
+final class Exchange {
+    unowned let client: ClientConnection
+    let request: ProxyRequest
+    let startTime = EventLoop.monotonicNanoseconds()
+    var task: UpstreamTask?
+    var body: RequestBody
+    var framing: ResponseWriter.Framing = .none
+    var headSent = false
+    var responseComplete = false
+    var keepAlive: Bool
+    var status = 0
+    var bytesSent: Int64 = 0
+    var error: SluiceError?
+    var aborted = false
+    var waitingForBody = false
+    var pausedForClient = false
+    var continueSent = false
+    private var finished = false
+
+    init(client: ClientConnection, request: ProxyRequest) {
+        self.client = client
+        self.request = request
+        body = RequestBody(framing: request.bodyFraming, limits: client.server.parserLimits)
+        keepAlive = request.wantsKeepAlive && !client.server.isShuttingDown
+    }
+
+    /// Runs the steps.
+    func start() {
+        // 1. Route.
+        let url: TargetURL
+        switch request.target {
+        case .absolute(let target):
+            url = target
+        case .origin, .asterisk:
+            return fail(.badRequest(reason: .notAProxyRequest))
+        case .authority:
+            return fail(.badRequest(reason: .malformed("CONNECT is handled by the tunnel")))
+        }
+        if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
+
+        // 2. Answer locally.
+        if let forwards = Forwarding.maxForwards(request), forwards == 0,
+            request.method == "TRACE" || request.method == "OPTIONS"
+        {
+            return answerLocally(url: url)
+        }
+
+        // 3. Fetch.
+        let upstream = Forwarding.upstreamRequest(for: request, url: url)
+        task = client.server.session.makeTask(upstream, delegate: self, hooks: client.server.hooks)
+    }
+
+    /// More client input arrived (request body bytes).
+    func clientDataAvailable() {
+        guard waitingForBody else { return }
+        waitingForBody = false
+        task?.resume()
+    }
+
+    /// The client's output drained below its low-water mark.
+    func clientDrained() {
+        guard pausedForClient else { return }
+        pausedForClient = false
+        task?.resume()
+    }
+
+    /// The client went away or stalled: stop the upstream transfer.
+    func clientFailed(_ reason: SluiceError?) {
+        error = error ?? reason
+        aborted = headSent && !responseComplete
+        task?.cancel(reason ?? .badRequest(reason: .malformed("client closed the connection")))
+        task = nil
+        finish(closeConnection: true)
+    }
+
+    // MARK: - Answers without an origin
+
+    private func answerLocally(url: TargetURL) {
+        status = 200
+        responseComplete = true
+        var headers = HTTPFields()
+        var text = ""
+        if request.method == "TRACE" {
+            text = request.requestLine + "\r\n"
+            for field in request.headers where !["authorization", "cookie", "proxy-authorization"].contains(field.key) {
+                text += field.name + ": " + field.value + "\r\n"
+            }
+            text += "\r\n"
+            headers.append(name: "Content-Type", value: "message/http")
+        } else {
+            headers.append(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT")
+        }
+        headers.append(name: "Content-Length", value: String(text.utf8.count))
+        headers.append(name: "Date", value: client.server.date.now)
+        headers.append(name: "Via", value: "1.1 sluice")
+        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        client.connection.write(ResponseWriter.head(status: 200, reason: "OK", headers: headers))
+        client.connection.write(text)
+        bytesSent = Int64(text.utf8.count)
+        headSent = true
+        finishIfDone()
+    }
+
+    /// Answers with a problem (or, after the head was sent, cuts the connection).
+    func fail(_ failure: SluiceError) {
+        error = failure
+        if headSent {
+            aborted = true
+            return finish(closeConnection: true)
+        }
+        let problem = Problem(failure, url: requestURLText)
+        status = problem.status
+        let bodyUnread = !body.isComplete
+        if problem.closesConnection || bodyUnread { keepAlive = false }
+        client.connection.write(
+            ResponseWriter.problem(problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now))
+        headSent = true
+        responseComplete = true
+        bytesSent = request.method == "HEAD" ? 0 : Int64(problem.body.utf8.count)
+        finish(closeConnection: !keepAlive)
+    }
+
+    var requestURLText: String {
+        if case .absolute(let url) = request.target { return url.description }
+        return request.rawTarget
+    }
+
+    // MARK: - Finish
+
+    func finishIfDone() {
+        guard responseComplete else { return }
+        // The next request on the connection starts after this body: unread bytes mean close.
+        finish(closeConnection: !keepAlive || !body.isComplete)
+    }
+
+    func finish(closeConnection: Bool) {
+        guard !finished else { return }
+        finished = true
+        let record = ExchangeRecord(
+            client: client.peerText, method: request.method, url: requestURLText, status: status,
+            bytesSent: bytesSent, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,
+            upstreamTime: task?.timeToHead, error: error, aborted: aborted)
+        client.server.session.eventMonitor.exchangeDidComplete(record)
+        client.exchangeDidFinish(self, closeConnection: closeConnection, abort: aborted && framing == .close)
+    }
+}

@@ -1,0 +1,75 @@
+import EventIO
+
+/// Reads a request body from the client connection as libcurl asks for it, removing the
+/// chunked framing and enforcing the size limit; bytes stay in the socket buffer until asked for.
+struct RequestBody {
+    enum Read: Equatable {
+        case bytes(Int)
+        case end
+        case wait
+        case failure(SluiceError)
+    }
+
+    private var remaining: Int64
+    private var decoder: ChunkedDecoder?
+    private(set) var isComplete: Bool
+
+    init(framing: ProxyRequest.BodyFraming, limits: RequestParser.Limits) {
+        switch framing {
+        case .none:
+            remaining = 0
+            isComplete = true
+        case .length(let count):
+            remaining = count
+            isComplete = count == 0
+        case .chunked:
+            remaining = 0
+            decoder = ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes)
+            isComplete = false
+        }
+    }
+
+    mutating func read(from connection: Connection, into buffer: UnsafeMutableRawBufferPointer) -> Read {
+        if isComplete { return .end }
+        if decoder != nil { return readChunked(from: connection, into: buffer) }
+        var produced = 0
+        while produced < buffer.count, remaining > 0, connection.inputCount > 0 {
+            let copied = connection.withFirstInputSegment { segment -> Int in
+                let amount = Int(min(Int64(min(segment.count, buffer.count - produced)), remaining))
+                (buffer.baseAddress! + produced).copyMemory(from: segment.baseAddress!, byteCount: amount)
+                return amount
+            }
+            connection.drainInput(copied)
+            produced += copied
+            remaining -= Int64(copied)
+        }
+        if remaining == 0 { isComplete = true }
+        if produced > 0 { return .bytes(produced) }
+        return isComplete ? .end : .wait
+    }
+
+    private mutating func readChunked(from connection: Connection, into buffer: UnsafeMutableRawBufferPointer) -> Read {
+        var produced = 0
+        reading: while produced < buffer.count, connection.inputCount > 0, !(decoder!.isFinished) {
+            let result = connection.withFirstInputSegment { segment -> Result<ChunkedDecoder.Step, SluiceError> in
+                do throws(SluiceError) {
+                    let output = UnsafeMutableRawBufferPointer(rebasing: buffer[produced...])
+                    return .success(try decoder!.decode(segment, into: output))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch result {
+            case .success(let step):
+                connection.drainInput(step.consumed)
+                produced += step.produced
+                if step.consumed == 0 && step.produced == 0 { break reading }
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
+        if decoder!.isFinished { isComplete = true }
+        if produced > 0 { return .bytes(produced) }
+        return isComplete ? .end : .wait
+    }
+}

@@ -1,0 +1,75 @@
+/// Sees every moment of an upstream task's life; logs, counters and tests observe here.
+/// Every method has an empty default, so a monitor implements only what it needs.
+public protocol EventMonitor: AnyObject {
+    /// A task was created and its first transfer started.
+    func taskDidStart(_ task: UpstreamTask)
+    /// A final response head arrived (before any hook decided about it).
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead)
+    /// The redirect hook decided.
+    func task(_ task: UpstreamTask, didDecideRedirect decision: RedirectDecision, for response: ResponseHead)
+    /// The will-cache hook decided (`nil`: nothing is stored).
+    func task(_ task: UpstreamTask, didDecideCaching proposal: CachedResponseProposal?)
+    /// The task finished: `error` is `nil` when the whole response was received.
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?)
+    /// An exchange (client request to final byte) finished; the access-log moment.
+    func exchangeDidComplete(_ record: ExchangeRecord)
+}
+
+extension EventMonitor {
+    public func taskDidStart(_ task: UpstreamTask) {}
+    public func task(_ task: UpstreamTask, didReceive response: ResponseHead) {}
+    public func task(_ task: UpstreamTask, didDecideRedirect decision: RedirectDecision, for response: ResponseHead) {}
+    public func task(_ task: UpstreamTask, didDecideCaching proposal: CachedResponseProposal?) {}
+    public func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {}
+    public func exchangeDidComplete(_ record: ExchangeRecord) {}
+}
+
+/// Fans every event out to several monitors, in order.
+public final class CompositeEventMonitor: EventMonitor {
+    /// The monitors.
+    public private(set) var monitors: [any EventMonitor]
+
+    public init(_ monitors: [any EventMonitor] = []) { self.monitors = monitors }
+
+    /// Adds a monitor at the end.
+    public func add(_ monitor: any EventMonitor) { monitors.append(monitor) }
+
+    public func taskDidStart(_ task: UpstreamTask) { for monitor in monitors { monitor.taskDidStart(task) } }
+    public func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        for monitor in monitors { monitor.task(task, didReceive: response) }
+    }
+    public func task(_ task: UpstreamTask, didDecideRedirect decision: RedirectDecision, for response: ResponseHead) {
+        for monitor in monitors { monitor.task(task, didDecideRedirect: decision, for: response) }
+    }
+    public func task(_ task: UpstreamTask, didDecideCaching proposal: CachedResponseProposal?) {
+        for monitor in monitors { monitor.task(task, didDecideCaching: proposal) }
+    }
+    public func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        for monitor in monitors { monitor.task(task, didCompleteWith: error) }
+    }
+    public func exchangeDidComplete(_ record: ExchangeRecord) {
+        for monitor in monitors { monitor.exchangeDidComplete(record) }
+    }
+}
+
+/// One finished exchange, as the access log and the stats see it.
+public struct ExchangeRecord: Sendable {
+    /// The client's address.
+    public var client: String
+    /// The method.
+    public var method: String
+    /// The URL (or `host:port` for CONNECT).
+    public var url: String
+    /// The status sent to the client (0 if none was sent).
+    public var status: Int
+    /// Response body bytes sent to the client.
+    public var bytesSent: Int64
+    /// Seconds from request head to last byte.
+    public var duration: Double
+    /// Seconds spent waiting on the origin (to first byte), if it was contacted.
+    public var upstreamTime: Double?
+    /// The failure, if any (its problem type is logged).
+    public var error: SluiceError?
+    /// Whether the connection was closed abnormally after the head was sent (a truncated response).
+    public var aborted: Bool
+}

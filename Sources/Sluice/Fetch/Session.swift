@@ -1,0 +1,128 @@
+import Curl
+import EventIO
+
+/// The session engine: one libcurl multi handle on the loop, the tasks it runs, the
+/// session-wide hooks and the event monitors (Alamofire's `Session`, on libcurl).
+public final class Session {
+    /// What the session needs from the configuration.
+    public struct Settings: Sendable {
+        public var connectTimeoutMilliseconds = 10_000
+        public var responseTimeoutMilliseconds = 60_000
+        public var idleTimeoutMilliseconds = 60_000
+        public var http2 = true
+        public var maxIdleConnections = 256
+        public var maxConnectionsPerHost = 0
+        public var redirectLimit = 5
+        public init() {}
+
+        /// Settings from a ``Configuration``.
+        public init(_ configuration: Configuration) {
+            connectTimeoutMilliseconds = configuration.timeouts.upstreamConnect
+            responseTimeoutMilliseconds = configuration.timeouts.upstreamResponse
+            idleTimeoutMilliseconds = configuration.timeouts.upstreamIdle
+            http2 = configuration.upstream.http2
+            maxIdleConnections = configuration.upstream.maxIdleConnections
+            maxConnectionsPerHost = configuration.upstream.maxConnectionsPerHost
+            redirectLimit = configuration.redirects.limit
+        }
+    }
+
+    /// The loop everything runs on.
+    public let loop: EventLoop
+    /// The settings in force.
+    public let settings: Settings
+    let multi: MultiHandle
+    /// Routes libcurl's moments through monitors and hooks.
+    let delegate: SessionDelegate
+    /// Session-wide redirect hook; `nil` passes redirects through.
+    public var redirectHandler: (any RedirectHandler)?
+    /// Session-wide did-receive-response hook; `nil` allows everything.
+    public var responseHandler: (any ResponseHandler)?
+    /// Session-wide will-cache hook; `nil` keeps the proposal.
+    public var cachedResponseHandler: (any CachedResponseHandler)?
+    /// Every monitor sees every task event.
+    public let eventMonitor = CompositeEventMonitor()
+    /// Addresses that are this proxy (never connected to: forwarding loop).
+    public var selfAddresses: Set<SocketAddress> = []
+
+    private var idleHandles: [EasyHandle] = []
+    private var nextTaskID = 0
+    private var running: [ObjectIdentifier: UpstreamTask] = [:]
+
+    /// A session on `loop`.
+    public init(loop: EventLoop, settings: Settings = Settings()) {
+        self.loop = loop
+        self.settings = settings
+        multi = MultiHandle(
+            loop: loop, maxConnections: settings.maxIdleConnections, maxConnectionsPerHost: settings.maxConnectionsPerHost)
+        delegate = SessionDelegate()
+        delegate.session = self
+        multi.delegate = delegate
+    }
+
+    /// Tasks in flight.
+    public var activeTaskCount: Int { running.count }
+
+    /// Creates and starts a task for `request`.
+    /// - Parameters:
+    ///   - request: what to send upstream.
+    ///   - delegate: receives the response (not retained).
+    ///   - hooks: this task's own hooks, overriding the session's; none by default.
+    @discardableResult
+    public func makeTask(_ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .init())
+        -> UpstreamTask
+    {
+        nextTaskID += 1
+        let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: hooks, session: self)
+        running[ObjectIdentifier(task)] = task
+        eventMonitor.taskDidStart(task)
+        task.start()
+        return task
+    }
+
+    func taskDidFinish(_ task: UpstreamTask) { running.removeValue(forKey: ObjectIdentifier(task)) }
+
+    // MARK: - Handles
+
+    func checkoutHandle() -> EasyHandle { idleHandles.popLast() ?? EasyHandle() }
+
+    func recycle(_ handle: EasyHandle) {
+        handle.reset()
+        if idleHandles.count < 512 { idleHandles.append(handle) }
+    }
+
+    func configure(_ handle: EasyHandle, for request: UpstreamRequest) {
+        handle.setURL(request.url.description)
+        let body: EasyHandle.RequestBody
+        switch request.body {
+        case .none: body = .none
+        case .length(let count): body = .length(count)
+        case .streamed: body = .streamed
+        }
+        handle.setMethod(request.method, body: body)
+        let lines = HeaderList()
+        var sawAccept = false
+        for field in request.headers {
+            if field.key == "accept" { sawAccept = true }
+            // "Name;" is libcurl's spelling of a field with an empty value.
+            lines.append(field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value)
+        }
+        if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
+        lines.append("Expect:")  // 100-continue is the client's business, answered by Sluice
+        handle.setHeaders(lines)
+        handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
+        handle.setTimeouts(
+            connectMilliseconds: settings.connectTimeoutMilliseconds,
+            lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000))
+    }
+
+    /// Whether `address` is one of this proxy's own listening addresses.
+    func isSelf(_ address: SocketAddress) -> Bool {
+        let plain = address.unmapped
+        for own in selfAddresses where own.port == plain.port {
+            if own.unmapped.ip == plain.ip { return true }
+            if own.isUnspecified || own.isLoopback, plain.isLoopback || plain.isUnspecified { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,57 @@
+import Curl
+
+/// Routes libcurl's moments: monitors first, then the task's own hook, then the session's,
+/// then "pass the proposal through". It decides nothing itself (Alamofire's `SessionDelegate`).
+final class SessionDelegate: MultiHandleDelegate {
+    unowned var session: Session!
+
+    /// What to do with a final response head.
+    enum HeadRoute {
+        case deliver
+        case follow(UpstreamRequest, RedirectState)
+        case fail(SluiceError)
+    }
+
+    func task(_ task: UpstreamTask, didReceiveHead head: ResponseHead) -> HeadRoute {
+        session.eventMonitor.task(task, didReceive: head)
+        if head.isRedirect, let handler = task.hooks.redirectHandler ?? session.redirectHandler {
+            var state = task.redirectState
+            let proposal = state.next(after: task.currentRequest, response: head, bodyWasSent: task.bodyStarted)
+            let decision = handler.task(task, willBeRedirectedTo: proposal, for: head)
+            session.eventMonitor.task(task, didDecideRedirect: decision, for: head)
+            switch decision {
+            case .pass: break
+            case .follow(let next): return .follow(next, state)
+            case .refuse(let error): return .fail(error)
+            }
+        }
+        if let handler = task.hooks.responseHandler ?? session.responseHandler,
+            case .cancel(let error) = handler.task(task, didReceive: head)
+        {
+            return .fail(error)
+        }
+        return .deliver
+    }
+
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        if error == nil, let response = task.response {
+            let proposal = CachedResponseProposal(request: task.currentRequest, response: response, bodyBytes: task.bodyBytes)
+            let handler = task.hooks.cachedResponseHandler ?? session.cachedResponseHandler
+            let decided = handler.map { $0.task(task, willCache: proposal) } ?? proposal
+            session.eventMonitor.task(task, didDecideCaching: decided)
+        }
+        session.eventMonitor.task(task, didCompleteWith: error)
+        session.taskDidFinish(task)
+        task.delegate?.task(task, didCompleteWith: error)
+    }
+
+    // MARK: - MultiHandleDelegate
+
+    func multiHandle(_ multi: MultiHandle, didComplete handle: EasyHandle, error: CurlError?) {
+        guard let task = handle.delegate as? UpstreamTask else {
+            session.recycle(handle)
+            return
+        }
+        task.transferDidComplete(error: error)
+    }
+}

@@ -1,0 +1,24 @@
+/// Receives one upstream task's response, after the session's hooks have had their say.
+/// ``Exchange`` is the one implementation: it writes to the client.
+public protocol TaskDelegate: AnyObject {
+    /// The response head to deliver.
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead)
+    /// A piece of body. Return `false` to pause the transfer until ``UpstreamTask/resume()``.
+    func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool
+    /// Fill `buffer` with request-body bytes.
+    func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk
+    /// The task ended; `error` is `nil` when the response arrived whole.
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?)
+}
+
+/// A request-body read's outcome.
+public enum BodyChunk: Sendable, Equatable {
+    /// This many bytes were written.
+    case bytes(Int)
+    /// The body is complete.
+    case end
+    /// Nothing available yet; the task is resumed when there is.
+    case wait
+    /// The client's body failed (framing, limit, disconnect).
+    case failed
+}

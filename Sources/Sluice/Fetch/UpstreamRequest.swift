@@ -1,0 +1,53 @@
+/// The request Sluice sends upstream: method, URL, the forwarded fields and the body framing.
+/// `Host` comes from ``url``; framing fields are libcurl's to write.
+public struct UpstreamRequest: Sendable, Equatable {
+    /// How the body is sent.
+    public enum Body: Sendable, Equatable {
+        /// No body.
+        case none
+        /// Exactly this many bytes.
+        case length(Int64)
+        /// Unknown length (chunked upstream).
+        case streamed
+    }
+
+    /// The method.
+    public var method: String
+    /// The absolute URL.
+    public var url: TargetURL
+    /// Fields to send, hop-by-hop ones already removed.
+    public var headers: HTTPFields
+    /// The body framing.
+    public var body: Body
+
+    public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A response's status line and header fields as received from upstream.
+public struct ResponseHead: Sendable, Equatable {
+    /// The status code.
+    public var status: Int
+    /// The reason phrase (empty for HTTP/2).
+    public var reason: String
+    /// `"1.0"`, `"1.1"` or `"2"`.
+    public var version: String
+    /// Header fields in order.
+    public var headers: HTTPFields
+
+    public init(status: Int, reason: String = "", version: String = "1.1", headers: HTTPFields = HTTPFields()) {
+        self.status = status
+        self.reason = reason
+        self.version = version
+        self.headers = headers
+    }
+
+    /// Whether this is a redirect with a Location (RFC 9110 §15.4).
+    public var isRedirect: Bool {
+        [301, 302, 303, 307, 308].contains(status) && headers["location"] != nil
+    }
+}

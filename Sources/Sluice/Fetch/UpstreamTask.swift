@@ -1,0 +1,273 @@
+import Curl
+import EventIO
+
+/// One upstream exchange, spanning any redirects it follows; owns a libcurl handle while it runs.
+/// Created by ``Session/makeTask(_:delegate:hooks:)``; confined to the loop thread.
+public final class UpstreamTask {
+    /// The task's number, unique per session.
+    public let id: Int
+    /// The request as first sent.
+    public let originalRequest: UpstreamRequest
+    /// The request being sent now (differs after a followed redirect).
+    public private(set) var currentRequest: UpstreamRequest
+    /// The final response head, once it arrived.
+    public private(set) var response: ResponseHead?
+    /// The followed-redirect chain.
+    public internal(set) var redirectState: RedirectState
+    /// This task's own hooks; `nil` ones fall back to the session's.
+    public let hooks: Hooks
+    /// Response body bytes received so far.
+    public private(set) var bodyBytes: Int64 = 0
+    /// Seconds from start to the response head.
+    public private(set) var timeToHead: Double?
+    /// New upstream connections this task opened (0 = it reused pooled ones).
+    public private(set) var openedConnections = 0
+    /// Whether a request body read has begun (the body cannot be replayed after that).
+    public private(set) var bodyStarted = false
+
+    /// Per-task hooks (a rule's handlers override the session's).
+    public struct Hooks: Sendable {
+        public var redirectHandler: (any RedirectHandler)?
+        public var responseHandler: (any ResponseHandler)?
+        public var cachedResponseHandler: (any CachedResponseHandler)?
+        public init(
+            redirectHandler: (any RedirectHandler)? = nil, responseHandler: (any ResponseHandler)? = nil,
+            cachedResponseHandler: (any CachedResponseHandler)? = nil
+        ) {
+            self.redirectHandler = redirectHandler
+            self.responseHandler = responseHandler
+            self.cachedResponseHandler = cachedResponseHandler
+        }
+    }
+
+    weak var delegate: (any TaskDelegate)?
+    unowned let session: Session
+    var handle: EasyHandle?
+    private var headTimer: Timer?
+    private var startTime: UInt64 = 0
+    private var building: ResponseHead?
+    private var pendingRedirect: UpstreamRequest?
+    private var failure: SluiceError?
+    private var finished = false
+    /// Set by the connection filter when it refused an address that is this proxy.
+    var refusedLoop: SocketAddress?
+
+    init(id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session) {
+        self.id = id
+        originalRequest = request
+        currentRequest = request
+        self.delegate = delegate
+        self.hooks = hooks
+        self.session = session
+        redirectState = RedirectState(limit: session.settings.redirectLimit, start: request.url)
+    }
+
+    /// Whether the task has finished (successfully or not).
+    public var isFinished: Bool { finished }
+
+    // MARK: - Control
+
+    func start() {
+        startTime = EventLoop.monotonicNanoseconds()
+        let handle = session.checkoutHandle()
+        self.handle = handle
+        handle.delegate = self
+        session.configure(handle, for: currentRequest)
+        building = nil
+        response = nil
+        armHeadTimer()
+        do {
+            try session.multi.add(handle)
+        } catch {
+            fail(.upstreamFailed(reason: .badResponse(detail: error.description)))
+        }
+    }
+
+    private func armHeadTimer() {
+        let limit = session.settings.responseTimeoutMilliseconds
+        guard limit > 0 else { return }
+        if headTimer == nil {
+            headTimer = Timer(loop: session.loop) { [unowned self] in
+                self.fail(.upstreamFailed(reason: .timedOut(detail: "No response headers from the origin within \(limit) ms.")))
+            }
+        }
+        headTimer?.schedule(milliseconds: limit)
+    }
+
+    /// Resumes a transfer paused by the delegate (the client drained, or body bytes arrived).
+    public func resume() {
+        guard !finished, let handle, handle.isActive else { return }
+        handle.unpause()
+    }
+
+    /// Stops the task; the delegate hears `didCompleteWith` at the next loop turn.
+    public func cancel(_ error: SluiceError) { fail(error) }
+
+    private func fail(_ error: SluiceError) {
+        guard !finished, failure == nil else { return }
+        failure = error
+        pendingRedirect = nil
+        if let handle, handle.isActive {
+            session.multi.remove(handle)
+        }
+        session.loop.callSoon { [self] in self.finish(curlError: nil) }
+    }
+
+    // MARK: - Completion
+
+    func transferDidComplete(error: CurlError?) {
+        headTimer?.cancel()
+        openedConnections += handle?.newConnections ?? 0
+        if failure == nil, let next = pendingRedirect {
+            pendingRedirect = nil
+            recycleHandle()
+            currentRequest = next
+            start()
+            return
+        }
+        finish(curlError: error)
+    }
+
+    private func finish(curlError: CurlError?) {
+        guard !finished else { return }
+        finished = true
+        headTimer?.cancel()
+        var error = failure
+        if error == nil, let curlError { error = convert(curlError) }
+        if error == nil, response == nil {
+            error = .upstreamFailed(reason: .badResponse(detail: "The origin closed the connection without a response."))
+        }
+        recycleHandle()
+        session.delegate.task(self, didCompleteWith: error)
+    }
+
+    private func recycleHandle() {
+        if let handle {
+            handle.delegate = nil
+            if !handle.isActive { session.recycle(handle) }
+        }
+        handle = nil
+    }
+
+    private func convert(_ error: CurlError) -> SluiceError {
+        let host = currentRequest.url.host
+        if let refusedLoop { return .forbidden(reason: .loopDetected(refusedLoop.description)) }
+        switch error.kind {
+        case .resolve: return .upstreamFailed(reason: .resolveFailed(host: host))
+        case .connect: return .upstreamFailed(reason: .connectFailed(host: currentRequest.url.authority, detail: error.message))
+        case .timeout: return .upstreamFailed(reason: .timedOut(detail: error.message))
+        case .tls: return .upstreamFailed(reason: .tlsFailed(detail: error.message))
+        case .badURL: return .badRequest(reason: .malformed("libcurl rejected the URL: \(error.message)"))
+        case .receive, .send, .protocolViolation, .aborted, .other:
+            return .upstreamFailed(reason: .badResponse(detail: error.message))
+        }
+    }
+
+    // MARK: - Response head
+
+    private func headerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if text.isEmpty {
+            guard let head = building else { return .proceed }
+            building = nil
+            guard head.status >= 200 else { return .proceed }  // 1xx: wait for the final response
+            return headDidComplete(head)
+        }
+        if building == nil {
+            building = ResponseTask.parseStatusLine(text)
+            return building == nil ? .abort : .proceed
+        }
+        guard building != nil else { return .proceed }
+        if let first = text.first, first == 0x20 || first == 0x09, let last = building!.headers.fields.last {
+            // obs-fold from an origin: replace with a space (RFC 9112 §5.2).
+            var headers = building!.headers
+            headers.remove(last.name)
+            headers.append(name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
+            building!.headers = headers
+            return .proceed
+        }
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return .proceed }
+        let name = String(decoding: text[..<colon], as: UTF8.self)
+        let value = String(decoding: text[(colon + 1)...], as: UTF8.self).trimmingOWS()
+        building!.headers.append(name: name, value: value)
+        return .proceed
+    }
+
+    private func headDidComplete(_ head: ResponseHead) -> EasyHandle.Action {
+        headTimer?.cancel()
+        timeToHead = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
+        response = head
+        switch session.delegate.task(self, didReceiveHead: head) {
+        case .deliver:
+            delegate?.task(self, didReceive: head)
+            return .proceed
+        case .follow(let next, let state):
+            redirectState = state
+            pendingRedirect = next
+            return .proceed
+        case .fail(let error):
+            failure = error
+            return .abort
+        }
+    }
+}
+
+// MARK: - libcurl callbacks
+
+extension UpstreamTask: EasyHandleDelegate {
+    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action {
+        headerLine(line)
+    }
+
+    public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
+        if pendingRedirect != nil { return .proceed }  // a followed 3xx: its body is discarded
+        guard let delegate else { return .abort }
+        if delegate.task(self, didReceive: bytes) {
+            bodyBytes += Int64(bytes.count)
+            return .proceed
+        }
+        return .pause
+    }
+
+    public func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
+        -> EasyHandle.UploadResult
+    {
+        guard let delegate else { return .abort }
+        bodyStarted = true
+        switch delegate.task(self, fillBody: buffer) {
+        case .bytes(let count): return .bytes(count)
+        case .end: return .end
+        case .wait: return .pause
+        case .failed:
+            failure = failure ?? .badRequest(reason: .malformed("the request body failed"))
+            return .abort
+        }
+    }
+
+    public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
+        guard session.isSelf(address) else { return true }
+        refusedLoop = address
+        return false
+    }
+}
+
+/// Status-line parsing for upstream responses.
+enum ResponseTask {
+    /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
+    static func parseStatusLine(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
+        guard let space = text.firstIndex(of: 0x20) else { return nil }
+        let version = String(decoding: text[5..<space], as: UTF8.self)
+        let rest = text[(space + 1)...]
+        guard rest.count >= 3 else { return nil }
+        let codeBytes = rest.prefix(3)
+        guard codeBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let code = Int(String(decoding: codeBytes, as: UTF8.self))
+        else { return nil }
+        var reason = ""
+        if rest.count > 4 {
+            reason = String(decoding: rest.dropFirst(4), as: UTF8.self).filter { $0 != "\r" && $0 != "\n" }
+        }
+        return ResponseHead(status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())
+    }
+}

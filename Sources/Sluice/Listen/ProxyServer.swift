@@ -1,0 +1,140 @@
+import EventIO
+import Logging
+
+/// The proxy port: accepts clients, applies access control and the connection limit, owns the
+/// session engine, and shuts down gracefully.
+public final class ProxyServer {
+    /// The configuration in force.
+    public let configuration: Configuration
+    /// The loop everything runs on.
+    public let loop: EventLoop
+    /// The upstream session engine.
+    public let session: Session
+    /// Counters.
+    public let stats = Stats()
+    /// The address actually bound (real port when configured with port 0).
+    public var localAddress: SocketAddress { listener.localAddress }
+    /// Whether shutdown has begun.
+    public private(set) var isShuttingDown = false
+
+    let parserLimits: RequestParser.Limits
+    var policy: Policy
+    let hooks: UpstreamTask.Hooks
+    let resolver: DNSResolver
+    let date = HTTPDate()
+    let logger: Logger
+    private let accessLog: AccessLog
+    private var listener: Listener!
+    private var clients: [ObjectIdentifier: ClientConnection] = [:]
+    private var shutdownCompletion: (() -> Void)?
+    private var shutdownTimer: Timer?
+
+    /// Binds the proxy port and prepares the session.
+    /// - Parameters:
+    ///   - configuration: what to do.
+    ///   - loop: the loop to run on (the caller runs it).
+    ///   - logger: access and error lines go here.
+    ///   - hooks: per-exchange hooks; the redirect hook defaults to the configured policy.
+    public init(
+        configuration: Configuration, loop: EventLoop, logger: Logger, hooks: UpstreamTask.Hooks? = nil
+    ) throws(EventIOError) {
+        self.configuration = configuration
+        self.loop = loop
+        self.logger = logger
+        parserLimits = configuration.parserLimits
+        policy = Policy(configuration: configuration)
+        session = Session(loop: loop, settings: Session.Settings(configuration))
+        session.redirectHandler = Redirector(policy: configuration.redirects.policy)
+        self.hooks = hooks ?? UpstreamTask.Hooks()
+        resolver = DNSResolver(loop: loop)
+        accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
+        session.eventMonitor.add(accessLog)
+        let (host, port) = configuration.listenAddress
+        guard let address = SocketAddress(host, defaultPort: port) else {
+            throw EventIOError(operation: "parse listen address \(configuration.listen)", code: 0)
+        }
+        listener = try Listener(loop: loop, address: address) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
+        addSelfAddress(listener.localAddress)
+    }
+
+    /// Marks another of this process's listening addresses as "self" (the admin port, say).
+    public func addSelfAddress(_ address: SocketAddress) {
+        policy.selfAddresses.append(address)
+        session.selfAddresses.insert(address)
+    }
+
+    /// Client connections open now.
+    public var openConnections: Int { clients.count }
+
+    // MARK: - Accepting
+
+    private func accept(fd: Int32, peer: SocketAddress) {
+        let connection = Connection(loop: loop, fd: fd, peer: peer)
+        guard policy.allowsClient(peer) else {
+            return refuse(connection, .forbidden(reason: .clientNotAllowed(peer.unmapped.host)))
+        }
+        guard !isShuttingDown else { return refuse(connection, .unavailable(reason: .shuttingDown)) }
+        guard clients.count < configuration.limits.maxConnections else {
+            return refuse(connection, .unavailable(reason: .tooManyConnections(limit: configuration.limits.maxConnections)))
+        }
+        stats.connectionsAccepted += 1
+        stats.connectionsOpen += 1
+        let client = ClientConnection(connection: connection, server: self)
+        clients[ObjectIdentifier(client)] = client
+    }
+
+    private func refuse(_ connection: Connection, _ error: SluiceError) {
+        stats.connectionsRefused += 1
+        let problem = Problem(error)
+        connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: date.now))
+        log(
+            ExchangeRecord(
+                client: connection.peer?.description ?? "?", method: "-", url: "-", status: problem.status,
+                bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error, aborted: false))
+        connection.closeAfterFlush()
+        // The connection object must outlive its flush: keep it until it is done.
+        lingering.append(connection)
+        if lingering.count > 64 { lingering.removeAll { $0.isClosed } }
+    }
+    private var lingering: [Connection] = []
+
+    func connectionDidClose(_ client: ClientConnection) {
+        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        stats.connectionsOpen -= 1
+        // Keep the object alive until its flush-and-linger finishes.
+        if !client.connection.isClosed {
+            lingering.append(client.connection)
+            if lingering.count > 64 { lingering.removeAll { $0.isClosed } }
+        }
+        if isShuttingDown, clients.isEmpty { completeShutdown() }
+    }
+
+    /// Writes a record through the access log (for exchanges that never reached the session).
+    func log(_ record: ExchangeRecord) { accessLog.exchangeDidComplete(record) }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting, closes idle connections, lets busy ones finish (at most `shutdown_grace`),
+    /// then calls `completion` on the loop thread.
+    public func shutdown(completion: @escaping () -> Void) {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        shutdownCompletion = completion
+        listener.pause()
+        for client in Array(clients.values) { client.shutdownIfIdle() }
+        if clients.isEmpty { return completeShutdown() }
+        shutdownTimer = Timer(loop: loop) { [unowned self] in
+            self.logger.warning("shutdown grace period over; closing \(self.clients.count) connection(s)")
+            for client in Array(self.clients.values) { client.close() }
+            self.completeShutdown()
+        }
+        shutdownTimer?.schedule(milliseconds: configuration.timeouts.shutdownGrace)
+    }
+
+    private func completeShutdown() {
+        shutdownTimer?.cancel()
+        guard let completion = shutdownCompletion else { return }
+        shutdownCompletion = nil
+        completion()
+    }
+}

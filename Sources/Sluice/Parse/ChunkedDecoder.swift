@@ -1,0 +1,167 @@
+/// An incremental decoder for the chunked transfer coding (RFC 9112 §7.1), strict about framing:
+/// hex sizes of at most 16 digits, bounded extensions and trailers, CRLF everywhere.
+public struct ChunkedDecoder: Sendable {
+    private enum State: Sendable, Equatable {
+        case sizeStart
+        case size(value: UInt64, digits: Int)
+        case sizeWhitespace(value: UInt64)
+        case chunkExtension(value: UInt64, length: Int)
+        case sizeLF(value: UInt64)
+        case data(remaining: UInt64)
+        case dataCR
+        case dataLF
+        case trailerStart
+        case trailer
+        case trailerLF
+        case finalLF
+        case done
+    }
+
+    /// One call's result.
+    public struct Step: Sendable, Equatable {
+        /// Input bytes used.
+        public var consumed: Int
+        /// Decoded bytes written to the output.
+        public var produced: Int
+        /// Whether the last chunk and trailer section were read.
+        public var finished: Bool
+    }
+
+    private var state = State.sizeStart
+    private var trailerBytes = 0
+    /// Decoded bytes so far.
+    public private(set) var decodedBytes: Int64 = 0
+    /// Largest body allowed.
+    public let maxBodyBytes: Int64
+    /// Largest extension text per chunk and total trailer section.
+    public let maxMetadataBytes: Int
+
+    /// A decoder at the start of a chunked body.
+    public init(maxBodyBytes: Int64 = .max, maxMetadataBytes: Int = 8 * 1024) {
+        self.maxBodyBytes = maxBodyBytes
+        self.maxMetadataBytes = maxMetadataBytes
+    }
+
+    /// Whether the whole body was decoded.
+    public var isFinished: Bool { state == .done }
+
+    /// Decodes from `input` into `output` until one of them is used up or the body ends.
+    public mutating func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(SluiceError) -> Step
+    {
+        var consumed = 0
+        var produced = 0
+        while consumed < input.count, state != .done {
+            if case .data(let remaining) = state {
+                let room = output.count - produced
+                guard room > 0 else { break }
+                let amount = Int(min(UInt64(min(room, input.count - consumed)), remaining))
+                if amount > 0, let destination = output.baseAddress, let source = input.baseAddress {
+                    (destination + produced).copyMemory(from: source + consumed, byteCount: amount)
+                }
+                consumed += amount
+                produced += amount
+                let left = remaining - UInt64(amount)
+                state = left == 0 ? .dataCR : .data(remaining: left)
+                continue
+            }
+            let byte = input[consumed]
+            consumed += 1
+            try advance(byte)
+        }
+        return Step(consumed: consumed, produced: produced, finished: state == .done)
+    }
+
+    private mutating func advance(_ byte: UInt8) throws(SluiceError) {
+        switch state {
+        case .sizeStart:
+            guard let digit = ChunkedDecoder.hexValue(byte) else { throw bad("chunk size is not hexadecimal") }
+            state = .size(value: UInt64(digit), digits: 1)
+        case .size(let value, let digits):
+            if let digit = ChunkedDecoder.hexValue(byte) {
+                guard digits < 16 else { throw bad("chunk size too long") }
+                state = .size(value: value << 4 | UInt64(digit), digits: digits + 1)
+            } else {
+                try endOfSize(byte, value: value)
+            }
+        case .sizeWhitespace(let value):
+            try endOfSize(byte, value: value)
+        case .chunkExtension(let value, let length):
+            if byte == 0x0D {
+                state = .sizeLF(value: value)
+            } else {
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else { throw bad("invalid byte in chunk extension") }
+                guard length < maxMetadataBytes else { throw bad("chunk extension too long") }
+                state = .chunkExtension(value: value, length: length + 1)
+            }
+        case .sizeLF(let value):
+            guard byte == 0x0A else { throw bad("chunk size line not ended by CRLF") }
+            if value == 0 {
+                state = .trailerStart
+            } else {
+                guard value <= UInt64(Int64.max), decodedBytes <= maxBodyBytes - Int64(min(value, UInt64(Int64.max)))
+                else { throw SluiceError.badRequest(reason: .bodyTooLarge(limit: Int(clamping: maxBodyBytes))) }
+                decodedBytes += Int64(value)
+                state = .data(remaining: value)
+            }
+        case .data:
+            break
+        case .dataCR:
+            guard byte == 0x0D else { throw bad("chunk data longer than its size") }
+            state = .dataLF
+        case .dataLF:
+            guard byte == 0x0A else { throw bad("chunk data not ended by CRLF") }
+            state = .sizeStart
+        case .trailerStart:
+            if byte == 0x0D {
+                state = .finalLF
+            } else {
+                guard byte != 0x0A, byte != 0x20, byte != 0x09 else { throw bad("invalid trailer line") }
+                try countTrailer()
+                state = .trailer
+            }
+        case .trailer:
+            if byte == 0x0D {
+                state = .trailerLF
+            } else {
+                guard byte != 0x0A, byte == 0x09 || (byte >= 0x20 && byte != 0x7F) || byte >= 0x80 else {
+                    throw bad("invalid byte in trailer")
+                }
+                try countTrailer()
+            }
+        case .trailerLF:
+            guard byte == 0x0A else { throw bad("trailer line not ended by CRLF") }
+            state = .trailerStart
+        case .finalLF:
+            guard byte == 0x0A else { throw bad("chunked body not ended by CRLF") }
+            state = .done
+        case .done:
+            break
+        }
+    }
+
+    private mutating func endOfSize(_ byte: UInt8, value: UInt64) throws(SluiceError) {
+        switch byte {
+        case 0x20, 0x09: state = .sizeWhitespace(value: value)
+        case UInt8(ascii: ";"): state = .chunkExtension(value: value, length: 0)
+        case 0x0D: state = .sizeLF(value: value)
+        default: throw bad("invalid byte after chunk size")
+        }
+    }
+
+    private mutating func countTrailer() throws(SluiceError) {
+        trailerBytes += 1
+        guard trailerBytes <= maxMetadataBytes else { throw bad("trailer section too large") }
+    }
+
+    private func bad(_ what: String) -> SluiceError { .badRequest(reason: .malformed(what)) }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        case 0x61...0x66: byte - 0x61 + 10
+        default: nil
+        }
+    }
+}

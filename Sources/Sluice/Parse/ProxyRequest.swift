@@ -1,0 +1,40 @@
+/// A parsed request head: what the client asked the proxy for.
+public struct ProxyRequest: Sendable, Equatable {
+    /// How the request body is framed (RFC 9112 §6).
+    public enum BodyFraming: Sendable, Equatable {
+        /// No body.
+        case none
+        /// `Content-Length: n`.
+        case length(Int64)
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+    }
+
+    /// The method, case-sensitive (`GET`).
+    public var method: String
+    /// The request target.
+    public var target: RequestTarget
+    /// The target exactly as received (for logs).
+    public var rawTarget: String
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: Int
+    /// The header fields, in order.
+    public var headers: HTTPFields
+    /// How the body is framed.
+    public var bodyFraming: BodyFraming
+
+    /// Whether the connection can stay open after this exchange (RFC 9112 §9.3).
+    public var wantsKeepAlive: Bool {
+        let connection = headers.tokens("connection")
+        if minorVersion == 0 { return connection.contains("keep-alive") }
+        return !connection.contains("close")
+    }
+
+    /// Whether the client sent `Expect: 100-continue`.
+    public var expectsContinue: Bool {
+        headers["expect"].map { $0.trimmingOWS().lowercased() == "100-continue" } ?? false
+    }
+
+    /// The request line as a log shows it.
+    public var requestLine: String { "\(method) \(rawTarget) HTTP/1.\(minorVersion)" }
+}

@@ -1,0 +1,263 @@
+/// An incremental HTTP/1.1 request-head parser with hard limits (RFC 9112 §2–§6).
+///
+/// Feed it the buffered input (from the start of the request) until it returns a head or a
+/// failure; it remembers how far it has scanned so a slow sender costs linear time.
+/// Strict: bare CR, bare LF, obs-fold, whitespace before a colon, CL+TE, conflicting or repeated
+/// Content-Length, and invalid field bytes are all rejected.
+public struct RequestParser: Sendable {
+    /// Size limits.
+    public struct Limits: Sendable, Equatable {
+        /// Longest request line (414 above it); 8 KiB by default.
+        public var maxRequestLine = 8 * 1024
+        /// Largest header section including the request line (431 above it); 64 KiB by default.
+        public var maxHeaderBytes = 64 * 1024
+        /// Most header field lines (431 above it); 256 by default.
+        public var maxFieldCount = 256
+        /// Largest request body (413 above it); 100 MiB by default.
+        public var maxBodyBytes: Int64 = 100 * 1024 * 1024
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What one call produced.
+    public enum Outcome: Sendable, Equatable {
+        /// Not a complete head yet.
+        case needMore
+        /// A complete head, which used `consumed` bytes of the input.
+        case head(ProxyRequest, consumed: Int)
+        /// The request is unusable; answer with this error and close.
+        case failure(SluiceError)
+    }
+
+    /// The limits in force.
+    public let limits: Limits
+    private var scanned = 0
+    private var lineStart = 0
+    private var requestLineDone = false
+
+    /// A parser for one request head.
+    public init(limits: Limits = Limits()) { self.limits = limits }
+
+    /// Starts over for the next request on the connection.
+    public mutating func reset() {
+        scanned = 0
+        lineStart = 0
+        requestLineDone = false
+    }
+
+    /// Looks at `input` (everything buffered since the request began).
+    public mutating func parse(_ input: UnsafeRawBufferPointer) -> Outcome {
+        let count = input.count
+        // Skip empty lines before the request line (RFC 9112 §2.2).
+        var start = 0
+        while start + 1 < count, input[start] == 0x0D, input[start + 1] == 0x0A { start += 2 }
+        if scanned < start {
+            scanned = start
+            lineStart = start
+        }
+        var index = scanned
+        while index < count {
+            let byte = input[index]
+            if byte == 0x0A {
+                guard index > start, input[index - 1] == 0x0D else { return .failure(malformed("bare LF")) }
+                if !requestLineDone {
+                    requestLineDone = true
+                    if index - 1 - start > limits.maxRequestLine {
+                        return .failure(.badRequest(reason: .requestLineTooLong(limit: limits.maxRequestLine)))
+                    }
+                }
+                if index - 1 == lineStart {
+                    // The empty line: the head is complete.
+                    let head = UnsafeRawBufferPointer(rebasing: input[start..<(index + 1)])
+                    reset()
+                    return build(head, consumed: index + 1)
+                }
+                lineStart = index + 1
+            } else if byte == 0x0D {
+                if index + 1 < count, input[index + 1] != 0x0A { return .failure(malformed("bare CR")) }
+                if index + 1 == count { break }  // maybe the first half of CRLF: look again with more input
+            }
+            index += 1
+            if index - start > limits.maxHeaderBytes {
+                if !requestLineDone, index - start > limits.maxRequestLine {
+                    return .failure(.badRequest(reason: .requestLineTooLong(limit: limits.maxRequestLine)))
+                }
+                return .failure(.badRequest(reason: .headersTooLarge(limit: limits.maxHeaderBytes)))
+            }
+        }
+        if !requestLineDone, count - start > limits.maxRequestLine {
+            return .failure(.badRequest(reason: .requestLineTooLong(limit: limits.maxRequestLine)))
+        }
+        scanned = index
+        return .needMore
+    }
+
+    private func malformed(_ what: String) -> SluiceError { .badRequest(reason: .malformed(what)) }
+
+    // MARK: - Building the head
+
+    private func build(_ head: UnsafeRawBufferPointer, consumed: Int) -> Outcome {
+        var lines: [UnsafeRawBufferPointer] = []
+        var lineStart = 0
+        var index = 0
+        while index < head.count {
+            if head[index] == 0x0A {
+                lines.append(UnsafeRawBufferPointer(rebasing: head[lineStart..<(index - 1)]))
+                lineStart = index + 1
+            }
+            index += 1
+        }
+        lines.removeLast()  // the empty line
+        guard let requestLine = lines.first else { return .failure(malformed("empty request")) }
+
+        // request-line = method SP request-target SP HTTP-version
+        let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            return .failure(malformed("request line must be: method SP target SP version"))
+        }
+        guard parts[0].allSatisfy(RequestParser.isTokenByte) else { return .failure(malformed("invalid method")) }
+        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(malformed("invalid byte in request target"))
+        }
+        let method = String(decoding: parts[0], as: UTF8.self)
+        let rawTarget = String(decoding: parts[1], as: UTF8.self)
+        let version = String(decoding: parts[2], as: UTF8.self)
+        let minorVersion: Int
+        switch version {
+        case "HTTP/1.1": minorVersion = 1
+        case "HTTP/1.0": minorVersion = 0
+        default:
+            let isVersionShaped =
+                version.hasPrefix("HTTP/") && version.count == 8
+                && version.utf8.dropFirst(5).enumerated().allSatisfy { offset, byte in
+                    offset == 1 ? byte == UInt8(ascii: ".") : (byte >= 0x30 && byte <= 0x39)
+                }
+            return .failure(
+                isVersionShaped
+                    ? .badRequest(reason: .unsupportedVersion(version)) : malformed("invalid HTTP version"))
+        }
+
+        var headers = HTTPFields()
+        for line in lines.dropFirst() {
+            if headers.count >= limits.maxFieldCount {
+                return .failure(.badRequest(reason: .headersTooLarge(limit: limits.maxHeaderBytes)))
+            }
+            guard let first = line.first else { return .failure(malformed("empty field line")) }
+            if first == 0x20 || first == 0x09 { return .failure(malformed("obs-fold (line folding) is not allowed")) }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+                return .failure(malformed("field line without a colon"))
+            }
+            let name = line[..<colon]
+            guard name.allSatisfy(RequestParser.isTokenByte) else {
+                return .failure(malformed("invalid field name (whitespace or a separator before the colon)"))
+            }
+            var value = line[(colon + 1)...]
+            while let byte = value.first, byte == 0x20 || byte == 0x09 { value = value.dropFirst() }
+            while let byte = value.last, byte == 0x20 || byte == 0x09 { value = value.dropLast() }
+            guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                return .failure(malformed("invalid byte in a field value"))
+            }
+            guard let text = String(validating: value, as: UTF8.self) else {
+                return .failure(malformed("field value is not UTF-8"))
+            }
+            headers.append(name: String(decoding: name, as: UTF8.self), value: text)
+        }
+
+        let target: RequestTarget
+        switch RequestParser.parseTarget(rawTarget, method: method) {
+        case .success(let parsed): target = parsed
+        case .failure(let error): return .failure(error)
+        }
+
+        // Host: required once in HTTP/1.1 (RFC 9112 §3.2).
+        let hosts = headers.values("host")
+        if hosts.count > 1 { return .failure(malformed("more than one Host field")) }
+        if minorVersion == 1, hosts.isEmpty { return .failure(malformed("missing Host field")) }
+        if let host = hosts.first, !host.isEmpty,
+            TargetURL.splitAuthority(Substring(host), defaultPort: 80) == nil
+        {
+            return .failure(malformed("invalid Host field"))
+        }
+
+        switch RequestParser.framing(headers, minorVersion: minorVersion, limits: limits) {
+        case .success(let framing):
+            let request = ProxyRequest(
+                method: method, target: target, rawTarget: rawTarget, minorVersion: minorVersion,
+                headers: headers, bodyFraming: framing)
+            return .head(request, consumed: consumed)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// Classifies the request target (RFC 9112 §3.2).
+    static func parseTarget(_ raw: String, method: String) -> Result<RequestTarget, SluiceError> {
+        if method == "CONNECT" {
+            guard let (host, port) = TargetURL.splitAuthority(Substring(raw), defaultPort: nil) else {
+                return .failure(.badRequest(reason: .malformed("CONNECT needs host:port")))
+            }
+            return .success(.authority(host: host, port: port))
+        }
+        if raw == "*" { return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest)) }
+        if raw.hasPrefix("/") { return .success(.origin(raw)) }
+        guard let colon = raw.firstIndex(of: ":") else {
+            return .failure(.badRequest(reason: .malformed("invalid request target")))
+        }
+        let scheme = raw[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            let looksLikeScheme = scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+            return .failure(
+                looksLikeScheme
+                    ? .badRequest(reason: .unsupportedScheme(scheme)) : .badRequest(reason: .malformed("invalid request target")))
+        }
+        guard let url = TargetURL(raw) else {
+            return .failure(.badRequest(reason: .malformed("invalid absolute URL (userinfo, host or port)")))
+        }
+        return .success(.absolute(url))
+    }
+
+    /// Body framing from Content-Length / Transfer-Encoding (RFC 9112 §6.1–§6.3).
+    static func framing(_ headers: HTTPFields, minorVersion: Int, limits: Limits) -> Result<
+        ProxyRequest.BodyFraming, SluiceError
+    > {
+        let lengths = headers.values("content-length")
+        let codings = headers.tokens("transfer-encoding")
+        let hasTE = headers.contains("transfer-encoding")
+        if hasTE {
+            if !lengths.isEmpty { return .failure(.badRequest(reason: .malformed("both Content-Length and Transfer-Encoding"))) }
+            if minorVersion == 0 { return .failure(.badRequest(reason: .malformed("Transfer-Encoding in an HTTP/1.0 request"))) }
+            guard codings.last == "chunked" else {
+                return .failure(.badRequest(reason: .malformed("Transfer-Encoding must end with chunked")))
+            }
+            if codings.count > 1 {
+                let unsupported = codings.dropLast().joined(separator: ", ")
+                if codings.filter({ $0 == "chunked" }).count > 1 {
+                    return .failure(.badRequest(reason: .malformed("chunked applied more than once")))
+                }
+                return .failure(.badRequest(reason: .unsupportedTransferCoding(unsupported)))
+            }
+            return .success(.chunked)
+        }
+        guard !lengths.isEmpty else { return .success(.none) }
+        guard lengths.count == 1 else { return .failure(.badRequest(reason: .malformed("more than one Content-Length"))) }
+        let text = lengths[0]
+        guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let length = Int64(text)
+        else { return .failure(.badRequest(reason: .malformed("invalid Content-Length"))) }
+        if length > limits.maxBodyBytes { return .failure(.badRequest(reason: .bodyTooLarge(limit: Int(limits.maxBodyBytes)))) }
+        return .success(length == 0 ? .none : .length(length))
+    }
+
+    /// RFC 9110 `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,149 @@
+/// An `application/problem+json` body (RFC 9457) and its status: the one way errors reach clients.
+public struct Problem: Sendable, Equatable {
+    /// Where problem types live; `type` is this plus a slug.
+    public static let typeBase = "https://sluice.dev/problems/"
+
+    /// The HTTP status.
+    public var status: Int
+    /// The slug after ``typeBase`` (e.g. `"upstream-timeout"`).
+    public var slug: String
+    /// A short, fixed summary of the problem type.
+    public var title: String
+    /// What happened in this occurrence.
+    public var detail: String
+    /// Extra members (`url`, `rule`, …), in order.
+    public var extras: [(String, String)] = []
+
+    /// Whether the connection must be closed after this response (framing is no longer trustworthy).
+    public var closesConnection: Bool
+
+    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+        lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
+    }
+
+    /// The full problem type URI.
+    public var type: String { Problem.typeBase + slug }
+
+    /// The JSON body.
+    public var body: String {
+        var members: [(String, String)] = [
+            ("type", type), ("title", title), ("status", String(status)), ("detail", detail),
+        ]
+        members += extras
+        let rendered = members.map { key, value in
+            let literal = key == "status" ? value : JSONText.quote(value)
+            return "\(JSONText.quote(key)):\(literal)"
+        }
+        return "{" + rendered.joined(separator: ",") + "}\n"
+    }
+
+    /// The problem for an error.
+    public init(_ error: SluiceError, url: String? = nil) {
+        (status, slug, title, detail, closesConnection) = Problem.describe(error)
+        if let url { extras.append(("url", url)) }
+    }
+
+    /// A problem from its parts.
+    public init(status: Int, slug: String, title: String, detail: String, closesConnection: Bool = false) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.closesConnection = closesConnection
+    }
+
+    private static func describe(_ error: SluiceError) -> (Int, String, String, String, Bool) {
+        switch error {
+        case .badRequest(let reason):
+            switch reason {
+            case .malformed(let what): return (400, "bad-request", "Malformed request", what, true)
+            case .requestLineTooLong(let limit):
+                return (414, "request-line-too-long", "Request line too long", "The request line exceeds \(limit) bytes.", true)
+            case .headersTooLarge(let limit):
+                return (431, "headers-too-large", "Request header fields too large", "The header section exceeds \(limit) bytes.", true)
+            case .bodyTooLarge(let limit):
+                return (413, "body-too-large", "Request body too large", "The request body exceeds \(limit) bytes.", true)
+            case .notAProxyRequest:
+                return (
+                    400, "not-a-proxy-request", "This is a forward proxy",
+                    "Sluice is an HTTP forward proxy: send absolute-form requests by configuring it as your proxy, e.g. curl -x http://127.0.0.1:8080 http://example.com/ or http_proxy=http://127.0.0.1:8080.",
+                    false
+                )
+            case .unsupportedScheme(let scheme):
+                return (400, "unsupported-scheme", "Unsupported URL scheme", "Only http and https URLs can be proxied, not \(scheme).", false)
+            case .unsupportedTransferCoding(let coding):
+                return (501, "unsupported-transfer-coding", "Transfer coding not implemented", "Transfer-Encoding \(coding) is not supported; use chunked.", true)
+            case .unsupportedVersion(let version):
+                return (505, "http-version-not-supported", "HTTP version not supported", "\(version) is not supported; use HTTP/1.1.", true)
+            case .timedOut:
+                return (408, "request-timeout", "Request timeout", "The client did not send the request in time.", true)
+            }
+        case .forbidden(let reason):
+            switch reason {
+            case .clientNotAllowed(let address):
+                return (403, "client-not-allowed", "Client not allowed", "\(address) is not in allow_clients.", true)
+            case .connectPortNotAllowed(let port):
+                return (403, "connect-port-not-allowed", "CONNECT port not allowed", "CONNECT to port \(port) is not allowed (connect_ports).", false)
+            case .loopDetected(let target):
+                return (403, "loop-detected", "Forwarding loop", "\(target) is this proxy itself.", false)
+            }
+        case .upstreamFailed(let reason):
+            switch reason {
+            case .resolveFailed(let host):
+                return (502, "upstream-dns-failure", "Upstream name not resolved", "Could not resolve host \(host).", false)
+            case .connectFailed(let host, let detail):
+                return (502, "upstream-connect-failure", "Upstream connection failed", "Could not connect to \(host): \(detail)", false)
+            case .timedOut(let detail):
+                return (504, "upstream-timeout", "Upstream timeout", detail, false)
+            case .tlsFailed(let detail):
+                return (502, "upstream-tls-failure", "Upstream TLS failure", detail, false)
+            case .badResponse(let detail):
+                return (502, "upstream-bad-response", "Invalid upstream response", detail, false)
+            case .cancelled(let detail):
+                return (502, "upstream-cancelled", "Upstream response refused", detail, false)
+            }
+        case .redirectFailed(let reason):
+            switch reason {
+            case .tooManyRedirects(let limit):
+                return (502, "too-many-redirects", "Too many redirects", "More than \(limit) redirects.", false)
+            case .cycle(let url):
+                return (502, "redirect-cycle", "Redirect cycle", "The redirect to \(url) was already visited.", false)
+            case .insecureOrInvalid(let location):
+                return (502, "redirect-not-followed", "Redirect not followed", "Refused to follow the redirect to \(location) (downgrade or unsupported target).", false)
+            case .bodyNotReplayable(let location):
+                return (502, "redirect-not-followed", "Redirect not followed", "The redirect to \(location) would resend a request body that was already streamed.", false)
+            case .refused(let status, let location):
+                return (502, "redirect-refused", "Redirect refused", "The origin answered \(status) to \(location); the redirect policy is refuse.", false)
+            }
+        case .unavailable(let reason):
+            switch reason {
+            case .tooManyConnections(let limit):
+                return (503, "too-many-connections", "Too many connections", "The proxy serves at most \(limit) connections.", true)
+            case .shuttingDown:
+                return (503, "shutting-down", "Shutting down", "The proxy is shutting down.", true)
+            }
+        }
+    }
+}
+
+/// Minimal JSON text helpers.
+enum JSONText {
+    /// A JSON string literal for `text`.
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,66 @@
+/// The header rules of a forwarding proxy (RFC 9110 §7.6): what goes upstream and what comes back.
+enum Forwarding {
+    /// Request fields that Sluice or libcurl writes itself.
+    private static let requestFraming: Set<String> = ["host", "content-length", "expect"]
+
+    /// The upstream request for a client's absolute-form request.
+    static func upstreamRequest(for request: ProxyRequest, url: TargetURL) -> UpstreamRequest {
+        var headers = request.headers
+        HopByHop.strip(&headers)
+        headers.remove(keys: requestFraming)
+        if let forwards = maxForwards(request), request.method == "TRACE" || request.method == "OPTIONS" {
+            headers.set("Max-Forwards", String(forwards - 1))
+        }
+        appendVia(&headers, version: request.minorVersion == 0 ? "1.0" : "1.1")
+        let body: UpstreamRequest.Body
+        switch request.bodyFraming {
+        case .none: body = .none
+        case .length(let count): body = .length(count)
+        case .chunked: body = .streamed
+        }
+        return UpstreamRequest(method: request.method, url: url, headers: headers, body: body)
+    }
+
+    /// `Max-Forwards` as a number, if present and valid.
+    static func maxForwards(_ request: ProxyRequest) -> Int? {
+        guard let text = request.headers["max-forwards"], !text.isEmpty, text.count < 10,
+            text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
+        return Int(text)
+    }
+
+    /// Adds `<version> sluice` to `Via` (RFC 9110 §7.6.3).
+    static func appendVia(_ headers: inout HTTPFields, version: String) {
+        let own = version + " sluice"
+        let existing = headers.values("via")
+        headers.set("Via", existing.isEmpty ? own : (existing + [own]).joined(separator: ", "))
+    }
+
+    /// The response fields for the client, and how the body will be framed.
+    static func clientResponse(
+        _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool
+    ) -> (HTTPFields, ResponseWriter.Framing) {
+        var headers = head.headers
+        let originChunked = headers.contains("transfer-encoding")
+        HopByHop.strip(&headers)
+        let noBody = request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 304
+        let framing: ResponseWriter.Framing
+        if noBody {
+            framing = .none
+        } else if !originChunked, let length = headers["content-length"], Int64(length) != nil {
+            framing = .length
+        } else {
+            headers.remove("content-length")
+            framing = request.minorVersion == 1 ? .chunked : .close
+        }
+        if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked") }
+        appendVia(&headers, version: head.version == "2" ? "2" : head.version)
+        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        if !keepAlive || framing == .close {
+            headers.append(name: "Connection", value: "close")
+        } else if request.minorVersion == 0 {
+            headers.append(name: "Connection", value: "keep-alive")
+        }
+        return (headers, framing)
+    }
+}

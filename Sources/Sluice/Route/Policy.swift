@@ -1,0 +1,43 @@
+import EventIO
+
+/// Per-request decisions that need no origin: who may use the proxy and where it may go.
+struct Policy {
+    let configuration: Configuration
+    /// This proxy's own listening addresses (forwarding to them would loop).
+    var selfAddresses: [SocketAddress] = []
+
+    /// Whether a client at `address` may use the proxy: loopback always, others only if listed.
+    func allowsClient(_ address: SocketAddress) -> Bool {
+        let plain = address.unmapped
+        if plain.isLoopback { return true }
+        return configuration.allowClients.contains { $0.contains(plain.ip) }
+    }
+
+    /// Why an absolute-form request to `url` must be refused, if it must.
+    func refusal(for url: TargetURL) -> SluiceError? {
+        if targetsSelf(host: url.host, port: url.port) { return .forbidden(reason: .loopDetected(url.authority)) }
+        return nil
+    }
+
+    /// Why a CONNECT to `host:port` must be refused, if it must.
+    func connectRefusal(host: String, port: UInt16) -> SluiceError? {
+        guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
+        if targetsSelf(host: host, port: port) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
+        return nil
+    }
+
+    /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
+    func targetsSelf(host: String, port: UInt16) -> Bool {
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let isLocalName = bare == "localhost" || bare.hasSuffix(".localhost")
+        let ip = SocketAddress.parseIP(bare)
+        for own in selfAddresses where own.port == port {
+            if isLocalName, own.isLoopback || own.isUnspecified { return true }
+            guard let ip else { continue }
+            let target = SocketAddress(ip: ip, port: port)
+            if target.unmapped.ip == own.unmapped.ip { return true }
+            if own.isUnspecified || own.isLoopback, target.isLoopback || target.isUnspecified { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,93 @@
+/// Every failure a client can see, with its reason. Each reason maps to exactly one HTTP status,
+/// one problem type and one log line (see ``Problem``).
+public enum SluiceError: Error, Sendable, Equatable {
+    /// The client's request was malformed or too large.
+    case badRequest(reason: RequestFailureReason)
+    /// The request is not allowed here.
+    case forbidden(reason: ForbiddenReason)
+    /// The upstream exchange failed.
+    case upstreamFailed(reason: UpstreamFailureReason)
+    /// The redirect policy stopped the exchange.
+    case redirectFailed(reason: RedirectFailureReason)
+    /// The proxy cannot take the request now.
+    case unavailable(reason: UnavailableReason)
+
+    /// Why a request was rejected while reading it (RFC 9112 framing and limits).
+    public enum RequestFailureReason: Sendable, Equatable {
+        /// Syntax error; the text says where.
+        case malformed(String)
+        /// The request line is longer than the limit (414).
+        case requestLineTooLong(limit: Int)
+        /// The header section is larger than the limit (431).
+        case headersTooLarge(limit: Int)
+        /// The body is larger than the limit (413).
+        case bodyTooLarge(limit: Int)
+        /// Origin-form (`GET /path`) sent to the proxy port.
+        case notAProxyRequest
+        /// A scheme other than http/https.
+        case unsupportedScheme(String)
+        /// A transfer coding other than chunked (501).
+        case unsupportedTransferCoding(String)
+        /// An HTTP version other than 1.0 / 1.1 (505).
+        case unsupportedVersion(String)
+        /// The client stopped sending during the header section or body (408).
+        case timedOut
+    }
+
+    /// Why a request was refused by policy.
+    public enum ForbiddenReason: Sendable, Equatable {
+        /// The client address is not in `allow_clients`.
+        case clientNotAllowed(String)
+        /// CONNECT to a port outside `connect_ports`.
+        case connectPortNotAllowed(UInt16)
+        /// The target is this proxy itself.
+        case loopDetected(String)
+    }
+
+    /// Why the upstream exchange failed.
+    public enum UpstreamFailureReason: Sendable, Equatable {
+        /// The host name did not resolve.
+        case resolveFailed(host: String)
+        /// TCP connect failed or was refused.
+        case connectFailed(host: String, detail: String)
+        /// No response (or no progress) within the limit (504).
+        case timedOut(detail: String)
+        /// TLS failed (handshake, certificate).
+        case tlsFailed(detail: String)
+        /// The origin closed or reset the connection or sent an invalid response.
+        case badResponse(detail: String)
+        /// A response handler cancelled the transfer at the headers.
+        case cancelled(detail: String)
+    }
+
+    /// Why following a redirect failed.
+    public enum RedirectFailureReason: Sendable, Equatable {
+        /// More redirects than the limit.
+        case tooManyRedirects(limit: Int)
+        /// A URL was visited twice.
+        case cycle(url: String)
+        /// https → http, or a Location that is not http(s).
+        case insecureOrInvalid(location: String)
+        /// 307/308 would resend a request body that was already streamed upstream.
+        case bodyNotReplayable(location: String)
+        /// The policy is `refuse`.
+        case refused(status: Int, location: String)
+    }
+
+    /// Why the proxy cannot serve now.
+    public enum UnavailableReason: Sendable, Equatable {
+        /// `limits.max_connections` reached.
+        case tooManyConnections(limit: Int)
+        /// The proxy is shutting down.
+        case shuttingDown
+    }
+
+    // MARK: - Error Booleans
+
+    /// Whether the client's own request was at fault.
+    public var isRequestError: Bool { if case .badRequest = self { true } else { false } }
+    /// Whether the upstream exchange failed.
+    public var isUpstreamError: Bool { if case .upstreamFailed = self { true } else { false } }
+    /// Whether a redirect policy stopped the exchange.
+    public var isRedirectError: Bool { if case .redirectFailed = self { true } else { false } }
+}

@@ -1,0 +1,23 @@
+/// Every counter, declared once (Varnish's `VSC_main.vsc` lesson). Loop-confined.
+public final class Stats {
+    /// Client connections accepted.
+    public var connectionsAccepted = 0
+    /// Client connections refused (limit or access control).
+    public var connectionsRefused = 0
+    /// Client connections open now.
+    public var connectionsOpen = 0
+    /// Request heads parsed.
+    public var requests = 0
+    /// Exchanges finished with a response status (any).
+    public var responses = 0
+    /// Exchanges that ended in an error (problem response or cut connection).
+    public var errors = 0
+    /// CONNECT tunnels established.
+    public var tunnels = 0
+    /// Upstream tasks started.
+    public var upstreamTasks = 0
+    /// Upstream tasks that opened a new connection (the rest reused one).
+    public var upstreamConnections = 0
+
+    public init() {}
+}

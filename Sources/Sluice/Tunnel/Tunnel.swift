@@ -1,0 +1,165 @@
+import EventIO
+
+/// A CONNECT tunnel: bytes relayed both ways with backpressure, half-close passed on, and an
+/// idle limit. Nothing inside is inspected.
+final class Tunnel {
+    unowned let client: ClientConnection
+    let host: String
+    let port: UInt16
+    let request: ProxyRequest
+    private var upstream: Connection?
+    private var established = false
+    private var clientDone = false
+    private var upstreamDone = false
+    private var lastActivity = EventLoop.monotonicNanoseconds()
+    private var idleTimer: Timer?
+    private let startTime = EventLoop.monotonicNanoseconds()
+    private var bytesDown: Int64 = 0
+    private var finished = false
+
+    init(client: ClientConnection, host: String, port: UInt16, request: ProxyRequest) {
+        self.client = client
+        self.host = host
+        self.port = port
+        self.request = request
+    }
+
+    func start() {
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let upstream = Connection(loop: client.server.loop, connectingTo: bare, port: port, resolver: client.server.resolver)
+        upstream.delegate = self
+        self.upstream = upstream
+        client.connection.pauseReading()
+        let limit = client.server.configuration.timeouts.tunnelIdle
+        idleTimer = Timer(loop: client.server.loop, repeats: true) { [unowned self] in
+            let idle = (EventLoop.monotonicNanoseconds() - self.lastActivity) / 1_000_000
+            if idle >= UInt64(limit) { self.finish(error: nil) }
+        }
+        idleTimer?.schedule(milliseconds: max(100, min(limit, 10_000) / 2))
+        // Connect timeout.
+        let connectLimit = client.server.configuration.timeouts.upstreamConnect
+        let connectTimer = Timer(loop: client.server.loop) { [weak self] in
+            guard let self, !self.established, !self.finished else { return }
+            self.failBeforeEstablished(.upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
+        }
+        connectTimer.schedule(milliseconds: connectLimit)
+        self.connectTimer = connectTimer
+    }
+    private var connectTimer: Timer?
+
+    private func failBeforeEstablished(_ error: SluiceError) {
+        upstream?.close()
+        upstream = nil
+        connectTimer?.cancel()
+        idleTimer?.cancel()
+        finished = true
+        let problem = Problem(error, url: "\(host):\(port)")
+        client.connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: client.server.date.now))
+        log(status: problem.status, error: error)
+        client.closeAfterFlush()
+    }
+
+    private func log(status: Int, error: SluiceError?) {
+        client.server.log(
+            ExchangeRecord(
+                client: client.peerText, method: "CONNECT", url: "\(host):\(port)", status: status, bytesSent: bytesDown,
+                duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9, upstreamTime: nil, error: error,
+                aborted: false))
+    }
+
+    private func didConnect() {
+        guard let upstream else { return }
+        connectTimer?.cancel()
+        if let address = upstream.remoteAddress, client.server.session.isSelf(address) {
+            return failBeforeEstablished(.forbidden(reason: .loopDetected("\(host):\(port)")))
+        }
+        established = true
+        upstream.setNoDelay()
+        upstream.setWatermarks(readHigh: ClientConnection.outputHighWater, writeLow: ClientConnection.outputLowWater)
+        client.connection.write("HTTP/1.1 200 Connection Established\r\nVia: 1.1 sluice\r\n\r\n")
+        client.connection.resumeReading()
+        client.server.stats.tunnels += 1
+        if client.connection.inputCount > 0 { clientReadable() }
+    }
+
+    // MARK: - Relay
+
+    func clientReadable() {
+        guard established, let upstream else { return }
+        lastActivity = EventLoop.monotonicNanoseconds()
+        client.connection.moveInput(to: upstream)
+        if upstream.outputCount >= ClientConnection.outputHighWater { client.connection.pauseReading() }
+    }
+
+    private func upstreamReadable() {
+        guard let upstream else { return }
+        lastActivity = EventLoop.monotonicNanoseconds()
+        bytesDown += Int64(upstream.moveInput(to: client.connection))
+        if client.connection.outputCount >= ClientConnection.outputHighWater { upstream.pauseReading() }
+    }
+
+    func clientDrained() {
+        guard let upstream, !upstreamDone else { return }
+        lastActivity = EventLoop.monotonicNanoseconds()
+        upstream.resumeReading()
+    }
+
+    private func upstreamDrained() {
+        guard !clientDone else { return }
+        lastActivity = EventLoop.monotonicNanoseconds()
+        client.connection.resumeReading()
+    }
+
+    func clientEvent(_ event: Connection.Event) {
+        switch event {
+        case .endOfStream:
+            clientDone = true
+            if !established { return finish(error: nil) }
+            upstream?.shutdownWrite()
+            if upstreamDone { finish(error: nil) }
+        case .error, .timeout:
+            finish(error: nil)
+        case .connected:
+            break
+        }
+    }
+
+    private func finish(error: SluiceError?) {
+        guard !finished else { return }
+        finished = true
+        idleTimer?.cancel()
+        connectTimer?.cancel()
+        upstream?.close()
+        upstream = nil
+        log(status: 200, error: error)
+        client.tunnelDidFinish()
+    }
+}
+
+extension Tunnel: ConnectionDelegate {
+    func connectionDidRead(_ connection: Connection) { upstreamReadable() }
+
+    func connectionDidDrain(_ connection: Connection) { upstreamDrained() }
+
+    func connection(_ connection: Connection, didReceive event: Connection.Event) {
+        switch event {
+        case .connected:
+            didConnect()
+        case .endOfStream:
+            upstreamDone = true
+            client.connection.shutdownWrite()
+            if clientDone { finish(error: nil) }
+        case .error(let code, let resolving):
+            guard established else {
+                let detail = resolving ? DNSResolver.describe(code) : "error \(code)"
+                return failBeforeEstablished(
+                    resolving
+                        ? .upstreamFailed(reason: .resolveFailed(host: host))
+                        : .upstreamFailed(reason: .connectFailed(host: "\(host):\(port)", detail: detail)))
+            }
+            finish(error: nil)
+        case .timeout:
+            finish(error: nil)
+        }
+    }
+}
