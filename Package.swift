@@ -53,7 +53,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+            // A static Swift runtime: only the pages Sluice uses are resident (peak RSS is a requirement).
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .target(
             name: "SluiceTestKit",
             dependencies: ["Sluice", .product(name: "Logging", package: "swift-log")],

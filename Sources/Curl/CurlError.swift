@@ -55,7 +55,8 @@ public struct CurlError: Error, CustomStringConvertible, Sendable, Equatable {
             return .receive
         case CURLE_SEND_ERROR: return .send
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING: return .protocolViolation
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL: return .badURL
+        case CURLE_URL_MALFORMAT: return .badURL
+        case CURLE_UNSUPPORTED_PROTOCOL: return .protocolViolation
         case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR: return .aborted
         default: return .other
         }

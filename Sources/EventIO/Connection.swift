@@ -144,11 +144,41 @@ public final class Connection {
 
     // MARK: - Writing
 
-    /// Appends bytes to the output buffer (they are copied).
+    /// Writes bytes: straight to the socket when nothing is queued (no copy, no extra loop turn),
+    /// and whatever the socket does not take now goes to the output buffer (copied).
     public func write(_ bytes: UnsafeRawBufferPointer) {
         guard let bev, let base = bytes.baseAddress, bytes.count > 0 else { return }
-        bufferevent_write(bev, base, bytes.count)
+        var offset = 0
+        if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
+            let sent = send(bufferevent_getfd(bev), base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent > 0 { offset = sent }
+        }
+        if offset < bytes.count { bufferevent_write(bev, base + offset, bytes.count - offset) }
     }
+
+    /// Writes several pieces in one system call when nothing is queued (`writev`), else queues them.
+    public func write(_ first: UnsafeRawBufferPointer, _ rest: UnsafeRawBufferPointer...) {
+        guard let bev else { return }
+        let pieces = [first] + rest
+        var skip = 0
+        if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
+            var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+            let sent = writev(bufferevent_getfd(bev), &vectors, Int32(vectors.count))
+            if sent > 0 { skip = sent }
+        }
+        for piece in pieces {
+            guard let base = piece.baseAddress, piece.count > 0 else { continue }
+            if skip >= piece.count {
+                skip -= piece.count
+                continue
+            }
+            bufferevent_write(bev, base + skip, piece.count - skip)
+            skip = 0
+        }
+    }
+
+    /// Whether ``write(_:)`` may write to the socket directly; `true` except while flushing to close.
+    private var directWrites: Bool { !flushThenClose }
 
     /// Appends an array's bytes to the output buffer.
     public func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0) } }

@@ -7,7 +7,7 @@ import CEvent
 /// A listening TCP socket (`evconnlistener`) that hands each accepted descriptor to a closure.
 /// - SeeAlso: `evconnlistener_new_bind(3)`.
 public final class Listener {
-    private var listener: OpaquePointer!
+    private var listener: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
     /// The address actually bound (the real port when asked for port 0).
     public private(set) var localAddress: SocketAddress
@@ -42,7 +42,7 @@ public final class Listener {
         if let bound = SocketAddress.local(of: evconnlistener_get_fd(created)) { localAddress = bound }
     }
 
-    deinit { evconnlistener_free(listener) }
+    deinit { if let listener { evconnlistener_free(listener) } }
 
     /// Stops accepting (connections wait in the backlog) until ``resume()``.
     public func pause() {

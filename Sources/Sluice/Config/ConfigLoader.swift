@@ -82,7 +82,10 @@ public enum ConfigLoader {
         Key(path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080", summary: "Address of the proxy port (loopback by default).") {
             config, value throws(ConfigError) in
             let text = try value.string()
-            guard let (host, _) = TargetURL.splitAuthority(Substring(text), defaultPort: nil),
+            var probe = Configuration()
+            probe.listen = text
+            let (host, _) = probe.listenAddress
+            guard text.contains(":"), text.split(separator: ":").last.flatMap({ UInt16($0) }) != nil,
                 SocketAddress.parseIP(host) != nil
             else { throw value.fail("expected an IP address and port, like 127.0.0.1:8080") }
             config.listen = text

@@ -91,8 +91,10 @@ public struct Configuration: Sendable, Equatable {
 
     /// The listen address, parsed (validated by the loader).
     public var listenAddress: (host: String, port: UInt16) {
-        let parsed = TargetURL.splitAuthority(Substring(listen), defaultPort: 8080) ?? ("127.0.0.1", 8080)
-        return parsed
+        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+            return (listen, 8080)
+        }
+        return (String(listen[..<colon]), port)
     }
 
     /// The parser limits these settings imply.

@@ -8,8 +8,27 @@ extension Exchange: TaskDelegate {
         self.framing = framing
         if framing == .close { keepAlive = false }
         status = response.status
-        client.connection.write(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
+        // Held back until the first body bytes, so head and body leave in one write.
+        pendingHead = ResponseWriter.head(status: response.status, reason: response.reason, headers: headers)
+    }
+
+    /// Writes the held-back head together with `pieces`.
+    private func send(_ pieces: UnsafeRawBufferPointer...) {
+        let connection = client.connection
+        guard let head = pendingHead else {
+            for piece in pieces { connection.write(piece) }
+            return
+        }
+        pendingHead = nil
         headSent = true
+        head.withUnsafeBytes { headBytes in
+            switch pieces.count {
+            case 0: connection.write(headBytes)
+            case 1: connection.write(headBytes, pieces[0])
+            case 2: connection.write(headBytes, pieces[0], pieces[1])
+            default: connection.write(headBytes, pieces[0], pieces[1], pieces[2])
+            }
+        }
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
@@ -22,11 +41,12 @@ extension Exchange: TaskDelegate {
         case .none:
             return true
         case .chunked:
-            connection.write(ResponseWriter.chunkHeader(bytes.count))
-            connection.write(bytes)
-            connection.write(ResponseWriter.crlf)
+            let size = ResponseWriter.chunkHeader(bytes.count)
+            size.withUnsafeBytes { sizeBytes in
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(sizeBytes, bytes, crlf) }
+            }
         case .length, .close:
-            connection.write(bytes)
+            send(bytes)
         }
         bytesSent += Int64(bytes.count)
         return true
@@ -62,7 +82,11 @@ extension Exchange: TaskDelegate {
             // A request-body failure outranks what libcurl reports about the aborted upload.
             return fail(error ?? failure)
         }
-        if framing == .chunked { client.connection.write(ResponseWriter.lastChunk) }
+        if framing == .chunked {
+            ResponseWriter.lastChunk.withUnsafeBytes { send($0) }
+        } else {
+            send()
+        }
         responseComplete = true
         finishIfDone()
     }

@@ -16,7 +16,10 @@ final class Exchange {
     var task: UpstreamTask?
     var body: RequestBody
     var framing: ResponseWriter.Framing = .none
+    /// Bytes of the response reached the client (or its socket buffer).
     var headSent = false
+    /// A response head not yet written (it leaves with the first body bytes).
+    var pendingHead: [UInt8]?
     var responseComplete = false
     var keepAlive: Bool
     var status = 0
@@ -115,6 +118,7 @@ final class Exchange {
     /// Answers with a problem (or, after the head was sent, cuts the connection).
     func fail(_ failure: SluiceError) {
         error = failure
+        pendingHead = nil
         if headSent {
             aborted = true
             return finish(closeConnection: true)

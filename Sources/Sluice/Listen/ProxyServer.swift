@@ -50,10 +50,10 @@ public final class ProxyServer {
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
         let (host, port) = configuration.listenAddress
-        guard let address = SocketAddress(host, defaultPort: port) else {
+        guard let ip = SocketAddress.parseIP(host) else {
             throw EventIOError(operation: "parse listen address \(configuration.listen)", code: 0)
         }
-        listener = try Listener(loop: loop, address: address) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
+        listener = try Listener(loop: loop, address: SocketAddress(ip: ip, port: port)) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
         addSelfAddress(listener.localAddress)
     }
 

@@ -21,8 +21,8 @@ struct Policy {
 
     /// Why a CONNECT to `host:port` must be refused, if it must.
     func connectRefusal(host: String, port: UInt16) -> SluiceError? {
-        guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
         if targetsSelf(host: host, port: port) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
+        guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
         return nil
     }
 

@@ -1,0 +1,145 @@
+import EventIO
+import Foundation
+import Logging
+import Sluice
+import Synchronization
+
+/// Runs Sluice on its own thread, on 127.0.0.1 port 0, for a test; reports the real port.
+public final class ProxyHarness: @unchecked Sendable {
+    /// The proxy's port.
+    public let port: UInt16
+    private let loop: EventLoop
+    private let box = ServerBox()
+    private let finished = DispatchSemaphore(value: 0)
+    /// Log lines written by the proxy.
+    public let logLines = LogCapture()
+
+    /// Starts a proxy with `configuration` (its listen address is replaced by 127.0.0.1:0).
+    /// - Parameter hooks: per-exchange hooks (tests of the session engine), none by default.
+    public init(configuration: Configuration = Configuration(), hooks: UpstreamTask.Hooks? = nil) throws {
+        let ready = DispatchSemaphore(value: 0)
+        let result = ResultBox()
+        let capture = logLines
+        let box = self.box
+        let done = finished
+        let thread = Thread {
+            do {
+                let loop = try EventLoop()
+                var logger = Logger(label: "sluice-test") { label in CapturingLogHandler(capture: capture) }
+                logger.logLevel = .info
+                let server = try ProxyServer(
+                    configuration: configuration.with(listen: "127.0.0.1:0"), loop: loop, logger: logger, hooks: hooks)
+                box.server = server
+                result.value = .success((loop, server.localAddress.port))
+                ready.signal()
+                loop.run()
+                box.server = nil
+            } catch {
+                result.value = .failure(error)
+                ready.signal()
+            }
+            done.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        ready.wait()
+        switch result.value! {
+        case .success(let (loop, port)):
+            self.loop = loop
+            self.port = port
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// Runs `body` with the server on its loop thread and returns its result.
+    public func onLoop<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> T {
+        let semaphore = DispatchSemaphore(value: 0)
+        let output = Mutex<T?>(nil)
+        let box = self.box
+        loop.execute {
+            if let server = box.server { output.withLock { $0 = body(server) } }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return output.withLock { $0 }!
+    }
+
+    /// A snapshot of the counters.
+    public var stats: StatsSnapshot {
+        onLoop { server in
+            StatsSnapshot(
+                requests: server.stats.requests, responses: server.stats.responses, errors: server.stats.errors,
+                connectionsOpen: server.stats.connectionsOpen, upstreamTasks: server.stats.upstreamTasks,
+                upstreamConnections: server.stats.upstreamConnections, tunnels: server.stats.tunnels)
+        }
+    }
+
+    /// Graceful shutdown, as SIGTERM does; returns when the loop has stopped.
+    public func shutdown() {
+        let box = self.box
+        let loop = self.loop
+        guard !box.stopped else { return }
+        box.stopped = true
+        loop.execute { box.server?.shutdown { loop.stop() } }
+        finished.wait()
+    }
+
+    /// Waits (up to `timeout` seconds) until `condition` holds.
+    public func waitUntil(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    deinit { shutdown() }
+}
+
+/// Counters copied off the loop.
+public struct StatsSnapshot: Sendable, Equatable {
+    public var requests: Int
+    public var responses: Int
+    public var errors: Int
+    public var connectionsOpen: Int
+    public var upstreamTasks: Int
+    public var upstreamConnections: Int
+    public var tunnels: Int
+}
+
+/// Collects log lines for assertions.
+public final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+    public init() {}
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    /// Every line so far.
+    public var all: [String] { lines.withLock { $0 } }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let capture: LogCapture
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        capture.append("\(event.level) \(event.message)")
+    }
+}
+
+/// The server, touched only on the loop thread (set there, read inside `loop.execute`).
+final class ServerBox: @unchecked Sendable {
+    var server: ProxyServer?
+    var stopped = false
+}
+
+/// The start-up result handed from the loop thread to the test thread (ordered by a semaphore).
+final class ResultBox: @unchecked Sendable {
+    var value: Result<(EventLoop, UInt16), any Error>?
+}

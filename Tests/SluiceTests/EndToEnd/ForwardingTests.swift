@@ -1,0 +1,160 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+@Suite("Forwarding through the proxy")
+struct ForwardingTests {
+    @Test("GET, HEAD, POST, PUT and DELETE reach the origin and their answers reach the client")
+    func methodsRoundTrip() throws {
+        // Given an origin that echoes method and body
+        let origin = try OriginServer { request in
+            .text("\(request.method) \(request.target) body=\(String(decoding: request.body, as: UTF8.self))")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+
+        // When each method is sent on one connection
+        for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            let body = method == "GET" || method == "DELETE" ? "" : "payload-\(method)"
+            let framing = body.isEmpty ? "" : "Content-Length: \(body.utf8.count)\r\n"
+            let response = try client.request(
+                "\(method) \(origin.url("/m")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(framing)\r\n\(body)")
+            // Then the origin saw the method and body, and the client got the answer
+            #expect(response.status == 200)
+            #expect(response.text == "\(method) /m body=\(body)")
+            #expect(response.header("via") == "1.1 sluice")
+        }
+        let head = try client.request(
+            "HEAD \(origin.url("/h")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n", method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.header("content-length") == String("HEAD /h body=".utf8.count))
+        #expect(head.body.isEmpty)
+        #expect(origin.requests.last?.method == "HEAD")
+    }
+
+    @Test("A chunked request body streams upstream and arrives whole")
+    func chunkedRequestBody() throws {
+        let origin = try OriginServer { request in .text("got \(request.body.count) bytes: \(String(decoding: request.body, as: UTF8.self))") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(
+            "POST \(origin.url("/c")) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer-Field: x\r\n\r\n")
+        #expect(response.status == 200)
+        #expect(response.text == "got 11 bytes: hello world")
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue before the body is sent")
+    func expectContinue() throws {
+        let origin = try OriginServer { request in .text("len=\(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        // When the client sends the head only
+        try client.send("PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        // Then it receives 100 Continue, and after the body the final response
+        let interim = try client.reader.readHead()
+        #expect(interim?.startLine == "HTTP/1.1 100 Continue")
+        try client.send("abcd")
+        let response = try client.reader.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "len=4")
+        #expect(origin.requests.first?.header("expect") == nil)
+    }
+
+    @Test("Hop-by-hop fields go no further in either direction and Via is added")
+    func hopByHopFields() throws {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200,
+                headers: [
+                    ("Connection", "X-Secret-Hop"), ("X-Secret-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                    ("Via", "1.1 upstream"), ("X-End", "e"),
+                ], body: Array("ok".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(
+            "GET \(origin.url("/p")) HTTP/1.1\r\nHost: ignored.example\r\nConnection: X-Client-Hop\r\nX-Client-Hop: 1\r\n"
+                + "Proxy-Authorization: Basic abc\r\nProxy-Connection: keep-alive\r\nTE: trailers\r\nX-End: e\r\n\r\n")
+        let seen = try #require(origin.requests.first)
+        // Then the origin saw no hop-by-hop field, Host from the URI, and Via
+        #expect(seen.header("x-client-hop") == nil)
+        #expect(seen.header("proxy-authorization") == nil)
+        #expect(seen.header("proxy-connection") == nil)
+        #expect(seen.header("te") == nil)
+        #expect(seen.header("connection") == nil)
+        #expect(seen.header("host") == "127.0.0.1:\(origin.port)")
+        #expect(seen.header("via") == "1.1 sluice")
+        #expect(seen.header("x-end") == "e")
+        #expect(seen.header("accept") == nil)
+        // And the client saw none of the origin's hop-by-hop fields
+        #expect(response.header("x-secret-hop") == nil)
+        #expect(response.header("keep-alive") == nil)
+        #expect(response.header("via") == "1.1 upstream, 1.1 sluice")
+        #expect(response.header("x-end") == "e")
+    }
+
+    @Test("Max-Forwards: 0 on OPTIONS and TRACE is answered by the proxy; otherwise decremented")
+    func maxForwards() throws {
+        let origin = try OriginServer { request in .text("mf=\(request.header("max-forwards") ?? "none")") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let local = try client.request("OPTIONS \(origin.url("/")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 0\r\n\r\n")
+        #expect(local.status == 200)
+        #expect(local.header("allow") != nil)
+        let trace = try client.request("TRACE \(origin.url("/t")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 0\r\nX-Probe: 7\r\n\r\n")
+        #expect(trace.header("content-type") == "message/http")
+        #expect(trace.text.contains("X-Probe: 7"))
+        #expect(origin.requests.isEmpty)
+        let forwarded = try client.request("OPTIONS \(origin.url("/")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 3\r\n\r\n")
+        #expect(forwarded.text == "mf=2")
+    }
+
+    @Test("A chunked origin response is re-chunked for HTTP/1.1 and close-delimited for HTTP/1.0")
+    func responseFraming() throws {
+        let origin = try OriginServer { _ in .chunked(status: 200, headers: [], chunks: [Array("ab".utf8), Array("cdef".utf8)]) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let modern = try client.request(RawClient.get(origin.url("/c")))
+        #expect(modern.header("transfer-encoding") == "chunked")
+        #expect(modern.text == "abcdef")
+        let old = try RawClient(port: proxy.port)
+        let legacy = try old.request("GET \(origin.url("/c")) HTTP/1.0\r\n\r\n")
+        #expect(legacy.header("transfer-encoding") == nil)
+        #expect(legacy.header("connection") == "close")
+        #expect(legacy.text == "abcdef")
+    }
+
+    @Test("curl -x works against the proxy")
+    func realCurlClient() throws {
+        let origin = try OriginServer { _ in .text("hello from origin") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let output = try runCurl(["-sS", "-x", "http://127.0.0.1:\(proxy.port)", origin.url("/curl")])
+        #expect(output == "hello from origin")
+    }
+}
+
+/// Runs the curl command-line client and returns its standard output.
+func runCurl(_ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    for key in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+        environment.removeValue(forKey: key)
+    }
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+@Suite("Access control, limits and timeouts")
+struct SafetyTests {
+    @Test("Requests to the proxy's own port are refused as a loop, by address and by name")
+    func loopDetection() throws {
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for host in ["127.0.0.1", "localhost", "127.0.0.2"] {
+            let response = try client.request(RawClient.get("http://\(host):\(proxy.port)/x"))
+            #expect(response.status == 403)
+            #expect(ErrorTests.problemType(response) == "loop-detected")
+        }
+        #expect(proxy.stats.upstreamTasks == 0)
+    }
+
+    @Test("Past max_connections a new client gets 503 and existing ones keep working")
+    func connectionLimit() throws {
+        var configuration = Configuration()
+        configuration.limits.maxConnections = 2
+        let origin = try OriginServer { _ in .text("ok") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        let first = try RawClient(port: proxy.port)
+        let second = try RawClient(port: proxy.port)
+        #expect(try first.request(RawClient.get(origin.url("/"))).status == 200)
+        #expect(try second.request(RawClient.get(origin.url("/"))).status == 200)
+        let third = try RawClient(port: proxy.port)
+        let refused = try third.reader.readResponse()
+        #expect(refused.status == 503)
+        #expect(ErrorTests.problemType(refused) == "too-many-connections")
+        #expect(try first.request(RawClient.get(origin.url("/"))).status == 200)
+    }
+
+    @Test("A slowloris client gets 408 after client_header while other clients are served")
+    func slowloris() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientHeader = 400
+        let origin = try OriginServer { _ in .text("fine") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        // Given slow clients that trickle a header line at a time
+        let slow = try (0..<5).map { _ in try RawClient(port: proxy.port) }
+        for client in slow { try client.send("GET \(origin.url("/")) HTTP/1.1\r\nHost: x\r\n") }
+        // When a normal client arrives meanwhile, it is served at once
+        let normal = try RawClient(port: proxy.port)
+        #expect(try normal.request(RawClient.get(origin.url("/"))).text == "fine")
+        for client in slow { try client.send("X-Drip: 1\r\n") }
+        Thread.sleep(forTimeInterval: 0.2)
+        for client in slow { try? client.send("X-Drip: 2\r\n") }
+        // Then each slow client gets 408 and is closed
+        for client in slow {
+            let response = try client.reader.readResponse()
+            #expect(response.status == 408)
+            #expect(client.isClosedByPeer())
+        }
+    }
+
+    @Test("An idle keep-alive connection is closed after client_idle")
+    func idleTimeout() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientIdle = 200
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port, timeout: 3)
+        let start = Date()
+        #expect(client.isClosedByPeer())
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
+    }
+
+    @Test("A client that disconnects mid-response releases the upstream transfer and its connection")
+    func clientDisconnectMidResponse() throws {
+        let origin = try OriginServer { _ in .stream(status: 200, headers: [], total: 64 * 1024 * 1024) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/big")))
+        _ = try client.reader.readHead()
+        _ = try client.reader.skip(100_000)
+        client.socket.reset()
+        #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
+        let after = try RawClient(port: proxy.port)
+        #expect(try after.request(RawClient.get(origin.url("/x")), method: "HEAD").status == 200)
+    }
+}

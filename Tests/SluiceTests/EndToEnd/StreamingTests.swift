@@ -1,0 +1,66 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Streaming with backpressure")
+struct StreamingTests {
+    /// This process's resident memory in bytes.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    @Test("200 MB stream through a slow reader with bounded memory and whole bytes")
+    func largeBodySlowReader() throws {
+        // Given a 200 MB response
+        let total = 200 * 1024 * 1024
+        let origin = try OriginServer { _ in .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], total: total) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port, timeout: 60)
+        try client.send(RawClient.get(origin.url("/big")))
+        guard let head = try client.reader.readHead() else { throw TestError("no head") }
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        let before = Self.residentBytes()
+        // When the client reads slowly at first (the proxy must pause the origin, not buffer it)
+        Thread.sleep(forTimeInterval: 0.5)
+        let grewWhilePaused = Self.residentBytes() - before
+        var received = 0
+        var peakGrowth = grewWhilePaused
+        while received < total {
+            let got = try client.reader.skip(min(8 * 1024 * 1024, total - received))
+            if got == 0 { break }
+            received += got
+            peakGrowth = max(peakGrowth, Self.residentBytes() - before)
+        }
+        // Then every byte arrived and memory (this whole test process: proxy + origin + client) stayed bounded
+        #expect(received == total)
+        #expect(grewWhilePaused < 16 * 1024 * 1024)
+        #expect(peakGrowth < 48 * 1024 * 1024)
+    }
+
+    @Test("A large request body streams upstream and arrives whole")
+    func largeUpload() throws {
+        let origin = try OriginServer { request in
+            var sum = 0
+            for byte in request.body { sum = (sum &+ Int(byte)) % 1_000_003 }
+            return .text("\(request.body.count) \(sum)")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port, timeout: 30)
+        let body = [UInt8]((0..<(8 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        var sum = 0
+        for byte in body { sum = (sum &+ Int(byte)) % 1_000_003 }
+        try client.send("PUT \(origin.url("/up")) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
+        try client.socket.send(body)
+        let response = try client.reader.readResponse()
+        #expect(response.text == "\(body.count) \(sum)")
+    }
+}
