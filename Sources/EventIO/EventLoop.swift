@@ -47,8 +47,12 @@ public final class EventLoop: @unchecked Sendable {
     public func run() {
         ownerThread = pthread_self()
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
-        ownerThread = nil
         drainPending()
+        // Freed bufferevents close their sockets in deferred finalizers: let those run now,
+        // or a stopped loop would hold the descriptors open.
+        event_base_loop(base, EVLOOP_NONBLOCK)
+        event_base_loop(base, EVLOOP_NONBLOCK)
+        ownerThread = nil
     }
 
     /// Stops ``run()`` after the current callbacks; call from the loop thread.

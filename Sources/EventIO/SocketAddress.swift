@@ -13,23 +13,21 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `"127.0.0.1:8080"`, `"[::1]:8080"` or, with `defaultPort`, a bare address.
     public init?(_ text: String, defaultPort: UInt16? = nil) {
-        var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
-        let parsed = withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                evutil_parse_sockaddr_port(text, $0, &length)
-            }
-        }
-        if parsed == 0, let address = SocketAddress(storage: storage) {
-            if address.port == 0, let defaultPort {
-                self.init(ip: address.ip, port: defaultPort)
-            } else {
-                self = address
-            }
+        if let ip = SocketAddress.parseIP(text) {
+            guard let defaultPort else { return nil }
+            self.init(ip: ip, port: defaultPort)
             return
         }
-        guard let ip = SocketAddress.parseIP(text) else { return nil }
-        self.init(ip: ip, port: defaultPort ?? 0)
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") {
+            guard host.hasSuffix("]") else { return nil }
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return nil
+        }
+        guard let ip = SocketAddress.parseIP(host) else { return nil }
+        self.init(ip: ip, port: port)
     }
 
     /// An address from its parts.

@@ -3,6 +3,7 @@ import EventIO
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        if client.server.isShuttingDown { keepAlive = false }
         let (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: client.server.date.now, keepAlive: keepAlive)
         self.framing = framing

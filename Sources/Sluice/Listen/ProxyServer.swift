@@ -13,7 +13,7 @@ public final class ProxyServer {
     /// Counters.
     public let stats = Stats()
     /// The address actually bound (real port when configured with port 0).
-    public var localAddress: SocketAddress { listener.localAddress }
+    public var localAddress: SocketAddress { boundAddress }
     /// Whether shutdown has begun.
     public private(set) var isShuttingDown = false
 
@@ -24,7 +24,9 @@ public final class ProxyServer {
     let date = HTTPDate()
     let logger: Logger
     private let accessLog: AccessLog
-    private var listener: Listener!
+    private var listener: Listener?
+    /// The bound address, kept after the listener closes.
+    private var boundAddress: SocketAddress
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private var shutdownCompletion: (() -> Void)?
     private var shutdownTimer: Timer?
@@ -53,8 +55,13 @@ public final class ProxyServer {
         guard let ip = SocketAddress.parseIP(host) else {
             throw EventIOError(operation: "parse listen address \(configuration.listen)", code: 0)
         }
-        listener = try Listener(loop: loop, address: SocketAddress(ip: ip, port: port)) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
-        addSelfAddress(listener.localAddress)
+        boundAddress = SocketAddress(ip: ip, port: port)
+        let listener = try Listener(loop: loop, address: boundAddress) { [unowned self] fd, peer in
+            self.accept(fd: fd, peer: peer)
+        }
+        self.listener = listener
+        boundAddress = listener.localAddress
+        addSelfAddress(boundAddress)
     }
 
     /// Marks another of this process's listening addresses as "self" (the admin port, say).
@@ -120,7 +127,7 @@ public final class ProxyServer {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         shutdownCompletion = completion
-        listener.pause()
+        listener = nil  // new connections are refused from now on
         for client in Array(clients.values) { client.shutdownIfIdle() }
         if clients.isEmpty { return completeShutdown() }
         shutdownTimer = Timer(loop: loop) { [unowned self] in

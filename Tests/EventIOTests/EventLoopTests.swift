@@ -1,0 +1,94 @@
+import EventIO
+import Foundation
+import SluiceTestKit
+import Synchronization
+import Testing
+
+@Suite("EventIO: loop, timers, listener, connections")
+struct EventLoopTests {
+    @Test("A timer fires once after its delay; a cancelled timer does not fire")
+    func timers() throws {
+        let loop = try EventLoop()
+        var fired: [String] = []
+        let cancelled = Timer(loop: loop) { fired.append("cancelled") }
+        cancelled.schedule(milliseconds: 10)
+        cancelled.cancel()
+        let once = Timer(loop: loop) { fired.append("once") }
+        once.schedule(milliseconds: 20)
+        let stop = Timer(loop: loop) { loop.stop() }
+        stop.schedule(milliseconds: 100)
+        let start = Date()
+        loop.run()
+        #expect(fired == ["once"])
+        #expect(Date().timeIntervalSince(start) >= 0.09)
+    }
+
+    @Test("execute(_:) from another thread runs on the loop thread")
+    func crossThread() throws {
+        let loop = try EventLoop()
+        let ran = Mutex(false)
+        Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            loop.execute {
+                ran.withLock { $0 = true }
+                loop.stop()
+            }
+        }.start()
+        let guardTimer = Timer(loop: loop) { loop.stop() }
+        guardTimer.schedule(milliseconds: 5000)
+        loop.run()
+        #expect(ran.withLock { $0 })
+    }
+
+    final class Echo: ConnectionDelegate {
+        var connections: [Connection] = []
+        var events: [Connection.Event] = []
+        func connectionDidRead(_ connection: Connection) { connection.moveInput(to: connection) }
+        func connectionDidDrain(_ connection: Connection) {}
+        func connection(_ connection: Connection, didReceive event: Connection.Event) {
+            events.append(event)
+            connection.closeAfterFlush()
+        }
+    }
+
+    @Test("A listener on port 0 accepts; a connection echoes bytes and sees the peer's FIN")
+    func echo() throws {
+        let loop = try EventLoop()
+        let echo = Echo()
+        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
+            let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.delegate = echo
+            echo.connections.append(connection)
+        }
+        let port = listener.localAddress.port
+        #expect(port != 0)
+        let received = Mutex<[UInt8]>([])
+        Thread {
+            let socket = try! TestSocket.connect(port: port)
+            try! socket.send("hello, loop")
+            socket.shutdownWrite()
+            var all: [UInt8] = []
+            while let bytes = try? socket.receive(), !bytes.isEmpty { all += bytes }
+            received.withLock { $0 = all }
+            loop.execute { loop.stop() }
+        }.start()
+        let guardTimer = Timer(loop: loop) { loop.stop() }
+        guardTimer.schedule(milliseconds: 5000)
+        loop.run()
+        #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == "hello, loop")
+        #expect(echo.events == [.endOfStream])
+        #expect(echo.connections.first?.peer?.isLoopback == true)
+    }
+
+    @Test(
+        "Socket addresses parse and print",
+        arguments: [
+            ("127.0.0.1:8080", "127.0.0.1:8080", true), ("[::1]:443", "[::1]:443", true), ("10.1.2.3:1", "10.1.2.3:1", false),
+            ("[::ffff:127.0.0.1]:80", "[::ffff:127.0.0.1]:80", true),
+        ])
+    func addresses(text: String, printed: String, loopback: Bool) throws {
+        let address = try #require(SocketAddress(text))
+        #expect(address.description == printed)
+        #expect(address.isLoopback == loopback)
+    }
+}

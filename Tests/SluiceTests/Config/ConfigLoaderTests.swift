@@ -1,0 +1,90 @@
+import Foundation
+import Sluice
+import Testing
+
+@Suite("ConfigLoader")
+struct ConfigLoaderTests {
+    /// The repository root (tests run from anywhere).
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    @Test("conf/sluice.yaml is exactly the built-in defaults, and documents every key")
+    func shippedFileMatchesDefaults() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("conf/sluice.yaml"), encoding: .utf8)
+        #expect(try ConfigLoader.load(yaml: text) == Configuration())
+        for key in ConfigLoader.keys {
+            let leaf = String(key.path.split(separator: ".").last!)
+            #expect(text.contains(leaf + ":"), "conf/sluice.yaml does not mention \(key.path)")
+        }
+    }
+
+    @Test("Values of every type are read: sizes, durations, lists, CIDRs, enums")
+    func values() throws {
+        let config = try ConfigLoader.load(
+            yaml: """
+                listen: "127.0.0.1:9090"
+                allow_clients: [10.0.0.0/8, "fd00::/8"]
+                connect_ports: [443, 8443]
+                limits: { max_connections: 10, max_request_body: 2MiB, max_header_bytes: 32K }
+                timeouts:
+                  client_header: 1.5
+                  upstream_response: 250ms
+                  tunnel_idle: 2m
+                redirects: { policy: follow, limit: 3 }
+                log: { access: false, level: debug }
+                """)
+        #expect(config.listen == "127.0.0.1:9090")
+        #expect(config.allowClients.count == 2)
+        #expect(config.connectPorts == [443, 8443])
+        #expect(config.limits.maxConnections == 10)
+        #expect(config.limits.maxRequestBody == 2 * 1024 * 1024)
+        #expect(config.limits.maxHeaderBytes == 32 * 1024)
+        #expect(config.timeouts.clientHeader == 1500)
+        #expect(config.timeouts.upstreamResponse == 250)
+        #expect(config.timeouts.tunnelIdle == 120_000)
+        #expect(config.redirects.policy == .follow)
+        #expect(config.redirects.limit == 3)
+        #expect(!config.log.access)
+    }
+
+    @Test(
+        "Errors name the key and the line",
+        arguments: [
+            ("listen: 127.0.0.1:8080\nlimits:\n  max_conections: 5\n", "limits.max_conections", 3, "unknown key"),
+            ("redirects:\n  policy: sometimes\n", "redirects.policy", 2, "pass, follow or refuse"),
+            ("\n\nallow_clients: [10.0.0.0/33]\n", "allow_clients", 3, "CIDR"),
+            ("limits:\n  max_request_body: lots\n", "limits.max_request_body", 2, "size"),
+            ("timeouts:\n  client_idle: soon\n", "timeouts.client_idle", 2, "duration"),
+            ("connect_ports: [0]\n", "connect_ports", 1, "integer"),
+            ("listen: example.com:80\n", "listen", 1, "IP address"),
+            ("log:\n  access: maybe\n", "log.access", 2, "true or false"),
+            ("upstream: 5\n", "upstream", 1, "mapping"),
+            ("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", "listen", 2, "duplicate"),
+        ])
+    func errors(yaml: String, key: String, line: Int, fragment: String) {
+        do {
+            _ = try ConfigLoader.load(yaml: yaml, file: "test.yaml")
+            Issue.record("accepted \(yaml)")
+        } catch {
+            #expect(error.key == key)
+            #expect(error.line == line)
+            #expect(error.description.contains(fragment), "\(error)")
+            #expect(error.description.hasPrefix("test.yaml:\(line): \(key)"))
+        }
+    }
+
+    @Test("Invalid YAML is reported, not crashed on; an empty file means defaults")
+    func syntax() throws {
+        #expect(throws: ConfigError.self) { _ = try ConfigLoader.load(yaml: "limits: [unclosed") }
+        #expect(try ConfigLoader.load(yaml: "") == Configuration())
+        #expect(try ConfigLoader.load(yaml: "# only a comment\n") == Configuration())
+    }
+
+    @Test("The reference lists every key with its default")
+    func reference() {
+        let reference = ConfigLoader.referenceMarkdown
+        for key in ConfigLoader.keys { #expect(reference.contains("`\(key.path)`")) }
+    }
+}
