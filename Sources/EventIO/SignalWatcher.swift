@@ -1,5 +1,9 @@
 import CEvent
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Delivers a POSIX signal to the loop thread.
 /// - SeeAlso: `evsignal_new(3)` (a macro over `event_new` with `EV_SIGNAL`).
 public final class SignalWatcher {
@@ -21,6 +25,12 @@ public final class SignalWatcher {
             { _, _, ctx in Unmanaged<SignalWatcher>.fromOpaque(ctx!).takeUnretainedValue().handler() },
             Unmanaged.passUnretained(self).toOpaque())
         event_add(event, nil)
+        // A parent may have started us with the signal blocked (threads spawned from libdispatch
+        // workers do): unblock it on this thread so it reaches the loop.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal.rawValue)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     deinit {

@@ -92,3 +92,23 @@ struct EventLoopTests {
         #expect(address.isLoopback == loopback)
     }
 }
+
+@Suite("EventIO: signals")
+struct SignalTests {
+    @Test("A watched signal runs its handler on the loop thread instead of the default action")
+    func hangup() throws {
+        let loop = try EventLoop()
+        var received = 0
+        let watcher = SignalWatcher(loop: loop, signal: .hangup) {
+            received += 1
+            loop.stop()
+        }
+        let guardTimer = Timer(loop: loop) { loop.stop() }
+        guardTimer.schedule(milliseconds: 3000)
+        let raiser = Timer(loop: loop) { kill(getpid(), SIGHUP) }
+        raiser.schedule(milliseconds: 20)
+        loop.run()
+        withExtendedLifetime(watcher) {}
+        #expect(received == 1)
+    }
+}

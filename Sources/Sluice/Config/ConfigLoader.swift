@@ -231,9 +231,23 @@ public enum ConfigLoader {
         }
     }
 
+    /// The documented key closest to `path` (edit distance at most 3), for "did you mean".
     private static func suggest(_ path: String) -> String? {
-        let leaf = path.split(separator: ".").last.map(String.init) ?? path
-        return keys.map(\.path).first { $0.hasSuffix("." + leaf) || $0 == leaf || $0.contains(leaf) }
+        let scored = keys.map { ($0.path, distance(Array(path.utf8), Array($0.path.utf8))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return nil }
+        return best.0
+    }
+
+    private static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// The key reference as a Markdown table (README, `sluice check-config --reference`).

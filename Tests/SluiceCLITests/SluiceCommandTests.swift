@@ -1,0 +1,91 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs the built `sluice` binary.
+struct CLI {
+    static var binary: URL {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return directory.appendingPathComponent("sluice")
+    }
+
+    static func run(_ arguments: [String], currentDirectory: URL? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func temporaryFile(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(UUID().uuidString).yaml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+@Suite("The sluice command")
+struct SluiceCommandTests {
+    @Test("check-config accepts a good file and names the key and line of a bad one")
+    func checkConfig() throws {
+        let good = try CLI.temporaryFile("listen: 127.0.0.1:9999\nredirects:\n  policy: follow\n")
+        let ok = try CLI.run(["check-config", "--config", good])
+        #expect(ok.status == 0)
+        #expect(ok.output.contains("configuration OK"))
+        let bad = try CLI.temporaryFile("listen: 127.0.0.1:9999\ntimeouts:\n  client_idel: 5s\n")
+        let failed = try CLI.run(["check-config", "--config", bad])
+        #expect(failed.status != 0)
+        #expect(failed.output.contains("\(bad):3: timeouts.client_idel: unknown key"))
+        #expect(failed.output.contains("did you mean timeouts.client_idle"))
+    }
+
+    @Test("check-config --reference lists every key")
+    func reference() throws {
+        let result = try CLI.run(["check-config", "--reference"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("`timeouts.client_header`"))
+        #expect(result.output.contains("`redirects.policy`"))
+    }
+
+    @Test("serve proxies requests and exits 0 on SIGTERM after finishing")
+    func serveAndStop() throws {
+        let origin = try OriginServer { _ in .text("through the binary") }
+        defer { origin.stop() }
+        let probe = try TestListener()
+        let port = probe.port
+        probe.close()
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var connected: RawClient?
+        for _ in 0..<100 where connected == nil {
+            connected = try? RawClient(port: port)
+            if connected == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let client = try #require(connected)
+        let response = try client.request(RawClient.get(origin.url("/cli")))
+        #expect(response.text == "through the binary")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("\"GET \(origin.url("/cli"))\" 200"))
+        #expect(log.contains("sluice stopped"))
+    }
+}
