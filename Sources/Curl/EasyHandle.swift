@@ -13,7 +13,8 @@ public protocol EasyHandleDelegate: AnyObject {
     /// A piece of the response body (transfer coding removed; content coding kept).
     func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action
     /// Fill `buffer` with request-body bytes.
-    func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer) -> EasyHandle
+    func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
+        -> EasyHandle
         .UploadResult
     /// Whether a connection to `address` may be opened (loop prevention, address policy).
     func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool

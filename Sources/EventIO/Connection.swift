@@ -162,7 +162,9 @@ public final class Connection {
         let pieces = [first] + rest
         var skip = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
-            var vectors = pieces.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+            var vectors = pieces.map {
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+            }
             let sent = writev(bufferevent_getfd(bev), &vectors, Int32(vectors.count))
             if sent > 0 { skip = sent }
         }

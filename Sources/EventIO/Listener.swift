@@ -32,7 +32,8 @@ public final class Listener {
                 loop.base,
                 { _, fd, address, length, ctx in
                     let listener = Unmanaged<Listener>.fromOpaque(ctx!).takeUnretainedValue()
-                    let peer = address.flatMap { SocketAddress(pointer: $0, length: Int(length)) }
+                    let peer =
+                        address.flatMap { SocketAddress(pointer: $0, length: Int(length)) }
                         ?? SocketAddress(ip: [0, 0, 0, 0], port: 0)
                     listener.onAccept(fd, peer)
                 }, context, flags, backlog, pointer, length)

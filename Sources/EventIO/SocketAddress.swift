@@ -18,7 +18,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             self.init(ip: ip, port: defaultPort)
             return
         }
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
         var host = String(text[..<colon])
         if host.hasPrefix("[") {
             guard host.hasSuffix("]") else { return nil }

@@ -12,7 +12,9 @@ public final class Statement {
     init(database: Database, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
         let result = sqlite3_prepare_v2(database.handle, sql, -1, &statement, nil)
-        guard result == SQLITE_OK, let statement else { throw SQLiteError(database: database.handle, code: result, sql: sql) }
+        guard result == SQLITE_OK, let statement else {
+            throw SQLiteError(database: database.handle, code: result, sql: sql)
+        }
         handle = statement
         self.database = database
         self.sql = sql
@@ -23,7 +25,9 @@ public final class Statement {
     // MARK: - Binding (1-based indexes)
 
     /// Binds an integer.
-    public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) { try check(sqlite3_bind_int64(handle, index, value)) }
+    public func bind(_ value: Int64, at index: Int32) throws(SQLiteError) {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
 
     /// Binds text (copied).
     public func bind(_ value: String, at index: Int32) throws(SQLiteError) {

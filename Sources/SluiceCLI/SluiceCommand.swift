@@ -22,7 +22,8 @@ struct ConfigOptions: ParsableArguments {
     func load() throws -> (Configuration, String) {
         let path = config ?? (FileManager.default.fileExists(atPath: "conf/sluice.yaml") ? "conf/sluice.yaml" : nil)
         guard let path else { return (Configuration(), "built-in defaults") }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
             throw ValidationError("cannot read configuration file \(path)")
         }
         do {

@@ -30,7 +30,9 @@ public final class MessageReader {
                 let start = lines.removeFirst()
                 let fields = lines.map { line -> (String, String) in
                     guard let colon = line.firstIndex(of: ":") else { return (line, "") }
-                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    return (
+                        String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    )
                 }
                 return (start, fields)
             }
@@ -140,7 +142,9 @@ extension MessageReader {
         while true {
             guard let head = try readHead() else { throw TestError("connection closed before a response") }
             let parts = head.startLine.split(separator: " ", maxSplits: 2)
-            guard parts.count >= 2, let status = Int(parts[1]) else { throw TestError("bad status line \(head.startLine)") }
+            guard parts.count >= 2, let status = Int(parts[1]) else {
+                throw TestError("bad status line \(head.startLine)")
+            }
             if status >= 100 && status < 200 { continue }
             var response = ReceivedResponse(status: status, statusLine: head.startLine, fields: head.fields, body: [])
             if method == "HEAD" || status == 204 || status == 304 { return response }

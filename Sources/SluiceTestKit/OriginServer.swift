@@ -88,7 +88,8 @@ public final class OriginServer: @unchecked Sendable {
                 let parts = head.startLine.split(separator: " ")
                 guard parts.count == 3 else { return socket.close() }
                 var request = Request(
-                    method: String(parts[0]), target: String(parts[1]), fields: head.fields, body: [], connection: number)
+                    method: String(parts[0]), target: String(parts[1]), fields: head.fields, body: [],
+                    connection: number)
                 if request.header("transfer-encoding")?.lowercased() == "chunked" {
                     request.body = try reader.readChunked()
                 } else if let length = request.header("content-length").flatMap(Int.init) {
@@ -135,7 +136,8 @@ public final class OriginServer: @unchecked Sendable {
                 remaining -= count
             }
         case .resetMidBody(let declared, let sent):
-            try socket.send("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\nContent-Type: application/octet-stream\r\n\r\n")
+            try socket.send(
+                "HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\nContent-Type: application/octet-stream\r\n\r\n")
             try socket.send([UInt8](repeating: 0x61, count: sent))
             Thread.sleep(forTimeInterval: 0.05)
             socket.reset()

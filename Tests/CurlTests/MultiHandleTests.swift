@@ -32,7 +32,9 @@ final class Collector: EasyHandleDelegate, MultiHandleDelegate {
         return .proceed
     }
 
-    func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer) -> EasyHandle.UploadResult { .end }
+    func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
+        -> EasyHandle.UploadResult
+    { .end }
 
     func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool { !refuse }
 
@@ -44,7 +46,9 @@ final class Collector: EasyHandleDelegate, MultiHandleDelegate {
 
 @Suite("Curl: easy and multi handles on the event loop")
 struct MultiHandleTests {
-    static func fetch(_ url: String, configure: (Collector) -> Void = { _ in }) throws -> (Collector, EasyHandle, MultiHandle) {
+    static func fetch(_ url: String, configure: (Collector) -> Void = { _ in }) throws -> (
+        Collector, EasyHandle, MultiHandle
+    ) {
         let loop = try EventLoop()
         let multi = MultiHandle(loop: loop)
         let collector = Collector(loop: loop)

@@ -83,7 +83,8 @@ struct EventLoopTests {
     @Test(
         "Socket addresses parse and print",
         arguments: [
-            ("127.0.0.1:8080", "127.0.0.1:8080", true), ("[::1]:443", "[::1]:443", true), ("10.1.2.3:1", "10.1.2.3:1", false),
+            ("127.0.0.1:8080", "127.0.0.1:8080", true), ("[::1]:443", "[::1]:443", true),
+            ("10.1.2.3:1", "10.1.2.3:1", false),
             ("[::ffff:127.0.0.1]:80", "[::ffff:127.0.0.1]:80", true),
         ])
     func addresses(text: String, printed: String, loopback: Bool) throws {

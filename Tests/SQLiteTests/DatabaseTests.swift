@@ -5,13 +5,16 @@ import Testing
 @Suite("SQLite: database, statements, migrations")
 struct DatabaseTests {
     static func temporaryPath() -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-sqlite-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-sqlite-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory.appendingPathComponent("test.sqlite").path
     }
 
     static let migrator = Migrator([
-        .init("entries", sql: "CREATE TABLE entries (key TEXT PRIMARY KEY, body BLOB NOT NULL, hits INTEGER NOT NULL DEFAULT 0)"),
+        .init(
+            "entries",
+            sql: "CREATE TABLE entries (key TEXT PRIMARY KEY, body BLOB NOT NULL, hits INTEGER NOT NULL DEFAULT 0)"),
         .init("hosts", sql: "ALTER TABLE entries ADD COLUMN host TEXT"),
     ])
 

@@ -28,7 +28,8 @@ struct CLI {
     }
 
     static func temporaryFile(_ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(UUID().uuidString).yaml").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(UUID().uuidString).yaml")
+            .path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

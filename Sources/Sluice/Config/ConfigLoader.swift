@@ -56,7 +56,9 @@ public enum ConfigLoader {
                 guard let number = Int64(text.dropLast(suffix.count).trimmingOWS()), number >= 0 else { break }
                 return number * factor
             }
-            guard let number = Int64(text), number >= 0 else { throw fail("expected a size like 65536, 64KiB or 100MiB") }
+            guard let number = Int64(text), number >= 0 else {
+                throw fail("expected a size like 65536, 64KiB or 100MiB")
+            }
             return number
         }
 
@@ -79,7 +81,10 @@ public enum ConfigLoader {
 
     /// Every key, its type, default and meaning.
     public static let keys: [Key] = [
-        Key(path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080", summary: "Address of the proxy port (loopback by default).") {
+        Key(
+            path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080",
+            summary: "Address of the proxy port (loopback by default)."
+        ) {
             config, value throws(ConfigError) in
             let text = try value.string()
             var probe = Configuration()
@@ -90,65 +95,121 @@ public enum ConfigLoader {
             else { throw value.fail("expected an IP address and port, like 127.0.0.1:8080") }
             config.listen = text
         },
-        Key(path: "allow_clients", type: "list of CIDR", defaultValue: "[]", summary: "Client networks allowed besides loopback (no open proxy unless listed).") {
+        Key(
+            path: "allow_clients", type: "list of CIDR", defaultValue: "[]",
+            summary: "Client networks allowed besides loopback (no open proxy unless listed)."
+        ) {
             config, value throws(ConfigError) in
             config.allowClients = try value.list().map { item throws(ConfigError) in
                 guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
                 return cidr
             }
         },
-        Key(path: "connect_ports", type: "list of port", defaultValue: "[443]", summary: "Ports CONNECT tunnels may reach; others get 403.") {
+        Key(
+            path: "connect_ports", type: "list of port", defaultValue: "[443]",
+            summary: "Ports CONNECT tunnels may reach; others get 403."
+        ) {
             config, value throws(ConfigError) in
-            config.connectPorts = try value.list().map { item throws(ConfigError) in UInt16(try item.integer(in: 1...65535)) }
+            config.connectPorts = try value.list().map { item throws(ConfigError) in
+                UInt16(try item.integer(in: 1...65535))
+            }
         },
-        Key(path: "limits.max_connections", type: "integer", defaultValue: "1024", summary: "Concurrent client connections; more get 503.") {
+        Key(
+            path: "limits.max_connections", type: "integer", defaultValue: "1024",
+            summary: "Concurrent client connections; more get 503."
+        ) {
             config, value throws(ConfigError) in config.limits.maxConnections = try value.integer(in: 1...1_000_000)
         },
-        Key(path: "limits.max_request_line", type: "size", defaultValue: "8KiB", summary: "Longest request line; longer gets 414.") {
+        Key(
+            path: "limits.max_request_line", type: "size", defaultValue: "8KiB",
+            summary: "Longest request line; longer gets 414."
+        ) {
             config, value throws(ConfigError) in
             config.limits.maxRequestLine = Int(try value.byteSize())
         },
-        Key(path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB", summary: "Largest request header section; larger gets 431.") {
+        Key(
+            path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB",
+            summary: "Largest request header section; larger gets 431."
+        ) {
             config, value throws(ConfigError) in
             config.limits.maxHeaderBytes = Int(try value.byteSize())
         },
-        Key(path: "limits.max_request_body", type: "size", defaultValue: "100MiB", summary: "Largest request body; larger gets 413.") {
+        Key(
+            path: "limits.max_request_body", type: "size", defaultValue: "100MiB",
+            summary: "Largest request body; larger gets 413."
+        ) {
             config, value throws(ConfigError) in config.limits.maxRequestBody = try value.byteSize()
         },
-        Key(path: "timeouts.client_header", type: "duration", defaultValue: "10s", summary: "Time to send a request's header section (slowloris guard); then 408.") {
+        Key(
+            path: "timeouts.client_header", type: "duration", defaultValue: "10s",
+            summary: "Time to send a request's header section (slowloris guard); then 408."
+        ) {
             config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
         },
-        Key(path: "timeouts.client_idle", type: "duration", defaultValue: "60s", summary: "Keep-alive idle time between requests.") {
+        Key(
+            path: "timeouts.client_idle", type: "duration", defaultValue: "60s",
+            summary: "Keep-alive idle time between requests."
+        ) {
             config, value throws(ConfigError) in config.timeouts.clientIdle = try value.milliseconds()
         },
-        Key(path: "timeouts.client_body", type: "duration", defaultValue: "30s", summary: "Longest stall while a client sends a body or does not read a response.") {
+        Key(
+            path: "timeouts.client_body", type: "duration", defaultValue: "30s",
+            summary: "Longest stall while a client sends a body or does not read a response."
+        ) {
             config, value throws(ConfigError) in config.timeouts.clientBody = try value.milliseconds()
         },
-        Key(path: "timeouts.upstream_connect", type: "duration", defaultValue: "10s", summary: "Connecting to an origin (TCP + TLS); then 504.") {
+        Key(
+            path: "timeouts.upstream_connect", type: "duration", defaultValue: "10s",
+            summary: "Connecting to an origin (TCP + TLS); then 504."
+        ) {
             config, value throws(ConfigError) in config.timeouts.upstreamConnect = try value.milliseconds()
         },
-        Key(path: "timeouts.upstream_response", type: "duration", defaultValue: "60s", summary: "From request sent to response headers; then 504.") {
+        Key(
+            path: "timeouts.upstream_response", type: "duration", defaultValue: "60s",
+            summary: "From request sent to response headers; then 504."
+        ) {
             config, value throws(ConfigError) in config.timeouts.upstreamResponse = try value.milliseconds()
         },
-        Key(path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s", summary: "Longest stall in an origin's response body; then the client connection is closed.") {
+        Key(
+            path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s",
+            summary: "Longest stall in an origin's response body; then the client connection is closed."
+        ) {
             config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
         },
-        Key(path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s", summary: "CONNECT tunnel idle time in both directions.") {
+        Key(
+            path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s",
+            summary: "CONNECT tunnel idle time in both directions."
+        ) {
             config, value throws(ConfigError) in config.timeouts.tunnelIdle = try value.milliseconds()
         },
-        Key(path: "timeouts.shutdown_grace", type: "duration", defaultValue: "10s", summary: "How long SIGTERM/SIGINT wait for in-flight exchanges.") {
+        Key(
+            path: "timeouts.shutdown_grace", type: "duration", defaultValue: "10s",
+            summary: "How long SIGTERM/SIGINT wait for in-flight exchanges."
+        ) {
             config, value throws(ConfigError) in config.timeouts.shutdownGrace = try value.milliseconds()
         },
-        Key(path: "upstream.http2", type: "bool", defaultValue: "true", summary: "Offer HTTP/2 to TLS origins (ALPN).") {
+        Key(path: "upstream.http2", type: "bool", defaultValue: "true", summary: "Offer HTTP/2 to TLS origins (ALPN).")
+        {
             config, value throws(ConfigError) in config.upstream.http2 = try value.bool()
         },
-        Key(path: "upstream.max_idle_connections", type: "integer", defaultValue: "256", summary: "Idle origin connections kept for reuse.") {
+        Key(
+            path: "upstream.max_idle_connections", type: "integer", defaultValue: "256",
+            summary: "Idle origin connections kept for reuse."
+        ) {
             config, value throws(ConfigError) in config.upstream.maxIdleConnections = try value.integer(in: 0...100_000)
         },
-        Key(path: "upstream.max_connections_per_host", type: "integer", defaultValue: "0", summary: "Connections per origin; 0 = unlimited.") {
-            config, value throws(ConfigError) in config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
+        Key(
+            path: "upstream.max_connections_per_host", type: "integer", defaultValue: "0",
+            summary: "Connections per origin; 0 = unlimited."
+        ) {
+            config, value throws(ConfigError) in
+            config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
         },
-        Key(path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass", summary: "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502.") {
+        Key(
+            path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass",
+            summary:
+                "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502."
+        ) {
             config, value throws(ConfigError) in
             let text = try value.string()
             guard let policy = Configuration.RedirectPolicy(rawValue: text) else {
@@ -156,10 +217,15 @@ public enum ConfigLoader {
             }
             config.redirects.policy = policy
         },
-        Key(path: "redirects.limit", type: "integer", defaultValue: "5", summary: "Most redirects followed per request.") {
+        Key(
+            path: "redirects.limit", type: "integer", defaultValue: "5", summary: "Most redirects followed per request."
+        ) {
             config, value throws(ConfigError) in config.redirects.limit = try value.integer(in: 0...50)
         },
-        Key(path: "log.level", type: "string", defaultValue: "info", summary: "trace, debug, info, notice, warning, error or critical.") {
+        Key(
+            path: "log.level", type: "string", defaultValue: "info",
+            summary: "trace, debug, info, notice, warning, error or critical."
+        ) {
             config, value throws(ConfigError) in
             let text = try value.string()
             guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text) else {
@@ -172,9 +238,10 @@ public enum ConfigLoader {
         },
     ]
 
-    private static let sections: Set<String> = Set(keys.compactMap { key in
-        key.path.split(separator: ".").count > 1 ? String(key.path.split(separator: ".")[0]) : nil
-    })
+    private static let sections: Set<String> = Set(
+        keys.compactMap { key in
+            key.path.split(separator: ".").count > 1 ? String(key.path.split(separator: ".")[0]) : nil
+        })
 
     /// Parses YAML text; `file` only labels errors.
     public static func load(yaml: String, file: String? = nil) throws(ConfigError) -> Configuration {

@@ -128,7 +128,8 @@ final class Exchange {
         let bodyUnread = !body.isComplete
         if problem.closesConnection || bodyUnread { keepAlive = false }
         client.connection.write(
-            ResponseWriter.problem(problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now))
+            ResponseWriter.problem(
+                problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now))
         headSent = true
         responseComplete = true
         bytesSent = request.method == "HEAD" ? 0 : Int64(problem.body.utf8.count)

@@ -46,11 +46,15 @@ public struct RedirectState: Sendable, Equatable {
     public static func rewrite(_ request: UpstreamRequest, status: Int, to target: TargetURL) -> UpstreamRequest {
         var next = request
         next.url = target
-        let becomesGET = (status == 303 && request.method != "HEAD") || ((status == 301 || status == 302) && request.method == "POST")
+        let becomesGET =
+            (status == 303 && request.method != "HEAD")
+            || ((status == 301 || status == 302) && request.method == "POST")
         if becomesGET {
             next.method = "GET"
             next.body = .none
-            next.headers.remove(keys: ["content-type", "content-encoding", "content-language", "content-location", "digest"])
+            next.headers.remove(keys: [
+                "content-type", "content-encoding", "content-language", "content-location", "digest",
+            ])
         }
         if target.origin != request.url.origin {
             next.headers.remove(keys: ["authorization", "cookie", "proxy-authorization", "origin"])
@@ -73,10 +77,12 @@ public struct RedirectState: Sendable, Equatable {
         }
         let basePath = base.pathAndQuery.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         if path.hasPrefix("?") {
-            return TargetURL(scheme: base.scheme, host: base.host, port: base.port, pathAndQuery: String(basePath) + path)
+            return TargetURL(
+                scheme: base.scheme, host: base.host, port: base.port, pathAndQuery: String(basePath) + path)
         }
         let directory = basePath.lastIndex(of: "/").map { basePath[...$0] } ?? "/"
-        return TargetURL(scheme: base.scheme, host: base.host, port: base.port, pathAndQuery: normalise(directory + path))
+        return TargetURL(
+            scheme: base.scheme, host: base.host, port: base.port, pathAndQuery: normalise(directory + path))
     }
 
     /// Removes `.` and `..` segments (RFC 3986 §5.2.4).

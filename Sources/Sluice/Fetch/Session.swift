@@ -54,7 +54,8 @@ public final class Session {
         self.loop = loop
         self.settings = settings
         multi = MultiHandle(
-            loop: loop, maxConnections: settings.maxIdleConnections, maxConnectionsPerHost: settings.maxConnectionsPerHost)
+            loop: loop, maxConnections: settings.maxIdleConnections,
+            maxConnectionsPerHost: settings.maxConnectionsPerHost)
         delegate = SessionDelegate()
         delegate.session = self
         multi.delegate = delegate

@@ -35,7 +35,8 @@ final class SessionDelegate: MultiHandleDelegate {
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
         if error == nil, let response = task.response {
-            let proposal = CachedResponseProposal(request: task.currentRequest, response: response, bodyBytes: task.bodyBytes)
+            let proposal = CachedResponseProposal(
+                request: task.currentRequest, response: response, bodyBytes: task.bodyBytes)
             let handler = task.hooks.cachedResponseHandler ?? session.cachedResponseHandler
             let decided = handler.map { $0.task(task, willCache: proposal) } ?? proposal
             session.eventMonitor.task(task, didDecideCaching: decided)

@@ -88,7 +88,9 @@ public final class UpstreamTask {
         guard limit > 0 else { return }
         if headTimer == nil {
             headTimer = Timer(loop: session.loop) { [unowned self] in
-                self.fail(.upstreamFailed(reason: .timedOut(detail: "No response headers from the origin within \(limit) ms.")))
+                self.fail(
+                    .upstreamFailed(
+                        reason: .timedOut(detail: "No response headers from the origin within \(limit) ms.")))
             }
         }
         headTimer?.schedule(milliseconds: limit)
@@ -135,7 +137,8 @@ public final class UpstreamTask {
         var error = failure
         if error == nil, let curlError { error = convert(curlError) }
         if error == nil, response == nil {
-            error = .upstreamFailed(reason: .badResponse(detail: "The origin closed the connection without a response."))
+            error = .upstreamFailed(
+                reason: .badResponse(detail: "The origin closed the connection without a response."))
         }
         recycleHandle()
         session.delegate.task(self, didCompleteWith: error)
@@ -154,7 +157,8 @@ public final class UpstreamTask {
         if let refusedLoop { return .forbidden(reason: .loopDetected(refusedLoop.description)) }
         switch error.kind {
         case .resolve: return .upstreamFailed(reason: .resolveFailed(host: host))
-        case .connect: return .upstreamFailed(reason: .connectFailed(host: currentRequest.url.authority, detail: error.message))
+        case .connect:
+            return .upstreamFailed(reason: .connectFailed(host: currentRequest.url.authority, detail: error.message))
         case .timeout: return .upstreamFailed(reason: .timedOut(detail: error.message))
         case .tls: return .upstreamFailed(reason: .tlsFailed(detail: error.message))
         case .badURL: return .badRequest(reason: .malformed("libcurl rejected the URL: \(error.message)"))
@@ -184,7 +188,8 @@ public final class UpstreamTask {
             // obs-fold from an origin: replace with a space (RFC 9112 §5.2).
             var headers = building!.headers
             headers.remove(last.name)
-            headers.append(name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
+            headers.append(
+                name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
             building!.headers = headers
             return .proceed
         }
@@ -217,7 +222,8 @@ public final class UpstreamTask {
 // MARK: - libcurl callbacks
 
 extension UpstreamTask: EasyHandleDelegate {
-    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action {
+    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
+    {
         headerLine(line)
     }
 
@@ -262,12 +268,14 @@ enum ResponseTask {
         let rest = text[(space + 1)...]
         guard rest.count >= 3 else { return nil }
         let codeBytes = rest.prefix(3)
-        guard codeBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let code = Int(String(decoding: codeBytes, as: UTF8.self))
+        guard codeBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let code = Int(String(decoding: codeBytes, as: UTF8.self))
         else { return nil }
         var reason = ""
         if rest.count > 4 {
             reason = String(decoding: rest.dropFirst(4), as: UTF8.self).filter { $0 != "\r" && $0 != "\n" }
         }
-        return ResponseHead(status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())
+        return ResponseHead(
+            status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())
     }
 }

@@ -134,7 +134,8 @@ final class ClientConnection {
         connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: server.date.now))
         server.log(
             ExchangeRecord(
-                client: peerText, method: "-", url: "-", status: problem.status, bytesSent: Int64(problem.body.utf8.count),
+                client: peerText, method: "-", url: "-", status: problem.status,
+                bytesSent: Int64(problem.body.utf8.count),
                 duration: 0, upstreamTime: nil, error: error, aborted: false))
         closeAfterFlush()
     }
@@ -220,7 +221,8 @@ extension ClientConnection: ConnectionDelegate {
         case (.exchanging(let exchange), .endOfStream):
             inputClosed = true
             if bodyPending {
-                exchange.clientFailed(.badRequest(reason: .malformed("the client closed the connection during the request body")))
+                exchange.clientFailed(
+                    .badRequest(reason: .malformed("the client closed the connection during the request body")))
             } else {
                 connection.pauseReading()
             }

@@ -18,7 +18,8 @@ public enum ProxyRuntime {
         for signal in [SignalWatcher.Signal.interrupt, .terminate] {
             signals.append(
                 SignalWatcher(loop: loop, signal: signal) {
-                    logger.notice("stopping: no new connections; waiting for \(server.openConnections) open connection(s)")
+                    logger.notice(
+                        "stopping: no new connections; waiting for \(server.openConnections) open connection(s)")
                     server.shutdown { loop.stop() }
                 })
         }

@@ -82,7 +82,8 @@ public final class ProxyServer {
         }
         guard !isShuttingDown else { return refuse(connection, .unavailable(reason: .shuttingDown)) }
         guard clients.count < configuration.limits.maxConnections else {
-            return refuse(connection, .unavailable(reason: .tooManyConnections(limit: configuration.limits.maxConnections)))
+            return refuse(
+                connection, .unavailable(reason: .tooManyConnections(limit: configuration.limits.maxConnections)))
         }
         stats.connectionsAccepted += 1
         stats.connectionsOpen += 1
@@ -97,7 +98,8 @@ public final class ProxyServer {
         log(
             ExchangeRecord(
                 client: connection.peer?.description ?? "?", method: "-", url: "-", status: problem.status,
-                bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error, aborted: false))
+                bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error, aborted: false)
+        )
         connection.closeAfterFlush()
         // The connection object must outlive its flush: keep it until it is done.
         lingering.append(connection)

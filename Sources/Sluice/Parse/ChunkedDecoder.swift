@@ -90,7 +90,9 @@ public struct ChunkedDecoder: Sendable {
             if byte == 0x0D {
                 state = .sizeLF(value: value)
             } else {
-                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else { throw bad("invalid byte in chunk extension") }
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else {
+                    throw bad("invalid byte in chunk extension")
+                }
                 guard length < maxMetadataBytes else { throw bad("chunk extension too long") }
                 state = .chunkExtension(value: value, length: length + 1)
             }

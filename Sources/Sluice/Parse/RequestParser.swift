@@ -199,17 +199,21 @@ public struct RequestParser: Sendable {
             }
             return .success(.authority(host: host, port: port))
         }
-        if raw == "*" { return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest)) }
+        if raw == "*" {
+            return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest))
+        }
         if raw.hasPrefix("/") { return .success(.origin(raw)) }
         guard let colon = raw.firstIndex(of: ":") else {
             return .failure(.badRequest(reason: .malformed("invalid request target")))
         }
         let scheme = raw[..<colon].lowercased()
         guard scheme == "http" || scheme == "https" else {
-            let looksLikeScheme = scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+            let looksLikeScheme =
+                scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
             return .failure(
                 looksLikeScheme
-                    ? .badRequest(reason: .unsupportedScheme(scheme)) : .badRequest(reason: .malformed("invalid request target")))
+                    ? .badRequest(reason: .unsupportedScheme(scheme))
+                    : .badRequest(reason: .malformed("invalid request target")))
         }
         guard let url = TargetURL(raw) else {
             return .failure(.badRequest(reason: .malformed("invalid absolute URL (userinfo, host or port)")))
@@ -225,8 +229,12 @@ public struct RequestParser: Sendable {
         let codings = headers.tokens("transfer-encoding")
         let hasTE = headers.contains("transfer-encoding")
         if hasTE {
-            if !lengths.isEmpty { return .failure(.badRequest(reason: .malformed("both Content-Length and Transfer-Encoding"))) }
-            if minorVersion == 0 { return .failure(.badRequest(reason: .malformed("Transfer-Encoding in an HTTP/1.0 request"))) }
+            if !lengths.isEmpty {
+                return .failure(.badRequest(reason: .malformed("both Content-Length and Transfer-Encoding")))
+            }
+            if minorVersion == 0 {
+                return .failure(.badRequest(reason: .malformed("Transfer-Encoding in an HTTP/1.0 request")))
+            }
             guard codings.last == "chunked" else {
                 return .failure(.badRequest(reason: .malformed("Transfer-Encoding must end with chunked")))
             }
@@ -240,12 +248,16 @@ public struct RequestParser: Sendable {
             return .success(.chunked)
         }
         guard !lengths.isEmpty else { return .success(.none) }
-        guard lengths.count == 1 else { return .failure(.badRequest(reason: .malformed("more than one Content-Length"))) }
+        guard lengths.count == 1 else {
+            return .failure(.badRequest(reason: .malformed("more than one Content-Length")))
+        }
         let text = lengths[0]
         guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             let length = Int64(text)
         else { return .failure(.badRequest(reason: .malformed("invalid Content-Length"))) }
-        if length > limits.maxBodyBytes { return .failure(.badRequest(reason: .bodyTooLarge(limit: Int(limits.maxBodyBytes)))) }
+        if length > limits.maxBodyBytes {
+            return .failure(.badRequest(reason: .bodyTooLarge(limit: Int(limits.maxBodyBytes))))
+        }
         return .success(length == 0 ? .none : .length(length))
     }
 

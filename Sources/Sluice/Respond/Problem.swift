@@ -58,11 +58,19 @@ public struct Problem: Sendable, Equatable {
             switch reason {
             case .malformed(let what): return (400, "bad-request", "Malformed request", what, true)
             case .requestLineTooLong(let limit):
-                return (414, "request-line-too-long", "Request line too long", "The request line exceeds \(limit) bytes.", true)
+                return (
+                    414, "request-line-too-long", "Request line too long", "The request line exceeds \(limit) bytes.",
+                    true
+                )
             case .headersTooLarge(let limit):
-                return (431, "headers-too-large", "Request header fields too large", "The header section exceeds \(limit) bytes.", true)
+                return (
+                    431, "headers-too-large", "Request header fields too large",
+                    "The header section exceeds \(limit) bytes.", true
+                )
             case .bodyTooLarge(let limit):
-                return (413, "body-too-large", "Request body too large", "The request body exceeds \(limit) bytes.", true)
+                return (
+                    413, "body-too-large", "Request body too large", "The request body exceeds \(limit) bytes.", true
+                )
             case .notAProxyRequest:
                 return (
                     400, "not-a-proxy-request", "This is a forward proxy",
@@ -70,11 +78,20 @@ public struct Problem: Sendable, Equatable {
                     false
                 )
             case .unsupportedScheme(let scheme):
-                return (400, "unsupported-scheme", "Unsupported URL scheme", "Only http and https URLs can be proxied, not \(scheme).", false)
+                return (
+                    400, "unsupported-scheme", "Unsupported URL scheme",
+                    "Only http and https URLs can be proxied, not \(scheme).", false
+                )
             case .unsupportedTransferCoding(let coding):
-                return (501, "unsupported-transfer-coding", "Transfer coding not implemented", "Transfer-Encoding \(coding) is not supported; use chunked.", true)
+                return (
+                    501, "unsupported-transfer-coding", "Transfer coding not implemented",
+                    "Transfer-Encoding \(coding) is not supported; use chunked.", true
+                )
             case .unsupportedVersion(let version):
-                return (505, "http-version-not-supported", "HTTP version not supported", "\(version) is not supported; use HTTP/1.1.", true)
+                return (
+                    505, "http-version-not-supported", "HTTP version not supported",
+                    "\(version) is not supported; use HTTP/1.1.", true
+                )
             case .timedOut:
                 return (408, "request-timeout", "Request timeout", "The client did not send the request in time.", true)
             }
@@ -83,16 +100,24 @@ public struct Problem: Sendable, Equatable {
             case .clientNotAllowed(let address):
                 return (403, "client-not-allowed", "Client not allowed", "\(address) is not in allow_clients.", true)
             case .connectPortNotAllowed(let port):
-                return (403, "connect-port-not-allowed", "CONNECT port not allowed", "CONNECT to port \(port) is not allowed (connect_ports).", false)
+                return (
+                    403, "connect-port-not-allowed", "CONNECT port not allowed",
+                    "CONNECT to port \(port) is not allowed (connect_ports).", false
+                )
             case .loopDetected(let target):
                 return (403, "loop-detected", "Forwarding loop", "\(target) is this proxy itself.", false)
             }
         case .upstreamFailed(let reason):
             switch reason {
             case .resolveFailed(let host):
-                return (502, "upstream-dns-failure", "Upstream name not resolved", "Could not resolve host \(host).", false)
+                return (
+                    502, "upstream-dns-failure", "Upstream name not resolved", "Could not resolve host \(host).", false
+                )
             case .connectFailed(let host, let detail):
-                return (502, "upstream-connect-failure", "Upstream connection failed", "Could not connect to \(host): \(detail)", false)
+                return (
+                    502, "upstream-connect-failure", "Upstream connection failed",
+                    "Could not connect to \(host): \(detail)", false
+                )
             case .timedOut(let detail):
                 return (504, "upstream-timeout", "Upstream timeout", detail, false)
             case .tlsFailed(let detail):
@@ -109,16 +134,28 @@ public struct Problem: Sendable, Equatable {
             case .cycle(let url):
                 return (502, "redirect-cycle", "Redirect cycle", "The redirect to \(url) was already visited.", false)
             case .insecureOrInvalid(let location):
-                return (502, "redirect-not-followed", "Redirect not followed", "Refused to follow the redirect to \(location) (downgrade or unsupported target).", false)
+                return (
+                    502, "redirect-not-followed", "Redirect not followed",
+                    "Refused to follow the redirect to \(location) (downgrade or unsupported target).", false
+                )
             case .bodyNotReplayable(let location):
-                return (502, "redirect-not-followed", "Redirect not followed", "The redirect to \(location) would resend a request body that was already streamed.", false)
+                return (
+                    502, "redirect-not-followed", "Redirect not followed",
+                    "The redirect to \(location) would resend a request body that was already streamed.", false
+                )
             case .refused(let status, let location):
-                return (502, "redirect-refused", "Redirect refused", "The origin answered \(status) to \(location); the redirect policy is refuse.", false)
+                return (
+                    502, "redirect-refused", "Redirect refused",
+                    "The origin answered \(status) to \(location); the redirect policy is refuse.", false
+                )
             }
         case .unavailable(let reason):
             switch reason {
             case .tooManyConnections(let limit):
-                return (503, "too-many-connections", "Too many connections", "The proxy serves at most \(limit) connections.", true)
+                return (
+                    503, "too-many-connections", "Too many connections",
+                    "The proxy serves at most \(limit) connections.", true
+                )
             case .shuttingDown:
                 return (503, "shutting-down", "Shutting down", "The proxy is shutting down.", true)
             }

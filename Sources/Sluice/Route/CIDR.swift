@@ -37,8 +37,10 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
         let text =
             network.count == 4
             ? network.map(String.init).joined(separator: ".")
-            : stride(from: 0, to: 16, by: 2).map { String(UInt16(network[$0]) << 8 | UInt16(network[$0 + 1]), radix: 16) }
-                .joined(separator: ":")
+            : stride(from: 0, to: 16, by: 2).map {
+                String(UInt16(network[$0]) << 8 | UInt16(network[$0 + 1]), radix: 16)
+            }
+            .joined(separator: ":")
         return "\(text)/\(prefixLength)"
     }
 }

@@ -26,7 +26,8 @@ final class Tunnel {
 
     func start() {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let upstream = Connection(loop: client.server.loop, connectingTo: bare, port: port, resolver: client.server.resolver)
+        let upstream = Connection(
+            loop: client.server.loop, connectingTo: bare, port: port, resolver: client.server.resolver)
         upstream.delegate = self
         self.upstream = upstream
         client.connection.pauseReading()
@@ -40,7 +41,8 @@ final class Tunnel {
         let connectLimit = client.server.configuration.timeouts.upstreamConnect
         let connectTimer = Timer(loop: client.server.loop) { [weak self] in
             guard let self, !self.established, !self.finished else { return }
-            self.failBeforeEstablished(.upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
+            self.failBeforeEstablished(
+                .upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
         }
         connectTimer.schedule(milliseconds: connectLimit)
         self.connectTimer = connectTimer
@@ -54,7 +56,8 @@ final class Tunnel {
         idleTimer?.cancel()
         finished = true
         let problem = Problem(error, url: "\(host):\(port)")
-        client.connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: client.server.date.now))
+        client.connection.write(
+            ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: client.server.date.now))
         log(status: problem.status, error: error)
         client.closeAfterFlush()
     }
@@ -62,7 +65,8 @@ final class Tunnel {
     private func log(status: Int, error: SluiceError?) {
         client.server.log(
             ExchangeRecord(
-                client: client.peerText, method: "CONNECT", url: "\(host):\(port)", status: status, bytesSent: bytesDown,
+                client: client.peerText, method: "CONNECT", url: "\(host):\(port)", status: status,
+                bytesSent: bytesDown,
                 duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9, upstreamTime: nil, error: error,
                 aborted: false))
     }

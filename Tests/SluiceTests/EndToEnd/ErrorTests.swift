@@ -69,7 +69,8 @@ struct ErrorTests {
         let headers = try big.request("GET http://h/ HTTP/1.1\r\nHost: h\r\n\(fields)\r\n")
         #expect(headers.status == 431)
         let body = try RawClient(port: proxy.port)
-        let tooLarge = try body.request("POST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
+        let tooLarge = try body.request(
+            "POST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
         #expect(tooLarge.status == 413)
         #expect(Self.problemType(tooLarge) == "body-too-large")
         let chunked = try RawClient(port: proxy.port)

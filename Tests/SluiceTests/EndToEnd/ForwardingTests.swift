@@ -36,12 +36,15 @@ struct ForwardingTests {
 
     @Test("A chunked request body streams upstream and arrives whole")
     func chunkedRequestBody() throws {
-        let origin = try OriginServer { request in .text("got \(request.body.count) bytes: \(String(decoding: request.body, as: UTF8.self))") }
+        let origin = try OriginServer { request in
+            .text("got \(request.body.count) bytes: \(String(decoding: request.body, as: UTF8.self))")
+        }
         defer { origin.stop() }
         let proxy = try ProxyHarness()
         let client = try RawClient(port: proxy.port)
         let response = try client.request(
-            "POST \(origin.url("/c")) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer-Field: x\r\n\r\n")
+            "POST \(origin.url("/c")) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer-Field: x\r\n\r\n"
+        )
         #expect(response.status == 200)
         #expect(response.text == "got 11 bytes: hello world")
     }
@@ -53,7 +56,8 @@ struct ForwardingTests {
         let proxy = try ProxyHarness()
         let client = try RawClient(port: proxy.port)
         // When the client sends the head only
-        try client.send("PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        try client.send(
+            "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
         // Then it receives 100 Continue, and after the body the final response
         let interim = try client.reader.readHead()
         #expect(interim?.startLine == "HTTP/1.1 100 Continue")
@@ -107,7 +111,8 @@ struct ForwardingTests {
         let local = try client.request("OPTIONS \(origin.url("/")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 0\r\n\r\n")
         #expect(local.status == 200)
         #expect(local.header("allow") != nil)
-        let trace = try client.request("TRACE \(origin.url("/t")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 0\r\nX-Probe: 7\r\n\r\n")
+        let trace = try client.request(
+            "TRACE \(origin.url("/t")) HTTP/1.1\r\nHost: x\r\nMax-Forwards: 0\r\nX-Probe: 7\r\n\r\n")
         #expect(trace.header("content-type") == "message/http")
         #expect(trace.text.contains("X-Probe: 7"))
         #expect(origin.requests.isEmpty)
@@ -117,7 +122,9 @@ struct ForwardingTests {
 
     @Test("A chunked origin response is re-chunked for HTTP/1.1 and close-delimited for HTTP/1.0")
     func responseFraming() throws {
-        let origin = try OriginServer { _ in .chunked(status: 200, headers: [], chunks: [Array("ab".utf8), Array("cdef".utf8)]) }
+        let origin = try OriginServer { _ in
+            .chunked(status: 200, headers: [], chunks: [Array("ab".utf8), Array("cdef".utf8)])
+        }
         defer { origin.stop() }
         let proxy = try ProxyHarness()
         let client = try RawClient(port: proxy.port)

@@ -19,7 +19,9 @@ final class RecordingMonitor: EventMonitor {
     func task(_ task: UpstreamTask, didDecideCaching proposal: CachedResponseProposal?) {
         recorder.add(proposal.map { "cache \($0.bodyBytes)" } ?? "cache none")
     }
-    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) { recorder.add(error == nil ? "complete" : "failed") }
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        recorder.add(error == nil ? "complete" : "failed")
+    }
     func exchangeDidComplete(_ record: ExchangeRecord) { recorder.add("exchange \(record.status)") }
 }
 
@@ -53,12 +55,15 @@ struct HookTests {
 
     @Test("A response handler that cancels at the headers stops the body and answers 502")
     func responseHandlerCancels() throws {
-        let origin = try OriginServer { _ in .stream(status: 200, headers: [("Content-Type", "text/html")], total: 32 * 1024 * 1024) }
+        let origin = try OriginServer { _ in
+            .stream(status: 200, headers: [("Content-Type", "text/html")], total: 32 * 1024 * 1024)
+        }
         defer { origin.stop() }
-        let gate = ResponseGate(behavior: .decide { head in
-            head.headers["content-type"] == "text/html"
-                ? .cancel(.upstreamFailed(reason: .cancelled(detail: "text/html is not acceptable"))) : .allow
-        })
+        let gate = ResponseGate(
+            behavior: .decide { head in
+                head.headers["content-type"] == "text/html"
+                    ? .cancel(.upstreamFailed(reason: .cancelled(detail: "text/html is not acceptable"))) : .allow
+            })
         let proxy = try ProxyHarness(hooks: UpstreamTask.Hooks(responseHandler: gate))
         let client = try RawClient(port: proxy.port)
         let response = try client.request(RawClient.get(origin.url("/page")))

@@ -34,7 +34,8 @@ struct KeepAliveTests {
         let client = try RawClient(port: proxy.port)
         // When three requests are sent in one write
         try client.send(
-            RawClient.get(origin.url("/a")) + "POST \(origin.url("/b")) HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nxyz"
+            RawClient.get(origin.url("/a"))
+                + "POST \(origin.url("/b")) HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nxyz"
                 + RawClient.get(origin.url("/c")))
         // Then three responses come back in order
         #expect(try client.reader.readResponse().text == "path=/a")

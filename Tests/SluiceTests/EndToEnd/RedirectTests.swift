@@ -12,15 +12,23 @@ struct RedirectTests {
             if path.hasPrefix("/chain/") {
                 let remaining = Int(path.dropFirst("/chain/".count)) ?? 0
                 if remaining == 0 { return .text("final \(request.method) body=\(request.body.count)") }
-                return .respond(status: 302, headers: [("Location", "/chain/\(remaining - 1)")], body: Array("moved".utf8))
+                return .respond(
+                    status: 302, headers: [("Location", "/chain/\(remaining - 1)")], body: Array("moved".utf8))
             }
             switch path {
             case "/cycle/a": return .respond(status: 301, headers: [("Location", "/cycle/b")], body: [])
-            case "/cycle/b": return .respond(status: 301, headers: [("Location", "http://127.0.0.1:\(request.header("host")!.split(separator: ":")[1])/cycle/a")], body: [])
+            case "/cycle/b":
+                return .respond(
+                    status: 301,
+                    headers: [
+                        ("Location", "http://127.0.0.1:\(request.header("host")!.split(separator: ":")[1])/cycle/a")
+                    ], body: [])
             case "/see-other": return .respond(status: 303, headers: [("Location", "/target")], body: [])
             case "/temporary": return .respond(status: 307, headers: [("Location", "/target")], body: [])
             case "/target":
-                return .text("target \(request.method) body=\(request.body.count) auth=\(request.header("authorization") ?? "-")")
+                return .text(
+                    "target \(request.method) body=\(request.body.count) auth=\(request.header("authorization") ?? "-")"
+                )
             default: return .text("other")
             }
         }
@@ -80,7 +88,8 @@ struct RedirectTests {
         let proxy = try ProxyHarness(configuration: configuration)
         let client = try RawClient(port: proxy.port)
         let seeOther = try client.request(
-            "POST \(origin.url("/see-other")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Type: text/plain\r\n\r\nbody")
+            "POST \(origin.url("/see-other")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Type: text/plain\r\n\r\nbody"
+        )
         #expect(seeOther.text == "target GET body=0 auth=-")
         #expect(origin.requests.last?.header("content-type") == nil)
         let temporary = try client.request(
@@ -92,13 +101,16 @@ struct RedirectTests {
     func crossOriginCredentials() throws {
         let target = try Self.makeOrigin()
         defer { target.stop() }
-        let source = try OriginServer { _ in .respond(status: 302, headers: [("Location", target.url("/target"))], body: []) }
+        let source = try OriginServer { _ in
+            .respond(status: 302, headers: [("Location", target.url("/target"))], body: [])
+        }
         defer { source.stop() }
         var configuration = Configuration()
         configuration.redirects.policy = .follow
         let proxy = try ProxyHarness(configuration: configuration)
         let client = try RawClient(port: proxy.port)
-        let response = try client.request(RawClient.get(source.url("/go"), extra: "Authorization: Bearer secret\r\nCookie: a=b\r\n"))
+        let response = try client.request(
+            RawClient.get(source.url("/go"), extra: "Authorization: Bearer secret\r\nCookie: a=b\r\n"))
         #expect(response.text == "target GET body=0 auth=-")
         #expect(target.requests.last?.header("cookie") == nil)
         #expect(source.requests.last?.header("authorization") == "Bearer secret")

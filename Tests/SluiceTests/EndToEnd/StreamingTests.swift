@@ -20,7 +20,9 @@ struct StreamingTests {
     func largeBodySlowReader() throws {
         // Given a 200 MB response
         let total = 200 * 1024 * 1024
-        let origin = try OriginServer { _ in .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], total: total) }
+        let origin = try OriginServer { _ in
+            .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], total: total)
+        }
         defer { origin.stop() }
         let proxy = try ProxyHarness()
         let client = try RawClient(port: proxy.port, timeout: 60)

@@ -8,7 +8,9 @@ struct RedirectStateTests {
     static func request(_ method: String = "GET", body: UpstreamRequest.Body = .none) -> UpstreamRequest {
         UpstreamRequest(
             method: method, url: base,
-            headers: HTTPFields([("Authorization", "Bearer t"), ("Cookie", "c=1"), ("Content-Type", "text/plain"), ("X-Keep", "1")]),
+            headers: HTTPFields([
+                ("Authorization", "Bearer t"), ("Cookie", "c=1"), ("Content-Type", "text/plain"), ("X-Keep", "1"),
+            ]),
             body: body)
     }
 
@@ -30,7 +32,8 @@ struct RedirectStateTests {
     @Test(
         "Methods are rewritten per RFC 9110 §15.4",
         arguments: [
-            (301, "POST", "GET"), (302, "POST", "GET"), (303, "POST", "GET"), (303, "PUT", "GET"), (303, "HEAD", "HEAD"),
+            (301, "POST", "GET"), (302, "POST", "GET"), (303, "POST", "GET"), (303, "PUT", "GET"),
+            (303, "HEAD", "HEAD"),
             (307, "POST", "POST"), (308, "PUT", "PUT"), (301, "GET", "GET"), (302, "DELETE", "DELETE"),
         ])
     func methodRewrite(status: Int, method: String, expected: String) {
@@ -56,27 +59,42 @@ struct RedirectStateTests {
         var state = RedirectState(limit: 2, start: Self.base)
         var current = Self.request()
         for path in ["/1", "/2"] {
-            guard case .success(let next) = state.next(after: current, response: Self.redirect(302, to: path), bodyWasSent: false) else {
+            guard
+                case .success(let next) = state.next(
+                    after: current, response: Self.redirect(302, to: path), bodyWasSent: false)
+            else {
                 Issue.record("refused \(path)")
                 return
             }
             current = next
         }
         #expect(state.count == 2)
-        #expect(state.next(after: current, response: Self.redirect(302, to: "/3"), bodyWasSent: false) == .failure(.redirectFailed(reason: .tooManyRedirects(limit: 2))))
+        #expect(
+            state.next(after: current, response: Self.redirect(302, to: "/3"), bodyWasSent: false)
+                == .failure(.redirectFailed(reason: .tooManyRedirects(limit: 2))))
 
         var cycle = RedirectState(limit: 5, start: Self.base)
-        #expect(cycle.next(after: Self.request(), response: Self.redirect(301, to: "/dir/page?x=1"), bodyWasSent: false) == .failure(.redirectFailed(reason: .cycle(url: "http://a.example/dir/page?x=1"))))
+        #expect(
+            cycle.next(after: Self.request(), response: Self.redirect(301, to: "/dir/page?x=1"), bodyWasSent: false)
+                == .failure(.redirectFailed(reason: .cycle(url: "http://a.example/dir/page?x=1"))))
 
         var secure = RedirectState(limit: 5, start: TargetURL("https://a.example/")!)
         var secureRequest = Self.request()
         secureRequest.url = TargetURL("https://a.example/")!
-        #expect(secure.next(after: secureRequest, response: Self.redirect(302, to: "http://a.example/"), bodyWasSent: false) == .failure(.redirectFailed(reason: .insecureOrInvalid(location: "http://a.example/"))))
+        #expect(
+            secure.next(after: secureRequest, response: Self.redirect(302, to: "http://a.example/"), bodyWasSent: false)
+                == .failure(.redirectFailed(reason: .insecureOrInvalid(location: "http://a.example/"))))
 
         var unusable = RedirectState(limit: 5, start: Self.base)
-        #expect(unusable.next(after: Self.request(), response: Self.redirect(302, to: "ftp://x/"), bodyWasSent: false) == .failure(.redirectFailed(reason: .insecureOrInvalid(location: "ftp://x/"))))
+        #expect(
+            unusable.next(after: Self.request(), response: Self.redirect(302, to: "ftp://x/"), bodyWasSent: false)
+                == .failure(.redirectFailed(reason: .insecureOrInvalid(location: "ftp://x/"))))
 
         var streamed = RedirectState(limit: 5, start: Self.base)
-        #expect(streamed.next(after: Self.request("POST", body: .streamed), response: Self.redirect(307, to: "/again"), bodyWasSent: true) == .failure(.redirectFailed(reason: .bodyNotReplayable(location: "http://a.example/again"))))
+        #expect(
+            streamed.next(
+                after: Self.request("POST", body: .streamed), response: Self.redirect(307, to: "/again"),
+                bodyWasSent: true)
+                == .failure(.redirectFailed(reason: .bodyNotReplayable(location: "http://a.example/again"))))
     }
 }

@@ -4,7 +4,9 @@ import Testing
 @Suite("ChunkedDecoder")
 struct ChunkedDecoderTests {
     /// Decodes `text` fed in pieces of `step` bytes into an output of `room` bytes per call.
-    static func decode(_ text: String, step: Int = .max, room: Int = 1 << 16, maxBody: Int64 = .max) throws -> (String, Bool) {
+    static func decode(_ text: String, step: Int = .max, room: Int = 1 << 16, maxBody: Int64 = .max) throws -> (
+        String, Bool
+    ) {
         var decoder = ChunkedDecoder(maxBodyBytes: maxBody)
         let input = Array(text.utf8)
         var output: [UInt8] = []
@@ -43,7 +45,8 @@ struct ChunkedDecoderTests {
         "Bad framing is rejected",
         arguments: [
             "zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloX\r\n0\r\n\r\n", "5\nhello\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n",
-            "12345678901234567\r\n", "-1\r\n", "\r\n", "5;\u{0}\r\nhello\r\n", "0\r\n bad-trailer\r\n\r\n", "0\r\nX: y\n\r\n",
+            "12345678901234567\r\n", "-1\r\n", "\r\n", "5;\u{0}\r\nhello\r\n", "0\r\n bad-trailer\r\n\r\n",
+            "0\r\nX: y\n\r\n",
             "0\r\n\rX",
         ])
     func rejects(text: String) {

@@ -17,9 +17,12 @@ struct RequestParserTests {
 
     @Test("An absolute-form GET parses into method, URL, version and fields")
     func absoluteForm() throws {
-        let request = try Self.head("GET http://Example.COM:8080/a/b?q=1#frag HTTP/1.1\r\nHost: example.com\r\nX-A:  v  \r\n\r\n")
+        let request = try Self.head(
+            "GET http://Example.COM:8080/a/b?q=1#frag HTTP/1.1\r\nHost: example.com\r\nX-A:  v  \r\n\r\n")
         #expect(request.method == "GET")
-        #expect(request.target == .absolute(TargetURL(scheme: "http", host: "example.com", port: 8080, pathAndQuery: "/a/b?q=1")))
+        #expect(
+            request.target
+                == .absolute(TargetURL(scheme: "http", host: "example.com", port: 8080, pathAndQuery: "/a/b?q=1")))
         #expect(request.minorVersion == 1)
         #expect(request.headers["x-a"] == "v")
         #expect(request.bodyFraming == .none)
@@ -28,11 +31,20 @@ struct RequestParserTests {
     @Test(
         "Target forms are classified",
         arguments: [
-            ("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", RequestTarget.authority(host: "example.com", port: 443)),
+            (
+                "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+                RequestTarget.authority(host: "example.com", port: 443)
+            ),
             ("GET /path HTTP/1.1\r\nHost: h\r\n\r\n", .origin("/path")),
             ("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", .asterisk),
-            ("GET http://h HTTP/1.1\r\nHost: h\r\n\r\n", .absolute(TargetURL(scheme: "http", host: "h", port: 80, pathAndQuery: "/"))),
-            ("GET https://[::1]:8443?x HTTP/1.1\r\nHost: h\r\n\r\n", .absolute(TargetURL(scheme: "https", host: "[::1]", port: 8443, pathAndQuery: "/?x"))),
+            (
+                "GET http://h HTTP/1.1\r\nHost: h\r\n\r\n",
+                .absolute(TargetURL(scheme: "http", host: "h", port: 80, pathAndQuery: "/"))
+            ),
+            (
+                "GET https://[::1]:8443?x HTTP/1.1\r\nHost: h\r\n\r\n",
+                .absolute(TargetURL(scheme: "https", host: "[::1]", port: 8443, pathAndQuery: "/?x"))
+            ),
         ])
     func targetForms(text: String, target: RequestTarget) throws {
         #expect(try Self.head(text).target == target)
@@ -88,8 +100,12 @@ struct RequestParserTests {
 
     @Test("Leading empty lines are skipped; body framing is read from the fields")
     func framing() throws {
-        #expect(try Self.head("\r\n\r\nPOST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 12\r\n\r\n").bodyFraming == .length(12))
-        #expect(try Self.head("POST http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n").bodyFraming == .chunked)
+        #expect(
+            try Self.head("\r\n\r\nPOST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 12\r\n\r\n").bodyFraming
+                == .length(12))
+        #expect(
+            try Self.head("POST http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n").bodyFraming
+                == .chunked)
         #expect(try Self.head("POST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n").bodyFraming == .none)
     }
 

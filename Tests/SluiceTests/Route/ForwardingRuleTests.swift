@@ -1,11 +1,14 @@
-@testable import Sluice
 import Testing
+
+@testable import Sluice
 
 @Suite("Forwarding header rules")
 struct ForwardingRuleTests {
     static func request(_ head: String) -> ProxyRequest {
         var parser = RequestParser()
-        guard case .head(let request, _) = Array(head.utf8).withUnsafeBytes({ parser.parse($0) }) else { fatalError(head) }
+        guard case .head(let request, _) = Array(head.utf8).withUnsafeBytes({ parser.parse($0) }) else {
+            fatalError(head)
+        }
         return request
     }
 
@@ -22,7 +25,9 @@ struct ForwardingRuleTests {
 
     @Test("Connection cannot be used to strip Host or framing")
     func protectedFields() {
-        var fields = HTTPFields([("Connection", "Host, Content-Length, X-A"), ("Host", "h"), ("Content-Length", "1"), ("X-A", "a")])
+        var fields = HTTPFields([
+            ("Connection", "Host, Content-Length, X-A"), ("Host", "h"), ("Content-Length", "1"), ("X-A", "a"),
+        ])
         HopByHop.strip(&fields)
         #expect(fields.fields.map(\.name) == ["Host", "Content-Length"])
     }
@@ -38,12 +43,16 @@ struct ForwardingRuleTests {
             ("GET", 1, 204, [], .none),
             ("GET", 1, 304, [("Content-Length", "5")], .none),
         ])
-    func responseFraming(method: String, minor: Int, status: Int, fields: [(String, String)], framing: ResponseWriter.Framing) {
+    func responseFraming(
+        method: String, minor: Int, status: Int, fields: [(String, String)], framing: ResponseWriter.Framing
+    ) {
         let request = Self.request("\(method) http://h/ HTTP/1.\(minor)\r\nHost: h\r\n\r\n")
         let head = ResponseHead(status: status, headers: HTTPFields(fields))
         let (headers, chosen) = Forwarding.clientResponse(head, request: request, date: "D", keepAlive: true)
         #expect(chosen == framing)
-        if framing == .chunked { #expect(headers["content-length"] == nil && headers["transfer-encoding"] == "chunked") }
+        if framing == .chunked {
+            #expect(headers["content-length"] == nil && headers["transfer-encoding"] == "chunked")
+        }
         #expect(headers["date"] == "D")
         #expect(headers["via"] == "1.1 sluice")
     }

@@ -1,13 +1,15 @@
 import EventIO
-@testable import Sluice
 import Testing
+
+@testable import Sluice
 
 @Suite("Access control and loop prevention")
 struct PolicyTests {
     @Test(
         "CIDRs match the addresses inside them",
         arguments: [
-            ("10.0.0.0/8", "10.200.1.2", true), ("10.0.0.0/8", "11.0.0.1", false), ("192.168.1.0/24", "192.168.1.255", true),
+            ("10.0.0.0/8", "10.200.1.2", true), ("10.0.0.0/8", "11.0.0.1", false),
+            ("192.168.1.0/24", "192.168.1.255", true),
             ("192.168.1.0/25", "192.168.1.200", false), ("fd00::/8", "fd12::1", true), ("fd00::/8", "fe80::1", false),
             ("0.0.0.0/0", "8.8.8.8", true), ("203.0.113.7", "203.0.113.7", true), ("203.0.113.7", "203.0.113.8", false),
         ])
