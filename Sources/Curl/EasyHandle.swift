@@ -90,6 +90,17 @@ public final class EasyHandle {
         installBaseline()
     }
 
+    /// Readies the handle for another transfer without `curl_easy_reset`: the baseline and
+    /// callbacks stay, the per-transfer options (method, body, headers) go back to a plain GET.
+    public func prepareForReuse() {
+        set(CURLOPT_HTTPGET, 1)
+        sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, nil)
+        sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
+        headers = nil
+        pausedMask = 0
+        errorBuffer[0] = 0
+    }
+
     private func installBaseline() {
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(CURLOPT_PRIVATE, pointer: context)

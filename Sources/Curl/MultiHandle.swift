@@ -81,7 +81,7 @@ public final class MultiHandle {
         curl_multi_remove_handle(multi, handle.handle)
     }
 
-    /// Runs libcurl's internal wake-up outside any callback (after unpausing, say).
+    /// Runs libcurl's internal wake-up at the next loop turn (after unpausing, say).
     public func kick() { timer.schedule(milliseconds: 0) }
 
     // MARK: - Driving

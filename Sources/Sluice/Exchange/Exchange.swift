@@ -61,7 +61,9 @@ final class Exchange {
 
         // 3. Fetch.
         let upstream = Forwarding.upstreamRequest(for: request, url: url)
-        task = client.server.session.makeTask(upstream, delegate: self, hooks: client.server.hooks)
+        let task = client.server.session.makeTask(upstream, delegate: self, hooks: client.server.hooks)
+        self.task = task
+        task.start()
     }
 
     /// More client input arrived (request body bytes).
@@ -96,7 +98,7 @@ final class Exchange {
         var text = ""
         if request.method == "TRACE" {
             text = request.requestLine + "\r\n"
-            for field in request.headers where !["authorization", "cookie", "proxy-authorization"].contains(field.key) {
+            for field in request.headers where !["authorization", "cookie", "proxy-authorization"].contains(where: field.hasName) {
                 text += field.name + ": " + field.value + "\r\n"
             }
             text += "\r\n"

@@ -64,7 +64,7 @@ public final class Session {
     /// Tasks in flight.
     public var activeTaskCount: Int { running.count }
 
-    /// Creates and starts a task for `request`.
+    /// Creates a task for `request`; call ``UpstreamTask/start()`` to send it.
     /// - Parameters:
     ///   - request: what to send upstream.
     ///   - delegate: receives the response (not retained).
@@ -76,8 +76,6 @@ public final class Session {
         nextTaskID += 1
         let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: hooks, session: self)
         running[ObjectIdentifier(task)] = task
-        eventMonitor.taskDidStart(task)
-        task.start()
         return task
     }
 
@@ -88,7 +86,7 @@ public final class Session {
     func checkoutHandle() -> EasyHandle { idleHandles.popLast() ?? EasyHandle() }
 
     func recycle(_ handle: EasyHandle) {
-        handle.reset()
+        handle.prepareForReuse()
         if idleHandles.count < 512 { idleHandles.append(handle) }
     }
 
@@ -104,7 +102,7 @@ public final class Session {
         let lines = HeaderList()
         var sawAccept = false
         for field in request.headers {
-            if field.key == "accept" { sawAccept = true }
+            if !sawAccept, field.hasName("accept") { sawAccept = true }
             // "Name;" is libcurl's spelling of a field with an empty value.
             lines.append(field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value)
         }

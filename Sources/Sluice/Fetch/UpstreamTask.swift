@@ -67,7 +67,10 @@ public final class UpstreamTask {
 
     // MARK: - Control
 
-    func start() {
+    /// Sends the request (the first time) or the next one after a followed redirect.
+    /// The delegate may hear the completion before this returns (an immediate failure).
+    public func start() {
+        if startTime == 0 { session.eventMonitor.taskDidStart(self) }
         startTime = EventLoop.monotonicNanoseconds()
         let handle = session.checkoutHandle()
         self.handle = handle
@@ -194,8 +197,12 @@ public final class UpstreamTask {
             return .proceed
         }
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return .proceed }
-        let name = String(decoding: text[..<colon], as: UTF8.self)
-        let value = String(decoding: text[(colon + 1)...], as: UTF8.self).trimmingOWS()
+        var start = colon + 1
+        var stop = text.count
+        while start < stop, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
+        while stop > start, text[stop - 1] == 0x20 || text[stop - 1] == 0x09 { stop -= 1 }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: text[..<colon]), as: UTF8.self)
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: text[start..<stop]), as: UTF8.self)
         building!.headers.append(name: name, value: value)
         return .proceed
     }

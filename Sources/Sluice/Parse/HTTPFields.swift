@@ -6,14 +6,28 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         public var name: String
         /// The value, without surrounding whitespace.
         public var value: String
-        /// The name in lower case, for comparisons.
-        public let key: String
 
-        /// A field; `key` is derived from `name`.
+        /// A field.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
-            key = name.lowercased()
+        }
+
+        /// The name in lower case.
+        public var key: String { name.lowercased() }
+
+        /// Whether the name equals `lowercased` ignoring ASCII case (no allocation).
+        @inlinable
+        public func hasName(_ lowercased: String) -> Bool {
+            let mine = name.utf8
+            let theirs = lowercased.utf8
+            guard mine.count == theirs.count else { return false }
+            var other = theirs.makeIterator()
+            for byte in mine {
+                let folded = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                if folded != other.next() { return false }
+            }
+            return true
         }
     }
 
@@ -39,19 +53,19 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     /// The first value of `name`, or `nil`.
     public subscript(_ name: String) -> String? {
         let key = name.lowercased()
-        return fields.first { $0.key == key }?.value
+        return fields.first { $0.hasName(key) }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
         let key = name.lowercased()
-        return fields.filter { $0.key == key }.map(\.value)
+        return fields.filter { $0.hasName(key) }.map(\.value)
     }
 
     /// Whether `name` is present.
     public func contains(_ name: String) -> Bool {
         let key = name.lowercased()
-        return fields.contains { $0.key == key }
+        return fields.contains { $0.hasName(key) }
     }
 
     /// Every comma-separated element of every `name` line, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
@@ -62,22 +76,22 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     /// Removes every line of `name`.
     public mutating func remove(_ name: String) {
         let key = name.lowercased()
-        fields.removeAll { $0.key == key }
+        fields.removeAll { $0.hasName(key) }
     }
 
-    /// Removes every line whose lower-cased name is in `keys`.
-    public mutating func remove(keys: Set<String>) {
-        fields.removeAll { keys.contains($0.key) }
+    /// Removes every line whose name is one of `keys` (given in lower case).
+    public mutating func remove(keys: [String]) {
+        fields.removeAll { field in keys.contains { field.hasName($0) } }
     }
 
     /// Replaces every line of `name` by one line with `value`.
     public mutating func set(_ name: String, _ value: String) {
         let key = name.lowercased()
-        if let index = fields.firstIndex(where: { $0.key == key }) {
+        if let index = fields.firstIndex(where: { $0.hasName(key) }) {
             fields[index].value = value
             var position = fields.index(after: index)
             while position < fields.endIndex {
-                if fields[position].key == key { fields.remove(at: position) } else { position += 1 }
+                if fields[position].hasName(key) { fields.remove(at: position) } else { position += 1 }
             }
         } else {
             append(name: name, value: value)

@@ -1,7 +1,7 @@
 /// The connection-specific fields a proxy never forwards (RFC 9110 §7.6.1, RFC 9112 §9.6).
 enum HopByHop {
     /// Always connection-specific, in both directions.
-    static let fields: Set<String> = [
+    static let fields: [String] = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authorization", "proxy-authenticate",
     ]
@@ -13,7 +13,9 @@ enum HopByHop {
     /// Removes hop-by-hop fields and those named in `Connection`.
     static func strip(_ fields: inout HTTPFields) {
         var remove = HopByHop.fields
-        for token in fields.tokens("connection") where !protected.contains(token) { remove.insert(token) }
+        if fields.contains("connection") {
+            for token in fields.tokens("connection") where !protected.contains(token) { remove.append(token) }
+        }
         fields.remove(keys: remove)
     }
 }

@@ -202,23 +202,20 @@ public struct RequestParser: Sendable {
         if raw == "*" {
             return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest))
         }
-        if raw.hasPrefix("/") { return .success(.origin(raw)) }
-        guard let colon = raw.firstIndex(of: ":") else {
+        if raw.utf8.first == UInt8(ascii: "/") { return .success(.origin(raw)) }
+        if let url = TargetURL(raw) { return .success(.absolute(url)) }
+        guard let colon = raw.utf8.firstIndex(of: UInt8(ascii: ":")) else {
             return .failure(.badRequest(reason: .malformed("invalid request target")))
         }
-        let scheme = raw[..<colon].lowercased()
-        guard scheme == "http" || scheme == "https" else {
-            let looksLikeScheme =
-                scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
-            return .failure(
-                looksLikeScheme
-                    ? .badRequest(reason: .unsupportedScheme(scheme))
-                    : .badRequest(reason: .malformed("invalid request target")))
-        }
-        guard let url = TargetURL(raw) else {
+        let scheme = String(raw[..<colon]).lowercased()
+        guard scheme != "http" && scheme != "https" else {
             return .failure(.badRequest(reason: .malformed("invalid absolute URL (userinfo, host or port)")))
         }
-        return .success(.absolute(url))
+        let looksLikeScheme =
+            scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
+        return .failure(
+            looksLikeScheme
+                ? .badRequest(reason: .unsupportedScheme(scheme)) : .badRequest(reason: .malformed("invalid request target")))
     }
 
     /// Body framing from Content-Length / Transfer-Encoding (RFC 9112 §6.1–§6.3).

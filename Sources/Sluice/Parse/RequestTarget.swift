@@ -45,68 +45,124 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses an absolute `http`/`https` URL; `nil` for anything else (userinfo, bad port, no host,
-    /// spaces, control characters or non-ASCII bytes).
+    /// spaces, control characters or non-ASCII bytes). Works on bytes: this runs for every request.
     public init?(_ text: String) {
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let scheme = text[..<colon].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
-        let rest = text[text.index(after: colon)...]
-        guard rest.hasPrefix("//") else { return nil }
-        let afterSlashes = rest.dropFirst(2)
-        let authorityEnd = afterSlashes.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterSlashes.endIndex
-        let authority = afterSlashes[..<authorityEnd]
-        guard let (host, port) = TargetURL.splitAuthority(authority, defaultPort: TargetURL.defaultPort(scheme))
+        var text = text
+        guard let parsed = text.withUTF8({ TargetURL.parse($0) }) else { return nil }
+        self = parsed
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> TargetURL? {
+        let count = bytes.count
+        var index = 0
+        while index < count, bytes[index] != UInt8(ascii: ":") { index += 1 }
+        guard index == 4 || index == 5, index + 2 < count, bytes[index + 1] == UInt8(ascii: "/"),
+            bytes[index + 2] == UInt8(ascii: "/")
         else { return nil }
-        var path = String(afterSlashes[authorityEnd...])
-        if let hash = path.firstIndex(of: "#") { path = String(path[..<hash]) }
-        if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
-        guard path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
-        self.init(scheme: scheme, host: host, port: port, pathAndQuery: path)
+        let scheme: String
+        if index == 4, lowerEquals(bytes, 0, "http") {
+            scheme = "http"
+        } else if index == 5, lowerEquals(bytes, 0, "https") {
+            scheme = "https"
+        } else {
+            return nil
+        }
+        let authorityStart = index + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < count {
+            let byte = bytes[authorityEnd]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            authorityEnd += 1
+        }
+        guard
+            let (host, port) = splitAuthority(
+                UnsafeBufferPointer(rebasing: bytes[authorityStart..<authorityEnd]), defaultPort: defaultPort(scheme))
+        else { return nil }
+        var pathEnd = authorityEnd
+        while pathEnd < count, bytes[pathEnd] != UInt8(ascii: "#") {
+            let byte = bytes[pathEnd]
+            guard byte > 0x20, byte < 0x7F else { return nil }
+            pathEnd += 1
+        }
+        var path = String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityEnd..<pathEnd]), as: UTF8.self)
+        if path.isEmpty || path.utf8.first == UInt8(ascii: "?") { path = "/" + path }
+        return TargetURL(scheme: scheme, host: host, port: port, pathAndQuery: path)
+    }
+
+    private static func lowerEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ word: StaticString) -> Bool {
+        let utf8 = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard start + utf8.count <= bytes.count else { return false }
+        for offset in 0..<utf8.count where bytes[start + offset] | 0x20 != utf8[offset] { return false }
+        return true
     }
 
     /// Splits `host[:port]` (IPv6 in brackets); rejects userinfo, empty hosts and bad ports.
     static func splitAuthority(_ authority: Substring, defaultPort: UInt16?) -> (String, UInt16)? {
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
-        var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[...close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { return nil }
-                portText = after.dropFirst()
+        var text = String(authority)
+        return text.withUTF8 { splitAuthority($0, defaultPort: defaultPort) }
+    }
+
+    /// Byte-level ``splitAuthority(_:defaultPort:)``: the host is lower-cased.
+    static func splitAuthority(_ bytes: UnsafeBufferPointer<UInt8>, defaultPort: UInt16?) -> (String, UInt16)? {
+        let count = bytes.count
+        guard count > 0 else { return nil }
+        var hostEnd = count
+        var portStart = -1
+        if bytes[0] == UInt8(ascii: "[") {
+            var close = 1
+            while close < count, bytes[close] != UInt8(ascii: "]") {
+                let byte = bytes[close]
+                let ok = isHex(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
+                guard ok else { return nil }
+                close += 1
             }
-            guard host.count > 2,
-                host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." })
-            else { return nil }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+            guard close < count, close > 1 else { return nil }
+            hostEnd = close + 1
+            if hostEnd < count {
+                guard bytes[hostEnd] == UInt8(ascii: ":") else { return nil }
+                portStart = hostEnd + 1
+            }
         } else {
-            host = authority
+            for index in 0..<count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: ":") {
+                    guard portStart < 0 else { return nil }
+                    hostEnd = index
+                    portStart = index + 1
+                    continue
+                }
+                guard portStart < 0 else { continue }
+                let ok =
+                    (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                guard ok else { return nil }
+            }
         }
-        guard !host.isEmpty else { return nil }
-        let hostOK = host.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: ":")
-        }
-        guard hostOK else { return nil }
+        guard hostEnd > 0 else { return nil }
         var port: UInt16
-        if let portText {
-            guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy(\.isASCIIDigit),
-                let value = UInt16(portText), value > 0
-            else { return nil }
-            port = value
+        if portStart >= 0 {
+            let digits = count - portStart
+            guard digits > 0, digits <= 5 else { return nil }
+            var value = 0
+            for index in portStart..<count {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            guard value > 0, value <= 65535 else { return nil }
+            port = UInt16(value)
         } else {
             guard let defaultPort else { return nil }
             port = defaultPort
         }
-        return (host.lowercased(), port)
+        var hostBytes = [UInt8](UnsafeBufferPointer(rebasing: bytes[0..<hostEnd]))
+        for index in hostBytes.indices where hostBytes[index] >= 0x41 && hostBytes[index] <= 0x5A {
+            hostBytes[index] |= 0x20
+        }
+        return (String(decoding: hostBytes, as: UTF8.self), port)
     }
-}
 
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+    }
 }

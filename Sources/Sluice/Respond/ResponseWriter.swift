@@ -14,10 +14,21 @@ enum ResponseWriter {
 
     /// The head bytes for `response` to a client.
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reason.isEmpty ? ReasonPhrase.standard(status) : reason)\r\n"
-        for field in headers { text += field.name + ": " + field.value + "\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        bytes.append(contentsOf: String(status).utf8)
+        bytes.append(0x20)
+        bytes.append(contentsOf: (reason.isEmpty ? ReasonPhrase.standard(status) : reason).utf8)
+        bytes.append(contentsOf: crlf)
+        for field in headers {
+            bytes.append(contentsOf: field.name.utf8)
+            bytes.append(contentsOf: [0x3A, 0x20])
+            bytes.append(contentsOf: field.value.utf8)
+            bytes.append(contentsOf: crlf)
+        }
+        bytes.append(contentsOf: crlf)
+        return bytes
     }
 
     /// The chunk-size line for `count` bytes.

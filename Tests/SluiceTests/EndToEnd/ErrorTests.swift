@@ -135,6 +135,11 @@ struct ErrorTests {
         let client = try RawClient(port: proxy.port)
         try client.send(RawClient.get(origin.url("/reset")))
         guard let head = try client.reader.readHead() else { throw TestError("no head") }
+        if head.startLine.hasPrefix("HTTP/1.1 502") {
+            // The reset arrived before any body byte: nothing was sent yet, so the client gets a problem.
+            #expect(head.fields.contains { $0.0 == "Content-Type" && $0.1 == "application/problem+json" })
+            return
+        }
         #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
         // The declared length cannot be met: the client sees the connection end early.
         let rest = try client.reader.readToEnd()
