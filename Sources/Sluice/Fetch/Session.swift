@@ -107,7 +107,8 @@ public final class Session {
             lines.append(field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value)
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
-        lines.append("Expect:")  // 100-continue is the client's business, answered by Sluice
+        // 100-continue is the client's business, answered by Sluice; libcurl adds it only to uploads.
+        if request.body != .none { lines.append("Expect:") }
         handle.setHeaders(lines)
         handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
         handle.setTimeouts(

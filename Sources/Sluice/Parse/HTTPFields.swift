@@ -79,6 +79,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         fields.removeAll { $0.hasName(key) }
     }
 
+    /// Removes every line for which `shouldRemove` is true.
+    public mutating func removeAll(where shouldRemove: (Field) -> Bool) { fields.removeAll(where: shouldRemove) }
+
     /// Removes every line whose name is one of `keys` (given in lower case).
     public mutating func remove(keys: [String]) {
         fields.removeAll { field in keys.contains { field.hasName($0) } }

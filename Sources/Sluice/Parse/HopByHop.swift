@@ -1,21 +1,37 @@
 /// The connection-specific fields a proxy never forwards (RFC 9110 §7.6.1, RFC 9112 §9.6).
 enum HopByHop {
-    /// Always connection-specific, in both directions.
-    static let fields: [String] = [
-        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
-        "proxy-authorization", "proxy-authenticate",
-    ]
-
     /// Names listed in `Connection` that may be removed; framing and routing fields are never
     /// removed on a peer's say-so (`Connection: Host` must not strip the Host).
     static let protected: Set<String> = ["host", "content-length", "transfer-encoding", "content-type"]
 
+    /// Whether `field` is always connection-specific, in both directions: Connection, Keep-Alive,
+    /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Authenticate
+    /// (length first, so most names cost one comparison).
+    static func isHopByHop(_ field: HTTPFields.Field) -> Bool {
+        switch field.name.utf8.count {
+        case 2: return field.hasName("te")
+        case 7: return field.hasName("trailer") || field.hasName("upgrade")
+        case 10: return field.hasName("connection") || field.hasName("keep-alive")
+        case 16: return field.hasName("proxy-connection")
+        case 17: return field.hasName("transfer-encoding")
+        case 18: return field.hasName("proxy-authenticate")
+        case 19: return field.hasName("proxy-authorization")
+        default: return false
+        }
+    }
+
     /// Removes hop-by-hop fields and those named in `Connection`.
     static func strip(_ fields: inout HTTPFields) {
-        var remove = HopByHop.fields
-        if fields.contains("connection") {
-            for token in fields.tokens("connection") where !protected.contains(token) { remove.append(token) }
+        var named: [String] = []
+        for field in fields where field.hasName("connection") {
+            let value = field.value.lowercased()
+            // The usual values name no other field.
+            if value == "keep-alive" || value == "close" { continue }
+            for token in value.split(separator: ",") {
+                let name = token.trimmingOWS()
+                if !name.isEmpty, name != "keep-alive", name != "close", !protected.contains(name) { named.append(name) }
+            }
         }
-        fields.remove(keys: remove)
+        fields.removeAll { field in isHopByHop(field) || (!named.isEmpty && named.contains(where: field.hasName)) }
     }
 }
