@@ -113,7 +113,7 @@ public final class EasyHandle {
         set(CURLOPT_HTTP_TRANSFER_DECODING, 1)
         set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        set(CURLOPT_BUFFERSIZE, 64 * 1024)
+        set(CURLOPT_BUFFERSIZE, 32 * 1024)
         sluice_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         sluice_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         sluice_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)

@@ -4,9 +4,9 @@ import EventIO
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
 final class ClientConnection {
     /// Above this many unsent bytes, the upstream transfer pauses.
-    static let outputHighWater = 256 * 1024
+    static let outputHighWater = 64 * 1024
     /// At or below this, it resumes.
-    static let outputLowWater = 64 * 1024
+    static let outputLowWater = 16 * 1024
     /// Input buffered at most (the header limit plus room); reading pauses above it.
     let inputHighWater: Int
 
