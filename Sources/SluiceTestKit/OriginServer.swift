@@ -65,7 +65,7 @@ public final class OriginServer: @unchecked Sendable {
     public func stop() {
         listener.close()
         let sockets = state.withLock { $0.sockets }
-        for socket in sockets { socket.close() }
+        for socket in sockets { socket.abort() }
     }
 
     private func acceptLoop() {

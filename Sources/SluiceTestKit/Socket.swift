@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +9,7 @@ import Foundation
 public final class TestSocket: @unchecked Sendable {
     /// The descriptor.
     public let fd: Int32
-    private var closed = false
+    private let closed = Mutex(false)
 
     init(fd: Int32) {
         self.fd = fd
@@ -76,16 +77,26 @@ public final class TestSocket: @unchecked Sendable {
 
     /// Closes with RST.
     public func reset() {
+        guard !closed.withLock({ $0 }) else { return }
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
         close()
     }
 
-    /// Closes.
+    /// Closes. Only the thread that uses the socket may close it: a descriptor closed under
+    /// another thread's blocking call is reused by the next socket and read by the wrong owner.
     public func close() {
-        guard !closed else { return }
-        closed = true
-        Glibc.close(fd)
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            Glibc.close(fd)
+        }
+    }
+
+    /// Wakes any thread blocked on this socket (both directions shut down) without freeing the
+    /// descriptor; that thread then closes it.
+    public func abort() {
+        closed.withLock { closed in if !closed { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 }
 
@@ -117,16 +128,30 @@ public final class TestListener: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    /// Waits for the next connection; `nil` once closed.
+    private let stopped = Mutex(false)
+
+    /// Waits for the next connection; `nil` once ``close()`` was called (the descriptor is then
+    /// freed here, by the accepting thread, so it cannot be reused under a blocked `accept`).
     public func accept() -> TestSocket? {
         let client = Glibc.accept(fd, nil, nil)
-        return client >= 0 ? TestSocket(fd: client) : nil
+        if stopped.withLock({ $0 }) || client < 0 {
+            if client >= 0 { Glibc.close(client) }
+            if stopped.withLock({ $0 }) { Glibc.close(fd) }
+            return nil
+        }
+        return TestSocket(fd: client)
     }
 
-    /// Stops listening (unblocks ``accept()``).
-    public func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
+    /// Closes a listener that no thread accepts on (used to find a free port, or a closed one).
+    public func closeUnused() {
+        stopped.withLock { $0 = true }
         Glibc.close(fd)
+    }
+
+    /// Stops listening: new connections are refused at once; a blocked ``accept()`` returns `nil`.
+    public func close() {
+        stopped.withLock { $0 = true }
+        shutdown(fd, Int32(SHUT_RDWR))
     }
 }
 

@@ -64,7 +64,7 @@ struct SluiceCommandTests {
         defer { origin.stop() }
         let probe = try TestListener()
         let port = probe.port
-        probe.close()
+        probe.closeUnused()
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]

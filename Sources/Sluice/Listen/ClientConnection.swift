@@ -158,7 +158,8 @@ final class ClientConnection {
         processInput()
     }
 
-    func tunnelDidFinish() { close() }
+    /// The tunnel ended: bytes already relayed to the client still go out before the close.
+    func tunnelDidFinish() { closeAfterFlush() }
 
     // MARK: - Closing
 

@@ -102,7 +102,7 @@ struct ErrorTests {
         // A port nothing listens on: bind one and close it.
         let closed = try TestListener()
         let port = closed.port
-        closed.close()
+        closed.closeUnused()
         let refused = try client.request(RawClient.get("http://127.0.0.1:\(port)/"))
         #expect(refused.status == 502)
         #expect(Self.problemType(refused) == "upstream-connect-failure")

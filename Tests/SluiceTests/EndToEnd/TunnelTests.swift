@@ -51,7 +51,8 @@ struct TunnelTests {
         writer.start()
         // Then the same bytes come back and the tunnel ends after the half-close
         let echoed = try client.reader.readToEnd()
-        #expect(echoed == payload)
+        #expect(echoed.count == payload.count)
+        #expect(echoed.elementsEqual(payload), "the echoed bytes differ")
         #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
         #expect(proxy.stats.tunnels == 1)
     }
@@ -69,7 +70,7 @@ struct TunnelTests {
     func connectFailures() throws {
         let closed = try TestListener()
         let port = closed.port
-        closed.close()
+        closed.closeUnused()
         var configuration = Configuration()
         configuration.connectPorts = [port]
         let proxy = try ProxyHarness(configuration: configuration)
