@@ -55,7 +55,9 @@ let package = Package(
             ],
             swiftSettings: strict + [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             // A static Swift runtime: only the pages Sluice uses are resident (peak RSS is a requirement).
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))]),
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-Xclang-linker", "-no-pie"], .when(configuration: .release))
+            ]),
         .target(
             name: "SluiceTestKit",
             dependencies: ["Sluice", .product(name: "Logging", package: "swift-log")],

@@ -236,9 +236,6 @@ public final class EasyHandle {
         curl_easy_pause(handle, CURLPAUSE_CONT)
     }
 
-    /// Whether the receiving direction is paused.
-    public var isReceivePaused: Bool { pausedMask & CURLPAUSE_RECV != 0 }
-
     // MARK: - Information
 
     /// The text in the error buffer after a failure.

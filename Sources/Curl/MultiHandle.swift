@@ -81,9 +81,6 @@ public final class MultiHandle {
         curl_multi_remove_handle(multi, handle.handle)
     }
 
-    /// Runs libcurl's internal wake-up at the next loop turn (after unpausing, say).
-    public func kick() { timer.schedule(milliseconds: 0) }
-
     // MARK: - Driving
 
     private func watch(socket: curl_socket_t, what: Int32) {
@@ -135,13 +132,5 @@ public final class MultiHandle {
             deferredRemovals.removeAll()
             for handle in pending { detach(handle) }
         }
-    }
-
-    /// Run `body` as a dispatch: removals requested inside it are deferred until it returns.
-    public func batch(_ body: () -> Void) {
-        dispatching += 1
-        body()
-        dispatching -= 1
-        drainCompletions()
     }
 }

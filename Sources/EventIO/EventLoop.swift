@@ -20,7 +20,6 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
     private let pending = Mutex<[@Sendable () -> Void]>([])
-    private var ownerThread: pthread_t?
 
     /// Creates a loop with its own `event_base` and a wake-up descriptor for other threads.
     public init() throws(EventIOError) {
@@ -45,14 +44,12 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop on the calling thread until ``stop()`` is called.
     public func run() {
-        ownerThread = pthread_self()
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
         drainPending()
         // Freed bufferevents close their sockets in deferred finalizers: let those run now,
         // or a stopped loop would hold the descriptors open.
         event_base_loop(base, EVLOOP_NONBLOCK)
         event_base_loop(base, EVLOOP_NONBLOCK)
-        ownerThread = nil
     }
 
     /// Stops ``run()`` after the current callbacks; call from the loop thread.
@@ -76,12 +73,6 @@ public final class EventLoop: @unchecked Sendable {
         event_base_once(
             base, -1, Int16(EV_TIMEOUT),
             { _, _, ctx in Unmanaged<Deferred>.fromOpaque(ctx!).takeRetainedValue().work() }, box, &zero)
-    }
-
-    /// Whether the caller is on the thread running this loop.
-    public var inLoop: Bool {
-        guard let ownerThread else { return false }
-        return pthread_equal(ownerThread, pthread_self()) != 0
     }
 
     /// Monotonic time in nanoseconds, cached per loop turn is not needed: one syscall-free read.

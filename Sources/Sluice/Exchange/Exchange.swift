@@ -98,7 +98,8 @@ final class Exchange {
         var text = ""
         if request.method == "TRACE" {
             text = request.requestLine + "\r\n"
-            for field in request.headers where !["authorization", "cookie", "proxy-authorization"].contains(where: field.hasName) {
+            for field in request.headers
+            where !["authorization", "cookie", "proxy-authorization"].contains(where: field.hasName) {
                 text += field.name + ": " + field.value + "\r\n"
             }
             text += "\r\n"

@@ -183,7 +183,7 @@ public final class UpstreamTask {
             return headDidComplete(head)
         }
         if building == nil {
-            building = ResponseTask.parseStatusLine(text)
+            building = StatusLine.parse(text)
             return building == nil ? .abort : .proceed
         }
         guard building != nil else { return .proceed }
@@ -266,10 +266,10 @@ extension UpstreamTask: EasyHandleDelegate {
     }
 }
 
-/// Status-line parsing for upstream responses.
-enum ResponseTask {
+/// Status lines of upstream responses.
+enum StatusLine {
     /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
-    static func parseStatusLine(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
+    static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
         guard let space = text.firstIndex(of: 0x20) else { return nil }
         let version = String(decoding: text[5..<space], as: UTF8.self)
         let rest = text[(space + 1)...]

@@ -29,7 +29,9 @@ enum HopByHop {
             if value == "keep-alive" || value == "close" { continue }
             for token in value.split(separator: ",") {
                 let name = token.trimmingOWS()
-                if !name.isEmpty, name != "keep-alive", name != "close", !protected.contains(name) { named.append(name) }
+                if !name.isEmpty, name != "keep-alive", name != "close", !protected.contains(name) {
+                    named.append(name)
+                }
             }
         }
         fields.removeAll { field in isHopByHop(field) || (!named.isEmpty && named.contains(where: field.hasName)) }

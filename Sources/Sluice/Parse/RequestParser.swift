@@ -215,7 +215,8 @@ public struct RequestParser: Sendable {
             scheme.first?.isLetter == true && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) }
         return .failure(
             looksLikeScheme
-                ? .badRequest(reason: .unsupportedScheme(scheme)) : .badRequest(reason: .malformed("invalid request target")))
+                ? .badRequest(reason: .unsupportedScheme(scheme))
+                : .badRequest(reason: .malformed("invalid request target")))
     }
 
     /// Body framing from Content-Length / Transfer-Encoding (RFC 9112 §6.1–§6.3).
