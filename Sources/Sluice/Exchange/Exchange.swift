@@ -139,10 +139,11 @@ final class Exchange {
         finish(closeConnection: !keepAlive)
     }
 
-    var requestURLText: String {
+    /// The URL for problems and logs; computed once.
+    lazy var requestURLText: String = {
         if case .absolute(let url) = request.target { return url.description }
         return request.rawTarget
-    }
+    }()
 
     // MARK: - Finish
 

@@ -3,17 +3,22 @@
 public struct RedirectState: Sendable, Equatable {
     /// Most redirects to follow.
     public let limit: Int
-    /// URLs requested so far (normalised), the first one included.
-    public private(set) var visited: [String]
+    /// Where the chain started.
+    public let start: TargetURL
+    /// URLs reached by followed redirects (normalised), in order.
+    public private(set) var followed: [String] = []
 
-    /// A chain starting at `url`.
+    /// A chain starting at `url` (nothing is computed until a redirect arrives).
     public init(limit: Int, start url: TargetURL) {
         self.limit = limit
-        visited = [url.description]
+        start = url
     }
 
+    /// URLs requested so far (normalised), the first one included.
+    public var visited: [String] { [start.description] + followed }
+
     /// Number of redirects followed.
-    public var count: Int { visited.count - 1 }
+    public var count: Int { followed.count }
 
     /// The request to send for `response` (a 3xx with Location) to `request`, recording the visit;
     /// or the reason not to follow it.
@@ -28,7 +33,7 @@ public struct RedirectState: Sendable, Equatable {
             return .failure(.redirectFailed(reason: .insecureOrInvalid(location: target.description)))
         }
         guard count < limit else { return .failure(.redirectFailed(reason: .tooManyRedirects(limit: limit))) }
-        guard !visited.contains(target.description) else {
+        guard target != start, !followed.contains(target.description) else {
             return .failure(.redirectFailed(reason: .cycle(url: target.description)))
         }
         var next = RedirectState.rewrite(request, status: response.status, to: target)
@@ -37,7 +42,7 @@ public struct RedirectState: Sendable, Equatable {
             return .failure(.redirectFailed(reason: .bodyNotReplayable(location: target.description)))
         }
         if next.method == request.method, next.body != .none { next.body = request.body }
-        visited.append(target.description)
+        followed.append(target.description)
         return .success(next)
     }
 
