@@ -51,6 +51,9 @@ final class Exchange {
             return fail(.badRequest(reason: .malformed("CONNECT is handled by the tunnel")))
         }
         if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
+        if let expectation = request.headers["expect"], !request.expectsContinue {
+            return fail(.badRequest(reason: .unsupportedExpectation(expectation)))
+        }
 
         // 2. Answer locally.
         if let forwards = Forwarding.maxForwards(request), forwards == 0,

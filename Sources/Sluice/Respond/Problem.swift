@@ -92,6 +92,11 @@ public struct Problem: Sendable, Equatable {
                     505, "http-version-not-supported", "HTTP version not supported",
                     "\(version) is not supported; use HTTP/1.1.", true
                 )
+            case .unsupportedExpectation(let value):
+                return (
+                    417, "expectation-failed", "Expectation failed",
+                    "Expect: \(value) is not supported; only 100-continue is.", true
+                )
             case .timedOut:
                 return (408, "request-timeout", "Request timeout", "The client did not send the request in time.", true)
             }

@@ -30,6 +30,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case unsupportedTransferCoding(String)
         /// An HTTP version other than 1.0 / 1.1 (505).
         case unsupportedVersion(String)
+        /// An `Expect` value other than `100-continue` (417, RFC 9110 §10.1.1).
+        case unsupportedExpectation(String)
         /// The client stopped sending during the header section or body (408).
         case timedOut
     }

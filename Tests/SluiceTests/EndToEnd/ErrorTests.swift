@@ -32,6 +32,7 @@ struct ErrorTests {
             ("POST http://h/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
             ("GET http://user:pw@h/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("GET ftp://h/x HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("PUT http://h/ HTTP/1.1\r\nHost: h\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx", 417),
         ])
     func malformedRequests(request: String, status: Int) throws {
         let proxy = try ProxyHarness()

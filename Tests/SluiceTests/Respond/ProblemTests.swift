@@ -12,6 +12,7 @@ struct ProblemTests {
             (.badRequest(reason: .requestLineTooLong(limit: 1)), 414, "request-line-too-long"),
             (.badRequest(reason: .bodyTooLarge(limit: 1)), 413, "body-too-large"),
             (.badRequest(reason: .timedOut), 408, "request-timeout"),
+            (.badRequest(reason: .unsupportedExpectation("x")), 417, "expectation-failed"),
             (.forbidden(reason: .connectPortNotAllowed(25)), 403, "connect-port-not-allowed"),
             (.upstreamFailed(reason: .resolveFailed(host: "h")), 502, "upstream-dns-failure"),
             (.upstreamFailed(reason: .timedOut(detail: "d")), 504, "upstream-timeout"),
