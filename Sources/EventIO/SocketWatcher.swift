@@ -25,18 +25,21 @@ public final class SocketWatcher {
 
     deinit { if let event { event_free(event) } }
 
-    /// Waits persistently for `interest` (replacing what was watched before).
+    /// Waits persistently for `interest` (replacing what was watched before). The event is
+    /// allocated once and re-assigned on later changes (libcurl changes interest on every request).
     public func watch(_ interest: Interest) {
+        let callback: event_callback_fn = { fd, what, ctx in
+            let watcher = Unmanaged<SocketWatcher>.fromOpaque(ctx!).takeUnretainedValue()
+            watcher.handler(fd, Interest(rawValue: what & Int16(EV_READ | EV_WRITE)))
+        }
+        let flags = interest.rawValue | Int16(EV_PERSIST)
+        let context = Unmanaged.passUnretained(self).toOpaque()
         if let event {
             event_del(event)
-            event_free(event)
+            event_assign(event, loop.base, fd, flags, callback, context)
+        } else {
+            event = event_new(loop.base, fd, flags, callback, context)
         }
-        event = event_new(
-            loop.base, fd, interest.rawValue | Int16(EV_PERSIST),
-            { fd, what, ctx in
-                let watcher = Unmanaged<SocketWatcher>.fromOpaque(ctx!).takeUnretainedValue()
-                watcher.handler(fd, Interest(rawValue: what & Int16(EV_READ | EV_WRITE)))
-            }, Unmanaged.passUnretained(self).toOpaque())
         event_add(event, nil)
     }
 
