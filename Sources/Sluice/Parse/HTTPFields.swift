@@ -16,16 +16,16 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         /// The name in lower case.
         public var key: String { name.lowercased() }
 
-        /// Whether the name equals `lowercased` ignoring ASCII case (no allocation).
+        /// Whether the name equals `other` ignoring ASCII case (no allocation).
         @inlinable
-        public func hasName(_ lowercased: String) -> Bool {
+        public func hasName(_ other: String) -> Bool {
             let mine = name.utf8
-            let theirs = lowercased.utf8
+            let theirs = other.utf8
             guard mine.count == theirs.count else { return false }
-            var other = theirs.makeIterator()
+            var iterator = theirs.makeIterator()
             for byte in mine {
-                let folded = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                if folded != other.next() { return false }
+                guard let otherByte = iterator.next() else { return false }
+                if byte != otherByte, byte | 0x20 != otherByte | 0x20 || byte | 0x20 &- 0x61 >= 26 { return false }
             }
             return true
         }
@@ -52,20 +52,17 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// The first value of `name`, or `nil`.
     public subscript(_ name: String) -> String? {
-        let key = name.lowercased()
-        return fields.first { $0.hasName(key) }?.value
+        return fields.first { $0.hasName(name) }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        let key = name.lowercased()
-        return fields.filter { $0.hasName(key) }.map(\.value)
+        return fields.filter { $0.hasName(name) }.map(\.value)
     }
 
     /// Whether `name` is present.
     public func contains(_ name: String) -> Bool {
-        let key = name.lowercased()
-        return fields.contains { $0.hasName(key) }
+        return fields.contains { $0.hasName(name) }
     }
 
     /// Every comma-separated element of every `name` line, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
@@ -75,8 +72,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Removes every line of `name`.
     public mutating func remove(_ name: String) {
-        let key = name.lowercased()
-        fields.removeAll { $0.hasName(key) }
+        fields.removeAll { $0.hasName(name) }
     }
 
     /// Removes every line for which `shouldRemove` is true.
@@ -89,12 +85,11 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Replaces every line of `name` by one line with `value`.
     public mutating func set(_ name: String, _ value: String) {
-        let key = name.lowercased()
-        if let index = fields.firstIndex(where: { $0.hasName(key) }) {
+        if let index = fields.firstIndex(where: { $0.hasName(name) }) {
             fields[index].value = value
             var position = fields.index(after: index)
             while position < fields.endIndex {
-                if fields[position].hasName(key) { fields.remove(at: position) } else { position += 1 }
+                if fields[position].hasName(name) { fields.remove(at: position) } else { position += 1 }
             }
         } else {
             append(name: name, value: value)
