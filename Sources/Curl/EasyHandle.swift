@@ -82,14 +82,6 @@ public final class EasyHandle {
 
     deinit { curl_easy_cleanup(handle) }
 
-    /// Clears every option (connections stay pooled in the multi handle) and reinstalls the baseline.
-    public func reset() {
-        curl_easy_reset(handle)
-        headers = nil
-        pausedMask = 0
-        installBaseline()
-    }
-
     /// Readies the handle for another transfer without `curl_easy_reset`: the baseline and
     /// callbacks stay, the per-transfer options (method, body, headers) go back to a plain GET.
     public func prepareForReuse() {

@@ -1,4 +1,5 @@
 import Foundation
+import Sluice
 import Synchronization
 
 /// An origin server for tests: a loopback listener on port 0 answering each request with what
@@ -108,7 +109,7 @@ public final class OriginServer: @unchecked Sendable {
     private func perform(_ reply: Reply, on socket: TestSocket, request: Request) throws -> Bool {
         switch reply {
         case .respond(let status, let headers, let body):
-            var head = "HTTP/1.1 \(status) \(OriginServer.reason(status))\r\n"
+            var head = "HTTP/1.1 \(status) \(ReasonPhrase.standard(status))\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             let framed = headers.contains { ["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
             let bodyless = request.method == "HEAD" || status == 204 || status == 304
@@ -116,7 +117,7 @@ public final class OriginServer: @unchecked Sendable {
             try socket.send(head + "\r\n")
             if !bodyless { try socket.send(body) }
         case .chunked(let status, let headers, let chunks):
-            var head = "HTTP/1.1 \(status) \(OriginServer.reason(status))\r\nTransfer-Encoding: chunked\r\n"
+            var head = "HTTP/1.1 \(status) \(ReasonPhrase.standard(status))\r\nTransfer-Encoding: chunked\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             try socket.send(head + "\r\n")
             for chunk in chunks where !chunk.isEmpty {
@@ -125,7 +126,7 @@ public final class OriginServer: @unchecked Sendable {
             }
             try socket.send("0\r\n\r\n")
         case .stream(let status, let headers, let total):
-            var head = "HTTP/1.1 \(status) \(OriginServer.reason(status))\r\nContent-Length: \(total)\r\n"
+            var head = "HTTP/1.1 \(status) \(ReasonPhrase.standard(status))\r\nContent-Length: \(total)\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             try socket.send(head + "\r\n")
             let piece = [UInt8]((0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 % 251) })
@@ -154,23 +155,6 @@ public final class OriginServer: @unchecked Sendable {
             return false
         }
         return true
-    }
-
-    static func reason(_ status: Int) -> String {
-        switch status {
-        case 200: "OK"
-        case 201: "Created"
-        case 204: "No Content"
-        case 301: "Moved Permanently"
-        case 302: "Found"
-        case 303: "See Other"
-        case 304: "Not Modified"
-        case 307: "Temporary Redirect"
-        case 308: "Permanent Redirect"
-        case 404: "Not Found"
-        case 500: "Internal Server Error"
-        default: "Status"
-        }
     }
 }
 

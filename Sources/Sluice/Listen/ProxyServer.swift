@@ -101,20 +101,22 @@ public final class ProxyServer {
                 bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error, aborted: false)
         )
         connection.closeAfterFlush()
-        // The connection object must outlive its flush: keep it until it is done.
+        keepUntilClosed(connection)
+    }
+
+    /// Connections flushing before their close: the object must outlive the flush and linger.
+    private var lingering: [Connection] = []
+
+    private func keepUntilClosed(_ connection: Connection) {
+        guard !connection.isClosed else { return }
         lingering.append(connection)
         if lingering.count > 64 { lingering.removeAll { $0.isClosed } }
     }
-    private var lingering: [Connection] = []
 
     func connectionDidClose(_ client: ClientConnection) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         stats.connectionsOpen -= 1
-        // Keep the object alive until its flush-and-linger finishes.
-        if !client.connection.isClosed {
-            lingering.append(client.connection)
-            if lingering.count > 64 { lingering.removeAll { $0.isClosed } }
-        }
+        keepUntilClosed(client.connection)
         if isShuttingDown, clients.isEmpty { completeShutdown() }
     }
 

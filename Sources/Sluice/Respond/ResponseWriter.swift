@@ -58,8 +58,9 @@ enum ResponseWriter {
 }
 
 /// Standard reason phrases (RFC 9110 §15).
-enum ReasonPhrase {
-    static func standard(_ status: Int) -> String {
+public enum ReasonPhrase {
+    /// The phrase for `status`, or `Status N` for codes without one.
+    public static func standard(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
         case 200: "OK"
