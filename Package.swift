@@ -31,17 +31,21 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CCodec", path: "Sources/CCodec",
+            providers: [.apt(["zlib1g-dev", "libbrotli-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
         .target(name: "Curl", dependencies: ["CCurl", "EventIO"], swiftSettings: strict),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
+        .target(name: "Codec", dependencies: ["CCodec"], swiftSettings: strict),
 
         // MARK: - The proxy
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite",
+                "EventIO", "Curl", "SQLite", "Codec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -67,6 +71,7 @@ let package = Package(
         .testTarget(name: "EventIOTests", dependencies: ["EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "CurlTests", dependencies: ["Curl", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
+        .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit"], swiftSettings: strict),
     ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice builds against (only those missing), as root or via sudo.
 set -euo pipefail
-packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev pkg-config curl)
+packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev pkg-config curl)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

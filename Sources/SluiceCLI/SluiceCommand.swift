@@ -61,7 +61,9 @@ struct ServeCommand: ParsableCommand {
         let logger = Logger(label: "sluice")
         logger.info("configuration: \(source)")
         do {
-            try ProxyRuntime.run(configuration: configuration, logger: logger)
+            let reload: (() throws -> Configuration)? =
+                source == "built-in defaults" ? nil : { [options] in try options.load().0 }
+            try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)

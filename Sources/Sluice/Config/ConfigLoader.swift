@@ -141,6 +141,13 @@ public enum ConfigLoader {
             config, value throws(ConfigError) in config.limits.maxRequestBody = try value.byteSize()
         },
         Key(
+            path: "limits.max_transform_body", type: "size", defaultValue: "16MiB",
+            summary: "Largest (decoded) JSON body the null stripper buffers; larger ones pass untouched, marked."
+        ) {
+            config, value throws(ConfigError) in
+            config.limits.maxTransformBody = Int(min(try value.byteSize(), Int64(Int32.max)))
+        },
+        Key(
             path: "timeouts.client_header", type: "duration", defaultValue: "10s",
             summary: "Time to send a request's header section (slowloris guard); then 408."
         ) {
@@ -236,6 +243,19 @@ public enum ConfigLoader {
         Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
             config, value throws(ConfigError) in config.log.access = try value.bool()
         },
+        Key(
+            path: "defaults", type: "rule settings", defaultValue: "{}",
+            summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."
+        ) {
+            config, value throws(ConfigError) in config.defaults = try RuleParser.parseDefaults(value)
+        },
+        Key(
+            path: "rules", type: "list of rules", defaultValue: "[]",
+            summary:
+                "Ordered; the first rule whose `match` fits a request gives it validation, stripping and redirects."
+        ) {
+            config, value throws(ConfigError) in config.rules = try RuleParser.parseRules(value)
+        },
     ]
 
     private static let sections: Set<String> = Set(
@@ -321,6 +341,9 @@ public enum ConfigLoader {
     public static var referenceMarkdown: String {
         var lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
         for key in keys { lines.append("| `\(key.path)` | \(key.type) | `\(key.defaultValue)` | \(key.summary) |") }
+        for key in RuleParser.ruleKeys {
+            lines.append("| `\(key.path)` | \(key.type) | `\(key.defaultValue)` | \(key.summary) |")
+        }
         return lines.joined(separator: "\n")
     }
 }

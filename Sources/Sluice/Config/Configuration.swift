@@ -17,6 +17,13 @@ public struct Configuration: Sendable, Equatable {
     public var redirects = Redirects()
     /// Logging.
     public var log = Log()
+    /// What requests no rule matches get (`defaults:`): no validation, no stripping.
+    public var defaults = Rule(name: "defaults")
+    /// The ordered `rules:`; the first whose `match` fits a request applies.
+    public var rules: [Rule] = []
+
+    /// The rules in force.
+    public var ruleBook: RuleBook { RuleBook(rules: rules, defaults: defaults) }
 
     /// The defaults.
     public init() {}
@@ -31,6 +38,8 @@ public struct Configuration: Sendable, Equatable {
         public var maxHeaderBytes = 64 * 1024
         /// Largest request body (413); 100 MiB by default.
         public var maxRequestBody: Int64 = 100 * 1024 * 1024
+        /// Largest body the JSON null stripper buffers (decoded); larger ones pass untouched; 16 MiB by default.
+        public var maxTransformBody = 16 * 1024 * 1024
         public init() {}
     }
 

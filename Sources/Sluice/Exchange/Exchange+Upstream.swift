@@ -3,14 +3,49 @@ import EventIO
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        let stats = client.server.stats
+        // 4. Validate (report mode; enforce mode already answered in the ValidationGate).
+        if let accept = rule.accept, accept.onReject == .report,
+            let failure = ResponseValidator.validate(
+                response, request: task.currentRequest, acceptance: accept, rule: rule.name)
+        {
+            marks.append(failure.headerValue)
+            validationFailure = failure.detail
+            stats.validationReported += 1
+        }
+        // 5. Transform: decide now, strip at the end of the body.
+        if let mode = stripMode {
+            let limit = client.server.transformLimit
+            switch NullStrippingDelivery.plan(for: response, request: request, limit: limit) {
+            case .pass:
+                break
+            case .untouched(let detail):
+                noteUntouched(detail)
+            case .hold(let coding):
+                stripping = NullStrippingDelivery(mode: mode, limit: limit, head: response, coding: coding)
+                status = response.status
+                return
+            }
+        }
+        prepareHead(response)
+    }
+
+    /// The head for the client, held back until the first body bytes so that both leave in one write.
+    private func prepareHead(_ response: ResponseHead) {
         if client.server.isShuttingDown { keepAlive = false }
-        let (headers, framing) = Forwarding.clientResponse(
+        var (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: client.server.date.now, keepAlive: keepAlive)
+        if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         self.framing = framing
         if framing == .close { keepAlive = false }
         status = response.status
-        // Held back until the first body bytes, so head and body leave in one write.
         pendingHead = ResponseWriter.head(status: response.status, reason: response.reason, headers: headers)
+    }
+
+    private func noteUntouched(_ detail: String) {
+        marks.append(NullStrippingDelivery.note(detail, rule: ruleMatched ? rule.name : nil))
+        transformNote = "untouched: " + detail
+        client.server.stats.jsonUntouched += 1
     }
 
     /// Writes the held-back head together with `pieces`.
@@ -33,15 +68,30 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
-        let connection = client.connection
-        if connection.outputCount >= ClientConnection.outputHighWater {
+        if stripping != nil {
+            if stripping!.append(bytes) { return true }
+            // Past max_transform_body: what was held goes out untouched, the rest streams.
+            let held = stripping!
+            stripping = nil
+            noteUntouched(NullStrippingDelivery.tooLarge(held.limit))
+            prepareHead(held.head)
+            held.held.withUnsafeBytes { emit($0) }
+        }
+        if client.connection.outputCount >= ClientConnection.outputHighWater {
             pausedForClient = true
             return false
         }
+        emit(bytes)
+        return true
+    }
+
+    /// Sends body bytes in the response's framing.
+    private func emit(_ bytes: UnsafeRawBufferPointer) {
         switch framing {
         case .none:
-            return true
+            return
         case .chunked:
+            guard !bytes.isEmpty else { return send() }
             let size = ResponseWriter.chunkHeader(bytes.count)
             size.withUnsafeBytes { sizeBytes in
                 ResponseWriter.crlf.withUnsafeBytes { crlf in send(sizeBytes, bytes, crlf) }
@@ -50,7 +100,21 @@ extension Exchange: TaskDelegate {
             send(bytes)
         }
         bytesSent += Int64(bytes.count)
-        return true
+    }
+
+    /// The held body is complete: strip it (or explain why not) and send it.
+    private func deliverHeldBody(_ held: NullStrippingDelivery) {
+        switch held.finish() {
+        case .stripped(let head, let body, let removed):
+            client.server.stats.jsonStripped += 1
+            transformNote = "stripped \(removed) null(s)"
+            prepareHead(head)
+            body.withUnsafeBytes { emit($0) }
+        case .untouched(let detail):
+            if let detail { noteUntouched(detail) }
+            prepareHead(held.head)
+            held.held.withUnsafeBytes { emit($0) }
+        }
     }
 
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
@@ -81,7 +145,12 @@ extension Exchange: TaskDelegate {
         guard self.task === task else { return }
         if let failure {
             // A request-body failure outranks what libcurl reports about the aborted upload.
+            stripping = nil
             return fail(error ?? failure)
+        }
+        if let held = stripping {
+            stripping = nil
+            deliverHeldBody(held)
         }
         if framing == .chunked {
             ResponseWriter.lastChunk.withUnsafeBytes { send($0) }

@@ -2,13 +2,17 @@ import EventIO
 
 /// The path of one client request, in order (Varnish's `CNT_Request`, for a forward proxy):
 ///
-/// 1. **Route** — the target must be an absolute http(s) URL or a CONNECT authority that policy allows.
+/// 1. **Route** — the target must be an absolute http(s) URL or a CONNECT authority that policy allows;
+///    the first matching rule (or `defaults`) gives the exchange its ``Rule``.
 /// 2. **Answer locally** — `Max-Forwards: 0` on TRACE/OPTIONS.
 /// 3. **Fetch** — an ``UpstreamTask`` on the ``Session``; the request body streams up as libcurl asks.
-/// 4. **Respond** — the head as soon as the hooks allowed it, the body with backpressure.
-/// 5. **Finish** — one ``ExchangeRecord`` for the monitors; the connection decides keep-alive.
+/// 4. **Validate** — at the response headers: in enforce mode the rule's ``ValidationGate`` cancels
+///    the transfer (502 problem); in report mode the response is marked (`Sluice-Validation`).
+/// 5. **Transform** — JSON null stripping on delivery, when the rule or the client asked for it.
+/// 6. **Respond** — the head as soon as the hooks allowed it, the body with backpressure.
+/// 7. **Finish** — one ``ExchangeRecord`` for the monitors; the connection decides keep-alive.
 ///
-/// Lookup, validation, store and transform arrive as steps between 3 and 4; each lives in its own folder.
+/// Lookup and store arrive between 3 and 4; each step's detail lives in its own folder.
 final class Exchange {
     unowned let client: ClientConnection
     let request: ProxyRequest
@@ -29,6 +33,17 @@ final class Exchange {
     var waitingForBody = false
     var pausedForClient = false
     var continueSent = false
+    /// The rule that applies (the defaults when none matched).
+    var rule: Rule
+    var ruleMatched = false
+    /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
+    var stripMode: NullStripper.Mode?
+    /// The body held for stripping.
+    var stripping: NullStrippingDelivery?
+    /// `Sluice-Validation` members for the response head.
+    var marks: [String] = []
+    var validationFailure: String?
+    var transformNote: String?
     private var finished = false
 
     init(client: ClientConnection, request: ProxyRequest) {
@@ -36,6 +51,7 @@ final class Exchange {
         self.request = request
         body = RequestBody(framing: request.bodyFraming, limits: client.server.parserLimits)
         keepAlive = request.wantsKeepAlive && !client.server.isShuttingDown
+        rule = client.server.ruleBook.defaults
     }
 
     /// Runs the steps.
@@ -51,6 +67,12 @@ final class Exchange {
             return fail(.badRequest(reason: .malformed("CONNECT is handled by the tunnel")))
         }
         if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
+        let book = client.server.ruleBook
+        if !book.rules.isEmpty, let matched = book.match(method: request.method, host: url.host, path: url.path) {
+            rule = matched
+            ruleMatched = true
+        }
+        stripMode = Exchange.stripping(requested: request.headers["sluice-strip-nulls"], rule: rule.stripJSONNulls)
         if let expectation = request.headers["expect"], !request.expectsContinue {
             return fail(.badRequest(reason: .unsupportedExpectation(expectation)))
         }
@@ -64,9 +86,27 @@ final class Exchange {
 
         // 3. Fetch.
         let upstream = Forwarding.upstreamRequest(for: request, url: url)
-        let task = client.server.session.makeTask(upstream, delegate: self, hooks: client.server.hooks)
+        var hooks = client.server.hooks
+        if hooks.responseHandler == nil, let accept = rule.accept, accept.onReject == .enforce {
+            hooks.responseHandler = ValidationGate(acceptance: accept, rule: rule.name)
+        }
+        if hooks.redirectHandler == nil, let policy = rule.redirects {
+            hooks.redirectHandler = Redirector(policy: policy)
+        }
+        let task = client.server.session.makeTask(upstream, delegate: self, hooks: hooks)
         self.task = task
         task.start()
+    }
+
+    /// The stripping mode for a request: `Sluice-Strip-Nulls: 1|true|all` asks, `0|false` declines, else the rule's.
+    static func stripping(requested: String?, rule: NullStripper.Mode?) -> NullStripper.Mode? {
+        guard let requested else { return rule }
+        switch requested.trimmingOWS().lowercased() {
+        case "1", "true", "yes", "on", "members": return rule == .all ? .all : .members
+        case "all": return .all
+        case "0", "false", "no", "off": return nil
+        default: return rule
+        }
     }
 
     /// More client input arrived (request body bytes).
@@ -162,7 +202,8 @@ final class Exchange {
         let record = ExchangeRecord(
             client: client.peerText, method: request.method, url: requestURLText, status: status,
             bytesSent: bytesSent, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,
-            upstreamTime: task?.timeToHead, error: error, aborted: aborted)
+            upstreamTime: task?.timeToHead, error: error, aborted: aborted, rule: ruleMatched ? rule.name : nil,
+            validationFailure: validationFailure, transform: transformNote)
         client.server.session.eventMonitor.exchangeDidComplete(record)
         client.exchangeDidFinish(self, closeConnection: closeConnection, abort: aborted && framing == .close)
     }

@@ -72,4 +72,10 @@ public struct ExchangeRecord: Sendable {
     public var error: SluiceError?
     /// Whether the connection was closed abnormally after the head was sent (a truncated response).
     public var aborted: Bool
+    /// The rule that applied, when one did (not the defaults).
+    public var rule: String? = nil
+    /// A report-mode validation failure (the response passed, marked).
+    public var validationFailure: String? = nil
+    /// What the null stripper did: `stripped N`, or why the body was left untouched.
+    public var transform: String? = nil
 }

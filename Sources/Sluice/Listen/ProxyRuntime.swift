@@ -5,12 +5,15 @@ import Logging
 /// Runs a ``ProxyServer`` on the calling thread until SIGINT/SIGTERM, then shuts down gracefully.
 public enum ProxyRuntime {
     /// Binds, reports the bound address through `onReady`, and serves until a stop signal.
+    /// SIGHUP calls `reload` and applies the new rules (a failing reload keeps the old ones).
     /// - Parameters:
     ///   - configuration: what to serve.
     ///   - logger: where access and error lines go.
+    ///   - reload: reads the configuration again (the file it came from); `nil` ignores SIGHUP.
     ///   - onReady: called on the loop thread once the port is bound.
     public static func run(
-        configuration: Configuration, logger: Logger, onReady: (SocketAddress) -> Void = { _ in }
+        configuration: Configuration, logger: Logger, reload: (() throws -> Configuration)? = nil,
+        onReady: (SocketAddress) -> Void = { _ in }
     ) throws(EventIOError) {
         let loop = try EventLoop()
         let server = try ProxyServer(configuration: configuration, loop: loop, logger: logger)
@@ -23,6 +26,25 @@ public enum ProxyRuntime {
                     server.shutdown { loop.stop() }
                 })
         }
+        signals.append(
+            SignalWatcher(loop: loop, signal: .hangup) {
+                guard let reload else {
+                    logger.notice("SIGHUP: running on built-in defaults; nothing to reload")
+                    return
+                }
+                do {
+                    let fresh = try reload()
+                    let pending = server.reload(fresh)
+                    logger.notice("SIGHUP: reloaded \(fresh.rules.count) rule(s)")
+                    if !pending.isEmpty {
+                        logger.warning(
+                            "SIGHUP: changes to \(pending.joined(separator: ", ")) need a restart; they were not applied"
+                        )
+                    }
+                } catch {
+                    logger.error("SIGHUP: reload failed, keeping the current rules: \(error)")
+                }
+            })
         logger.notice("sluice listening on \(server.localAddress) (libcurl \(Curl.version))")
         onReady(server.localAddress)
         loop.run()

@@ -17,6 +17,10 @@ public final class ProxyServer {
     /// Whether shutdown has begun.
     public private(set) var isShuttingDown = false
 
+    /// The rules in force (replaced by ``reload(_:)``).
+    public private(set) var ruleBook: RuleBook
+    /// `limits.max_transform_body` in force.
+    public private(set) var transformLimit: Int
     let parserLimits: RequestParser.Limits
     var policy: Policy
     let hooks: UpstreamTask.Hooks
@@ -44,6 +48,8 @@ public final class ProxyServer {
         self.loop = loop
         self.logger = logger
         parserLimits = configuration.parserLimits
+        ruleBook = configuration.ruleBook
+        transformLimit = configuration.limits.maxTransformBody
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
@@ -68,6 +74,30 @@ public final class ProxyServer {
     public func addSelfAddress(_ address: SocketAddress) {
         policy.selfAddresses.append(address)
         session.selfAddresses.insert(address)
+    }
+
+    /// Applies the reloadable part of a new configuration (rules, defaults, the redirect policy,
+    /// `limits.max_transform_body`) without touching connections; exchanges already running keep
+    /// the rule they started with.
+    /// - Returns: the changed keys that need a restart (they are not applied).
+    @discardableResult
+    public func reload(_ new: Configuration) -> [String] {
+        ruleBook = new.ruleBook
+        transformLimit = new.limits.maxTransformBody
+        session.redirectHandler = Redirector(policy: new.redirects.policy)
+        var old = configuration
+        old.rules = new.rules
+        old.defaults = new.defaults
+        old.redirects.policy = new.redirects.policy
+        old.limits.maxTransformBody = new.limits.maxTransformBody
+        var pending: [String] = []
+        if old.listen != new.listen { pending.append("listen") }
+        if old.allowClients != new.allowClients || old.connectPorts != new.connectPorts { pending.append("access") }
+        if old.limits != new.limits { pending.append("limits") }
+        if old.timeouts != new.timeouts { pending.append("timeouts") }
+        if old.upstream != new.upstream || old.redirects != new.redirects { pending.append("upstream") }
+        if old.log != new.log { pending.append("log") }
+        return pending
     }
 
     /// Client connections open now.

@@ -24,6 +24,12 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
     /// Whether `port` is the scheme's default.
     public var hasDefaultPort: Bool { port == TargetURL.defaultPort(scheme) }
 
+    /// The path without the query.
+    public var path: String {
+        guard let query = pathAndQuery.firstIndex(of: "?") else { return pathAndQuery }
+        return String(pathAndQuery[..<query])
+    }
+
     /// `host` or `host:port` as it belongs in a `Host` field.
     public var authority: String { hasDefaultPort ? host : "\(host):\(port)" }
 

@@ -12,7 +12,7 @@ public struct Problem: Sendable, Equatable {
     /// What happened in this occurrence.
     public var detail: String
     /// Extra members (`url`, `rule`, …), in order.
-    public var extras: [(String, String)] = []
+    public var extras: [(String, ProblemValue)] = []
 
     /// Whether the connection must be closed after this response (framing is no longer trustworthy).
     public var closesConnection: Bool
@@ -26,21 +26,22 @@ public struct Problem: Sendable, Equatable {
 
     /// The JSON body.
     public var body: String {
-        var members: [(String, String)] = [
-            ("type", type), ("title", title), ("status", String(status)), ("detail", detail),
+        var members: [(String, ProblemValue)] = [
+            ("type", .string(type)), ("title", .string(title)), ("status", .number(status)),
+            ("detail", .string(detail)),
         ]
         members += extras
-        let rendered = members.map { key, value in
-            let literal = key == "status" ? value : JSONText.quote(value)
-            return "\(JSONText.quote(key)):\(literal)"
-        }
-        return "{" + rendered.joined(separator: ",") + "}\n"
+        return ProblemValue.object(members).json + "\n"
     }
 
     /// The problem for an error.
     public init(_ error: SluiceError, url: String? = nil) {
         (status, slug, title, detail, closesConnection) = Problem.describe(error)
-        if let url { extras.append(("url", url)) }
+        if case .validationFailed(let failure) = error {
+            extras = failure.problemMembers(url: url)
+        } else if let url {
+            extras.append(("url", .string(url)))
+        }
     }
 
     /// A problem from its parts.
@@ -54,6 +55,8 @@ public struct Problem: Sendable, Equatable {
 
     private static func describe(_ error: SluiceError) -> (Int, String, String, String, Bool) {
         switch error {
+        case .validationFailed(let failure):
+            return (502, failure.reasons[0].rawValue, failure.reasons[0].title, failure.detail, false)
         case .badRequest(let reason):
             switch reason {
             case .malformed(let what): return (400, "bad-request", "Malformed request", what, true)
@@ -164,6 +167,29 @@ public struct Problem: Sendable, Equatable {
             case .shuttingDown:
                 return (503, "shutting-down", "Shutting down", "The proxy is shutting down.", true)
             }
+        }
+    }
+}
+
+/// A problem member's value.
+public indirect enum ProblemValue: Sendable, Equatable {
+    case string(String)
+    case number(Int)
+    case null
+    case strings([String])
+    case object([(String, ProblemValue)])
+
+    public static func == (lhs: ProblemValue, rhs: ProblemValue) -> Bool { lhs.json == rhs.json }
+
+    /// The JSON text.
+    public var json: String {
+        switch self {
+        case .string(let text): JSONText.quote(text)
+        case .number(let value): String(value)
+        case .null: "null"
+        case .strings(let items): "[" + items.map(JSONText.quote).joined(separator: ",") + "]"
+        case .object(let members):
+            "{" + members.map { JSONText.quote($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
         }
     }
 }

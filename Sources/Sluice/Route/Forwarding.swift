@@ -1,7 +1,7 @@
 /// The header rules of a forwarding proxy (RFC 9110 §7.6): what goes upstream and what comes back.
 enum Forwarding {
-    /// Request fields that Sluice or libcurl writes itself.
-    private static let requestFraming = ["host", "content-length", "expect"]
+    /// Request fields that Sluice or libcurl writes itself, and Sluice's own request header.
+    private static let requestFraming = ["host", "content-length", "expect", "sluice-strip-nulls"]
 
     /// The upstream request for a client's absolute-form request.
     static func upstreamRequest(for request: ProxyRequest, url: TargetURL) -> UpstreamRequest {

@@ -21,8 +21,10 @@ final class AccessLog: EventMonitor {
     func exchangeDidComplete(_ record: ExchangeRecord) {
         stats.responses += 1
         if record.error != nil || record.aborted { stats.errors += 1 }
-        guard accessEnabled || record.error != nil || record.aborted else { return }
-        logger.log(level: record.error == nil && !record.aborted ? .info : .warning, "\(AccessLog.line(record))")
+        if case .validationFailed = record.error { stats.validationRejected += 1 }
+        let problem = record.error != nil || record.aborted || record.validationFailure != nil
+        guard accessEnabled || problem else { return }
+        logger.log(level: problem ? .warning : .info, "\(AccessLog.line(record))")
     }
 
     /// `client "METHOD url" status bytes duration upstream=… [problem=… detail="…"] [aborted]`.
@@ -35,6 +37,9 @@ final class AccessLog: EventMonitor {
             text += " problem=\(problem.slug) detail=\(JSONText.quote(problem.detail))"
         }
         if record.aborted { text += " aborted" }
+        if let rule = record.rule { text += " rule=" + JSONText.quote(rule) }
+        if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
+        if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
         return text
     }
 

@@ -11,6 +11,8 @@ public enum SluiceError: Error, Sendable, Equatable {
     case redirectFailed(reason: RedirectFailureReason)
     /// The proxy cannot take the request now.
     case unavailable(reason: UnavailableReason)
+    /// The response failed its rule's `accept:` checks (enforce mode).
+    case validationFailed(ValidationFailure)
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

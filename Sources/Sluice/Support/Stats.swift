@@ -18,6 +18,14 @@ public final class Stats {
     public var upstreamTasks = 0
     /// Upstream tasks that opened a new connection (the rest reused one).
     public var upstreamConnections = 0
+    /// Responses rejected by validation (enforce mode: 502).
+    public var validationRejected = 0
+    /// Responses that failed validation in report mode (passed, marked).
+    public var validationReported = 0
+    /// JSON bodies delivered with null members removed.
+    public var jsonStripped = 0
+    /// JSON bodies that stripping was asked for but left untouched (invalid, too large, no-transform…).
+    public var jsonUntouched = 0
 
     public init() {}
 }

@@ -1,0 +1,212 @@
+import Yams
+
+/// Reads `rules:` and `defaults:` (the keys inside a rule are documented in ``ruleKeys``).
+enum RuleParser {
+    /// The keys a rule may hold, documented once (they appear in `check-config --reference`).
+    static let ruleKeys: [(path: String, type: String, defaultValue: String, summary: String)] = [
+        ("rules[].name", "string", "rule N", "Name reported in problems, `Sluice-Validation` and logs."),
+        (
+            "rules[].match.host", "glob", "any",
+            "Host glob, case-insensitive: `api.example.com`, `*.example.com` (`*` spans dots)."
+        ),
+        (
+            "rules[].match.path", "glob", "any",
+            "Path glob (query ignored): `*` within a segment, `**` across segments; `/v1/**` also matches `/v1`."
+        ),
+        ("rules[].match.methods", "list of method", "any", "e.g. `[GET, POST]`."),
+        (
+            "rules[].accept.status", "list of code or range", "[\"200-299\"]",
+            "Acceptable status codes: `200`, `\"200-299\"`, `\"2xx\"`. 3xx passed back and 304 to a conditional request always pass."
+        ),
+        (
+            "rules[].accept.content_types", "list of media range", "any",
+            "Acceptable types without parameters: `application/json`, `text/*`, `application/*+json`, `*/*`."
+        ),
+        (
+            "rules[].accept.on_reject", "enforce | report", "enforce",
+            "enforce: cancel at the headers and answer 502 problem; report: pass with `Sluice-Validation: failed`."
+        ),
+        (
+            "rules[].strip_json_nulls", "false | true | all", "false",
+            "Remove null-valued object members from JSON bodies; `all` also drops null array elements."
+        ),
+        ("rules[].redirects", "pass | follow | refuse", "redirects.policy", "Redirect policy for matching requests."),
+        (
+            "defaults.accept", "accept block", "none",
+            "Validation for requests no rule matches (absent: every response passes)."
+        ),
+        ("defaults.strip_json_nulls", "false | true | all", "false", "Null stripping for requests no rule matches."),
+    ]
+
+    static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {
+        let items = try value.list()
+        var rules: [Rule] = []
+        var names = Set<String>()
+        for (index, item) in items.enumerated() {
+            let path = "rules[\(index)]"
+            let rule = try parseRule(item.node, path: path, defaultName: "rule \(index + 1)", allowMatch: true)
+            guard names.insert(rule.name).inserted else {
+                throw ConfigError(
+                    key: path + ".name", line: item.node.mark?.line, message: "duplicate rule name \(rule.name)")
+            }
+            rules.append(rule)
+        }
+        return rules
+    }
+
+    static func parseDefaults(_ value: ConfigLoader.Value) throws(ConfigError) -> Rule {
+        if value.node.scalar.map({ $0.string.isEmpty || $0.tag.description.hasSuffix("null") }) == true {
+            return Rule(name: "defaults")
+        }
+        return try parseRule(value.node, path: "defaults", defaultName: "defaults", allowMatch: false)
+    }
+
+    private static func mapping(_ node: Node, path: String) throws(ConfigError) -> [(String, Node, Int?)] {
+        guard let mapping = node.mapping else {
+            throw ConfigError(key: path, line: node.mark?.line, message: "expected a mapping")
+        }
+        var seen = Set<String>()
+        var entries: [(String, Node, Int?)] = []
+        for (key, value) in mapping {
+            let name = key.string ?? ""
+            guard seen.insert(name).inserted else {
+                throw ConfigError(key: path + "." + name, line: key.mark?.line, message: "duplicate key")
+            }
+            entries.append((name, value, key.mark?.line))
+        }
+        return entries
+    }
+
+    private static func unknown(_ name: String, path: String, line: Int?, allowed: [String]) -> ConfigError {
+        let hint = allowed.min { distance(name, $0) < distance(name, $1) }.flatMap {
+            distance(name, $0) <= 3 ? $0 : nil
+        }
+        let suffix = hint.map { " (did you mean \($0)?)" } ?? " (expected one of: \(allowed.joined(separator: ", ")))"
+        return ConfigError(key: path + "." + name, line: line, message: "unknown key" + suffix)
+    }
+
+    private static func parseRule(_ node: Node, path: String, defaultName: String, allowMatch: Bool) throws(ConfigError)
+        -> Rule
+    {
+        var rule = Rule(name: defaultName)
+        let allowed =
+            allowMatch ? ["name", "match", "accept", "strip_json_nulls", "redirects"] : ["accept", "strip_json_nulls"]
+        for (name, value, line) in try mapping(node, path: path) {
+            let keyPath = path + "." + name
+            let item = ConfigLoader.Value(node: value, path: keyPath)
+            guard allowed.contains(name) else {
+                if !allowMatch, name == "redirects" {
+                    throw ConfigError(
+                        key: keyPath, line: line, message: "set the default redirect policy with redirects.policy")
+                }
+                throw unknown(name, path: path, line: line, allowed: allowed)
+            }
+            switch name {
+            case "name":
+                let text = try item.string().trimmingOWS()
+                guard !text.isEmpty else { throw item.fail("a rule name cannot be empty") }
+                rule.name = text
+            case "match": rule.match = try parseMatch(value, path: keyPath)
+            case "accept": rule.accept = try parseAccept(value, path: keyPath)
+            case "strip_json_nulls": rule.stripJSONNulls = try parseStripping(item)
+            case "redirects":
+                let text = try item.string()
+                guard let policy = Configuration.RedirectPolicy(rawValue: text) else {
+                    throw item.fail("expected pass, follow or refuse, not \(text)")
+                }
+                rule.redirects = policy
+            default: break
+            }
+        }
+        return rule
+    }
+
+    static func parseStripping(_ item: ConfigLoader.Value) throws(ConfigError) -> NullStripper.Mode? {
+        if let scalar = item.node.scalar, scalar.string == "all" { return .all }
+        guard let flag = item.node.bool else { throw item.fail("expected true, false or all") }
+        return flag ? .members : nil
+    }
+
+    private static func parseMatch(_ node: Node, path: String) throws(ConfigError) -> RuleMatch {
+        var match = RuleMatch()
+        let allowed = ["host", "path", "methods"]
+        for (name, value, line) in try mapping(node, path: path) {
+            let item = ConfigLoader.Value(node: value, path: path + "." + name)
+            switch name {
+            case "host", "path":
+                let text = try item.string()
+                switch Glob.parse(text, kind: name == "host" ? .host : .path) {
+                case .success(let glob):
+                    if name == "host" { match.host = glob } else { match.path = glob }
+                case .failure(let error):
+                    throw item.fail("bad glob \"\(text)\": \(error.message)")
+                }
+            case "methods":
+                match.methods = try item.list().map { method throws(ConfigError) in
+                    let text = try method.string()
+                    guard MediaRange.isToken(text) else { throw method.fail("\"\(text)\" is not a method") }
+                    return text.uppercased()
+                }
+            default:
+                throw unknown(name, path: path, line: line, allowed: allowed)
+            }
+        }
+        return match
+    }
+
+    private static func parseAccept(_ node: Node, path: String) throws(ConfigError) -> Acceptance {
+        var acceptance = Acceptance()
+        if node.scalar.map({ $0.string.isEmpty }) == true { return acceptance }
+        let allowed = ["status", "content_types", "on_reject"]
+        for (name, value, line) in try mapping(node, path: path) {
+            let item = ConfigLoader.Value(node: value, path: path + "." + name)
+            switch name {
+            case "status":
+                var ranges: [ClosedRange<Int>] = []
+                var spelled: [String] = []
+                for entry in try item.list() {
+                    let text = try entry.string()
+                    guard let range = StatusSet.parseItem(text) else {
+                        throw entry.fail(
+                            "bad status range \"\(text)\": expected a code (100-599), \"200-299\" or \"2xx\"")
+                    }
+                    ranges.append(range)
+                    spelled.append(text.trimmingOWS())
+                }
+                guard !ranges.isEmpty else { throw item.fail("an empty status list would reject every response") }
+                acceptance.status = StatusSet(ranges: ranges, spelled: spelled)
+            case "content_types":
+                acceptance.contentTypes = try item.list().map { entry throws(ConfigError) in
+                    let text = try entry.string()
+                    switch MediaRange.parse(text) {
+                    case .success(let range): return range
+                    case .failure(let error): throw entry.fail("malformed MIME type \"\(text)\": \(error.message)")
+                    }
+                }
+            case "on_reject":
+                let text = try item.string()
+                guard let mode = Acceptance.RejectMode(rawValue: text) else {
+                    throw item.fail("expected enforce or report, not \(text)")
+                }
+                acceptance.onReject = mode
+            default:
+                throw unknown(name, path: path, line: line, allowed: allowed)
+            }
+        }
+        return acceptance
+    }
+
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var previous = Array(0...y.count)
+        for (i, p) in x.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: y.count)
+            for (j, q) in y.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (p == q ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[y.count]
+    }
+}

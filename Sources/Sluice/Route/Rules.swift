@@ -1,0 +1,200 @@
+/// One entry of `rules:` (or the `defaults:` block): what a matching request gets.
+public struct Rule: Sendable, Equatable {
+    /// The rule's name, reported in problems, `Sluice-Validation` and logs.
+    public var name: String
+    /// Which requests it applies to (everything when empty).
+    public var match = RuleMatch()
+    /// Response validation; `nil` = none (every response passes).
+    public var accept: Acceptance?
+    /// JSON null stripping; `nil` = off (the client can still ask with `Sluice-Strip-Nulls`).
+    public var stripJSONNulls: NullStripper.Mode?
+    /// The redirect policy for matching requests; `nil` = `redirects.policy`.
+    public var redirects: Configuration.RedirectPolicy?
+
+    public init(name: String) { self.name = name }
+}
+
+/// A rule's `match:` block. Empty fields match everything.
+public struct RuleMatch: Sendable, Equatable {
+    /// Host glob (`api.example.com`, `*.example.com`), case-insensitive.
+    public var host: Glob?
+    /// Path glob (`/v1/**`, `/items/*/detail`), compared with the path without its query.
+    public var path: Glob?
+    /// Methods, upper-case; empty = any.
+    public var methods: [String] = []
+
+    public init() {}
+
+    /// Whether a request fits.
+    public func matches(method: String, host: String, path: String) -> Bool {
+        if !methods.isEmpty, !methods.contains(method) { return false }
+        if let hostGlob = self.host, !hostGlob.matches(host) { return false }
+        if let pathGlob = self.path, !pathGlob.matches(path) { return false }
+        return true
+    }
+}
+
+/// The rules in force: the first whose `match` fits gives a request its ``Rule``; `defaults` otherwise.
+public struct RuleBook: Sendable, Equatable {
+    public var rules: [Rule]
+    public var defaults: Rule
+
+    public init(rules: [Rule] = [], defaults: Rule = Rule(name: "defaults")) {
+        self.rules = rules
+        self.defaults = defaults
+    }
+
+    /// The rule for a request.
+    public func rule(method: String, host: String, path: String) -> Rule {
+        match(method: method, host: host, path: path) ?? defaults
+    }
+
+    /// The first rule that fits a request, if any.
+    public func match(method: String, host: String, path: String) -> Rule? {
+        rules.first { $0.match.matches(method: method, host: host, path: path) }
+    }
+}
+
+/// A glob for hosts or paths.
+///
+/// Hosts (`kind: .host`): `*` matches any run of characters (dots included), `?` one character;
+/// compared case-insensitively. Paths (`kind: .path`): `*` matches within one segment, `**` across
+/// segments, `?` one character other than `/`; a trailing `/**` also matches the bare prefix
+/// (`/v1/**` matches `/v1`).
+public struct Glob: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable { case host, path }
+
+    enum Token: Sendable, Equatable {
+        case literal(UInt8)
+        case any  // ?
+        case star  // * (within a segment for paths)
+        case globstar  // ** (paths only)
+        case globstarSlash  // **/ (paths only): nothing, or any run of segments ending in /
+    }
+
+    public let text: String
+    public let kind: Kind
+    let tokens: [Token]
+
+    public var description: String { text }
+
+    /// Parses a glob, or explains what is wrong with it.
+    public static func parse(_ text: String, kind: Kind) -> Result<Glob, GlobError> {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { return .failure(GlobError("an empty pattern")) }
+        if let bad = bytes.first(where: { "[]{}\\ \t".utf8.contains($0) || $0 < 0x20 || $0 == 0x7F }) {
+            return .failure(
+                GlobError("\"\(Character(UnicodeScalar(bad)))\" is not supported (only *, ** and ? are wildcards)"))
+        }
+        var tokens: [Token] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "*") {
+                var run = 1
+                while index + run < bytes.count, bytes[index + run] == UInt8(ascii: "*") { run += 1 }
+                switch (kind, run) {
+                case (_, 1): tokens.append(.star)
+                case (.path, 2):
+                    let before = index == 0 || bytes[index - 1] == UInt8(ascii: "/")
+                    let after = index + 2 == bytes.count || bytes[index + 2] == UInt8(ascii: "/")
+                    guard before, after else {
+                        return .failure(GlobError("** must be a whole path segment, as in /v1/** or /**/x"))
+                    }
+                    if index + 2 < bytes.count {
+                        tokens.append(.globstarSlash)
+                        index += 3
+                        continue
+                    }
+                    tokens.append(.globstar)
+                default:
+                    return .failure(
+                        GlobError(kind == .host ? "use a single * in host patterns" : "*** is not a pattern"))
+                }
+                index += run
+                continue
+            }
+            if byte == UInt8(ascii: "?") {
+                tokens.append(.any)
+            } else {
+                tokens.append(.literal(kind == .host ? lowercase(byte) : byte))
+            }
+            index += 1
+        }
+        switch kind {
+        case .host:
+            if bytes.contains(UInt8(ascii: "/")) { return .failure(GlobError("a host pattern cannot contain /")) }
+        case .path:
+            guard bytes[0] == UInt8(ascii: "/") || bytes[0] == UInt8(ascii: "*") else {
+                return .failure(GlobError("a path pattern starts with /"))
+            }
+        }
+        return .success(Glob(text: text, kind: kind, tokens: tokens))
+    }
+
+    /// Whether `subject` matches the whole pattern.
+    public func matches(_ subject: String) -> Bool {
+        var subject = subject
+        return subject.withUTF8 { matches(bytes: $0) }
+    }
+
+    func matches(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // `/prefix/**` also matches `/prefix`.
+        if kind == .path, tokens.count >= 2, tokens[tokens.count - 1] == .globstar,
+            tokens[tokens.count - 2] == .literal(UInt8(ascii: "/")),
+            Glob.run(Array(tokens.dropLast(2)), bytes, kind: kind)
+        {
+            return true
+        }
+        return Glob.run(tokens, bytes, kind: kind)
+    }
+
+    /// Dynamic programming over (token, byte): linear in both, no backtracking blow-up.
+    private static func run(_ tokens: [Token], _ bytes: UnsafeBufferPointer<UInt8>, kind: Kind) -> Bool {
+        // reachable[j]: the tokens so far can consume exactly bytes[0..<j].
+        var reachable = [Bool](repeating: false, count: bytes.count + 1)
+        reachable[0] = true
+        for token in tokens {
+            var next = [Bool](repeating: false, count: bytes.count + 1)
+            switch token {
+            case .literal(let expected):
+                for j in 0..<bytes.count where reachable[j] {
+                    let byte = kind == .host ? lowercase(bytes[j]) : bytes[j]
+                    if byte == expected { next[j + 1] = true }
+                }
+            case .any:
+                for j in 0..<bytes.count where reachable[j] {
+                    if kind == .host || bytes[j] != UInt8(ascii: "/") { next[j + 1] = true }
+                }
+            case .globstarSlash:
+                var open = false
+                for j in 0...bytes.count {
+                    if reachable[j] { next[j] = true }
+                    if j > 0, open, bytes[j - 1] == UInt8(ascii: "/") { next[j] = true }
+                    if reachable[j] { open = true }
+                }
+            case .star, .globstar:
+                let crossesSlash = token == .globstar || kind == .host
+                var open = false
+                for j in 0...bytes.count {
+                    if reachable[j] { open = true }
+                    if open { next[j] = true }
+                    if j < bytes.count, !crossesSlash, bytes[j] == UInt8(ascii: "/") { open = false }
+                }
+            }
+            reachable = next
+            if !reachable.contains(true) { return false }
+        }
+        return reachable[bytes.count]
+    }
+
+    private static func lowercase(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+    }
+}
+
+/// Why a glob was refused.
+public struct GlobError: Error, Sendable, Equatable {
+    public let message: String
+    init(_ message: String) { self.message = message }
+}

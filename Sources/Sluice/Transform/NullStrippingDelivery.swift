@@ -1,0 +1,144 @@
+import Codec
+
+/// Delivery-side JSON null stripping for one response (DESIGN: Transform).
+///
+/// The body is held until it is complete — the only way to deliver invalid JSON untouched — and
+/// never more than `max_transform_body` of it: past that the held bytes go out as they are and the
+/// rest streams. Compressed bodies are decoded (gzip, deflate, br) and, when stripping changed
+/// them, sent decoded with a recomputed `Content-Length` and a weakened `ETag`.
+struct NullStrippingDelivery {
+    /// What to do with a response, decided at its headers.
+    enum Plan: Equatable {
+        /// Not a JSON body with content: nothing to do, nothing to say.
+        case pass
+        /// Deliver untouched and say why (`Sluice-Validation: not-transformed; …`).
+        case untouched(String)
+        /// Hold the body, then strip.
+        case hold(ContentCoding?)
+    }
+
+    /// The result at the end of the body.
+    enum Result {
+        /// Deliver this head and body instead of the origin's.
+        case stripped(ResponseHead, [UInt8], removed: Int)
+        /// Deliver the origin's bytes; the note says why (`nil`: valid JSON without nulls).
+        case untouched(String?)
+    }
+
+    let mode: NullStripper.Mode
+    let limit: Int
+    let head: ResponseHead
+    let coding: ContentCoding?
+    /// The origin's bytes so far.
+    private(set) var held: [UInt8] = []
+
+    init(mode: NullStripper.Mode, limit: Int, head: ResponseHead, coding: ContentCoding?) {
+        self.mode = mode
+        self.limit = limit
+        self.head = head
+        self.coding = coding
+    }
+
+    /// The plan for a final response head.
+    static func plan(for head: ResponseHead, request: ProxyRequest, limit: Int) -> Plan {
+        if request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205
+            || head.status == 304
+        {
+            return .pass
+        }
+        guard let contentType = head.headers["content-type"], let media = MediaType(contentType), media.isJSON else {
+            return .pass
+        }
+        if head.status == 206 { return .untouched("a partial response (206) cannot be transformed") }
+        if head.headers.tokens("cache-control").contains("no-transform") {
+            return .untouched("the response says Cache-Control: no-transform")
+        }
+        if request.headers.tokens("cache-control").contains("no-transform") {
+            return .untouched("the request says Cache-Control: no-transform")
+        }
+        let codings = head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        var coding: ContentCoding?
+        if let first = codings.first {
+            guard codings.count == 1, let known = ContentCoding(token: first) else {
+                return .untouched("Content-Encoding \(codings.joined(separator: ", ")) is not decoded")
+            }
+            coding = known
+        }
+        if !head.headers.contains("transfer-encoding"), let text = head.headers["content-length"],
+            let length = Int64(text), length > Int64(limit)
+        {
+            return .untouched(tooLarge(limit))
+        }
+        return .hold(coding)
+    }
+
+    static func tooLarge(_ limit: Int) -> String { "the body is larger than max_transform_body (\(limit) bytes)" }
+
+    /// Adds body bytes; `false` once the body passed the limit (the caller then sends ``held`` and streams on).
+    mutating func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard held.count + bytes.count <= limit else { return false }
+        if held.isEmpty { held.reserveCapacity(min(limit, max(bytes.count, 16 * 1024))) }
+        held.append(contentsOf: bytes)
+        return true
+    }
+
+    /// Strips the complete body.
+    func finish() -> Result {
+        var decoded: [UInt8]
+        if let coding {
+            do {
+                decoded = try coding.decode(held, limit: limit)
+            } catch .tooLarge {
+                return .untouched(NullStrippingDelivery.tooLarge(limit))
+            } catch {
+                return .untouched("the \(coding.rawValue) body could not be decoded: \(error)")
+            }
+        } else {
+            decoded = held
+        }
+        if decoded.isEmpty { return .untouched("the body is empty") }
+        if decoded == [0x20] { return .untouched("the body is a single space") }
+        var output: [UInt8] = []
+        let outcome = decoded.withUnsafeBytes { NullStripper.strip($0, mode: mode, into: &output) }
+        switch outcome {
+        case .unchanged:
+            return .untouched(nil)
+        case .invalid(let offset):
+            return .untouched("the body is not valid JSON (byte \(offset))")
+        case .stripped(let removed):
+            decoded = []
+            return .stripped(transformedHead(length: output.count), output, removed: removed)
+        }
+    }
+
+    /// The origin's head for the new body: decoded, new length, weak validator, no digests of the old bytes.
+    private func transformedHead(length: Int) -> ResponseHead {
+        var result = head
+        var headers = head.headers
+        if coding != nil { headers.remove("content-encoding") }
+        headers.remove(keys: [
+            "content-length", "transfer-encoding", "content-md5", "digest", "content-digest", "repr-digest",
+            "accept-ranges", "content-range",
+        ])
+        if let etag = headers["etag"] {
+            let trimmed = etag.trimmingOWS()
+            if trimmed.hasPrefix("W/") {
+                headers.set("ETag", trimmed)
+            } else if trimmed.hasPrefix("\"") {
+                headers.set("ETag", "W/" + trimmed)
+            } else {
+                headers.remove("etag")
+            }
+        }
+        headers.append(name: "Content-Length", value: String(length))
+        result.headers = headers
+        return result
+    }
+
+    /// A `Sluice-Validation` member for a body left untouched.
+    static func note(_ detail: String, rule: String?) -> String {
+        var value = "not-transformed; reason=\"json-not-transformed\"; detail=" + StructuredField.quote(detail)
+        if let rule { value += "; rule=" + StructuredField.quote(rule) }
+        return value
+    }
+}

@@ -1,0 +1,146 @@
+/// A rule's `accept:` block: which responses are acceptable (AFNetworking's
+/// `acceptableStatusCodes` and `acceptableContentTypes`), and what happens to the others.
+public struct Acceptance: Sendable, Equatable {
+    /// Acceptable status codes; `200-299` by default.
+    public var status = StatusSet.successful
+    /// Acceptable media types; `nil` = any type.
+    public var contentTypes: [MediaRange]?
+    /// `enforce` (502 problem, transfer cancelled) or `report` (passes, marked).
+    public var onReject = RejectMode.enforce
+
+    public init() {}
+
+    /// What happens to a rejected response.
+    public enum RejectMode: String, Sendable, Equatable, CaseIterable {
+        /// The transfer is cancelled at the headers and the client gets a 502 problem.
+        case enforce
+        /// The response passes unchanged, with `Sluice-Validation: failed; …`.
+        case report
+    }
+}
+
+/// A set of status codes: single codes and inclusive ranges, as written (`200-299`, `304`, `2xx`).
+public struct StatusSet: Sendable, Equatable, CustomStringConvertible {
+    /// The ranges, in the order written.
+    public var ranges: [ClosedRange<Int>]
+    /// How each was written, for problems and `--reference`.
+    public var spelled: [String]
+
+    /// `200-299`, AFNetworking's default.
+    public static let successful = StatusSet(ranges: [200...299], spelled: ["200-299"])
+
+    public init(ranges: [ClosedRange<Int>], spelled: [String]) {
+        self.ranges = ranges
+        self.spelled = spelled
+    }
+
+    public func contains(_ status: Int) -> Bool { ranges.contains { $0.contains(status) } }
+
+    public var description: String { spelled.joined(separator: ", ") }
+
+    /// One item: `404`, `"200-299"` or `"2xx"`; `nil` if malformed.
+    public static func parseItem(_ text: String) -> ClosedRange<Int>? {
+        let trimmed = text.trimmingOWS()
+        let valid = 100...599
+        if let code = Int(trimmed) { return valid.contains(code) ? code...code : nil }
+        let lower = trimmed.lowercased()
+        if lower.count == 3, lower.hasSuffix("xx"), let digit = Int(lower.prefix(1)), (1...5).contains(digit) {
+            return (digit * 100)...(digit * 100 + 99)
+        }
+        let parts = trimmed.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let low = Int(parts[0].trimmingOWS()), let high = Int(parts[1].trimmingOWS()),
+            valid.contains(low), valid.contains(high), low <= high
+        else { return nil }
+        return low...high
+    }
+}
+
+/// A media range as configured: `application/json`, `text/*`, `*/*`, `*/json`, `application/*+json`.
+/// Compared case-insensitively, without parameters.
+public struct MediaRange: Sendable, Equatable, CustomStringConvertible {
+    /// Lower-cased type, or `*`.
+    public let type: String
+    /// Lower-cased subtype, `*`, or `*+suffix`.
+    public let subtype: String
+
+    public var description: String { type + "/" + subtype }
+
+    /// Parses a configured range; `nil` with a reason when malformed.
+    public static func parse(_ text: String) -> Result<MediaRange, GlobError> {
+        let trimmed = text.trimmingOWS().lowercased()
+        if trimmed.contains(";") {
+            return .failure(GlobError("parameters are not compared; write the type alone, like application/json"))
+        }
+        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            return .failure(GlobError("expected type/subtype, like application/json or text/*"))
+        }
+        let type = String(parts[0])
+        let subtype = String(parts[1])
+        guard type == "*" || MediaRange.isToken(type) else {
+            return .failure(GlobError("\"\(type)\" is not a valid media type name"))
+        }
+        if subtype == "*" || MediaRange.isToken(subtype) {
+            if type == "*", subtype != "*", subtype.hasPrefix("*") {
+                return .failure(GlobError("\"\(trimmed)\" is not a media range"))
+            }
+            return .success(MediaRange(type: type, subtype: subtype))
+        }
+        if subtype.hasPrefix("*+"), MediaRange.isToken(String(subtype.dropFirst(2))) {
+            return .success(MediaRange(type: type, subtype: subtype))
+        }
+        return .failure(GlobError("\"\(subtype)\" is not a valid subtype (wildcards: *, *+suffix)"))
+    }
+
+    init(type: String, subtype: String) {
+        self.type = type
+        self.subtype = subtype
+    }
+
+    /// Whether a response's media type (already lower-cased, without parameters) fits.
+    public func matches(type responseType: Substring, subtype responseSubtype: Substring) -> Bool {
+        if type != "*", type != responseType { return false }
+        if subtype == "*" { return true }
+        if subtype.hasPrefix("*+") {
+            let suffix = subtype.dropFirst(1)  // "+json"
+            return responseSubtype.count > suffix.count && responseSubtype.hasSuffix(suffix)
+        }
+        return subtype == responseSubtype
+    }
+
+    /// RFC 9110 token characters.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+}
+
+/// A response's media type, parsed from `Content-Type` (RFC 9110 §8.3.1): lower-cased, no parameters.
+struct MediaType: Equatable {
+    let type: Substring
+    let subtype: Substring
+
+    var essence: String { type + "/" + subtype }
+
+    init?(_ contentType: String) {
+        let essence = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let lowered = essence.trimmingOWS().lowercased()[...]
+        let parts = lowered.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, MediaRange.isToken(String(parts[0])), MediaRange.isToken(String(parts[1])) else {
+            return nil
+        }
+        type = parts[0]
+        subtype = parts[1]
+    }
+
+    /// A JSON body by the null stripper's definition: `application/json`, `*/*+json`, `text/json`, `text/javascript`.
+    var isJSON: Bool {
+        (type == "application" && subtype == "json") || subtype.hasSuffix("+json")
+            || (type == "text" && (subtype == "json" || subtype == "javascript"))
+    }
+}
