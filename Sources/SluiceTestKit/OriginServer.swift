@@ -41,6 +41,10 @@ public final class OriginServer: @unchecked Sendable {
     private let listener: TestListener
     private let handler: @Sendable (Request) -> Reply
     private let state = Mutex<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
+    private let streamed = Mutex<Int>(0)
+
+    /// Body bytes that `.stream` replies managed to hand to the kernel (a cancelled transfer stops them early).
+    public var streamedBytes: Int { streamed.withLock { $0 } }
 
     /// The port to reach it on.
     public var port: UInt16 { listener.port }
@@ -135,6 +139,7 @@ public final class OriginServer: @unchecked Sendable {
                 let count = min(remaining, piece.count)
                 try socket.send(count == piece.count ? piece : Array(piece[0..<count]))
                 remaining -= count
+                streamed.withLock { $0 += count }
             }
         case .resetMidBody(let declared, let sent):
             try socket.send(

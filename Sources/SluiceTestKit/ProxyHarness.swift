@@ -71,7 +71,10 @@ public final class ProxyHarness: @unchecked Sendable {
             StatsSnapshot(
                 requests: server.stats.requests, responses: server.stats.responses, errors: server.stats.errors,
                 connectionsOpen: server.stats.connectionsOpen, upstreamTasks: server.stats.upstreamTasks,
-                upstreamConnections: server.stats.upstreamConnections, tunnels: server.stats.tunnels)
+                upstreamConnections: server.stats.upstreamConnections, tunnels: server.stats.tunnels,
+                validationRejected: server.stats.validationRejected,
+                validationReported: server.stats.validationReported,
+                jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched)
         }
     }
 
@@ -107,6 +110,10 @@ public struct StatsSnapshot: Sendable, Equatable {
     public var upstreamTasks: Int
     public var upstreamConnections: Int
     public var tunnels: Int
+    public var validationRejected: Int
+    public var validationReported: Int
+    public var jsonStripped: Int
+    public var jsonUntouched: Int
 }
 
 /// Collects log lines for assertions.

@@ -33,6 +33,34 @@ struct CLI {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
+
+    static func remove(_ paths: String...) {
+        for path in paths { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Starts `sluice serve` with `arguments` on a free port; returns the process, its output pipe and the port.
+    static func serve(_ arguments: [String]) throws -> (Process, Pipe, UInt16) {
+        let probe = try TestListener()
+        let port = probe.port
+        probe.closeUnused()
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + arguments
+        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        return (process, pipe, port)
+    }
+
+    static func connect(_ port: UInt16) throws -> RawClient {
+        for _ in 0..<100 {
+            if let client = try? RawClient(port: port) { return client }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw TestError("sluice did not start listening on \(port)")
+    }
 }
 
 @Suite("The sluice command")
@@ -44,6 +72,7 @@ struct SluiceCommandTests {
         #expect(ok.status == 0)
         #expect(ok.output.contains("configuration OK"))
         let bad = try CLI.temporaryFile("listen: 127.0.0.1:9999\ntimeouts:\n  client_idel: 5s\n")
+        defer { CLI.remove(good, bad) }
         let failed = try CLI.run(["check-config", "--config", bad])
         #expect(failed.status != 0)
         #expect(failed.output.contains("\(bad):3: timeouts.client_idel: unknown key"))
@@ -88,5 +117,38 @@ struct SluiceCommandTests {
         let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("\"GET \(origin.url("/cli"))\" 200"))
         #expect(log.contains("sluice stopped"))
+    }
+
+    @Test("SIGHUP reloads the rules; a broken file keeps the current ones and says why")
+    func reloadOnHangup() throws {
+        let origin = try OriginServer { _ in .text("<p>html</p>") }
+        defer { origin.stop() }
+        let strict = """
+            rules:
+              - name: api
+                match: { path: "/v1/**" }
+                accept: { content_types: [application/json] }
+            """
+        let file = try CLI.temporaryFile(strict)
+        defer { CLI.remove(file) }
+        let (process, pipe, port) = try CLI.serve(["--config", file])
+        defer { if process.isRunning { process.terminate() } }
+        let client = try CLI.connect(port)
+        #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 502)
+        try "rules:\n  - name: api\n    match: { path: \"/v1/[\" }\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 502)
+        try "rules: []\n".write(toFile: file, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 200)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("reload failed, keeping the current rules"))
+        #expect(log.contains("rules[0].match.path"))
+        #expect(log.contains("reloaded 0 rule(s)"))
     }
 }

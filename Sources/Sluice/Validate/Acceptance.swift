@@ -77,6 +77,11 @@ public struct MediaRange: Sendable, Equatable, CustomStringConvertible {
         }
         let type = String(parts[0])
         let subtype = String(parts[1])
+        // `*` is a token character, but here it is only a wildcard: `*`, `type/*`, `type/*+suffix`.
+        let starInSubtype = subtype.contains("*") && subtype != "*" && !subtype.hasPrefix("*+")
+        if (type.contains("*") && type != "*") || starInSubtype || subtype.dropFirst().contains("*") {
+            return .failure(GlobError("\"\(trimmed)\" is not a media range (wildcards: */*, type/*, type/*+suffix)"))
+        }
         guard type == "*" || MediaRange.isToken(type) else {
             return .failure(GlobError("\"\(type)\" is not a valid media type name"))
         }

@@ -62,6 +62,23 @@ struct ConfigLoaderTests {
             ("log:\n  access: maybe\n", "log.access", 2, "true or false"),
             ("upstream: 5\n", "upstream", 1, "mapping"),
             ("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", "listen", 2, "duplicate"),
+            ("rules:\n  - name: a\n    matchs: {}\n", "rules[0].matchs", 3, "did you mean match"),
+            ("rules:\n  - name: a\n    match:\n      path: /v1/a**\n", "rules[0].match.path", 4, "bad glob"),
+            ("rules:\n  - match: { host: \"a b\" }\n", "rules[0].match.host", 2, "bad glob"),
+            (
+                "rules:\n  - name: a\n  - name: b\n    accept:\n      status: [200, \"300-200\"]\n",
+                "rules[1].accept.status", 5, "bad status range"
+            ),
+            (
+                "rules:\n  - accept:\n      content_types:\n        - application/json\n        - \"text\"\n",
+                "rules[0].accept.content_types", 5, "malformed MIME type"
+            ),
+            ("rules:\n  - accept: { on_reject: ignore }\n", "rules[0].accept.on_reject", 2, "enforce or report"),
+            ("rules:\n  - strip_json_nulls: sometimes\n", "rules[0].strip_json_nulls", 2, "true, false or all"),
+            ("rules:\n  - name: x\n  - name: x\n", "rules[1].name", 3, "duplicate rule name"),
+            ("defaults:\n  redirects: follow\n", "defaults.redirects", 2, "redirects.policy"),
+            ("defaults:\n  accept:\n    statuses: [200]\n", "defaults.accept.statuses", 3, "did you mean status"),
+            ("rules: {}\n", "rules", 1, "list"),
         ])
     func errors(yaml: String, key: String, line: Int, fragment: String) {
         do {
@@ -73,6 +90,39 @@ struct ConfigLoaderTests {
             #expect(error.description.contains(fragment), "\(error)")
             #expect(error.description.hasPrefix("test.yaml:\(line): \(key)"))
         }
+    }
+
+    @Test("Rules and defaults are read with every field")
+    func rules() throws {
+        let config = try ConfigLoader.load(
+            yaml: """
+                defaults:
+                  accept: { status: ["2xx", 304] }
+                  strip_json_nulls: all
+                rules:
+                  - name: api
+                    match: { host: "*.example.com", path: "/v1/**", methods: [get, POST] }
+                    accept:
+                      status: ["200-299", 304]
+                      content_types: [application/json, "application/*+json"]
+                      on_reject: report
+                    strip_json_nulls: true
+                    redirects: follow
+                  - match: { path: "/x" }
+                """)
+        #expect(config.defaults.accept?.status.spelled == ["2xx", "304"])
+        #expect(config.defaults.stripJSONNulls == .all)
+        let api = config.rules[0]
+        #expect(api.name == "api")
+        #expect(api.match.methods == ["GET", "POST"])
+        #expect(api.match.host?.text == "*.example.com")
+        #expect(api.accept?.contentTypes?.map(\.description) == ["application/json", "application/*+json"])
+        #expect(api.accept?.onReject == .report)
+        #expect(api.stripJSONNulls == .members)
+        #expect(api.redirects == .follow)
+        #expect(config.rules[1].name == "rule 2")
+        #expect(config.rules[1].accept == nil)
+        #expect(config.ruleBook.rule(method: "GET", host: "a.example.com", path: "/v1/z").name == "api")
     }
 
     @Test("Invalid YAML is reported, not crashed on; an empty file means defaults")
