@@ -5,6 +5,12 @@ local authority = target:match("^http://([^/]+)") or error("TARGET must be http:
 wrk.method = "GET"
 wrk.path = target
 wrk.headers["Host"] = authority
+-- EXTRA_HEADER="Sluice-Strip-Nulls: 1" adds one request header.
+local extra = os.getenv("EXTRA_HEADER")
+if extra and extra ~= "" then
+  local name, value = extra:match("^([^:]+):%s*(.*)$")
+  wrk.headers[name] = value
+end
 
 done = function(summary, latency, requests)
   io.write(string.format("RESULT rps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n",

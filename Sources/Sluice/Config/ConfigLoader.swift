@@ -340,9 +340,15 @@ public enum ConfigLoader {
     /// The key reference as a Markdown table (README, `sluice check-config --reference`).
     public static var referenceMarkdown: String {
         var lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
-        for key in keys { lines.append("| `\(key.path)` | \(key.type) | `\(key.defaultValue)` | \(key.summary) |") }
+        // A `|` inside a cell would end it: escape it.
+        func cell(_ text: String) -> String {
+            text.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
+        }
+        for key in keys {
+            lines.append("| `\(key.path)` | \(cell(key.type)) | `\(key.defaultValue)` | \(cell(key.summary)) |")
+        }
         for key in RuleParser.ruleKeys {
-            lines.append("| `\(key.path)` | \(key.type) | `\(key.defaultValue)` | \(key.summary) |")
+            lines.append("| `\(key.path)` | \(cell(key.type)) | `\(key.defaultValue)` | \(cell(key.summary)) |")
         }
         return lines.joined(separator: "\n")
     }
