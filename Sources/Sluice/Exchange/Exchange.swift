@@ -68,9 +68,9 @@ final class Exchange {
         }
         if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
         let book = client.server.ruleBook
-        if !book.rules.isEmpty, let matched = book.match(method: request.method, host: url.host, path: url.path) {
-            rule = matched
-            ruleMatched = true
+        var gate: (any ResponseHandler)?
+        if !book.rules.isEmpty || book.defaults.accept != nil {
+            (rule, ruleMatched, gate) = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
         }
         stripMode = Exchange.stripping(requested: request.headers["sluice-strip-nulls"], rule: rule.stripJSONNulls)
         if let expectation = request.headers["expect"], !request.expectsContinue {
@@ -87,9 +87,7 @@ final class Exchange {
         // 3. Fetch.
         let upstream = Forwarding.upstreamRequest(for: request, url: url)
         var hooks = client.server.hooks
-        if hooks.responseHandler == nil, let accept = rule.accept, accept.onReject == .enforce {
-            hooks.responseHandler = ValidationGate(acceptance: accept, rule: rule.name)
-        }
+        if hooks.responseHandler == nil, let gate { hooks.responseHandler = gate }
         if hooks.redirectHandler == nil, let policy = rule.redirects {
             hooks.redirectHandler = Redirector(policy: policy)
         }

@@ -34,14 +34,28 @@ public struct RuleMatch: Sendable, Equatable {
     }
 }
 
-/// The rules in force: the first whose `match` fits gives a request its ``Rule``; `defaults` otherwise.
+/// The rules in force: the first whose `match` fits a request gives it its ``Rule``; `defaults` otherwise.
 public struct RuleBook: Sendable, Equatable {
-    public var rules: [Rule]
-    public var defaults: Rule
+    public let rules: [Rule]
+    public let defaults: Rule
+    /// Each rule's enforce-mode response handler, built once (not per request).
+    private let gates: [(any ResponseHandler)?]
+    private let defaultsGate: (any ResponseHandler)?
 
     public init(rules: [Rule] = [], defaults: Rule = Rule(name: "defaults")) {
         self.rules = rules
         self.defaults = defaults
+        gates = rules.map(RuleBook.gate)
+        defaultsGate = RuleBook.gate(defaults)
+    }
+
+    public static func == (lhs: RuleBook, rhs: RuleBook) -> Bool {
+        lhs.rules == rhs.rules && lhs.defaults == rhs.defaults
+    }
+
+    private static func gate(_ rule: Rule) -> (any ResponseHandler)? {
+        guard let accept = rule.accept, accept.onReject == .enforce else { return nil }
+        return ValidationGate(acceptance: accept, rule: rule.name)
     }
 
     /// The rule for a request.
@@ -52,6 +66,17 @@ public struct RuleBook: Sendable, Equatable {
     /// The first rule that fits a request, if any.
     public func match(method: String, host: String, path: String) -> Rule? {
         rules.first { $0.match.matches(method: method, host: host, path: path) }
+    }
+
+    /// What a request gets: its rule, whether a rule (not the defaults) matched, and the rule's
+    /// enforce-mode validation hook. `path` may carry the query (it is ignored).
+    func resolve(method: String, host: String, path: String) -> (
+        rule: Rule, matched: Bool, gate: (any ResponseHandler)?
+    ) {
+        for (index, rule) in rules.enumerated() where rule.match.matches(method: method, host: host, path: path) {
+            return (rule, true, gates[index])
+        }
+        return (defaults, false, defaultsGate)
     }
 }
 
@@ -75,6 +100,42 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     public let kind: Kind
     let tokens: [Token]
+    /// A faster equivalent for the common pattern shapes.
+    let shape: Shape
+
+    enum Shape: Sendable, Equatable {
+        /// No wildcard: the whole subject equals these bytes.
+        case exact([UInt8])
+        /// `/prefix/**`: the subject is `/prefix` or starts with `/prefix/` (bytes include the slash).
+        case underPrefix([UInt8])
+        /// `*suffix` (hosts): the subject ends with these bytes.
+        case suffix([UInt8])
+        /// Anything else: the token automaton.
+        case general
+    }
+
+    init(text: String, kind: Kind, tokens: [Token]) {
+        self.text = text
+        self.kind = kind
+        self.tokens = tokens
+        func literals(_ slice: ArraySlice<Token>) -> [UInt8]? {
+            var bytes: [UInt8] = []
+            for token in slice {
+                guard case .literal(let byte) = token else { return nil }
+                bytes.append(byte)
+            }
+            return bytes
+        }
+        if let bytes = literals(tokens[...]) {
+            shape = .exact(bytes)
+        } else if kind == .path, tokens.last == .globstar, let bytes = literals(tokens.dropLast()), bytes.last == 0x2F {
+            shape = .underPrefix(bytes)
+        } else if kind == .host, tokens.first == .star, let bytes = literals(tokens.dropFirst()) {
+            shape = .suffix(bytes)
+        } else {
+            shape = .general
+        }
+    }
 
     public var description: String { text }
 
@@ -138,7 +199,23 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
         return subject.withUTF8 { matches(bytes: $0) }
     }
 
-    func matches(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    func matches(bytes whole: UnsafeBufferPointer<UInt8>) -> Bool {
+        var bytes = whole
+        if kind == .path, let query = whole.firstIndex(of: UInt8(ascii: "?")) {
+            bytes = UnsafeBufferPointer(rebasing: whole[..<query])
+        }
+        switch shape {
+        case .exact(let literal):
+            return bytes.count == literal.count && Glob.equal(bytes, from: 0, literal, kind: kind)
+        case .underPrefix(let prefix):
+            if bytes.count == prefix.count - 1 { return Glob.equal(bytes, from: 0, prefix.dropLast(), kind: kind) }
+            return bytes.count >= prefix.count && Glob.equal(bytes, from: 0, prefix[...], kind: kind)
+        case .suffix(let suffix):
+            return bytes.count >= suffix.count
+                && Glob.equal(bytes, from: bytes.count - suffix.count, suffix[...], kind: kind)
+        case .general:
+            break
+        }
         // `/prefix/**` also matches `/prefix`.
         if kind == .path, tokens.count >= 2, tokens[tokens.count - 1] == .globstar,
             tokens[tokens.count - 2] == .literal(UInt8(ascii: "/")),
@@ -148,6 +225,23 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
         }
         return Glob.run(tokens, bytes, kind: kind)
     }
+
+    /// Whether `bytes[from...]` starts with `literal` (hosts fold ASCII case; literals are lower-case).
+    private static func equal(
+        _ bytes: UnsafeBufferPointer<UInt8>, from: Int, _ literal: ArraySlice<UInt8>, kind: Kind
+    ) -> Bool {
+        var index = from
+        for expected in literal {
+            let byte = kind == .host ? lowercase(bytes[index]) : bytes[index]
+            if byte != expected { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func equal(
+        _ bytes: UnsafeBufferPointer<UInt8>, from: Int, _ literal: [UInt8], kind: Kind
+    ) -> Bool { equal(bytes, from: from, literal[...], kind: kind) }
 
     /// Dynamic programming over (token, byte): linear in both, no backtracking blow-up.
     private static func run(_ tokens: [Token], _ bytes: UnsafeBufferPointer<UInt8>, kind: Kind) -> Bool {

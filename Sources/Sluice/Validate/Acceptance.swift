@@ -115,13 +115,16 @@ public struct MediaRange: Sendable, Equatable, CustomStringConvertible {
 
     /// RFC 9110 token characters.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-                }
-            }
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+    }
+
+    /// `tchar` (RFC 9110 §5.6.2).
+    @inline(__always) static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E...0x60, 0x7C, 0x7E:
+            true
+        default: false
+        }
     }
 }
 
@@ -132,15 +135,32 @@ struct MediaType: Equatable {
 
     var essence: String { type + "/" + subtype }
 
+    /// One pass over the bytes: `OWS type "/" subtype OWS [";" …]`.
     init?(_ contentType: String) {
-        let essence = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        let lowered = essence.trimmingOWS().lowercased()[...]
-        let parts = lowered.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, MediaRange.isToken(String(parts[0])), MediaRange.isToken(String(parts[1])) else {
-            return nil
+        var lowered: [UInt8] = []
+        var slash = -1
+        var sawEnd = false
+        for byte in contentType.utf8 {
+            if byte == UInt8(ascii: ";") { break }
+            if byte == 0x20 || byte == 0x09 {
+                if !lowered.isEmpty { sawEnd = true }
+                continue
+            }
+            guard !sawEnd else { return nil }
+            if byte == UInt8(ascii: "/") {
+                guard slash < 0 else { return nil }
+                slash = lowered.count
+                lowered.append(byte)
+                continue
+            }
+            guard MediaRange.isTokenByte(byte) else { return nil }
+            lowered.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
         }
-        type = parts[0]
-        subtype = parts[1]
+        guard slash > 0, slash < lowered.count - 1 else { return nil }
+        let text = String(decoding: lowered, as: UTF8.self)
+        let separator = text.utf8.index(text.startIndex, offsetBy: slash)
+        type = text[..<separator]
+        subtype = text[text.index(after: separator)...]
     }
 
     /// A JSON body by the null stripper's definition: `application/json`, `*/*+json`, `text/json`, `text/javascript`.

@@ -80,7 +80,7 @@ public enum ResponseValidator {
         }
         let contentType = head.headers["content-type"]
         if let ranges = acceptance.contentTypes, hasBody(head, method: request.method) {
-            if let text = contentType, !text.trimmingOWS().isEmpty {
+            if let text = contentType, !text.isEmpty {
                 let media = MediaType(text)
                 let accepted = media.map { media in
                     ranges.contains { $0.matches(type: media.type, subtype: media.subtype) }
@@ -108,9 +108,7 @@ public enum ResponseValidator {
         if method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205 || head.status == 304 {
             return false
         }
-        if !head.headers.contains("transfer-encoding"), let length = head.headers["content-length"],
-            length.trimmingOWS() == "0"
-        {
+        if let length = head.headers["content-length"], length == "0", !head.headers.contains("transfer-encoding") {
             return false
         }
         return true
