@@ -43,6 +43,11 @@ public final class Statement {
         try check(result)
     }
 
+    /// Binds a double.
+    public func bind(_ value: Double, at index: Int32) throws(SQLiteError) {
+        try check(sqlite3_bind_double(handle, index, value))
+    }
+
     /// Binds NULL.
     public func bindNull(at index: Int32) throws(SQLiteError) { try check(sqlite3_bind_null(handle, index)) }
 
@@ -69,6 +74,9 @@ public final class Statement {
 
     /// An integer column.
     public func int64(at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// A double column.
+    public func double(at index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
     /// A text column (`nil` for NULL).
     public func text(at index: Int32) -> String? {

@@ -13,10 +13,21 @@ public final class ProxyHarness: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Log lines written by the proxy.
     public let logLines = LogCapture()
+    /// The cache file this harness created (removed when it goes away).
+    private var ownedCacheFile: String?
 
     /// Starts a proxy with `configuration` (its listen address is replaced by 127.0.0.1:0).
     /// - Parameter hooks: per-exchange hooks (tests of the session engine), none by default.
     public init(configuration: Configuration = Configuration(), hooks: UpstreamTask.Hooks? = nil) throws {
+        var chosen = configuration
+        // Each proxy gets its own real SQLite file unless the test chose one.
+        if chosen.cache.path == Configuration().cache.path {
+            chosen.cache.path =
+                FileManager.default.temporaryDirectory
+                .appendingPathComponent("sluice-test-\(UUID().uuidString).sqlite").path
+            ownedCacheFile = chosen.cache.path
+        }
+        let configuration = chosen
         let ready = DispatchSemaphore(value: 0)
         let result = ResultBox()
         let capture = logLines
@@ -74,7 +85,8 @@ public final class ProxyHarness: @unchecked Sendable {
                 upstreamConnections: server.stats.upstreamConnections, tunnels: server.stats.tunnels,
                 validationRejected: server.stats.validationRejected,
                 validationReported: server.stats.validationReported,
-                jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched)
+                jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched,
+                cacheHits: server.stats.cacheHits, cacheStores: server.stats.cacheStores)
         }
     }
 
@@ -98,7 +110,12 @@ public final class ProxyHarness: @unchecked Sendable {
         return condition()
     }
 
-    deinit { shutdown() }
+    deinit {
+        shutdown()
+        if let file = ownedCacheFile {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        }
+    }
 }
 
 /// Counters copied off the loop.
@@ -114,6 +131,8 @@ public struct StatsSnapshot: Sendable, Equatable {
     public var validationReported: Int
     public var jsonStripped: Int
     public var jsonUntouched: Int
+    public var cacheHits: Int
+    public var cacheStores: Int
 }
 
 /// Collects log lines for assertions.

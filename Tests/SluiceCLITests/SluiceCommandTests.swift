@@ -46,12 +46,19 @@ struct CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + arguments
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        process.currentDirectoryURL = try workingDirectory()
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
         return (process, pipe, port)
+    }
+
+    /// A fresh directory for a `serve` run (its cache file lands in `var/` there).
+    static func workingDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
     }
 
     static func connect(_ port: UInt16) throws -> RawClient {
@@ -97,7 +104,9 @@ struct SluiceCommandTests {
         let process = Process()
         process.executableURL = CLI.binary
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        process.currentDirectoryURL = directory
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

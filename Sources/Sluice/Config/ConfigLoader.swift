@@ -243,6 +243,55 @@ public enum ConfigLoader {
         Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
             config, value throws(ConfigError) in config.log.access = try value.bool()
         },
+        Key(path: "cache.enabled", type: "bool", defaultValue: "true", summary: "Store and serve cacheable responses.")
+        {
+            config, value throws(ConfigError) in config.cache.enabled = try value.bool()
+        },
+        Key(
+            path: "cache.path", type: "path", defaultValue: "var/sluice.sqlite",
+            summary: "The SQLite cache file (relative paths start at the working directory)."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard !text.isEmpty else { throw value.fail("expected a file path") }
+            config.cache.path = text
+        },
+        Key(
+            path: "cache.capacity", type: "size", defaultValue: "1GiB",
+            summary: "Most bytes of stored bodies; least recently used entries are evicted beyond it."
+        ) {
+            config, value throws(ConfigError) in config.cache.capacity = try value.byteSize()
+        },
+        Key(
+            path: "cache.max_entry_size", type: "size", defaultValue: "0",
+            summary: "Largest stored response; 0 = 5 % of the capacity."
+        ) {
+            config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
+        },
+        Key(
+            path: "cache.mode", type: "shared | private", defaultValue: "shared",
+            summary:
+                "shared: never stores `private`, Set-Cookie or Authorization responses (RFC 9111 §3); private: one user."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard let mode = Configuration.Cache.Mode(rawValue: text) else {
+                throw value.fail("expected shared or private, not \(text)")
+            }
+            config.cache.mode = mode
+        },
+        Key(
+            path: "cache.heuristic_percent", type: "integer", defaultValue: "10",
+            summary: "Heuristic freshness: this percent of Date − Last-Modified (RFC 9111 §4.2.2)."
+        ) {
+            config, value throws(ConfigError) in config.cache.heuristicPercent = try value.integer(in: 0...100)
+        },
+        Key(
+            path: "cache.heuristic_max", type: "duration", defaultValue: "24h",
+            summary: "Cap of heuristic freshness."
+        ) {
+            config, value throws(ConfigError) in config.cache.heuristicMax = try value.milliseconds()
+        },
         Key(
             path: "defaults", type: "rule settings", defaultValue: "{}",
             summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."

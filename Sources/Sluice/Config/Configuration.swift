@@ -17,6 +17,8 @@ public struct Configuration: Sendable, Equatable {
     public var redirects = Redirects()
     /// Logging.
     public var log = Log()
+    /// The response cache.
+    public var cache = Cache()
     /// What requests no rule matches get (`defaults:`): no validation, no stripping.
     public var defaults = Rule(name: "defaults")
     /// The ordered `rules:`; the first whose `match` fits a request applies.
@@ -87,6 +89,31 @@ public struct Configuration: Sendable, Equatable {
     /// The redirect policies a configuration can name.
     public enum RedirectPolicy: String, Sendable, Equatable, CaseIterable {
         case pass, follow, refuse
+    }
+
+    /// The SQLite response cache.
+    public struct Cache: Sendable, Equatable {
+        /// Whether responses are cached; `true` by default.
+        public var enabled = true
+        /// The SQLite file; `var/sluice.sqlite` by default (relative to the working directory).
+        public var path = "var/sluice.sqlite"
+        /// Most bytes of stored bodies; least recently used entries go beyond it; 1 GiB by default.
+        public var capacity: Int64 = 1 << 30
+        /// Largest entry; 0 = 5 % of the capacity (NSURLCache's rule).
+        public var maxEntrySize: Int64 = 0
+        /// `shared` (several users: `private` responses and credentials are never stored) or `private`.
+        public var mode = Mode.shared
+        /// Heuristic freshness: this percent of `Date − Last-Modified`; 10 by default.
+        public var heuristicPercent = 10
+        /// Cap of heuristic freshness, in milliseconds; 24 h by default.
+        public var heuristicMax = 86_400_000
+        public init() {}
+
+        /// Shared or private cache semantics (RFC 9111 §1).
+        public enum Mode: String, Sendable, Equatable, CaseIterable { case shared, `private` }
+
+        /// The largest entry in bytes.
+        public var entryLimit: Int64 { maxEntrySize > 0 ? maxEntrySize : capacity / 20 }
     }
 
     /// Logging.

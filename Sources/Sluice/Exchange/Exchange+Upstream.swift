@@ -3,16 +3,23 @@ import EventIO
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        deliverHead(response, request: task.currentRequest, fromCache: false)
+    }
+
+    /// Steps 4-6 for a response head, from the origin or from the cache.
+    func deliverHead(_ response: ResponseHead, request upstream: UpstreamRequest, fromCache: Bool) {
         let stats = client.server.stats
         // 4. Validate (report mode; enforce mode already answered in the ValidationGate).
         if let accept = rule.accept, accept.onReject == .report,
             let failure = ResponseValidator.validate(
-                response, request: task.currentRequest, acceptance: accept, rule: rule.name)
+                response, request: upstream, acceptance: accept, rule: rule.name)
         {
             marks.append(failure.headerValue)
             validationFailure = failure.detail
             stats.validationReported += 1
         }
+        // Store (misses) or invalidate (unsafe methods), RFC 9111 §3 and §4.4.
+        if !fromCache { cacheResponseHead(response, request: upstream, validationFailed: validationFailure != nil) }
         // 5. Transform: decide now, strip at the end of the body.
         if let mode = stripMode {
             let limit = client.server.transformLimit
@@ -35,6 +42,7 @@ extension Exchange: TaskDelegate {
         if client.server.isShuttingDown { keepAlive = false }
         var (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: client.server.date.now, keepAlive: keepAlive)
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         self.framing = framing
         if framing == .close { keepAlive = false }
@@ -68,6 +76,14 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        guard deliverBody(bytes) else { return false }
+        // The cache keeps the origin's bytes exactly, whatever the client gets.
+        if cacheWriter != nil { cacheBody(bytes) }
+        return true
+    }
+
+    /// Body bytes for the client; `false` = not taken (the client is behind: retry after it drains).
+    func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if stripping != nil {
             if stripping!.append(bytes) { return true }
             // Past max_transform_body: what was held goes out untouched, the rest streams.
@@ -86,7 +102,7 @@ extension Exchange: TaskDelegate {
     }
 
     /// Sends body bytes in the response's framing.
-    private func emit(_ bytes: UnsafeRawBufferPointer) {
+    func emit(_ bytes: UnsafeRawBufferPointer) {
         switch framing {
         case .none:
             return
@@ -146,8 +162,15 @@ extension Exchange: TaskDelegate {
         if let failure {
             // A request-body failure outranks what libcurl reports about the aborted upload.
             stripping = nil
+            abandonCacheWriter()
             return fail(error ?? failure)
         }
+        finishCacheWriter()
+        deliverEnd()
+    }
+
+    /// The body is complete: release what was held and close the framing.
+    func deliverEnd() {
         if let held = stripping {
             stripping = nil
             deliverHeldBody(held)

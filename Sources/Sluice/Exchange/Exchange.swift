@@ -44,6 +44,18 @@ final class Exchange {
     var marks: [String] = []
     var validationFailure: String?
     var transformNote: String?
+    /// The cache key (normalised URL) when the cache takes part in this exchange.
+    var cacheKey: String?
+    /// `Cache-Status` for the response (RFC 9211).
+    var cacheStatus: String?
+    /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
+    var cacheRequestTime: Double = 0
+    /// The entry being written for this response.
+    var cacheWriter: CacheWriter?
+    /// The stored response being served, and the next body chunk.
+    var cachedBody: (entry: CacheStore.Entry, next: Int64, sent: Int64)?
+    /// The target URL (set by Route).
+    var targetURL: TargetURL?
     private var finished = false
 
     init(client: ClientConnection, request: ProxyRequest) {
@@ -84,8 +96,12 @@ final class Exchange {
             return answerLocally(url: url)
         }
 
-        // 3. Fetch.
+        // 3. Lookup: a stored response may answer (or `only-if-cached` ends here).
+        targetURL = url
         let upstream = Forwarding.upstreamRequest(for: request, url: url)
+        if client.server.cache != nil, lookup(url: url, upstream: upstream) { return }
+
+        // 4. Fetch.
         var hooks = client.server.hooks
         if hooks.responseHandler == nil, let gate { hooks.responseHandler = gate }
         if hooks.redirectHandler == nil, let policy = rule.redirects {
@@ -118,6 +134,7 @@ final class Exchange {
     func clientDrained() {
         guard pausedForClient else { return }
         pausedForClient = false
+        if cachedBody != nil { return pumpCachedBody() }
         task?.resume()
     }
 
@@ -125,6 +142,8 @@ final class Exchange {
     func clientFailed(_ reason: SluiceError?) {
         error = error ?? reason
         aborted = headSent && !responseComplete
+        cachedBody = nil
+        abandonCacheWriter()
         task?.cancel(reason ?? .badRequest(reason: .malformed("client closed the connection")))
         task = nil
         finish(closeConnection: true)

@@ -1,6 +1,10 @@
 import EventIO
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The proxy port: accepts clients, applies access control and the connection limit, owns the
 /// session engine, and shuts down gracefully.
 public final class ProxyServer {
@@ -19,6 +23,14 @@ public final class ProxyServer {
 
     /// The rules in force (replaced by ``reload(_:)``).
     public private(set) var ruleBook: RuleBook
+    /// The response cache (`nil` when disabled or when its file could not be opened).
+    private(set) var cache: CacheStore?
+    /// Wall-clock seconds since the epoch; tests replace it to age the cache without sleeping.
+    public var clock: () -> Double = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
     /// `limits.max_transform_body` in force.
     public private(set) var transformLimit: Int
     let parserLimits: RequestParser.Limits
@@ -50,6 +62,14 @@ public final class ProxyServer {
         parserLimits = configuration.parserLimits
         ruleBook = configuration.ruleBook
         transformLimit = configuration.limits.maxTransformBody
+        if configuration.cache.enabled {
+            do {
+                cache = try CacheStore(
+                    path: configuration.cache.path, capacity: configuration.cache.capacity, logger: logger)
+            } catch {
+                logger.error("cache disabled: cannot open \(configuration.cache.path): \(error)")
+            }
+        }
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)

@@ -18,6 +18,10 @@ public final class Stats {
     public var upstreamTasks = 0
     /// Upstream tasks that opened a new connection (the rest reused one).
     public var upstreamConnections = 0
+    /// Responses served from the cache.
+    public var cacheHits = 0
+    /// Responses stored in the cache.
+    public var cacheStores = 0
     /// Responses rejected by validation (enforce mode: 502).
     public var validationRejected = 0
     /// Responses that failed validation in report mode (passed, marked).

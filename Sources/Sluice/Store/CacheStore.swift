@@ -1,0 +1,344 @@
+import Logging
+import SQLite
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The response cache in one SQLite file (WAL): one row per stored response, its body in ordered
+/// chunks written as the response streams. An entry is visible only once it is marked complete,
+/// so an aborted transfer or a crash leaves nothing that could be served. Loop-confined.
+final class CacheStore {
+    /// A stored response, without its body.
+    struct Entry {
+        let id: Int64
+        let variant: String
+        let varyNames: [String]
+        let status: Int
+        let reason: String
+        var headers: HTTPFields
+        let requestTime: Double
+        let responseTime: Double
+        let size: Int64
+    }
+
+    static let schemaVersion = 1
+    static let migrations = [
+        """
+        CREATE TABLE entries(
+          id INTEGER PRIMARY KEY,
+          key TEXT NOT NULL,
+          variant TEXT NOT NULL,
+          vary TEXT NOT NULL,
+          method TEXT NOT NULL,
+          url TEXT NOT NULL,
+          host TEXT NOT NULL,
+          status INTEGER NOT NULL,
+          reason TEXT NOT NULL,
+          headers TEXT NOT NULL,
+          request_time REAL NOT NULL,
+          response_time REAL NOT NULL,
+          etag TEXT,
+          last_modified TEXT,
+          size INTEGER NOT NULL DEFAULT 0,
+          hits INTEGER NOT NULL DEFAULT 0,
+          last_access REAL NOT NULL,
+          rule TEXT,
+          complete INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX entries_key ON entries(key, complete);
+        CREATE INDEX entries_access ON entries(last_access);
+        CREATE TABLE chunks(
+          entry INTEGER NOT NULL,
+          seq INTEGER NOT NULL,
+          data BLOB NOT NULL,
+          PRIMARY KEY(entry, seq)) WITHOUT ROWID;
+        CREATE TABLE decisions(
+          url TEXT PRIMARY KEY,
+          time REAL NOT NULL,
+          stored INTEGER NOT NULL,
+          reason TEXT) WITHOUT ROWID;
+        """
+    ]
+
+    let database: Database
+    let capacity: Int64
+    private let logger: Logger
+    /// Bytes of complete entries (kept in memory; the file is the truth at start).
+    private(set) var totalBytes: Int64 = 0
+    private let selectCandidates: Statement
+    private let selectChunk: Statement
+    private let insertEntry: Statement
+    private let insertChunk: Statement
+    private let touchEntry: Statement
+
+    /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
+    init(path: String, capacity: Int64, logger: Logger) throws {
+        self.capacity = capacity
+        self.logger = logger
+        CacheStore.makeParentDirectory(of: path)
+        var opened: Database?
+        do {
+            let candidate = try Database(path: path)
+            guard try candidate.quickCheck() else { throw CacheStoreError.corrupt }
+            guard candidate.userVersion <= CacheStore.schemaVersion else {
+                throw CacheStoreError.tooNew(candidate.userVersion)
+            }
+            opened = candidate
+        } catch {
+            let aside = path + ".aside-\(time(nil))"
+            logger.error("cache file \(path) unusable (\(error)); moved to \(aside), starting an empty cache")
+            rename(path, aside)
+            unlink(path + "-wal")
+            unlink(path + "-shm")
+        }
+        let database: Database
+        if let opened { database = opened } else { database = try Database(path: path) }
+        self.database = database
+        if database.userVersion < CacheStore.schemaVersion {
+            for (index, sql) in CacheStore.migrations.enumerated() where index >= database.userVersion {
+                try database.execute("BEGIN IMMEDIATE; \(sql); PRAGMA user_version=\(index + 1); COMMIT")
+            }
+        }
+        // Leftovers of a crash mid-store are never visible; drop them.
+        try database.execute(
+            "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete=0); DELETE FROM entries WHERE complete=0"
+        )
+        selectCandidates = try database.prepare(
+            "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
+        )
+        selectChunk = try database.prepare("SELECT data FROM chunks WHERE entry=?1 AND seq=?2")
+        insertEntry = try database.prepare(
+            "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14)"
+        )
+        insertChunk = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
+        touchEntry = try database.prepare("UPDATE entries SET hits=hits+1, last_access=?2 WHERE id=?1")
+        let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
+        if try sum.step() { totalBytes = sum.int64(at: 0) }
+    }
+
+    private static func makeParentDirectory(of path: String) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path[..<slash].split(separator: "/") {
+            prefix += part + "/"
+            mkdir(prefix, 0o755)
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Complete entries for a key, newest first.
+    func candidates(key: String) -> [Entry] {
+        defer { selectCandidates.reset() }
+        var entries: [Entry] = []
+        do {
+            try selectCandidates.bind(key, at: 1)
+            while try selectCandidates.step() {
+                let vary = selectCandidates.text(at: 2) ?? ""
+                entries.append(
+                    Entry(
+                        id: selectCandidates.int64(at: 0), variant: selectCandidates.text(at: 1) ?? "",
+                        varyNames: vary.isEmpty ? [] : vary.split(separator: ",").map(String.init),
+                        status: Int(selectCandidates.int64(at: 3)), reason: selectCandidates.text(at: 4) ?? "",
+                        headers: CacheStore.decode(selectCandidates.text(at: 5) ?? ""),
+                        requestTime: selectCandidates.double(at: 6), responseTime: selectCandidates.double(at: 7),
+                        size: selectCandidates.int64(at: 8)))
+            }
+        } catch {
+            logger.warning("cache lookup failed: \(error)")
+            return []
+        }
+        return entries
+    }
+
+    /// Body chunk `seq` of an entry (`nil` past the end or on error).
+    func chunk(entry: Int64, seq: Int64) -> [UInt8]? {
+        defer { selectChunk.reset() }
+        do {
+            try selectChunk.bind(entry, at: 1)
+            try selectChunk.bind(seq, at: 2)
+            guard try selectChunk.step() else { return nil }
+            return selectChunk.blob(at: 0)
+        } catch {
+            logger.warning("cache read failed: \(error)")
+            return nil
+        }
+    }
+
+    /// Counts a hit.
+    func touch(_ entry: Int64, now: Double) {
+        defer { touchEntry.reset() }
+        try? touchEntry.bind(entry, at: 1)
+        try? touchEntry.bind(now, at: 2)
+        _ = try? touchEntry.step()
+    }
+
+    // MARK: - Writing
+
+    /// Starts an invisible entry; `nil` if the database refused (the response is still delivered).
+    func begin(
+        key: String, variant: String, varyNames: [String], method: String, url: TargetURL, head: ResponseHead,
+        requestTime: Double, responseTime: Double, rule: String?
+    ) -> Int64? {
+        defer { insertEntry.reset() }
+        do {
+            try insertEntry.bind(key, at: 1)
+            try insertEntry.bind(variant, at: 2)
+            try insertEntry.bind(varyNames.joined(separator: ","), at: 3)
+            try insertEntry.bind(method, at: 4)
+            try insertEntry.bind(url.description, at: 5)
+            try insertEntry.bind(url.host, at: 6)
+            try insertEntry.bind(Int64(head.status), at: 7)
+            try insertEntry.bind(head.reason, at: 8)
+            try insertEntry.bind(CacheStore.encode(head.headers), at: 9)
+            try insertEntry.bind(requestTime, at: 10)
+            try insertEntry.bind(responseTime, at: 11)
+            if let etag = head.headers["etag"] { try insertEntry.bind(etag, at: 12) }
+            if let modified = head.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
+            if let rule { try insertEntry.bind(rule, at: 14) }
+            try insertEntry.step()
+            return database.lastInsertRowID
+        } catch {
+            logger.warning("cache store skipped: \(error)")
+            return nil
+        }
+    }
+
+    /// Appends a body chunk; `false` if the database refused (the entry is then discarded).
+    func append(entry: Int64, seq: Int64, data: [UInt8]) -> Bool {
+        defer { insertChunk.reset() }
+        do {
+            try insertChunk.bind(entry, at: 1)
+            try insertChunk.bind(seq, at: 2)
+            try insertChunk.bind(data, at: 3)
+            try insertChunk.step()
+            return true
+        } catch {
+            logger.warning("cache store skipped: \(error)")
+            discard(entry)
+            return false
+        }
+    }
+
+    /// Makes a finished entry visible, replacing older ones of the same key and variant; then evicts.
+    func commit(entry: Int64, key: String, variant: String, size: Int64) {
+        do {
+            try database.transaction {
+                let old = try database.prepare(
+                    "SELECT id, size FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
+                try old.bind(key, at: 1)
+                try old.bind(variant, at: 2)
+                var replaced: [(Int64, Int64)] = []
+                while try old.step() { replaced.append((old.int64(at: 0), old.int64(at: 1))) }
+                for (id, bytes) in replaced {
+                    try deleteRows(id)
+                    totalBytes -= bytes
+                }
+                let mark = try database.prepare("UPDATE entries SET complete=1, size=?2 WHERE id=?1")
+                try mark.bind(entry, at: 1)
+                try mark.bind(size, at: 2)
+                try mark.step()
+            }
+            totalBytes += size
+        } catch {
+            logger.warning("cache store skipped: \(error)")
+            discard(entry)
+            return
+        }
+        evictIfNeeded()
+    }
+
+    /// Removes an entry that will not be completed.
+    func discard(_ entry: Int64) {
+        try? deleteRows(entry)
+    }
+
+    /// Removes every stored response for a key (all variants): RFC 9111 §4.4 invalidation, purge.
+    func invalidate(key: String) {
+        do {
+            try database.transaction {
+                let select = try database.prepare("SELECT id, size, complete FROM entries WHERE key=?1")
+                try select.bind(key, at: 1)
+                var rows: [(Int64, Int64, Bool)] = []
+                while try select.step() {
+                    rows.append((select.int64(at: 0), select.int64(at: 1), select.int64(at: 2) == 1))
+                }
+                for (id, bytes, complete) in rows where complete {
+                    try deleteRows(id)
+                    totalBytes -= bytes
+                }
+            }
+        } catch {
+            logger.warning("cache invalidation failed: \(error)")
+        }
+    }
+
+    /// Records the last storing decision for a URL (`sluice cache why`).
+    func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
+        guard
+            let statement = try? database.prepare(
+                "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
+            )
+        else { return }
+        try? statement.bind(url, at: 1)
+        try? statement.bind(now, at: 2)
+        try? statement.bind(Int64(stored ? 1 : 0), at: 3)
+        if let reason { try? statement.bind(reason, at: 4) }
+        _ = try? statement.step()
+    }
+
+    private func deleteRows(_ entry: Int64) throws(SQLiteError) {
+        let chunks = try database.prepare("DELETE FROM chunks WHERE entry=?1")
+        try chunks.bind(entry, at: 1)
+        try chunks.step()
+        let row = try database.prepare("DELETE FROM entries WHERE id=?1")
+        try row.bind(entry, at: 1)
+        try row.step()
+    }
+
+    /// Least recently used entries go until the file's content fits the capacity.
+    private func evictIfNeeded() {
+        guard totalBytes > capacity else { return }
+        do {
+            let oldest = try database.prepare(
+                "SELECT id, size FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64")
+            var victims: [(Int64, Int64)] = []
+            while try oldest.step() { victims.append((oldest.int64(at: 0), oldest.int64(at: 1))) }
+            try database.transaction {
+                for (id, bytes) in victims where totalBytes > capacity {
+                    try deleteRows(id)
+                    totalBytes -= bytes
+                }
+            }
+        } catch {
+            logger.warning("cache eviction failed: \(error)")
+        }
+    }
+
+    // MARK: - Header text
+
+    static func encode(_ headers: HTTPFields) -> String {
+        headers.map { $0.name + ": " + $0.value + "\r\n" }.joined()
+    }
+
+    static func decode(_ text: String) -> HTTPFields {
+        var fields = HTTPFields()
+        for line in text.split(separator: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields.append(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingOWS())
+        }
+        return fields
+    }
+}
+
+enum CacheStoreError: Error, CustomStringConvertible {
+    case corrupt
+    case tooNew(Int)
+
+    var description: String {
+        switch self {
+        case .corrupt: "quick_check failed"
+        case .tooNew(let version): "schema version \(version) is newer than this Sluice understands"
+        }
+    }
+}

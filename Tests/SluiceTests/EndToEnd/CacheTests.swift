@@ -1,0 +1,203 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Synchronization
+import Testing
+
+/// A settable clock for the proxy (no test sleeps for freshness).
+final class TestClock: Sendable {
+    let now = Mutex<Double>(1_800_000_000)
+    func advance(_ seconds: Double) { now.withLock { $0 += seconds } }
+    func install(on proxy: ProxyHarness) {
+        proxy.onLoop { [self] server in server.clock = { self.now.withLock { $0 } } }
+    }
+}
+
+@Suite("The SQLite response cache")
+struct CacheTests {
+    static func cacheable(_ body: String, _ extra: [(String, String)] = []) -> OriginServer.Reply {
+        .respond(
+            status: 200, headers: [("Content-Type", "text/plain"), ("Cache-Control", "max-age=60")] + extra,
+            body: Array(body.utf8))
+    }
+
+    @Test("A fresh response is served from the file with Age and Cache-Status; stale goes upstream again")
+    func freshThenStale() throws {
+        let counter = Mutex(0)
+        let origin = try OriginServer { _ in
+            let n = counter.withLock {
+                $0 += 1; return $0
+            }
+            return Self.cacheable("version \(n)")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let clock = TestClock()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        let first = try client.request(RawClient.get(origin.url("/a")))
+        #expect(first.text == "version 1")
+        #expect(first.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        clock.advance(30)
+        let second = try client.request(RawClient.get(origin.url("/a")))
+        #expect(second.text == "version 1")
+        #expect(second.header("age") == "30")
+        #expect(second.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        clock.advance(31)
+        let third = try client.request(RawClient.get(origin.url("/a")))
+        #expect(third.text == "version 2")
+        #expect(third.header("cache-status") == "Sluice; fwd=stale; stored")
+        #expect(origin.requests.count == 2)
+        let head = try client.request(
+            RawClient.get(origin.url("/a")).replacingOccurrences(of: "GET", with: "HEAD"), method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.header("content-length") == "9")
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test("Request directives: no-cache and max-age=0 go upstream, max-stale accepts stale, only-if-cached 504")
+    func requestDirectives() throws {
+        let origin = try OriginServer { _ in Self.cacheable("x") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let clock = TestClock()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/d")))
+        #expect(
+            try client.request(RawClient.get(origin.url("/d"), extra: "Cache-Control: no-cache\r\n")).header(
+                "cache-status")?.contains("fwd=request") == true)
+        #expect(
+            try client.request(RawClient.get(origin.url("/d"), extra: "Pragma: no-cache\r\n")).header("cache-status")?
+                .contains("fwd=request") == true)
+        clock.advance(10)
+        #expect(
+            try client.request(RawClient.get(origin.url("/d"), extra: "Cache-Control: max-age=5\r\n")).header(
+                "cache-status")?.contains("fwd=stale") == true)
+        clock.advance(100)
+        let stale = try client.request(RawClient.get(origin.url("/d"), extra: "Cache-Control: max-stale=200\r\n"))
+        #expect(stale.header("cache-status")?.contains("hit") == true)
+        #expect(stale.header("cache-status")?.contains("stale") == true)
+        let requests = origin.requests.count
+        let none = try client.request(RawClient.get(origin.url("/never"), extra: "Cache-Control: only-if-cached\r\n"))
+        #expect(none.status == 504)
+        #expect(origin.requests.count == requests)
+    }
+
+    @Test("Not stored: no-store, private, Set-Cookie, Authorization, Vary: *, no freshness, partial bodies")
+    func notStored() throws {
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/no-store":
+                return .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array("a".utf8))
+            case "/private": return Self.cacheable("p", [("Cache-Control", "private")])
+            case "/cookie": return Self.cacheable("c", [("Set-Cookie", "id=1")])
+            case "/vary-star": return Self.cacheable("v", [("Vary", "*")])
+            case "/plain": return .text("no freshness")
+            case "/reset": return .resetMidBody(declared: 1000, sent: 10)
+            default: return Self.cacheable("auth")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        for (path, detail, extra) in [
+            ("/no-store", "no-store", ""), ("/private", "private", ""), ("/cookie", "private", ""),
+            ("/vary-star", "vary-star", ""), ("/plain", "no-freshness", ""),
+            ("/auth", "authorization", "Authorization: Basic eDp5\r\n"),
+        ] {
+            let client = try RawClient(port: proxy.port)
+            let response = try client.request(RawClient.get(origin.url(path), extra: extra))
+            #expect(
+                response.header("cache-status")?.hasSuffix("detail=\(detail)") == true,
+                "\(path): \(response.header("cache-status") ?? "-")")
+            _ = try client.request(RawClient.get(origin.url(path), extra: extra))
+        }
+        #expect(origin.requests.count == 12)
+        // A transfer cut mid-body leaves nothing behind.
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/reset")))
+        _ = try? client.reader.readResponse()
+        let again = try RawClient(port: proxy.port)
+        try again.send(RawClient.get(origin.url("/reset")))
+        _ = try? again.reader.readResponse()
+        #expect(origin.requests.filter { $0.target == "/reset" }.count == 2)
+        #expect(proxy.stats.cacheHits == 0)
+    }
+
+    @Test("Vary: each variant is stored and selected by the request's header values")
+    func vary() throws {
+        let origin = try OriginServer { request in
+            Self.cacheable(
+                "lang=\(request.header("accept-language") ?? "none")",
+                [("Vary", "Accept-Language"), ("Vary", "X-Other")])
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        #expect(try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: de\r\n")).text == "lang=de")
+        let fr = try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: fr\r\n"))
+        #expect(fr.text == "lang=fr")
+        #expect(fr.header("cache-status")?.contains("fwd=vary-miss") == true)
+        #expect(try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: de\r\n")).text == "lang=de")
+        #expect(try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: fr\r\n")).text == "lang=fr")
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test("A successful POST invalidates the URI; the cache survives a restart; client validators get 304")
+    func invalidationRestartAndConditional() throws {
+        let counter = Mutex(0)
+        let origin = try OriginServer { request in
+            if request.method == "POST" { return .text("posted") }
+            let n = counter.withLock {
+                $0 += 1; return $0
+            }
+            return Self.cacheable("v\(n)", [("ETag", "\"e\(n)\"")])
+        }
+        defer { origin.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-cache-\(UUID().uuidString).sqlite"
+        ).path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        var configuration = Configuration()
+        configuration.cache.path = file
+        do {
+            let proxy = try ProxyHarness(configuration: configuration)
+            let client = try RawClient(port: proxy.port)
+            #expect(try client.request(RawClient.get(origin.url("/r"))).text == "v1")
+            #expect(
+                try client.request(RawClient.get(origin.url("/r"), extra: "If-None-Match: \"e1\"\r\n")).status == 304)
+            let post =
+                "POST \(origin.url("/r")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1\r\n\r\nx"
+            #expect(try client.request(post).text == "posted")
+            #expect(try client.request(RawClient.get(origin.url("/r"))).text == "v2")
+            proxy.shutdown()
+        }
+        let restarted = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: restarted.port)
+        let response = try client.request(RawClient.get(origin.url("/r")))
+        #expect(response.text == "v2")
+        #expect(response.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+    }
+
+    @Test("Large bodies stream into and out of the file; entries over the size limit are not kept")
+    func largeBodies() throws {
+        let origin = try OriginServer { request in
+            .stream(
+                status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Type", "application/octet-stream")],
+                total: request.target == "/big" ? 3 * 1024 * 1024 + 17 : 9 * 1024 * 1024)
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.maxEntrySize = 8 * 1024 * 1024
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        let first = try client.request(RawClient.get(origin.url("/big")))
+        let second = try client.request(RawClient.get(origin.url("/big")))
+        #expect(second.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        #expect(second.body == first.body)
+        #expect(second.body.count == 3 * 1024 * 1024 + 17)
+        let huge = try client.request(RawClient.get(origin.url("/huge")))
+        #expect(huge.header("cache-status")?.hasSuffix("detail=too-large") == true)
+        #expect(huge.body.count == 9 * 1024 * 1024)
+    }
+}
