@@ -64,8 +64,9 @@ extension Exchange {
                         detail = "; detail=stale"
                     }
                 }
-                if noCache {
-                    forward = "request"
+                if noCache || !usable {
+                    forward = noCache ? "request" : "stale"
+                    prepareRevalidation(entry)
                 } else if usable {
                     cacheStatus = Exchange.cacheName + "; hit; ttl=\(lifetime - age)" + detail
                     serveHit(entry, head: head, age: age, upstream: upstream)
@@ -86,7 +87,7 @@ extension Exchange {
 
     /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
     /// otherwise the stored head with `Age` and the body from the file, with backpressure.
-    private func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest) {
+    func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest) {
         client.server.stats.cacheHits += 1
         var head = stored
         head.headers.set("Age", String(max(0, age)))
@@ -148,6 +149,57 @@ extension Exchange {
         }
     }
 
+    /// A stale (or `no-cache`) entry with validators: ask the origin whether it still holds (§4.3.1),
+    /// unless the client brought its own validators.
+    private func prepareRevalidation(_ entry: CacheStore.Entry) {
+        let own = ResponseValidator.conditionalFields.contains { request.headers.contains($0) }
+        guard !own, request.method == "GET" || request.method == "HEAD" else { return }
+        var conditions: [(String, String)] = []
+        if let etag = entry.headers["etag"] { conditions.append(("If-None-Match", etag)) }
+        if let modified = entry.headers["last-modified"] { conditions.append(("If-Modified-Since", modified)) }
+        guard !conditions.isEmpty else { return }
+        revalidation = (entry, conditions)
+    }
+
+    /// The origin answered a revalidation: a 304 refreshes the stored entry and serves it (§4.3.4).
+    /// Returns `true` when the head was taken for that (nothing goes to the client yet).
+    func takeRevalidationHead(_ response: ResponseHead) -> Bool {
+        guard let (entry, _) = revalidation else { return false }
+        revalidation = nil
+        guard response.status == 304 else { return false }
+        var merged = entry.headers
+        var update = response.headers
+        HopByHop.strip(&update)
+        for field in update
+        where !["content-length", "content-encoding", "transfer-encoding", "content-range"].contains(
+            where: field.hasName)
+        {
+            merged.set(field.name, field.value)
+        }
+        // Header lines that the 304 repeated several times keep all of their values.
+        for name in Set(update.map { $0.name.lowercased() }) where update.values(name).count > 1 {
+            merged.remove(name)
+            for value in update.values(name) { merged.append(name: name, value: value) }
+        }
+        revalidated = CacheStore.Entry(
+            id: entry.id, variant: entry.variant, varyNames: entry.varyNames, status: entry.status,
+            reason: entry.reason,
+            headers: merged, requestTime: cacheRequestTime, responseTime: client.server.clock(), size: entry.size)
+        return true
+    }
+
+    /// The 304 completed: store the refreshed head and serve the body from the file.
+    func serveRevalidated(_ entry: CacheStore.Entry, upstream: UpstreamRequest) {
+        guard let cache = client.server.cache else { return }
+        cache.refresh(entry)
+        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
+        let now = client.server.clock()
+        let age = CachePolicy.currentAge(
+            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        cacheStatus = Exchange.cacheName + "; fwd=stale; fwd-status=304"
+        serveHit(entry, head: head, age: age, upstream: upstream)
+    }
+
     /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
     static func clientValidatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
         if let inm = request["if-none-match"] {
@@ -182,7 +234,6 @@ extension Exchange {
             method: request.method, request: request.headers, response: response, shared: sharedCache,
             heuristic: heuristic)
         if refusal == nil, validationFailed { refusal = .validation }
-        if refusal == nil, CacheControl(response.headers).noCache { refusal = .noFreshness }
         let expected =
             response.headers.contains("transfer-encoding")
             ? nil : response.headers["content-length"].flatMap { Int64($0) }

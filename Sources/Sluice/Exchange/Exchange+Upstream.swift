@@ -3,6 +3,7 @@ import EventIO
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        if takeRevalidationHead(response) { return }
         deliverHead(response, request: task.currentRequest, fromCache: false)
     }
 
@@ -76,6 +77,7 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        if revalidated != nil { return true }  // a 304 has no body; anything else is not ours to send
         guard deliverBody(bytes) else { return false }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if cacheWriter != nil { cacheBody(bytes) }
@@ -164,6 +166,10 @@ extension Exchange: TaskDelegate {
             stripping = nil
             abandonCacheWriter()
             return fail(error ?? failure)
+        }
+        if let entry = revalidated {
+            revalidated = nil
+            return serveRevalidated(entry, upstream: task.currentRequest)
         }
         finishCacheWriter()
         deliverEnd()

@@ -54,6 +54,12 @@ final class Exchange {
     var cacheWriter: CacheWriter?
     /// The stored response being served, and the next body chunk.
     var cachedBody: (entry: CacheStore.Entry, next: Int64, sent: Int64)?
+    /// A stale entry being revalidated, and the conditional fields sent for it.
+    var revalidation: (entry: CacheStore.Entry, conditions: [(String, String)])?
+    /// The entry a 304 refreshed (served when the upstream task completes).
+    var revalidated: CacheStore.Entry?
+    /// The request as sent upstream.
+    var upstreamRequest: UpstreamRequest?
     /// The target URL (set by Route).
     var targetURL: TargetURL?
     private var finished = false
@@ -98,8 +104,12 @@ final class Exchange {
 
         // 3. Lookup: a stored response may answer (or `only-if-cached` ends here).
         targetURL = url
-        let upstream = Forwarding.upstreamRequest(for: request, url: url)
+        var upstream = Forwarding.upstreamRequest(for: request, url: url)
         if client.server.cache != nil, lookup(url: url, upstream: upstream) { return }
+        if let (_, conditions) = revalidation {
+            for (name, value) in conditions { upstream.headers.set(name, value) }
+        }
+        upstreamRequest = upstream
 
         // 4. Fetch.
         var hooks = client.server.hooks

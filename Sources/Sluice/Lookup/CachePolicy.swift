@@ -89,7 +89,9 @@ enum CachePolicy {
         if response.headers.tokens("vary").contains("*") { return .varyStar }
         if shared, response.headers.contains("set-cookie") { return .isPrivate }
         let lifetime = freshnessLifetime(response, shared: shared, heuristic: heuristic)
-        guard lifetime > 0 else { return .noFreshness }
+        // Without freshness a response is still worth keeping when it can be revalidated (§4.3).
+        let validators = response.headers.contains("etag") || response.headers.contains("last-modified")
+        guard lifetime > 0 || validators else { return .noFreshness }
         return nil
     }
 

@@ -248,6 +248,24 @@ final class CacheStore {
         evictIfNeeded()
     }
 
+    /// Stores a head refreshed by a 304 (§4.3.4): new fields and times, same body.
+    func refresh(_ entry: Entry) {
+        do {
+            let update = try database.prepare(
+                "UPDATE entries SET headers=?2, request_time=?3, response_time=?4, etag=?5, last_modified=?6 WHERE id=?1"
+            )
+            try update.bind(entry.id, at: 1)
+            try update.bind(CacheStore.encode(entry.headers), at: 2)
+            try update.bind(entry.requestTime, at: 3)
+            try update.bind(entry.responseTime, at: 4)
+            if let etag = entry.headers["etag"] { try update.bind(etag, at: 5) }
+            if let modified = entry.headers["last-modified"] { try update.bind(modified, at: 6) }
+            try update.step()
+        } catch {
+            logger.warning("cache refresh failed: \(error)")
+        }
+    }
+
     /// Removes an entry that will not be completed.
     func discard(_ entry: Int64) {
         try? deleteRows(entry)

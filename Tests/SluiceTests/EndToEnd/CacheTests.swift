@@ -200,4 +200,37 @@ struct CacheTests {
         #expect(huge.header("cache-status")?.hasSuffix("detail=too-large") == true)
         #expect(huge.body.count == 9 * 1024 * 1024)
     }
+
+    @Test("A stale entry with validators is revalidated; a 304 refreshes it and the body comes from the file")
+    func revalidation() throws {
+        let origin = try OriginServer { request in
+            if request.header("if-none-match") == "\"v1\"" {
+                return .respond(
+                    status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0"), ("X-Fresh", "2")],
+                    body: [])
+            }
+            return .respond(
+                status: 200,
+                headers: [
+                    ("ETag", "\"v1\""), ("Cache-Control", "max-age=0"), ("X-Fresh", "1"),
+                    ("Content-Type", "text/plain"),
+                ],
+                body: Array("the body".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let first = try client.request(RawClient.get(origin.url("/etag")))
+        #expect(first.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        let second = try client.request(RawClient.get(origin.url("/etag")))
+        #expect(second.status == 200)
+        #expect(second.text == "the body")
+        #expect(second.header("x-fresh") == "2")
+        #expect(second.header("content-length") == "8")
+        #expect(second.header("cache-status") == "Sluice; fwd=stale; fwd-status=304")
+        #expect(origin.requests.last?.header("if-none-match") == "\"v1\"")
+        // The client's own validators are passed through and the origin's 304 reaches it.
+        let own = try client.request(RawClient.get(origin.url("/etag"), extra: "If-None-Match: \"v1\"\r\n"))
+        #expect(own.status == 304)
+    }
 }
