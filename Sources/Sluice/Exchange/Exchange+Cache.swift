@@ -25,7 +25,7 @@ extension Exchange {
             return false
         }
         let control = CacheControl(request.headers)
-        let key = url.description
+        let key = requestURLText  // the normalised URL, computed once per exchange
         if control.noStore {
             cacheStatus = Exchange.cacheName + "; fwd=request; detail=no-store"
             return false

@@ -25,6 +25,7 @@ public final class ProxyServer {
     public private(set) var ruleBook: RuleBook
     /// The response cache (`nil` when disabled or when its file could not be opened).
     private(set) var cache: CacheStore?
+    private var cacheFlushTimer: Timer?
     /// Wall-clock seconds since the epoch; tests replace it to age the cache without sleeping.
     public var clock: () -> Double = {
         var now = timespec()
@@ -64,8 +65,12 @@ public final class ProxyServer {
         transformLimit = configuration.limits.maxTransformBody
         if configuration.cache.enabled {
             do {
-                cache = try CacheStore(
+                let store = try CacheStore(
                     path: configuration.cache.path, capacity: configuration.cache.capacity, logger: logger)
+                cache = store
+                let timer = Timer(loop: loop, repeats: true) { [weak store] in store?.flushPending() }
+                timer.schedule(milliseconds: 1000)
+                cacheFlushTimer = timer
             } catch {
                 logger.error("cache disabled: cannot open \(configuration.cache.path): \(error)")
             }
@@ -194,6 +199,8 @@ public final class ProxyServer {
 
     private func completeShutdown() {
         shutdownTimer?.cancel()
+        cacheFlushTimer?.cancel()
+        cache?.flushPending()
         guard let completion = shutdownCompletion else { return }
         shutdownCompletion = nil
         completion()

@@ -18,42 +18,93 @@ struct CacheControl: Equatable {
     var staleIfError: Int64?
 
     init(_ fields: HTTPFields) {
-        for value in fields.values("cache-control") {
-            for item in value.split(separator: ",") {
-                let parts = item.split(separator: "=", maxSplits: 1)
-                guard let first = parts.first else { continue }
-                let name = first.trimmingOWS().lowercased()
-                var argument: Int64?
-                if parts.count == 2 {
-                    var text = parts[1].trimmingOWS()
-                    if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 {
-                        text = String(text.dropFirst().dropLast())
-                    }
-                    // Delta-seconds (§1.2.2): digits only; overflow saturates at 2^31.
-                    if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                        argument = text.count > 10 ? 2_147_483_648 : min(Int64(text) ?? 0, 2_147_483_648)
-                    }
+        for field in fields where field.hasName("cache-control") {
+            var value = field.value
+            value.withUTF8 { parse($0) }
+        }
+    }
+
+    /// One field value, byte by byte (no allocation): `name[=token|"quoted"]` items separated by commas.
+    private mutating func parse(_ b: UnsafeBufferPointer<UInt8>) {
+        let n = b.count
+        var i = 0
+        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
+        while i < n {
+            while i < n, isSpace(b[i]) || b[i] == 0x2C { i += 1 }
+            let nameStart = i
+            while i < n, b[i] != 0x3D, b[i] != 0x2C, !isSpace(b[i]) { i += 1 }
+            let name = UnsafeBufferPointer(rebasing: b[nameStart..<i])
+            while i < n, isSpace(b[i]) { i += 1 }
+            var hasArgument = false
+            var argument: Int64?
+            if i < n, b[i] == 0x3D {
+                hasArgument = true
+                i += 1
+                while i < n, isSpace(b[i]) { i += 1 }
+                let quoted = i < n && b[i] == 0x22
+                if quoted { i += 1 }
+                var number: Int64 = 0
+                var digits = 0
+                while i < n, b[i] >= 0x30, b[i] <= 0x39 {
+                    // Delta-seconds (§1.2.2) saturate at 2^31.
+                    number = min(number * 10 + Int64(b[i] - 0x30), 2_147_483_648)
+                    digits += 1
+                    i += 1
                 }
-                switch name {
-                case "no-store": noStore = true
-                case "no-cache": noCache = true
-                case "no-transform": noTransform = true
-                case "private": isPrivate = true
-                case "public": isPublic = true
-                case "must-revalidate": mustRevalidate = true
-                case "proxy-revalidate": proxyRevalidate = true
-                case "only-if-cached": onlyIfCached = true
-                case "max-age": maxAge = argument ?? (parts.count == 2 ? 0 : nil)
-                case "s-maxage": sMaxAge = argument ?? (parts.count == 2 ? 0 : nil)
-                case "max-stale":
-                    if parts.count == 2 { maxStale = argument } else { maxStaleAny = true }
-                case "min-fresh": minFresh = argument
-                case "stale-while-revalidate": staleWhileRevalidate = argument
-                case "stale-if-error": staleIfError = argument
-                default: break
+                if quoted, i < n, b[i] == 0x22 { i += 1 }
+                let clean = i == n || b[i] == 0x2C || isSpace(b[i])
+                if digits > 0, clean { argument = number }
+                // A quoted string argument (e.g. no-cache="Set-Cookie") may hold commas.
+                if quoted, !clean {
+                    while i < n, b[i] != 0x22 { i += 1 }
+                    if i < n { i += 1 }
                 }
             }
+            while i < n, b[i] != 0x2C { i += 1 }
+            apply(name, hasArgument: hasArgument, argument: argument)
         }
+    }
+
+    private mutating func apply(_ name: UnsafeBufferPointer<UInt8>, hasArgument: Bool, argument: Int64?) {
+        func named(_ literal: StaticString) -> Bool {
+            guard name.count == literal.utf8CodeUnitCount else { return false }
+            let bytes = literal.utf8Start
+            for k in 0..<name.count {
+                let c = name[k]
+                if (c >= 0x41 && c <= 0x5A ? c | 0x20 : c) != bytes[k] { return false }
+            }
+            return true
+        }
+        switch name.count {
+        case 6: if named("public") { isPublic = true }
+        case 7:
+            if named("max-age") {
+                maxAge = argument ?? (hasArgument ? 0 : nil)
+            } else if named("private") {
+                isPrivate = true
+            }
+        case 8:
+            if named("no-store") {
+                noStore = true
+            } else if named("no-cache") {
+                noCache = true
+            } else if named("s-maxage") {
+                sMaxAge = argument ?? (hasArgument ? 0 : nil)
+            }
+        case 9:
+            if named("max-stale") {
+                if hasArgument { maxStale = argument } else { maxStaleAny = true }
+            } else if named("min-fresh") {
+                minFresh = argument
+            }
+        case 12: if named("no-transform") { noTransform = true }
+        case 14: if named("only-if-cached") { onlyIfCached = true }
+        case 15: if named("must-revalidate") { mustRevalidate = true }
+        case 16: if named("proxy-revalidate") { proxyRevalidate = true }
+        case 22: if named("stale-while-revalidate") { staleWhileRevalidate = argument }
+        default: break
+        }
+        if name.count == 14, named("stale-if-error") { staleIfError = argument }
     }
 }
 
@@ -78,9 +129,9 @@ enum CachePolicy {
         guard method == "GET" else { return .method }
         if response.status == 206 || request.contains("range") { return .partial }
         guard storableStatuses.contains(response.status) else { return .status }
-        let requestControl = CacheControl(request)
         let control = CacheControl(response.headers)
-        if requestControl.noStore || control.noStore { return .noStore }
+        if control.noStore { return .noStore }
+        if request.contains("cache-control"), CacheControl(request).noStore { return .noStore }
         if shared, control.isPrivate { return .isPrivate }
         if shared, request.contains("authorization"), !control.mustRevalidate, !control.isPublic, control.sMaxAge == nil
         {

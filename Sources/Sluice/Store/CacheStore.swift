@@ -65,11 +65,18 @@ final class CacheStore {
     private let logger: Logger
     /// Bytes of complete entries (kept in memory; the file is the truth at start).
     private(set) var totalBytes: Int64 = 0
+    /// Keys with at least one complete entry: a URL not in here is a miss without a query.
+    /// (Only this process writes the file; a key here whose rows another process purged is just a miss.)
+    private var keys: Set<String> = []
+    /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
+    private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
+    private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
     private let selectCandidates: Statement
     private let selectChunk: Statement
     private let insertEntry: Statement
     private let insertChunk: Statement
     private let touchEntry: Statement
+    private let upsertDecision: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
     init(path: String, capacity: Int64, logger: Logger) throws {
@@ -111,9 +118,14 @@ final class CacheStore {
             "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14)"
         )
         insertChunk = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
-        touchEntry = try database.prepare("UPDATE entries SET hits=hits+1, last_access=?2 WHERE id=?1")
+        touchEntry = try database.prepare("UPDATE entries SET hits=hits+?3, last_access=?2 WHERE id=?1")
+        upsertDecision = try database.prepare(
+            "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
+        )
         let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
+        let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
+        while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(key) } }
     }
 
     private static func makeParentDirectory(of path: String) {
@@ -129,6 +141,7 @@ final class CacheStore {
 
     /// Complete entries for a key, newest first.
     func candidates(key: String) -> [Entry] {
+        guard keys.contains(key) else { return [] }
         defer { selectCandidates.reset() }
         var entries: [Entry] = []
         do {
@@ -165,12 +178,40 @@ final class CacheStore {
         }
     }
 
-    /// Counts a hit.
+    /// Counts a hit (written with the next batch).
     func touch(_ entry: Int64, now: Double) {
-        defer { touchEntry.reset() }
-        try? touchEntry.bind(entry, at: 1)
-        try? touchEntry.bind(now, at: 2)
-        _ = try? touchEntry.step()
+        let previous = pendingTouches[entry]?.count ?? 0
+        pendingTouches[entry] = (previous + 1, now)
+    }
+
+    /// Writes the batched hits and decisions in one transaction (called about once a second).
+    func flushPending() {
+        guard !pendingTouches.isEmpty || !pendingDecisions.isEmpty else { return }
+        let touches = pendingTouches
+        let decisions = pendingDecisions
+        pendingTouches = [:]
+        pendingDecisions = [:]
+        do {
+            try database.transaction {
+                for (entry, touch) in touches {
+                    defer { touchEntry.reset() }
+                    try touchEntry.bind(entry, at: 1)
+                    try touchEntry.bind(touch.time, at: 2)
+                    try touchEntry.bind(touch.count, at: 3)
+                    try touchEntry.step()
+                }
+                for (url, decision) in decisions {
+                    defer { upsertDecision.reset() }
+                    try upsertDecision.bind(url, at: 1)
+                    try upsertDecision.bind(decision.time, at: 2)
+                    try upsertDecision.bind(Int64(decision.stored ? 1 : 0), at: 3)
+                    if let reason = decision.reason { try upsertDecision.bind(reason, at: 4) }
+                    try upsertDecision.step()
+                }
+            }
+        } catch {
+            logger.warning("cache bookkeeping not written: \(error)")
+        }
     }
 
     // MARK: - Writing
@@ -181,6 +222,7 @@ final class CacheStore {
         requestTime: Double, responseTime: Double, rule: String?
     ) -> Int64? {
         defer { insertEntry.reset() }
+        flushPending()  // bookkeeping first: the entry's own writes follow
         do {
             try insertEntry.bind(key, at: 1)
             try insertEntry.bind(variant, at: 2)
@@ -234,6 +276,7 @@ final class CacheStore {
                     try deleteRows(id)
                     totalBytes -= bytes
                 }
+                keys.insert(key)
                 let mark = try database.prepare("UPDATE entries SET complete=1, size=?2 WHERE id=?1")
                 try mark.bind(entry, at: 1)
                 try mark.bind(size, at: 2)
@@ -285,24 +328,17 @@ final class CacheStore {
                     try deleteRows(id)
                     totalBytes -= bytes
                 }
+                keys.remove(key)
             }
         } catch {
             logger.warning("cache invalidation failed: \(error)")
         }
     }
 
-    /// Records the last storing decision for a URL (`sluice cache why`).
+    /// Records the last storing decision for a URL (`sluice cache why`); written with the next batch.
     func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
-        guard
-            let statement = try? database.prepare(
-                "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
-            )
-        else { return }
-        try? statement.bind(url, at: 1)
-        try? statement.bind(now, at: 2)
-        try? statement.bind(Int64(stored ? 1 : 0), at: 3)
-        if let reason { try? statement.bind(reason, at: 4) }
-        _ = try? statement.step()
+        pendingDecisions[url] = (now, stored, reason)
+        if pendingDecisions.count > 10_000 { flushPending() }
     }
 
     private func deleteRows(_ entry: Int64) throws(SQLiteError) {
