@@ -374,7 +374,8 @@ public enum ConfigLoader {
         return best.0
     }
 
-    private static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    /// Edit distance, for "did you mean".
+    static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
         var previous = Array(0...b.count)
         for (i, x) in a.enumerated() {
             var current = [i + 1] + Array(repeating: 0, count: b.count)

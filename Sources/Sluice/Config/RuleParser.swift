@@ -78,8 +78,11 @@ enum RuleParser {
     }
 
     private static func unknown(_ name: String, path: String, line: Int?, allowed: [String]) -> ConfigError {
-        let hint = allowed.min { distance(name, $0) < distance(name, $1) }.flatMap {
-            distance(name, $0) <= 3 ? $0 : nil
+        let hint = allowed.min {
+            ConfigLoader.distance(Array(name.utf8), Array($0.utf8))
+                < ConfigLoader.distance(Array(name.utf8), Array($1.utf8))
+        }.flatMap {
+            ConfigLoader.distance(Array(name.utf8), Array($0.utf8)) <= 3 ? $0 : nil
         }
         let suffix = hint.map { " (did you mean \($0)?)" } ?? " (expected one of: \(allowed.joined(separator: ", ")))"
         return ConfigError(key: path + "." + name, line: line, message: "unknown key" + suffix)
@@ -194,19 +197,5 @@ enum RuleParser {
             }
         }
         return acceptance
-    }
-
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        var previous = Array(0...y.count)
-        for (i, p) in x.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: y.count)
-            for (j, q) in y.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (p == q ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[y.count]
     }
 }
