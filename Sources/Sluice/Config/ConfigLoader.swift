@@ -62,10 +62,12 @@ public enum ConfigLoader {
             return number
         }
 
-        /// Seconds as a number, or `500ms`, `10s`, `5m`, `1h`; milliseconds out.
+        /// Seconds as a number, or `500ms`, `10s`, `5m`, `1h`, `7d`; milliseconds out.
         func milliseconds() throws(ConfigError) -> Int {
             let text = try string().trimmingOWS()
-            let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+            let units: [(String, Double)] = [
+                ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000),
+            ]
             for (suffix, factor) in units where text.hasSuffix(suffix) {
                 if let number = Double(text.dropLast(suffix.count)), number >= 0 { return Int(number * factor) }
             }
@@ -291,6 +293,20 @@ public enum ConfigLoader {
             summary: "Cap of heuristic freshness."
         ) {
             config, value throws(ConfigError) in config.cache.heuristicMax = try value.milliseconds()
+        },
+        Key(
+            path: "cache.serve_stale_on_error", type: "duration", defaultValue: "0",
+            summary:
+                "Serve a stored response up to this long past its freshness when the origin fails (5xx, no connection, timeout) and it has no `stale-if-error` of its own; 0 = never."
+        ) {
+            config, value throws(ConfigError) in config.cache.serveStaleOnError = try value.milliseconds()
+        },
+        Key(
+            path: "cache.collapse_forwarding", type: "bool", defaultValue: "true",
+            summary:
+                "Concurrent misses on a URL known to be cacheable make one upstream request; the others wait for it."
+        ) {
+            config, value throws(ConfigError) in config.cache.collapseForwarding = try value.bool()
         },
         Key(
             path: "defaults", type: "rule settings", defaultValue: "{}",

@@ -107,6 +107,12 @@ public struct Configuration: Sendable, Equatable {
         public var heuristicPercent = 10
         /// Cap of heuristic freshness, in milliseconds; 24 h by default.
         public var heuristicMax = 86_400_000
+        /// How long past its freshness a stored response may stand in when the origin fails (5xx,
+        /// no connection, timeout) and neither the response nor the request says `stale-if-error`;
+        /// milliseconds, 0 = never (RFC 5861 §4 for origins that send no directive).
+        public var serveStaleOnError = 0
+        /// Concurrent misses on a key known to be cacheable wait for one upstream request.
+        public var collapseForwarding = true
         public init() {}
 
         /// Shared or private cache semantics (RFC 9111 §1).

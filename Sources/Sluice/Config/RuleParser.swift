@@ -32,10 +32,19 @@ enum RuleParser {
         ),
         ("rules[].redirects", "pass | follow | refuse", "redirects.policy", "Redirect policy for matching requests."),
         (
+            "rules[].cache.store", "bool", "true",
+            "`false`: matching responses are never stored (`cache: false` says the same)."
+        ),
+        (
+            "rules[].cache.ttl", "duration", "none",
+            "Freshness for responses without `s-maxage`, `max-age` or `Expires` (like Squid's refresh_pattern); `Cache-Status` says `detail=ttl-override`."
+        ),
+        (
             "defaults.accept", "accept block", "none",
             "Validation for requests no rule matches (absent: every response passes)."
         ),
         ("defaults.strip_json_nulls", "false | true | all", "false", "Null stripping for requests no rule matches."),
+        ("defaults.cache", "cache block", "none", "`store` and `ttl` for requests no rule matches."),
     ]
 
     static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {
@@ -93,7 +102,9 @@ enum RuleParser {
     {
         var rule = Rule(name: defaultName)
         let allowed =
-            allowMatch ? ["name", "match", "accept", "strip_json_nulls", "redirects"] : ["accept", "strip_json_nulls"]
+            allowMatch
+            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache"]
+            : ["accept", "strip_json_nulls", "cache"]
         for (name, value, line) in try mapping(node, path: path) {
             let keyPath = path + "." + name
             let item = ConfigLoader.Value(node: value, path: keyPath)
@@ -118,10 +129,34 @@ enum RuleParser {
                     throw item.fail("expected pass, follow or refuse, not \(text)")
                 }
                 rule.redirects = policy
+            case "cache": rule.cache = try parseCache(item, path: keyPath)
             default: break
             }
         }
         return rule
+    }
+
+    /// `cache: false`, `cache: true` or `cache: { store: …, ttl: … }`.
+    private static func parseCache(_ item: ConfigLoader.Value, path: String) throws(ConfigError) -> CacheRule {
+        if item.node.scalar != nil {
+            guard let flag = item.node.bool else {
+                throw item.fail("expected true, false or a mapping with store and ttl")
+            }
+            return CacheRule(store: flag)
+        }
+        var settings = CacheRule()
+        for (name, value, line) in try mapping(item.node, path: path) {
+            let entry = ConfigLoader.Value(node: value, path: path + "." + name)
+            switch name {
+            case "store": settings.store = try entry.bool()
+            case "ttl":
+                let milliseconds = try entry.milliseconds()
+                guard milliseconds >= 1000 else { throw entry.fail("a ttl shorter than 1s would never be fresh") }
+                settings.ttl = Int64(milliseconds / 1000)
+            default: throw unknown(name, path: path, line: line, allowed: ["store", "ttl"])
+            }
+        }
+        return settings
     }
 
     static func parseStripping(_ item: ConfigLoader.Value) throws(ConfigError) -> NullStripper.Mode? {

@@ -3,6 +3,10 @@ import EventIO
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        if staleFallback != nil, Exchange.errorStatuses.contains(response.status) {
+            staleTrigger = response.status  // answered from the stale entry at completion
+            return
+        }
         if takeRevalidationHead(response) { return }
         deliverHead(response, request: task.currentRequest, fromCache: false)
     }
@@ -77,7 +81,8 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
-        if revalidated != nil { return true }  // a 304 has no body; anything else is not ours to send
+        // A 304 has no body to send, and a 5xx answered by a stale entry is not sent.
+        if revalidated != nil || staleTrigger != nil { return true }
         guard deliverBody(bytes) else { return false }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if cacheWriter != nil { cacheBody(bytes) }
@@ -163,15 +168,28 @@ extension Exchange: TaskDelegate {
         guard self.task === task else { return }
         if let failure {
             // A request-body failure outranks what libcurl reports about the aborted upload.
+            let origin = Exchange.originFailureStatus(failure)
+            if error == nil, origin.covered {
+                if serveStaleAfterError(upstreamStatus: origin.originStatus ?? staleTrigger) { return }
+                if mustRevalidateStale, origin.originStatus == nil {
+                    // §5.2.2.2: a stale must-revalidate response is never served without the origin.
+                    error = .upstreamFailed(
+                        reason: .timedOut(
+                            detail:
+                                "The stored response must be revalidated (must-revalidate) and the origin failed: \(Problem(failure).detail)"
+                        ))
+                }
+            }
             stripping = nil
             abandonCacheWriter()
             return fail(error ?? failure)
         }
+        if let status = staleTrigger, serveStaleAfterError(upstreamStatus: status) { return }
         if let entry = revalidated {
             revalidated = nil
             return serveRevalidated(entry, upstream: task.currentRequest)
         }
-        finishCacheWriter()
+        finishCacheWriter(task)
         deliverEnd()
     }
 

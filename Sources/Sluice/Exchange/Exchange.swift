@@ -58,6 +58,21 @@ final class Exchange {
     var revalidation: (entry: CacheStore.Entry, conditions: [(String, String)])?
     /// The entry a 304 refreshed (served when the upstream task completes).
     var revalidated: CacheStore.Entry?
+    /// A stored response to serve if the origin fails (`stale-if-error`, `serve_stale_on_error`).
+    var staleFallback: CacheStore.Entry?
+    /// The origin's 5xx status when it is answered by `staleFallback` at completion.
+    var staleTrigger: Int?
+    /// The stale entry being revalidated says `must-revalidate`: no origin means 504 (§5.2.2.2).
+    var mustRevalidateStale = false
+    /// Collapsed forwarding: this exchange fetches for waiters / waits / has waited.
+    var leadsCollapse = false
+    var waitingForCollapse = false
+    var collapsed = false
+    /// The first lookup's `fwd` reason, reported with `collapsed`.
+    var collapsedForward: String?
+    /// The rule's enforce-mode gate and will-cache hook.
+    var ruleGate: (any ResponseHandler)?
+    var ruleCacher: (any CachedResponseHandler)?
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
     /// The target URL (set by Route).
@@ -86,9 +101,11 @@ final class Exchange {
         }
         if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
         let book = client.server.ruleBook
-        var gate: (any ResponseHandler)?
-        if !book.rules.isEmpty || book.defaults.accept != nil {
-            (rule, ruleMatched, gate) = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
+        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil {
+            let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
+            (rule, ruleMatched, ruleGate, ruleCacher) = (
+                resolved.rule, resolved.matched, resolved.gate, resolved.cacher
+            )
         }
         stripMode = Exchange.stripping(requested: request.headers["sluice-strip-nulls"], rule: rule.stripJSONNulls)
         if let expectation = request.headers["expect"], !request.expectsContinue {
@@ -102,24 +119,38 @@ final class Exchange {
             return answerLocally(url: url)
         }
 
-        // 3. Lookup: a stored response may answer (or `only-if-cached` ends here).
         targetURL = url
+        proceed(url: url)
+    }
+
+    /// Steps 3 and 4 (again for a collapsed waiter the fetch it waited for released).
+    func proceed(url: TargetURL) {
+        // 3. Lookup: a stored response may answer (or `only-if-cached` ends here), or another
+        //    exchange is already fetching this URL.
         var upstream = Forwarding.upstreamRequest(for: request, url: url)
-        if client.server.cache != nil, lookup(url: url, upstream: upstream) { return }
+        if client.server.cache != nil {
+            if lookup(url: url, upstream: upstream) || joinCollapsedFetch() { return }
+        }
         if let (_, conditions) = revalidation {
             for (name, value) in conditions { upstream.headers.set(name, value) }
         }
         upstreamRequest = upstream
 
         // 4. Fetch.
+        let task = client.server.session.makeTask(upstream, delegate: self, hooks: fetchHooks())
+        self.task = task
+        task.start()
+    }
+
+    /// The session's hooks, with the rule's where the session has none.
+    func fetchHooks() -> UpstreamTask.Hooks {
         var hooks = client.server.hooks
-        if hooks.responseHandler == nil, let gate { hooks.responseHandler = gate }
+        if hooks.responseHandler == nil, let ruleGate { hooks.responseHandler = ruleGate }
         if hooks.redirectHandler == nil, let policy = rule.redirects {
             hooks.redirectHandler = Redirector(policy: policy)
         }
-        let task = client.server.session.makeTask(upstream, delegate: self, hooks: hooks)
-        self.task = task
-        task.start()
+        if hooks.cachedResponseHandler == nil, let ruleCacher { hooks.cachedResponseHandler = ruleCacher }
+        return hooks
     }
 
     /// The stripping mode for a request: `Sluice-Strip-Nulls: 1|true|all` asks, `0|false` declines, else the rule's.
@@ -154,6 +185,10 @@ final class Exchange {
         aborted = headSent && !responseComplete
         cachedBody = nil
         abandonCacheWriter()
+        if waitingForCollapse, let cacheKey {
+            waitingForCollapse = false
+            client.server.collapser.leave(cacheKey, self)
+        }
         task?.cancel(reason ?? .badRequest(reason: .malformed("client closed the connection")))
         task = nil
         finish(closeConnection: true)
@@ -226,6 +261,7 @@ final class Exchange {
     func finish(closeConnection: Bool) {
         guard !finished else { return }
         finished = true
+        releaseCollapsedWaiters()
         let record = ExchangeRecord(
             client: client.peerText, method: request.method, url: requestURLText, status: status,
             bytesSent: bytesSent, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,

@@ -6,11 +6,15 @@ public struct CachedResponseProposal: Sendable, Equatable {
     public var response: ResponseHead
     /// Body bytes received (the origin's bytes, content coding kept).
     public var bodyBytes: Int64
+    /// A freshness lifetime in seconds to keep instead of the one RFC 9111 gives the response;
+    /// `nil` = the RFC's. Shown as `detail=ttl-override` in `Cache-Status` when the entry is served.
+    public var lifetime: Int64?
 
-    public init(request: UpstreamRequest, response: ResponseHead, bodyBytes: Int64) {
+    public init(request: UpstreamRequest, response: ResponseHead, bodyBytes: Int64, lifetime: Int64? = nil) {
         self.request = request
         self.response = response
         self.bodyBytes = bodyBytes
+        self.lifetime = lifetime
     }
 }
 

@@ -39,6 +39,7 @@ final class SessionDelegate: MultiHandleDelegate {
                 request: task.currentRequest, response: response, bodyBytes: task.bodyBytes)
             let handler = task.hooks.cachedResponseHandler ?? session.cachedResponseHandler
             let decided = handler.map { $0.task(task, willCache: proposal) } ?? proposal
+            if handler != nil { task.cachingDecision = .some(decided) }
             session.eventMonitor.task(task, didDecideCaching: decided)
         }
         session.eventMonitor.task(task, didCompleteWith: error)

@@ -22,6 +22,9 @@ public final class UpstreamTask {
     public private(set) var timeToHead: Double?
     /// New upstream connections this task opened (0 = it reused pooled ones).
     public private(set) var openedConnections = 0
+    /// The will-cache hook's answer at completion: `nil` = no hook ran, `.some(nil)` = store nothing,
+    /// otherwise the proposal to store (perhaps changed).
+    public internal(set) var cachingDecision: CachedResponseProposal?? = nil
     /// Whether a request body read has begun (the body cannot be replayed after that).
     public private(set) var bodyStarted = false
 

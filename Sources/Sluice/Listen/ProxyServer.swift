@@ -26,6 +26,10 @@ public final class ProxyServer {
     /// The response cache (`nil` when disabled or when its file could not be opened).
     private(set) var cache: CacheStore?
     private var cacheFlushTimer: Timer?
+    /// Collapsed forwarding: who fetches which key, who waits.
+    let collapser = Collapser()
+    /// `stale-while-revalidate` refreshes running, by key (one per key).
+    var refreshes: [String: BackgroundRefresh] = [:]
     /// Wall-clock seconds since the epoch; tests replace it to age the cache without sleeping.
     public var clock: () -> Double = {
         var now = timespec()
@@ -122,8 +126,12 @@ public final class ProxyServer {
         if old.timeouts != new.timeouts { pending.append("timeouts") }
         if old.upstream != new.upstream || old.redirects != new.redirects { pending.append("upstream") }
         if old.log != new.log { pending.append("log") }
+        if old.cache != new.cache { pending.append("cache") }
         return pending
     }
+
+    /// Exchanges waiting for another's fetch of the same URL (collapsed forwarding).
+    public var collapserWaiting: Int { collapser.waiting }
 
     /// Client connections open now.
     public var openConnections: Int { clients.count }

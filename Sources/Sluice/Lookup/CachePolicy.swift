@@ -170,6 +170,33 @@ enum CachePolicy {
         return min((date - modified) * heuristic.percent / 100, heuristic.maxSeconds)
     }
 
+    /// Whether the response states its own freshness (`s-maxage`, `max-age` or `Expires`), as opposed to a heuristic.
+    static func hasExplicitFreshness(_ headers: HTTPFields) -> Bool {
+        if headers.contains("expires") { return true }
+        guard headers.contains("cache-control") else { return false }
+        let control = CacheControl(headers)
+        return control.maxAge != nil || control.sMaxAge != nil
+    }
+
+    /// §4.3.4: the stored header fields updated with a 304's (framing fields excepted); a field the
+    /// 304 repeated keeps all of its lines.
+    static func merge(_ stored: HTTPFields, with update: HTTPFields) -> HTTPFields {
+        var merged = stored
+        var update = update
+        HopByHop.strip(&update)
+        for field in update
+        where !["content-length", "content-encoding", "transfer-encoding", "content-range"].contains(
+            where: field.hasName)
+        {
+            merged.set(field.name, field.value)
+        }
+        for name in Set(update.map { $0.name.lowercased() }) where update.values(name).count > 1 {
+            merged.remove(name)
+            for value in update.values(name) { merged.append(name: name, value: value) }
+        }
+        return merged
+    }
+
     /// §4.2.3: the current age of a stored response.
     static func currentAge(headers: HTTPFields, requestTime: Double, responseTime: Double, now: Double) -> Int64 {
         let date = headers["date"].flatMap(HTTPDate.parse).map(Double.init) ?? responseTime

@@ -10,8 +10,24 @@ public struct Rule: Sendable, Equatable {
     public var stripJSONNulls: NullStripper.Mode?
     /// The redirect policy for matching requests; `nil` = `redirects.policy`.
     public var redirects: Configuration.RedirectPolicy?
+    /// What the cache may do with matching responses; `nil` = RFC 9111 alone.
+    public var cache: CacheRule?
 
     public init(name: String) { self.name = name }
+}
+
+/// A rule's `cache:` block, applied by its will-cache hook (``RuleCacher``) after the RFC 9111 checks.
+public struct CacheRule: Sendable, Equatable {
+    /// `false`: matching responses are never stored.
+    public var store = true
+    /// Freshness lifetime in seconds for responses that carry none of their own (no `s-maxage`,
+    /// `max-age` or `Expires`): Squid's `refresh_pattern`, nginx's `proxy_cache_valid`.
+    public var ttl: Int64?
+
+    public init(store: Bool = true, ttl: Int64? = nil) {
+        self.store = store
+        self.ttl = ttl
+    }
 }
 
 /// A rule's `match:` block. Empty fields match everything.
@@ -41,12 +57,17 @@ public struct RuleBook: Sendable, Equatable {
     /// Each rule's enforce-mode response handler, built once (not per request).
     private let gates: [(any ResponseHandler)?]
     private let defaultsGate: (any ResponseHandler)?
+    /// Each rule's will-cache hook, built once.
+    private let cachers: [(any CachedResponseHandler)?]
+    private let defaultsCacher: (any CachedResponseHandler)?
 
     public init(rules: [Rule] = [], defaults: Rule = Rule(name: "defaults")) {
         self.rules = rules
         self.defaults = defaults
         gates = rules.map(RuleBook.gate)
         defaultsGate = RuleBook.gate(defaults)
+        cachers = rules.map(RuleBook.cacher)
+        defaultsCacher = RuleBook.cacher(defaults)
     }
 
     public static func == (lhs: RuleBook, rhs: RuleBook) -> Bool {
@@ -56,6 +77,10 @@ public struct RuleBook: Sendable, Equatable {
     private static func gate(_ rule: Rule) -> (any ResponseHandler)? {
         guard let accept = rule.accept, accept.onReject == .enforce else { return nil }
         return ValidationGate(acceptance: accept, rule: rule.name)
+    }
+
+    private static func cacher(_ rule: Rule) -> (any CachedResponseHandler)? {
+        rule.cache.map { RuleCacher(rule: rule.name, settings: $0) }
     }
 
     /// The rule for a request.
@@ -68,15 +93,20 @@ public struct RuleBook: Sendable, Equatable {
         rules.first { $0.match.matches(method: method, host: host, path: path) }
     }
 
-    /// What a request gets: its rule, whether a rule (not the defaults) matched, and the rule's
-    /// enforce-mode validation hook. `path` may carry the query (it is ignored).
-    func resolve(method: String, host: String, path: String) -> (
-        rule: Rule, matched: Bool, gate: (any ResponseHandler)?
-    ) {
+    /// What a request gets: its rule, whether a rule (not the defaults) matched, the rule's
+    /// enforce-mode validation hook and its will-cache hook. `path` may carry the query (it is ignored).
+    func resolve(method: String, host: String, path: String) -> Resolved {
         for (index, rule) in rules.enumerated() where rule.match.matches(method: method, host: host, path: path) {
-            return (rule, true, gates[index])
+            return Resolved(rule: rule, matched: true, gate: gates[index], cacher: cachers[index])
         }
-        return (defaults, false, defaultsGate)
+        return Resolved(rule: defaults, matched: false, gate: defaultsGate, cacher: defaultsCacher)
+    }
+
+    struct Resolved {
+        let rule: Rule
+        let matched: Bool
+        let gate: (any ResponseHandler)?
+        let cacher: (any CachedResponseHandler)?
     }
 }
 

@@ -17,12 +17,14 @@ final class CacheStore {
         let status: Int
         let reason: String
         var headers: HTTPFields
-        let requestTime: Double
-        let responseTime: Double
+        var requestTime: Double
+        var responseTime: Double
         let size: Int64
+        /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
+        var ttl: Int64?
     }
 
-    static let schemaVersion = 1
+    static let schemaVersion = 2
     static let migrations = [
         """
         CREATE TABLE entries(
@@ -57,7 +59,8 @@ final class CacheStore {
           time REAL NOT NULL,
           stored INTEGER NOT NULL,
           reason TEXT) WITHOUT ROWID;
-        """
+        """,
+        "ALTER TABLE entries ADD COLUMN ttl INTEGER",
     ]
 
     let database: Database
@@ -111,7 +114,7 @@ final class CacheStore {
             "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete=0); DELETE FROM entries WHERE complete=0"
         )
         selectCandidates = try database.prepare(
-            "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
+            "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size, ttl FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
         )
         selectChunk = try database.prepare("SELECT data FROM chunks WHERE entry=?1 AND seq=?2")
         insertEntry = try database.prepare(
@@ -139,6 +142,9 @@ final class CacheStore {
 
     // MARK: - Reading
 
+    /// Whether a key has a complete entry (it is known to be cacheable).
+    func hasEntries(_ key: String) -> Bool { keys.contains(key) }
+
     /// Complete entries for a key, newest first.
     func candidates(key: String) -> [Entry] {
         guard keys.contains(key) else { return [] }
@@ -155,7 +161,8 @@ final class CacheStore {
                         status: Int(selectCandidates.int64(at: 3)), reason: selectCandidates.text(at: 4) ?? "",
                         headers: CacheStore.decode(selectCandidates.text(at: 5) ?? ""),
                         requestTime: selectCandidates.double(at: 6), responseTime: selectCandidates.double(at: 7),
-                        size: selectCandidates.int64(at: 8)))
+                        size: selectCandidates.int64(at: 8),
+                        ttl: selectCandidates.isNull(at: 9) ? nil : selectCandidates.int64(at: 9)))
             }
         } catch {
             logger.warning("cache lookup failed: \(error)")
@@ -263,7 +270,9 @@ final class CacheStore {
     }
 
     /// Makes a finished entry visible, replacing older ones of the same key and variant; then evicts.
-    func commit(entry: Int64, key: String, variant: String, size: Int64) {
+    /// `headers` replaces the stored header fields (the will-cache hook changed them); `ttl` is its lifetime.
+    func commit(entry: Int64, key: String, variant: String, size: Int64, headers: HTTPFields? = nil, ttl: Int64? = nil)
+    {
         do {
             try database.transaction {
                 let old = try database.prepare(
@@ -277,9 +286,12 @@ final class CacheStore {
                     totalBytes -= bytes
                 }
                 keys.insert(key)
-                let mark = try database.prepare("UPDATE entries SET complete=1, size=?2 WHERE id=?1")
+                let mark = try database.prepare(
+                    "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
                 try mark.bind(entry, at: 1)
                 try mark.bind(size, at: 2)
+                if let ttl { try mark.bind(ttl, at: 3) }
+                if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
                 try mark.step()
             }
             totalBytes += size
@@ -295,7 +307,7 @@ final class CacheStore {
     func refresh(_ entry: Entry) {
         do {
             let update = try database.prepare(
-                "UPDATE entries SET headers=?2, request_time=?3, response_time=?4, etag=?5, last_modified=?6 WHERE id=?1"
+                "UPDATE entries SET headers=?2, request_time=?3, response_time=?4, etag=?5, last_modified=?6, ttl=?7 WHERE id=?1"
             )
             try update.bind(entry.id, at: 1)
             try update.bind(CacheStore.encode(entry.headers), at: 2)
@@ -303,6 +315,7 @@ final class CacheStore {
             try update.bind(entry.responseTime, at: 4)
             if let etag = entry.headers["etag"] { try update.bind(etag, at: 5) }
             if let modified = entry.headers["last-modified"] { try update.bind(modified, at: 6) }
+            if let ttl = entry.ttl { try update.bind(ttl, at: 7) }
             try update.step()
         } catch {
             logger.warning("cache refresh failed: \(error)")

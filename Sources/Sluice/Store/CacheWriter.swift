@@ -8,6 +8,8 @@ final class CacheWriter {
     let limit: Int64
     /// `Content-Length` of the origin's response, when it framed the body that way.
     let expectedLength: Int64?
+    /// The header fields as received (what the will-cache hook is shown).
+    let proposedHeaders: HTTPFields
     private var seq: Int64 = 0
     private var buffer: [UInt8] = []
     private(set) var size: Int64 = 0
@@ -15,7 +17,11 @@ final class CacheWriter {
 
     static let chunkSize = 64 * 1024
 
-    init(store: CacheStore, entry: Int64, key: String, variant: String, limit: Int64, expectedLength: Int64?) {
+    init(
+        store: CacheStore, entry: Int64, key: String, variant: String, limit: Int64, expectedLength: Int64?,
+        proposedHeaders: HTTPFields
+    ) {
+        self.proposedHeaders = proposedHeaders
         self.store = store
         self.entry = entry
         self.key = key
@@ -48,14 +54,30 @@ final class CacheWriter {
         return true
     }
 
-    /// The body ended normally: commit if it is whole.
-    func finish() -> CachePolicy.Refusal? {
+    /// The body ended normally: commit if it is whole and the will-cache hook agrees.
+    /// - Parameter decision: the hook's answer: `.some(nil)` refuses, a proposal may change the
+    ///   stored header fields or give a lifetime; `nil` = no hook ran.
+    func finish(decision: CachedResponseProposal?? = nil) -> CachePolicy.Refusal? {
         guard !failed, flush() else { return .incomplete }
         if let expectedLength, expectedLength != size {
             abort()
             return .incomplete
         }
-        store.commit(entry: entry, key: key, variant: variant, size: size)
+        var headers: HTTPFields?
+        var ttl: Int64?
+        if let decision {
+            guard let proposal = decision else {
+                abort()
+                return .rule
+            }
+            ttl = proposal.lifetime
+            if proposal.response.headers != proposedHeaders {
+                var changed = proposal.response.headers
+                HopByHop.strip(&changed)
+                headers = changed
+            }
+        }
+        store.commit(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
         return nil
     }
 

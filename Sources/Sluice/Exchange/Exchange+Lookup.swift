@@ -1,0 +1,332 @@
+import EventIO
+
+/// Lookup, before the fetch: RFC 9111 with a shared cache by default, RFC 5861's stale responses,
+/// collapsed forwarding. `Cache-Status` (RFC 9211) names what happened.
+extension Exchange {
+    static let cacheName = "Sluice"
+    /// The origin answers that count as an error for `stale-if-error` (RFC 5861 §4).
+    static let errorStatuses: Set<Int> = [500, 502, 503, 504]
+
+    var cacheSettings: Configuration.Cache { client.server.configuration.cache }
+
+    /// Looks for a stored response; `true` when the exchange was answered (a hit or a 504).
+    func lookup(url: TargetURL, upstream: UpstreamRequest) -> Bool {
+        guard let cache = client.server.cache else { return false }
+        cacheRequestTime = client.server.clock()
+        guard request.method == "GET" || request.method == "HEAD" else {
+            cacheStatus = Exchange.cacheName + "; fwd=method"
+            return false
+        }
+        let control = CacheControl(request.headers)
+        let key = requestURLText  // the normalised URL, computed once per exchange
+        if control.noStore {
+            cacheStatus = Exchange.cacheName + "; fwd=request; detail=no-store"
+            return false
+        }
+        cacheKey = key
+        let noCache =
+            control.noCache
+            || (!request.headers.contains("cache-control") && request.headers.tokens("pragma").contains("no-cache"))
+        let candidates = request.headers.contains("range") ? [] : cache.candidates(key: key)
+        var forward = "uri-miss"
+        if !candidates.isEmpty {
+            forward = "vary-miss"
+            if let entry = candidates.first(where: {
+                $0.variant == CachePolicy.variant(names: $0.varyNames, request: request.headers)
+            }) {
+                if consider(entry, control: control, noCache: noCache, url: url, upstream: upstream) { return true }
+                forward = noCache ? "request" : "stale"
+            }
+        }
+        if control.onlyIfCached {
+            cacheStatus = Exchange.cacheName + "; fwd=\(forward); detail=only-if-cached"
+            fail(.upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request.")))
+            return true
+        }
+        cacheStatus = Exchange.cacheName + "; fwd=\(forward)"
+        collapsedForward = collapsedForward ?? forward
+        return false
+    }
+
+    /// A stored response that fits the request: serve it (fresh, or stale where the client or
+    /// RFC 5861 allows), or have it revalidated and kept for `stale-if-error`. `true` = served.
+    private func consider(
+        _ entry: CacheStore.Entry, control: CacheControl, noCache: Bool, url: TargetURL, upstream: UpstreamRequest
+    ) -> Bool {
+        let settings = cacheSettings
+        let now = client.server.clock()
+        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
+        let age = CachePolicy.currentAge(
+            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        let lifetime =
+            entry.ttl ?? CachePolicy.freshnessLifetime(head, shared: settings.shared, heuristic: settings.heuristic)
+        let staleness = age - lifetime  // ≥ 0: stale
+        let stored = CacheControl(entry.headers)
+        // §4.2.4: never serve stale what the response forbids to.
+        let mayServeStale =
+            !stored.mustRevalidate && !stored.noCache
+            && !(settings.shared && (stored.proxyRevalidate || stored.sMaxAge != nil))
+        var usable = staleness < 0
+        if let maxAge = control.maxAge, age > maxAge { usable = false }
+        if let minFresh = control.minFresh, lifetime - age < minFresh { usable = false }
+        var detail = entry.ttl != nil ? "; detail=ttl-override" : ""
+        if !usable, staleness >= 0, mayServeStale, !noCache, control.maxAge.map({ age <= $0 }) ?? true {
+            if control.maxStaleAny || control.maxStale.map({ staleness <= $0 }) == true {
+                usable = true
+                detail = "; detail=stale"
+            } else if control.minFresh == nil, let window = stored.staleWhileRevalidate, staleness <= window {
+                usable = true
+                detail = "; detail=stale-while-revalidate"
+                refreshInBackground(entry, url: url, upstream: upstream)
+            }
+        }
+        if usable, !noCache {
+            if let forward = collapsedForward, collapsed {
+                cacheStatus = Exchange.cacheName + "; fwd=\(forward); collapsed"
+            } else {
+                cacheStatus = Exchange.cacheName + "; hit; ttl=\(lifetime - age)" + detail
+            }
+            serveHit(entry, head: head, age: age, upstream: upstream)
+            client.server.cache?.touch(entry.id, now: now)
+            return true
+        }
+        prepareRevalidation(entry)
+        // RFC 5861 §4: the response's or the request's `stale-if-error`, else `serve_stale_on_error`.
+        let window =
+            [stored.staleIfError, control.staleIfError].compactMap { $0 }.min()
+            ?? (settings.serveStaleOnError > 0 ? Int64(settings.serveStaleOnError / 1000) : nil)
+        if mayServeStale, let window, staleness <= window, !noCache || control.staleIfError != nil {
+            staleFallback = entry
+        }
+        mustRevalidateStale =
+            staleness >= 0 && (stored.mustRevalidate || (settings.shared && stored.proxyRevalidate))
+        return false
+    }
+
+    /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
+    /// otherwise the stored head with `Age` and the body from the file, with backpressure.
+    func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest) {
+        client.server.stats.cacheHits += 1
+        var head = stored
+        head.headers.set("Age", String(max(0, age)))
+        if let accept = rule.accept, accept.onReject == .enforce,
+            let failure = ResponseValidator.validate(head, request: upstream, acceptance: accept, rule: rule.name)
+        {
+            return fail(.validationFailed(failure))
+        }
+        if Exchange.clientValidatorsMatch(request.headers, stored: head.headers), head.status == 200 {
+            var headers = HTTPFields()
+            for field in head.headers
+            where ["etag", "cache-control", "content-location", "date", "expires", "vary", "age", "last-modified"]
+                .contains(where: field.hasName)
+            {
+                headers.append(name: field.name, value: field.value)
+            }
+            deliverHead(
+                ResponseHead(status: 304, reason: "Not Modified", version: head.version, headers: headers),
+                request: upstream, fromCache: true)
+            return deliverEnd()
+        }
+        deliverHead(head, request: upstream, fromCache: true)
+        if request.method == "HEAD" || framing == .none && stripping == nil {
+            return deliverEnd()
+        }
+        cachedBody = (entry, 0, 0)
+        pumpCachedBody()
+    }
+
+    /// Sends stored body chunks until the client falls behind (resumed by `clientDrained`) or the end.
+    func pumpCachedBody() {
+        guard let cache = client.server.cache else { return }
+        while var body = cachedBody {
+            if stripping == nil, client.connection.outputCount >= ClientConnection.outputHighWater {
+                pausedForClient = true
+                return
+            }
+            guard let chunk = cache.chunk(entry: body.entry.id, seq: body.next) else {
+                cachedBody = nil
+                if body.sent != body.entry.size {
+                    // The file lost part of the body (purged meanwhile, or unreadable): never fake an end.
+                    error = .upstreamFailed(reason: .badResponse(detail: "the stored body could not be read whole"))
+                    aborted = true
+                    return finish(closeConnection: true)
+                }
+                return deliverEnd()
+            }
+            body.next += 1
+            body.sent += Int64(chunk.count)
+            cachedBody = body
+            let taken = chunk.withUnsafeBytes { deliverBody($0) }
+            if !taken {
+                // deliverBody refused only because the client is behind: rewind one chunk.
+                body.next -= 1
+                body.sent -= Int64(chunk.count)
+                cachedBody = body
+                return
+            }
+        }
+    }
+
+    // MARK: - Revalidation
+
+    /// A stale (or `no-cache`) entry with validators: ask the origin whether it still holds (§4.3.1),
+    /// unless the client brought its own validators.
+    private func prepareRevalidation(_ entry: CacheStore.Entry) {
+        let own = ResponseValidator.conditionalFields.contains { request.headers.contains($0) }
+        guard !own else { return }
+        let conditions = Exchange.conditions(for: entry)
+        guard !conditions.isEmpty else { return }
+        revalidation = (entry, conditions)
+    }
+
+    /// `If-None-Match` / `If-Modified-Since` for a stored response's validators.
+    static func conditions(for entry: CacheStore.Entry) -> [(String, String)] {
+        var conditions: [(String, String)] = []
+        if let etag = entry.headers["etag"] { conditions.append(("If-None-Match", etag)) }
+        if let modified = entry.headers["last-modified"] { conditions.append(("If-Modified-Since", modified)) }
+        return conditions
+    }
+
+    /// The origin answered a revalidation: a 304 refreshes the stored entry and serves it (§4.3.4).
+    /// Returns `true` when the head was taken for that (nothing goes to the client yet).
+    func takeRevalidationHead(_ response: ResponseHead) -> Bool {
+        guard let (entry, _) = revalidation else { return false }
+        revalidation = nil
+        guard response.status == 304 else { return false }
+        revalidated = Exchange.refreshed(
+            entry, by: response, requestTime: cacheRequestTime, now: client.server.clock())
+        return true
+    }
+
+    /// A stored entry as a 304 updates it: merged header fields, new times; a `ttl` override
+    /// stays only while the response still states no freshness of its own.
+    static func refreshed(_ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double)
+        -> CacheStore.Entry
+    {
+        var updated = entry
+        updated.headers = CachePolicy.merge(entry.headers, with: response.headers)
+        updated.requestTime = requestTime
+        updated.responseTime = now
+        if CachePolicy.hasExplicitFreshness(updated.headers) { updated.ttl = nil }
+        return updated
+    }
+
+    /// The 304 completed: store the refreshed head and serve the body from the file.
+    func serveRevalidated(_ entry: CacheStore.Entry, upstream: UpstreamRequest) {
+        guard let cache = client.server.cache else { return }
+        cache.refresh(entry)
+        releaseCollapsedWaiters()
+        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
+        let now = client.server.clock()
+        let age = CachePolicy.currentAge(
+            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        cacheStatus = Exchange.cacheName + "; fwd=stale; fwd-status=304"
+        serveHit(entry, head: head, age: age, upstream: upstream)
+    }
+
+    /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
+    static func clientValidatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
+        if let inm = request["if-none-match"] {
+            guard let etag = stored["etag"] else { return false }
+            let tag = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+            return inm.split(separator: ",").contains { candidate in
+                let text = candidate.trimmingOWS()
+                return text == "*" || (text.hasPrefix("W/") ? String(text.dropFirst(2)) : text) == tag
+            }
+        }
+        if let ims = request["if-modified-since"].flatMap(HTTPDate.parse) {
+            guard let modified = (stored["last-modified"] ?? stored["date"]).flatMap(HTTPDate.parse) else {
+                return false
+            }
+            return modified <= ims
+        }
+        return false
+    }
+
+    // MARK: - RFC 5861
+
+    /// `stale-while-revalidate`: the stale entry was served; one background request refreshes it.
+    private func refreshInBackground(_ entry: CacheStore.Entry, url: TargetURL, upstream: UpstreamRequest) {
+        guard let cache = client.server.cache, let key = cacheKey, request.method == "GET" else { return }
+        let server = client.server
+        guard server.refreshes[key] == nil else { return }
+        let admission = CacheAdmission(
+            cache: cache, settings: cacheSettings, key: key, url: url, method: request.method,
+            request: request.headers, requestTime: server.clock(), rule: rule, ruleName: ruleMatched ? rule.name : nil)
+        let refresh = BackgroundRefresh(server: server, admission: admission, entry: entry)
+        server.refreshes[key] = refresh
+        refresh.start(upstream, hooks: fetchHooks())
+    }
+
+    /// The origin failed: serve the stale entry kept for that, if any. `true` = served.
+    func serveStaleAfterError(upstreamStatus: Int?) -> Bool {
+        guard let entry = staleFallback, !headSent, pendingHead == nil else { return false }
+        staleFallback = nil
+        revalidation = nil
+        revalidated = nil
+        staleTrigger = nil
+        stripping = nil
+        abandonCacheWriter()
+        releaseCollapsedWaiters()
+        let now = client.server.clock()
+        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
+        let age = CachePolicy.currentAge(
+            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        cacheStatus =
+            Exchange.cacheName + "; fwd=stale" + (upstreamStatus.map { "; fwd-status=\($0)" } ?? "")
+            + "; detail=stale-if-error"
+        let upstream = upstreamRequest ?? Forwarding.upstreamRequest(for: request, url: targetURL!)
+        serveHit(entry, head: head, age: age, upstream: upstream)
+        client.server.cache?.touch(entry.id, now: now)
+        return true
+    }
+
+    /// The origin status (or the status Sluice would answer) when a failure is one that
+    /// `stale-if-error` covers: no connection, timeout, a bad response, or a 5xx the rule rejected.
+    static func originFailureStatus(_ failure: SluiceError) -> (covered: Bool, originStatus: Int?) {
+        switch failure {
+        case .upstreamFailed(let reason):
+            if case .cancelled = reason { return (false, nil) }
+            return (true, nil)
+        case .validationFailed(let validation) where errorStatuses.contains(validation.status):
+            return (true, validation.status)
+        default:
+            return (false, nil)
+        }
+    }
+
+    // MARK: - Collapsed forwarding
+
+    /// A miss on a key known to be cacheable (it has a stored entry) waits while another exchange
+    /// fetches it, or becomes that exchange. Other misses never wait. `true` = this exchange waits.
+    func joinCollapsedFetch() -> Bool {
+        guard let key = cacheKey, !collapsed, cacheSettings.collapseForwarding, let cache = client.server.cache,
+            !request.headers.contains("range")
+        else { return false }
+        let collapser = client.server.collapser
+        if collapser.join(key, self) {
+            waitingForCollapse = true
+            return true
+        }
+        if request.method == "GET", cache.hasEntries(key) {
+            collapser.lead(key, self)
+            leadsCollapse = true
+        }
+        return false
+    }
+
+    /// This exchange's fetch is done with the cache (stored, refused, failed): the waiters look again.
+    func releaseCollapsedWaiters() {
+        guard leadsCollapse, let key = cacheKey else { return }
+        leadsCollapse = false
+        client.server.collapser.release(key, loop: client.server.loop)
+    }
+
+    /// The leader released this waiter: look again (a hit now, or a fetch of its own).
+    func resumeAfterCollapse() {
+        guard waitingForCollapse, let url = targetURL else { return }
+        waitingForCollapse = false
+        collapsed = true
+        proceed(url: url)
+    }
+}

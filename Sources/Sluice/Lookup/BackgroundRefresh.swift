@@ -1,0 +1,73 @@
+/// RFC 5861 `stale-while-revalidate`: the client got the stale entry at once; this one request
+/// refreshes it behind its back. A 304 updates the stored head, a new cacheable response
+/// replaces the entry, an error or an uncacheable answer leaves the entry as it was.
+final class BackgroundRefresh: TaskDelegate {
+    unowned let server: ProxyServer
+    let admission: CacheAdmission
+    let entry: CacheStore.Entry
+    private var task: UpstreamTask?
+    private var writer: CacheWriter?
+    private var notModified: ResponseHead?
+
+    init(server: ProxyServer, admission: CacheAdmission, entry: CacheStore.Entry) {
+        self.server = server
+        self.admission = admission
+        self.entry = entry
+    }
+
+    /// Sends the conditional request (the client's request, with the entry's validators instead of its own).
+    func start(_ upstream: UpstreamRequest, hooks: UpstreamTask.Hooks) {
+        var request = upstream
+        for name in ResponseValidator.conditionalFields { request.headers.remove(name) }
+        for (name, value) in Exchange.conditions(for: entry) { request.headers.set(name, value) }
+        let task = server.session.makeTask(request, delegate: self, hooks: hooks)
+        self.task = task
+        task.start()
+    }
+
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        if response.status == 304 {
+            notModified = response
+            return
+        }
+        var failed = false
+        if let accept = admission.rule.accept {
+            failed =
+                ResponseValidator.validate(
+                    response, request: task.currentRequest, acceptance: accept, rule: admission.rule.name) != nil
+        }
+        if case .writing(let writer) = admission.begin(response, validationFailed: failed, now: server.clock()) {
+            self.writer = writer
+        }
+    }
+
+    func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        if let writer, let refusal = writer.append(bytes) {
+            self.writer = nil
+            admission.cache.recordDecision(
+                url: admission.key, now: server.clock(), stored: false, reason: refusal.rawValue)
+        }
+        return true
+    }
+
+    func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk { .end }
+
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        defer {
+            writer = nil
+            self.task = nil
+            server.refreshes[admission.key] = nil
+        }
+        if error != nil {
+            writer?.abort()
+        } else if let notModified {
+            admission.cache.refresh(
+                Exchange.refreshed(entry, by: notModified, requestTime: admission.requestTime, now: server.clock()))
+        } else if let writer {
+            let refusal = writer.finish(decision: task.cachingDecision)
+            if refusal == nil { server.stats.cacheStores += 1 }
+            admission.cache.recordDecision(
+                url: admission.key, now: server.clock(), stored: refusal == nil, reason: refusal?.rawValue)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// Admission at a response head, for exchanges and background refreshes alike: RFC 9111 §3, then
+/// the rule (`cache.store: false` refuses, `cache.ttl` admits responses without freshness), then
+/// validation and the size limit. Either a ``CacheWriter`` for the body or the reason, recorded.
+struct CacheAdmission {
+    let cache: CacheStore
+    let settings: Configuration.Cache
+    /// The cache key (the normalised URL) and the URL itself.
+    let key: String
+    let url: TargetURL
+    /// The client's request method and header fields (Vary, Authorization, request directives).
+    let method: String
+    let request: HTTPFields
+    /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
+    let requestTime: Double
+    let rule: Rule
+    /// The rule's name when a rule (not the defaults) matched.
+    let ruleName: String?
+
+    enum Outcome {
+        case writing(CacheWriter)
+        case refused(CachePolicy.Refusal)
+        /// The database refused the row; the response is delivered anyway.
+        case skipped
+    }
+
+    func begin(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
+        var refusal = CachePolicy.refusal(
+            method: method, request: request, response: response, shared: settings.mode == .shared,
+            heuristic: settings.heuristic)
+        if refusal == .noFreshness, rule.cache?.ttl != nil { refusal = nil }
+        if refusal == nil, rule.cache?.store == false { refusal = .rule }
+        if refusal == nil, validationFailed { refusal = .validation }
+        let expected =
+            response.headers.contains("transfer-encoding")
+            ? nil : response.headers["content-length"].flatMap { Int64($0) }
+        let limit = settings.entryLimit
+        if refusal == nil, let expected, expected > limit { refusal = .tooLarge }
+        if let refusal {
+            cache.recordDecision(url: key, now: now, stored: false, reason: refusal.rawValue)
+            return .refused(refusal)
+        }
+        let names = CachePolicy.varyNames(response.headers)
+        let variant = CachePolicy.variant(names: names, request: request)
+        var stored = response
+        HopByHop.strip(&stored.headers)
+        guard
+            let entry = cache.begin(
+                key: key, variant: variant, varyNames: names, method: method, url: url, head: stored,
+                requestTime: requestTime, responseTime: now, rule: ruleName)
+        else { return .skipped }
+        return .writing(
+            CacheWriter(
+                store: cache, entry: entry, key: key, variant: variant, limit: limit, expectedLength: expected,
+                proposedHeaders: response.headers))
+    }
+}
+
+extension Configuration.Cache {
+    var heuristic: CachePolicy.Heuristic {
+        CachePolicy.Heuristic(percent: Int64(heuristicPercent), maxSeconds: Int64(heuristicMax / 1000))
+    }
+
+    var shared: Bool { mode == .shared }
+}
