@@ -100,9 +100,22 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (HTTP's OWS).
     func trimmingOWS() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        let bytes = utf8
+        var start = bytes.endIndex
+        var end = bytes.startIndex
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            let next = bytes.index(after: index)
+            if byte != 0x20, byte != 0x09 {
+                if start == bytes.endIndex { start = index }
+                end = next
+            }
+            index = next
+        }
+        guard start < end else { return "" }
+        if start == bytes.startIndex, end == bytes.endIndex { return String(self) }
+        return String(self[start..<end])
     }
+
 }

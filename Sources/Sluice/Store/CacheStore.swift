@@ -388,11 +388,30 @@ final class CacheStore {
         headers.map { $0.name + ": " + $0.value + "\r\n" }.joined()
     }
 
+    /// The inverse of ``encode(_:)``, byte by byte.
     static func decode(_ text: String) -> HTTPFields {
         var fields = HTTPFields()
-        for line in text.split(separator: "\r\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields.append(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingOWS())
+        var copy = text
+        copy.withUTF8 { b in
+            var lineStart = 0
+            let n = b.count
+            while lineStart < n {
+                var lineEnd = lineStart
+                while lineEnd < n, b[lineEnd] != 0x0D, b[lineEnd] != 0x0A { lineEnd += 1 }
+                var colon = lineStart
+                while colon < lineEnd, b[colon] != 0x3A { colon += 1 }
+                if colon < lineEnd {
+                    var valueStart = colon + 1
+                    while valueStart < lineEnd, b[valueStart] == 0x20 || b[valueStart] == 0x09 { valueStart += 1 }
+                    var valueEnd = lineEnd
+                    while valueEnd > valueStart, b[valueEnd - 1] == 0x20 || b[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+                    fields.append(
+                        name: String(decoding: UnsafeBufferPointer(rebasing: b[lineStart..<colon]), as: UTF8.self),
+                        value: String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self))
+                }
+                lineStart = lineEnd
+                while lineStart < n, b[lineStart] == 0x0D || b[lineStart] == 0x0A { lineStart += 1 }
+            }
         }
         return fields
     }

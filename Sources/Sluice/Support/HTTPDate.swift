@@ -30,39 +30,75 @@ final class HTTPDate {
     }
 
     /// Seconds since the epoch for an HTTP-date in any of the three formats of RFC 9110 §5.6.7
-    /// (IMF-fixdate, RFC 850, asctime); `nil` when it is none of them.
+    /// (IMF-fixdate, RFC 850, asctime); `nil` when it is none of them. Byte by byte, no allocation.
     static func parse(_ text: String) -> Int64? {
-        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        let words = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" }).map { String($0) }
-        var day: Int32?
-        var month: Int32?
-        var year: Int32?
-        var clock: [Int32]?
-        for word in words {
-            if word.contains(":") {
-                let parts = word.split(separator: ":").compactMap { Int32($0) }
-                guard parts.count == 3 else { return nil }
-                clock = parts
-            } else if let index = months.firstIndex(of: word.lowercased()) {
-                month = Int32(index)
-            } else if let number = Int32(word) {
+        var copy = text
+        return copy.withUTF8 { parse(bytes: $0) }
+    }
+
+    private static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var day: Int64?
+        var month: Int64?
+        var year: Int64?
+        var clock: (Int64, Int64, Int64)?
+        var i = 0
+        let n = b.count
+        func isSeparator(_ c: UInt8) -> Bool { c == 0x20 || c == 0x2C || c == 0x2D || c == 0x09 }
+        while i < n {
+            while i < n, isSeparator(b[i]) { i += 1 }
+            let start = i
+            while i < n, !isSeparator(b[i]) { i += 1 }
+            let word = UnsafeBufferPointer(rebasing: b[start..<i])
+            guard !word.isEmpty else { continue }
+            if word.contains(0x3A) {
+                var parts: [Int64] = []
+                parts.reserveCapacity(3)
+                var value: Int64 = -1
+                for c in word {
+                    if c == 0x3A {
+                        guard value >= 0 else { return nil }
+                        parts.append(value)
+                        value = -1
+                    } else if c >= 0x30, c <= 0x39, value < 100 {
+                        value = max(value, 0) * 10 + Int64(c - 0x30)
+                    } else {
+                        return nil
+                    }
+                }
+                guard value >= 0, parts.count == 2 else { return nil }
+                clock = (parts[0], parts[1], value)
+            } else if word.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                guard word.count <= 4 else { return nil }
+                let number = word.reduce(Int64(0)) { $0 * 10 + Int64($1 - 0x30) }
                 if word.count <= 2, day == nil {
                     day = number
                 } else {
                     year = word.count == 2 ? (number < 70 ? 2000 + number : 1900 + number) : number
                 }
+            } else if word.count == 3, month == nil {
+                let key = (UInt32(word[0] | 0x20) << 16) | (UInt32(word[1] | 0x20) << 8) | UInt32(word[2] | 0x20)
+                if let index = monthKeys.firstIndex(of: key) { month = Int64(index) }
             }
         }
-        guard let day, let month, let year, let clock, (1...31).contains(day), clock[0] < 24, clock[1] < 60,
-            clock[2] <= 60
+        guard let day, let month, let year, let clock, (1...31).contains(day), clock.0 < 24, clock.1 < 60,
+            clock.2 <= 60
         else { return nil }
-        var parts = tm()
-        parts.tm_year = year - 1900
-        parts.tm_mon = month
-        parts.tm_mday = day
-        parts.tm_hour = clock[0]
-        parts.tm_min = clock[1]
-        parts.tm_sec = clock[2]
-        return Int64(timegm(&parts))
+        return daysFromCivil(year: year, month: month + 1, day: day) * 86_400 + clock.0 * 3600 + clock.1 * 60
+            + clock.2
+    }
+
+    private static let monthKeys: [UInt32] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ]
+    .map { name in name.utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -41,6 +41,23 @@ struct CachePolicyTests {
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == HTTPDate.parse(date))
     }
 
+    @Test("HTTP-dates: the three formats, against the C library over four centuries; garbage is nil")
+    func dates() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let seconds = Int.random(in: -2_000_000_000...12_000_000_000, using: &generator)
+            let text = HTTPDate.format(seconds)
+            #expect(HTTPDate.parse(text) == Int64(seconds), "\(text)")
+        }
+        for bad in [
+            "", "yesterday", "Sun, 06 Nov 1994 08:49 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "0", "-1",
+            "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37:12 GMT",
+        ] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test("Age per RFC 9111 §4.2.3")
     func age() {
         let headers = Self.fields([("Age", "10")])
