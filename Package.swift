@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "CurlTests", dependencies: ["Curl", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec"], swiftSettings: strict),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite"], swiftSettings: strict),
         .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"], swiftSettings: strict),
     ]
 )

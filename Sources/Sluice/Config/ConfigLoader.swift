@@ -271,6 +271,13 @@ public enum ConfigLoader {
             config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
         },
         Key(
+            path: "cache.memory", type: "size", defaultValue: "16MiB",
+            summary:
+                "Memory for recently used entries and whole small bodies (hits without a query); 0 = bodies always from the file."
+        ) {
+            config, value throws(ConfigError) in config.cache.memory = try value.byteSize()
+        },
+        Key(
             path: "cache.mode", type: "shared | private", defaultValue: "shared",
             summary:
                 "shared: never stores `private`, Set-Cookie or Authorization responses (RFC 9111 §3); private: one user."

@@ -56,12 +56,10 @@ extension Exchange {
         let settings = cacheSettings
         let now = client.server.clock()
         let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
-        let age = CachePolicy.currentAge(
-            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
-        let lifetime =
-            entry.ttl ?? CachePolicy.freshnessLifetime(head, shared: settings.shared, heuristic: settings.heuristic)
+        let age = entry.age(at: now)
+        let lifetime = entry.ttl ?? entry.facts.lifetime
         let staleness = age - lifetime  // ≥ 0: stale
-        let stored = CacheControl(entry.headers)
+        let stored = entry.facts.control
         // §4.2.4: never serve stale what the response forbids to.
         let mayServeStale =
             !stored.mustRevalidate && !stored.noCache
@@ -132,6 +130,7 @@ extension Exchange {
             return deliverEnd()
         }
         cachedBody = (entry, 0, 0)
+        cachedBytes = client.server.cache?.wholeBody(entry)
         pumpCachedBody()
     }
 
@@ -142,6 +141,22 @@ extension Exchange {
             if stripping == nil, client.connection.outputCount >= ClientConnection.outputHighWater {
                 pausedForClient = true
                 return
+            }
+            if let bytes = cachedBytes {
+                // A small body held in memory (the hot set): slices of it, with the same backpressure.
+                let start = Int(body.sent)
+                guard start < bytes.count else {
+                    cachedBody = nil
+                    cachedBytes = nil
+                    return deliverEnd()
+                }
+                let end = min(bytes.count, start + CacheWriter.chunkSize)
+                guard bytes.withUnsafeBytes({ deliverBody(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }) else {
+                    return
+                }
+                body.sent = Int64(end)
+                cachedBody = body
+                continue
             }
             guard let chunk = cache.chunk(entry: body.entry.id, seq: body.next) else {
                 cachedBody = nil
@@ -193,18 +208,20 @@ extension Exchange {
         guard let (entry, _) = revalidation else { return false }
         revalidation = nil
         guard response.status == 304 else { return false }
+        guard let cache = client.server.cache else { return false }
         revalidated = Exchange.refreshed(
-            entry, by: response, requestTime: cacheRequestTime, now: client.server.clock())
+            entry, by: response, requestTime: cacheRequestTime, now: client.server.clock(), store: cache)
         return true
     }
 
     /// A stored entry as a 304 updates it: merged header fields, new times; a `ttl` override
     /// stays only while the response still states no freshness of its own.
-    static func refreshed(_ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double)
-        -> CacheStore.Entry
-    {
+    static func refreshed(
+        _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double, store: CacheStore
+    ) -> CacheStore.Entry {
         var updated = entry
         updated.headers = CachePolicy.merge(entry.headers, with: response.headers)
+        updated.facts = store.facts(updated.headers)
         updated.requestTime = requestTime
         updated.responseTime = now
         if CachePolicy.hasExplicitFreshness(updated.headers) { updated.ttl = nil }
@@ -218,8 +235,7 @@ extension Exchange {
         releaseCollapsedWaiters()
         let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
         let now = client.server.clock()
-        let age = CachePolicy.currentAge(
-            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        let age = entry.age(at: now)
         cacheStatus = Exchange.cacheName + "; fwd=stale; fwd-status=304"
         serveHit(entry, head: head, age: age, upstream: upstream)
     }
@@ -270,8 +286,7 @@ extension Exchange {
         releaseCollapsedWaiters()
         let now = client.server.clock()
         let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
-        let age = CachePolicy.currentAge(
-            headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        let age = entry.age(at: now)
         cacheStatus =
             Exchange.cacheName + "; fwd=stale" + (upstreamStatus.map { "; fwd-status=\($0)" } ?? "")
             + "; detail=stale-if-error"

@@ -54,6 +54,8 @@ final class Exchange {
     var cacheWriter: CacheWriter?
     /// The stored response being served, and the next body chunk.
     var cachedBody: (entry: CacheStore.Entry, next: Int64, sent: Int64)?
+    /// The whole stored body, when the hot set holds it.
+    var cachedBytes: [UInt8]?
     /// A stale entry being revalidated, and the conditional fields sent for it.
     var revalidation: (entry: CacheStore.Entry, conditions: [(String, String)])?
     /// The entry a 304 refreshed (served when the upstream task completes).
@@ -184,6 +186,7 @@ final class Exchange {
         error = error ?? reason
         aborted = headSent && !responseComplete
         cachedBody = nil
+        cachedBytes = nil
         abandonCacheWriter()
         if waitingForCollapse, let cacheKey {
             waitingForCollapse = false

@@ -69,8 +69,7 @@ public final class ProxyServer {
         transformLimit = configuration.limits.maxTransformBody
         if configuration.cache.enabled {
             do {
-                let store = try CacheStore(
-                    path: configuration.cache.path, capacity: configuration.cache.capacity, logger: logger)
+                let store = try CacheStore(settings: configuration.cache, logger: logger)
                 cache = store
                 let timer = Timer(loop: loop, repeats: true) { [weak store] in store?.flushPending() }
                 timer.schedule(milliseconds: 1000)

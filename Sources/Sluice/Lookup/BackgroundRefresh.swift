@@ -62,7 +62,9 @@ final class BackgroundRefresh: TaskDelegate {
             writer?.abort()
         } else if let notModified {
             admission.cache.refresh(
-                Exchange.refreshed(entry, by: notModified, requestTime: admission.requestTime, now: server.clock()))
+                Exchange.refreshed(
+                    entry, by: notModified, requestTime: admission.requestTime, now: server.clock(),
+                    store: admission.cache))
         } else if let writer {
             let refusal = writer.finish(decision: task.cachingDecision)
             if refusal == nil { server.stats.cacheStores += 1 }

@@ -199,8 +199,19 @@ enum CachePolicy {
 
     /// §4.2.3: the current age of a stored response.
     static func currentAge(headers: HTTPFields, requestTime: Double, responseTime: Double, now: Double) -> Int64 {
-        let date = headers["date"].flatMap(HTTPDate.parse).map(Double.init) ?? responseTime
-        let ageValue = headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0
+        currentAge(
+            date: headers["date"].flatMap(HTTPDate.parse).map(Double.init),
+            ageValue: headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0,
+            requestTime: requestTime, responseTime: responseTime, now: now)
+    }
+
+    /// §4.2.3 from the `Date` and `Age` values already parsed.
+    static func currentAge(
+        date dateValue: Double?, ageValue: Double, requestTime: Double, responseTime: Double, now: Double
+    )
+        -> Int64
+    {
+        let date = dateValue ?? responseTime
         let apparentAge = max(0, responseTime - date)
         let responseDelay = responseTime - requestTime
         let correctedAgeValue = ageValue + responseDelay

@@ -16,18 +16,30 @@ enum ResponseWriter {
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512)
-        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
-        bytes.append(contentsOf: String(status).utf8)
-        bytes.append(0x20)
-        bytes.append(contentsOf: (reason.isEmpty ? ReasonPhrase.standard(status) : reason).utf8)
-        bytes.append(contentsOf: crlf)
-        for field in headers {
-            bytes.append(contentsOf: field.name.utf8)
-            bytes.append(contentsOf: [0x3A, 0x20])
-            bytes.append(contentsOf: field.value.utf8)
-            bytes.append(contentsOf: crlf)
+        func put(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes.append(contentsOf: $0) }
         }
-        bytes.append(contentsOf: crlf)
+        put("HTTP/1.1 ")
+        // Status codes are three digits (RFC 9110 §15).
+        let code = min(max(status, 100), 999)
+        bytes.append(UInt8(0x30 + code / 100))
+        bytes.append(UInt8(0x30 + code / 10 % 10))
+        bytes.append(UInt8(0x30 + code % 10))
+        bytes.append(0x20)
+        put(reason.isEmpty ? ReasonPhrase.standard(status) : reason)
+        bytes.append(0x0D)
+        bytes.append(0x0A)
+        for field in headers {
+            put(field.name)
+            bytes.append(0x3A)
+            bytes.append(0x20)
+            put(field.value)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+        }
+        bytes.append(0x0D)
+        bytes.append(0x0A)
         return bytes
     }
 

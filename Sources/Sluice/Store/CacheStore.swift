@@ -1,3 +1,4 @@
+import EventIO
 import Logging
 import SQLite
 
@@ -11,6 +12,7 @@ import SQLite
 final class CacheStore {
     /// A stored response, without its body.
     struct Entry {
+        let key: String
         let id: Int64
         let variant: String
         let varyNames: [String]
@@ -22,6 +24,39 @@ final class CacheStore {
         let size: Int64
         /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
         var ttl: Int64?
+        /// What the freshness computations need from the header fields, parsed once.
+        var facts: Facts
+
+        /// The entry's current age at `now`.
+        func age(at now: Double) -> Int64 {
+            facts.currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
+        }
+    }
+
+    /// The parts of a stored head that freshness and age depend on (RFC 9111 §4.2).
+    struct Facts {
+        /// `Date`, in seconds since the epoch.
+        let date: Double?
+        /// `Age`, in seconds.
+        let age: Double
+        /// The freshness lifetime the header fields give (§4.2.1).
+        let lifetime: Int64
+        /// The stored `Cache-Control`.
+        let control: CacheControl
+
+        /// §4.2.3: the entry's current age at `now`.
+        func currentAge(requestTime: Double, responseTime: Double, now: Double) -> Int64 {
+            CachePolicy.currentAge(
+                date: date, ageValue: age, requestTime: requestTime, responseTime: responseTime, now: now)
+        }
+
+        init(_ headers: HTTPFields, shared: Bool, heuristic: CachePolicy.Heuristic) {
+            date = headers["date"].flatMap(HTTPDate.parse).map(Double.init)
+            age = headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0
+            lifetime = CachePolicy.freshnessLifetime(
+                ResponseHead(status: 200, headers: headers), shared: shared, heuristic: heuristic)
+            control = CacheControl(headers)
+        }
     }
 
     static let schemaVersion = 2
@@ -65,7 +100,13 @@ final class CacheStore {
 
     let database: Database
     let capacity: Int64
+    let settings: Configuration.Cache
     private let logger: Logger
+    /// The memory tier (`cache.memory`).
+    private let hot: HotSet
+    private let dataVersion: Statement
+    private var lastDataVersion: Int64 = 0
+    private var lastVersionCheck: UInt64 = 0
     /// Bytes of complete entries (kept in memory; the file is the truth at start).
     private(set) var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
@@ -82,8 +123,11 @@ final class CacheStore {
     private let upsertDecision: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
-    init(path: String, capacity: Int64, logger: Logger) throws {
-        self.capacity = capacity
+    init(settings: Configuration.Cache, logger: Logger) throws {
+        let path = settings.path
+        self.settings = settings
+        capacity = settings.capacity
+        hot = HotSet(budget: Int(settings.memory))
         self.logger = logger
         CacheStore.makeParentDirectory(of: path)
         var opened: Database?
@@ -125,6 +169,9 @@ final class CacheStore {
         upsertDecision = try database.prepare(
             "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
         )
+        dataVersion = try database.prepare("PRAGMA data_version")
+        if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
+        dataVersion.reset()
         let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
@@ -148,27 +195,67 @@ final class CacheStore {
     /// Complete entries for a key, newest first.
     func candidates(key: String) -> [Entry] {
         guard keys.contains(key) else { return [] }
+        if !hot.isEmpty, changedElsewhere() { hot.forgetAll() }
+        if let known = hot.entries(key) { return known }
         defer { selectCandidates.reset() }
         var entries: [Entry] = []
         do {
             try selectCandidates.bind(key, at: 1)
             while try selectCandidates.step() {
                 let vary = selectCandidates.text(at: 2) ?? ""
+                let headers = CacheStore.decode(selectCandidates.text(at: 5) ?? "")
                 entries.append(
                     Entry(
-                        id: selectCandidates.int64(at: 0), variant: selectCandidates.text(at: 1) ?? "",
+                        key: key, id: selectCandidates.int64(at: 0), variant: selectCandidates.text(at: 1) ?? "",
                         varyNames: vary.isEmpty ? [] : vary.split(separator: ",").map(String.init),
                         status: Int(selectCandidates.int64(at: 3)), reason: selectCandidates.text(at: 4) ?? "",
-                        headers: CacheStore.decode(selectCandidates.text(at: 5) ?? ""),
+                        headers: headers,
                         requestTime: selectCandidates.double(at: 6), responseTime: selectCandidates.double(at: 7),
                         size: selectCandidates.int64(at: 8),
-                        ttl: selectCandidates.isNull(at: 9) ? nil : selectCandidates.int64(at: 9)))
+                        ttl: selectCandidates.isNull(at: 9) ? nil : selectCandidates.int64(at: 9),
+                        facts: facts(headers)))
             }
         } catch {
             logger.warning("cache lookup failed: \(error)")
             return []
         }
+        hot.remember(key, entries)
         return entries
+    }
+
+    func facts(_ headers: HTTPFields) -> Facts {
+        Facts(headers, shared: settings.shared, heuristic: settings.heuristic)
+    }
+
+    /// Whether another process (the CLI) committed to the file since the last look. Looked at
+    /// most once a millisecond: the query takes and drops a shared lock (two `fcntl`s), a cost a
+    /// hit should not pay each time, and a purge is seen well before its command has exited.
+    private func changedElsewhere() -> Bool {
+        let now = EventLoop.monotonicNanoseconds()
+        guard now - lastVersionCheck >= 1_000_000 else { return false }
+        lastVersionCheck = now
+        defer { dataVersion.reset() }
+        guard (try? dataVersion.step()) == true else { return true }
+        let version = dataVersion.int64(at: 0)
+        guard version != lastDataVersion else { return false }
+        lastDataVersion = version
+        return true
+    }
+
+    /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.
+    func wholeBody(_ entry: Entry) -> [UInt8]? {
+        if let bytes = hot.body(entry.id) { return bytes }
+        guard hot.wants(size: entry.size) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(entry.size))
+        var seq: Int64 = 0
+        while let chunk = chunk(entry: entry.id, seq: seq) {
+            bytes.append(contentsOf: chunk)
+            seq += 1
+        }
+        guard bytes.count == entry.size else { return nil }
+        hot.keep(body: bytes, entry: entry.id)
+        return bytes
     }
 
     /// Body chunk `seq` of an entry (`nil` past the end or on error).
@@ -286,6 +373,7 @@ final class CacheStore {
                     totalBytes -= bytes
                 }
                 keys.insert(key)
+                hot.forget(key)
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
                 try mark.bind(entry, at: 1)
@@ -305,6 +393,7 @@ final class CacheStore {
 
     /// Stores a head refreshed by a 304 (§4.3.4): new fields and times, same body.
     func refresh(_ entry: Entry) {
+        hot.forget(entry.key)
         do {
             let update = try database.prepare(
                 "UPDATE entries SET headers=?2, request_time=?3, response_time=?4, etag=?5, last_modified=?6, ttl=?7 WHERE id=?1"
@@ -342,6 +431,7 @@ final class CacheStore {
                     totalBytes -= bytes
                 }
                 keys.remove(key)
+                hot.forget(key)
             }
         } catch {
             logger.warning("cache invalidation failed: \(error)")
@@ -355,6 +445,7 @@ final class CacheStore {
     }
 
     private func deleteRows(_ entry: Int64) throws(SQLiteError) {
+        hot.forget(entry: entry)
         let chunks = try database.prepare("DELETE FROM chunks WHERE entry=?1")
         try chunks.bind(entry, at: 1)
         try chunks.step()
@@ -368,12 +459,15 @@ final class CacheStore {
         guard totalBytes > capacity else { return }
         do {
             let oldest = try database.prepare(
-                "SELECT id, size FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64")
-            var victims: [(Int64, Int64)] = []
-            while try oldest.step() { victims.append((oldest.int64(at: 0), oldest.int64(at: 1))) }
+                "SELECT id, size, key FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64")
+            var victims: [(Int64, Int64, String)] = []
+            while try oldest.step() {
+                victims.append((oldest.int64(at: 0), oldest.int64(at: 1), oldest.text(at: 2) ?? ""))
+            }
             try database.transaction {
-                for (id, bytes) in victims where totalBytes > capacity {
+                for (id, bytes, key) in victims where totalBytes > capacity {
                     try deleteRows(id)
+                    hot.forget(key)
                     totalBytes -= bytes
                 }
             }

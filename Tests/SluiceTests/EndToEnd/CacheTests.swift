@@ -1,4 +1,5 @@
 import Foundation
+import SQLite
 import Sluice
 import SluiceTestKit
 import Synchronization
@@ -232,5 +233,30 @@ struct CacheTests {
         // The client's own validators are passed through and the origin's 304 reaches it.
         let own = try client.request(RawClient.get(origin.url("/etag"), extra: "If-None-Match: \"v1\"\r\n"))
         #expect(own.status == 304)
+    }
+
+    @Test("Small bodies are served from memory; a purge by another process is seen within a millisecond")
+    func memoryTierFollowsTheFile() throws {
+        let counter = Mutex(0)
+        let origin = try OriginServer { _ in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            return Self.cacheable("version \(n)")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/m")))
+        for _ in 0..<3 { #expect(try client.request(RawClient.get(origin.url("/m"))).text == "version 1") }
+        // Another process (`sluice cache purge`, sqlite3) removes the entry behind the proxy's back.
+        let path = proxy.onLoop { $0.configuration.cache.path }
+        let other = try Database(path: path)
+        try other.execute("DELETE FROM chunks; DELETE FROM entries")
+        Thread.sleep(forTimeInterval: 0.005)  // the file's version is looked at once a millisecond at most
+        let after = try client.request(RawClient.get(origin.url("/m")))
+        #expect(after.text == "version 2")
+        #expect(after.header("cache-status") == "Sluice; fwd=uri-miss; stored")
     }
 }

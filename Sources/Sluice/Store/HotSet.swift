@@ -1,0 +1,109 @@
+/// The cache's memory tier: the decoded entries of recently used keys and the whole bodies of
+/// small ones, so that a hit needs no SQLite query. SQLite stays the truth: every change to a key
+/// (store, refresh, invalidation, eviction) drops it here, and a change by another process
+/// (`PRAGMA data_version`) drops everything. Bounded by a byte budget, least recently used first.
+final class HotSet {
+    /// Most body bytes kept; 0 = the tier keeps entries but no bodies.
+    let budget: Int
+    /// Largest body kept whole.
+    let bodyLimit: Int64
+    /// Most keys kept.
+    let keyLimit: Int
+
+    private final class Key {
+        var entries: [CacheStore.Entry]
+        var lastUse: UInt64
+        init(_ entries: [CacheStore.Entry], lastUse: UInt64) {
+            self.entries = entries
+            self.lastUse = lastUse
+        }
+    }
+
+    private final class Body {
+        let bytes: [UInt8]
+        var lastUse: UInt64
+        init(_ bytes: [UInt8], lastUse: UInt64) {
+            self.bytes = bytes
+            self.lastUse = lastUse
+        }
+    }
+
+    private var keys: [String: Key] = [:]
+    private var bodies: [Int64: Body] = [:]
+    private(set) var bodyBytes = 0
+    private var tick: UInt64 = 0
+
+    init(budget: Int, keyLimit: Int = 20_000) {
+        self.budget = budget
+        bodyLimit = Int64(min(budget / 16, 1 << 20))
+        self.keyLimit = keyLimit
+    }
+
+    /// The complete entries of a key, when known here.
+    func entries(_ key: String) -> [CacheStore.Entry]? {
+        guard let known = keys[key] else { return nil }
+        tick &+= 1
+        known.lastUse = tick
+        return known.entries
+    }
+
+    /// Remembers every complete entry of a key (as just read from the file).
+    func remember(_ key: String, _ entries: [CacheStore.Entry]) {
+        tick &+= 1
+        keys[key] = Key(entries, lastUse: tick)
+        if keys.count > keyLimit { trimKeys() }
+    }
+
+    /// A stored body kept whole.
+    func body(_ entry: Int64) -> [UInt8]? {
+        guard let known = bodies[entry] else { return nil }
+        tick &+= 1
+        known.lastUse = tick
+        return known.bytes
+    }
+
+    /// Whether a body of this size would be kept.
+    func wants(size: Int64) -> Bool { budget > 0 && size <= bodyLimit }
+
+    func keep(body bytes: [UInt8], entry: Int64) {
+        guard wants(size: Int64(bytes.count)), bodies[entry] == nil else { return }
+        tick &+= 1
+        bodies[entry] = Body(bytes, lastUse: tick)
+        bodyBytes += bytes.count
+        if bodyBytes > budget { trimBodies() }
+    }
+
+    /// A key changed in the file: its entries and bodies are read again next time.
+    func forget(_ key: String) {
+        guard let known = keys.removeValue(forKey: key) else { return }
+        for entry in known.entries { forget(entry: entry.id) }
+    }
+
+    /// An entry left the file.
+    func forget(entry: Int64) {
+        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.bytes.count }
+    }
+
+    /// Another process changed the file.
+    func forgetAll() {
+        keys.removeAll()
+        bodies.removeAll()
+        bodyBytes = 0
+    }
+
+    var isEmpty: Bool { keys.isEmpty }
+
+    /// Down to three quarters of the budget, least recently used first (amortised: runs rarely).
+    private func trimBodies() {
+        let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (id, body) in order where bodyBytes > budget * 3 / 4 {
+            bodies[id] = nil
+            bodyBytes -= body.bytes.count
+        }
+    }
+
+    private func trimKeys() {
+        let order = keys.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (key, _) in order.prefix(keys.count - keyLimit * 3 / 4) { forget(key) }
+    }
+}
