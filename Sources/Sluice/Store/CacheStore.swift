@@ -111,7 +111,9 @@ final class CacheStore {
     private(set) var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
     /// (Only this process writes the file; a key here whose rows another process purged is just a miss.)
-    private var keys: Set<String> = []
+    /// Held as 64-bit FNV-1a hashes (16 bytes a key, not the URL): a collision only costs a query,
+    /// and removing a colliding key's hash only costs the other key one spurious miss.
+    private var keys: Set<UInt64> = []
     /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
     private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
     private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
@@ -175,7 +177,7 @@ final class CacheStore {
         let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
-        while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(key) } }
+        while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(CacheStore.hash(key)) } }
     }
 
     private static func makeParentDirectory(of path: String) {
@@ -190,11 +192,18 @@ final class CacheStore {
     // MARK: - Reading
 
     /// Whether a key has a complete entry (it is known to be cacheable).
-    func hasEntries(_ key: String) -> Bool { keys.contains(key) }
+    func hasEntries(_ key: String) -> Bool { keys.contains(CacheStore.hash(key)) }
+
+    /// FNV-1a, 64 bits, of a key's bytes (stable, unlike `Hasher`, and allocation-free).
+    static func hash(_ key: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return hash
+    }
 
     /// Complete entries for a key, newest first.
     func candidates(key: String) -> [Entry] {
-        guard keys.contains(key) else { return [] }
+        guard keys.contains(CacheStore.hash(key)) else { return [] }
         if !hot.isEmpty, changedElsewhere() { hot.forgetAll() }
         if let known = hot.entries(key) { return known }
         defer { selectCandidates.reset() }
@@ -372,7 +381,7 @@ final class CacheStore {
                     try deleteRows(id)
                     totalBytes -= bytes
                 }
-                keys.insert(key)
+                keys.insert(CacheStore.hash(key))
                 hot.forget(key)
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
@@ -430,7 +439,7 @@ final class CacheStore {
                     try deleteRows(id)
                     totalBytes -= bytes
                 }
-                keys.remove(key)
+                keys.remove(CacheStore.hash(key))
                 hot.forget(key)
             }
         } catch {
