@@ -18,6 +18,8 @@ struct StreamingTests {
 
     @Test("200 MB stream through a slow reader with bounded memory and whole bytes")
     func largeBodySlowReader() throws {
+        memoryQuiet.lock()
+        defer { memoryQuiet.unlock() }
         // Given a 200 MB response
         let total = 200 * 1024 * 1024
         let origin = try OriginServer { _ in
