@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cache lookup cost as the cache grows: a file with N stored 100-byte responses (N = 1k, 100k,
 # 1M by default), then the time `sluice serve` takes to open it and hits on random URLs among
-# the N (most miss the memory tier, so each is an indexed SQLite lookup) at c=64 and c=1.
+# the N at c=64 and c=1: once with the memory tier (cache.memory 16 MiB: at 100k and more, most
+# hits miss it), once without (memory: 0: every hit is an indexed SQLite lookup).
 #   Benchmarks/cache-scale.sh [N ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ bin=$(swift build -c release --show-bin-path)/sluice
 work=$(mktemp -d)
 port=24508
 trap 'pkill -f "serve --listen 127.0.0.1:$port" || true; rm -rf "$work"' EXIT
-printf '| entries | file | open (ms) | hits c64 req/s | p50 c64 | hits c1 req/s | p50 c1 | peak RSS |\n|---|---|---|---|---|---|---|---|\n'
+printf '| entries | memory | file | open (ms) | hits c64 req/s | p50 c64 | hits c1 req/s | p50 c1 | peak RSS |\n|---|---|---|---|---|---|---|---|---|\n'
 for n in "${sizes[@]}"; do
   dir="$work/$n"; mkdir -p "$dir"
   printf 'listen: 127.0.0.1:%s\ncache: { path: %s/cache.sqlite, capacity: 8GiB }\nlog: { access: false }\n' "$port" "$dir" > "$dir/sluice.yaml"
@@ -39,6 +40,8 @@ db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 PY
   size=$(du -h "$dir/cache.sqlite" | cut -f1)
   sync
+  for memory in 16MiB 0; do
+  printf 'listen: 127.0.0.1:%s\ncache: { path: %s/cache.sqlite, capacity: 8GiB, memory: %s }\nlog: { access: false }\n' "$port" "$dir" "$memory" > "$dir/sluice.yaml"
   t0=$(date +%s%N)
   taskset -c 0 "$bin" serve --config "$dir/sluice.yaml" >/dev/null 2>&1 & pid=$!
   until (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; do sleep 0.005; done
@@ -49,7 +52,8 @@ PY
   rss=$(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' /proc/$pid/status)
   kill -TERM $pid; wait $pid || true
   f() { echo "$1" | grep -o "$2=[0-9.]*" | cut -d= -f2; }
-  echo "| $n | $size | $open_ms | $(f "$r64" rps) | $(f "$r64" p50_ms) ms | $(f "$r1" rps) | $(f "$r1" p50_ms) ms | $rss |"
+  echo "| $n | $memory | $size | $open_ms | $(f "$r64" rps) | $(f "$r64" p50_ms) ms | $(f "$r1" rps) | $(f "$r1" p50_ms) ms | $rss |"
   [ "$(f "$r64" errors)" = "0" ] || echo "  errors at c64: $r64"
+  done
   rm -rf "$dir"
 done

@@ -207,7 +207,7 @@ public final class ProxyServer {
     private func completeShutdown() {
         shutdownTimer?.cancel()
         cacheFlushTimer?.cancel()
-        cache?.flushPending()
+        cache?.flushPending(force: true)
         guard let completion = shutdownCompletion else { return }
         shutdownCompletion = nil
         completion()

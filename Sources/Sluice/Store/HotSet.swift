@@ -3,19 +3,19 @@
 /// (store, refresh, invalidation, eviction) drops it here, and a change by another process
 /// (`PRAGMA data_version`) drops everything. Bounded by a byte budget, least recently used first.
 final class HotSet {
-    /// Most body bytes kept; 0 = the tier keeps entries but no bodies.
+    /// Most bytes kept: a quarter for decoded entries, the rest for bodies; 0 = off.
     let budget: Int
     /// Largest body kept whole.
     let bodyLimit: Int64
-    /// Most keys kept.
-    let keyLimit: Int
 
     private final class Key {
         var entries: [CacheStore.Entry]
         var lastUse: UInt64
-        init(_ entries: [CacheStore.Entry], lastUse: UInt64) {
+        let bytes: Int
+        init(_ entries: [CacheStore.Entry], lastUse: UInt64, bytes: Int) {
             self.entries = entries
             self.lastUse = lastUse
+            self.bytes = bytes
         }
     }
 
@@ -31,13 +31,16 @@ final class HotSet {
     private var keys: [String: Key] = [:]
     private var bodies: [Int64: Body] = [:]
     private(set) var bodyBytes = 0
+    private(set) var entryBytes = 0
     private var tick: UInt64 = 0
 
-    init(budget: Int, keyLimit: Int = 20_000) {
+    init(budget: Int) {
         self.budget = budget
         bodyLimit = Int64(min(budget / 16, 1 << 20))
-        self.keyLimit = keyLimit
     }
+
+    private var entryBudget: Int { budget / 4 }
+    private var bodyBudget: Int { budget - entryBudget }
 
     /// The complete entries of a key, when known here.
     func entries(_ key: String) -> [CacheStore.Entry]? {
@@ -49,9 +52,19 @@ final class HotSet {
 
     /// Remembers every complete entry of a key (as just read from the file).
     func remember(_ key: String, _ entries: [CacheStore.Entry]) {
+        guard budget > 0 else { return }
         tick &+= 1
-        keys[key] = Key(entries, lastUse: tick)
-        if keys.count > keyLimit { trimKeys() }
+        // What the decoded entries cost, roughly: strings and their headers, per field and per entry.
+        var bytes = 64 + key.utf8.count
+        for entry in entries {
+            bytes += 256 + entry.variant.utf8.count
+            for field in entry.headers { bytes += 48 + field.name.utf8.count + field.value.utf8.count }
+        }
+        if let old = keys.updateValue(Key(entries, lastUse: tick, bytes: bytes), forKey: key) {
+            entryBytes -= old.bytes
+        }
+        entryBytes += bytes
+        if entryBytes > entryBudget { trimKeys() }
     }
 
     /// A stored body kept whole.
@@ -70,12 +83,13 @@ final class HotSet {
         tick &+= 1
         bodies[entry] = Body(bytes, lastUse: tick)
         bodyBytes += bytes.count
-        if bodyBytes > budget { trimBodies() }
+        if bodyBytes > bodyBudget { trimBodies() }
     }
 
     /// A key changed in the file: its entries and bodies are read again next time.
     func forget(_ key: String) {
         guard let known = keys.removeValue(forKey: key) else { return }
+        entryBytes -= known.bytes
         for entry in known.entries { forget(entry: entry.id) }
     }
 
@@ -89,6 +103,7 @@ final class HotSet {
         keys.removeAll()
         bodies.removeAll()
         bodyBytes = 0
+        entryBytes = 0
     }
 
     var isEmpty: Bool { keys.isEmpty }
@@ -96,7 +111,7 @@ final class HotSet {
     /// Down to three quarters of the budget, least recently used first (amortised: runs rarely).
     private func trimBodies() {
         let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
-        for (id, body) in order where bodyBytes > budget * 3 / 4 {
+        for (id, body) in order where bodyBytes > bodyBudget * 3 / 4 {
             bodies[id] = nil
             bodyBytes -= body.bytes.count
         }
@@ -104,6 +119,6 @@ final class HotSet {
 
     private func trimKeys() {
         let order = keys.sorted { $0.value.lastUse < $1.value.lastUse }
-        for (key, _) in order.prefix(keys.count - keyLimit * 3 / 4) { forget(key) }
+        for (key, _) in order where entryBytes > entryBudget * 3 / 4 { forget(key) }
     }
 }
