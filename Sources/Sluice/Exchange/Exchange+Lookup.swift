@@ -10,7 +10,7 @@ extension Exchange {
     var cacheSettings: Configuration.Cache { client.server.configuration.cache }
 
     /// Looks for a stored response; `true` when the exchange was answered (a hit or a 504).
-    func lookup(url: TargetURL, upstream: UpstreamRequest) -> Bool {
+    func lookup(url: TargetURL) -> Bool {
         guard let cache = client.server.cache else { return false }
         cacheRequestTime = client.server.clock()
         guard request.method == "GET" || request.method == "HEAD" else {
@@ -34,7 +34,7 @@ extension Exchange {
             if let entry = candidates.first(where: {
                 $0.variant == CachePolicy.variant(names: $0.varyNames, request: request.headers)
             }) {
-                if consider(entry, control: control, noCache: noCache, url: url, upstream: upstream) { return true }
+                if consider(entry, control: control, noCache: noCache, url: url) { return true }
                 forward = noCache ? "request" : "stale"
             }
         }
@@ -51,7 +51,7 @@ extension Exchange {
     /// A stored response that fits the request: serve it (fresh, or stale where the client or
     /// RFC 5861 allows), or have it revalidated and kept for `stale-if-error`. `true` = served.
     private func consider(
-        _ entry: CacheStore.Entry, control: CacheControl, noCache: Bool, url: TargetURL, upstream: UpstreamRequest
+        _ entry: CacheStore.Entry, control: CacheControl, noCache: Bool, url: TargetURL
     ) -> Bool {
         let settings = cacheSettings
         let now = client.server.clock()
@@ -75,7 +75,7 @@ extension Exchange {
             } else if control.minFresh == nil, let window = stored.staleWhileRevalidate, staleness <= window {
                 usable = true
                 detail = "; detail=stale-while-revalidate"
-                refreshInBackground(entry, url: url, upstream: upstream)
+                refreshInBackground(entry, url: url)
             }
         }
         if usable, !noCache {
@@ -84,7 +84,7 @@ extension Exchange {
             } else {
                 cacheStatus = Exchange.cacheName + "; hit; ttl=\(lifetime - age)" + detail
             }
-            serveHit(entry, head: head, age: age, upstream: upstream)
+            serveHit(entry, head: head, age: age)
             client.server.cache?.touch(entry.id, now: now)
             return true
         }
@@ -103,12 +103,13 @@ extension Exchange {
 
     /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
     /// otherwise the stored head with `Age` and the body from the file, with backpressure.
-    func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest) {
+    func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest? = nil) {
         client.server.stats.cacheHits += 1
         var head = stored
         head.headers.set("Age", String(max(0, age)))
         if let accept = rule.accept, accept.onReject == .enforce,
-            let failure = ResponseValidator.validate(head, request: upstream, acceptance: accept, rule: rule.name)
+            let failure = ResponseValidator.validate(
+                head, request: upstream ?? forwardRequest, acceptance: accept, rule: rule.name)
         {
             return fail(.validationFailed(failure))
         }
@@ -262,7 +263,7 @@ extension Exchange {
     // MARK: - RFC 5861
 
     /// `stale-while-revalidate`: the stale entry was served; one background request refreshes it.
-    private func refreshInBackground(_ entry: CacheStore.Entry, url: TargetURL, upstream: UpstreamRequest) {
+    private func refreshInBackground(_ entry: CacheStore.Entry, url: TargetURL) {
         guard let cache = client.server.cache, let key = cacheKey, request.method == "GET" else { return }
         let server = client.server
         guard server.refreshes[key] == nil else { return }
@@ -271,7 +272,7 @@ extension Exchange {
             request: request.headers, requestTime: server.clock(), rule: rule, ruleName: ruleMatched ? rule.name : nil)
         let refresh = BackgroundRefresh(server: server, admission: admission, entry: entry)
         server.refreshes[key] = refresh
-        refresh.start(upstream, hooks: fetchHooks())
+        refresh.start(forwardRequest, hooks: fetchHooks())
     }
 
     /// The origin failed: serve the stale entry kept for that, if any. `true` = served.
@@ -290,8 +291,7 @@ extension Exchange {
         cacheStatus =
             Exchange.cacheName + "; fwd=stale" + (upstreamStatus.map { "; fwd-status=\($0)" } ?? "")
             + "; detail=stale-if-error"
-        let upstream = upstreamRequest ?? Forwarding.upstreamRequest(for: request, url: targetURL!)
-        serveHit(entry, head: head, age: age, upstream: upstream)
+        serveHit(entry, head: head, age: age, upstream: upstreamRequest)
         client.server.cache?.touch(entry.id, now: now)
         return true
     }

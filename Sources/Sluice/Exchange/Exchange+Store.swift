@@ -4,7 +4,7 @@ extension Exchange {
     static let unsafeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
 
     /// At the origin's response head: start storing it, or say why not; unsafe methods invalidate.
-    func cacheResponseHead(_ response: ResponseHead, request upstream: UpstreamRequest, validationFailed: Bool) {
+    func cacheResponseHead(_ response: ResponseHead, validationFailed: Bool) {
         guard let cache = client.server.cache, let url = targetURL else { return }
         if Exchange.unsafeMethods.contains(request.method), (200..<400).contains(response.status) {
             invalidate(url: url, response: response, cache: cache)

@@ -12,19 +12,21 @@ extension Exchange: TaskDelegate {
     }
 
     /// Steps 4-6 for a response head, from the origin or from the cache.
-    func deliverHead(_ response: ResponseHead, request upstream: UpstreamRequest, fromCache: Bool) {
+    /// `upstream` is the request the response answers (`nil`: the request as it would be forwarded).
+    func deliverHead(_ response: ResponseHead, request upstream: UpstreamRequest?, fromCache: Bool) {
         let stats = client.server.stats
         // 4. Validate (report mode; enforce mode already answered in the ValidationGate).
         if let accept = rule.accept, accept.onReject == .report,
             let failure = ResponseValidator.validate(
-                response, request: upstream, acceptance: accept, rule: rule.name)
+                response, request: upstream ?? forwardRequest, acceptance: accept, rule: rule.name)
         {
             marks.append(failure.headerValue)
             validationFailure = failure.detail
             stats.validationReported += 1
         }
+        headFromCache = fromCache
         // Store (misses) or invalidate (unsafe methods), RFC 9111 §3 and §4.4.
-        if !fromCache { cacheResponseHead(response, request: upstream, validationFailed: validationFailure != nil) }
+        if !fromCache { cacheResponseHead(response, validationFailed: validationFailure != nil) }
         // 5. Transform: decide now, strip at the end of the body.
         if let mode = stripMode {
             let limit = client.server.transformLimit
@@ -46,7 +48,8 @@ extension Exchange: TaskDelegate {
     private func prepareHead(_ response: ResponseHead) {
         if client.server.isShuttingDown { keepAlive = false }
         var (headers, framing) = Forwarding.clientResponse(
-            response, request: request, date: client.server.date.now, keepAlive: keepAlive)
+            response, request: request, date: client.server.date.now, keepAlive: keepAlive,
+            stripped: headFromCache)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         self.framing = framing

@@ -54,6 +54,8 @@ final class Exchange {
     var cacheWriter: CacheWriter?
     /// The stored response being served, and the next body chunk.
     var cachedBody: (entry: CacheStore.Entry, next: Int64, sent: Int64)?
+    /// The head being delivered comes from the cache (hop-by-hop fields were removed when it was stored).
+    var headFromCache = false
     /// The whole stored body, when the hot set holds it.
     var cachedBytes: [UInt8]?
     /// A stale entry being revalidated, and the conditional fields sent for it.
@@ -77,6 +79,8 @@ final class Exchange {
     var ruleCacher: (any CachedResponseHandler)?
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
+    /// The request as it would be forwarded (built when first needed: a hit may never need it).
+    lazy var forwardRequest: UpstreamRequest = Forwarding.upstreamRequest(for: request, url: targetURL!)
     /// The target URL (set by Route).
     var targetURL: TargetURL?
     private var finished = false
@@ -129,10 +133,10 @@ final class Exchange {
     func proceed(url: TargetURL) {
         // 3. Lookup: a stored response may answer (or `only-if-cached` ends here), or another
         //    exchange is already fetching this URL.
-        var upstream = Forwarding.upstreamRequest(for: request, url: url)
         if client.server.cache != nil {
-            if lookup(url: url, upstream: upstream) || joinCollapsedFetch() { return }
+            if lookup(url: url) || joinCollapsedFetch() { return }
         }
+        var upstream = forwardRequest
         if let (_, conditions) = revalidation {
             for (name, value) in conditions { upstream.headers.set(name, value) }
         }

@@ -14,33 +14,57 @@ enum ResponseWriter {
 
     /// The head bytes for `response` to a client.
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(512)
-        func put(_ text: String) {
-            var text = text
-            text.withUTF8 { bytes.append(contentsOf: $0) }
+        let phrase = reason.isEmpty ? ReasonPhrase.standard(status) : reason
+        var total = "HTTP/1.1 000 \r\n\r\n".utf8.count + phrase.utf8.count
+        for field in headers { total += field.name.utf8.count + field.value.utf8.count + 4 }
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            var out = ByteWriter(base: buffer.baseAddress!)
+            out.put("HTTP/1.1 ")
+            // Status codes are three digits (RFC 9110 §15).
+            let code = min(max(status, 100), 999)
+            out.put(UInt8(0x30 + code / 100))
+            out.put(UInt8(0x30 + code / 10 % 10))
+            out.put(UInt8(0x30 + code % 10))
+            out.put(0x20)
+            out.put(phrase)
+            out.put(0x0D)
+            out.put(0x0A)
+            for field in headers {
+                out.put(field.name)
+                out.put(0x3A)
+                out.put(0x20)
+                out.put(field.value)
+                out.put(0x0D)
+                out.put(0x0A)
+            }
+            out.put(0x0D)
+            out.put(0x0A)
+            count = out.count
         }
-        put("HTTP/1.1 ")
-        // Status codes are three digits (RFC 9110 §15).
-        let code = min(max(status, 100), 999)
-        bytes.append(UInt8(0x30 + code / 100))
-        bytes.append(UInt8(0x30 + code / 10 % 10))
-        bytes.append(UInt8(0x30 + code % 10))
-        bytes.append(0x20)
-        put(reason.isEmpty ? ReasonPhrase.standard(status) : reason)
-        bytes.append(0x0D)
-        bytes.append(0x0A)
-        for field in headers {
-            put(field.name)
-            bytes.append(0x3A)
-            bytes.append(0x20)
-            put(field.value)
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+    }
+
+    /// Copies bytes into memory sized beforehand (no per-append checks or reallocation).
+    private struct ByteWriter {
+        let base: UnsafeMutablePointer<UInt8>
+        var count = 0
+
+        mutating func put(_ byte: UInt8) {
+            base[count] = byte
+            count += 1
         }
-        bytes.append(0x0D)
-        bytes.append(0x0A)
-        return bytes
+
+        mutating func put(_ text: String) {
+            let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+                guard let source = bytes.baseAddress else { return 0 }
+                (base + count).update(from: source, count: bytes.count)
+                return bytes.count
+            }
+            if let copied {
+                count += copied
+            } else {
+                for byte in text.utf8 { put(byte) }
+            }
+        }
     }
 
     /// The chunk-size line for `count` bytes.

@@ -38,11 +38,11 @@ enum Forwarding {
 
     /// The response fields for the client, and how the body will be framed.
     static func clientResponse(
-        _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool
+        _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool, stripped: Bool = false
     ) -> (HTTPFields, ResponseWriter.Framing) {
         var headers = head.headers
-        let originChunked = headers.contains("transfer-encoding")
-        HopByHop.strip(&headers)
+        let originChunked = !stripped && headers.contains("transfer-encoding")
+        if !stripped { HopByHop.strip(&headers) }
         let noBody = request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 304
         let framing: ResponseWriter.Framing
         if noBody {

@@ -113,9 +113,10 @@ final class CacheStore {
     private(set) var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
     /// (Only this process writes the file; a key here whose rows another process purged is just a miss.)
-    /// Held as 64-bit FNV-1a hashes (16 bytes a key, not the URL): a collision only costs a query,
-    /// and removing a colliding key's hash only costs the other key one spurious miss.
-    private var keys: Set<UInt64> = []
+    /// Held as 32-bit hashes (about 8 bytes a key, not the URL: 8 MiB for a million entries). A
+    /// collision only costs a query, and removing a colliding key's hash costs the other key one
+    /// spurious miss (it is stored again).
+    private var keys: Set<UInt32> = []
     /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
     private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
     private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
@@ -199,11 +200,11 @@ final class CacheStore {
     /// Whether a key has a complete entry (it is known to be cacheable).
     func hasEntries(_ key: String) -> Bool { keys.contains(CacheStore.hash(key)) }
 
-    /// FNV-1a, 64 bits, of a key's bytes (stable, unlike `Hasher`, and allocation-free).
-    static func hash(_ key: String) -> UInt64 {
+    /// FNV-1a, 64 bits folded to 32, of a key's bytes (stable, unlike `Hasher`, and allocation-free).
+    static func hash(_ key: String) -> UInt32 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return hash
+        return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 
     /// Complete entries for a key, newest first.
