@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cache lookup cost as the cache grows: a file with N stored 100-byte responses (N = 1k, 100k,
 # 1M by default), then the time `sluice serve` takes to open it and hits on random URLs among
-# the N at c=64 and c=1: once with the memory tier (cache.memory 16 MiB: at 100k and more, most
+# the N at c=64 and c=1: once with the memory tier (cache.memory 8 MiB: at 100k and more, most
 # hits miss it), once without (memory: 0: every hit is an indexed SQLite lookup).
 #   Benchmarks/cache-scale.sh [N ...]
 set -euo pipefail
@@ -40,7 +40,7 @@ db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 PY
   size=$(du -h "$dir/cache.sqlite" | cut -f1)
   sync
-  for memory in 16MiB 0; do
+  for memory in 8MiB 0; do
   printf 'listen: 127.0.0.1:%s\ncache: { path: %s/cache.sqlite, capacity: 8GiB, memory: %s }\nlog: { access: false }\n' "$port" "$dir" "$memory" > "$dir/sluice.yaml"
   t0=$(date +%s%N)
   taskset -c 0 "$bin" serve --config "$dir/sluice.yaml" >/dev/null 2>&1 & pid=$!

@@ -169,7 +169,3 @@ final class ServerBox: @unchecked Sendable {
 final class ResultBox: @unchecked Sendable {
     var value: Result<(EventLoop, UInt16), any Error>?
 }
-
-/// Tests that measure this process's memory hold this while they measure; tests that allocate a
-/// lot (tens of MiB) hold it while they run, so the two never overlap in a parallel test run.
-public let memoryQuiet = NSLock()

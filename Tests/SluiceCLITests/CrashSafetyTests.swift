@@ -34,8 +34,6 @@ struct CrashSafetyTests {
 
     @Test("Random kill -9 under load: integrity_check ok, every stored URL byte-identical to the origin")
     func killNine() throws {
-        memoryQuiet.lock()  // tens of MiB of bodies in this process
-        defer { memoryQuiet.unlock() }
         let rounds = Int(ProcessInfo.processInfo.environment["SLUICE_CRASH_ROUNDS"] ?? "") ?? 6
         let origin = try OriginServer { request in
             let path = String(request.target.split(separator: "?")[0])

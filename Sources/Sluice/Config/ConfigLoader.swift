@@ -271,7 +271,7 @@ public enum ConfigLoader {
             config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
         },
         Key(
-            path: "cache.memory", type: "size", defaultValue: "16MiB",
+            path: "cache.memory", type: "size", defaultValue: "8MiB",
             summary:
                 "Memory for recently used entries and whole small bodies (hits without a query); 0 = bodies always from the file."
         ) {
@@ -314,6 +314,13 @@ public enum ConfigLoader {
                 "Concurrent misses on a URL known to be cacheable make one upstream request; the others wait for it."
         ) {
             config, value throws(ConfigError) in config.cache.collapseForwarding = try value.bool()
+        },
+        Key(
+            path: "cache.collapse_timeout", type: "duration", defaultValue: "5s",
+            summary:
+                "Longest wait for another client's fetch of the same URL (a fetch held up by a slow client); then the waiter fetches for itself."
+        ) {
+            config, value throws(ConfigError) in config.cache.collapseTimeout = try value.milliseconds()
         },
         Key(
             path: "defaults", type: "rule settings", defaultValue: "{}",

@@ -111,10 +111,12 @@ public struct Configuration: Sendable, Equatable {
         /// no connection, timeout) and neither the response nor the request says `stale-if-error`;
         /// milliseconds, 0 = never (RFC 5861 §4 for origins that send no directive).
         public var serveStaleOnError = 0
-        /// Memory for the hot set: decoded entries of recent keys and whole small bodies; 16 MiB by default.
-        public var memory: Int64 = 16 << 20
+        /// Memory for the hot set: decoded entries of recent keys and whole small bodies; 8 MiB by default.
+        public var memory: Int64 = 8 << 20
         /// Concurrent misses on a key known to be cacheable wait for one upstream request.
         public var collapseForwarding = true
+        /// Longest wait for another client's fetch, in milliseconds; then the waiter fetches itself.
+        public var collapseTimeout = 5000
         public init() {}
 
         /// Shared or private cache semantics (RFC 9111 §1).

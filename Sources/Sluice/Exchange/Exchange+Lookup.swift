@@ -27,6 +27,7 @@ extension Exchange {
         let noCache =
             control.noCache
             || (!request.headers.contains("cache-control") && request.headers.tokens("pragma").contains("no-cache"))
+        requestNoCache = noCache
         let candidates = request.headers.contains("range") ? [] : cache.candidates(key: key)
         var forward = "uri-miss"
         if !candidates.isEmpty {
@@ -313,14 +314,24 @@ extension Exchange {
     // MARK: - Collapsed forwarding
 
     /// A miss on a key known to be cacheable (it has a stored entry) waits while another exchange
-    /// fetches it, or becomes that exchange. Other misses never wait. `true` = this exchange waits.
+    /// fetches it, or becomes that exchange. Other misses never wait, nor do requests that would
+    /// not take a stored answer (`no-cache`). `true` = this exchange waits.
     func joinCollapsedFetch() -> Bool {
-        guard let key = cacheKey, !collapsed, cacheSettings.collapseForwarding, let cache = client.server.cache,
-            !request.headers.contains("range")
+        guard let key = cacheKey, !collapsed, !requestNoCache, cacheSettings.collapseForwarding,
+            let cache = client.server.cache, !request.headers.contains("range")
         else { return false }
         let collapser = client.server.collapser
         if collapser.join(key, self) {
             waitingForCollapse = true
+            // Like nginx's proxy_cache_lock_timeout: a fetch held up by its own slow client does
+            // not hold the waiters up for longer than this; they then fetch for themselves.
+            let timer = Timer(loop: client.server.loop) { [weak self] in
+                guard let self, self.waitingForCollapse else { return }
+                self.client.server.collapser.leave(key, self)
+                self.resumeAfterCollapse()
+            }
+            timer.schedule(milliseconds: max(1, cacheSettings.collapseTimeout))
+            collapseTimer = timer
             return true
         }
         if request.method == "GET", cache.hasEntries(key) {
@@ -341,6 +352,8 @@ extension Exchange {
     func resumeAfterCollapse() {
         guard waitingForCollapse, let url = targetURL else { return }
         waitingForCollapse = false
+        collapseTimer?.cancel()
+        collapseTimer = nil
         collapsed = true
         proceed(url: url)
     }

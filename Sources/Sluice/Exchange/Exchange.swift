@@ -72,6 +72,9 @@ final class Exchange {
     var leadsCollapse = false
     var waitingForCollapse = false
     var collapsed = false
+    var collapseTimer: Timer?
+    /// The request said `no-cache` (or `Pragma: no-cache`).
+    var requestNoCache = false
     /// The first lookup's `fwd` reason, reported with `collapsed`.
     var collapsedForward: String?
     /// The rule's enforce-mode gate and will-cache hook.
@@ -194,6 +197,8 @@ final class Exchange {
         abandonCacheWriter()
         if waitingForCollapse, let cacheKey {
             waitingForCollapse = false
+            collapseTimer?.cancel()
+            collapseTimer = nil
             client.server.collapser.leave(cacheKey, self)
         }
         task?.cancel(reason ?? .badRequest(reason: .malformed("client closed the connection")))

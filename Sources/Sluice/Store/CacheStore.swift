@@ -174,9 +174,9 @@ final class CacheStore {
         upsertDecision = try database.prepare(
             "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
         )
-        // 8 MiB of page cache (SQLite's default is 2 MiB): the key index and hot table pages of a
-        // cache with a million entries stay in memory instead of being read again with pread.
-        try database.execute("PRAGMA cache_size=-8192")
+        // 4 MiB of page cache (SQLite's default is 2 MiB): more of the key index of a large cache
+        // stays in memory instead of being read again with pread.
+        try database.execute("PRAGMA cache_size=-4096")
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()

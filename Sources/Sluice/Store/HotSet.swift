@@ -3,7 +3,7 @@
 /// (store, refresh, invalidation, eviction) drops it here, and a change by another process
 /// (`PRAGMA data_version`) drops everything. Bounded by a byte budget, least recently used first.
 final class HotSet {
-    /// Most bytes kept: a quarter for decoded entries, the rest for bodies; 0 = off.
+    /// Most bytes kept: an eighth for decoded entries, the rest for bodies; 0 = off.
     let budget: Int
     /// Largest body kept whole.
     let bodyLimit: Int64
@@ -39,7 +39,9 @@ final class HotSet {
         bodyLimit = Int64(min(budget / 16, 1 << 20))
     }
 
-    private var entryBudget: Int { budget / 4 }
+    private var entryBudget: Int { budget / 8 }
+    /// What a kept body costs beyond its bytes (array header, object, dictionary slot).
+    private static let bodyOverhead = 128
     private var bodyBudget: Int { budget - entryBudget }
 
     /// The complete entries of a key, when known here.
@@ -82,7 +84,7 @@ final class HotSet {
         guard wants(size: Int64(bytes.count)), bodies[entry] == nil else { return }
         tick &+= 1
         bodies[entry] = Body(bytes, lastUse: tick)
-        bodyBytes += bytes.count
+        bodyBytes += bytes.count + HotSet.bodyOverhead
         if bodyBytes > bodyBudget { trimBodies() }
     }
 
@@ -95,7 +97,7 @@ final class HotSet {
 
     /// An entry left the file.
     func forget(entry: Int64) {
-        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.bytes.count }
+        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.bytes.count + HotSet.bodyOverhead }
     }
 
     /// Another process changed the file.
@@ -113,7 +115,7 @@ final class HotSet {
         let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
         for (id, body) in order where bodyBytes > bodyBudget * 3 / 4 {
             bodies[id] = nil
-            bodyBytes -= body.bytes.count
+            bodyBytes -= body.bytes.count + HotSet.bodyOverhead
         }
     }
 

@@ -209,6 +209,38 @@ struct CacheOutageTests {
         #expect(Date().timeIntervalSince(started) < 2.0)
     }
 
+    @Test("Waiters give up on a fetch held up longer than collapse_timeout and fetch for themselves")
+    func collapseTimeout() throws {
+        let count = Mutex(0)
+        let origin = try OriginServer { _ in
+            let n = count.withLock {
+                $0 += 1
+                return $0
+            }
+            let reply = OriginServer.Reply.respond(
+                status: 200, headers: [("Content-Type", "text/plain"), ("Cache-Control", "max-age=10")],
+                body: Array("version \(n)".utf8))
+            return n == 2 ? .delay(seconds: 1.5, then: reply) : reply  // the crowd's leader is slow
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.collapseTimeout = 200
+        let proxy = try ProxyHarness(configuration: configuration)
+        let clock = TestClock()
+        clock.install(on: proxy)
+        _ = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/slow")))
+        clock.advance(20)
+        let started = Date()
+        let leader = try RawClient(port: proxy.port)
+        try leader.send(RawClient.get(origin.url("/slow")))
+        #expect(proxy.waitUntil { origin.requests.count == 2 })
+        let crowd = try Self.crowd(5, port: proxy.port, url: origin.url("/slow"))
+        #expect(crowd.allSatisfy { $0.status == 200 })
+        #expect(Date().timeIntervalSince(started) < 1.2, "the waiters were held for the slow fetch")
+        #expect(origin.requests.count == 7)
+        #expect(try leader.reader.readResponse().text == "version 2")
+    }
+
     @Test("A rule's cache block: ttl for responses without freshness (an override), store: false refuses")
     func ruleCacheBlock() throws {
         let origin = try OriginServer { request in

@@ -9,17 +9,8 @@ import Testing
 
 @Suite("Streaming with backpressure")
 struct StreamingTests {
-    /// This process's resident memory in bytes.
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        return (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    @Test("200 MB stream through a slow reader with bounded memory and whole bytes")
+    @Test("200 MB stream through a slow reader: the origin is held back, every byte arrives")
     func largeBodySlowReader() throws {
-        memoryQuiet.lock()
-        defer { memoryQuiet.unlock() }
         // Given a 200 MB response
         let total = 200 * 1024 * 1024
         let origin = try OriginServer { _ in
@@ -31,22 +22,23 @@ struct StreamingTests {
         try client.send(RawClient.get(origin.url("/big")))
         guard let head = try client.reader.readHead() else { throw TestError("no head") }
         #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
-        let before = Self.residentBytes()
         // When the client reads slowly at first (the proxy must pause the origin, not buffer it)
         Thread.sleep(forTimeInterval: 0.5)
-        let grewWhilePaused = Self.residentBytes() - before
+        // What left the origin but not reached the client sits in socket buffers or in the proxy;
+        // it must stay bounded. (This process's RSS is not a fair measure: other tests run beside.)
+        let inFlightWhilePaused = origin.streamedBytes
         var received = 0
-        var peakGrowth = grewWhilePaused
+        var peakInFlight = inFlightWhilePaused
         while received < total {
             let got = try client.reader.skip(min(8 * 1024 * 1024, total - received))
             if got == 0 { break }
             received += got
-            peakGrowth = max(peakGrowth, Self.residentBytes() - before)
+            peakInFlight = max(peakInFlight, origin.streamedBytes - received)
         }
-        // Then every byte arrived and memory (this whole test process: proxy + origin + client) stayed bounded
+        // Then every byte arrived and the origin was held back by the client's pace
         #expect(received == total)
-        #expect(grewWhilePaused < 16 * 1024 * 1024)
-        #expect(peakGrowth < 48 * 1024 * 1024)
+        #expect(inFlightWhilePaused < 16 * 1024 * 1024)
+        #expect(peakInFlight < 24 * 1024 * 1024)
     }
 
     @Test("A large request body streams upstream and arrives whole")
