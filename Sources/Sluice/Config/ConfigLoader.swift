@@ -273,7 +273,7 @@ public enum ConfigLoader {
         Key(
             path: "cache.memory", type: "size", defaultValue: "8MiB",
             summary:
-                "Memory for recently used entries and whole small bodies (hits without a query); 0 = bodies always from the file."
+                "Memory for recently used entries and whole small bodies (hits without a query); 0 = every hit reads the file."
         ) {
             config, value throws(ConfigError) in config.cache.memory = try value.byteSize()
         },

@@ -59,7 +59,7 @@ final class CacheStore {
         }
     }
 
-    static let schemaVersion = 2
+    static let schemaVersion = 3
     static let migrations = [
         """
         CREATE TABLE entries(
@@ -96,7 +96,11 @@ final class CacheStore {
           reason TEXT) WITHOUT ROWID;
         """,
         "ALTER TABLE entries ADD COLUMN ttl INTEGER",
+        "CREATE INDEX decisions_time ON decisions(time)",
     ]
+
+    /// Most storing decisions kept (one per URL, the newest); older ones are dropped.
+    static let decisionLimit = 100_000
 
     let database: Database
     let capacity: Int64
@@ -120,6 +124,8 @@ final class CacheStore {
     /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
     private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
     private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
+    /// Rows in `decisions`, at most (upserts of known URLs are counted as new).
+    private var decisionRows = 0
     private let selectCandidates: Statement
     private let selectChunk: Statement
     private let insertEntry: Statement
@@ -180,6 +186,8 @@ final class CacheStore {
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()
+        let rows = try database.prepare("SELECT count(*) FROM decisions")
+        if try rows.step() { decisionRows = Int(rows.int64(at: 0)) }
         let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
@@ -325,6 +333,15 @@ final class CacheStore {
                     try upsertDecision.bind(Int64(decision.stored ? 1 : 0), at: 3)
                     if let reason = decision.reason { try upsertDecision.bind(reason, at: 4) }
                     try upsertDecision.step()
+                }
+                decisionRows += decisions.count
+                if decisionRows > CacheStore.decisionLimit + CacheStore.decisionLimit / 10 {
+                    // Unique pass-through URLs must not grow the file without end: keep the newest.
+                    try database.execute(
+                        "DELETE FROM decisions WHERE time < (SELECT time FROM decisions ORDER BY time DESC LIMIT 1 OFFSET \(CacheStore.decisionLimit))"
+                    )
+                    let rows = try database.prepare("SELECT count(*) FROM decisions")
+                    if try rows.step() { decisionRows = Int(rows.int64(at: 0)) }
                 }
             }
         } catch {

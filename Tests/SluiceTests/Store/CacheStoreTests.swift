@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import SQLite
+import Testing
+
+@testable import Sluice
+
+@Suite("CacheStore and its memory tier")
+struct CacheStoreTests {
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("sluice-store-\(UUID().uuidString).sqlite").path
+    }
+
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    static func store(_ path: String, memory: Int64 = 8 << 20) throws -> CacheStore {
+        var settings = Configuration.Cache()
+        settings.path = path
+        settings.memory = memory
+        return try CacheStore(settings: settings, logger: Logger(label: "test"))
+    }
+
+    @Test("A version 1 file is migrated in place and its entries stay readable")
+    func migratesVersionOne() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        do {
+            let old = try Database(path: path)
+            try old.execute(CacheStore.migrations[0])
+            try old.execute("PRAGMA user_version=1")
+            try old.execute(
+                """
+                INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time,
+                  response_time, size, last_access, complete)
+                VALUES('http://a/x', '', '', 'GET', 'http://a/x', 'a', 200, 'OK',
+                  'Cache-Control: max-age=60\r\nContent-Length: 2\r\n', 1, 1, 2, 1, 1);
+                INSERT INTO chunks VALUES(1, 0, x'6869');
+                """)
+        }
+        let store = try Self.store(path)
+        #expect(store.database.userVersion == CacheStore.schemaVersion)
+        let entries = store.candidates(key: "http://a/x")
+        #expect(entries.count == 1)
+        #expect(entries.first?.facts.lifetime == 60)
+        #expect(entries.first?.ttl == nil)
+        #expect(store.wholeBody(try #require(entries.first)) == Array("hi".utf8))
+    }
+
+    @Test("Storing decisions stay bounded: unique pass-through URLs do not grow the file without end")
+    func decisionsBounded() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try Self.store(path)
+        for n in 0..<(CacheStore.decisionLimit + CacheStore.decisionLimit / 5) {
+            store.recordDecision(url: "http://a/\(n)", now: Double(n), stored: false, reason: "no-store")
+        }
+        store.flushPending(force: true)
+        let count = try store.database.prepare("SELECT count(*), min(time) FROM decisions")
+        #expect(try count.step())
+        // Pruned back to the limit whenever it is 10 % over.
+        #expect(count.int64(at: 0) <= Int64(CacheStore.decisionLimit + CacheStore.decisionLimit / 10))
+        #expect(count.int64(at: 0) >= Int64(CacheStore.decisionLimit))
+        // The newest are the ones kept.
+        #expect(count.double(at: 1) >= Double(CacheStore.decisionLimit / 10 - 1))
+    }
+
+    @Test("The memory tier keeps within its budget and forgets what changes")
+    func memoryTierBudget() {
+        let hot = HotSet(budget: 1 << 20)
+        var headers = HTTPFields()
+        for n in 0..<10 { headers.append(name: "X-Field-\(n)", value: String(repeating: "v", count: 40)) }
+        for n in 0..<5000 {
+            let entry = CacheStore.Entry(
+                key: "k\(n)", id: Int64(n), variant: "", varyNames: [], status: 200, reason: "OK", headers: headers,
+                requestTime: 0, responseTime: 0, size: 1000, ttl: nil,
+                facts: CacheStore.Facts(headers, shared: true, heuristic: .init()))
+            hot.remember("k\(n)", [entry])
+            hot.keep(body: [UInt8](repeating: 1, count: 1000), entry: Int64(n))
+        }
+        #expect(hot.entryBytes <= (1 << 20) / 8)
+        #expect(hot.bodyBytes <= (1 << 20))
+        #expect(hot.entries("k4999") != nil)
+        #expect(hot.entries("k0") == nil)
+        #expect(hot.body(4999) != nil)
+        hot.forget("k4999")
+        #expect(hot.entries("k4999") == nil)
+        #expect(hot.body(4999) == nil)
+        hot.keep(body: [UInt8](repeating: 1, count: 2 << 20), entry: 1)
+        #expect(hot.body(1) == nil, "a body over the per-body limit is not kept")
+    }
+}
