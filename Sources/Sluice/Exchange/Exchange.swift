@@ -249,7 +249,8 @@ final class Exchange {
         if problem.closesConnection || bodyUnread { keepAlive = false }
         client.connection.write(
             ResponseWriter.problem(
-                problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now))
+                problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now,
+                cacheStatus: cacheStatus))
         headSent = true
         responseComplete = true
         bytesSent = request.method == "HEAD" ? 0 : Int64(problem.body.utf8.count)

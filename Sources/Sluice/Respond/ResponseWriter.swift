@@ -80,7 +80,9 @@ enum ResponseWriter {
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// A complete problem response; `headOnly` omits the body (HEAD requests).
-    static func problem(_ problem: Problem, keepAlive: Bool, headOnly: Bool, date: String) -> [UInt8] {
+    static func problem(
+        _ problem: Problem, keepAlive: Bool, headOnly: Bool, date: String, cacheStatus: String? = nil
+    ) -> [UInt8] {
         let body = problem.body
         var headers = HTTPFields()
         headers.append(name: "Content-Type", value: "application/problem+json")
@@ -88,6 +90,7 @@ enum ResponseWriter {
         headers.append(name: "Cache-Control", value: "no-store")
         headers.append(name: "Date", value: date)
         headers.append(name: "Via", value: "1.1 sluice")
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         return head(status: problem.status, reason: "", headers: headers) + (headOnly ? [] : Array(body.utf8))
     }

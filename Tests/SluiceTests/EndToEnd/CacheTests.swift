@@ -82,6 +82,7 @@ struct CacheTests {
         let requests = origin.requests.count
         let none = try client.request(RawClient.get(origin.url("/never"), extra: "Cache-Control: only-if-cached\r\n"))
         #expect(none.status == 504)
+        #expect(none.header("cache-status") == "Sluice; fwd=uri-miss; detail=only-if-cached")
         #expect(origin.requests.count == requests)
     }
 

@@ -53,6 +53,42 @@ struct HookTests {
         #expect(recorder.all.contains("cache none"))
     }
 
+    @Test("The will-cache hook decides what is stored: doNotCache keeps nothing, modify changes fields and lifetime")
+    func willCacheDecidesStorage() throws {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Content-Type", "text/plain"), ("Cache-Control", "max-age=60")],
+                body: Array("abc".utf8))
+        }
+        defer { origin.stop() }
+        let refusing = try ProxyHarness(hooks: UpstreamTask.Hooks(cachedResponseHandler: ResponseCacher.doNotCache))
+        let first = try RawClient(port: refusing.port)
+        _ = try first.request(RawClient.get(origin.url("/r")))
+        let again = try first.request(RawClient.get(origin.url("/r")))
+        #expect(again.header("cache-status") == "Sluice; fwd=uri-miss; stored")  // admitted, then refused at the end
+        #expect(refusing.stats.cacheStores == 0)
+        #expect(refusing.stats.cacheHits == 0)
+
+        let changing = ResponseCacher(
+            behavior: .modify { _, proposal in
+                var changed = proposal
+                changed.response.headers.set("X-Stored-By", "hook")
+                changed.lifetime = 5
+                return changed
+            })
+        let proxy = try ProxyHarness(hooks: UpstreamTask.Hooks(cachedResponseHandler: changing))
+        let clock = TestClock()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        #expect(try client.request(RawClient.get(origin.url("/m"))).header("x-stored-by") == nil)
+        let hit = try client.request(RawClient.get(origin.url("/m")))
+        #expect(hit.header("x-stored-by") == "hook")
+        #expect(hit.header("cache-status") == "Sluice; hit; ttl=5; detail=ttl-override")
+        clock.advance(6)
+        #expect(
+            try client.request(RawClient.get(origin.url("/m"))).header("cache-status")?.contains("fwd=stale") == true)
+    }
+
     @Test("A response handler that cancels at the headers stops the body and answers 502")
     func responseHandlerCancels() throws {
         let origin = try OriginServer { _ in
