@@ -53,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "SluiceCLI",
             dependencies: [
-                "Sluice",
+                "Sluice", "Codec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

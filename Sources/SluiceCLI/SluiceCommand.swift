@@ -9,7 +9,7 @@ struct SluiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "A local HTTP forward proxy with response validation and caching.",
-        subcommands: [ServeCommand.self, CheckConfigCommand.self],
+        subcommands: [ServeCommand.self, CheckConfigCommand.self, CacheCommand.self],
         defaultSubcommand: ServeCommand.self)
 }
 

@@ -218,7 +218,7 @@ final class CacheStore {
     /// Complete entries for a key, newest first.
     func candidates(key: String) -> [Entry] {
         guard keys.contains(CacheStore.hash(key)) else { return [] }
-        if !hot.isEmpty, changedElsewhere() { hot.forgetAll() }
+        if changedElsewhere() { externalChange() }
         if let known = hot.entries(key) { return known }
         defer { selectCandidates.reset() }
         var entries: [Entry] = []
@@ -263,6 +263,16 @@ final class CacheStore {
         guard version != lastDataVersion else { return false }
         lastDataVersion = version
         return true
+    }
+
+    /// Another process (a purge) changed the file: memory forgets, the byte count is read again.
+    private func externalChange() {
+        hot.forgetAll()
+        if let sum = try? database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1"),
+            (try? sum.step()) == true
+        {
+            totalBytes = sum.int64(at: 0)
+        }
     }
 
     /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.

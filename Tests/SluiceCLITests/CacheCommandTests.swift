@@ -1,0 +1,161 @@
+import Foundation
+import SQLite
+import SluiceTestKit
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `sluice cache …` against a cache filled by real exchanges through a running `sluice serve`.
+@Suite("sluice cache")
+struct CacheCommandTests {
+    static let json = Array(#"{"id":1,"name":"first","missing":null}"#.utf8)
+
+    static func origin() throws -> OriginServer {
+        try OriginServer { request in
+            switch request.target {
+            case "/api/item":
+                return .respond(
+                    status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=600")],
+                    body: json)
+            case "/page":
+                return .respond(
+                    status: 200,
+                    headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "max-age=1")],
+                    body: Array("<p>page</p>".utf8))
+            case "/lang":
+                return .respond(
+                    status: 200,
+                    headers: [
+                        ("Content-Type", "text/plain"), ("Cache-Control", "max-age=600"), ("Vary", "Accept-Language"),
+                    ],
+                    body: Array((request.header("accept-language") ?? "none").utf8))
+            default:
+                return .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array("secret".utf8))
+            }
+        }
+    }
+
+    /// Runs `sluice cache ARGS --config CONFIG --json` and parses its output.
+    static func json(_ arguments: [String], config: String) throws -> (Int32, Any?) {
+        let (status, output) = try CLI.run(["cache"] + arguments + ["--config", config, "--json"])
+        return (status, try? JSONSerialization.jsonObject(with: Data(output.utf8)))
+    }
+
+    @Test("list, show, stats, why, verify and purge, on a running proxy's file")
+    func commands() throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let directory = try CLI.workingDirectory()
+        let file = directory.appendingPathComponent("cache.sqlite").path
+        let config = try CLI.temporaryFile("cache: { path: \(file) }\nlog: { access: false }\n")
+        defer { CLI.remove(config, directory.path) }
+        let (process, pipe, port) = try CLI.serve(["--config", config])
+        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let client = try CLI.connect(port)
+        for (path, extra) in [
+            ("/api/item", ""), ("/page", ""), ("/lang", "Accept-Language: de\r\n"),
+            ("/lang", "Accept-Language: fr\r\n"),
+            ("/secret", ""),
+        ] {
+            #expect(try client.request(RawClient.get(origin.url(path), extra: extra)).status == 200)
+        }
+        Thread.sleep(forTimeInterval: 1.2)  // storing decisions are written once a second
+
+        let (listed, all) = try Self.json(["list"], config: config)
+        #expect(listed == 0)
+        let entries = try #require(all as? [[String: Any]])
+        #expect(entries.count == 4)
+        #expect(Set(entries.compactMap { $0["url"] as? String }).count == 3)
+        let item = try #require(entries.first { ($0["url"] as? String) == origin.url("/api/item") })
+        #expect(item["status"] as? Int == 200)
+        #expect(item["size"] as? Int == Self.json.count)
+        #expect(item["fresh"] as? Bool == true)
+        #expect(item["lifetime"] as? Int == 600)
+        #expect(item["content_type"] as? String == "application/json")
+
+        let (_, filtered) = try Self.json(["list", "--url", "*/lang", "--sort", "size"], config: config)
+        #expect((filtered as? [[String: Any]])?.count == 2)
+        let (_, html) = try Self.json(["list", "--content-type", "TEXT/HTML"], config: config)
+        #expect((html as? [[String: Any]])?.count == 1)
+        let (_, limited) = try Self.json(["list", "--limit", "1"], config: config)
+        #expect((limited as? [[String: Any]])?.count == 1)
+
+        let (_, variants) = try Self.json(["show", origin.url("/lang")], config: config)
+        let shown = try #require(variants as? [[String: Any]])
+        #expect(Set(shown.compactMap { $0["variant"] as? String }) == ["accept-language:de", "accept-language:fr"])
+        #expect((shown.first?["headers"] as? [[String]])?.contains(["Vary", "Accept-Language"]) == true)
+
+        let (rawStatus, raw) = try CLI.run(["cache", "show", origin.url("/api/item"), "--raw", "--config", config])
+        #expect(rawStatus == 0)
+        #expect(Array(raw.utf8) == Self.json)
+
+        let (_, statsObject) = try Self.json(["stats"], config: config)
+        let stats = try #require(statsObject as? [String: Any])
+        #expect(stats["entries"] as? Int == 4)
+        #expect((stats["top_hosts"] as? [[String: Any]])?.first?["host"] as? String == "127.0.0.1")
+
+        let (_, whyObject) = try Self.json(["why", origin.url("/secret")], config: config)
+        let why = try #require(whyObject as? [String: Any])
+        #expect(why["stored"] as? Bool == false)
+        #expect(why["reason"] as? String == "no-store")
+        let (_, storedWhy) = try Self.json(["why", origin.url("/api/item")], config: config)
+        #expect((storedWhy as? [String: Any])?["stored"] as? Bool == true)
+
+        let (verified, report) = try Self.json(["verify"], config: config)
+        #expect(verified == 0)
+        #expect((report as? [String: Any])?["sound"] as? Bool == true)
+
+        // Inspection changed nothing: the proxy still serves from the file...
+        let hit = try client.request(RawClient.get(origin.url("/api/item")))
+        #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        // ...and a purge takes effect at once on the running proxy.
+        let (purgedStatus, purged) = try Self.json(["purge", origin.url("/lang")], config: config)
+        #expect(purgedStatus == 0)
+        #expect((purged as? [String: Any])?["purged"] as? Int == 2)
+        let after = try client.request(RawClient.get(origin.url("/lang"), extra: "Accept-Language: de\r\n"))
+        #expect(after.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        let (_, remaining) = try Self.json(["purge", "--host", "127.0.0.1"], config: config)
+        #expect((remaining as? [String: Any])?["purged"] as? Int == 3)
+        let (_, empty) = try Self.json(["list"], config: config)
+        #expect((empty as? [Any])?.isEmpty == true)
+    }
+
+    @Test("verify finds an entry whose body does not add up, and exits 1; bad arguments are explained")
+    func verifyAndErrors() throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let directory = try CLI.workingDirectory()
+        let file = directory.appendingPathComponent("cache.sqlite").path
+        let config = try CLI.temporaryFile("cache: { path: \(file) }\n")
+        defer { CLI.remove(config, directory.path) }
+        let (missingStatus, missing) = try CLI.run(["cache", "list", "--config", config])
+        #expect(missingStatus != 0)
+        #expect(missing.contains("no cache file at"))
+        do {
+            let (process, pipe, port) = try CLI.serve(["--config", config])
+            pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+            _ = try CLI.connect(port).request(RawClient.get(origin.url("/api/item")))
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let database = try Database(path: file)
+        try database.execute("UPDATE entries SET size = size + 1")
+        let (status, report) = try Self.json(["verify"], config: config)
+        #expect(status == 1)
+        let damaged = (report as? [String: Any])?["damaged"] as? [[String: Any]]
+        #expect(damaged?.count == 1)
+        #expect((damaged?.first?["problem"] as? String)?.contains("entry says") == true)
+        let (sortStatus, sortText) = try CLI.run(["cache", "list", "--sort", "colour", "--config", config])
+        #expect(sortStatus != 0)
+        #expect(sortText.contains("--sort takes recent, size, hits or age"))
+        let (purgeStatus, purgeText) = try CLI.run(["cache", "purge", "--config", config])
+        #expect(purgeStatus != 0)
+        #expect(purgeText.contains("say what to purge"))
+    }
+}
