@@ -134,14 +134,14 @@ struct CacheOutageTests {
 
     @Test("stale-while-revalidate: the stale entry is served at once and refreshed once in the background")
     func staleWhileRevalidate() throws {
-        let switchable = Switchable(control: "max-age=10, stale-while-revalidate=30", delay: 0.2)
+        let switchable = Switchable(control: "max-age=10, stale-while-revalidate=30", delay: 1.0)
         let stage = try Stage(switchable, priming: "/w")
         let (origin, proxy, clock, client) = (stage.origin, stage.proxy, stage.clock, stage.client)
         defer { origin.stop() }
         clock.advance(15)
         let started = Date()
         let stale = try client.request(RawClient.get(origin.url("/w")))
-        #expect(Date().timeIntervalSince(started) < 0.2, "served without waiting for the origin")
+        #expect(Date().timeIntervalSince(started) < 0.8, "served without waiting for the origin")
         #expect(stale.text == "version 1")
         #expect(stale.header("cache-status")?.hasSuffix("detail=stale-while-revalidate") == true)
         // A second stale hit while the refresh runs does not start another one.
@@ -186,7 +186,7 @@ struct CacheOutageTests {
         let (origin, proxy) = (stage.origin, stage.proxy)
         let noStore = try OriginServer { _ in
             .delay(
-                seconds: 0.2,
+                seconds: 0.5,
                 then: .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array("n".utf8)))
         }
         defer {
@@ -206,7 +206,7 @@ struct CacheOutageTests {
         let crowdNoStore = try Self.crowd(20, port: proxy.port, url: noStore.url("/n"))
         #expect(crowdNoStore.allSatisfy { $0.status == 200 })
         #expect(noStore.requests.count == 20)
-        #expect(Date().timeIntervalSince(started) < 2.0)
+        #expect(Date().timeIntervalSince(started) < 3.0, "no-store requests waited for each other")
     }
 
     @Test("Waiters give up on a fetch held up longer than collapse_timeout and fetch for themselves")
@@ -220,7 +220,7 @@ struct CacheOutageTests {
             let reply = OriginServer.Reply.respond(
                 status: 200, headers: [("Content-Type", "text/plain"), ("Cache-Control", "max-age=10")],
                 body: Array("version \(n)".utf8))
-            return n == 2 ? .delay(seconds: 1.5, then: reply) : reply  // the crowd's leader is slow
+            return n == 2 ? .delay(seconds: 3, then: reply) : reply  // the crowd's leader is slow
         }
         defer { origin.stop() }
         var configuration = Configuration()
@@ -236,7 +236,7 @@ struct CacheOutageTests {
         #expect(proxy.waitUntil { origin.requests.count == 2 })
         let crowd = try Self.crowd(5, port: proxy.port, url: origin.url("/slow"))
         #expect(crowd.allSatisfy { $0.status == 200 })
-        #expect(Date().timeIntervalSince(started) < 1.2, "the waiters were held for the slow fetch")
+        #expect(Date().timeIntervalSince(started) < 2.5, "the waiters were held for the slow fetch")
         #expect(origin.requests.count == 7)
         #expect(try leader.reader.readResponse().text == "version 2")
     }
