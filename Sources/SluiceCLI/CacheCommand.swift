@@ -7,7 +7,7 @@ import Sluice
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache", abstract: "Inspect, search and purge the response cache.",
-        subcommands: [List.self, Show.self, Stats.self, Why.self, Purge.self, Verify.self])
+        subcommands: [List.self, Show.self, Search.self, Stats.self, Why.self, Purge.self, Verify.self])
 
     /// Options every `cache` subcommand takes.
     struct Common: ParsableArguments {
@@ -204,6 +204,50 @@ struct CacheCommand: ParsableCommand {
                 bytes = Array(data)
             }
             return bytes
+        }
+    }
+
+    struct Search: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Find stored responses whose URL, header fields or body contain TEXT.")
+        @OptionGroup var common: Common
+        @Argument(help: "The text (URL and headers: any case; bodies: exact bytes).") var text: String
+        @Option(name: .customLong("in"), help: "url, headers or body; repeat for several (default: all three).")
+        var places: [String] = []
+        @Option(help: "At most this many.") var limit = 100
+
+        func validate() throws {
+            for place in places where CacheInspector.Place(rawValue: place) == nil {
+                throw ValidationError("--in takes url, headers or body, not \(place)")
+            }
+        }
+
+        func run() throws {
+            let chosen = Set(places.compactMap(CacheInspector.Place.init(rawValue:)))
+            let found = try common.inspector().search(
+                text, in: chosen.isEmpty ? Set(CacheInspector.Place.allCases) : chosen, limit: limit,
+                now: CacheCommand.now
+            ) { coding, bytes in
+                ContentCoding(token: coding.trimmingCharacters(in: .whitespaces).lowercased()).flatMap {
+                    try? $0.decode(bytes, limit: Int(CacheInspector.decodeLimit) * 8)
+                }
+            }
+            if common.json {
+                return CacheCommand.printJSON(
+                    found.map { match in
+                        var object = CacheCommand.object(match.entry, headers: false)
+                        object["found_in"] = match.places.map(\.rawValue)
+                        return object
+                    })
+            }
+            CacheCommand.table(
+                ["ID", "STATUS", "SIZE", "FOUND IN", "URL"],
+                found.map {
+                    [
+                        String($0.entry.id), String($0.entry.status), CacheCommand.bytes($0.entry.size),
+                        $0.places.map(\.rawValue).joined(separator: ","), $0.entry.url,
+                    ]
+                })
         }
     }
 

@@ -95,6 +95,15 @@ struct CacheCommandTests {
         #expect(rawStatus == 0)
         #expect(Array(raw.utf8) == Self.json)
 
+        let (_, inBody) = try Self.json(["search", "\"name\":\"first\"", "--in", "body"], config: config)
+        #expect((inBody as? [[String: Any]])?.compactMap { $0["url"] as? String } == [origin.url("/api/item")])
+        let (_, inHeaders) = try Self.json(["search", "ACCEPT-LANGUAGE", "--in", "headers"], config: config)
+        #expect((inHeaders as? [[String: Any]])?.count == 2)
+        let (_, anywhere) = try Self.json(["search", "page"], config: config)
+        let pageHits = try #require(anywhere as? [[String: Any]])
+        #expect(pageHits.count == 1)
+        #expect(Set(pageHits.first?["found_in"] as? [String] ?? []) == ["url", "body"])
+
         let (_, statsObject) = try Self.json(["stats"], config: config)
         let stats = try #require(statsObject as? [String: Any])
         #expect(stats["entries"] as? Int == 4)

@@ -90,4 +90,32 @@ struct CacheStoreTests {
         hot.keep(body: [UInt8](repeating: 1, count: 2 << 20), entry: 1)
         #expect(hot.body(1) == nil, "a body over the per-body limit is not kept")
     }
+
+    @Test("Body search streams chunk by chunk and finds text that spans two chunks")
+    func searchAcrossChunks() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try Self.store(path)
+        var body = [UInt8](repeating: 0x2E, count: 3 * CacheWriter.chunkSize)
+        let needle = Array("needle-across-the-seam".utf8)
+        body.replaceSubrange(
+            (CacheWriter.chunkSize - 7)..<(CacheWriter.chunkSize - 7 + needle.count), with: needle)
+        let url = try #require(TargetURL("http://a/long"))
+        let head = ResponseHead(status: 200, headers: HTTPFields([("Cache-Control", "max-age=60")]))
+        let id = try #require(
+            store.begin(
+                key: url.description, variant: "", varyNames: [], method: "GET", url: url, head: head, requestTime: 0,
+                responseTime: 0, rule: nil))
+        let writer = CacheWriter(
+            store: store, entry: id, key: url.description, variant: "", limit: 1 << 30, expectedLength: nil,
+            proposedHeaders: head.headers)
+        _ = body.withUnsafeBytes { writer.append($0) }
+        #expect(writer.finish() == nil)
+        var settings = Configuration.Cache()
+        settings.path = path
+        let inspector = try CacheInspector(settings: settings)
+        #expect(try inspector.search("needle-across-the-seam", in: [.body], limit: 10, now: 0).count == 1)
+        #expect(try inspector.search("needle-not-there", in: [.body], limit: 10, now: 0).isEmpty)
+        #expect(try inspector.search("LONG", in: [.url], limit: 10, now: 0).count == 1)
+    }
 }
