@@ -73,6 +73,8 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite"], swiftSettings: strict),
-        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"], swiftSettings: strict),
+        .testTarget(
+            name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"],
+            exclude: ["Resources"], swiftSettings: strict),
     ]
 )

@@ -9,6 +9,7 @@ struct SluiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "A local HTTP forward proxy with response validation and caching.",
+        version: SluiceVersion.current,
         subcommands: [ServeCommand.self, CheckConfigCommand.self, CacheCommand.self],
         defaultSubcommand: ServeCommand.self)
 }
@@ -93,4 +94,9 @@ struct CheckConfigCommand: ParsableCommand {
 extension Configuration {
     /// This configuration's listen address applied to `base`.
     func merging(into base: Configuration) -> Configuration { base.with(listen: listen) }
+}
+
+/// This build's version (`sluice --version`, HAR `creator.version`).
+enum SluiceVersion {
+    static let current = "0.4.0"
 }

@@ -120,6 +120,32 @@ struct CacheCommandTests {
         #expect(verified == 0)
         #expect((report as? [String: Any])?["sound"] as? Bool == true)
 
+        // HAR 1.2, valid against the schema, loadable by devtools.
+        let har = directory.appendingPathComponent("cache.har").path
+        let (exported, _) = try CLI.run(["cache", "export", "--har", har, "--config", config])
+        #expect(exported == 0)
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har)))
+        let schema = try SchemaValidator(
+            file: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Resources/har-1.2.schema.json").path)
+        #expect(schema.validate(document) == [])
+        #expect(schema.validate(["log": ["version": "1.1", "entries": [["time": -1]]]]).count >= 3)
+        let harEntries = try #require(
+            ((document as? [String: Any])?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        #expect(harEntries.count == 4)
+        let itemEntry = try #require(
+            harEntries.first { ($0["request"] as? [String: Any])?["url"] as? String == origin.url("/api/item") })
+        let content = (itemEntry["response"] as? [String: Any])?["content"] as? [String: Any]
+        #expect(content?["text"] as? String == String(decoding: Self.json, as: UTF8.self))
+        #expect(content?["mimeType"] as? String == "application/json")
+        let variantHeaders = harEntries.compactMap {
+            ($0["request"] as? [String: Any])?["headers"] as? [[String: String]]
+        }
+        .flatMap { $0 }.filter { $0["name"] == "accept-language" }.compactMap { $0["value"] }
+        #expect(Set(variantHeaders) == ["de", "fr"])
+        let (_, filteredHAR) = try Self.json(["export", "--har", har, "--url", "*/page"], config: config)
+        #expect((filteredHAR as? [String: Any])?["entries"] as? Int == 1)
+
         // Inspection changed nothing: the proxy still serves from the file...
         let hit = try client.request(RawClient.get(origin.url("/api/item")))
         #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)

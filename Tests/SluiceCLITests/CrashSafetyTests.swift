@@ -79,8 +79,18 @@ struct CrashSafetyTests {
                     }
                 }
             }
-            // Somewhere in the middle of storing: 20-400 ms into the load.
+            // Somewhere in the middle of storing: 20-400 ms into the load, at a moment when a body
+            // is being written (an invisible row exists), looked for during at most a second.
             Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.4))
+            let watcher = try? Database(path: file, readOnly: true)
+            let pending = try? watcher?.prepare("SELECT count(*) FROM entries WHERE complete=0")
+            for _ in 0..<200 {
+                guard let pending, (try? pending.step()) == true else { break }
+                let storing = pending.int64(at: 0) > 0
+                pending.reset()
+                if storing { break }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             stop.store(true, ordering: .relaxed)
