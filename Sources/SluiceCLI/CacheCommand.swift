@@ -60,18 +60,9 @@ struct CacheCommand: ParsableCommand {
         entry.isFresh ? "fresh \(entry.lifetime - entry.age)s" : "stale \(entry.age - entry.lifetime)s"
     }
 
-    static func object(_ entry: CacheInspector.Entry, headers: Bool) -> [String: Any] {
-        var object: [String: Any] = [
-            "id": entry.id, "url": entry.url, "method": entry.method, "host": entry.host, "status": entry.status,
-            "size": entry.size, "hits": entry.hits, "age": entry.age, "lifetime": entry.lifetime,
-            "fresh": entry.isFresh, "stored_at": date(entry.responseTime), "request_time": entry.requestTime,
-            "response_time": entry.responseTime, "last_access": date(entry.lastAccess),
-            "content_type": CacheCommand.orNull(entry.contentType), "rule": CacheCommand.orNull(entry.rule),
-            "ttl_override": CacheCommand.orNull(entry.ttl), "variant": entry.variant,
-            "etag": orNull(entry.headers["etag"]), "last_modified": orNull(entry.headers["last-modified"]),
-        ]
-        if headers { object["headers"] = entry.headers.map { [$0.name, $0.value] } }
-        return object
+    static func object(_ entry: CacheInspector.Entry, headers: Bool) -> Any {
+        let text = entry.json(headers: headers).json
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) ?? NSNull()
     }
 
     /// Rows as an aligned text table.
@@ -148,7 +139,7 @@ struct CacheCommand: ParsableCommand {
                 return
             }
             if common.json {
-                var objects = entries.map { CacheCommand.object($0, headers: true) }
+                var objects = entries.map { CacheCommand.object($0, headers: true) as? [String: Any] ?? [:] }
                 if body || pretty {
                     for index in objects.indices {
                         objects[index]["body"] = String(
@@ -235,7 +226,7 @@ struct CacheCommand: ParsableCommand {
             if common.json {
                 return CacheCommand.printJSON(
                     found.map { match in
-                        var object = CacheCommand.object(match.entry, headers: false)
+                        var object = CacheCommand.object(match.entry, headers: false) as? [String: Any] ?? [:]
                         object["found_in"] = match.places.map(\.rawValue)
                         return object
                     })

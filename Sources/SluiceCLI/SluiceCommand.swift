@@ -43,6 +43,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Listen address HOST:PORT, overriding the configuration.")
     var listen: String?
 
+    @Option(name: .customLong("admin-listen"), help: "Admin API address HOST:PORT (loopback), or \"\" for none.")
+    var adminListen: String?
+
     func run() throws {
         var (configuration, source) = try options.load()
         if let listen {
@@ -51,6 +54,14 @@ struct ServeCommand: ParsableCommand {
                     .merging(into: configuration)
             } catch {
                 throw ValidationError("--listen: \(error)")
+            }
+        }
+        if let adminListen {
+            do {
+                configuration.admin.listen =
+                    try ConfigLoader.load(yaml: "admin: { listen: \"\(adminListen)\" }").admin.listen
+            } catch {
+                throw ValidationError("--admin-listen: \(error)")
             }
         }
         let level = Logger.Level(rawValue: configuration.log.level) ?? .info

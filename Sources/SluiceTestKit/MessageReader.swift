@@ -88,6 +88,19 @@ public final class MessageReader {
         }
     }
 
+    /// One LF-terminated line, a CR before the LF dropped (Server-Sent Events use bare LF).
+    public func readEventLine() throws -> String {
+        while true {
+            if let index = buffer.firstIndex(of: 10) {
+                let end = index > 0 && buffer[index - 1] == 13 ? index - 1 : index
+                let line = String(decoding: buffer[0..<end], as: UTF8.self)
+                buffer.removeFirst(index + 1)
+                return line
+            }
+            if try !fill() { throw TestError("stream ended inside a line") }
+        }
+    }
+
     /// A chunked body, decoded (trailers discarded).
     public func readChunked() throws -> [UInt8] {
         var body: [UInt8] = []

@@ -44,6 +44,7 @@ public final class ProxyHarness: @unchecked Sendable {
                 result.value = .success((loop, server.localAddress.port))
                 ready.signal()
                 loop.run()
+                box.admin = nil
                 box.server = nil
             } catch {
                 result.value = .failure(error)
@@ -76,6 +77,23 @@ public final class ProxyHarness: @unchecked Sendable {
         return output.withLock { $0 }!
     }
 
+    /// Starts the admin API next to the proxy (127.0.0.1, a free port); returns its port.
+    public func startAdmin(token: String = "") throws -> UInt16 {
+        let box = self.box
+        let result = onLoop { server -> Result<UInt16, EventIOError> in
+            do {
+                let admin = try AdminServer(proxy: server, listen: "127.0.0.1:0", token: token)
+                box.admin = admin
+                return .success(admin.localAddress.port)
+            } catch let error as EventIOError {
+                return .failure(error)
+            } catch {
+                return .failure(EventIOError(operation: "start the admin API: \(error)", code: 0))
+            }
+        }
+        return try result.get()
+    }
+
     /// A snapshot of the counters.
     public var stats: StatsSnapshot {
         onLoop { server in
@@ -96,7 +114,10 @@ public final class ProxyHarness: @unchecked Sendable {
         let loop = self.loop
         guard !box.stopped else { return }
         box.stopped = true
-        loop.execute { box.server?.shutdown { loop.stop() } }
+        loop.execute {
+            box.admin?.close()
+            box.server?.shutdown { loop.stop() }
+        }
         finished.wait()
     }
 
@@ -162,6 +183,7 @@ struct CapturingLogHandler: LogHandler {
 /// The server, touched only on the loop thread (set there, read inside `loop.execute`).
 final class ServerBox: @unchecked Sendable {
     var server: ProxyServer?
+    var admin: AdminServer?
     var stopped = false
 }
 

@@ -45,7 +45,9 @@ struct CLI {
         probe.closeUnused()
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + arguments
+        // No admin port unless a test asks (tests run side by side; 8081 is one port).
+        let admin = arguments.contains("--admin-listen") ? [] : ["--admin-listen", ""]
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + admin + arguments
         process.currentDirectoryURL = try workingDirectory()
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -103,7 +105,7 @@ struct SluiceCommandTests {
         probe.closeUnused()
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"]
+        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--admin-listen", ""]
         let directory = try CLI.workingDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         process.currentDirectoryURL = directory

@@ -323,6 +323,28 @@ public enum ConfigLoader {
             config, value throws(ConfigError) in config.cache.collapseTimeout = try value.milliseconds()
         },
         Key(
+            path: "admin.listen", type: "host:port", defaultValue: "127.0.0.1:8081",
+            summary: "The admin API's port (stats, metrics, cache, events, health): loopback only; \"\" = none."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard !text.isEmpty else {
+                config.admin.listen = ""
+                return
+            }
+            guard let colon = text.lastIndex(of: ":"), UInt16(text[text.index(after: colon)...]) != nil,
+                let ip = SocketAddress.parseIP(String(text[..<colon].filter { $0 != "[" && $0 != "]" })),
+                SocketAddress(ip: ip, port: 0).isLoopback
+            else { throw value.fail("expected a loopback address and port, like 127.0.0.1:8081") }
+            config.admin.listen = text
+        },
+        Key(
+            path: "admin.token", type: "string", defaultValue: "\"\"",
+            summary: "When set, DELETE and POST on the admin API need `Authorization: Bearer <token>`."
+        ) {
+            config, value throws(ConfigError) in config.admin.token = try value.string()
+        },
+        Key(
             path: "defaults", type: "rule settings", defaultValue: "{}",
             summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."
         ) {

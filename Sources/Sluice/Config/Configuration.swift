@@ -19,6 +19,8 @@ public struct Configuration: Sendable, Equatable {
     public var log = Log()
     /// The response cache.
     public var cache = Cache()
+    /// The admin port.
+    public var admin = Admin()
     /// What requests no rule matches get (`defaults:`): no validation, no stripping.
     public var defaults = Rule(name: "defaults")
     /// The ordered `rules:`; the first whose `match` fits a request applies.
@@ -124,6 +126,15 @@ public struct Configuration: Sendable, Equatable {
 
         /// The largest entry in bytes.
         public var entryLimit: Int64 { maxEntrySize > 0 ? maxEntrySize : capacity / 20 }
+    }
+
+    /// The admin API (stats, metrics, cache, live events, health), on its own loopback port.
+    public struct Admin: Sendable, Equatable {
+        /// `127.0.0.1:8081` by default; loopback addresses only; empty = no admin port.
+        public var listen = "127.0.0.1:8081"
+        /// A token that DELETE and POST requests must bring as `Authorization: Bearer …`; empty = none.
+        public var token = ""
+        public init() {}
     }
 
     /// Logging.

@@ -279,7 +279,7 @@ final class Exchange {
             client: client.peerText, method: request.method, url: requestURLText, status: status,
             bytesSent: bytesSent, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,
             upstreamTime: task?.timeToHead, error: error, aborted: aborted, rule: ruleMatched ? rule.name : nil,
-            validationFailure: validationFailure, transform: transformNote)
+            validationFailure: validationFailure, transform: transformNote, cacheStatus: cacheStatus)
         client.server.session.eventMonitor.exchangeDidComplete(record)
         client.exchangeDidFinish(self, closeConnection: closeConnection, abort: aborted && framing == .close)
     }

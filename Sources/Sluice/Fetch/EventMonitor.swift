@@ -78,4 +78,6 @@ public struct ExchangeRecord: Sendable {
     public var validationFailure: String? = nil
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
+    /// The response's `Cache-Status`.
+    public var cacheStatus: String? = nil
 }

@@ -31,6 +31,24 @@ public final class CacheInspector {
 
         public var isFresh: Bool { age < lifetime }
         public var contentType: String? { headers["content-type"] }
+
+        /// The entry for scripts (`--json`, the admin API); `headers` adds the header fields.
+        public func json(headers withHeaders: Bool) -> JSONValue {
+            var members: [(String, JSONValue)] = [
+                ("id", .number(Int(id))), ("url", .string(url)), ("method", .string(method)), ("host", .string(host)),
+                ("status", .number(status)), ("size", .number(Int(size))), ("hits", .number(Int(hits))),
+                ("age", .number(Int(age))), ("lifetime", .number(Int(lifetime))), ("fresh", .bool(isFresh)),
+                ("stored_at", .string(HTTPDate.format(Int(responseTime)))), ("request_time", .double(requestTime)),
+                ("response_time", .double(responseTime)), ("last_access", .string(HTTPDate.format(Int(lastAccess)))),
+                ("content_type", .optional(contentType)), ("rule", .optional(rule)),
+                ("ttl_override", ttl.map { .number(Int($0)) } ?? .null), ("variant", .string(variant)),
+                ("etag", .optional(headers["etag"])), ("last_modified", .optional(headers["last-modified"])),
+            ]
+            if withHeaders {
+                members.append(("headers", .array(headers.map { .strings([$0.name, $0.value]) })))
+            }
+            return .object(members)
+        }
     }
 
     /// What `list` selects and how it orders.

@@ -17,12 +17,23 @@ public enum ProxyRuntime {
     ) throws(EventIOError) {
         let loop = try EventLoop()
         let server = try ProxyServer(configuration: configuration, loop: loop, logger: logger)
+        var admin: AdminServer?
+        if !configuration.admin.listen.isEmpty {
+            // The proxy is what apps depend on: it serves even when the admin port cannot be had.
+            do {
+                admin = try AdminServer(
+                    proxy: server, listen: configuration.admin.listen, token: configuration.admin.token)
+            } catch {
+                logger.error("admin API not started on \(configuration.admin.listen): \(error)")
+            }
+        }
         var signals: [SignalWatcher] = []
         for signal in [SignalWatcher.Signal.interrupt, .terminate] {
             signals.append(
                 SignalWatcher(loop: loop, signal: signal) {
                     logger.notice(
                         "stopping: no new connections; waiting for \(server.openConnections) open connection(s)")
+                    admin?.close()
                     server.shutdown { loop.stop() }
                 })
         }
@@ -46,6 +57,9 @@ public enum ProxyRuntime {
                 }
             })
         logger.notice("sluice listening on \(server.localAddress) (libcurl \(Curl.version))")
+        if let admin {
+            logger.notice("admin API on http://\(admin.localAddress)/ (health, stats, metrics, cache, events)")
+        }
         onReady(server.localAddress)
         loop.run()
         withExtendedLifetime(signals) {}

@@ -172,46 +172,4 @@ public struct Problem: Sendable, Equatable {
 }
 
 /// A problem member's value.
-public indirect enum ProblemValue: Sendable, Equatable {
-    case string(String)
-    case number(Int)
-    case null
-    case strings([String])
-    case object([(String, ProblemValue)])
-
-    public static func == (lhs: ProblemValue, rhs: ProblemValue) -> Bool { lhs.json == rhs.json }
-
-    /// The JSON text.
-    public var json: String {
-        switch self {
-        case .string(let text): JSONText.quote(text)
-        case .number(let value): String(value)
-        case .null: "null"
-        case .strings(let items): "[" + items.map(JSONText.quote).joined(separator: ",") + "]"
-        case .object(let members):
-            "{" + members.map { JSONText.quote($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
-        }
-    }
-}
-
-/// Minimal JSON text helpers.
-enum JSONText {
-    /// A JSON string literal for `text`.
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-}
+public typealias ProblemValue = JSONValue

@@ -1,0 +1,214 @@
+import EventIO
+
+/// One admin client: a request, its answer, then the connection closes (an event stream stays
+/// open until the client leaves).
+final class AdminConnection: ConnectionDelegate {
+    let connection: Connection
+    unowned let server: AdminServer
+    private var parser: RequestParser
+    private var request: ProxyRequest?
+    private var answered = false
+    private var streaming = false
+
+    /// Largest request body the admin API reads (POST /purge takes its selector in the query).
+    static let bodyLimit = 64 * 1024
+
+    init(connection: Connection, server: AdminServer) {
+        self.connection = connection
+        self.server = server
+        var limits = RequestParser.Limits()
+        limits.maxHeaderBytes = 16 * 1024
+        limits.maxBodyBytes = Int64(AdminConnection.bodyLimit)
+        parser = RequestParser(limits: limits)
+        connection.delegate = self
+        connection.setTimeouts(readMilliseconds: 10_000, writeMilliseconds: 10_000)
+    }
+
+    func close() {
+        connection.close()
+        server.connectionDidClose(self)
+    }
+
+    // MARK: - ConnectionDelegate
+
+    func connectionDidRead(_ connection: Connection) {
+        guard !answered else {
+            connection.drainInput(connection.inputCount)
+            return
+        }
+        if request == nil {
+            let outcome = connection.withInput(upTo: 16 * 1024 + 4) { parser.parse($0) }
+            switch outcome {
+            case .needMore: return
+            case .failure(let error): return respond(problem: Problem(error))
+            case .head(let head, let consumed):
+                connection.drainInput(consumed)
+                request = head
+            }
+        }
+        guard let request else { return }
+        // A small body (read whole, then ignored: selectors travel in the query).
+        switch request.bodyFraming {
+        case .none: break
+        case .length(let length):
+            guard connection.inputCount >= Int(length) else { return }
+            connection.drainInput(Int(length))
+        case .chunked:
+            return respond(
+                problem: Problem(.badRequest(reason: .malformed("the admin API takes bodies with Content-Length"))))
+        }
+        handle(request)
+    }
+
+    func connectionDidDrain(_ connection: Connection) {}
+
+    func connection(_ connection: Connection, didReceive event: Connection.Event) {
+        switch event {
+        case .endOfStream where !answered && request == nil:
+            close()
+        case .endOfStream where streaming:
+            close()
+        case .error, .timeout(reading: false):
+            close()
+        case .timeout(reading: true) where streaming:
+            break  // an event stream's client only reads
+        case .timeout(reading: true) where !answered:
+            respond(problem: Problem(.badRequest(reason: .timedOut)))
+        default:
+            break
+        }
+    }
+
+    // MARK: - Answers
+
+    private func handle(_ request: ProxyRequest) {
+        guard case .origin(let target) = request.target else {
+            return respond(
+                problem: Problem(
+                    .badRequest(reason: .malformed("the admin API takes origin-form requests (GET /stats)"))))
+        }
+        // DNS rebinding: a page on another site resolving to 127.0.0.1 still says its own Host.
+        guard let host = request.headers["host"], AdminConnection.isLoopbackAuthority(host) else {
+            return respond(status: 403, json: AdminConnection.error("the Host must be a loopback address"))
+        }
+        // CSRF: browsers say where a cross-site request comes from; the admin API has no such callers.
+        if request.headers.contains("origin") {
+            return respond(status: 403, json: AdminConnection.error("requests from web pages (Origin) are refused"))
+        }
+        let (path, query) = AdminConnection.split(target)
+        let mutating = request.method == "DELETE" || request.method == "POST"
+        if mutating, !server.token.isEmpty, request.headers["authorization"] != "Bearer " + server.token {
+            return respond(
+                status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),
+                extra: [("WWW-Authenticate", "Bearer")])
+        }
+        let routes = AdminRoutes(server: server)
+        switch routes.answer(method: request.method, path: path, query: query) {
+        case .json(let status, let value):
+            respond(status: status, json: value)
+        case .text(let contentType, let text):
+            respond(status: 200, contentType: contentType, body: Array(text.utf8))
+        case .bytes(let headers, let body):
+            respond(status: 200, headers: headers, body: body)
+        case .events:
+            startEventStream()
+        }
+    }
+
+    private func startEventStream() {
+        answered = true
+        streaming = true
+        var headers = HTTPFields()
+        headers.append(name: "Content-Type", value: "text/event-stream")
+        headers.append(name: "Cache-Control", value: "no-store")
+        headers.append(name: "Connection", value: "close")
+        connection.write(ResponseWriter.head(status: 200, reason: "", headers: headers))
+        connection.write(": sluice exchanges, one event per completed exchange\n\n")
+        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 30_000)
+        server.feed.subscribe(self)
+    }
+
+    private func respond(status: Int, json: JSONValue, extra: [(String, String)] = []) {
+        var headers = HTTPFields(extra)
+        headers.append(name: "Content-Type", value: "application/json")
+        respond(status: status, headers: headers, body: Array((json.json + "\n").utf8))
+    }
+
+    private func respond(status: Int, contentType: String, body: [UInt8]) {
+        respond(status: status, headers: HTTPFields([("Content-Type", contentType)]), body: body)
+    }
+
+    private func respond(problem: Problem) {
+        answered = true
+        connection.write(
+            ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: server.proxy.date.now))
+        finish()
+    }
+
+    private func respond(status: Int, headers: HTTPFields, body: [UInt8]) {
+        answered = true
+        var headers = headers
+        headers.append(name: "Content-Length", value: String(body.count))
+        headers.append(name: "Cache-Control", value: "no-store")
+        headers.append(name: "Date", value: server.proxy.date.now)
+        headers.append(name: "X-Content-Type-Options", value: "nosniff")
+        headers.append(name: "Connection", value: "close")
+        connection.write(ResponseWriter.head(status: status, reason: "", headers: headers))
+        if request?.method != "HEAD" { connection.write(body) }
+        finish()
+    }
+
+    private func finish() {
+        connection.closeAfterFlush()
+        server.connectionDidClose(self)
+    }
+
+    // MARK: - Helpers
+
+    static func error(_ message: String) -> JSONValue { .object([("error", .string(message))]) }
+
+    /// `127.0.0.1:8081`, `localhost`, `[::1]:8081`, …
+    static func isLoopbackAuthority(_ value: String) -> Bool {
+        var host = value.lowercased()
+        if host.hasPrefix("[") {
+            guard let end = host.firstIndex(of: "]") else { return false }
+            host = String(host[host.index(after: host.startIndex)..<end])
+        } else if let colon = host.lastIndex(of: ":") {
+            host = String(host[..<colon])
+        }
+        if host == "localhost" { return true }
+        guard let ip = SocketAddress.parseIP(host) else { return false }
+        return SocketAddress(ip: ip, port: 0).isLoopback
+    }
+
+    /// The path and the decoded query parameters of an origin-form target.
+    static func split(_ target: String) -> (String, [String: String]) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, [:]) }
+        var query: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard let name = parts.first.map({ percentDecoded(String($0)) }) else { continue }
+            query[name] = parts.count > 1 ? percentDecoded(String(parts[1])) : ""
+        }
+        return (String(target[..<mark]), query)
+    }
+
+    /// `%XX` and `+` decoded (malformed escapes are kept as they are).
+    static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == 0x2B {
+                bytes.append(0x20)
+            } else if byte == 0x25, utf8.count >= 2,
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,220 @@
+import EventIO
+
+/// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same
+/// query layer as `sluice cache`.
+struct AdminRoutes {
+    unowned let server: AdminServer
+
+    enum Answer {
+        case json(Int, JSONValue)
+        case text(contentType: String, String)
+        case bytes(HTTPFields, [UInt8])
+        case events
+    }
+
+    private var proxy: ProxyServer { server.proxy }
+
+    func answer(method: String, path: String, query: [String: String]) -> Answer {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let reading = method == "GET" || method == "HEAD"
+        let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge"]
+        guard let first = parts.first, known.contains(first), parts.count <= 3,
+            parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
+        else {
+            return .json(
+                404,
+                AdminConnection.error(
+                    "no such endpoint; try /health, /stats, /metrics, /cache, /cache/{id}, /cache/{id}/body, /events, POST /purge"
+                ))
+        }
+        let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
+        switch (first, parts.count) {
+        case ("cache", 2) where method == "DELETE":
+            return purge(.keyOrURL(parts[1]), requireEntry: true)
+        case ("purge", _):
+            return method == "POST" ? purge(query) : notAllowed
+        case _ where !reading:
+            return notAllowed
+        case ("health", _): return .json(200, health())
+        case ("stats", _): return .json(200, stats())
+        case ("metrics", _):
+            return .text(
+                contentType: "text/plain; version=0.0.4; charset=utf-8", AdminMetrics.text(proxy, feed: server.feed))
+        case ("events", _): return .events
+        case ("cache", 1): return cacheList(query)
+        case ("cache", 2): return cacheEntry(parts[1])
+        default: return cacheBody(parts[1])
+        }
+    }
+
+    // MARK: - Health and stats
+
+    private func health() -> JSONValue {
+        let recent = server.feed.recent
+        let failures = recent.filter { $0.error != nil }
+        let lastSuccess = recent.last { $0.error == nil }
+        let lastFailure = failures.last
+        // Reachable unless the latest attempts failed (no attempts yet: nothing against it).
+        let reachable = recent.suffix(3).contains { $0.error == nil } || recent.isEmpty
+        return .object([
+            ("status", .string(proxy.isShuttingDown ? "stopping" : "ok")),
+            ("uptime_s", .double((proxy.clock() - server.startTime).rounded())),
+            ("listen", .string(proxy.localAddress.description)),
+            ("connections", .number(proxy.openConnections)),
+            ("cache", .string(proxy.cache == nil ? (proxy.configuration.cache.enabled ? "unavailable" : "off") : "ok")),
+            (
+                "upstream",
+                .object([
+                    ("reachable", .bool(reachable)), ("recent_attempts", .number(recent.count)),
+                    ("recent_failures", .number(failures.count)),
+                    ("last_success", lastSuccess.map { .double($0.time) } ?? .null),
+                    (
+                        "last_failure",
+                        lastFailure.map { .object([("time", .double($0.time)), ("error", .optional($0.error))]) }
+                            ?? .null
+                    ),
+                ])
+            ),
+        ])
+    }
+
+    private func stats() -> JSONValue {
+        let stats = proxy.stats
+        var cache: [(String, JSONValue)] = [("enabled", .bool(proxy.cache != nil))]
+        if let store = proxy.cache {
+            cache += [
+                ("bytes", .number(Int(store.totalBytes))), ("capacity", .number(Int(store.capacity))),
+                ("hits", .number(stats.cacheHits)), ("stores", .number(stats.cacheStores)),
+                ("collapsed_waiting", .number(proxy.collapserWaiting)),
+            ]
+        }
+        return .object([
+            (
+                "connections",
+                .object([
+                    ("open", .number(stats.connectionsOpen)), ("accepted", .number(stats.connectionsAccepted)),
+                    ("refused", .number(stats.connectionsRefused)),
+                ])
+            ),
+            ("requests", .number(stats.requests)), ("responses", .number(stats.responses)),
+            ("errors", .number(stats.errors)), ("tunnels", .number(stats.tunnels)),
+            (
+                "upstream",
+                .object([("tasks", .number(stats.upstreamTasks)), ("connections", .number(stats.upstreamConnections))])
+            ),
+            (
+                "validation",
+                .object([
+                    ("rejected", .number(stats.validationRejected)), ("reported", .number(stats.validationReported)),
+                ])
+            ),
+            (
+                "json",
+                .object([("stripped", .number(stats.jsonStripped)), ("untouched", .number(stats.jsonUntouched))])
+            ),
+            ("cache", .object(cache)),
+            (
+                "events",
+                .object([
+                    ("subscribers", .number(server.feed.subscriberCount)), ("dropped", .number(server.feed.dropped)),
+                ])
+            ),
+        ])
+    }
+
+    // MARK: - Cache
+
+    private func inspector(writable: Bool = false) throws -> CacheInspector {
+        try CacheInspector(settings: proxy.configuration.cache, writable: writable)
+    }
+
+    private func unavailable(_ error: any Error) -> Answer {
+        .json(503, AdminConnection.error("the cache cannot be read: \(error)"))
+    }
+
+    private func cacheList(_ query: [String: String]) -> Answer {
+        var filter = CacheInspector.Filter()
+        filter.host = query["host"]
+        filter.url = query["url"]
+        filter.contentType = query["content_type"]
+        if let status = query["status"] {
+            guard let code = Int(status) else { return .json(400, AdminConnection.error("status must be a number")) }
+            filter.status = code
+        }
+        if query["stale"] != nil { filter.freshness = .stale }
+        if query["fresh"] != nil { filter.freshness = .fresh }
+        if let sort = query["sort"] {
+            guard let order = CacheInspector.Filter.Order(rawValue: sort) else {
+                return .json(400, AdminConnection.error("sort takes recent, size, hits or age"))
+            }
+            filter.order = order
+        }
+        if let limit = query["limit"] {
+            guard let count = Int(limit), count >= 0 else {
+                return .json(400, AdminConnection.error("limit must be a number"))
+            }
+            filter.limit = min(count, 10_000)
+        }
+        do {
+            let entries = try inspector().list(filter, now: proxy.clock())
+            return .json(200, .array(entries.map { $0.json(headers: false) }))
+        } catch {
+            return unavailable(error)
+        }
+    }
+
+    private func cacheEntry(_ id: String) -> Answer {
+        guard Int64(id) != nil else { return .json(400, AdminConnection.error("an entry is named by its id")) }
+        do {
+            guard let entry = try inspector().entries(for: id, now: proxy.clock()).first else {
+                return .json(404, AdminConnection.error("no entry \(id)"))
+            }
+            return .json(200, entry.json(headers: true))
+        } catch {
+            return unavailable(error)
+        }
+    }
+
+    private func cacheBody(_ id: String) -> Answer {
+        guard let number = Int64(id) else { return .json(400, AdminConnection.error("an entry is named by its id")) }
+        do {
+            let inspector = try inspector()
+            guard let entry = try inspector.entries(for: id, now: proxy.clock()).first else {
+                return .json(404, AdminConnection.error("no entry \(id)"))
+            }
+            // Bodies are at most cache.max_entry_size; read whole for one response.
+            var body: [UInt8] = []
+            body.reserveCapacity(Int(entry.size))
+            try inspector.body(of: number) { body.append(contentsOf: $0) }
+            var headers = HTTPFields()
+            headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream")
+            if let coding = entry.headers["content-encoding"] {
+                headers.append(name: "Content-Encoding", value: coding)
+            }
+            return .bytes(headers, body)
+        } catch {
+            return unavailable(error)
+        }
+    }
+
+    private func purge(_ query: [String: String]) -> Answer {
+        let selectors: [CacheInspector.Selector] = [
+            query["all"].map { _ in .all }, query["host"].map { .host($0) }, query["url"].map { .urlGlob($0) },
+            query["key"].map { .keyOrURL($0) },
+        ].compactMap { $0 }
+        guard selectors.count == 1, let selector = selectors.first else {
+            return .json(400, AdminConnection.error("say what to purge: ?all, ?host=H, ?url=GLOB or ?key=URL|ID"))
+        }
+        return purge(selector, requireEntry: false)
+    }
+
+    private func purge(_ selector: CacheInspector.Selector, requireEntry: Bool) -> Answer {
+        do {
+            let (entries, bytes) = try inspector(writable: true).purge(selector)
+            if requireEntry, entries == 0 { return .json(404, AdminConnection.error("nothing stored for that")) }
+            return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
+        } catch {
+            return unavailable(error)
+        }
+    }
+}

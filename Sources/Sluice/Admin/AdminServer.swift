@@ -1,0 +1,63 @@
+import EventIO
+
+/// The admin port (`admin.listen`, 127.0.0.1:8081): health, stats, metrics, the cache and a live
+/// stream of exchanges, for people and scripts. Never the proxy port; loopback peers only;
+/// requests naming a foreign `Host` or carrying a browser `Origin` are refused (DNS rebinding,
+/// CSRF), and DELETE/POST need the token when one is configured.
+public final class AdminServer {
+    /// The bound address (the real port when configured with port 0).
+    public private(set) var localAddress: SocketAddress
+    unowned let proxy: ProxyServer
+    let token: String
+    let feed: EventFeed
+    let startTime: Double
+    private var listener: Listener?
+    private var connections: [ObjectIdentifier: AdminConnection] = [:]
+
+    /// Binds `listen` (a loopback `host:port`) next to `proxy`, on its loop.
+    public init(proxy: ProxyServer, listen: String, token: String) throws(EventIOError) {
+        self.proxy = proxy
+        self.token = token
+        startTime = proxy.clock()
+        feed = EventFeed()
+        feed.clock = { [unowned proxy] in proxy.clock() }
+        var probe = Configuration()
+        probe.listen = listen
+        let (host, port) = probe.listenAddress
+        guard let ip = SocketAddress.parseIP(host.filter { $0 != "[" && $0 != "]" }) else {
+            throw EventIOError(operation: "parse admin address \(listen)", code: 0)
+        }
+        localAddress = SocketAddress(ip: ip, port: port)
+        proxy.session.eventMonitor.add(feed)
+        let listener = try Listener(loop: proxy.loop, address: localAddress) { [unowned self] fd, peer in
+            self.accept(fd: fd, peer: peer)
+        }
+        localAddress = listener.localAddress
+        self.listener = listener
+        proxy.addSelfAddress(localAddress)
+    }
+
+    private func accept(fd: Int32, peer: SocketAddress) {
+        let connection = Connection(loop: proxy.loop, fd: fd, peer: peer)
+        guard peer.unmapped.isLoopback else {
+            connection.close()
+            return
+        }
+        let admin = AdminConnection(connection: connection, server: self)
+        connections[ObjectIdentifier(admin)] = admin
+    }
+
+    func connectionDidClose(_ connection: AdminConnection) {
+        connections[ObjectIdentifier(connection)] = nil
+        feed.unsubscribe(connection)
+    }
+
+    /// Stops accepting and closes every admin connection (event streams included).
+    public func close() {
+        listener = nil
+        for connection in Array(connections.values) { connection.close() }
+    }
+
+    /// Admin connections open now.
+    public var openConnections: Int { connections.count }
+}

@@ -1,0 +1,72 @@
+import EventIO
+
+/// Completed exchanges as Server-Sent Events for `GET /events` (AFNetworking's "task did
+/// complete" notification, for people), and the recent upstream outcomes for `GET /health`.
+final class EventFeed: EventMonitor {
+    private var subscribers: [AdminConnection] = []
+    /// Events not sent to a subscriber that had fallen behind by more than this.
+    static let backlogLimit = 1 << 20
+    private(set) var dropped = 0
+
+    /// The last upstream attempts, newest last: when, and the error if it failed.
+    private(set) var recent: [(time: Double, error: String?)] = []
+    static let recentLimit = 20
+    var clock: () -> Double = { 0 }
+
+    func subscribe(_ connection: AdminConnection) { subscribers.append(connection) }
+
+    func unsubscribe(_ connection: AdminConnection) { subscribers.removeAll { $0 === connection } }
+
+    var subscriberCount: Int { subscribers.count }
+
+    func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        // Only the origin's own failures say something about reachability.
+        var failure: String?
+        if let error, case .upstreamFailed(let reason) = error {
+            if case .cancelled = reason {} else { failure = Problem(error).detail }
+        }
+        recent.append((clock(), failure))
+        if recent.count > EventFeed.recentLimit { recent.removeFirst(recent.count - EventFeed.recentLimit) }
+    }
+
+    /// Exchange durations for the metrics histogram (upper bounds in seconds; one more slot for +Inf).
+    static let durationBuckets: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+    private(set) var durationCounts = [Int](repeating: 0, count: durationBuckets.count + 1)
+    private(set) var durationSum = 0.0
+    /// Responses by status class, 1xx to 5xx.
+    private(set) var statusClasses = [Int](repeating: 0, count: 5)
+
+    func exchangeDidComplete(_ record: ExchangeRecord) {
+        let slot = EventFeed.durationBuckets.firstIndex { record.duration <= $0 } ?? EventFeed.durationBuckets.count
+        durationCounts[slot] += 1
+        durationSum += record.duration
+        if (100..<600).contains(record.status) { statusClasses[record.status / 100 - 1] += 1 }
+        guard !subscribers.isEmpty else { return }
+        let event = EventFeed.json(record, time: clock()).json
+        let frame = Array(("event: exchange\ndata: " + event + "\n\n").utf8)
+        for subscriber in subscribers {
+            if subscriber.connection.outputCount > EventFeed.backlogLimit {
+                dropped += 1
+                continue
+            }
+            subscriber.connection.write(frame)
+        }
+    }
+
+    static func json(_ record: ExchangeRecord, time: Double) -> JSONValue {
+        var validation: JSONValue = .string("passed")
+        if let failure = record.validationFailure { validation = .string("failed: " + failure) }
+        if case .validationFailed(let failure) = record.error { validation = .string("rejected: " + failure.detail) }
+        return .object([
+            ("time", .double(time)), ("client", .string(record.client)), ("method", .string(record.method)),
+            ("url", .string(record.url)), ("status", .number(record.status)), ("bytes", .number(Int(record.bytesSent))),
+            ("duration_ms", .double((record.duration * 1e6).rounded() / 1e3)),
+            ("upstream_ms", record.upstreamTime.map { .double(($0 * 1e6).rounded() / 1e3) } ?? .null),
+            ("cache_status", .optional(record.cacheStatus)), ("rule", .optional(record.rule)),
+            ("validation", validation), ("transform", .optional(record.transform)),
+            ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
+        ])
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// The admin API on its own port, next to a proxy that served real exchanges.
+@Suite("The admin API")
+struct AdminTests {
+    static func request(_ port: UInt16, _ method: String, _ target: String, headers: String = "") throws
+        -> ReceivedResponse
+    {
+        let client = try RawClient(port: port)
+        let host = headers.lowercased().contains("host:") ? "" : "Host: 127.0.0.1:\(port)\r\n"
+        return try client.request("\(method) \(target) HTTP/1.1\r\n\(host)\(headers)\r\n", method: method)
+    }
+
+    static func object(_ response: ReceivedResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    static func origin() throws -> OriginServer {
+        try OriginServer { request in
+            if request.target == "/down" { return .close }
+            return .respond(
+                status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=60")],
+                body: Array(#"{"path":"\#(request.target)"}"#.utf8))
+        }
+    }
+
+    @Test("health, stats and metrics describe what the proxy did")
+    func healthStatsMetrics() throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/a")))
+        _ = try client.request(RawClient.get(origin.url("/a")))
+        _ = try client.request(RawClient.get(origin.url("/down")))
+        let health = Self.object(try Self.request(admin, "GET", "/health"))
+        #expect(health["status"] as? String == "ok")
+        let upstream = try #require(health["upstream"] as? [String: Any])
+        #expect(upstream["recent_attempts"] as? Int == 2)
+        #expect(upstream["recent_failures"] as? Int == 1)
+        #expect((upstream["last_failure"] as? [String: Any])?["error"] as? String != nil)
+        let stats = Self.object(try Self.request(admin, "GET", "/stats"))
+        #expect(stats["requests"] as? Int == 3)
+        #expect((stats["cache"] as? [String: Any])?["hits"] as? Int == 1)
+        let metrics = try Self.request(admin, "GET", "/metrics")
+        #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains("sluice_cache_hits_total 1\n"))
+        #expect(metrics.text.contains("sluice_responses_by_class_total{class=\"2xx\"} 2\n"))
+        #expect(metrics.text.contains("sluice_exchange_duration_seconds_count 3\n"))
+        #expect(metrics.text.contains("# TYPE sluice_exchange_duration_seconds histogram"))
+    }
+
+    @Test(
+        "Foreign Host, browser Origin, wrong method and unknown paths are refused; the proxy will not reach the admin port"
+    )
+    func refusals() throws {
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let rebound = try Self.request(admin, "GET", "/stats", headers: "Host: attacker.example:8081\r\n")
+        #expect(rebound.status == 403)
+        let cors = try Self.request(admin, "GET", "/stats", headers: "Origin: https://attacker.example\r\n")
+        #expect(cors.status == 403)
+        #expect(try Self.request(admin, "GET", "/nothing").status == 404)
+        #expect(try Self.request(admin, "POST", "/stats").status == 405)
+        #expect(try Self.request(admin, "GET", "/cache/abc").status == 400)
+        #expect(try Self.request(admin, "GET", "/stats", headers: "Host: localhost:1\r\n").status == 200)
+        // The proxy refuses to forward to its own admin port.
+        let client = try RawClient(port: proxy.port)
+        let looped = try client.request(RawClient.get("http://127.0.0.1:\(admin)/stats"))
+        #expect(looped.status != 200)
+    }
+
+    @Test(
+        "cache endpoints list, show and serve bodies; DELETE and POST /purge take effect at once; the token guards them"
+    )
+    func cacheEndpoints() throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin(token: "s3cret")
+        let client = try RawClient(port: proxy.port)
+        for path in ["/one", "/two", "/three"] { _ = try client.request(RawClient.get(origin.url(path))) }
+        let listed = try Self.request(admin, "GET", "/cache?sort=age&limit=10")
+        let entries = try #require((try? JSONSerialization.jsonObject(with: Data(listed.body))) as? [[String: Any]])
+        #expect(entries.count == 3)
+        let one = try #require(entries.first { $0["url"] as? String == origin.url("/one") })
+        let id = try #require(one["id"] as? Int)
+        let filtered = try Self.request(admin, "GET", "/cache?url=%2A%2Ftwo")
+        #expect(((try? JSONSerialization.jsonObject(with: Data(filtered.body))) as? [Any])?.count == 1)
+        let shown = Self.object(try Self.request(admin, "GET", "/cache/\(id)"))
+        #expect((shown["headers"] as? [[String]])?.contains(["Content-Type", "application/json"]) == true)
+        let body = try Self.request(admin, "GET", "/cache/\(id)/body")
+        #expect(body.text == #"{"path":"/one"}"#)
+        #expect(body.header("content-type") == "application/json")
+        #expect(try Self.request(admin, "GET", "/cache/999999").status == 404)
+
+        #expect(try Self.request(admin, "DELETE", "/cache/\(id)").status == 401)
+        let deleted = try Self.request(admin, "DELETE", "/cache/\(id)", headers: "Authorization: Bearer s3cret\r\n")
+        #expect(Self.object(deleted)["purged"] as? Int == 1)
+        let after = try client.request(RawClient.get(origin.url("/one")))
+        #expect(after.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        let bad = try Self.request(admin, "POST", "/purge", headers: "Authorization: Bearer s3cret\r\n")
+        #expect(bad.status == 400)
+        let purged = try Self.request(
+            admin, "POST", "/purge?all", headers: "Authorization: Bearer s3cret\r\nContent-Length: 2\r\n\r\n{}")
+        #expect(Self.object(purged)["purged"] as? Int == 3)
+    }
+
+    @Test("GET /events streams one event per completed exchange")
+    func events() throws {
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let watcher = try RawClient(port: admin)
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let head = try #require(try watcher.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        #expect(head.fields.contains { $0.0.lowercased() == "content-type" && $0.1 == "text/event-stream" })
+        #expect(proxy.waitUntil { proxy.onLoop { $0.session.eventMonitor.monitors.count } >= 2 })
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/watched")))
+        var data: String?
+        for _ in 0..<10 where data == nil {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+        }
+        let event = try #require(
+            (try? JSONSerialization.jsonObject(with: Data((data ?? "").utf8))) as? [String: Any])
+        #expect(event["url"] as? String == origin.url("/watched"))
+        #expect(event["status"] as? Int == 200)
+        #expect(event["cache_status"] as? String == "Sluice; fwd=uri-miss; stored")
+        #expect(event["validation"] as? String == "passed")
+        #expect(event["duration_ms"] as? Double != nil)
+    }
+}
