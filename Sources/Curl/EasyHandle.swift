@@ -248,6 +248,31 @@ public final class EasyHandle {
     /// Seconds for the whole transfer. - SeeAlso: `CURLINFO_TOTAL_TIME_T`.
     public var totalTime: Double { microseconds(CURLINFO_TOTAL_TIME_T) }
 
+    /// The phases of the last transfer, each in seconds from its start (curl's cumulative times):
+    /// name resolved, TCP connected, TLS done (0 for http), request sent, first byte, complete.
+    public struct Timings: Sendable, Equatable {
+        public var nameLookup = 0.0
+        public var connect = 0.0
+        public var tls = 0.0
+        public var preTransfer = 0.0
+        public var firstByte = 0.0
+        public var total = 0.0
+        public init() {}
+    }
+
+    /// - SeeAlso: `CURLINFO_NAMELOOKUP_TIME_T`, `CURLINFO_CONNECT_TIME_T`, `CURLINFO_APPCONNECT_TIME_T`,
+    ///   `CURLINFO_PRETRANSFER_TIME_T`, `CURLINFO_STARTTRANSFER_TIME_T`, `CURLINFO_TOTAL_TIME_T`.
+    public var timings: Timings {
+        var timings = Timings()
+        timings.nameLookup = microseconds(CURLINFO_NAMELOOKUP_TIME_T)
+        timings.connect = microseconds(CURLINFO_CONNECT_TIME_T)
+        timings.tls = microseconds(CURLINFO_APPCONNECT_TIME_T)
+        timings.preTransfer = microseconds(CURLINFO_PRETRANSFER_TIME_T)
+        timings.firstByte = microseconds(CURLINFO_STARTTRANSFER_TIME_T)
+        timings.total = microseconds(CURLINFO_TOTAL_TIME_T)
+        return timings
+    }
+
     /// Number of new connections this transfer opened (0 = reused). - SeeAlso: `CURLINFO_NUM_CONNECTS`.
     public var newConnections: Int {
         var count = 0

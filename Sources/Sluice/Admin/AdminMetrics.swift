@@ -44,17 +44,22 @@ enum AdminMetrics {
                 ("{outcome=\"stripped\"}", Double(stats.jsonStripped)),
                 ("{outcome=\"untouched\"}", Double(stats.jsonUntouched)),
             ])
-        out += "# HELP sluice_exchange_duration_seconds Client request to last byte.\n"
-        out += "# TYPE sluice_exchange_duration_seconds histogram\n"
-        var cumulative = 0
-        for (index, bound) in EventFeed.durationBuckets.enumerated() {
-            cumulative += feed.durationCounts[index]
-            out += "sluice_exchange_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        func histogram(_ name: String, _ help: String, _ counts: [Int], _ sum: Double) {
+            out += "# HELP sluice_\(name) \(help)\n# TYPE sluice_\(name) histogram\n"
+            var cumulative = 0
+            for (index, bound) in EventFeed.durationBuckets.enumerated() {
+                cumulative += counts[index]
+                out += "sluice_\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += counts[EventFeed.durationBuckets.count]
+            out += "sluice_\(name)_bucket{le=\"+Inf\"} \(cumulative)\n"
+            out += "sluice_\(name)_sum \(sum)\nsluice_\(name)_count \(cumulative)\n"
         }
-        cumulative += feed.durationCounts[EventFeed.durationBuckets.count]
-        out += "sluice_exchange_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "sluice_exchange_duration_seconds_sum \(feed.durationSum)\n"
-        out += "sluice_exchange_duration_seconds_count \(cumulative)\n"
+        histogram(
+            "exchange_duration_seconds", "Client request head to last byte.", feed.durationCounts, feed.durationSum)
+        histogram(
+            "upstream_first_byte_seconds", "Upstream transfer start to the first response byte.",
+            feed.firstByteCounts, feed.firstByteSum)
         return out
     }
 }

@@ -38,10 +38,19 @@ final class EventFeed: EventMonitor {
     /// Responses by status class, 1xx to 5xx.
     private(set) var statusClasses = [Int](repeating: 0, count: 5)
 
+    /// Upstream time to first byte, same buckets.
+    private(set) var firstByteCounts = [Int](repeating: 0, count: durationBuckets.count + 1)
+    private(set) var firstByteSum = 0.0
+
     func exchangeDidComplete(_ record: ExchangeRecord) {
         let slot = EventFeed.durationBuckets.firstIndex { record.duration <= $0 } ?? EventFeed.durationBuckets.count
         durationCounts[slot] += 1
         durationSum += record.duration
+        if record.upstreamTime != nil, let firstByte = record.timeline?.firstByte {
+            firstByteCounts[
+                EventFeed.durationBuckets.firstIndex { firstByte <= $0 } ?? EventFeed.durationBuckets.count] += 1
+            firstByteSum += firstByte
+        }
         if (100..<600).contains(record.status) { statusClasses[record.status / 100 - 1] += 1 }
         guard !subscribers.isEmpty else { return }
         let event = EventFeed.json(record, time: clock()).json
@@ -67,6 +76,16 @@ final class EventFeed: EventMonitor {
             ("cache_status", .optional(record.cacheStatus)), ("rule", .optional(record.rule)),
             ("validation", validation), ("transform", .optional(record.transform)),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
+            ("timeline", record.timeline.map(EventFeed.json) ?? .null),
+        ])
+    }
+
+    static func json(_ timeline: Timeline) -> JSONValue {
+        func ms(_ seconds: Double) -> JSONValue { .double((seconds * 1e6).rounded() / 1e3) }
+        return .object([
+            ("queued_ms", ms(timeline.queued)), ("dns_ms", ms(timeline.dns)), ("connect_ms", ms(timeline.connect)),
+            ("tls_ms", ms(timeline.tls)), ("first_byte_ms", ms(timeline.firstByte)),
+            ("complete_ms", ms(timeline.complete)),
         ])
     }
 }

@@ -275,11 +275,14 @@ final class Exchange {
         guard !finished else { return }
         finished = true
         releaseCollapsedWaiters()
+        let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
+        let timeline = task?.timeline(exchangeStart: startTime, complete: duration)
         let record = ExchangeRecord(
             client: client.peerText, method: request.method, url: requestURLText, status: status,
-            bytesSent: bytesSent, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,
+            bytesSent: bytesSent, duration: duration,
             upstreamTime: task?.timeToHead, error: error, aborted: aborted, rule: ruleMatched ? rule.name : nil,
-            validationFailure: validationFailure, transform: transformNote, cacheStatus: cacheStatus)
+            validationFailure: validationFailure, transform: transformNote, cacheStatus: cacheStatus,
+            timeline: timeline)
         client.server.session.eventMonitor.exchangeDidComplete(record)
         client.exchangeDidFinish(self, closeConnection: closeConnection, abort: aborted && framing == .close)
     }

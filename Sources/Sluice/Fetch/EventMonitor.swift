@@ -80,4 +80,28 @@ public struct ExchangeRecord: Sendable {
     public var transform: String? = nil
     /// The response's `Cache-Status`.
     public var cacheStatus: String? = nil
+    /// Where the time went, when the origin was contacted.
+    public var timeline: Timeline? = nil
+}
+
+/// An exchange's phases in seconds (Alamofire's `Timeline`): waiting before the upstream
+/// transfer began (lookup, a collapsed fetch), then libcurl's DNS, TCP connect and TLS phases
+/// (0 on a reused connection), the first response byte counted from the transfer's start, and
+/// the whole exchange.
+public struct Timeline: Sendable, Equatable {
+    public var queued: Double
+    public var dns: Double
+    public var connect: Double
+    public var tls: Double
+    public var firstByte: Double
+    public var complete: Double
+
+    public init(queued: Double, dns: Double, connect: Double, tls: Double, firstByte: Double, complete: Double) {
+        self.queued = queued
+        self.dns = dns
+        self.connect = connect
+        self.tls = tls
+        self.firstByte = firstByte
+        self.complete = complete
+    }
 }

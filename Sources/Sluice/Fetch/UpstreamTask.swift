@@ -20,6 +20,11 @@ public final class UpstreamTask {
     public private(set) var bodyBytes: Int64 = 0
     /// Seconds from start to the response head.
     public private(set) var timeToHead: Double?
+    /// The last transfer's phases (libcurl's timings), once it ended.
+    public private(set) var timings: EasyHandle.Timings?
+    /// When the task was created and when its first transfer started (monotonic nanoseconds).
+    public let createdAt = EventLoop.monotonicNanoseconds()
+    public private(set) var startedAt: UInt64 = 0
     /// New upstream connections this task opened (0 = it reused pooled ones).
     public private(set) var openedConnections = 0
     /// The will-cache hook's answer at completion: `nil` = no hook ran, `.some(nil)` = store nothing,
@@ -65,6 +70,16 @@ public final class UpstreamTask {
         redirectState = RedirectState(limit: session.settings.redirectLimit, start: request.url)
     }
 
+    /// The exchange's ``Timeline`` from this task's libcurl timings (`nil` before the transfer ended).
+    func timeline(exchangeStart: UInt64, complete: Double) -> Timeline? {
+        guard let timings else { return nil }
+        return Timeline(
+            queued: Double(startedAt &- exchangeStart) / 1e9, dns: timings.nameLookup,
+            connect: max(0, timings.connect - timings.nameLookup),
+            tls: timings.tls > 0 ? max(0, timings.tls - timings.connect) : 0, firstByte: timings.firstByte,
+            complete: complete)
+    }
+
     /// Whether the task has finished (successfully or not).
     public var isFinished: Bool { finished }
 
@@ -75,6 +90,7 @@ public final class UpstreamTask {
     public func start() {
         if startTime == 0 { session.eventMonitor.taskDidStart(self) }
         startTime = EventLoop.monotonicNanoseconds()
+        if startedAt == 0 { startedAt = startTime }
         let handle = session.checkoutHandle()
         self.handle = handle
         handle.delegate = self
@@ -126,6 +142,7 @@ public final class UpstreamTask {
     func transferDidComplete(error: CurlError?) {
         headTimer?.cancel()
         openedConnections += handle?.newConnections ?? 0
+        timings = handle?.timings
         if failure == nil, let next = pendingRedirect {
             pendingRedirect = nil
             recycleHandle()

@@ -32,6 +32,11 @@ final class AccessLog: EventMonitor {
         var text = "\(record.client) \"\(record.method) \(record.url)\" \(record.status) \(record.bytesSent) "
         text += milliseconds(record.duration)
         if let upstream = record.upstreamTime { text += " upstream=" + milliseconds(upstream) }
+        if let timeline = record.timeline {
+            text += " timeline=queued:" + milliseconds(timeline.queued) + ",dns:" + milliseconds(timeline.dns)
+            text += ",connect:" + milliseconds(timeline.connect) + ",tls:" + milliseconds(timeline.tls)
+            text += ",ttfb:" + milliseconds(timeline.firstByte)
+        }
         if let error = record.error {
             let problem = Problem(error)
             text += " problem=\(problem.slug) detail=\(JSONText.quote(problem.detail))"

@@ -52,6 +52,7 @@ struct AdminTests {
         #expect(metrics.text.contains("sluice_responses_by_class_total{class=\"2xx\"} 2\n"))
         #expect(metrics.text.contains("sluice_exchange_duration_seconds_count 3\n"))
         #expect(metrics.text.contains("# TYPE sluice_exchange_duration_seconds histogram"))
+        #expect(metrics.text.contains("sluice_upstream_first_byte_seconds_count 1\n"))
     }
 
     @Test(
@@ -136,5 +137,11 @@ struct AdminTests {
         #expect(event["cache_status"] as? String == "Sluice; fwd=uri-miss; stored")
         #expect(event["validation"] as? String == "passed")
         #expect(event["duration_ms"] as? Double != nil)
+        let timeline = try #require(event["timeline"] as? [String: Any])
+        for phase in ["queued_ms", "dns_ms", "connect_ms", "tls_ms", "first_byte_ms", "complete_ms"] {
+            #expect((timeline[phase] as? Double ?? -1) >= 0, "\(phase)")
+        }
+        #expect((timeline["first_byte_ms"] as? Double ?? 0) <= (timeline["complete_ms"] as? Double ?? 0))
+        #expect(proxy.logLines.all.contains { $0.contains("timeline=queued:") && $0.contains(",ttfb:") })
     }
 }
