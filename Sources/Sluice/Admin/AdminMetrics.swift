@@ -1,65 +1,116 @@
-/// `GET /metrics` in the Prometheus text exposition format (version 0.0.4).
-enum AdminMetrics {
-    static func text(_ proxy: ProxyServer, feed: EventFeed) -> String {
-        let stats = proxy.stats
-        var out = ""
-        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Double)]) {
-            out += "# HELP sluice_\(name) \(help)\n# TYPE sluice_\(name) \(type)\n"
-            for (labels, value) in samples {
-                let number = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-                out += "sluice_\(name)\(labels) \(number)\n"
-            }
+import Metrics
+import Prometheus
+
+/// The proxy's metrics through swift-metrics, kept in a Prometheus registry of the admin server
+/// (not the process-wide one: several proxies in one process keep their own) and written by
+/// `GET /metrics` in the text exposition format. Exchanges are counted and timed as they finish;
+/// the counters of ``Stats`` are brought up to date at each scrape.
+final class AdminMetrics: EventMonitor {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let responsesByClass: [Metrics.Counter]
+    private let cacheOutcomes: [String: Metrics.Counter]
+    private let exchangeDuration: Metrics.Timer
+    private let firstByte: Metrics.Timer
+    private let dns: Metrics.Timer
+    private let connect: Metrics.Timer
+    private let tls: Metrics.Timer
+    private let stats: [(counter: Metrics.Counter, value: (Stats) -> Int)]
+    private var reported: [Int]
+    private let connectionsOpen: Metrics.Gauge
+    private let cacheBytes: Metrics.Gauge
+    private let cacheCapacity: Metrics.Gauge
+    private let eventSubscribers: Metrics.Gauge
+
+    /// Histogram buckets from 0.25 ms to 10 s: a hit takes well under a millisecond.
+    static let buckets: [Double] = [
+        0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = AdminMetrics.buckets.map { .nanoseconds(Int64($0 * 1e9)) }
+        self.factory = factory
+        responsesByClass = (1...5).map {
+            Metrics.Counter(label: "sluice_responses_total", dimensions: [("class", "\($0)xx")], factory: factory)
         }
-        metric("requests_total", "counter", "Client requests read.", [("", Double(stats.requests))])
-        metric("responses_total", "counter", "Responses completed.", [("", Double(stats.responses))])
-        metric("errors_total", "counter", "Exchanges that ended in an error.", [("", Double(stats.errors))])
-        metric(
-            "responses_by_class_total", "counter", "Responses by status class.",
-            feed.statusClasses.enumerated().map { ("{class=\"\($0.offset + 1)xx\"}", Double($0.element)) })
-        metric("connections_open", "gauge", "Client connections open.", [("", Double(stats.connectionsOpen))])
-        metric(
-            "connections_accepted_total", "counter", "Client connections accepted.",
-            [("", Double(stats.connectionsAccepted))])
-        metric(
-            "connections_refused_total", "counter", "Client connections refused.",
-            [("", Double(stats.connectionsRefused))])
-        metric("tunnels_total", "counter", "CONNECT tunnels opened.", [("", Double(stats.tunnels))])
-        metric("upstream_tasks_total", "counter", "Upstream tasks started.", [("", Double(stats.upstreamTasks))])
-        metric(
-            "upstream_connections_total", "counter", "Upstream connections opened.",
-            [("", Double(stats.upstreamConnections))])
-        metric("cache_hits_total", "counter", "Responses served from the cache.", [("", Double(stats.cacheHits))])
-        metric("cache_stores_total", "counter", "Responses stored.", [("", Double(stats.cacheStores))])
-        metric("cache_bytes", "gauge", "Bytes of stored bodies.", [("", Double(proxy.cache?.totalBytes ?? 0))])
-        metric("cache_capacity_bytes", "gauge", "cache.capacity.", [("", Double(proxy.cache?.capacity ?? 0))])
-        metric(
-            "validation_total", "counter", "Responses that failed validation, by outcome.",
-            [
-                ("{outcome=\"rejected\"}", Double(stats.validationRejected)),
-                ("{outcome=\"reported\"}", Double(stats.validationReported)),
-            ])
-        metric(
-            "json_strip_total", "counter", "JSON bodies null-stripped or left untouched.",
-            [
-                ("{outcome=\"stripped\"}", Double(stats.jsonStripped)),
-                ("{outcome=\"untouched\"}", Double(stats.jsonUntouched)),
-            ])
-        func histogram(_ name: String, _ help: String, _ counts: [Int], _ sum: Double) {
-            out += "# HELP sluice_\(name) \(help)\n# TYPE sluice_\(name) histogram\n"
-            var cumulative = 0
-            for (index, bound) in EventFeed.durationBuckets.enumerated() {
-                cumulative += counts[index]
-                out += "sluice_\(name)_bucket{le=\"\(bound)\"} \(cumulative)\n"
-            }
-            cumulative += counts[EventFeed.durationBuckets.count]
-            out += "sluice_\(name)_bucket{le=\"+Inf\"} \(cumulative)\n"
-            out += "sluice_\(name)_sum \(sum)\nsluice_\(name)_count \(cumulative)\n"
+        cacheOutcomes = Dictionary(
+            uniqueKeysWithValues: ["hit", "miss", "stale", "collapsed", "stale_if_error", "bypass"].map {
+                (
+                    $0,
+                    Metrics.Counter(
+                        label: "sluice_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory)
+                )
+            })
+        exchangeDuration = Metrics.Timer(label: "sluice_exchange_duration_seconds", factory: factory)
+        firstByte = Metrics.Timer(label: "sluice_upstream_first_byte_seconds", factory: factory)
+        dns = Metrics.Timer(label: "sluice_upstream_dns_seconds", factory: factory)
+        connect = Metrics.Timer(label: "sluice_upstream_connect_seconds", factory: factory)
+        tls = Metrics.Timer(label: "sluice_upstream_tls_seconds", factory: factory)
+        func counter(_ name: String, _ dimensions: [(String, String)] = [], _ value: @escaping (Stats) -> Int)
+            -> (Metrics.Counter, (Stats) -> Int)
+        {
+            (Metrics.Counter(label: name, dimensions: dimensions, factory: factory), value)
         }
-        histogram(
-            "exchange_duration_seconds", "Client request head to last byte.", feed.durationCounts, feed.durationSum)
-        histogram(
-            "upstream_first_byte_seconds", "Upstream transfer start to the first response byte.",
-            feed.firstByteCounts, feed.firstByteSum)
-        return out
+        stats = [
+            counter("sluice_requests_total") { $0.requests },
+            counter("sluice_errors_total") { $0.errors },
+            counter("sluice_connections_accepted_total") { $0.connectionsAccepted },
+            counter("sluice_connections_refused_total") { $0.connectionsRefused },
+            counter("sluice_tunnels_total") { $0.tunnels },
+            counter("sluice_upstream_tasks_total") { $0.upstreamTasks },
+            counter("sluice_upstream_connections_total") { $0.upstreamConnections },
+            counter("sluice_cache_hits_total") { $0.cacheHits },
+            counter("sluice_cache_stores_total") { $0.cacheStores },
+            counter("sluice_validation_failures_total", [("outcome", "rejected")]) { $0.validationRejected },
+            counter("sluice_validation_failures_total", [("outcome", "reported")]) { $0.validationReported },
+            counter("sluice_json_strip_total", [("outcome", "stripped")]) { $0.jsonStripped },
+            counter("sluice_json_strip_total", [("outcome", "untouched")]) { $0.jsonUntouched },
+        ]
+        reported = [Int](repeating: 0, count: stats.count)
+        connectionsOpen = Metrics.Gauge(label: "sluice_connections_open", factory: factory)
+        cacheBytes = Metrics.Gauge(label: "sluice_cache_bytes", factory: factory)
+        cacheCapacity = Metrics.Gauge(label: "sluice_cache_capacity_bytes", factory: factory)
+        eventSubscribers = Metrics.Gauge(label: "sluice_event_subscribers", factory: factory)
+    }
+
+    func exchangeDidComplete(_ record: ExchangeRecord) {
+        if (100..<600).contains(record.status) { responsesByClass[record.status / 100 - 1].increment() }
+        exchangeDuration.recordNanoseconds(Int64(record.duration * 1e9))
+        if let status = record.cacheStatus { cacheOutcomes[AdminMetrics.outcome(status)]?.increment() }
+        if let timeline = record.timeline, record.upstreamTime != nil {
+            firstByte.recordNanoseconds(Int64(timeline.firstByte * 1e9))
+            dns.recordNanoseconds(Int64(timeline.dns * 1e9))
+            connect.recordNanoseconds(Int64(timeline.connect * 1e9))
+            tls.recordNanoseconds(Int64(timeline.tls * 1e9))
+        }
+    }
+
+    /// A `Cache-Status` summed up: `hit`, `miss` (stored or not), `stale` (revalidated),
+    /// `collapsed`, `stale_if_error`, or `bypass` (methods and requests the cache does not take part in).
+    static func outcome(_ status: String) -> String {
+        if status.contains("detail=stale-if-error") { return "stale_if_error" }
+        if status.contains("; collapsed") { return "collapsed" }
+        if status.hasPrefix(Exchange.cacheName + "; hit") { return "hit" }
+        if status.contains("fwd=stale") { return "stale" }
+        if status.contains("fwd=method") || status.contains("fwd=request") { return "bypass" }
+        return "miss"
+    }
+
+    /// The text for `GET /metrics`.
+    func text(_ proxy: ProxyServer, feed: EventFeed) -> String {
+        let current = proxy.stats
+        for (index, stat) in stats.enumerated() {
+            let value = stat.value(current)
+            if value > reported[index] { stat.counter.increment(by: value - reported[index]) }
+            reported[index] = value
+        }
+        connectionsOpen.record(current.connectionsOpen)
+        cacheBytes.record(proxy.cache?.totalBytes ?? 0)
+        cacheCapacity.record(proxy.cache?.capacity ?? 0)
+        eventSubscribers.record(feed.subscriberCount)
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -39,7 +39,7 @@ struct AdminRoutes {
         case ("stats", _): return .json(200, stats())
         case ("metrics", _):
             return .text(
-                contentType: "text/plain; version=0.0.4; charset=utf-8", AdminMetrics.text(proxy, feed: server.feed))
+                contentType: "text/plain; version=0.0.4; charset=utf-8", server.metrics.text(proxy, feed: server.feed))
         case ("events", _): return .events
         case ("cache", 1): return cacheList(query)
         case ("cache", 2): return cacheEntry(parts[1])

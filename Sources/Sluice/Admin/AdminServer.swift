@@ -10,6 +10,7 @@ public final class AdminServer {
     unowned let proxy: ProxyServer
     let token: String
     let feed: EventFeed
+    let metrics: AdminMetrics
     let startTime: Double
     private var listener: Listener?
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
@@ -21,6 +22,7 @@ public final class AdminServer {
         startTime = proxy.clock()
         feed = EventFeed()
         feed.clock = { [unowned proxy] in proxy.clock() }
+        metrics = AdminMetrics()
         var probe = Configuration()
         probe.listen = listen
         let (host, port) = probe.listenAddress
@@ -29,6 +31,7 @@ public final class AdminServer {
         }
         localAddress = SocketAddress(ip: ip, port: port)
         proxy.session.eventMonitor.add(feed)
+        proxy.session.eventMonitor.add(metrics)
         let listener = try Listener(loop: proxy.loop, address: localAddress) { [unowned self] fd, peer in
             self.accept(fd: fd, peer: peer)
         }

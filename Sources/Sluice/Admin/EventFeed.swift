@@ -29,29 +29,7 @@ final class EventFeed: EventMonitor {
         if recent.count > EventFeed.recentLimit { recent.removeFirst(recent.count - EventFeed.recentLimit) }
     }
 
-    /// Exchange durations for the metrics histogram (upper bounds in seconds; one more slot for +Inf).
-    static let durationBuckets: [Double] = [
-        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-    ]
-    private(set) var durationCounts = [Int](repeating: 0, count: durationBuckets.count + 1)
-    private(set) var durationSum = 0.0
-    /// Responses by status class, 1xx to 5xx.
-    private(set) var statusClasses = [Int](repeating: 0, count: 5)
-
-    /// Upstream time to first byte, same buckets.
-    private(set) var firstByteCounts = [Int](repeating: 0, count: durationBuckets.count + 1)
-    private(set) var firstByteSum = 0.0
-
     func exchangeDidComplete(_ record: ExchangeRecord) {
-        let slot = EventFeed.durationBuckets.firstIndex { record.duration <= $0 } ?? EventFeed.durationBuckets.count
-        durationCounts[slot] += 1
-        durationSum += record.duration
-        if record.upstreamTime != nil, let firstByte = record.timeline?.firstByte {
-            firstByteCounts[
-                EventFeed.durationBuckets.firstIndex { firstByte <= $0 } ?? EventFeed.durationBuckets.count] += 1
-            firstByteSum += firstByte
-        }
-        if (100..<600).contains(record.status) { statusClasses[record.status / 100 - 1] += 1 }
         guard !subscribers.isEmpty else { return }
         let event = EventFeed.json(record, time: clock()).json
         let frame = Array(("event: exchange\ndata: " + event + "\n\n").utf8)
