@@ -89,11 +89,12 @@ final class AdminMetrics: EventMonitor {
     /// A `Cache-Status` summed up: `hit`, `miss` (stored or not), `stale` (revalidated),
     /// `collapsed`, `stale_if_error`, or `bypass` (methods and requests the cache does not take part in).
     static func outcome(_ status: String) -> String {
-        if status.contains("detail=stale-if-error") { return "stale_if_error" }
-        if status.contains("; collapsed") { return "collapsed" }
-        if status.hasPrefix(Exchange.cacheName + "; hit") { return "hit" }
-        if status.contains("fwd=stale") { return "stale" }
-        if status.contains("fwd=method") || status.contains("fwd=request") { return "bypass" }
+        // Prefix and suffix tests only: this runs for every exchange.
+        if status.hasPrefix("Sluice; hit") { return "hit" }
+        if status.hasSuffix("detail=stale-if-error") { return "stale_if_error" }
+        if status.hasSuffix("; collapsed") { return "collapsed" }
+        if status.hasPrefix("Sluice; fwd=stale") { return "stale" }
+        if status.hasPrefix("Sluice; fwd=method") || status.hasPrefix("Sluice; fwd=request") { return "bypass" }
         return "miss"
     }
 
