@@ -10,98 +10,6 @@ import SQLite
 /// chunks written as the response streams. An entry is visible only once it is marked complete,
 /// so an aborted transfer or a crash leaves nothing that could be served. Loop-confined.
 final class CacheStore {
-    /// A stored response, without its body.
-    struct Entry {
-        let key: String
-        let id: Int64
-        let variant: String
-        let varyNames: [String]
-        let status: Int
-        let reason: String
-        var headers: HTTPFields
-        var requestTime: Double
-        var responseTime: Double
-        let size: Int64
-        /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
-        var ttl: Int64?
-        /// What the freshness computations need from the header fields, parsed once.
-        var facts: Facts
-
-        /// The entry's current age at `now`.
-        func age(at now: Double) -> Int64 {
-            facts.currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
-        }
-    }
-
-    /// The parts of a stored head that freshness and age depend on (RFC 9111 §4.2).
-    struct Facts {
-        /// `Date`, in seconds since the epoch.
-        let date: Double?
-        /// `Age`, in seconds.
-        let age: Double
-        /// The freshness lifetime the header fields give (§4.2.1).
-        let lifetime: Int64
-        /// The stored `Cache-Control`.
-        let control: CacheControl
-
-        /// §4.2.3: the entry's current age at `now`.
-        func currentAge(requestTime: Double, responseTime: Double, now: Double) -> Int64 {
-            CachePolicy.currentAge(
-                date: date, ageValue: age, requestTime: requestTime, responseTime: responseTime, now: now)
-        }
-
-        init(_ headers: HTTPFields, shared: Bool, heuristic: CachePolicy.Heuristic) {
-            date = headers["date"].flatMap(HTTPDate.parse).map(Double.init)
-            age = headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0
-            lifetime = CachePolicy.freshnessLifetime(
-                ResponseHead(status: 200, headers: headers), shared: shared, heuristic: heuristic)
-            control = CacheControl(headers)
-        }
-    }
-
-    static let schemaVersion = 3
-    static let migrations = [
-        """
-        CREATE TABLE entries(
-          id INTEGER PRIMARY KEY,
-          key TEXT NOT NULL,
-          variant TEXT NOT NULL,
-          vary TEXT NOT NULL,
-          method TEXT NOT NULL,
-          url TEXT NOT NULL,
-          host TEXT NOT NULL,
-          status INTEGER NOT NULL,
-          reason TEXT NOT NULL,
-          headers TEXT NOT NULL,
-          request_time REAL NOT NULL,
-          response_time REAL NOT NULL,
-          etag TEXT,
-          last_modified TEXT,
-          size INTEGER NOT NULL DEFAULT 0,
-          hits INTEGER NOT NULL DEFAULT 0,
-          last_access REAL NOT NULL,
-          rule TEXT,
-          complete INTEGER NOT NULL DEFAULT 0);
-        CREATE INDEX entries_key ON entries(key, complete);
-        CREATE INDEX entries_access ON entries(last_access);
-        CREATE TABLE chunks(
-          entry INTEGER NOT NULL,
-          seq INTEGER NOT NULL,
-          data BLOB NOT NULL,
-          PRIMARY KEY(entry, seq)) WITHOUT ROWID;
-        CREATE TABLE decisions(
-          url TEXT PRIMARY KEY,
-          time REAL NOT NULL,
-          stored INTEGER NOT NULL,
-          reason TEXT) WITHOUT ROWID;
-        """,
-        "ALTER TABLE entries ADD COLUMN ttl INTEGER",
-        "CREATE INDEX decisions_time ON decisions(time)",
-    ]
-
-    /// Most storing decisions kept (one per URL, the newest); older ones are dropped.
-    static let decisionLimit = 100_000
-
     let database: Database
     let capacity: Int64
     let settings: Configuration.Cache
@@ -525,40 +433,6 @@ final class CacheStore {
         } catch {
             logger.warning("cache eviction failed: \(error)")
         }
-    }
-
-    // MARK: - Header text
-
-    static func encode(_ headers: HTTPFields) -> String {
-        headers.map { $0.name + ": " + $0.value + "\r\n" }.joined()
-    }
-
-    /// The inverse of ``encode(_:)``, byte by byte.
-    static func decode(_ text: String) -> HTTPFields {
-        var fields = HTTPFields()
-        var copy = text
-        copy.withUTF8 { b in
-            var lineStart = 0
-            let n = b.count
-            while lineStart < n {
-                var lineEnd = lineStart
-                while lineEnd < n, b[lineEnd] != 0x0D, b[lineEnd] != 0x0A { lineEnd += 1 }
-                var colon = lineStart
-                while colon < lineEnd, b[colon] != 0x3A { colon += 1 }
-                if colon < lineEnd {
-                    var valueStart = colon + 1
-                    while valueStart < lineEnd, b[valueStart] == 0x20 || b[valueStart] == 0x09 { valueStart += 1 }
-                    var valueEnd = lineEnd
-                    while valueEnd > valueStart, b[valueEnd - 1] == 0x20 || b[valueEnd - 1] == 0x09 { valueEnd -= 1 }
-                    fields.append(
-                        name: String(decoding: UnsafeBufferPointer(rebasing: b[lineStart..<colon]), as: UTF8.self),
-                        value: String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self))
-                }
-                lineStart = lineEnd
-                while lineStart < n, b[lineStart] == 0x0D || b[lineStart] == 0x0A { lineStart += 1 }
-            }
-        }
-        return fields
     }
 }
 
