@@ -42,7 +42,8 @@ public final class AdminServer {
 
     private func accept(fd: Int32, peer: SocketAddress) {
         let connection = Connection(loop: proxy.loop, fd: fd, peer: peer)
-        guard peer.unmapped.isLoopback else {
+        // Loopback peers only, and not so many that the proxy runs out of descriptors.
+        guard peer.unmapped.isLoopback, connections.count < AdminServer.connectionLimit else {
             connection.close()
             return
         }
@@ -60,6 +61,9 @@ public final class AdminServer {
         listener = nil
         for connection in Array(connections.values) { connection.close() }
     }
+
+    /// Most admin connections (event streams included) at once; more are closed at accept.
+    static let connectionLimit = 64
 
     /// Admin connections open now.
     public var openConnections: Int { connections.count }
