@@ -60,7 +60,23 @@ final class AdminConnection: ConnectionDelegate {
         handle(request)
     }
 
-    func connectionDidDrain(_ connection: Connection) {}
+    func connectionDidDrain(_ connection: Connection) { pump() }
+
+    /// A stored body being sent: the chunks go out as the client reads them.
+    private var stream: (inspector: CacheInspector, entry: Int64, next: Int64)?
+    static let highWater = 256 * 1024
+
+    private func pump() {
+        while var current = stream, connection.outputCount < AdminConnection.highWater {
+            guard let chunk = try? current.inspector.chunk(of: current.entry, seq: current.next) else {
+                stream = nil
+                return finish()
+            }
+            connection.write(chunk)
+            current.next += 1
+            stream = current
+        }
+    }
 
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
         switch event {
@@ -108,8 +124,13 @@ final class AdminConnection: ConnectionDelegate {
             respond(status: status, json: value)
         case .text(let contentType, let text):
             respond(status: 200, contentType: contentType, body: Array(text.utf8))
-        case .bytes(let headers, let body):
-            respond(status: 200, headers: headers, body: body)
+        case .body(let headers, let length, let inspector, let entry):
+            var headers = headers
+            headers.append(name: "Content-Length", value: String(length))
+            writeHead(status: 200, headers: headers)
+            guard request.method != "HEAD" else { return finish() }
+            stream = (inspector, entry, 0)
+            pump()
         case .events:
             startEventStream()
         }
@@ -146,16 +167,21 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     private func respond(status: Int, headers: HTTPFields, body: [UInt8]) {
-        answered = true
         var headers = headers
         headers.append(name: "Content-Length", value: String(body.count))
+        writeHead(status: status, headers: headers)
+        if request?.method != "HEAD" { connection.write(body) }
+        finish()
+    }
+
+    private func writeHead(status: Int, headers: HTTPFields) {
+        answered = true
+        var headers = headers
         headers.append(name: "Cache-Control", value: "no-store")
         headers.append(name: "Date", value: server.proxy.date.now)
         headers.append(name: "X-Content-Type-Options", value: "nosniff")
         headers.append(name: "Connection", value: "close")
         connection.write(ResponseWriter.head(status: status, reason: "", headers: headers))
-        if request?.method != "HEAD" { connection.write(body) }
-        finish()
     }
 
     private func finish() {

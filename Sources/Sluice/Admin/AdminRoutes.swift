@@ -8,7 +8,8 @@ struct AdminRoutes {
     enum Answer {
         case json(Int, JSONValue)
         case text(contentType: String, String)
-        case bytes(HTTPFields, [UInt8])
+        /// A stored body, sent chunk by chunk as the client reads it.
+        case body(HTTPFields, length: Int64, CacheInspector, entry: Int64)
         case events
     }
 
@@ -182,16 +183,12 @@ struct AdminRoutes {
             guard let entry = try inspector.entries(for: id, now: proxy.clock()).first else {
                 return .json(404, AdminConnection.error("no entry \(id)"))
             }
-            // Bodies are at most cache.max_entry_size; read whole for one response.
-            var body: [UInt8] = []
-            body.reserveCapacity(Int(entry.size))
-            try inspector.body(of: number) { body.append(contentsOf: $0) }
             var headers = HTTPFields()
             headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream")
             if let coding = entry.headers["content-encoding"] {
                 headers.append(name: "Content-Encoding", value: coding)
             }
-            return .bytes(headers, body)
+            return .body(headers, length: entry.size, inspector, entry: number)
         } catch {
             return unavailable(error)
         }

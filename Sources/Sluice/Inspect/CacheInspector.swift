@@ -212,6 +212,14 @@ public final class CacheInspector {
     }
 
     /// Totals from the index and the rows' fixed columns (no header decoding: fast on big caches).
+    /// Chunk `seq` of an entry's stored body (`nil` past the end), for streaming with backpressure.
+    public func chunk(of id: Int64, seq: Int64) throws -> [UInt8]? {
+        let statement = try database.prepare("SELECT data FROM chunks WHERE entry=?1 AND seq=?2")
+        try statement.bind(id, at: 1)
+        try statement.bind(seq, at: 2)
+        return try statement.step() ? statement.blob(at: 0) : nil
+    }
+
     public func stats() throws -> Stats {
         let totals = try database.prepare(
             "SELECT count(*), COALESCE(sum(size), 0), COALESCE(sum(hits), 0), min(response_time), max(response_time) FROM entries WHERE complete=1"
