@@ -10,37 +10,14 @@ DURATION="${DURATION:-5}"
 CONNS="${CONNS:-1 64}"
 ORIGIN_PORT="${ORIGIN_PORT:-24580}"
 PROXY_PORT="${PROXY_PORT:-24508}"
-command -v wrk >/dev/null && command -v nginx >/dev/null || {
-  [ "$(id -u)" -eq 0 ] && s=() || s=(sudo)
-  "${s[@]}" apt-get update -qq && "${s[@]}" apt-get install -y -qq wrk nginx-light >/dev/null
-}
+source Benchmarks/origin.sh
+need_wrk_nginx
 scripts/setup.sh
 swift build -c release >/dev/null
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/www" "$work/logs"
-chmod 755 "$work" "$work/www"
-head -c 1024 /dev/urandom > "$work/www/1k.bin"
-head -c 1048576 /dev/urandom > "$work/www/1m.bin"
-chmod 644 "$work/www/"*
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$ORIGIN_PORT;
-    root $work/www;
-    add_header Cache-Control no-store;
-  }
-}
-CONF
-taskset -c 0 nginx -p "$work" -c "$work/nginx.conf" &
-printf 'listen: 127.0.0.1:%s\nlog:\n  access: false\n' "$PROXY_PORT" > "$work/sluice.yaml"
+start_origin "$ORIGIN_PORT" "$work" no-store
+printf 'listen: 127.0.0.1:%s\nadmin: {listen: ""}\nlog:\n  access: false\n' "$PROXY_PORT" > "$work/sluice.yaml"
 taskset -c 0 .build/release/sluice serve --config "$work/sluice.yaml" > "$work/logs/sluice.log" 2>&1 &
 echo $! > "$work/sluice.pid"
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/1k.bin" && curl -s -o /dev/null "http://127.0.0.1:$PROXY_PORT/" && break; sleep 0.1; done

@@ -11,10 +11,8 @@ CONNS="${CONNS:-64}"
 ROUNDS="${ROUNDS:-3}"
 ORIGIN_PORT="${ORIGIN_PORT:-24581}"
 PROXY_PORT="${PROXY_PORT:-24509}"
-command -v wrk >/dev/null && command -v nginx >/dev/null || {
-  [ "$(id -u)" -eq 0 ] && s=() || s=(sudo)
-  "${s[@]}" apt-get update -qq && "${s[@]}" apt-get install -y -qq wrk nginx-light >/dev/null
-}
+source Benchmarks/origin.sh
+need_wrk_nginx
 scripts/setup.sh
 swift build -c release >/dev/null
 work=$(mktemp -d)
@@ -52,6 +50,7 @@ CONF
 taskset -c 0 nginx -p "$work" -c "$work/nginx.conf" &
 cat > "$work/sluice.yaml" <<YAML
 listen: 127.0.0.1:$PROXY_PORT
+admin: { listen: "" }
 log: { access: false }
 rules:
   - name: strip
