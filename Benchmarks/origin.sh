@@ -1,8 +1,8 @@
 # Sourced by the benchmark scripts: a local nginx origin on 127.0.0.1:$1 serving 1k.bin and
-# 1m.bin from $2/www with `Cache-Control: $3`, on CPU 0 (shared with the proxy, as ../shared/bench
-# does). Its pid goes to $2/nginx.pid.
+# 1m.bin from $2/www with `Cache-Control: $3`, plus any server-block lines in $4, on CPU 0
+# (shared with the proxy, as ../shared/bench does). Its pid goes to $2/nginx.pid.
 start_origin() {
-  local port=$1 work=$2 control=$3
+  local port=$1 work=$2 control=$3 extra=${4:-}
   mkdir -p "$work/www" "$work/logs"
   chmod 755 "$work" "$work/www"
   head -c 1024 /dev/urandom > "$work/www/1k.bin"
@@ -21,6 +21,7 @@ http {
     listen 127.0.0.1:$port;
     root $work/www;
     add_header Cache-Control "$control";
+    $extra
   }
 }
 CONF

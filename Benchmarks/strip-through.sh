@@ -17,8 +17,9 @@ scripts/setup.sh
 swift build -c release >/dev/null
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir -p "$work/www" "$work/logs"
-chmod 755 "$work" "$work/www"
+start_origin "$ORIGIN_PORT" "$work" no-store "default_type application/json;
+    location /plain/ { alias $work/www/; add_header Cache-Control no-store; }
+    location /strip/ { alias $work/www/; add_header Cache-Control no-store; }"
 python3 - "$work/www/doc.json" <<'PY'
 import json, sys
 rows, i = [], 0
@@ -30,24 +31,6 @@ open(sys.argv[1], "w").write(json.dumps({"meta": {"count": i, "next": None}, "ro
                                         separators=(",", ":")))
 PY
 chmod 644 "$work/www/doc.json"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  default_type application/json;
-  server {
-    listen 127.0.0.1:$ORIGIN_PORT;
-    location /plain/ { alias $work/www/; add_header Cache-Control no-store; }
-    location /strip/ { alias $work/www/; add_header Cache-Control no-store; }
-  }
-}
-CONF
-taskset -c 0 nginx -p "$work" -c "$work/nginx.conf" &
 cat > "$work/sluice.yaml" <<YAML
 listen: 127.0.0.1:$PROXY_PORT
 admin: { listen: "" }
