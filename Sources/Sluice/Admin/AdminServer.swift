@@ -54,7 +54,15 @@ public final class AdminServer {
     func connectionDidClose(_ connection: AdminConnection) {
         connections[ObjectIdentifier(connection)] = nil
         feed.unsubscribe(connection)
+        // A connection flushing its answer before the close must outlive its AdminConnection.
+        if !connection.connection.isClosed {
+            lingering.removeAll { $0.isClosed }
+            lingering.append(connection.connection)
+        }
     }
+
+    /// Connections still writing their last bytes (closed by their linger timer at the latest).
+    private var lingering: [Connection] = []
 
     /// Stops accepting and closes every admin connection (event streams included).
     public func close() {

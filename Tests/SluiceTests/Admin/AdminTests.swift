@@ -125,6 +125,11 @@ struct AdminTests {
         #expect(streamed.body.count == 3 << 20)
         #expect(streamed.body == big.body)
         #expect(try Self.request(admin, "HEAD", "/cache/\(bigID)/body").header("content-length") == String(3 << 20))
+        // A reader that is slow to start still gets every byte (the answer outlives its handler).
+        let slow = try RawClient(port: admin)
+        try slow.send("GET /cache/\(bigID)/body HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try slow.reader.readResponse().body == big.body)
 
         #expect(try Self.request(admin, "DELETE", "/cache/\(id)").status == 401)
         let deleted = try Self.request(admin, "DELETE", "/cache/\(id)", headers: "Authorization: Bearer s3cret\r\n")
