@@ -153,7 +153,7 @@ struct CacheCommand: ParsableCommand {
                 print("  status     \(entry.status) \(entry.reason)")
                 print("  stored     \(CacheCommand.date(entry.responseTime)), \(CacheCommand.bytes(entry.size))")
                 print(
-                    "  freshness  \(CacheCommand.freshness(entry)) (age \(entry.age)s, lifetime \(entry.lifetime)s\(entry.ttl != nil ? " from the rule's ttl" : ""))"
+                    "  freshness  \(CacheCommand.freshness(entry)) (age \(entry.age)s, lifetime \(entry.lifetime)s from \(entry.lifetimeSource))"
                 )
                 let validators = [
                     entry.headers["etag"].map { "ETag \($0)" },
@@ -251,6 +251,8 @@ struct CacheCommand: ParsableCommand {
             if common.json {
                 return CacheCommand.printJSON([
                     "entries": stats.entries, "bytes": stats.bytes, "capacity": stats.capacity, "hits": stats.hits,
+                    "lookups": ["hits": stats.lookupHits, "misses": stats.lookupMisses],
+                    "hit_ratio": CacheCommand.orNull(stats.hitRatio),
                     "oldest": CacheCommand.orNull(stats.oldest.map(CacheCommand.date)),
                     "newest": CacheCommand.orNull(stats.newest.map(CacheCommand.date)),
                     "top_hosts": stats.topHosts.map { ["host": $0.host, "entries": $0.entries, "bytes": $0.bytes] },
@@ -263,6 +265,8 @@ struct CacheCommand: ParsableCommand {
                 "bytes      \(CacheCommand.bytes(stats.bytes)) of \(CacheCommand.bytes(stats.capacity)) (\(String(format: "%.1f", used)) %)"
             )
             print("hits       \(stats.hits) served from the file")
+            let ratio = stats.hitRatio.map { String(format: "%.1f %%", $0 * 100) } ?? "-"
+            print("hit ratio  \(ratio) (\(stats.lookupHits) hits, \(stats.lookupMisses) went upstream)")
             print("oldest     \(stats.oldest.map(CacheCommand.date) ?? "-")")
             print("newest     \(stats.newest.map(CacheCommand.date) ?? "-")")
             print(

@@ -54,8 +54,10 @@ struct CacheCommandTests {
         let (process, pipe, port) = try CLI.serve(["--config", config])
         pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
         defer {
-            process.terminate()
-            process.waitUntilExit()
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
         }
         let client = try CLI.connect(port)
         for (path, extra) in [
@@ -77,6 +79,7 @@ struct CacheCommandTests {
         #expect(item["size"] as? Int == Self.json.count)
         #expect(item["fresh"] as? Bool == true)
         #expect(item["lifetime"] as? Int == 600)
+        #expect(item["lifetime_source"] as? String == "max-age")
         #expect(item["content_type"] as? String == "application/json")
 
         let (_, filtered) = try Self.json(["list", "--url", "*/lang", "--sort", "size"], config: config)
@@ -159,6 +162,16 @@ struct CacheCommandTests {
         #expect((remaining as? [String: Any])?["purged"] as? Int == 3)
         let (_, empty) = try Self.json(["list"], config: config)
         #expect((empty as? [Any])?.isEmpty == true)
+
+        // Hit ratio: lookups are counted by the proxy and written with the hit counts (at the
+        // latest when it stops): 1 hit, and 6 requests that went upstream.
+        process.terminate()
+        process.waitUntilExit()
+        let (_, finalStats) = try Self.json(["stats"], config: config)
+        let final = try #require(finalStats as? [String: Any])
+        #expect((final["lookups"] as? [String: Any])?["hits"] as? Int == 1)
+        #expect((final["lookups"] as? [String: Any])?["misses"] as? Int == 6)
+        #expect(abs((final["hit_ratio"] as? Double ?? 0) - 1.0 / 7.0) < 0.001)
     }
 
     @Test("verify finds an entry whose body does not add up, and exits 1; bad arguments are explained")

@@ -136,8 +136,9 @@ final class Exchange {
     func proceed(url: TargetURL) {
         // 3. Lookup: a stored response may answer (or `only-if-cached` ends here), or another
         //    exchange is already fetching this URL.
-        if client.server.cache != nil {
+        if let cache = client.server.cache {
             if lookup(url: url) || joinCollapsedFetch() { return }
+            if cacheKey != nil { cache.countMiss() }
         }
         var upstream = forwardRequest
         if let (_, conditions) = revalidation {

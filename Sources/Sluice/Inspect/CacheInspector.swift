@@ -28,6 +28,8 @@ public final class CacheInspector {
         /// Current age and freshness lifetime at the time of the query (RFC 9111 §4.2).
         public let age: Int64
         public let lifetime: Int64
+        /// Where the lifetime comes from: `max-age`, `Expires - Date`, the heuristic, the rule's ttl…
+        public let lifetimeSource: String
 
         public var isFresh: Bool { age < lifetime }
         public var contentType: String? { headers["content-type"] }
@@ -38,6 +40,7 @@ public final class CacheInspector {
                 ("id", .number(Int(id))), ("url", .string(url)), ("method", .string(method)), ("host", .string(host)),
                 ("status", .number(status)), ("size", .number(Int(size))), ("hits", .number(Int(hits))),
                 ("age", .number(Int(age))), ("lifetime", .number(Int(lifetime))), ("fresh", .bool(isFresh)),
+                ("lifetime_source", .string(lifetimeSource)),
                 ("stored_at", .string(HTTPDate.format(Int(responseTime)))), ("request_time", .double(requestTime)),
                 ("response_time", .double(responseTime)), ("last_access", .string(HTTPDate.format(Int(lastAccess)))),
                 ("content_type", .optional(contentType)), ("rule", .optional(rule)),
@@ -72,6 +75,13 @@ public final class CacheInspector {
         public let bytes: Int64
         public let capacity: Int64
         public let hits: Int64
+        /// Lookups served from the file and lookups that went upstream, as counted by the proxy
+        /// (written every 10 s); `hitRatio` is `nil` before the first lookup.
+        public let lookupHits: Int64
+        public let lookupMisses: Int64
+        public var hitRatio: Double? {
+            lookupHits + lookupMisses > 0 ? Double(lookupHits) / Double(lookupHits + lookupMisses) : nil
+        }
         public let oldest: Double?
         public let newest: Double?
         public let topHosts: [(host: String, entries: Int, bytes: Int64)]
@@ -131,7 +141,9 @@ public final class CacheInspector {
             headers: headers, variant: row.text(at: 8) ?? "", requestTime: requestTime, responseTime: responseTime,
             size: row.int64(at: 11), hits: row.int64(at: 12), lastAccess: row.double(at: 13), rule: row.text(at: 14),
             ttl: ttl, age: facts.currentAge(requestTime: requestTime, responseTime: responseTime, now: now),
-            lifetime: ttl ?? facts.lifetime)
+            lifetime: ttl ?? facts.lifetime,
+            lifetimeSource: ttl != nil
+                ? "the rule's ttl (override)" : CachePolicy.lifetimeSource(headers, shared: settings.shared))
     }
 
     /// Complete entries that fit `filter`, in its order, at most `filter.limit`.
@@ -233,8 +245,14 @@ public final class CacheInspector {
         while try hosts.step() { top.append((hosts.text(at: 0) ?? "", Int(hosts.int64(at: 1)), hosts.int64(at: 2))) }
         let decisions = try database.prepare("SELECT sum(stored), count(*) - sum(stored) FROM decisions")
         _ = try decisions.step()
+        var lookups: [String: Int64] = [:]
+        if database.userVersion >= 4 {
+            let counters = try database.prepare("SELECT name, value FROM counters")
+            while try counters.step() { lookups[counters.text(at: 0) ?? ""] = counters.int64(at: 1) }
+        }
         return Stats(
             entries: count, bytes: totals.int64(at: 1), capacity: settings.capacity, hits: totals.int64(at: 2),
+            lookupHits: lookups["hits"] ?? 0, lookupMisses: lookups["misses"] ?? 0,
             oldest: count > 0 ? totals.double(at: 3) : nil, newest: count > 0 ? totals.double(at: 4) : nil,
             topHosts: top, decisionsStored: Int(decisions.int64(at: 0)), decisionsRefused: Int(decisions.int64(at: 1)))
     }

@@ -170,6 +170,16 @@ enum CachePolicy {
         return min((date - modified) * heuristic.percent / 100, heuristic.maxSeconds)
     }
 
+    /// Where ``freshnessLifetime(_:shared:heuristic:)`` takes the lifetime from, in words.
+    static func lifetimeSource(_ headers: HTTPFields, shared: Bool) -> String {
+        let control = CacheControl(headers)
+        if shared, control.sMaxAge != nil { return "s-maxage" }
+        if control.maxAge != nil { return "max-age" }
+        if headers.contains("expires") { return "Expires - Date" }
+        if headers.contains("last-modified") { return "heuristic (a share of Date - Last-Modified)" }
+        return "none stated (stored to be revalidated)"
+    }
+
     /// Whether the response states its own freshness (`s-maxage`, `max-age` or `Expires`), as opposed to a heuristic.
     static func hasExplicitFreshness(_ headers: HTTPFields) -> Bool {
         if headers.contains("expires") { return true }

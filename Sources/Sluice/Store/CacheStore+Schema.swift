@@ -1,7 +1,7 @@
 /// The cache file's shape: the schema and its ordered migrations, the stored entry as the
 /// proxy reads it, and the header-field text format.
 extension CacheStore {
-    static let schemaVersion = 3
+    static let schemaVersion = 4
     static let migrations = [
         """
         CREATE TABLE entries(
@@ -39,6 +39,7 @@ extension CacheStore {
         """,
         "ALTER TABLE entries ADD COLUMN ttl INTEGER",
         "CREATE INDEX decisions_time ON decisions(time)",
+        "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
     ]
 
     /// Most storing decisions kept (one per URL, the newest); older ones are dropped.

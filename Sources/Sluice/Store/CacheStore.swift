@@ -32,6 +32,8 @@ final class CacheStore {
     /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
     private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
     private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
+    private var pendingHits = 0
+    private var pendingMisses = 0
     /// Rows in `decisions`, at most (upserts of known URLs are counted as new).
     private var decisionRows = 0
     private let selectCandidates: Statement
@@ -217,7 +219,11 @@ final class CacheStore {
     func touch(_ entry: Int64, now: Double) {
         let previous = pendingTouches[entry]?.count ?? 0
         pendingTouches[entry] = (previous + 1, now)
+        pendingHits += 1
     }
+
+    /// Counts a lookup that went upstream (written with the hits, for `sluice cache stats`' hit ratio).
+    func countMiss() { pendingMisses += 1 }
 
     /// Writes the batched hits and decisions in one transaction (called about once a second).
     /// Hits (`hits`, `last_access`, for LRU) go every ``touchInterval`` seconds: on a large
@@ -227,12 +233,16 @@ final class CacheStore {
         let now = EventLoop.monotonicNanoseconds()
         let touchesDue =
             force || pendingTouches.count > 100_000 || now - lastTouchFlush >= CacheStore.touchInterval * 1_000_000_000
-        guard (touchesDue && !pendingTouches.isEmpty) || !pendingDecisions.isEmpty else { return }
+        let countersDue = touchesDue && (pendingHits > 0 || pendingMisses > 0)
+        guard (touchesDue && !pendingTouches.isEmpty) || countersDue || !pendingDecisions.isEmpty else { return }
         let touches = touchesDue ? pendingTouches : [:]
         let decisions = pendingDecisions
+        let (hits, misses) = countersDue ? (pendingHits, pendingMisses) : (0, 0)
         if touchesDue {
             pendingTouches = [:]
             lastTouchFlush = now
+            pendingHits = 0
+            pendingMisses = 0
         }
         pendingDecisions = [:]
         do {
@@ -243,6 +253,11 @@ final class CacheStore {
                     try touchEntry.bind(touch.time, at: 2)
                     try touchEntry.bind(touch.count, at: 3)
                     try touchEntry.step()
+                }
+                if hits > 0 || misses > 0 {
+                    try database.execute(
+                        "INSERT INTO counters(name, value) VALUES('hits', \(hits)), ('misses', \(misses)) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value"
+                    )
                 }
                 for (url, decision) in decisions {
                     defer { upsertDecision.reset() }
