@@ -23,13 +23,10 @@ public final class AdminServer {
         feed = EventFeed()
         feed.clock = { [unowned proxy] in proxy.clock() }
         metrics = AdminMetrics()
-        var probe = Configuration()
-        probe.listen = listen
-        let (host, port) = probe.listenAddress
-        guard let ip = SocketAddress.parseIP(host.filter { $0 != "[" && $0 != "]" }) else {
+        guard let address = Configuration.socketAddress(listen) else {
             throw EventIOError(operation: "parse admin address \(listen)", code: 0)
         }
-        localAddress = SocketAddress(ip: ip, port: port)
+        localAddress = address
         proxy.session.eventMonitor.add(feed)
         proxy.session.eventMonitor.add(metrics)
         let listener = try Listener(loop: proxy.loop, address: localAddress) { [unowned self] fd, peer in

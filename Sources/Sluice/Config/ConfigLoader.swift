@@ -89,12 +89,9 @@ public enum ConfigLoader {
         ) {
             config, value throws(ConfigError) in
             let text = try value.string()
-            var probe = Configuration()
-            probe.listen = text
-            let (host, _) = probe.listenAddress
-            guard text.contains(":"), text.split(separator: ":").last.flatMap({ UInt16($0) }) != nil,
-                SocketAddress.parseIP(host) != nil
-            else { throw value.fail("expected an IP address and port, like 127.0.0.1:8080") }
+            guard Configuration.socketAddress(text) != nil else {
+                throw value.fail("expected an IP address and port, like 127.0.0.1:8080")
+            }
             config.listen = text
         },
         Key(
@@ -332,10 +329,9 @@ public enum ConfigLoader {
                 config.admin.listen = ""
                 return
             }
-            guard let colon = text.lastIndex(of: ":"), UInt16(text[text.index(after: colon)...]) != nil,
-                let ip = SocketAddress.parseIP(String(text[..<colon].filter { $0 != "[" && $0 != "]" })),
-                SocketAddress(ip: ip, port: 0).isLoopback
-            else { throw value.fail("expected a loopback address and port, like 127.0.0.1:8081") }
+            guard Configuration.socketAddress(text)?.isLoopback == true else {
+                throw value.fail("expected a loopback address and port, like 127.0.0.1:8081")
+            }
             config.admin.listen = text
         },
         Key(

@@ -1,3 +1,5 @@
+import EventIO
+
 /// Everything `sluice serve` can be told, with defaults. Every key, its type and default is
 /// documented once, in ``ConfigLoader/keys`` (and `conf/sluice.yaml` mirrors it).
 public struct Configuration: Sendable, Equatable {
@@ -146,12 +148,15 @@ public struct Configuration: Sendable, Equatable {
         public init() {}
     }
 
-    /// The listen address, parsed (validated by the loader).
-    public var listenAddress: (host: String, port: UInt16) {
-        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
-            return (listen, 8080)
+    /// `IP:port` (`[IPv6]:port` too) as a socket address; `nil` when it is not one.
+    /// The one parser for `listen`, `admin.listen` and `--listen`.
+    public static func socketAddress(_ text: String) -> SocketAddress? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
         }
-        return (String(listen[..<colon]), port)
+        var host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return SocketAddress.parseIP(String(host)).map { SocketAddress(ip: $0, port: port) }
     }
 
     /// The parser limits these settings imply.

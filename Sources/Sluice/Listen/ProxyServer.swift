@@ -85,11 +85,10 @@ public final class ProxyServer {
         resolver = DNSResolver(loop: loop)
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
-        let (host, port) = configuration.listenAddress
-        guard let ip = SocketAddress.parseIP(host) else {
+        guard let address = Configuration.socketAddress(configuration.listen) else {
             throw EventIOError(operation: "parse listen address \(configuration.listen)", code: 0)
         }
-        boundAddress = SocketAddress(ip: ip, port: port)
+        boundAddress = address
         let listener = try Listener(loop: loop, address: boundAddress) { [unowned self] fd, peer in
             self.accept(fd: fd, peer: peer)
         }
