@@ -56,7 +56,6 @@ extension Exchange {
     ) -> Bool {
         let settings = cacheSettings
         let now = client.server.clock()
-        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
         let age = entry.age(at: now)
         let lifetime = entry.ttl ?? entry.facts.lifetime
         let staleness = age - lifetime  // ≥ 0: stale
@@ -85,7 +84,7 @@ extension Exchange {
             } else {
                 cacheStatus = Exchange.cacheName + "; hit; ttl=\(lifetime - age)" + detail
             }
-            serveHit(entry, head: head, age: age)
+            serveHit(entry, age: age)
             client.server.cache?.touch(entry.id, now: now)
             return true
         }
@@ -104,9 +103,9 @@ extension Exchange {
 
     /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
     /// otherwise the stored head with `Age` and the body from the file, with backpressure.
-    func serveHit(_ entry: CacheStore.Entry, head stored: ResponseHead, age: Int64, upstream: UpstreamRequest? = nil) {
+    func serveHit(_ entry: CacheStore.Entry, age: Int64, upstream: UpstreamRequest? = nil) {
         client.server.stats.cacheHits += 1
-        var head = stored
+        var head = entry.head
         head.headers.set("Age", String(max(0, age)))
         if let accept = rule.accept, accept.onReject == .enforce,
             let failure = ResponseValidator.validate(
@@ -235,11 +234,8 @@ extension Exchange {
         guard let cache = client.server.cache else { return }
         cache.refresh(entry)
         releaseCollapsedWaiters()
-        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
-        let now = client.server.clock()
-        let age = entry.age(at: now)
         cacheStatus = Exchange.cacheName + "; fwd=stale; fwd-status=304"
-        serveHit(entry, head: head, age: age, upstream: upstream)
+        serveHit(entry, age: entry.age(at: client.server.clock()), upstream: upstream)
     }
 
     /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
@@ -287,12 +283,10 @@ extension Exchange {
         abandonCacheWriter()
         releaseCollapsedWaiters()
         let now = client.server.clock()
-        let head = ResponseHead(status: entry.status, reason: entry.reason, headers: entry.headers)
-        let age = entry.age(at: now)
         cacheStatus =
             Exchange.cacheName + "; fwd=stale" + (upstreamStatus.map { "; fwd-status=\($0)" } ?? "")
             + "; detail=stale-if-error"
-        serveHit(entry, head: head, age: age, upstream: upstreamRequest)
+        serveHit(entry, age: entry.age(at: now), upstream: upstreamRequest)
         client.server.cache?.touch(entry.id, now: now)
         return true
     }
@@ -335,7 +329,7 @@ extension Exchange {
             return true
         }
         if request.method == "GET", cache.hasEntries(key) {
-            collapser.lead(key, self)
+            collapser.lead(key)
             leadsCollapse = true
         }
         return false

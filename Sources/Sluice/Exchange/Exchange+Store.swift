@@ -22,13 +22,11 @@ extension Exchange {
             releaseCollapsedWaiters()
         case .skipped:
             releaseCollapsedWaiters()
-        case .writing(let writer):
+        case .writing(let writer, let personal):
             cacheWriter = writer
             cacheStatus = status + "; stored"
             // Collapsed waiters are never handed a personal response (a private cache stores those).
-            if CacheControl(response.headers).isPrivate || response.headers.contains("set-cookie") {
-                releaseCollapsedWaiters()
-            }
+            if personal { releaseCollapsedWaiters() }
         }
     }
 

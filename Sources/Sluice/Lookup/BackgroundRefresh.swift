@@ -36,7 +36,7 @@ final class BackgroundRefresh: TaskDelegate {
                 ResponseValidator.validate(
                     response, request: task.currentRequest, acceptance: accept, rule: admission.rule.name) != nil
         }
-        if case .writing(let writer) = admission.begin(response, validationFailed: failed, now: server.clock()) {
+        if case .writing(let writer, _) = admission.begin(response, validationFailed: failed, now: server.clock()) {
             self.writer = writer
         }
     }

@@ -123,13 +123,15 @@ enum CachePolicy {
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
 
     /// §3: may this response be stored? `nil` = yes.
+    /// `control` is the response's `Cache-Control` when the caller parsed it already.
     static func refusal(
-        method: String, request: HTTPFields, response: ResponseHead, shared: Bool, heuristic: Heuristic
+        method: String, request: HTTPFields, response: ResponseHead, control parsed: CacheControl? = nil, shared: Bool,
+        heuristic: Heuristic
     ) -> Refusal? {
         guard method == "GET" else { return .method }
         if response.status == 206 || request.contains("range") { return .partial }
         guard storableStatuses.contains(response.status) else { return .status }
-        let control = CacheControl(response.headers)
+        let control = parsed ?? CacheControl(response.headers)
         if control.noStore { return .noStore }
         if request.contains("cache-control"), CacheControl(request).noStore { return .noStore }
         if shared, control.isPrivate { return .isPrivate }
@@ -139,7 +141,7 @@ enum CachePolicy {
         }
         if response.headers.tokens("vary").contains("*") { return .varyStar }
         if shared, response.headers.contains("set-cookie") { return .isPrivate }
-        let lifetime = freshnessLifetime(response, shared: shared, heuristic: heuristic)
+        let lifetime = freshnessLifetime(response, control: control, shared: shared, heuristic: heuristic)
         // Without freshness a response is still worth keeping when it can be revalidated (§4.3).
         let validators = response.headers.contains("etag") || response.headers.contains("last-modified")
         guard lifetime > 0 || validators else { return .noFreshness }
@@ -153,8 +155,10 @@ enum CachePolicy {
     }
 
     /// §4.2.1: `s-maxage` (shared) > `max-age` > `Expires − Date` > heuristic.
-    static func freshnessLifetime(_ response: ResponseHead, shared: Bool, heuristic: Heuristic) -> Int64 {
-        let control = CacheControl(response.headers)
+    static func freshnessLifetime(
+        _ response: ResponseHead, control parsed: CacheControl? = nil, shared: Bool, heuristic: Heuristic
+    ) -> Int64 {
+        let control = parsed ?? CacheControl(response.headers)
         if shared, let sMaxAge = control.sMaxAge { return sMaxAge }
         if let maxAge = control.maxAge { return maxAge }
         if let expiresText = response.headers["expires"] {

@@ -17,7 +17,7 @@ final class Collapser {
     }
 
     /// `key` is being fetched now.
-    func lead(_ key: String, _ exchange: Exchange) { leaders.insert(key) }
+    func lead(_ key: String) { leaders.insert(key) }
 
     /// The fetch is done with the cache: every waiter looks again, at the next loop turn (never
     /// inside a libcurl callback).

@@ -17,15 +17,18 @@ struct CacheAdmission {
     let ruleName: String?
 
     enum Outcome {
-        case writing(CacheWriter)
+        /// Storing; `personal`: `private` or setting a cookie (stored only by a private cache,
+        /// never handed to collapsed waiters).
+        case writing(CacheWriter, personal: Bool)
         case refused(CachePolicy.Refusal)
         /// The database refused the row; the response is delivered anyway.
         case skipped
     }
 
     func begin(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
+        let control = CacheControl(response.headers)  // parsed once for every check below
         var refusal = CachePolicy.refusal(
-            method: method, request: request, response: response, shared: settings.mode == .shared,
+            method: method, request: request, response: response, control: control, shared: settings.shared,
             heuristic: settings.heuristic)
         if refusal == .noFreshness, rule.cache?.ttl != nil { refusal = nil }
         if refusal == nil, rule.cache?.store == false { refusal = .rule }
@@ -48,10 +51,10 @@ struct CacheAdmission {
                 key: key, variant: variant, varyNames: names, method: method, url: url, head: stored,
                 requestTime: requestTime, responseTime: now, rule: ruleName)
         else { return .skipped }
-        return .writing(
-            CacheWriter(
-                store: cache, entry: entry, key: key, variant: variant, limit: limit, expectedLength: expected,
-                proposedHeaders: response.headers))
+        let writer = CacheWriter(
+            store: cache, entry: entry, key: key, variant: variant, limit: limit, expectedLength: expected,
+            proposedHeaders: response.headers)
+        return .writing(writer, personal: control.isPrivate || response.headers.contains("set-cookie"))
     }
 }
 

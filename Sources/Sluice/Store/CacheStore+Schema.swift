@@ -62,6 +62,9 @@ extension CacheStore {
         /// What the freshness computations need from the header fields, parsed once.
         var facts: Facts
 
+        /// The stored status line and header fields.
+        var head: ResponseHead { ResponseHead(status: status, reason: reason, headers: headers) }
+
         /// The entry's current age at `now`.
         func age(at now: Double) -> Int64 {
             facts.currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
@@ -88,9 +91,9 @@ extension CacheStore {
         init(_ headers: HTTPFields, shared: Bool, heuristic: CachePolicy.Heuristic) {
             date = headers["date"].flatMap(HTTPDate.parse).map(Double.init)
             age = headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0
-            lifetime = CachePolicy.freshnessLifetime(
-                ResponseHead(status: 200, headers: headers), shared: shared, heuristic: heuristic)
             control = CacheControl(headers)
+            lifetime = CachePolicy.freshnessLifetime(
+                ResponseHead(status: 200, headers: headers), control: control, shared: shared, heuristic: heuristic)
         }
     }
 

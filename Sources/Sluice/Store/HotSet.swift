@@ -108,8 +108,6 @@ final class HotSet {
         entryBytes = 0
     }
 
-    var isEmpty: Bool { keys.isEmpty }
-
     /// Down to three quarters of the budget, least recently used first (amortised: runs rarely).
     private func trimBodies() {
         let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
