@@ -82,278 +82,186 @@ public enum ConfigLoader {
     }
 
     /// Every key, its type, default and meaning.
-    public static let keys: [Key] = [
-        Key(
-            path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080",
-            summary: "Address of the proxy port (loopback by default)."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard Configuration.socketAddress(text) != nil else {
-                throw value.fail("expected an IP address and port, like 127.0.0.1:8080")
-            }
-            config.listen = text
-        },
-        Key(
-            path: "allow_clients", type: "list of CIDR", defaultValue: "[]",
-            summary: "Client networks allowed besides loopback (no open proxy unless listed)."
-        ) {
-            config, value throws(ConfigError) in
-            config.allowClients = try value.list().map { item throws(ConfigError) in
-                guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
-                return cidr
-            }
-        },
-        Key(
-            path: "connect_ports", type: "list of port", defaultValue: "[443]",
-            summary: "Ports CONNECT tunnels may reach; others get 403."
-        ) {
-            config, value throws(ConfigError) in
-            config.connectPorts = try value.list().map { item throws(ConfigError) in
-                UInt16(try item.integer(in: 1...65535))
-            }
-        },
-        Key(
-            path: "limits.max_connections", type: "integer", defaultValue: "1024",
-            summary: "Concurrent client connections; more get 503."
-        ) {
-            config, value throws(ConfigError) in config.limits.maxConnections = try value.integer(in: 1...1_000_000)
-        },
-        Key(
-            path: "limits.max_request_line", type: "size", defaultValue: "8KiB",
-            summary: "Longest request line; longer gets 414."
-        ) {
-            config, value throws(ConfigError) in
-            config.limits.maxRequestLine = Int(try value.byteSize())
-        },
-        Key(
-            path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB",
-            summary: "Largest request header section; larger gets 431."
-        ) {
-            config, value throws(ConfigError) in
-            config.limits.maxHeaderBytes = Int(try value.byteSize())
-        },
-        Key(
-            path: "limits.max_request_body", type: "size", defaultValue: "100MiB",
-            summary: "Largest request body; larger gets 413."
-        ) {
-            config, value throws(ConfigError) in config.limits.maxRequestBody = try value.byteSize()
-        },
-        Key(
-            path: "limits.max_transform_body", type: "size", defaultValue: "16MiB",
-            summary: "Largest (decoded) JSON body the null stripper buffers; larger ones pass untouched, marked."
-        ) {
-            config, value throws(ConfigError) in
-            config.limits.maxTransformBody = Int(min(try value.byteSize(), Int64(Int32.max)))
-        },
-        Key(
-            path: "timeouts.client_header", type: "duration", defaultValue: "10s",
-            summary: "Time to send a request's header section (slowloris guard); then 408."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.client_idle", type: "duration", defaultValue: "60s",
-            summary: "Keep-alive idle time between requests."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.clientIdle = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.client_body", type: "duration", defaultValue: "30s",
-            summary: "Longest stall while a client sends a body or does not read a response."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.clientBody = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.upstream_connect", type: "duration", defaultValue: "10s",
-            summary: "Connecting to an origin (TCP + TLS); then 504."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.upstreamConnect = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.upstream_response", type: "duration", defaultValue: "60s",
-            summary: "From request sent to response headers; then 504."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.upstreamResponse = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s",
-            summary: "Longest stall in an origin's response body; then the client connection is closed."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s",
-            summary: "CONNECT tunnel idle time in both directions."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.tunnelIdle = try value.milliseconds()
-        },
-        Key(
-            path: "timeouts.shutdown_grace", type: "duration", defaultValue: "10s",
-            summary: "How long SIGTERM/SIGINT wait for in-flight exchanges."
-        ) {
-            config, value throws(ConfigError) in config.timeouts.shutdownGrace = try value.milliseconds()
-        },
-        Key(path: "upstream.http2", type: "bool", defaultValue: "true", summary: "Offer HTTP/2 to TLS origins (ALPN).")
-        {
-            config, value throws(ConfigError) in config.upstream.http2 = try value.bool()
-        },
-        Key(
-            path: "upstream.max_idle_connections", type: "integer", defaultValue: "256",
-            summary: "Idle origin connections kept for reuse."
-        ) {
-            config, value throws(ConfigError) in config.upstream.maxIdleConnections = try value.integer(in: 0...100_000)
-        },
-        Key(
-            path: "upstream.max_connections_per_host", type: "integer", defaultValue: "0",
-            summary: "Connections per origin; 0 = unlimited."
-        ) {
-            config, value throws(ConfigError) in
-            config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
-        },
-        Key(
-            path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass",
-            summary:
-                "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard let policy = Configuration.RedirectPolicy(rawValue: text) else {
-                throw value.fail("expected pass, follow or refuse, not \(text)")
-            }
-            config.redirects.policy = policy
-        },
-        Key(
-            path: "redirects.limit", type: "integer", defaultValue: "5", summary: "Most redirects followed per request."
-        ) {
-            config, value throws(ConfigError) in config.redirects.limit = try value.integer(in: 0...50)
-        },
-        Key(
-            path: "log.level", type: "string", defaultValue: "info",
-            summary: "trace, debug, info, notice, warning, error or critical."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text) else {
-                throw value.fail("unknown log level \(text)")
-            }
-            config.log.level = text
-        },
-        Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
-            config, value throws(ConfigError) in config.log.access = try value.bool()
-        },
-        Key(path: "cache.enabled", type: "bool", defaultValue: "true", summary: "Store and serve cacheable responses.")
-        {
-            config, value throws(ConfigError) in config.cache.enabled = try value.bool()
-        },
-        Key(
-            path: "cache.path", type: "path", defaultValue: "var/sluice.sqlite",
-            summary: "The SQLite cache file (relative paths start at the working directory)."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard !text.isEmpty else { throw value.fail("expected a file path") }
-            config.cache.path = text
-        },
-        Key(
-            path: "cache.capacity", type: "size", defaultValue: "1GiB",
-            summary: "Most bytes of stored bodies; least recently used entries are evicted beyond it."
-        ) {
-            config, value throws(ConfigError) in config.cache.capacity = try value.byteSize()
-        },
-        Key(
-            path: "cache.max_entry_size", type: "size", defaultValue: "0",
-            summary: "Largest stored response; 0 = 5 % of the capacity."
-        ) {
-            config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
-        },
-        Key(
-            path: "cache.memory", type: "size", defaultValue: "8MiB",
-            summary:
-                "Memory for recently used entries and whole small bodies (hits without a query); 0 = every hit reads the file."
-        ) {
-            config, value throws(ConfigError) in config.cache.memory = try value.byteSize()
-        },
-        Key(
-            path: "cache.mode", type: "shared | private", defaultValue: "shared",
-            summary:
-                "shared: never stores `private`, Set-Cookie or Authorization responses (RFC 9111 §3); private: one user."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard let mode = Configuration.Cache.Mode(rawValue: text) else {
-                throw value.fail("expected shared or private, not \(text)")
-            }
-            config.cache.mode = mode
-        },
-        Key(
-            path: "cache.heuristic_percent", type: "integer", defaultValue: "10",
-            summary: "Heuristic freshness: this percent of Date − Last-Modified (RFC 9111 §4.2.2)."
-        ) {
-            config, value throws(ConfigError) in config.cache.heuristicPercent = try value.integer(in: 0...100)
-        },
-        Key(
-            path: "cache.heuristic_max", type: "duration", defaultValue: "24h",
-            summary: "Cap of heuristic freshness."
-        ) {
-            config, value throws(ConfigError) in config.cache.heuristicMax = try value.milliseconds()
-        },
-        Key(
-            path: "cache.serve_stale_on_error", type: "duration", defaultValue: "0",
-            summary:
-                "Serve a stored response up to this long past its freshness when the origin fails (5xx, no connection, timeout) and it has no `stale-if-error` of its own; 0 = never."
-        ) {
-            config, value throws(ConfigError) in config.cache.serveStaleOnError = try value.milliseconds()
-        },
-        Key(
-            path: "cache.collapse_forwarding", type: "bool", defaultValue: "true",
-            summary:
-                "Concurrent misses on a URL known to be cacheable make one upstream request; the others wait for it."
-        ) {
-            config, value throws(ConfigError) in config.cache.collapseForwarding = try value.bool()
-        },
-        Key(
-            path: "cache.collapse_timeout", type: "duration", defaultValue: "5s",
-            summary:
-                "Longest wait for another client's fetch of the same URL (a fetch held up by a slow client); then the waiter fetches for itself."
-        ) {
-            config, value throws(ConfigError) in config.cache.collapseTimeout = try value.milliseconds()
-        },
-        Key(
-            path: "admin.listen", type: "host:port", defaultValue: "127.0.0.1:8081",
-            summary: "The admin API's port (stats, metrics, cache, events, health): loopback only; \"\" = none."
-        ) {
-            config, value throws(ConfigError) in
-            let text = try value.string()
-            guard !text.isEmpty else {
-                config.admin.listen = ""
-                return
-            }
-            guard Configuration.socketAddress(text)?.isLoopback == true else {
-                throw value.fail("expected a loopback address and port, like 127.0.0.1:8081")
-            }
-            config.admin.listen = text
-        },
-        Key(
-            path: "admin.token", type: "string", defaultValue: "\"\"",
-            summary: "When set, DELETE and POST on the admin API need `Authorization: Bearer <token>`."
-        ) {
-            config, value throws(ConfigError) in config.admin.token = try value.string()
-        },
-        Key(
-            path: "defaults", type: "rule settings", defaultValue: "{}",
-            summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."
-        ) {
-            config, value throws(ConfigError) in config.defaults = try RuleParser.parseDefaults(value)
-        },
-        Key(
-            path: "rules", type: "list of rules", defaultValue: "[]",
-            summary:
-                "Ordered; the first rule whose `match` fits a request gives it validation, stripping and redirects."
-        ) {
-            config, value throws(ConfigError) in config.rules = try RuleParser.parseRules(value)
-        },
-    ]
+    public static let keys: [Key] =
+        [
+            Key(
+                path: "listen", type: "host:port", defaultValue: "127.0.0.1:8080",
+                summary: "Address of the proxy port (loopback by default)."
+            ) {
+                config, value throws(ConfigError) in
+                let text = try value.string()
+                guard Configuration.socketAddress(text) != nil else {
+                    throw value.fail("expected an IP address and port, like 127.0.0.1:8080")
+                }
+                config.listen = text
+            },
+            Key(
+                path: "allow_clients", type: "list of CIDR", defaultValue: "[]",
+                summary: "Client networks allowed besides loopback (no open proxy unless listed)."
+            ) {
+                config, value throws(ConfigError) in
+                config.allowClients = try value.list().map { item throws(ConfigError) in
+                    guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
+                    return cidr
+                }
+            },
+            Key(
+                path: "connect_ports", type: "list of port", defaultValue: "[443]",
+                summary: "Ports CONNECT tunnels may reach; others get 403."
+            ) {
+                config, value throws(ConfigError) in
+                config.connectPorts = try value.list().map { item throws(ConfigError) in
+                    UInt16(try item.integer(in: 1...65535))
+                }
+            },
+            Key(
+                path: "limits.max_connections", type: "integer", defaultValue: "1024",
+                summary: "Concurrent client connections; more get 503."
+            ) {
+                config, value throws(ConfigError) in config.limits.maxConnections = try value.integer(in: 1...1_000_000)
+            },
+            Key(
+                path: "limits.max_request_line", type: "size", defaultValue: "8KiB",
+                summary: "Longest request line; longer gets 414."
+            ) {
+                config, value throws(ConfigError) in
+                config.limits.maxRequestLine = Int(try value.byteSize())
+            },
+            Key(
+                path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB",
+                summary: "Largest request header section; larger gets 431."
+            ) {
+                config, value throws(ConfigError) in
+                config.limits.maxHeaderBytes = Int(try value.byteSize())
+            },
+            Key(
+                path: "limits.max_request_body", type: "size", defaultValue: "100MiB",
+                summary: "Largest request body; larger gets 413."
+            ) {
+                config, value throws(ConfigError) in config.limits.maxRequestBody = try value.byteSize()
+            },
+            Key(
+                path: "limits.max_transform_body", type: "size", defaultValue: "16MiB",
+                summary: "Largest (decoded) JSON body the null stripper buffers; larger ones pass untouched, marked."
+            ) {
+                config, value throws(ConfigError) in
+                config.limits.maxTransformBody = Int(min(try value.byteSize(), Int64(Int32.max)))
+            },
+            Key(
+                path: "timeouts.client_header", type: "duration", defaultValue: "10s",
+                summary: "Time to send a request's header section (slowloris guard); then 408."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.client_idle", type: "duration", defaultValue: "60s",
+                summary: "Keep-alive idle time between requests."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.clientIdle = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.client_body", type: "duration", defaultValue: "30s",
+                summary: "Longest stall while a client sends a body or does not read a response."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.clientBody = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.upstream_connect", type: "duration", defaultValue: "10s",
+                summary: "Connecting to an origin (TCP + TLS); then 504."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.upstreamConnect = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.upstream_response", type: "duration", defaultValue: "60s",
+                summary: "From request sent to response headers; then 504."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.upstreamResponse = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s",
+                summary: "Longest stall in an origin's response body; then the client connection is closed."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s",
+                summary: "CONNECT tunnel idle time in both directions."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.tunnelIdle = try value.milliseconds()
+            },
+            Key(
+                path: "timeouts.shutdown_grace", type: "duration", defaultValue: "10s",
+                summary: "How long SIGTERM/SIGINT wait for in-flight exchanges."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.shutdownGrace = try value.milliseconds()
+            },
+            Key(
+                path: "upstream.http2", type: "bool", defaultValue: "true",
+                summary: "Offer HTTP/2 to TLS origins (ALPN)."
+            ) {
+                config, value throws(ConfigError) in config.upstream.http2 = try value.bool()
+            },
+            Key(
+                path: "upstream.max_idle_connections", type: "integer", defaultValue: "256",
+                summary: "Idle origin connections kept for reuse."
+            ) {
+                config, value throws(ConfigError) in
+                config.upstream.maxIdleConnections = try value.integer(in: 0...100_000)
+            },
+            Key(
+                path: "upstream.max_connections_per_host", type: "integer", defaultValue: "0",
+                summary: "Connections per origin; 0 = unlimited."
+            ) {
+                config, value throws(ConfigError) in
+                config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
+            },
+            Key(
+                path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass",
+                summary:
+                    "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502."
+            ) {
+                config, value throws(ConfigError) in
+                let text = try value.string()
+                guard let policy = Configuration.RedirectPolicy(rawValue: text) else {
+                    throw value.fail("expected pass, follow or refuse, not \(text)")
+                }
+                config.redirects.policy = policy
+            },
+            Key(
+                path: "redirects.limit", type: "integer", defaultValue: "5",
+                summary: "Most redirects followed per request."
+            ) {
+                config, value throws(ConfigError) in config.redirects.limit = try value.integer(in: 0...50)
+            },
+            Key(
+                path: "log.level", type: "string", defaultValue: "info",
+                summary: "trace, debug, info, notice, warning, error or critical."
+            ) {
+                config, value throws(ConfigError) in
+                let text = try value.string()
+                guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(text) else {
+                    throw value.fail("unknown log level \(text)")
+                }
+                config.log.level = text
+            },
+            Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
+                config, value throws(ConfigError) in config.log.access = try value.bool()
+            },
+        ] + cacheKeys + adminKeys + [
+            Key(
+                path: "defaults", type: "rule settings", defaultValue: "{}",
+                summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."
+            ) {
+                config, value throws(ConfigError) in config.defaults = try RuleParser.parseDefaults(value)
+            },
+            Key(
+                path: "rules", type: "list of rules", defaultValue: "[]",
+                summary:
+                    "Ordered; the first rule whose `match` fits a request gives it validation, stripping and redirects."
+            ) {
+                config, value throws(ConfigError) in config.rules = try RuleParser.parseRules(value)
+            },
+        ]
 
     private static let sections: Set<String> = Set(
         keys.compactMap { key in

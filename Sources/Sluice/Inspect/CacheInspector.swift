@@ -108,7 +108,7 @@ public final class CacheInspector {
     }
 
     public let path: String
-    private let database: Database
+    let database: Database
     private let settings: Configuration.Cache
 
     /// Opens the cache file of `settings` (read-only unless `writable`).
@@ -124,12 +124,12 @@ public final class CacheInspector {
         guard database.userVersion >= 1 else { throw InspectorError("\(settings.path) is not a Sluice cache (yet)") }
     }
 
-    private var columns: String {
+    var columns: String {
         "id, key, url, method, host, status, reason, headers, variant, request_time, response_time, size, hits, last_access, rule, "
             + (database.userVersion >= 2 ? "ttl" : "NULL")
     }
 
-    private func entry(_ row: Statement, now: Double) -> Entry {
+    func entry(_ row: Statement, now: Double) -> Entry {
         let headers = CacheStore.decode(row.text(at: 7) ?? "")
         let facts = CacheStore.Facts(headers, shared: settings.shared, heuristic: settings.heuristic)
         let requestTime = row.double(at: 9)
@@ -192,9 +192,9 @@ public final class CacheInspector {
         return entries
     }
 
-    /// A Content-Type without parameters, lower-cased.
+    /// A Content-Type without parameters, lower-cased (validation's ``MediaType``; a malformed one as sent).
     public static func mediaType(_ text: String) -> String {
-        String(text.split(separator: ";", maxSplits: 1).first ?? "").trimmingOWS().lowercased()
+        MediaType(text)?.essence ?? text.trimmingOWS().lowercased()
     }
 
     /// Every stored variant for a URL, or the entry with this number.
@@ -255,73 +255,6 @@ public final class CacheInspector {
             lookupHits: lookups["hits"] ?? 0, lookupMisses: lookups["misses"] ?? 0,
             oldest: count > 0 ? totals.double(at: 3) : nil, newest: count > 0 ? totals.double(at: 4) : nil,
             topHosts: top, decisionsStored: Int(decisions.int64(at: 0)), decisionsRefused: Int(decisions.int64(at: 1)))
-    }
-
-    /// Where ``search(_:in:limit:now:)`` looks.
-    public enum Place: String, Sendable, CaseIterable { case url, headers, body }
-
-    /// Entries whose URL, header fields or body contain `text` (bodies as stored, compressed
-    /// ones decoded up to `decodeLimit`), streamed chunk by chunk: memory stays flat whatever
-    /// the size of the cache. Returns each match with where it was found.
-    public func search(
-        _ text: String, in places: Set<Place>, limit: Int, now: Double,
-        decode: (_ coding: String, _ body: [UInt8]) -> [UInt8]? = { _, _ in nil }
-    ) throws -> [(entry: Entry, places: [Place])] {
-        let needle = Array(text.utf8)
-        guard !needle.isEmpty else { return [] }
-        let lowered = text.lowercased()
-        let statement = try database.prepare(
-            "SELECT \(columns) FROM entries WHERE complete=1 ORDER BY last_access DESC, id DESC")
-        var found: [(Entry, [Place])] = []
-        while try statement.step(), found.count < limit {
-            let entry = entry(statement, now: now)
-            var matched: [Place] = []
-            if places.contains(.url), entry.url.lowercased().contains(lowered) { matched.append(.url) }
-            if places.contains(.headers),
-                entry.headers.contains(where: { ($0.name + ": " + $0.value).lowercased().contains(lowered) })
-            {
-                matched.append(.headers)
-            }
-            if places.contains(.body), try bodyContains(needle, entry: entry, decode: decode) { matched.append(.body) }
-            if !matched.isEmpty { found.append((entry, matched)) }
-        }
-        return found
-    }
-
-    /// Whether the stored body holds `needle`, read one chunk at a time (a match may span two).
-    private func bodyContains(
-        _ needle: [UInt8], entry: Entry, decode: (String, [UInt8]) -> [UInt8]?
-    ) throws -> Bool {
-        if let coding = entry.headers["content-encoding"], entry.size <= CacheInspector.decodeLimit {
-            var whole: [UInt8] = []
-            try body(of: entry.id) { whole.append(contentsOf: $0) }
-            let decoded = decode(coding, whole) ?? whole
-            return CacheInspector.find(needle, in: decoded[...])
-        }
-        var carry: [UInt8] = []
-        var hit = false
-        let statement = try database.prepare("SELECT data FROM chunks WHERE entry=?1 ORDER BY seq")
-        try statement.bind(entry.id, at: 1)
-        while !hit, try statement.step() {
-            let window = carry + statement.blob(at: 0)
-            hit = CacheInspector.find(needle, in: window[...])
-            carry = Array(window.suffix(needle.count - 1))
-        }
-        return hit
-    }
-
-    /// Compressed bodies larger than this are searched as stored.
-    public static let decodeLimit: Int64 = 16 << 20
-
-    static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Bool {
-        guard needle.count <= haystack.count, let first = needle.first else { return needle.isEmpty }
-        var index = haystack.startIndex
-        let last = haystack.endIndex - needle.count
-        while index <= last {
-            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
-            index += 1
-        }
-        return false
     }
 
     /// The last storing decision recorded for a URL.

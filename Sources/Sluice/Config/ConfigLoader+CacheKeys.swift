@@ -1,0 +1,108 @@
+import EventIO
+
+/// The `cache.*` and `admin.*` keys of ``ConfigLoader/keys``.
+extension ConfigLoader {
+    static let cacheKeys: [Key] = [
+        Key(path: "cache.enabled", type: "bool", defaultValue: "true", summary: "Store and serve cacheable responses.")
+        {
+            config, value throws(ConfigError) in config.cache.enabled = try value.bool()
+        },
+        Key(
+            path: "cache.path", type: "path", defaultValue: "var/sluice.sqlite",
+            summary: "The SQLite cache file (relative paths start at the working directory)."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard !text.isEmpty else { throw value.fail("expected a file path") }
+            config.cache.path = text
+        },
+        Key(
+            path: "cache.capacity", type: "size", defaultValue: "1GiB",
+            summary: "Most bytes of stored bodies; least recently used entries are evicted beyond it."
+        ) {
+            config, value throws(ConfigError) in config.cache.capacity = try value.byteSize()
+        },
+        Key(
+            path: "cache.max_entry_size", type: "size", defaultValue: "0",
+            summary: "Largest stored response; 0 = 5 % of the capacity."
+        ) {
+            config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
+        },
+        Key(
+            path: "cache.memory", type: "size", defaultValue: "8MiB",
+            summary:
+                "Memory for recently used entries and whole small bodies (hits without a query); 0 = every hit reads the file."
+        ) {
+            config, value throws(ConfigError) in config.cache.memory = try value.byteSize()
+        },
+        Key(
+            path: "cache.mode", type: "shared | private", defaultValue: "shared",
+            summary:
+                "shared: never stores `private`, Set-Cookie or Authorization responses (RFC 9111 §3); private: one user."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard let mode = Configuration.Cache.Mode(rawValue: text) else {
+                throw value.fail("expected shared or private, not \(text)")
+            }
+            config.cache.mode = mode
+        },
+        Key(
+            path: "cache.heuristic_percent", type: "integer", defaultValue: "10",
+            summary: "Heuristic freshness: this percent of Date − Last-Modified (RFC 9111 §4.2.2)."
+        ) {
+            config, value throws(ConfigError) in config.cache.heuristicPercent = try value.integer(in: 0...100)
+        },
+        Key(
+            path: "cache.heuristic_max", type: "duration", defaultValue: "24h",
+            summary: "Cap of heuristic freshness."
+        ) {
+            config, value throws(ConfigError) in config.cache.heuristicMax = try value.milliseconds()
+        },
+        Key(
+            path: "cache.serve_stale_on_error", type: "duration", defaultValue: "0",
+            summary:
+                "Serve a stored response up to this long past its freshness when the origin fails (5xx, no connection, timeout) and it has no `stale-if-error` of its own; 0 = never."
+        ) {
+            config, value throws(ConfigError) in config.cache.serveStaleOnError = try value.milliseconds()
+        },
+        Key(
+            path: "cache.collapse_forwarding", type: "bool", defaultValue: "true",
+            summary:
+                "Concurrent misses on a URL known to be cacheable make one upstream request; the others wait for it."
+        ) {
+            config, value throws(ConfigError) in config.cache.collapseForwarding = try value.bool()
+        },
+        Key(
+            path: "cache.collapse_timeout", type: "duration", defaultValue: "5s",
+            summary:
+                "Longest wait for another client's fetch of the same URL (a fetch held up by a slow client); then the waiter fetches for itself."
+        ) {
+            config, value throws(ConfigError) in config.cache.collapseTimeout = try value.milliseconds()
+        },
+    ]
+
+    static let adminKeys: [Key] = [
+        Key(
+            path: "admin.listen", type: "host:port", defaultValue: "127.0.0.1:8081",
+            summary: "The admin API's port (stats, metrics, cache, events, health): loopback only; \"\" = none."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard !text.isEmpty else {
+                config.admin.listen = ""
+                return
+            }
+            guard Configuration.socketAddress(text)?.isLoopback == true else {
+                throw value.fail("expected a loopback address and port, like 127.0.0.1:8081")
+            }
+            config.admin.listen = text
+        },
+        Key(
+            path: "admin.token", type: "string", defaultValue: "\"\"",
+            summary: "When set, DELETE and POST on the admin API need `Authorization: Bearer <token>`."
+        ) {
+            config, value throws(ConfigError) in config.admin.token = try value.string()
+        },
+    ]
+}
