@@ -11,6 +11,8 @@ public final class OriginServer: @unchecked Sendable {
         public var target: String
         public var fields: [(String, String)]
         public var body: [UInt8]
+        /// How many body bytes arrived (kept in `body` unless the origin discards bodies).
+        public var bodyCount = 0
         /// Which connection (1-based) carried it.
         public var connection: Int
 
@@ -34,6 +36,10 @@ public final class OriginServer: @unchecked Sendable {
         case delay(seconds: Double, then: Reply)
         /// Raw bytes, then close.
         case raw([UInt8])
+        /// Raw bytes, and the connection stays open for the next request.
+        case rawKeepAlive([UInt8])
+        /// A head, then the body one byte every `interval` seconds.
+        case drip(head: String, body: [UInt8], interval: Double)
         /// Closes without answering.
         case close
     }
@@ -42,6 +48,7 @@ public final class OriginServer: @unchecked Sendable {
     private let handler: @Sendable (Request) -> Reply
     private let state = Mutex<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
     private let streamed = Mutex<Int>(0)
+    private let keepBodies: Bool
 
     /// Body bytes that `.stream` replies managed to hand to the kernel (a cancelled transfer stops them early).
     public var streamedBytes: Int { streamed.withLock { $0 } }
@@ -49,8 +56,10 @@ public final class OriginServer: @unchecked Sendable {
     /// The port to reach it on.
     public var port: UInt16 { listener.port }
 
-    /// Starts an origin with `handler`.
-    public init(handler: @escaping @Sendable (Request) -> Reply) throws {
+    /// Starts an origin with `handler`; `keepBodies: false` counts request bodies without keeping
+    /// them (for uploads larger than a test should hold).
+    public init(keepBodies: Bool = true, handler: @escaping @Sendable (Request) -> Reply) throws {
+        self.keepBodies = keepBodies
         listener = try TestListener()
         self.handler = handler
         let thread = Thread { [self] in self.acceptLoop() }
@@ -98,8 +107,14 @@ public final class OriginServer: @unchecked Sendable {
                 if request.header("transfer-encoding")?.lowercased() == "chunked" {
                     request.body = try reader.readChunked()
                 } else if let length = request.header("content-length").flatMap(Int.init) {
-                    request.body = try reader.readExactly(length)
+                    if keepBodies {
+                        request.body = try reader.readExactly(length)
+                    } else {
+                        guard try reader.skip(length) == length else { return socket.close() }
+                        request.bodyCount = length
+                    }
                 }
+                if keepBodies { request.bodyCount = request.body.count }
                 state.withLock { $0.requests.append(request) }
                 let keepGoing = try perform(handler(request), on: socket, request: request)
                 if !keepGoing || request.header("connection")?.lowercased() == "close" { return socket.close() }
@@ -155,6 +170,14 @@ public final class OriginServer: @unchecked Sendable {
             try socket.send(bytes)
             socket.close()
             return false
+        case .rawKeepAlive(let bytes):
+            try socket.send(bytes)
+        case .drip(let head, let body, let interval):
+            try socket.send(head)
+            for byte in body {
+                Thread.sleep(forTimeInterval: interval)
+                try socket.send([byte])
+            }
         case .close:
             socket.close()
             return false

@@ -115,6 +115,28 @@ public enum ConfigLoader {
                 }
             },
             Key(
+                path: "deny_targets", type: "list of CIDR",
+                defaultValue: "[169.254.0.0/16, fe80::/10, 100.100.100.200/32, fd00:ec2::254/128, 0.0.0.0/8, ::/128]",
+                summary: "Upstream networks never connected to (link-local, cloud metadata), checked after DNS."
+            ) {
+                config, value throws(ConfigError) in
+                config.denyTargets = try value.list().map { item throws(ConfigError) in
+                    guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
+                    return cidr
+                }
+            },
+            Key(
+                path: "loopback_targets", type: "local-clients | all | none", defaultValue: "local-clients",
+                summary: "Who may reach 127.0.0.0/8 and ::1 through the proxy: clients on this machine, all, none."
+            ) {
+                config, value throws(ConfigError) in
+                let text = try value.string()
+                guard let choice = Configuration.LoopbackTargets(rawValue: text) else {
+                    throw value.fail("expected local-clients, all or none")
+                }
+                config.loopbackTargets = choice
+            },
+            Key(
                 path: "limits.max_connections", type: "integer", defaultValue: "1024",
                 summary: "Concurrent client connections; more get 503."
             ) {

@@ -9,6 +9,28 @@ public struct Configuration: Sendable, Equatable {
     public var allowClients: [CIDR] = []
     /// Ports that CONNECT may reach; `[443]` by default.
     public var connectPorts: [UInt16] = [443]
+    /// Upstream networks never connected to (checked on the resolved address): link-local, cloud
+    /// metadata services and "this network" by default.
+    public var denyTargets: [CIDR] = Configuration.defaultDenyTargets
+    /// Who may reach loopback services through the proxy.
+    public var loopbackTargets = LoopbackTargets.localClients
+
+    /// `169.254.0.0/16` and `fe80::/10` (link-local, where cloud metadata services live),
+    /// `100.100.100.200` (Alibaba's metadata), `fd00:ec2::254` (AWS IPv6 metadata), `0.0.0.0/8`, `::`.
+    public static let defaultDenyTargets = [
+        "169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128", "0.0.0.0/8", "::/128",
+    ].compactMap(CIDR.init)
+
+    /// Who may reach loopback addresses (127.0.0.0/8, ::1) upstream.
+    public enum LoopbackTargets: String, Sendable, Equatable, CaseIterable {
+        /// Clients on this machine only: a client from `allow_clients` cannot reach this host's
+        /// loopback services through Sluice.
+        case localClients = "local-clients"
+        /// Every allowed client.
+        case all
+        /// Nobody.
+        case none
+    }
     /// Size and count limits.
     public var limits = Limits()
     /// Time limits.

@@ -83,7 +83,11 @@ final class Exchange {
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
-    lazy var forwardRequest: UpstreamRequest = Forwarding.upstreamRequest(for: request, url: targetURL!)
+    lazy var forwardRequest: UpstreamRequest = {
+        var upstream = Forwarding.upstreamRequest(for: request, url: targetURL!)
+        upstream.fromLocalClient = client.isLocal
+        return upstream
+    }()
     /// The target URL (set by Route).
     var targetURL: TargetURL?
     private var finished = false
@@ -108,7 +112,7 @@ final class Exchange {
         case .authority:
             return fail(.badRequest(reason: .malformed("CONNECT is handled by the tunnel")))
         }
-        if let refusal = client.server.policy.refusal(for: url) { return fail(refusal) }
+        if let refusal = client.server.policy.refusal(for: url, localClient: client.isLocal) { return fail(refusal) }
         let book = client.server.ruleBook
         if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil {
             let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)

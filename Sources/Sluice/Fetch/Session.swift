@@ -42,8 +42,8 @@ public final class Session {
     public var cachedResponseHandler: (any CachedResponseHandler)?
     /// Every monitor sees every task event.
     public let eventMonitor = CompositeEventMonitor()
-    /// Addresses that are this proxy (never connected to: forwarding loop).
-    public var selfAddresses: Set<SocketAddress> = []
+    /// Where tasks may connect (never to this proxy, a denied network, or loopback for remote clients).
+    public var targetGuard = TargetGuard()
 
     private var idleHandles: [EasyHandle] = []
     private var nextTaskID = 0
@@ -114,15 +114,5 @@ public final class Session {
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,
             lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000))
-    }
-
-    /// Whether `address` is one of this proxy's own listening addresses.
-    func isSelf(_ address: SocketAddress) -> Bool {
-        let plain = address.unmapped
-        for own in selfAddresses where own.port == plain.port {
-            if own.unmapped.ip == plain.ip { return true }
-            if own.isUnspecified || own.isLoopback, plain.isLoopback || plain.isUnspecified { return true }
-        }
-        return false
     }
 }

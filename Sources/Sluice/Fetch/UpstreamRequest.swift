@@ -19,6 +19,8 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var headers: HTTPFields
     /// The body framing.
     public var body: Body
+    /// Whether the client that asked is on this machine (`loopback_targets`).
+    public var fromLocalClient = true
 
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
         self.method = method

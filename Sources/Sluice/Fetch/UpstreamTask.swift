@@ -58,7 +58,7 @@ public final class UpstreamTask {
     private var failure: SluiceError?
     private var finished = false
     /// Set by the connection filter when it refused an address that is this proxy.
-    var refusedLoop: SocketAddress?
+    var refusedTarget: SluiceError.ForbiddenReason?
 
     init(id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session) {
         self.id = id
@@ -177,7 +177,7 @@ public final class UpstreamTask {
 
     private func convert(_ error: CurlError) -> SluiceError {
         let host = currentRequest.url.host
-        if let refusedLoop { return .forbidden(reason: .loopDetected(refusedLoop.description)) }
+        if let refusedTarget { return .forbidden(reason: refusedTarget) }
         switch error.kind {
         case .resolve: return .upstreamFailed(reason: .resolveFailed(host: host))
         case .connect:
@@ -197,9 +197,10 @@ public final class UpstreamTask {
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
         let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if text.isEmpty {
-            guard let head = building else { return .proceed }
+            guard var head = building else { return .proceed }
             building = nil
             guard head.status >= 200 else { return .proceed }  // 1xx: wait for the final response
+            if let violation = ResponseFraming.violation(&head) { return refuse(violation) }
             return headDidComplete(head)
         }
         if building == nil {
@@ -209,6 +210,9 @@ public final class UpstreamTask {
         guard building != nil else { return .proceed }
         if let first = text.first, first == 0x20 || first == 0x09, let last = building!.headers.fields.last {
             // obs-fold from an origin: replace with a space (RFC 9112 §5.2).
+            if let violation = ResponseFraming.valueViolation(UnsafeRawBufferPointer(rebasing: text[1...])) {
+                return refuse(violation)
+            }
             var headers = building!.headers
             headers.remove(last.name)
             headers.append(
@@ -216,15 +220,30 @@ public final class UpstreamTask {
             building!.headers = headers
             return .proceed
         }
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return .proceed }
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else {
+            return refuse("The origin sent a header line without a colon.")
+        }
         var start = colon + 1
         var stop = text.count
         while start < stop, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
         while stop > start, text[stop - 1] == 0x20 || text[stop - 1] == 0x09 { stop -= 1 }
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: text[..<colon]), as: UTF8.self)
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: text[start..<stop]), as: UTF8.self)
+        var nameEnd = colon
+        while nameEnd > 0, text[nameEnd - 1] == 0x20 || text[nameEnd - 1] == 0x09 { nameEnd -= 1 }
+        let nameBytes = UnsafeRawBufferPointer(rebasing: text[..<nameEnd])
+        let valueBytes = UnsafeRawBufferPointer(rebasing: text[start..<stop])
+        if let violation = ResponseFraming.nameViolation(nameBytes) ?? ResponseFraming.valueViolation(valueBytes) {
+            return refuse(violation)
+        }
+        let name = String(decoding: nameBytes, as: UTF8.self)
+        let value = String(decoding: valueBytes, as: UTF8.self)
         building!.headers.append(name: name, value: value)
         return .proceed
+    }
+
+    /// Stops a transfer whose head must not be relayed: the client gets 502.
+    private func refuse(_ detail: String) -> EasyHandle.Action {
+        failure = .upstreamFailed(reason: .badResponse(detail: detail))
+        return .abort
     }
 
     private func headDidComplete(_ head: ResponseHead) -> EasyHandle.Action {
@@ -280,8 +299,10 @@ extension UpstreamTask: EasyHandleDelegate {
     }
 
     public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
-        guard session.isSelf(address) else { return true }
-        refusedLoop = address
+        guard let refusal = session.targetGuard.refusal(address, localClient: currentRequest.fromLocalClient) else {
+            return true
+        }
+        refusedTarget = refusal
         return false
     }
 }
@@ -290,7 +311,7 @@ extension UpstreamTask: EasyHandleDelegate {
 enum StatusLine {
     /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
     static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
-        guard let space = text.firstIndex(of: 0x20) else { return nil }
+        guard text.starts(with: "HTTP/".utf8), let space = text.firstIndex(of: 0x20) else { return nil }
         let version = String(decoding: text[5..<space], as: UTF8.self)
         let rest = text[(space + 1)...]
         guard rest.count >= 3 else { return nil }
@@ -299,8 +320,11 @@ enum StatusLine {
             let code = Int(String(decoding: codeBytes, as: UTF8.self))
         else { return nil }
         var reason = ""
-        if rest.count > 4 {
-            reason = String(decoding: rest.dropFirst(4), as: UTF8.self).filter { $0 != "\r" && $0 != "\n" }
+        if rest.count > 3 {
+            guard rest[rest.startIndex + 3] == 0x20 else { return nil }
+            // Control bytes never reach a client's status line.
+            reason = String(
+                decoding: rest.dropFirst(4).filter { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }, as: UTF8.self)
         }
         return ResponseHead(
             status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())

@@ -21,6 +21,8 @@ final class ClientConnection {
     let connection: Connection
     unowned let server: ProxyServer
     let peerText: String
+    /// Whether the client is on this machine (a loopback peer).
+    let isLocal: Bool
     private(set) var state = State.idle
     private var parser: RequestParser
     private var headerTimer: Timer?
@@ -33,6 +35,7 @@ final class ClientConnection {
         self.connection = connection
         self.server = server
         peerText = connection.peer?.description ?? "?"
+        isLocal = connection.peer?.unmapped.isLoopback ?? true
         parser = RequestParser(limits: server.parserLimits)
         inputHighWater = max(256 * 1024, server.parserLimits.maxHeaderBytes + 16 * 1024)
         connection.delegate = self
@@ -109,7 +112,7 @@ final class ClientConnection {
     }
 
     private func beginTunnel(_ request: ProxyRequest, host: String, port: UInt16) {
-        if let refusal = server.policy.connectRefusal(host: host, port: port) {
+        if let refusal = server.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
             return rejectRequest(request, refusal)
         }
         guard request.bodyFraming == .none else {

@@ -80,6 +80,7 @@ public final class ProxyServer {
         }
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
+        session.targetGuard = TargetGuard(configuration)
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
         self.hooks = hooks ?? UpstreamTask.Hooks()
         resolver = DNSResolver(loop: loop)
@@ -100,7 +101,7 @@ public final class ProxyServer {
     /// Marks another of this process's listening addresses as "self" (the admin port, say).
     public func addSelfAddress(_ address: SocketAddress) {
         policy.selfAddresses.append(address)
-        session.selfAddresses.insert(address)
+        session.targetGuard.selfAddresses.insert(address)
     }
 
     /// Applies the reloadable part of a new configuration (rules, defaults, the redirect policy,
@@ -119,7 +120,11 @@ public final class ProxyServer {
         old.limits.maxTransformBody = new.limits.maxTransformBody
         var pending: [String] = []
         if old.listen != new.listen { pending.append("listen") }
-        if old.allowClients != new.allowClients || old.connectPorts != new.connectPorts { pending.append("access") }
+        if old.allowClients != new.allowClients || old.connectPorts != new.connectPorts
+            || old.denyTargets != new.denyTargets || old.loopbackTargets != new.loopbackTargets
+        {
+            pending.append("access")
+        }
         if old.limits != new.limits { pending.append("limits") }
         if old.timeouts != new.timeouts { pending.append("timeouts") }
         if old.upstream != new.upstream || old.redirects != new.redirects { pending.append("upstream") }

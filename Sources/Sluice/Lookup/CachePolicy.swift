@@ -115,7 +115,25 @@ enum CachePolicy {
         case method, status, noStore = "no-store", isPrivate = "private", authorization
         case varyStar = "vary-star", noFreshness = "no-freshness", partial, validation, rule
         case tooLarge = "too-large", incomplete
+        /// Shared mode: the request carried a header that changes responses but is not in the key.
+        case unkeyedHeader = "unkeyed-request-header"
+        /// Shared mode: a response to a request with cookies states no freshness of its own.
+        case cookieRequest = "cookie-without-explicit-freshness"
+        /// Shared mode: the response varies on credentials the request carried.
+        case credentialVariant = "varies-on-credentials"
     }
+
+    /// Request fields that origins and frameworks act on but caches do not key on (the usual web
+    /// cache poisoning vectors). A shared cache stores no response to a request carrying one,
+    /// unless the response's `Vary` names it.
+    static let unkeyedRequestFields = [
+        "x-forwarded-host", "x-forwarded-server", "x-forwarded-scheme", "x-forwarded-proto", "x-forwarded-port",
+        "x-forwarded-prefix", "x-host", "x-original-url", "x-rewrite-url", "x-original-host", "x-http-method-override",
+        "x-http-method", "x-method-override", "forwarded",
+    ]
+
+    /// Request fields that carry a user's credentials.
+    static let credentialFields = ["authorization", "cookie", "proxy-authorization"]
 
     /// Status codes cacheable by heuristic (RFC 9110 §15.1).
     static let heuristicStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -141,10 +159,27 @@ enum CachePolicy {
         }
         if response.headers.tokens("vary").contains("*") { return .varyStar }
         if shared, response.headers.contains("set-cookie") { return .isPrivate }
+        if shared, let refusal = sharingRefusal(request: request, response: response) { return refusal }
         let lifetime = freshnessLifetime(response, control: control, shared: shared, heuristic: heuristic)
         // Without freshness a response is still worth keeping when it can be revalidated (§4.3).
         let validators = response.headers.contains("etag") || response.headers.contains("last-modified")
         guard lifetime > 0 || validators else { return .noFreshness }
+        return nil
+    }
+
+    /// What a shared cache refuses beyond RFC 9111 so that one user's request cannot decide what
+    /// another receives: unkeyed headers (poisoning), cookie-bearing requests whose response states
+    /// no freshness (cache deception: `/account/x.css` must not be kept on a heuristic or a rule's
+    /// TTL), and variants keyed on credentials (the secret would be stored in the variant).
+    private static func sharingRefusal(request: HTTPFields, response: ResponseHead) -> Refusal? {
+        let varied = varyNames(response.headers)
+        if unkeyedRequestFields.contains(where: { request.contains($0) && !varied.contains($0) }) {
+            return .unkeyedHeader
+        }
+        if credentialFields.contains(where: { request.contains($0) && varied.contains($0) }) {
+            return .credentialVariant
+        }
+        if request.contains("cookie"), !hasExplicitFreshness(response.headers) { return .cookieRequest }
         return nil
     }
 

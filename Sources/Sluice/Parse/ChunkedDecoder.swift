@@ -5,16 +5,22 @@ public struct ChunkedDecoder: Sendable {
         case sizeStart
         case size(value: UInt64, digits: Int)
         case sizeWhitespace(value: UInt64)
-        case chunkExtension(value: UInt64, length: Int)
+        case chunkExtension(value: UInt64, length: Int, phase: ExtensionPhase)
         case sizeLF(value: UInt64)
         case data(remaining: UInt64)
         case dataCR
         case dataLF
         case trailerStart
+        case trailerName
         case trailer
         case trailerLF
         case finalLF
         case done
+    }
+
+    /// Where a chunk extension's parse is (`;` BWS name [BWS `=` BWS (token | quoted-string)] BWS).
+    private enum ExtensionPhase: Sendable, Equatable {
+        case nameStart, name, afterName, valueStart, token, quoted, quotedEscape, afterValue
     }
 
     /// One call's result.
@@ -86,16 +92,14 @@ public struct ChunkedDecoder: Sendable {
             }
         case .sizeWhitespace(let value):
             try endOfSize(byte, value: value)
-        case .chunkExtension(let value, let length):
-            if byte == 0x0D {
+        case .chunkExtension(let value, let length, let phase):
+            guard length < maxMetadataBytes else { throw bad("chunk extension too long") }
+            if byte == 0x0D, phase != .quoted, phase != .quotedEscape {
+                guard phase != .nameStart, phase != .valueStart else { throw bad("incomplete chunk extension") }
                 state = .sizeLF(value: value)
-            } else {
-                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else {
-                    throw bad("invalid byte in chunk extension")
-                }
-                guard length < maxMetadataBytes else { throw bad("chunk extension too long") }
-                state = .chunkExtension(value: value, length: length + 1)
+                return
             }
+            state = .chunkExtension(value: value, length: length + 1, phase: try extensionPhase(after: phase, byte))
         case .sizeLF(let value):
             guard byte == 0x0A else { throw bad("chunk size line not ended by CRLF") }
             if value == 0 {
@@ -118,9 +122,16 @@ public struct ChunkedDecoder: Sendable {
             if byte == 0x0D {
                 state = .finalLF
             } else {
-                guard byte != 0x0A, byte != 0x20, byte != 0x09 else { throw bad("invalid trailer line") }
+                guard RequestParser.isTokenByte(byte) else { throw bad("invalid trailer field name") }
                 try countTrailer()
+                state = .trailerName
+            }
+        case .trailerName:
+            try countTrailer()
+            if byte == UInt8(ascii: ":") {
                 state = .trailer
+            } else {
+                guard RequestParser.isTokenByte(byte) else { throw bad("invalid trailer field name") }
             }
         case .trailer:
             if byte == 0x0D {
@@ -145,10 +156,41 @@ public struct ChunkedDecoder: Sendable {
     private mutating func endOfSize(_ byte: UInt8, value: UInt64) throws(SluiceError) {
         switch byte {
         case 0x20, 0x09: state = .sizeWhitespace(value: value)
-        case UInt8(ascii: ";"): state = .chunkExtension(value: value, length: 0)
+        case UInt8(ascii: ";"): state = .chunkExtension(value: value, length: 0, phase: .nameStart)
         case 0x0D: state = .sizeLF(value: value)
         default: throw bad("invalid byte after chunk size")
         }
+    }
+
+    /// The next phase of a chunk extension after `byte` (RFC 9112 §7.1.1), or a framing error.
+    private func extensionPhase(after phase: ExtensionPhase, _ byte: UInt8) throws(SluiceError) -> ExtensionPhase {
+        let blank = byte == 0x20 || byte == 0x09
+        let token = RequestParser.isTokenByte(byte)
+        switch phase {
+        case .nameStart:
+            if blank { return .nameStart }
+            if token { return .name }
+        case .name, .afterName:
+            if token, phase == .name { return .name }
+            if blank { return .afterName }
+            if byte == UInt8(ascii: "=") { return .valueStart }
+            if byte == UInt8(ascii: ";") { return .nameStart }
+        case .valueStart:
+            if blank { return .valueStart }
+            if byte == UInt8(ascii: "\"") { return .quoted }
+            if token { return .token }
+        case .token, .afterValue:
+            if token, phase == .token { return .token }
+            if blank { return .afterValue }
+            if byte == UInt8(ascii: ";") { return .nameStart }
+        case .quoted:
+            if byte == UInt8(ascii: "\"") { return .afterValue }
+            if byte == UInt8(ascii: "\\") { return .quotedEscape }
+            if byte == 0x09 || (byte >= 0x20 && byte != 0x7F) { return .quoted }
+        case .quotedEscape:
+            if byte == 0x09 || (byte >= 0x20 && byte != 0x7F) { return .quoted }
+        }
+        throw bad("invalid chunk extension")
     }
 
     private mutating func countTrailer() throws(SluiceError) {

@@ -114,6 +114,10 @@ public struct Problem: Sendable, Equatable {
                 )
             case .loopDetected(let target):
                 return (403, "loop-detected", "Forwarding loop", "\(target) is this proxy itself.", false)
+            case .targetDenied(let target, let rule):
+                return (
+                    403, "target-not-allowed", "Target not allowed", "\(target) may not be reached (\(rule)).", false
+                )
             }
         case .upstreamFailed(let reason):
             switch reason {

@@ -14,16 +14,25 @@ struct Policy {
     }
 
     /// Why an absolute-form request to `url` must be refused, if it must.
-    func refusal(for url: TargetURL) -> SluiceError? {
+    func refusal(for url: TargetURL, localClient: Bool) -> SluiceError? {
         if targetsSelf(host: url.host, port: url.port) { return .forbidden(reason: .loopDetected(url.authority)) }
-        return nil
+        return literalRefusal(host: url.host, port: url.port, localClient: localClient).map { .forbidden(reason: $0) }
     }
 
     /// Why a CONNECT to `host:port` must be refused, if it must.
-    func connectRefusal(host: String, port: UInt16) -> SluiceError? {
+    func connectRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError? {
         if targetsSelf(host: host, port: port) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
         guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
-        return nil
+        return literalRefusal(host: host, port: port, localClient: localClient).map { .forbidden(reason: $0) }
+    }
+
+    /// The target guard's answer for a host written as an IP address or a `localhost` name, before
+    /// any connection (names are checked on their resolved address when connecting).
+    private func literalRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError.ForbiddenReason? {
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let ip = bare == "localhost" || bare.hasSuffix(".localhost") ? [127, 0, 0, 1] : SocketAddress.parseIP(bare)
+        guard let ip else { return nil }
+        return TargetGuard(configuration).refusal(SocketAddress(ip: ip, port: port), localClient: localClient)
     }
 
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.

@@ -46,6 +46,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case connectPortNotAllowed(UInt16)
         /// The target is this proxy itself.
         case loopDetected(String)
+        /// The target address is refused by `deny_targets` or `loopback_targets` (named in `rule`).
+        case targetDenied(target: String, rule: String)
     }
 
     /// Why the upstream exchange failed.

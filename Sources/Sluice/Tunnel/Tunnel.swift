@@ -74,8 +74,10 @@ final class Tunnel {
     private func didConnect() {
         guard let upstream else { return }
         connectTimer?.cancel()
-        if let address = upstream.remoteAddress, client.server.session.isSelf(address) {
-            return failBeforeEstablished(.forbidden(reason: .loopDetected("\(host):\(port)")))
+        if let address = upstream.remoteAddress,
+            let refusal = client.server.session.targetGuard.refusal(address, localClient: client.isLocal)
+        {
+            return failBeforeEstablished(.forbidden(reason: refusal))
         }
         established = true
         upstream.setNoDelay()

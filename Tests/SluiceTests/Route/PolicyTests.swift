@@ -45,7 +45,38 @@ struct PolicyTests {
         #expect(policy.targetsSelf(host: "[::1]", port: 8080))
         #expect(!policy.targetsSelf(host: "127.0.0.1", port: 8081))
         #expect(!policy.targetsSelf(host: "example.com", port: 8080))
-        #expect(policy.connectRefusal(host: "example.com", port: 443) == nil)
-        #expect(policy.connectRefusal(host: "example.com", port: 25) == .forbidden(reason: .connectPortNotAllowed(25)))
+        #expect(policy.connectRefusal(host: "example.com", port: 443, localClient: true) == nil)
+        #expect(
+            policy.connectRefusal(host: "example.com", port: 25, localClient: true)
+                == .forbidden(reason: .connectPortNotAllowed(25)))
+        #expect(
+            policy.connectRefusal(host: "169.254.169.254", port: 443, localClient: true)
+                == .forbidden(reason: .targetDenied(target: "169.254.169.254", rule: "deny_targets 169.254.0.0/16")))
+        #expect(policy.connectRefusal(host: "localhost", port: 443, localClient: true) == nil)
+        #expect(policy.connectRefusal(host: "localhost", port: 443, localClient: false) != nil)
+    }
+
+    @Test("The target guard: self, deny_targets, and loopback by client locality")
+    func targetGuard() {
+        var guardian = TargetGuard()
+        guardian.selfAddresses = [SocketAddress("0.0.0.0:8080")!]
+        let local = { (text: String) in guardian.refusal(SocketAddress(text)!, localClient: true) }
+        let remote = { (text: String) in guardian.refusal(SocketAddress(text)!, localClient: false) }
+        #expect(local("127.0.0.5:8080") == .loopDetected("127.0.0.5:8080"))
+        #expect(local("169.254.169.254:80") != nil)
+        #expect(local("[fe80::1]:443") != nil)
+        #expect(local("[::ffff:169.254.169.254]:80") != nil)
+        #expect(local("100.100.100.200:80") != nil)
+        #expect(local("[fd00:ec2::254]:80") != nil)
+        #expect(local("0.0.0.0:80") != nil)
+        #expect(local("93.184.216.34:80") == nil)
+        #expect(local("127.0.0.1:3000") == nil)
+        #expect(remote("127.0.0.1:3000") == .targetDenied(target: "127.0.0.1", rule: "loopback_targets: local-clients"))
+        #expect(remote("[::1]:3000") != nil)
+        #expect(remote("192.0.2.10:80") == nil)
+        guardian.loopback = .all
+        #expect(remote("127.0.0.1:3000") == nil)
+        guardian.loopback = .none
+        #expect(local("127.0.0.1:3000") != nil)
     }
 }

@@ -1,0 +1,47 @@
+/// What an origin's response head must satisfy before a byte of it reaches a client or the cache
+/// (RFC 9112 §6.1, §6.3; RFC 9110 §5.5). A head that frames its body ambiguously is the origin
+/// half of request smuggling and response splitting: Sluice answers 502 instead of guessing.
+enum ResponseFraming {
+    /// Why `head` must not be relayed, or `nil`; identical repeated `Content-Length` fields are
+    /// folded into one on the way (§6.3 allows a recipient to do that).
+    static func violation(_ head: inout ResponseHead) -> String? {
+        let lengths = head.headers.values("content-length")
+        let codings = head.headers.tokens("transfer-encoding")
+        if !codings.isEmpty {
+            if !lengths.isEmpty { return "The origin framed its body with both Transfer-Encoding and Content-Length." }
+            if codings != ["chunked"] {
+                return "The origin used a transfer coding Sluice does not decode: \(codings.joined(separator: ", "))."
+            }
+        }
+        if lengths.count > 0 {
+            var seen: Set<String> = []
+            for field in lengths {
+                for item in field.split(separator: ",", omittingEmptySubsequences: false) {
+                    seen.insert(String(item).trimmingOWS())
+                }
+            }
+            guard seen.count == 1, let only = seen.first, !only.isEmpty, only.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
+            else {
+                return "The origin sent an invalid or conflicting Content-Length (\(lengths.joined(separator: ", ")))."
+            }
+            if lengths.count > 1 || lengths[0] != only { head.headers.set("Content-Length", String(only)) }
+        }
+        return nil
+    }
+
+    /// Why a header field name must not be relayed, or `nil`. Whitespace before the colon is
+    /// removed by the caller (RFC 9112 §5.1 asks a proxy to).
+    static func nameViolation(_ name: UnsafeRawBufferPointer) -> String? {
+        guard !name.isEmpty, name.allSatisfy(RequestParser.isTokenByte) else {
+            return "The origin sent a header field name that is not a token."
+        }
+        return nil
+    }
+
+    /// Why a header field value must not be relayed, or `nil`: CR, LF or NUL inside a value would
+    /// split the field on the client's side (RFC 9110 §5.5).
+    static func valueViolation(_ value: UnsafeRawBufferPointer) -> String? {
+        guard value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return nil }
+        return "The origin sent a header field value with a CR, LF or NUL inside."
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// Origins that misbehave on purpose. Each client gets a 502/504 problem, or — when the head was
+/// already relayed — a connection closed before the body looks complete; nothing partial or
+/// ambiguous is stored (a later `only-if-cached` request finds nothing), and the proxy serves the
+/// next client.
+@Suite("Adversarial: origin misbehaviour")
+struct OriginMisbehaviourTests {
+    enum Outcome: Sendable, CustomStringConvertible {
+        /// A problem response with this status.
+        case problem(Int)
+        /// The head arrives, then the connection closes before the framing says the body ended.
+        case cutOff
+        var description: String {
+            switch self {
+            case .problem(let status): "problem \(status)"
+            case .cutOff: "cut off"
+            }
+        }
+    }
+
+    static let cacheable = "Cache-Control: max-age=600\r\n"
+
+    static let cases: [(String, [UInt8], Outcome)] = [
+        (
+            "CL and TE",
+            bytes(
+                "HTTP/1.1 200 OK\r\n\(cacheable)Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+            ), .problem(502)
+        ),
+        (
+            "conflicting CLs",
+            bytes("HTTP/1.1 200 OK\r\n\(cacheable)Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"), .problem(502)
+        ),
+        ("CL list", bytes("HTTP/1.1 200 OK\r\n\(cacheable)Content-Length: 5, 6\r\n\r\nhello!"), .problem(502)),
+        ("negative CL", bytes("HTTP/1.1 200 OK\r\n\(cacheable)Content-Length: -5\r\n\r\nhello"), .problem(502)),
+        ("TE not chunked", bytes("HTTP/1.1 200 OK\r\n\(cacheable)Transfer-Encoding: gzip\r\n\r\nhello"), .problem(502)),
+        (
+            "bad chunk size",
+            bytes(
+                "HTTP/1.1 200 OK\r\n\(cacheable)Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nabc\r\n0\r\n\r\n"),
+            .cutOff
+        ),
+        (
+            "chunked body without its last chunk",
+            bytes("HTTP/1.1 200 OK\r\n\(cacheable)Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"), .cutOff
+        ),
+        (
+            "short body",
+            bytes("HTTP/1.1 200 OK\r\n\(cacheable)Content-Length: 100\r\n\r\n\(String(repeating: "y", count: 50))"),
+            .cutOff
+        ),
+        (
+            "huge header section",
+            bytes(
+                "HTTP/1.1 200 OK\r\n\(cacheable)\((0..<400).map { "X-H\($0): \(String(repeating: "v", count: 1000))\r\n" }.joined())Content-Length: 2\r\n\r\nok"
+            ), .problem(502)
+        ),
+        (
+            "one huge field",
+            bytes(
+                "HTTP/1.1 200 OK\r\n\(cacheable)X-Big: \(String(repeating: "v", count: 200_000))\r\nContent-Length: 2\r\n\r\nok"
+            ), .problem(502)
+        ),
+        ("garbage status code", bytes("HTTP/1.1 abc Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
+        ("not HTTP at all", bytes("FOO BAR\r\n\r\nok"), .problem(502)),
+        ("HTTP/0.9-style body", bytes("hello world\n"), .problem(502)),
+        (
+            "bare CR inside a value (response splitting)",
+            bytes("HTTP/1.1 200 OK\r\n\(cacheable)X-A: a\rSet-Cookie: x=1\r\nContent-Length: 2\r\n\r\nok"),
+            .problem(502)
+        ),
+        (
+            "NUL inside a value", bytes("HTTP/1.1 200 OK\r\n\(cacheable)X-A: a\u{0}b\r\nContent-Length: 2\r\n\r\nok"),
+            .problem(502)
+        ),
+        (
+            "space inside a field name", bytes("HTTP/1.1 200 OK\r\n\(cacheable)X A: b\r\nContent-Length: 2\r\n\r\nok"),
+            .problem(502)
+        ),
+        (
+            "header line without a colon",
+            bytes("HTTP/1.1 200 OK\r\n\(cacheable)NoColon\r\nContent-Length: 2\r\n\r\nok"), .problem(502)
+        ),
+        ("closes without a response", [], .problem(502)),
+    ]
+
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.timeouts.upstreamResponse = 600
+        configuration.timeouts.upstreamIdle = 600
+        return configuration
+    }
+
+    /// Checks `outcome` for a GET of `path`, that nothing was stored, and that the next client is served.
+    static func expect(
+        _ outcome: Outcome, path: String, origin: OriginServer, proxy: ProxyHarness, _ name: String
+    ) throws {
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url(path)))
+        switch outcome {
+        case .problem(let status):
+            let response = try client.reader.readResponse()
+            #expect(response.status == status, "\(name)")
+            #expect(ErrorTests.problemType(response) != nil, "\(name)")
+        case .cutOff:
+            // Either a 502 (nothing relayed yet) or a head whose body never completes.
+            if let head = try client.reader.readHead() {
+                let status = Int(head.startLine.split(separator: " ")[1]) ?? 0
+                if status == 200 {
+                    let fields = head.fields.map { ($0.0.lowercased(), $0.1) }
+                    if let length = fields.first(where: { $0.0 == "content-length" }).flatMap({ Int($0.1) }) {
+                        #expect(throws: (any Error).self, "\(name)") { _ = try client.reader.readExactly(length) }
+                    } else {
+                        #expect(throws: (any Error).self, "\(name)") { _ = try client.reader.readChunked() }
+                    }
+                } else {
+                    #expect(status == 502, "\(name)")
+                }
+            }
+            #expect(client.isClosedByPeer(), "\(name)")
+        }
+        let probe = try RawClient(port: proxy.port)
+        let cached = try probe.request(RawClient.get(origin.url(path), extra: "Cache-Control: only-if-cached\r\n"))
+        #expect(cached.status == 504, "\(name): something was stored")
+        let next = try RawClient(port: proxy.port)
+        #expect(try next.request(RawClient.get(origin.url("/fine"))).status == 200, "\(name)")
+    }
+
+    @Test("Malformed responses: 502 or a cut-off body, never stored", arguments: cases)
+    func malformed(name: String, reply: [UInt8], outcome: Outcome) throws {
+        let origin = try OriginServer { request in
+            request.target == "/fine" ? .text("fine") : .raw(reply)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration())
+        try Self.expect(outcome, path: "/bad", origin: origin, proxy: proxy, name)
+    }
+
+    @Test("Reset mid-body, stall before the head, stall mid-body: cut off or 504, never stored")
+    func resetsAndStalls() throws {
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/reset": .resetMidBody(declared: 1 << 20, sent: 100_000)
+            case "/stall": .delay(seconds: 3, then: .close)
+            case "/stall-body":
+                // Three bytes, then silence longer than upstream_idle (600 ms).
+                .drip(
+                    head: "HTTP/1.1 200 OK\r\n\(Self.cacheable)Content-Length: 100\r\n\r\nabc", body: [0x61],
+                    interval: 3)
+            default: .text("fine")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration())
+        try Self.expect(.cutOff, path: "/reset", origin: origin, proxy: proxy, "reset")
+        try Self.expect(.problem(504), path: "/stall", origin: origin, proxy: proxy, "stall")
+        try Self.expect(.cutOff, path: "/stall-body", origin: origin, proxy: proxy, "stall mid-body")
+    }
+
+    @Test("A head dripped slower than upstream_response allows is 504; a slow but steady body completes")
+    func slowDrip() throws {
+        let head = "HTTP/1.1 200 OK\r\n\(Self.cacheable)Content-Length: 10\r\n\r\n"
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/drip-head": .drip(head: "", body: Array(head.utf8) + Array("0123456789".utf8), interval: 0.05)
+            case "/drip-body": .drip(head: head, body: Array("0123456789".utf8), interval: 0.1)
+            default: .text("fine")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration())
+        try Self.expect(.problem(504), path: "/drip-head", origin: origin, proxy: proxy, "drip head")
+        // One byte every 100 ms never stalls for upstream_idle (600 ms): the body arrives whole.
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/drip-body")))
+        #expect(response.text == "0123456789")
+    }
+
+    @Test("1xx storms: a bounded one is skipped, an endless one ends in 504")
+    func informationalStorm() throws {
+        let storm = Array(String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 2000).utf8)
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/storm": .raw(storm + Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+            case "/endless":
+                .drip(
+                    head: "", body: Array(String(repeating: "HTTP/1.1 102 Processing\r\n\r\n", count: 100).utf8),
+                    interval: 0.001)
+            default: .text("fine")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration())
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/storm")))
+        #expect(response.status == 200)
+        #expect(response.text == "ok")
+        try Self.expect(.problem(504), path: "/endless", origin: origin, proxy: proxy, "endless 1xx")
+    }
+
+    @Test("Bytes after a Content-Length body never become the answer to the next request (no desync)")
+    func excessBytesDoNotDesync() throws {
+        let smuggled = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil"
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/first":
+                .rawKeepAlive(Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello\(smuggled)".utf8))
+            default: .text("second")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let first = try client.request(RawClient.get(origin.url("/first")))
+        #expect(first.text == "hello")
+        for _ in 0..<3 {
+            let next = try client.request(RawClient.get(origin.url("/second")))
+            #expect(next.text == "second")
+        }
+    }
+}
