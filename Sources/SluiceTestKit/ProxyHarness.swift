@@ -16,9 +16,12 @@ public final class ProxyHarness: @unchecked Sendable {
     /// The cache file this harness created (removed when it goes away).
     private var ownedCacheFile: String?
 
-    /// Starts a proxy with `configuration` (its listen address is replaced by 127.0.0.1:0).
+    /// Starts a proxy with `configuration` (its listen address is replaced by `listen`, 127.0.0.1:0
+    /// unless a test needs another interface).
     /// - Parameter hooks: per-exchange hooks (tests of the session engine), none by default.
-    public init(configuration: Configuration = Configuration(), hooks: UpstreamTask.Hooks? = nil) throws {
+    public init(
+        configuration: Configuration = Configuration(), listen: String = "127.0.0.1:0", hooks: UpstreamTask.Hooks? = nil
+    ) throws {
         var chosen = configuration
         // Each proxy gets its own real SQLite file unless the test chose one.
         if chosen.cache.path == Configuration().cache.path {
@@ -39,7 +42,7 @@ public final class ProxyHarness: @unchecked Sendable {
                 var logger = Logger(label: "sluice-test") { label in CapturingLogHandler(capture: capture) }
                 logger.logLevel = .info
                 let server = try ProxyServer(
-                    configuration: configuration.with(listen: "127.0.0.1:0"), loop: loop, logger: logger, hooks: hooks)
+                    configuration: configuration.with(listen: listen), loop: loop, logger: logger, hooks: hooks)
                 box.server = server
                 result.value = .success((loop, server.localAddress.port))
                 ready.signal()

@@ -5,9 +5,9 @@ public final class RawClient {
     /// Reads responses from it.
     public let reader: MessageReader
 
-    /// Connects to the proxy on `port`.
-    public init(port: UInt16, timeout: Double = 10) throws {
-        socket = try TestSocket.connect(port: port, timeout: timeout)
+    /// Connects to the proxy on `host`:`port`.
+    public init(host: String = "127.0.0.1", port: UInt16, timeout: Double = 10) throws {
+        socket = try TestSocket.connect(host: host, port: port, timeout: timeout)
         reader = MessageReader(socket: socket)
     }
 

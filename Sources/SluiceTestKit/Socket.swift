@@ -20,14 +20,14 @@ public final class TestSocket: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Connects to 127.0.0.1:`port`.
-    public static func connect(port: UInt16, timeout: Double = 10) throws -> TestSocket {
+    /// Connects to `host`:`port` (an IPv4 address, 127.0.0.1 by default).
+    public static func connect(host: String = "127.0.0.1", port: UInt16, timeout: Double = 10) throws -> TestSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestError("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -35,7 +35,7 @@ public final class TestSocket: @unchecked Sendable {
         }
         guard result == 0 else {
             Glibc.close(fd)
-            throw TestError("connect to 127.0.0.1:\(port) failed: errno \(errno)")
+            throw TestError("connect to \(host):\(port) failed: errno \(errno)")
         }
         let socket = TestSocket(fd: fd)
         socket.setTimeout(seconds: timeout)
@@ -98,6 +98,26 @@ public final class TestSocket: @unchecked Sendable {
     public func abort() {
         closed.withLock { closed in if !closed { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
+}
+
+/// This machine's first IPv4 address that is not loopback (to be a "remote" client), if any.
+public func nonLoopbackIPv4() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0, let first = list else { return nil }
+    defer { freeifaddrs(list) }
+    var entry: UnsafeMutablePointer<ifaddrs>? = first
+    while let current = entry {
+        defer { entry = current.pointee.ifa_next }
+        guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else {
+            continue
+        }
+        var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count))
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if !host.hasPrefix("127.") { return host }
+    }
+    return nil
 }
 
 /// A listening loopback socket on port 0.

@@ -112,11 +112,13 @@ final class ClientConnection {
     }
 
     private func beginTunnel(_ request: ProxyRequest, host: String, port: UInt16) {
+        // A refused CONNECT closes: the client may already be sending the tunnel's first bytes
+        // (a TLS ClientHello), which must not be read as the next request.
         if let refusal = server.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
-            return rejectRequest(request, refusal)
+            return rejectRequest(request, refusal, closing: true)
         }
         guard request.bodyFraming == .none else {
-            return rejectRequest(request, .badRequest(reason: .malformed("CONNECT with a body")))
+            return rejectRequest(request, .badRequest(reason: .malformed("CONNECT with a body")), closing: true)
         }
         let tunnel = Tunnel(client: self, host: host, port: port, request: request)
         state = .tunnelling(tunnel)
@@ -125,8 +127,9 @@ final class ClientConnection {
     }
 
     /// Answers a parsed request with a problem without contacting anyone.
-    private func rejectRequest(_ request: ProxyRequest, _ error: SluiceError) {
+    private func rejectRequest(_ request: ProxyRequest, _ error: SluiceError, closing: Bool = false) {
         let exchange = Exchange(client: self, request: request)
+        if closing { exchange.keepAlive = false }
         state = .exchanging(exchange)
         exchange.fail(error)
     }

@@ -26,12 +26,11 @@ struct Policy {
         return literalRefusal(host: host, port: port, localClient: localClient).map { .forbidden(reason: $0) }
     }
 
-    /// The target guard's answer for a host written as an IP address or a `localhost` name, before
-    /// any connection (names are checked on their resolved address when connecting).
+    /// The target guard's answer for a host written as an IP address, before any connection
+    /// (names are checked on their resolved address when connecting).
     private func literalRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError.ForbiddenReason? {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let ip = bare == "localhost" || bare.hasSuffix(".localhost") ? [127, 0, 0, 1] : SocketAddress.parseIP(bare)
-        guard let ip else { return nil }
+        guard let ip = SocketAddress.parseIP(bare) else { return nil }
         return TargetGuard(configuration).refusal(SocketAddress(ip: ip, port: port), localClient: localClient)
     }
 

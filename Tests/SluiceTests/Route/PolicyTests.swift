@@ -52,8 +52,8 @@ struct PolicyTests {
         #expect(
             policy.connectRefusal(host: "169.254.169.254", port: 443, localClient: true)
                 == .forbidden(reason: .targetDenied(target: "169.254.169.254", rule: "deny_targets 169.254.0.0/16")))
-        #expect(policy.connectRefusal(host: "localhost", port: 443, localClient: true) == nil)
-        #expect(policy.connectRefusal(host: "localhost", port: 443, localClient: false) != nil)
+        #expect(policy.connectRefusal(host: "127.0.0.1", port: 443, localClient: true) == nil)
+        #expect(policy.connectRefusal(host: "127.0.0.1", port: 443, localClient: false) != nil)
     }
 
     @Test("The target guard: self, deny_targets, and loopback by client locality")

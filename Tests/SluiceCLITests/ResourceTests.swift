@@ -1,0 +1,179 @@
+import Foundation
+import SluiceTestKit
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Resource exhaustion against a real `sluice serve` process, measured from the outside: its
+/// file descriptors (`/proc/PID/fd`) return to their baseline and its memory stays bounded.
+@Suite("Adversarial: resources", .serialized)
+struct ResourceTests {
+    /// A running `sluice serve` with a config, its output drained.
+    final class Server {
+        let process: Process
+        let port: UInt16
+        private let pipe: Pipe
+        private let files: [String]
+
+        init(_ yaml: String) throws {
+            let directory = try CLI.workingDirectory()
+            let config = try CLI.temporaryFile(
+                yaml + "\ncache: { path: \(directory.path)/cache.sqlite }\nlog: { access: false }\n")
+            files = [config, directory.path]
+            (process, pipe, port) = try CLI.serve(["--config", config])
+            pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+            _ = try CLI.connect(port)
+        }
+
+        deinit {
+            process.terminate()
+            process.waitUntilExit()
+            pipe.fileHandleForReading.readabilityHandler = nil
+            for file in files { CLI.remove(file) }
+        }
+
+        /// Open descriptors now.
+        var descriptors: Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+        }
+
+        /// A `/proc/PID/status` figure in KiB (`VmRSS`, `VmHWM`).
+        func memory(_ key: String) -> Int {
+            guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+            else { return -1 }
+            let line = text.split(separator: "\n").first { $0.hasPrefix(key + ":") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+        }
+
+        /// Waits until the descriptor count is at most `limit`; returns the last count seen.
+        func settle(to limit: Int, timeout: Double = 10) -> Int {
+            let deadline = Date().addingTimeInterval(timeout)
+            var count = descriptors
+            while count > limit, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                count = descriptors
+            }
+            return count
+        }
+    }
+
+    static func streamingOrigin() throws -> OriginServer {
+        try OriginServer(keepBodies: false) { request in
+            if request.target.hasPrefix("/big") { return .stream(status: 200, headers: [], total: 64 << 20) }
+            if request.method == "POST" { return .text("received \(request.bodyCount)") }
+            return .text("ok")
+        }
+    }
+
+    /// The descriptor count with a warm upstream connection and the cache file open.
+    static func baseline(_ server: Server, _ origin: OriginServer) throws -> Int {
+        let client = try RawClient(port: server.port)
+        _ = try client.request(RawClient.get(origin.url("/warm")))
+        client.socket.close()
+        Thread.sleep(forTimeInterval: 0.2)
+        return server.descriptors
+    }
+
+    @Test("1,000 idle connections: the next client is served at once; descriptors return to baseline")
+    func thousandIdle() throws {
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        let server = try Server("limits: { max_connections: 1100 }")
+        let baseline = try Self.baseline(server, origin)
+        let idle = try (0..<1000).map { _ in try TestSocket.connect(port: server.port) }
+        let start = Date()
+        let normal = try RawClient(port: server.port)
+        #expect(try normal.request(RawClient.get(origin.url("/x"))).text == "ok")
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(server.descriptors >= baseline + 1000, "the idle connections were not all accepted")
+        for socket in idle { socket.close() }
+        normal.socket.close()
+        let after = server.settle(to: baseline)
+        #expect(after <= baseline, "descriptors: baseline \(baseline), after \(after)")
+    }
+
+    @Test("Clients that never read: the origin is paused, memory stays bounded, client_body closes them")
+    func neverRead() throws {
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        let server = try Server("timeouts: { client_body: 1s }")
+        let baseline = try Self.baseline(server, origin)
+        let rssBefore = server.memory("VmRSS")
+        let clients = try (0..<10).map { n -> TestSocket in
+            let socket = try TestSocket.connect(port: server.port)
+            var size: Int32 = 4096
+            setsockopt(socket.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            try socket.send(RawClient.get(origin.url("/big/\(n)")))
+            return socket
+        }
+        Thread.sleep(forTimeInterval: 0.7)
+        let growth = (server.memory("VmRSS") - rssBefore) / 1024
+        // 10 × 64 MiB were asked for; the proxy holds a bounded window per client instead.
+        #expect(growth < 48, "RSS grew \(growth) MiB")
+        #expect(origin.streamedBytes < 10 * (16 << 20), "the origin pushed \(origin.streamedBytes >> 20) MiB")
+        let after = server.settle(to: baseline + 2, timeout: 8)
+        #expect(after <= baseline + 2, "descriptors: baseline \(baseline), after \(after)")
+        for socket in clients { socket.close() }
+    }
+
+    @Test("Clients that disconnect mid-response: every descriptor (client and upstream) returns")
+    func disconnectMidResponse() throws {
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        let server = try Server("")
+        let baseline = try Self.baseline(server, origin)
+        for round in 0..<20 {
+            let client = try RawClient(port: server.port)
+            try client.send(RawClient.get(origin.url("/big/\(round)")))
+            _ = try client.reader.readHead()
+            _ = try client.reader.skip(100_000)
+            round % 2 == 0 ? client.socket.reset() : client.socket.close()
+        }
+        let after = server.settle(to: baseline)
+        #expect(after <= baseline, "descriptors: baseline \(baseline), after \(after)")
+        let next = try RawClient(port: server.port)
+        #expect(try next.request(RawClient.get(origin.url("/x"))).text == "ok")
+    }
+
+    @Test("Slowloris: 200 trickling clients, others served at once, all closed after client_header")
+    func slowloris() throws {
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        let server = try Server("timeouts: { client_header: 1s }")
+        let baseline = try Self.baseline(server, origin)
+        let slow = try (0..<200).map { _ in try RawClient(port: server.port) }
+        for client in slow { try client.send("GET \(origin.url("/")) HTTP/1.1\r\nHost: x\r\n") }
+        let start = Date()
+        let normal = try RawClient(port: server.port)
+        #expect(try normal.request(RawClient.get(origin.url("/x"))).text == "ok")
+        #expect(Date().timeIntervalSince(start) < 1)
+        normal.socket.close()
+        Thread.sleep(forTimeInterval: 0.4)
+        for client in slow { try? client.send("X-Drip: 1\r\n") }
+        for client in slow { #expect(try client.reader.readResponse().status == 408) }
+        let after = server.settle(to: baseline)
+        #expect(after <= baseline, "descriptors: baseline \(baseline), after \(after)")
+    }
+
+    @Test("A 1 GiB upload streams through with bounded memory")
+    func largeUpload() throws {
+        let total = (Int(ProcessInfo.processInfo.environment["SLUICE_UPLOAD_MIB"] ?? "") ?? 1024) << 20
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        let server = try Server("limits: { max_request_body: 2GiB }")
+        _ = try Self.baseline(server, origin)
+        let before = server.memory("VmHWM")
+        let client = try RawClient(port: server.port, timeout: 60)
+        try client.send("POST \(origin.url("/upload")) HTTP/1.1\r\nHost: x\r\nContent-Length: \(total)\r\n\r\n")
+        let piece = [UInt8](repeating: 0x5A, count: 1 << 20)
+        for _ in 0..<(total >> 20) { try client.socket.send(piece) }
+        let response = try client.reader.readResponse()
+        #expect(response.text == "received \(total)")
+        let peak = (server.memory("VmHWM") - before) / 1024
+        #expect(peak < 48, "peak RSS grew \(peak) MiB for a \(total >> 20) MiB upload")
+        print("resources: upload \(total >> 20) MiB, peak RSS \(before / 1024) -> \(server.memory("VmHWM") / 1024) MiB")
+    }
+}

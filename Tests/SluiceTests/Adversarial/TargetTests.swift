@@ -1,0 +1,124 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// Where a client may make the proxy go: CONNECT ports, link-local and metadata addresses, the
+/// proxy's own ports, loopback services, and who may use the proxy at all.
+@Suite("Adversarial: targets and clients")
+struct TargetTests {
+    static func connect(_ client: RawClient, _ authority: String) throws -> ReceivedResponse {
+        try client.send("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        return try client.reader.readResponse(method: "CONNECT")
+    }
+
+    @Test(
+        "CONNECT to disallowed ports and to link-local or metadata addresses is 403; nothing is dialled",
+        arguments: [
+            ("127.0.0.1:22", "connect-port-not-allowed"),
+            ("example.com:25", "connect-port-not-allowed"),
+            ("169.254.169.254:443", "target-not-allowed"),
+            ("[fe80::1]:443", "target-not-allowed"),
+            ("100.100.100.200:443", "target-not-allowed"),
+            ("[fd00:ec2::254]:443", "target-not-allowed"),
+            ("0.0.0.0:443", "target-not-allowed"),
+        ])
+    func connectRefused(authority: String, type: String) throws {
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let response = try Self.connect(client, authority)
+        #expect(response.status == 403)
+        #expect(ErrorTests.problemType(response) == type)
+        #expect(client.isClosedByPeer())
+        #expect(proxy.stats.tunnels == 0)
+    }
+
+    @Test("Plain requests to metadata addresses are 403 before any upstream work")
+    func metadataRequests() throws {
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for url in ["http://169.254.169.254/latest/meta-data/", "http://[fe80::a9fe:a9fe]/", "http://100.100.100.200/"]
+        {
+            let response = try client.request(RawClient.get(url))
+            #expect(response.status == 403, "\(url)")
+            #expect(ErrorTests.problemType(response) == "target-not-allowed", "\(url)")
+        }
+        #expect(proxy.stats.upstreamTasks == 0)
+    }
+
+    @Test("A name that resolves to a denied address is refused when connecting (checked after DNS)")
+    func deniedAfterResolution() throws {
+        let origin = try OriginServer { _ in .text("loopback service") }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.loopbackTargets = .none
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        // Names are not judged by their spelling; only the resolved 127.0.0.1 gives it away.
+        let response = try client.request(RawClient.get("http://localhost:\(origin.port)/"))
+        #expect(response.status == 403)
+        #expect(ErrorTests.problemType(response) == "target-not-allowed")
+        var tunnels = configuration
+        tunnels.connectPorts = [origin.port]
+        let tunnelling = try ProxyHarness(configuration: tunnels)
+        let tunnel = try Self.connect(try RawClient(port: tunnelling.port), "localhost:\(origin.port)")
+        #expect(tunnel.status == 403)
+        #expect(ErrorTests.problemType(tunnel) == "target-not-allowed")
+        #expect(origin.requests.isEmpty)
+    }
+
+    @Test("The proxy's own port and its admin port are loops, for requests and CONNECT alike")
+    func ownPorts() throws {
+        var configuration = Configuration()
+        let probe = try TestListener()
+        probe.closeUnused()
+        configuration.connectPorts = [443]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        for port in [proxy.port, admin] {
+            let client = try RawClient(port: proxy.port)
+            let response = try client.request(RawClient.get("http://127.0.0.1:\(port)/stats"))
+            #expect(response.status == 403)
+            #expect(ErrorTests.problemType(response) == "loop-detected")
+        }
+        var tunnels = Configuration()
+        tunnels.connectPorts = [probe.port]
+        let second = try ProxyHarness(configuration: tunnels)
+        let client = try RawClient(port: second.port)
+        let own = try Self.connect(client, "127.0.0.1:\(second.port)")
+        #expect(own.status == 403)
+        #expect(
+            ErrorTests.problemType(own) == "connect-port-not-allowed" || ErrorTests.problemType(own) == "loop-detected")
+    }
+
+    @Test(
+        "Clients from other machines: refused unless allow_clients lists them, and kept off loopback services",
+        .enabled(if: nonLoopbackIPv4() != nil, "this machine has no non-loopback IPv4 address"))
+    func remoteClients() throws {
+        let address = try #require(nonLoopbackIPv4())
+        let origin = try OriginServer { _ in .text("loopback service") }
+        defer { origin.stop() }
+        // Not listed: 403 and closed, before any request is read.
+        let closed = try ProxyHarness(listen: "0.0.0.0:0")
+        let stranger = try RawClient(host: address, port: closed.port)
+        let refused = try stranger.reader.readResponse()
+        #expect(refused.status == 403)
+        #expect(ErrorTests.problemType(refused) == "client-not-allowed")
+        // Listed: served, but loopback targets stay off limits (loopback_targets: local-clients).
+        var configuration = Configuration()
+        configuration.allowClients = [CIDR("\(address)/32")!]
+        let open = try ProxyHarness(configuration: configuration, listen: "0.0.0.0:0")
+        let remote = try RawClient(host: address, port: open.port)
+        let loopback = try remote.request(RawClient.get(origin.url("/")))
+        #expect(loopback.status == 403)
+        #expect(ErrorTests.problemType(loopback) == "target-not-allowed")
+        let local = try RawClient(port: open.port)
+        #expect(try local.request(RawClient.get(origin.url("/"))).text == "loopback service")
+        #expect(origin.requests.count == 1)
+        // loopback_targets: all opens them to listed clients too.
+        configuration.loopbackTargets = .all
+        let all = try ProxyHarness(configuration: configuration, listen: "0.0.0.0:0")
+        let allowed = try RawClient(host: address, port: all.port)
+        #expect(try allowed.request(RawClient.get(origin.url("/"))).text == "loopback service")
+    }
+}
