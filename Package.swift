@@ -82,3 +82,9 @@ let package = Package(
             exclude: ["Resources"], swiftSettings: strict),
     ]
 )
+
+// `Fuzz/run.sh` builds libFuzzer entry points against the library; never part of a normal build.
+if Context.environment["SLUICE_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(name: "SluiceFuzz", dependencies: ["Sluice"], path: "Fuzz/SluiceFuzz"))
+}

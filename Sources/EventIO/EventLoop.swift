@@ -23,8 +23,10 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Creates a loop with its own `event_base` and a wake-up descriptor for other threads.
     public init() throws(EventIOError) {
-        // A peer that disconnects must not kill the process: writes report EPIPE instead.
+        // A peer that disconnects must not kill the process: writes report EPIPE instead. Nor
+        // may a size-limited file (RLIMIT_FSIZE, a full quota): writes report EFBIG instead.
         signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
         guard let base = event_base_new() else { throw EventIOError(operation: "event_base_new") }
         self.base = base
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))

@@ -39,15 +39,22 @@ struct CLI {
     }
 
     /// Starts `sluice serve` with `arguments` on a free port; returns the process, its output pipe and the port.
-    static func serve(_ arguments: [String]) throws -> (Process, Pipe, UInt16) {
+    /// - Parameter fileSizeLimitKiB: `ulimit -f` for the process (a full disk, as far as its files go).
+    static func serve(_ arguments: [String], fileSizeLimitKiB: Int? = nil) throws -> (Process, Pipe, UInt16) {
         let probe = try TestListener()
         let port = probe.port
         probe.closeUnused()
         let process = Process()
-        process.executableURL = binary
         // No admin port unless a test asks (tests run side by side; 8081 is one port).
         let admin = arguments.contains("--admin-listen") ? [] : ["--admin-listen", ""]
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)"] + admin + arguments
+        let serve = ["serve", "--listen", "127.0.0.1:\(port)"] + admin + arguments
+        if let fileSizeLimitKiB {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", binary.path] + serve
+        } else {
+            process.executableURL = binary
+            process.arguments = serve
+        }
         process.currentDirectoryURL = try workingDirectory()
         let pipe = Pipe()
         process.standardOutput = pipe

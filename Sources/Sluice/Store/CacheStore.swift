@@ -309,9 +309,24 @@ final class CacheStore {
             try insertEntry.step()
             return database.lastInsertRowID
         } catch {
-            logger.warning("cache store skipped: \(error)")
+            warnSkipped(error)
             return nil
         }
+    }
+
+    /// When a store was last reported, and how many failed since (a full disk fails every
+    /// store: one line a minute says so, with the count, instead of one per response).
+    private var skipReport = (at: UInt64(0), suppressed: 0)
+
+    private func warnSkipped(_ error: any Error) {
+        let now = EventLoop.monotonicNanoseconds()
+        guard skipReport.at == 0 || now - skipReport.at >= 60_000_000_000 else {
+            skipReport.suppressed += 1
+            return
+        }
+        let more = skipReport.suppressed > 0 ? " (\(skipReport.suppressed) more skipped since the last report)" : ""
+        logger.warning("cache store skipped: \(error)\(more); responses are still delivered")
+        skipReport = (now, 0)
     }
 
     /// Appends a body chunk; `false` if the database refused (the entry is then discarded).
@@ -324,7 +339,7 @@ final class CacheStore {
             try insertChunk.step()
             return true
         } catch {
-            logger.warning("cache store skipped: \(error)")
+            warnSkipped(error)
             discard(entry)
             return false
         }
@@ -358,7 +373,7 @@ final class CacheStore {
             }
             totalBytes += size
         } catch {
-            logger.warning("cache store skipped: \(error)")
+            warnSkipped(error)
             discard(entry)
             return
         }
