@@ -80,12 +80,12 @@ public final class ProxyHarness: @unchecked Sendable {
         return output.withLock { $0 }!
     }
 
-    /// Starts the admin API next to the proxy (127.0.0.1, a free port); returns its port.
-    public func startAdmin(token: String = "") throws -> UInt16 {
+    /// Starts the admin API next to the proxy (on `listen`, a free loopback port by default); returns its port.
+    public func startAdmin(token: String = "", listen: String = "127.0.0.1:0") throws -> UInt16 {
         let box = self.box
         let result = onLoop { server -> Result<UInt16, EventIOError> in
             do {
-                let admin = try AdminServer(proxy: server, listen: "127.0.0.1:0", token: token)
+                let admin = try AdminServer(proxy: server, listen: listen, token: token)
                 box.admin = admin
                 return .success(admin.localAddress.port)
             } catch let error as EventIOError {
