@@ -60,7 +60,12 @@ class Origin(BaseHTTPRequestHandler):
         self.send(200, str(len(data)).encode(), [("Cache-Control", "no-store")])
 
 
-origin = ThreadingHTTPServer(("127.0.0.1", origin_port), Origin)
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # clients (Sluice) hang up on resets and timeouts by design
+
+
+origin = QuietServer(("127.0.0.1", origin_port), Origin)
 origin.daemon_threads = True
 threading.Thread(target=origin.serve_forever, daemon=True).start()
 
