@@ -1,6 +1,5 @@
 import Foundation
 import Sluice
-import Synchronization
 
 /// An origin server for tests: a loopback listener on port 0 answering each request with what
 /// its handler says (varnishtest's `server s1 { rxreq; txresp }`), counting connections.
@@ -46,8 +45,8 @@ public final class OriginServer: @unchecked Sendable {
 
     private let listener: TestListener
     private let handler: @Sendable (Request) -> Reply
-    private let state = Mutex<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
-    private let streamed = Mutex<Int>(0)
+    private let state = Locked<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
+    private let streamed = Locked<Int>(0)
     private let keepBodies: Bool
 
     /// Body bytes that `.stream` replies managed to hand to the kernel (a cancelled transfer stops them early).

@@ -2,7 +2,6 @@ import EventIO
 import Foundation
 import Logging
 import Sluice
-import Synchronization
 
 /// Runs Sluice on its own thread, on 127.0.0.1 port 0, for a test; reports the real port.
 public final class ProxyHarness: @unchecked Sendable {
@@ -70,7 +69,7 @@ public final class ProxyHarness: @unchecked Sendable {
     /// Runs `body` with the server on its loop thread and returns its result.
     public func onLoop<T: Sendable>(_ body: @escaping @Sendable (ProxyServer) -> T) -> T {
         let semaphore = DispatchSemaphore(value: 0)
-        let output = Mutex<T?>(nil)
+        let output = Locked<T?>(nil)
         let box = self.box
         loop.execute {
             if let server = box.server { output.withLock { $0 = body(server) } }
@@ -161,7 +160,7 @@ public struct StatsSnapshot: Sendable, Equatable {
 
 /// Collects log lines for assertions.
 public final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     public init() {}
     func append(_ line: String) { lines.withLock { $0.append(line) } }
     /// Every line so far.

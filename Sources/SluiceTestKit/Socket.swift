@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +8,7 @@ import Synchronization
 public final class TestSocket: @unchecked Sendable {
     /// The descriptor.
     public let fd: Int32
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
 
     init(fd: Int32) {
         self.fd = fd
@@ -148,7 +147,7 @@ public final class TestListener: @unchecked Sendable {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
 
     /// Waits for the next connection; `nil` once ``close()`` was called (the descriptor is then
     /// freed here, by the accepting thread, so it cannot be reused under a blocked `accept`).

@@ -114,7 +114,8 @@ struct ResourceTests {
         // 10 × 64 MiB were asked for; the proxy holds a bounded window per client instead.
         #expect(growth < 48, "RSS grew \(growth) MiB")
         #expect(origin.streamedBytes < 10 * (16 << 20), "the origin pushed \(origin.streamedBytes >> 20) MiB")
-        let after = server.settle(to: baseline + 2, timeout: 8)
+        // Generous: under ThreadSanitizer the in-process origin fills the buffers slowly.
+        let after = server.settle(to: baseline + 2, timeout: 25)
         #expect(after <= baseline + 2, "descriptors: baseline \(baseline), after \(after)")
         for socket in clients { socket.close() }
     }
