@@ -1,3 +1,4 @@
+import Codec
 import Foundation
 import Sluice
 import SluiceTestKit
@@ -223,5 +224,24 @@ struct OriginMisbehaviourTests {
             let next = try client.request(RawClient.get(origin.url("/second")))
             #expect(next.text == "second")
         }
+    }
+
+    @Test("A gzip bomb asked to be stripped is delivered as sent; inflating stops at max_transform_body")
+    func gzipBomb() throws {
+        // 32 MiB of JSON (mostly whitespace) in a few dozen KiB of gzip.
+        let json = Array("{\"a\":null,".utf8) + [UInt8](repeating: 0x20, count: 32 << 20) + Array("\"b\":1}".utf8)
+        let bomb = ContentCoding.gzip.encode(json)
+        #expect(bomb.count < 256 << 10)
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: bomb)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try TransformTests.stripRule(limit: "1MiB"))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v1/bomb"), extra: "Accept-Encoding: gzip\r\n"))
+        #expect(response.status == 200)
+        #expect(response.body == bomb)
+        #expect(response.header("sluice-validation")?.contains("max_transform_body") == true)
     }
 }
