@@ -156,27 +156,62 @@ public final class Connection {
         if offset < bytes.count { bufferevent_write(bev, base + offset, bytes.count - offset) }
     }
 
-    /// Writes several pieces in one system call when nothing is queued (`writev`), else queues them.
-    public func write(_ first: UnsafeRawBufferPointer, _ rest: UnsafeRawBufferPointer...) {
+    /// Writes two pieces in one system call when nothing is queued (`writev`), else queues them.
+    public func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        write(pieces: (first, second, UnsafeRawBufferPointer(start: nil, count: 0)), count: 2)
+    }
+
+    /// Writes three pieces in one system call when nothing is queued (`writev`), else queues them.
+    public func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer
+    ) {
+        write(pieces: (first, second, third), count: 3)
+    }
+
+    /// Writes four pieces in one system call when nothing is queued (`writev`), else queues them.
+    public func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        _ fourth: UnsafeRawBufferPointer
+    ) {
         guard let bev else { return }
-        let pieces = [first] + rest
+        if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
+            write(pieces: (first, second, third), count: 3)
+            return write(fourth)
+        }
+        for piece in [first, second, third, fourth] where piece.count > 0 {
+            bufferevent_write(bev, piece.baseAddress!, piece.count)
+        }
+    }
+
+    /// The body of the multi-piece writes: the pieces stay on the stack (no array per write).
+    private func write(
+        pieces: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int
+    ) {
+        guard let bev else { return }
         var skip = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
-            var vectors = pieces.map {
-                iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+            func vector(_ piece: UnsafeRawBufferPointer) -> iovec {
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: piece.count)
             }
-            let sent = writev(bufferevent_getfd(bev), &vectors, Int32(vectors.count))
+            var vectors = (vector(pieces.0), vector(pieces.1), vector(pieces.2))
+            let sent = withUnsafeMutableBytes(of: &vectors) { raw in
+                writev(bufferevent_getfd(bev), raw.baseAddress!.assumingMemoryBound(to: iovec.self), Int32(count))
+            }
             if sent > 0 { skip = sent }
         }
-        for piece in pieces {
-            guard let base = piece.baseAddress, piece.count > 0 else { continue }
+        // Whatever the socket did not take is queued, in order.
+        func queue(_ piece: UnsafeRawBufferPointer) {
+            guard let base = piece.baseAddress, piece.count > 0 else { return }
             if skip >= piece.count {
                 skip -= piece.count
-                continue
+                return
             }
             bufferevent_write(bev, base + skip, piece.count - skip)
             skip = 0
         }
+        queue(pieces.0)
+        queue(pieces.1)
+        if count == 3 { queue(pieces.2) }
     }
 
     /// Whether ``write(_:)`` may write to the socket directly; `true` except while flushing to close.

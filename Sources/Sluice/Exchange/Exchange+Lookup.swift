@@ -130,7 +130,7 @@ extension Exchange {
         if request.method == "HEAD" || framing == .none && stripping == nil {
             return deliverEnd()
         }
-        cachedBody = (entry, 0, 0)
+        cachedBody = (entry.id, entry.size, 0, 0)
         cachedBytes = client.server.cache?.wholeBody(entry)
         pumpCachedBody()
     }
@@ -159,9 +159,9 @@ extension Exchange {
                 cachedBody = body
                 continue
             }
-            guard let chunk = cache.chunk(entry: body.entry.id, seq: body.next) else {
+            guard let chunk = cache.chunk(entry: body.entry, seq: body.next) else {
                 cachedBody = nil
-                if body.sent != body.entry.size {
+                if body.sent != body.size {
                     // The file lost part of the body (purged meanwhile, or unreadable): never fake an end.
                     error = .upstreamFailed(reason: .badResponse(detail: "the stored body could not be read whole"))
                     aborted = true

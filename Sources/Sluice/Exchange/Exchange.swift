@@ -53,7 +53,7 @@ final class Exchange {
     /// The entry being written for this response.
     var cacheWriter: CacheWriter?
     /// The stored response being served, and the next body chunk.
-    var cachedBody: (entry: CacheStore.Entry, next: Int64, sent: Int64)?
+    var cachedBody: (entry: Int64, size: Int64, next: Int64, sent: Int64)?
     /// The head being delivered comes from the cache (hop-by-hop fields were removed when it was stored).
     var headFromCache = false
     /// The whole stored body, when the hot set holds it.

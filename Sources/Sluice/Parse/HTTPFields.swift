@@ -22,6 +22,18 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
             let mine = name.utf8
             let theirs = other.utf8
             guard mine.count == theirs.count else { return false }
+            // Contiguous bytes (native and small strings): compared through pointers.
+            let fast = mine.withContiguousStorageIfAvailable { a in
+                theirs.withContiguousStorageIfAvailable { b -> Bool in
+                    for index in 0..<a.count {
+                        let x = a[index]
+                        let y = b[index]
+                        if x != y, x | 0x20 != y | 0x20 || x | 0x20 &- 0x61 >= 26 { return false }
+                    }
+                    return true
+                }
+            }
+            if let fast, let equal = fast { return equal }
             var iterator = theirs.makeIterator()
             for byte in mine {
                 guard let otherByte = iterator.next() else { return false }
@@ -46,6 +58,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Number of field lines.
     public var count: Int { fields.count }
+
+    /// Room for `count` fields without reallocating.
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
     /// Appends a field line.
     public mutating func append(name: String, value: String) { fields.append(Field(name: name, value: value)) }

@@ -98,31 +98,29 @@ public struct RequestParser: Sendable {
     // MARK: - Building the head
 
     private func build(_ head: UnsafeRawBufferPointer, consumed: Int) -> Outcome {
-        var lines: [UnsafeRawBufferPointer] = []
-        var lineStart = 0
-        var index = 0
-        while index < head.count {
-            if head[index] == 0x0A {
-                lines.append(UnsafeRawBufferPointer(rebasing: head[lineStart..<(index - 1)]))
-                lineStart = index + 1
-            }
-            index += 1
-        }
-        lines.removeLast()  // the empty line
-        guard let requestLine = lines.first else { return .failure(malformed("empty request")) }
+        // The head ends with CRLF CRLF and every line with CRLF (checked while scanning).
+        guard let firstLF = head.firstIndex(of: 0x0A), firstLF > 0 else { return .failure(malformed("empty request")) }
+        let requestLine = UnsafeRawBufferPointer(rebasing: head[..<(firstLF - 1)])
 
         // request-line = method SP request-target SP HTTP-version
-        let parts = requestLine.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+        guard let firstSpace = requestLine.firstIndex(of: 0x20),
+            let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
+            !requestLine[(secondSpace + 1)...].contains(0x20), firstSpace > 0, secondSpace > firstSpace + 1
+        else {
             return .failure(malformed("request line must be: method SP target SP version"))
         }
-        guard parts[0].allSatisfy(RequestParser.isTokenByte) else { return .failure(malformed("invalid method")) }
-        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        let parts = (
+            UnsafeRawBufferPointer(rebasing: requestLine[..<firstSpace]),
+            UnsafeRawBufferPointer(rebasing: requestLine[(firstSpace + 1)..<secondSpace]),
+            UnsafeRawBufferPointer(rebasing: requestLine[(secondSpace + 1)...])
+        )
+        guard parts.0.allSatisfy(RequestParser.isTokenByte) else { return .failure(malformed("invalid method")) }
+        guard parts.1.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(malformed("invalid byte in request target"))
         }
-        let method = String(decoding: parts[0], as: UTF8.self)
-        let rawTarget = String(decoding: parts[1], as: UTF8.self)
-        let version = String(decoding: parts[2], as: UTF8.self)
+        let method = String(decoding: parts.0, as: UTF8.self)
+        let rawTarget = String(decoding: parts.1, as: UTF8.self)
+        let version = String(decoding: parts.2, as: UTF8.self)
         let minorVersion: Int
         switch version {
         case "HTTP/1.1": minorVersion = 1
@@ -139,7 +137,12 @@ public struct RequestParser: Sendable {
         }
 
         var headers = HTTPFields()
-        for line in lines.dropFirst() {
+        headers.reserveCapacity(16)
+        var lineStart = firstLF + 1
+        // Each field line up to its CRLF; the last line of the head is the empty one.
+        while lineStart < head.count, let lf = head[lineStart...].firstIndex(of: 0x0A), lf - 1 > lineStart {
+            let line = UnsafeRawBufferPointer(rebasing: head[lineStart..<(lf - 1)])
+            lineStart = lf + 1
             if headers.count >= limits.maxFieldCount {
                 return .failure(.badRequest(reason: .headersTooLarge(limit: limits.maxHeaderBytes)))
             }

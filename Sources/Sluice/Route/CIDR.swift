@@ -23,7 +23,14 @@ public struct CIDR: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `ip` (4 or 16 bytes) is inside this network.
     public func contains(_ ip: [UInt8]) -> Bool {
-        ip.count == network.count && CIDR.mask(ip, prefixLength) == network
+        guard ip.count == network.count else { return false }
+        // Whole bytes first, then the partial one; no allocation (this runs for every connection).
+        let whole = prefixLength >> 3
+        for index in 0..<whole where ip[index] != network[index] { return false }
+        let rest = prefixLength & 7
+        guard rest > 0 else { return true }
+        let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - rest))
+        return ip[whole] & mask == network[whole]
     }
 
     private static func mask(_ ip: [UInt8], _ prefix: Int) -> [UInt8] {

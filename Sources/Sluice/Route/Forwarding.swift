@@ -31,9 +31,9 @@ enum Forwarding {
 
     /// Adds `<version> sluice` to `Via` (RFC 9110 §7.6.3).
     static func appendVia(_ headers: inout HTTPFields, version: String) {
-        let own = version + " sluice"
-        let existing = headers.values("via")
-        headers.set("Via", existing.isEmpty ? own : (existing + [own]).joined(separator: ", "))
+        let own = version == "1.1" ? "1.1 sluice" : version + " sluice"
+        guard headers.contains("via") else { return headers.append(name: "Via", value: own) }
+        headers.set("Via", (headers.values("via") + [own]).joined(separator: ", "))
     }
 
     /// The response fields for the client, and how the body will be framed.

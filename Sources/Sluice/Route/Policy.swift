@@ -1,10 +1,19 @@
 import EventIO
 
 /// Per-request decisions that need no origin: who may use the proxy and where it may go.
-struct Policy {
+/// A class: every request consults it, and a struct holding the whole configuration would be
+/// copied (every array and string retained) at each `server.policy` access.
+final class Policy {
     let configuration: Configuration
+    /// The configuration's target rules, built once.
+    private let targets: TargetGuard
     /// This proxy's own listening addresses (forwarding to them would loop).
     var selfAddresses: [SocketAddress] = []
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        targets = TargetGuard(configuration)
+    }
 
     /// Whether a client at `address` may use the proxy: loopback always, others only if listed.
     func allowsClient(_ address: SocketAddress) -> Bool {
@@ -31,7 +40,7 @@ struct Policy {
     private func literalRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError.ForbiddenReason? {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         guard let ip = SocketAddress.parseIP(bare) else { return nil }
-        return TargetGuard(configuration).refusal(SocketAddress(ip: ip, port: port), localClient: localClient)
+        return targets.refusal(SocketAddress(ip: ip, port: port), localClient: localClient)
     }
 
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
