@@ -79,6 +79,14 @@ public enum ConfigLoader {
             guard let sequence = node.sequence else { throw fail("expected a list") }
             return sequence.map { Value(node: $0, path: path) }
         }
+
+        /// A list of networks (`10.0.0.0/8`, `fe80::/10`, a bare address).
+        func cidrList() throws(ConfigError) -> [CIDR] {
+            try list().map { item throws(ConfigError) in
+                guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
+                return cidr
+            }
+        }
     }
 
     /// Every key, its type, default and meaning.
@@ -100,10 +108,7 @@ public enum ConfigLoader {
                 summary: "Client networks allowed besides loopback (no open proxy unless listed)."
             ) {
                 config, value throws(ConfigError) in
-                config.allowClients = try value.list().map { item throws(ConfigError) in
-                    guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
-                    return cidr
-                }
+                config.allowClients = try value.cidrList()
             },
             Key(
                 path: "connect_ports", type: "list of port", defaultValue: "[443]",
@@ -120,10 +125,7 @@ public enum ConfigLoader {
                 summary: "Upstream networks never connected to (link-local, cloud metadata), checked after DNS."
             ) {
                 config, value throws(ConfigError) in
-                config.denyTargets = try value.list().map { item throws(ConfigError) in
-                    guard let cidr = CIDR(try item.string()) else { throw item.fail("expected a CIDR like 10.0.0.0/8") }
-                    return cidr
-                }
+                config.denyTargets = try value.cidrList()
             },
             Key(
                 path: "loopback_targets", type: "local-clients | all | none", defaultValue: "local-clients",
