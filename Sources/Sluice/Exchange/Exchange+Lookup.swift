@@ -105,6 +105,16 @@ extension Exchange {
     /// otherwise the stored head with `Age` and the body from the file, with backpressure.
     func serveHit(_ entry: CacheStore.Entry, age: Int64, upstream: UpstreamRequest? = nil) {
         client.server.stats.cacheHits += 1
+        if upstream == nil, let head = plainHitHead(entry, age: age) {
+            // The common hit: the client head comes from memory, only Age and Cache-Status are new.
+            headFromCache = true
+            status = entry.head.status
+            framing = .length
+            pendingHead = head
+            cachedBody = (entry.id, entry.size, 0, 0)
+            cachedBytes = client.server.cache?.wholeBody(entry)
+            return pumpCachedBody()
+        }
         var head = entry.head
         head.headers.set("Age", String(max(0, age)))
         if let accept = rule.accept, accept.onReject == .enforce,
@@ -133,6 +143,36 @@ extension Exchange {
         cachedBody = (entry.id, entry.size, 0, 0)
         cachedBytes = client.server.cache?.wholeBody(entry)
         pumpCachedBody()
+    }
+
+    /// The client head of a hit that needs nothing but the stored head — a keep-alive HTTP/1.1
+    /// GET, no validation, no stripping, no conditional match, a Content-Length body kept in
+    /// memory with its Date — made by the general path (`Forwarding.clientResponse`) once per
+    /// kept body, then completed here with Age and Cache-Status. `nil`: take the general path.
+    private func plainHitHead(_ entry: CacheStore.Entry, age: Int64) -> [UInt8]? {
+        guard rule.accept == nil, stripMode == nil, marks.isEmpty, request.method == "GET", request.minorVersion == 1,
+            keepAlive, !client.server.isShuttingDown, let cacheStatus, let cache = client.server.cache,
+            !Exchange.clientValidatorsMatch(request.headers, stored: entry.head.headers)
+        else { return nil }
+        var template = cache.hotHead(entry.id)
+        if template == nil {
+            let stored = entry.head.headers
+            guard cache.bodyIsHot(entry.id), stored.contains("date"), stored.contains("content-length"),
+                !stored.contains("transfer-encoding")
+            else { return nil }
+            var head = entry.head
+            head.headers.remove("age")
+            let (headers, framing) = Forwarding.clientResponse(
+                head, request: request, date: "", keepAlive: true, stripped: true)
+            guard framing == .length else { return nil }
+            var bytes = ResponseWriter.head(status: head.status, reason: head.reason, headers: headers)
+            bytes.removeLast(2)  // the empty line: Age and Cache-Status follow
+            cache.keepHotHead(bytes, entry: entry.id)
+            template = bytes
+        }
+        guard var bytes = template else { return nil }
+        bytes.append(contentsOf: "Age: \(max(0, age))\r\nCache-Status: \(cacheStatus)\r\n\r\n".utf8)
+        return bytes
     }
 
     /// Sends stored body chunks until the client falls behind (resumed by `clientDrained`) or the end.

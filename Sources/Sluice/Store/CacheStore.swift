@@ -186,6 +186,15 @@ final class CacheStore {
     }
 
     /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.
+    /// The memory tier's client head for an entry (see `Exchange.plainHitHead`).
+    func hotHead(_ entry: Int64) -> [UInt8]? { hot.head(entry) }
+
+    /// Keeps a client head next to the entry's body in memory (only while that body is kept).
+    func keepHotHead(_ bytes: [UInt8], entry: Int64) { hot.keep(head: bytes, entry: entry) }
+
+    /// Whether the entry's body is in memory.
+    func bodyIsHot(_ entry: Int64) -> Bool { hot.body(entry) != nil }
+
     func wholeBody(_ entry: Entry) -> [UInt8]? {
         if let bytes = hot.body(entry.id) { return bytes }
         guard hot.wants(size: entry.size) else { return nil }

@@ -21,11 +21,17 @@ final class HotSet {
 
     private final class Body {
         let bytes: [UInt8]
+        /// The client head for plain GETs, without Age and Cache-Status and the final CRLF
+        /// (see `Exchange.plainHitHead`); made at the second hit, gone with the body.
+        var head: [UInt8]?
         var lastUse: UInt64
         init(_ bytes: [UInt8], lastUse: UInt64) {
             self.bytes = bytes
             self.lastUse = lastUse
         }
+
+        /// What it counts against the budget.
+        var cost: Int { bytes.count + (head?.count ?? 0) + HotSet.bodyOverhead }
     }
 
     private var keys: [String: Key] = [:]
@@ -77,6 +83,16 @@ final class HotSet {
         return known.bytes
     }
 
+    /// The kept client head of an entry whose body is kept.
+    func head(_ entry: Int64) -> [UInt8]? { bodies[entry]?.head }
+
+    /// Keeps a client head next to a kept body (nothing when the body is not kept).
+    func keep(head bytes: [UInt8], entry: Int64) {
+        guard let known = bodies[entry], known.head == nil else { return }
+        known.head = bytes
+        bodyBytes += bytes.count
+    }
+
     /// Whether a body of this size would be kept.
     func wants(size: Int64) -> Bool { budget > 0 && size <= bodyLimit }
 
@@ -97,7 +113,7 @@ final class HotSet {
 
     /// An entry left the file.
     func forget(entry: Int64) {
-        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.bytes.count + HotSet.bodyOverhead }
+        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.cost }
     }
 
     /// Another process changed the file.
@@ -113,7 +129,7 @@ final class HotSet {
         let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
         for (id, body) in order where bodyBytes > bodyBudget * 3 / 4 {
             bodies[id] = nil
-            bodyBytes -= body.bytes.count + HotSet.bodyOverhead
+            bodyBytes -= body.cost
         }
     }
 

@@ -260,4 +260,43 @@ struct CacheTests {
         #expect(after.text == "version 2")
         #expect(after.header("cache-status") == "Sluice; fwd=uri-miss; stored")
     }
+
+    @Test("Hits whose head comes from the memory tier carry the same fields as the general path")
+    func memoryTierHeads() throws {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200,
+                headers: [
+                    ("Content-Type", "text/plain"), ("Cache-Control", "max-age=60"), ("Age", "5"),
+                    ("Via", "1.1 upstream-cache"), ("Date", "Fri, 15 Jan 2027 08:00:00 GMT"), ("ETag", "\"v1\""),
+                ],
+                body: Array("same".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let clock = TestClock()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/t")))
+        // The first hit takes the general path (and keeps the body); later ones the kept head.
+        let hits = try (0..<3).map { _ in try client.request(RawClient.get(origin.url("/t"))) }
+        func fields(_ response: ReceivedResponse) -> [String] {
+            response.fields.map { "\($0.0.lowercased()): \($0.1)" }.filter { !$0.hasPrefix("age:") }.sorted()
+        }
+        for hit in hits {
+            #expect(hit.text == "same")
+            #expect(fields(hit) == fields(hits[0]))
+            #expect(hit.headers("age") == ["5"])
+            #expect(hit.header("via") == "1.1 upstream-cache, 1.1 sluice")
+            #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        }
+        // Conditional and HEAD requests still take the general path.
+        let conditional = try client.request(RawClient.get(origin.url("/t"), extra: "If-None-Match: \"v1\"\r\n"))
+        #expect(conditional.status == 304)
+        try client.send("HEAD \(origin.url("/t")) HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.reader.readResponse(method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.header("content-length") == "4")
+        #expect(origin.requests.count == 1)
+    }
 }
