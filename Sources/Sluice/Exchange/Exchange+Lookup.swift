@@ -82,7 +82,7 @@ extension Exchange {
             if let forward = collapsedForward, collapsed {
                 cacheStatus = Exchange.cacheName + "; fwd=\(forward); collapsed"
             } else {
-                cacheStatus = Exchange.cacheName + "; hit; ttl=\(lifetime - age)" + detail
+                cacheStatus = Exchange.cacheName + "; hit; ttl=" + String(lifetime - age) + detail
             }
             serveHit(entry, age: age)
             client.server.cache?.touch(entry.id, now: now)
@@ -171,7 +171,12 @@ extension Exchange {
             template = bytes
         }
         guard var bytes = template else { return nil }
-        bytes.append(contentsOf: "Age: \(max(0, age))\r\nCache-Status: \(cacheStatus)\r\n\r\n".utf8)
+        bytes.reserveCapacity(bytes.count + cacheStatus.utf8.count + 40)
+        bytes.append(contentsOf: "Age: ".utf8)
+        bytes.append(contentsOf: String(max(0, age)).utf8)
+        bytes.append(contentsOf: "\r\nCache-Status: ".utf8)
+        bytes.append(contentsOf: cacheStatus.utf8)
+        bytes.append(contentsOf: "\r\n\r\n".utf8)
         return bytes
     }
 
