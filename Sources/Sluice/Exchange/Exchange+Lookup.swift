@@ -111,9 +111,7 @@ extension Exchange {
             status = entry.head.status
             framing = .length
             pendingHead = head
-            cachedBody = (entry.id, entry.size, 0, 0)
-            cachedBytes = client.server.cache?.wholeBody(entry)
-            return pumpCachedBody()
+            return startCachedBody(entry)
         }
         var head = entry.head
         head.headers.set("Age", String(max(0, age)))
@@ -140,6 +138,11 @@ extension Exchange {
         if request.method == "HEAD" || framing == .none && stripping == nil {
             return deliverEnd()
         }
+        startCachedBody(entry)
+    }
+
+    /// Sends the entry's body after the head: from memory when the hot set holds it, else by chunks.
+    private func startCachedBody(_ entry: CacheStore.Entry) {
         cachedBody = (entry.id, entry.size, 0, 0)
         cachedBytes = client.server.cache?.wholeBody(entry)
         pumpCachedBody()

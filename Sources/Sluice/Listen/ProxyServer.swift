@@ -80,7 +80,6 @@ public final class ProxyServer {
         }
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
-        session.targetGuard = TargetGuard(configuration)
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
         self.hooks = hooks ?? UpstreamTask.Hooks()
         resolver = DNSResolver(loop: loop)
@@ -100,8 +99,8 @@ public final class ProxyServer {
 
     /// Marks another of this process's listening addresses as "self" (the admin port, say).
     public func addSelfAddress(_ address: SocketAddress) {
-        policy.selfAddresses.append(address)
-        session.targetGuard.selfAddresses.insert(address)
+        policy.addSelfAddress(address)
+        session.targetGuard = policy.targets
     }
 
     /// Applies the reloadable part of a new configuration (rules, defaults, the redirect policy,

@@ -5,15 +5,17 @@ import EventIO
 /// copied (every array and string retained) at each `server.policy` access.
 final class Policy {
     let configuration: Configuration
-    /// The configuration's target rules, built once.
-    private let targets: TargetGuard
-    /// This proxy's own listening addresses (forwarding to them would loop).
-    var selfAddresses: [SocketAddress] = []
+    /// Where the proxy may connect: the configuration's target rules and this proxy's own
+    /// listening addresses (the session checks connections with the same guard).
+    private(set) var targets: TargetGuard
 
     init(configuration: Configuration) {
         self.configuration = configuration
         targets = TargetGuard(configuration)
     }
+
+    /// Marks one of this proxy's listening addresses: forwarding to it would loop.
+    func addSelfAddress(_ address: SocketAddress) { targets.selfAddresses.insert(address) }
 
     /// Whether a client at `address` may use the proxy: loopback always, others only if listed.
     func allowsClient(_ address: SocketAddress) -> Bool {
@@ -46,15 +48,8 @@ final class Policy {
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
     func targetsSelf(host: String, port: UInt16) -> Bool {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let isLocalName = bare == "localhost" || bare.hasSuffix(".localhost")
-        let ip = SocketAddress.parseIP(bare)
-        for own in selfAddresses where own.port == port {
-            if isLocalName, own.isLoopback || own.isUnspecified { return true }
-            guard let ip else { continue }
-            let target = SocketAddress(ip: ip, port: port)
-            if target.unmapped.ip == own.unmapped.ip { return true }
-            if own.isUnspecified || own.isLoopback, target.isLoopback || target.isUnspecified { return true }
-        }
-        return false
+        if let ip = SocketAddress.parseIP(bare) { return targets.isSelf(SocketAddress(ip: ip, port: port)) }
+        guard bare == "localhost" || bare.hasSuffix(".localhost") else { return false }
+        return targets.selfAddresses.contains { $0.port == port && ($0.isLoopback || $0.isUnspecified) }
     }
 }

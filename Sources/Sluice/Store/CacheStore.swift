@@ -185,7 +185,6 @@ final class CacheStore {
         }
     }
 
-    /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.
     /// The memory tier's client head for an entry (see `Exchange.plainHitHead`).
     func hotHead(_ entry: Int64) -> [UInt8]? { hot.head(entry) }
 
@@ -195,6 +194,7 @@ final class CacheStore {
     /// Whether the entry's body is in memory.
     func bodyIsHot(_ entry: Int64) -> Bool { hot.body(entry) != nil }
 
+    /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.
     func wholeBody(_ entry: Entry) -> [UInt8]? {
         if let bytes = hot.body(entry.id) { return bytes }
         guard hot.wants(size: entry.size) else { return nil }

@@ -37,8 +37,8 @@ struct PolicyTests {
 
     @Test("Targets that are the proxy itself are loops; CONNECT ports are checked")
     func targets() {
-        var policy = Policy(configuration: Configuration())
-        policy.selfAddresses = [SocketAddress("127.0.0.1:8080")!]
+        let policy = Policy(configuration: Configuration())
+        policy.addSelfAddress(SocketAddress("127.0.0.1:8080")!)
         #expect(policy.targetsSelf(host: "127.0.0.1", port: 8080))
         #expect(policy.targetsSelf(host: "localhost", port: 8080))
         #expect(policy.targetsSelf(host: "127.9.9.9", port: 8080))
