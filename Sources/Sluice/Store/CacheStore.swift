@@ -19,8 +19,6 @@ final class CacheStore {
     private let dataVersion: Statement
     private var lastDataVersion: Int64 = 0
     private var lastVersionCheck: UInt64 = 0
-    private var lastTouchFlush: UInt64 = 0
-    static let touchInterval: UInt64 = 10
     /// Bytes of complete entries (kept in memory; the file is the truth at start).
     private(set) var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
@@ -29,19 +27,12 @@ final class CacheStore {
     /// collision only costs a query, and removing a colliding key's hash costs the other key one
     /// spurious miss (it is stored again).
     private var keys: Set<UInt32> = []
-    /// Hits and storing decisions are written in batches (``flushPending()``), not per request.
-    private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
-    private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
-    private var pendingHits = 0
-    private var pendingMisses = 0
-    /// Rows in `decisions`, at most (upserts of known URLs are counted as new).
-    private var decisionRows = 0
+    /// Hits, misses and storing decisions, written in batches (``flushPending(force:)``).
+    private let ledger: CacheLedger
     private let selectCandidates: Statement
     private let selectChunk: Statement
     private let insertEntry: Statement
     private let insertChunk: Statement
-    private let touchEntry: Statement
-    private let upsertDecision: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
     init(settings: Configuration.Cache, logger: Logger) throws {
@@ -86,18 +77,13 @@ final class CacheStore {
             "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14)"
         )
         insertChunk = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
-        touchEntry = try database.prepare("UPDATE entries SET hits=hits+?3, last_access=?2 WHERE id=?1")
-        upsertDecision = try database.prepare(
-            "INSERT INTO decisions(url, time, stored, reason) VALUES(?1,?2,?3,?4) ON CONFLICT(url) DO UPDATE SET time=?2, stored=?3, reason=?4"
-        )
+        ledger = try CacheLedger(database: database, logger: logger)
         // 4 MiB of page cache (SQLite's default is 2 MiB): more of the key index of a large cache
         // stays in memory instead of being read again with pread.
         try database.execute("PRAGMA cache_size=-4096")
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()
-        let rows = try database.prepare("SELECT count(*) FROM decisions")
-        if try rows.step() { decisionRows = Int(rows.int64(at: 0)) }
         let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
@@ -225,71 +211,18 @@ final class CacheStore {
     }
 
     /// Counts a hit (written with the next batch).
-    func touch(_ entry: Int64, now: Double) {
-        let previous = pendingTouches[entry]?.count ?? 0
-        pendingTouches[entry] = (previous + 1, now)
-        pendingHits += 1
+    func touch(_ entry: Int64, now: Double) { ledger.touch(entry, now: now) }
+
+    /// Counts a lookup that went upstream.
+    func countMiss() { ledger.countMiss() }
+
+    /// Records the last storing decision for a URL (`sluice cache why`).
+    func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
+        ledger.record(url: url, now: now, stored: stored, reason: reason)
     }
 
-    /// Counts a lookup that went upstream (written with the hits, for `sluice cache stats`' hit ratio).
-    func countMiss() { pendingMisses += 1 }
-
-    /// Writes the batched hits and decisions in one transaction (called about once a second).
-    /// Hits (`hits`, `last_access`, for LRU) go every ``touchInterval`` seconds: on a large
-    /// cache they are scattered row updates that dirty most pages of the table, and writing them
-    /// each second made checkpoints stall hits. Decisions (`sluice cache why`) go each time.
-    func flushPending(force: Bool = false) {
-        let now = EventLoop.monotonicNanoseconds()
-        let touchesDue =
-            force || pendingTouches.count > 100_000 || now - lastTouchFlush >= CacheStore.touchInterval * 1_000_000_000
-        let countersDue = touchesDue && (pendingHits > 0 || pendingMisses > 0)
-        guard (touchesDue && !pendingTouches.isEmpty) || countersDue || !pendingDecisions.isEmpty else { return }
-        let touches = touchesDue ? pendingTouches : [:]
-        let decisions = pendingDecisions
-        let (hits, misses) = countersDue ? (pendingHits, pendingMisses) : (0, 0)
-        if touchesDue {
-            pendingTouches = [:]
-            lastTouchFlush = now
-            pendingHits = 0
-            pendingMisses = 0
-        }
-        pendingDecisions = [:]
-        do {
-            try database.transaction {
-                for (entry, touch) in touches {
-                    defer { touchEntry.reset() }
-                    try touchEntry.bind(entry, at: 1)
-                    try touchEntry.bind(touch.time, at: 2)
-                    try touchEntry.bind(touch.count, at: 3)
-                    try touchEntry.step()
-                }
-                if hits > 0 || misses > 0 {
-                    try database.execute(
-                        "INSERT INTO counters(name, value) VALUES('hits', \(hits)), ('misses', \(misses)) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value"
-                    )
-                }
-                for (url, decision) in decisions {
-                    defer { upsertDecision.reset() }
-                    try upsertDecision.bind(url, at: 1)
-                    try upsertDecision.bind(decision.time, at: 2)
-                    try upsertDecision.bind(Int64(decision.stored ? 1 : 0), at: 3)
-                    if let reason = decision.reason { try upsertDecision.bind(reason, at: 4) }
-                    try upsertDecision.step()
-                }
-                decisionRows += decisions.count
-                if decisionRows > CacheStore.decisionLimit + CacheStore.decisionLimit / 10 {
-                    // Unique pass-through URLs must not grow the file without end: keep the newest.
-                    try database.execute(
-                        "DELETE FROM decisions WHERE time < (SELECT time FROM decisions ORDER BY time DESC LIMIT 1 OFFSET \(CacheStore.decisionLimit))"
-                    )
-                    let rows = try database.prepare("SELECT count(*) FROM decisions")
-                    if try rows.step() { decisionRows = Int(rows.int64(at: 0)) }
-                }
-            }
-        } catch {
-            logger.warning("cache bookkeeping not written: \(error)")
-        }
-    }
+    /// Writes the batched bookkeeping (about once a second, and forced at shutdown).
+    func flushPending(force: Bool = false) { ledger.flush(force: force) }
 
     // MARK: - Writing
 
@@ -434,12 +367,6 @@ final class CacheStore {
         } catch {
             logger.warning("cache invalidation failed: \(error)")
         }
-    }
-
-    /// Records the last storing decision for a URL (`sluice cache why`); written with the next batch.
-    func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
-        pendingDecisions[url] = (now, stored, reason)
-        if pendingDecisions.count > 10_000 { flushPending() }
     }
 
     private func deleteRows(_ entry: Int64) throws(SQLiteError) {
