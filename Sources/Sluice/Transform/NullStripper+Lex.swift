@@ -27,18 +27,27 @@ enum Lex {
     @inline(__always) static func skipWhitespace(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) -> Int {
         // Compact JSON: usually no whitespace at all.
         if start < n, p[start] > 0x20 { return start }
+        // One space (`": "`, `", "`): as common in pretty-printed JSON.
+        if start &+ 1 < n, p[start] == 0x20, p[start &+ 1] > 0x20 { return start &+ 1 }
         var i = start
-        // Eight bytes at a time: the run of spaces at the front of each word is skipped in one step.
+        // Eight bytes at a time: the run of bytes up to 0x20 at the front of the word is the candidate
+        // whitespace; it is accepted at once when it is spaces led by one LF or CR LF (indentation).
         while i &+ 8 <= n {
-            let spaces = load8(p, i) ^ 0x2020_2020_2020_2020
-            if spaces == 0 {
-                i &+= 8
-                continue
+            let word = load8(p, i)
+            // The high bit of each byte above 0x20 (exact per byte: no carry crosses a byte).
+            let above = (((word & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x5F5F_5F5F_5F5F_5F5F) | word) & 0x8080_8080_8080_8080
+            let run = above == 0 ? 8 : above.trailingZeroBitCount >> 3
+            let inRun: UInt64 = run == 8 ? ~0 : (1 &<< UInt64(run &* 8)) &- 1
+            // Each byte XOR 0x20: 0 for a space, 0x2A for LF, 0x2D for CR, 0x29 for a tab.
+            let others = (word ^ 0x2020_2020_2020_2020) & inRun
+            if others != 0 && others != 0x2A && others != 0x2A2D {
+                for k in 0..<run {
+                    let c = p[i &+ k]
+                    guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return i &+ k }
+                }
             }
-            i &+= spaces.trailingZeroBitCount >> 3
-            let c = p[i]
-            guard c == 0x0A || c == 0x0D || c == 0x09 else { return i }
-            i &+= 1
+            i &+= run
+            if run < 8 { return i }
         }
         while i < n {
             let c = p[i]
@@ -52,8 +61,35 @@ enum Lex {
         i &+ 4 <= n && UnsafeRawPointer(p + i).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: 0x6C6C_756E)
     }
 
-    /// A string starting at its opening quote.
+    /// The high bit of each byte of `word` that is a quote, a backslash, a control or a non-ASCII
+    /// byte; the lowest flagged byte is exact (a borrow only flags bytes above a real match).
+    @inline(__always) static func stringSpecials(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let special =
+            ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word) | word
+        return special & 0x8080_8080_8080_8080
+    }
+
+    /// A string starting at its opening quote. Short plain strings (keys, mostly) end inside the
+    /// first eight bytes and are done here, inlined; the rest go to ``longString``.
     @inline(__always) static func string(
+        _ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, _ table: UnsafePointer<UInt8>
+    )
+        -> Int
+    {
+        if start &+ 9 <= n {
+            let found = stringSpecials(load8(p, start &+ 1))
+            if found != 0 {
+                let end = start &+ 1 &+ found.trailingZeroBitCount >> 3
+                if p[end] == 0x22 { return end &+ 1 }
+            }
+        }
+        return longString(p, n, start, table)
+    }
+
+    @inline(never) static func longString(
         _ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, _ table: UnsafePointer<UInt8>
     )
         -> Int
@@ -62,17 +98,12 @@ enum Lex {
         while true {
             // Eight bytes at a time while none is a quote, a backslash, a control or a non-ASCII byte.
             while i &+ 8 <= n {
-                let word = load8(p, i)
-                let ones: UInt64 = 0x0101_0101_0101_0101
-                let quote = word ^ (ones &* 0x22)
-                let backslash = word ^ (ones &* 0x5C)
-                let special =
-                    ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-                    | word
-                let found = special & 0x8080_8080_8080_8080
+                let found = stringSpecials(load8(p, i))
                 if found != 0 {
                     // The lowest flagged byte is exact (a borrow only flags bytes above a real match).
                     i &+= found.trailingZeroBitCount >> 3
+                    // Most often the closing quote: no table lookup on that path.
+                    if p[i] == 0x22 { return i &+ 1 }
                     break
                 }
                 i &+= 8

@@ -30,19 +30,33 @@ public enum NullStripper {
 
     /// Strips `input` into `output` (appended).
     public static func strip(_ input: UnsafeRawBufferPointer, mode: Mode, into output: inout [UInt8]) -> Outcome {
-        guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count > 0 else {
-            return .invalid(offset: 0)
-        }
-        var outcome = NullStripper.Outcome.unchanged
+        var outcome = NullStripper.Outcome.invalid(offset: 0)
         let result = [UInt8](unsafeUninitializedCapacity: input.count) { buffer, initialized in
-            var scanner = Scanner(
-                base: base, count: input.count, out: buffer.baseAddress!, dropArrayNulls: mode == .all)
-            outcome = scanner.run()
-            initialized = scanner.written
+            (outcome, initialized) = strip(input, mode: mode, into: UnsafeMutableRawBufferPointer(buffer))
         }
         guard case .stripped = outcome else { return outcome }
         if output.isEmpty { output = result } else { output.append(contentsOf: result) }
         return outcome
+    }
+
+    /// Strips `input` into caller-owned memory, for callers that reuse one output buffer.
+    /// - Parameters:
+    ///   - input: The JSON text.
+    ///   - output: Room for at least `input.count` bytes (the output is never longer than the input).
+    /// - Returns: The outcome, and how many bytes of `output` were written (0 unless stripped).
+    public static func strip(_ input: UnsafeRawBufferPointer, mode: Mode, into output: UnsafeMutableRawBufferPointer)
+        -> (outcome: Outcome, written: Int)
+    {
+        precondition(output.count >= input.count, "the output must have room for the whole input")
+        guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count > 0,
+            let out = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        else {
+            return (.invalid(offset: 0), 0)
+        }
+        var scanner = Scanner(base: base, count: input.count, out: out, dropArrayNulls: mode == .all)
+        let outcome = scanner.run()
+        guard case .stripped = outcome else { return (outcome, 0) }
+        return (outcome, scanner.written)
     }
 
     /// Strips a byte array; `nil` when it is not valid JSON, the same array when nothing was removed.

@@ -54,6 +54,9 @@ struct NullStripperTests {
             "nul", "nullx", "[nul]", "{\"a\":nul}", "{\"a\":null x}", "\"\\x\"", "\"\\u12G4\"", "\"a\u{01}b\"",
             "[1] [2]", "{\"a\":null,}", "{\"a\":null,,\"b\":1}", "[\"\\ud800\" ", "{\"a\":1}}", "[[]", "'a'",
             "{\"a\":null", "{\"a\":null}]", "[null,]",
+            // Control bytes where whitespace may be: only space, tab, LF and CR are whitespace.
+            "[1,\u{0C}2]", "{\n\u{0B}\"a\":1}", "{\n        \u{01}\"a\":null}", "[1,\n \u{00} 2]", "[\r\n\t\u{1F}1]",
+            "{\"a\":\n  \u{0C}  null}", "[1]\n        \u{0C}",
         ])
     func invalid(text: String) {
         #expect(Self.strip(text) == nil)
@@ -123,7 +126,8 @@ enum RandomJSON {
     static func document(_ g: inout SeededGenerator) -> String { ws(&g) + value(&g, depth: 0) + ws(&g) }
 
     static func ws(_ g: inout SeededGenerator) -> String {
-        ["", "", "", " ", "\n  ", "\t", " \r\n "].randomElement(using: &g)!
+        ["", "", "", " ", "\n  ", "\t", " \r\n ", "\n          ", "\r\n\t\t", "\n\n    \n \t  \r\n   "]
+            .randomElement(using: &g)!
     }
 
     static func value(_ g: inout SeededGenerator, depth: Int) -> String {
