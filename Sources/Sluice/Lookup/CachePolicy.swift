@@ -7,6 +7,8 @@ struct CacheControl: Equatable {
     var isPublic = false
     var mustRevalidate = false
     var proxyRevalidate = false
+    /// §5.2.2.3: store only if the cache implements the status code's caching rules (then no-store is ignored).
+    var mustUnderstand = false
     var onlyIfCached = false
     var maxAge: Int64?
     var sMaxAge: Int64?
@@ -99,7 +101,12 @@ struct CacheControl: Equatable {
             }
         case 12: if named("no-transform") { noTransform = true }
         case 14: if named("only-if-cached") { onlyIfCached = true }
-        case 15: if named("must-revalidate") { mustRevalidate = true }
+        case 15:
+            if named("must-revalidate") {
+                mustRevalidate = true
+            } else if named("must-understand") {
+                mustUnderstand = true
+            }
         case 16: if named("proxy-revalidate") { proxyRevalidate = true }
         case 22: if named("stale-while-revalidate") { staleWhileRevalidate = argument }
         default: break
@@ -137,7 +144,8 @@ enum CachePolicy {
 
     /// Status codes cacheable by heuristic (RFC 9110 §15.1).
     static let heuristicStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
-    /// Statuses Sluice stores at all (final, understood).
+    /// Statuses Sluice stores at all: final ones whose caching rules it implements (what
+    /// `must-understand` asks about, §5.2.2.3).
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
 
     /// §3: may this response be stored? `nil` = yes.
@@ -150,7 +158,8 @@ enum CachePolicy {
         if response.status == 206 || request.contains("range") { return .partial }
         guard storableStatuses.contains(response.status) else { return .status }
         let control = parsed ?? CacheControl(response.headers)
-        if control.noStore { return .noStore }
+        // §5.2.2.3: the status is one whose rules Sluice implements, so must-understand overrides no-store.
+        if control.noStore, !control.mustUnderstand { return .noStore }
         if request.contains("cache-control"), CacheControl(request).noStore { return .noStore }
         if shared, control.isPrivate { return .isPrivate }
         if shared, request.contains("authorization"), !control.mustRevalidate, !control.isPublic, control.sMaxAge == nil

@@ -82,6 +82,12 @@ struct CachePolicyTests {
         #expect(refusal([fresh], status: 500) == "status")
         #expect(refusal([("Cache-Control", "max-age=60, no-store")]) == "no-store")
         #expect(refusal([fresh], request: [("Cache-Control", "no-store")]) == "no-store")
+        // §5.2.2.3: must-understand with an understood status overrides the response's no-store only.
+        let mustUnderstand = ("Cache-Control", "max-age=60, no-store, Must-Understand")
+        #expect(refusal([mustUnderstand]) == nil)
+        #expect(refusal([mustUnderstand], status: 404) == nil)
+        #expect(refusal([mustUnderstand], status: 299) == "status")
+        #expect(refusal([mustUnderstand], request: [("Cache-Control", "no-store")]) == "no-store")
         #expect(refusal([("Cache-Control", "private, max-age=60")]) == "private")
         #expect(refusal([fresh], request: [("Authorization", "x")]) == "authorization")
         #expect(refusal([("Cache-Control", "public, max-age=60")], request: [("Authorization", "x")]) == nil)
