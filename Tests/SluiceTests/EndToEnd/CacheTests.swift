@@ -236,6 +236,45 @@ struct CacheTests {
         #expect(own.status == 304)
     }
 
+    @Test("A 200 to HEAD updates the stored GET it matches (§4.3.5); one that does not match removes it")
+    func headFreshensStoredGet() throws {
+        // The origin ignores conditionals; `/same` keeps its ETag, `/changed` answers HEAD with a new one.
+        let origin = try OriginServer { request in
+            let isGet = request.method == "GET"
+            let tag = request.target.hasSuffix("/changed") && !isGet ? "\"v2\"" : "\"v1\""
+            return .respond(
+                status: 200,
+                headers: [
+                    ("ETag", tag), ("Cache-Control", isGet ? "max-age=0" : "max-age=600"),
+                    ("X-Version", isGet ? "get" : "head"), ("Content-Type", "text/plain"),
+                ],
+                body: Array("the body".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        func head(_ path: String) throws -> ReceivedResponse {
+            try client.send("HEAD \(origin.url(path)) HTTP/1.1\r\nHost: x\r\n\r\n")
+            return try client.reader.readResponse(method: "HEAD")
+        }
+        // Given a stored GET that is already stale
+        _ = try client.request(RawClient.get(origin.url("/same")))
+        // When a HEAD comes back 200 with the same validator and a longer lifetime
+        #expect(try head("/same").status == 200)
+        #expect(origin.requests.last?.method == "HEAD")
+        // Then the stored GET has the HEAD's fields and freshness: served without the origin
+        let served = try client.request(RawClient.get(origin.url("/same")))
+        #expect(served.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        #expect(served.header("x-version") == "head")
+        #expect(served.header("content-length") == "8")
+        #expect(served.text == "the body")
+        // A HEAD with a different validator makes the stored GET go: the next GET is a miss.
+        _ = try client.request(RawClient.get(origin.url("/changed")))
+        #expect(try head("/changed").header("etag") == "\"v2\"")
+        let after = try client.request(RawClient.get(origin.url("/changed")))
+        #expect(after.header("cache-status")?.hasPrefix("Sluice; fwd=uri-miss") == true)
+    }
+
     @Test("Small bodies are served from memory; a purge by another process is seen within a millisecond")
     func memoryTierFollowsTheFile() throws {
         let counter = Mutex(0)
