@@ -14,3 +14,4 @@
 #include <signal.h>
 #include <unistd.h>
 #include <errno.h>
+#include <malloc.h>

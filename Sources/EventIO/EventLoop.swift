@@ -21,6 +21,16 @@ public final class EventLoop: @unchecked Sendable {
     private var wakeEvent: OpaquePointer?
     private let pending = Mutex<[@Sendable () -> Void]>([])
 
+    /// Process-wide allocator tuning for a server (call once, before the loop runs): freed heap
+    /// memory up to `trimThreshold` bytes stays for reuse instead of going back to the kernel, and
+    /// only allocations of `mapThreshold` bytes or more are mapped on their own. glibc's defaults
+    /// (128 KiB each, then adaptive) make every response's body buffer fault its pages in again.
+    /// - SeeAlso: `mallopt(3)` (`M_TRIM_THRESHOLD`, `M_MMAP_THRESHOLD`).
+    public static func keepFreedMemory(trimThreshold: Int, mapThreshold: Int) {
+        mallopt(M_TRIM_THRESHOLD, Int32(clamping: trimThreshold))
+        mallopt(M_MMAP_THRESHOLD, Int32(clamping: mapThreshold))
+    }
+
     /// Creates a loop with its own `event_base` and a wake-up descriptor for other threads.
     public init() throws(EventIOError) {
         // A peer that disconnects must not kill the process: writes report EPIPE instead. Nor

@@ -77,7 +77,11 @@ struct NullStrippingDelivery {
     /// Adds body bytes; `false` once the body passed the limit (the caller then sends ``held`` and streams on).
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard held.count + bytes.count <= limit else { return false }
-        if held.isEmpty { held.reserveCapacity(min(limit, max(bytes.count, 16 * 1024))) }
+        if held.isEmpty {
+            // The announced length when there is one (no regrowth copies), else 16 KiB to start.
+            let announced = head.headers["content-length"].flatMap { Int($0) } ?? 0
+            held.reserveCapacity(min(limit, max(bytes.count, announced, 16 * 1024)))
+        }
         held.append(contentsOf: bytes)
         return true
     }
