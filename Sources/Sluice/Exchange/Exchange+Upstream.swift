@@ -2,6 +2,20 @@ import EventIO
 
 /// The upstream task's moments, delivered to the client.
 extension Exchange: TaskDelegate {
+    /// How many interim responses one exchange passes on: Early Hints and Processing come once or
+    /// twice; an origin that sends thousands would only fill the client's buffer.
+    static let interimLimit = 8
+
+    /// RFC 9110 §15.2: a proxy forwards 1xx responses, but never to an HTTP/1.0 client.
+    func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead) {
+        guard self.task === task, request.minorVersion >= 1, pendingHead == nil, interimSent < Exchange.interimLimit
+        else { return }
+        interimSent += 1
+        var headers = response.headers
+        Forwarding.appendVia(&headers, version: response.version == "2" ? "2" : response.version)
+        client.connection.write(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
+    }
+
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
         if staleFallback != nil, Exchange.errorStatuses.contains(response.status) {
             staleTrigger = response.status  // answered from the stale entry at completion

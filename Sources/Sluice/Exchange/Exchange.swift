@@ -24,6 +24,8 @@ final class Exchange {
     var headSent = false
     /// A response head not yet written (it leaves with the first body bytes).
     var pendingHead: [UInt8]?
+    /// Interim (1xx) responses passed on to the client.
+    var interimSent = 0
     var responseComplete = false
     var keepAlive: Bool
     var status = 0

@@ -1,6 +1,9 @@
 /// Receives one upstream task's response, after the session's hooks have had their say.
 /// ``Exchange`` is the one implementation: it writes to the client.
 public protocol TaskDelegate: AnyObject {
+    /// An interim (1xx) response from the origin other than 100 and 101, hop-by-hop fields removed;
+    /// the final response follows.
+    func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead)
     /// The response head to deliver.
     func task(_ task: UpstreamTask, didReceive response: ResponseHead)
     /// A piece of body. Return `false` to pause the transfer until ``UpstreamTask/resume()``.

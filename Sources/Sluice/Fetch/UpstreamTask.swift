@@ -199,7 +199,15 @@ public final class UpstreamTask {
         if text.isEmpty {
             guard var head = building else { return .proceed }
             building = nil
-            guard head.status >= 200 else { return .proceed }  // 1xx: wait for the final response
+            guard head.status >= 200 else {
+                // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. 100 answers an
+                // Expect that Sluice owns (libcurl sends none) and 101 an Upgrade it never forwards.
+                if head.status != 100, head.status != 101 {
+                    HopByHop.strip(&head.headers)
+                    delegate?.task(self, didReceiveInterim: head)
+                }
+                return .proceed
+            }
             if let violation = ResponseFraming.violation(&head) { return refuse(violation) }
             return headDidComplete(head)
         }

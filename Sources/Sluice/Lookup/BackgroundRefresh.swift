@@ -25,6 +25,9 @@ final class BackgroundRefresh: TaskDelegate {
         task.start()
     }
 
+    /// Nobody waits for a background refresh: interim responses go nowhere.
+    func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead) {}
+
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
         if response.status == 304 {
             notModified = response

@@ -68,6 +68,46 @@ struct ForwardingTests {
         #expect(origin.requests.first?.header("expect") == nil)
     }
 
+    @Test("Interim responses (103, 102) reach HTTP/1.1 clients before the final one, at most eight of them")
+    func interimResponses() throws {
+        // Given an origin that sends Early Hints, Processing and its own 100 before the answer
+        let final = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nCache-Control: no-store\r\n\r\nok"
+        let hints =
+            "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\n\r\n"
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/hints":
+                .raw(Array((hints + "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n" + final).utf8))
+            default: .raw(Array((String(repeating: "HTTP/1.1 103 Early Hints\r\n\r\n", count: 20) + final).utf8))
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        func heads(_ path: String, version: String) throws -> [(startLine: String, fields: [(String, String)])] {
+            let client = try RawClient(port: proxy.port)
+            try client.send("GET \(origin.url(path)) HTTP/\(version)\r\nHost: x\r\n\r\n")
+            var heads: [(startLine: String, fields: [(String, String)])] = []
+            while let head = try client.reader.readHead() {
+                heads.append(head)
+                if !head.startLine.contains(" 1") || head.startLine.contains(" 200 ") { break }
+            }
+            #expect(String(decoding: try client.reader.readExactly(2), as: UTF8.self) == "ok")
+            return heads
+        }
+        // When an HTTP/1.1 client asks
+        let passed = try heads("/hints", version: "1.1")
+        // Then it gets 103 (hop-by-hop fields gone, Via added) and 102, not the origin's 100, then 200
+        #expect(
+            passed.map { $0.startLine } == ["HTTP/1.1 103 Early Hints", "HTTP/1.1 102 Processing", "HTTP/1.1 200 OK"])
+        let early = passed[0].fields.map { "\($0.0.lowercased()): \($0.1)" }
+        #expect(early == ["link: </a.css>; rel=preload", "via: 1.1 sluice"])
+        // An HTTP/1.0 client gets none (RFC 9110 §15.2), and a flood is cut at eight.
+        #expect(try heads("/hints", version: "1.0").map { $0.startLine } == ["HTTP/1.1 200 OK"])
+        let flood = try heads("/flood", version: "1.1")
+        #expect(flood.count == 8 + 1)
+        #expect(flood.last?.startLine == "HTTP/1.1 200 OK")
+    }
+
     @Test("Hop-by-hop fields go no further in either direction and Via is added")
     func hopByHopFields() throws {
         let origin = try OriginServer { _ in
