@@ -4,6 +4,7 @@
 # the N at c=64 and c=1: once with the memory tier (cache.memory 8 MiB: at 100k and more, most
 # hits miss it), once without (memory: 0: every hit is an indexed SQLite lookup).
 #   Benchmarks/cache-scale.sh [N ...]
+#   BODY=65536 Benchmarks/cache-scale.sh 16384     # entries of BODY bytes instead (here a 1 GiB file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("${@:-1000 100000 1000000}")
@@ -23,17 +24,17 @@ for n in "${sizes[@]}"; do
   "$bin" serve --config "$dir/sluice.yaml" >/dev/null 2>&1 & pid=$!
   for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
   kill -TERM $pid; wait $pid || true
-  python3 - "$dir/cache.sqlite" "$n" <<'PY'
+  python3 - "$dir/cache.sqlite" "$n" "${BODY:-100}" <<'PY'
 import sqlite3, sys, time
-path, n = sys.argv[1], int(sys.argv[2])
+path, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 db = sqlite3.connect(path)
 now = time.time()
-headers = "Content-Type: text/plain\r\nCache-Control: max-age=31536000\r\nContent-Length: 100\r\n"
-body = b"x" * 100
+headers = f"Content-Type: text/plain\r\nCache-Control: max-age=31536000\r\nContent-Length: {size}\r\n"
+body = b"x" * size
 db.execute("BEGIN")
 for start in range(0, n, 50000):
-    rows = [(i, f"http://127.0.0.1:24999/scale/{i}", headers, now) for i in range(start, min(n, start + 50000))]
-    db.executemany("INSERT INTO entries(id, key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, size, last_access, complete) VALUES(?1+1, ?2, '', '', 'GET', ?2, '127.0.0.1', 200, 'OK', ?3, ?4, ?4, 100, ?4, 1)", rows)
+    rows = [(i, f"http://127.0.0.1:24999/scale/{i}", headers, now, size) for i in range(start, min(n, start + 50000))]
+    db.executemany("INSERT INTO entries(id, key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, size, last_access, complete) VALUES(?1+1, ?2, '', '', 'GET', ?2, '127.0.0.1', 200, 'OK', ?3, ?4, ?4, ?5, ?4, 1)", rows)
     db.executemany("INSERT INTO chunks(entry, seq, data) VALUES(?, 0, ?)", [(r[0] + 1, body) for r in rows])
 db.execute("COMMIT")
 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -17,7 +17,7 @@ public enum ProxyRuntime {
     ) throws(EventIOError) {
         // Body buffers come and go with every response: keep freed memory rather than fault it in
         // again (9 % of the throughput of JSON stripping at c=64, measured).
-        EventLoop.keepFreedMemory(trimThreshold: 2 << 20, mapThreshold: 1 << 20)
+        EventLoop.keepFreedMemory(trimThreshold: 8 << 20, mapThreshold: 1 << 20)
         let loop = try EventLoop()
         let server = try ProxyServer(configuration: configuration, loop: loop, logger: logger)
         var admin: AdminServer?
