@@ -71,8 +71,10 @@ public final class ProxyServer {
             do {
                 let store = try CacheStore(settings: configuration.cache, logger: logger)
                 cache = store
+                // Ten times a second: at thousands of distinct URLs a second, a once-a-second batch of
+                // decisions held the loop for ~25 ms (p99 at c=1); a tenth of it is a short pause.
                 let timer = Timer(loop: loop, repeats: true) { [weak store] in store?.flushPending() }
-                timer.schedule(milliseconds: 1000)
+                timer.schedule(milliseconds: 100)
                 cacheFlushTimer = timer
             } catch {
                 logger.error("cache disabled: cannot open \(configuration.cache.path): \(error)")

@@ -40,7 +40,7 @@ final class CacheLedger {
     /// Counts a lookup that went upstream (written with the hits, for `sluice cache stats`' hit ratio).
     func countMiss() { pendingMisses += 1 }
 
-    /// Writes the batched hits and decisions in one transaction (called about once a second).
+    /// Writes the batched hits and decisions in one transaction (called ten times a second).
     /// Hits (`hits`, `last_access`, for LRU) go every ``touchInterval`` seconds: on a large
     /// cache they are scattered row updates that dirty most pages of the table, and writing them
     /// each second made checkpoints stall hits. Decisions (`sluice cache why`) go each time.

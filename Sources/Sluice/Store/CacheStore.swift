@@ -221,7 +221,7 @@ final class CacheStore {
         ledger.record(url: url, now: now, stored: stored, reason: reason)
     }
 
-    /// Writes the batched bookkeeping (about once a second, and forced at shutdown).
+    /// Writes the batched bookkeeping (ten times a second, and forced at shutdown).
     func flushPending(force: Bool = false) { ledger.flush(force: force) }
 
     // MARK: - Writing
