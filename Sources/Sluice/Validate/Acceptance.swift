@@ -97,20 +97,58 @@ public struct MediaRange: Sendable, Equatable, CustomStringConvertible {
         return .failure(GlobError("\"\(subtype)\" is not a valid subtype (wildcards: *, *+suffix)"))
     }
 
+    /// `*` as the type, `*` as the subtype, and the `+suffix` of `*+suffix`: decided once, not per response.
+    private let anyType: Bool
+    private let anySubtype: Bool
+    private let suffix: String?
+
     init(type: String, subtype: String) {
         self.type = type
         self.subtype = subtype
+        anyType = type == "*"
+        anySubtype = subtype == "*"
+        suffix = subtype.hasPrefix("*+") ? String(subtype.dropFirst()) : nil
     }
 
-    /// Whether a response's media type (already lower-cased, without parameters) fits.
-    public func matches(type responseType: Substring, subtype responseSubtype: Substring) -> Bool {
-        if type != "*", type != responseType { return false }
-        if subtype == "*" { return true }
-        if subtype.hasPrefix("*+") {
-            let suffix = subtype.dropFirst(1)  // "+json"
-            return responseSubtype.count > suffix.count && responseSubtype.hasSuffix(suffix)
+    /// Whether a response's `Content-Type`, as sent, fits: compared byte by byte, ASCII case
+    /// ignored, parameters not compared, without allocating (this runs on every validated response).
+    /// A malformed media type fits no range.
+    public func matches(contentType: String) -> Bool {
+        var text = contentType
+        return text.withUTF8 { bytes in
+            guard let (type, subtype) = MediaType.bounds(bytes) else { return false }
+            return matches(bytes, type: type, subtype: subtype)
         }
-        return subtype == responseSubtype
+    }
+
+    /// The same, on the bounds ``MediaType/bounds(_:)`` found.
+    func matches(_ bytes: UnsafeBufferPointer<UInt8>, type typeRange: Range<Int>, subtype subtypeRange: Range<Int>)
+        -> Bool
+    {
+        if !anyType, !MediaRange.equalsLowered(bytes, typeRange, type) { return false }
+        if anySubtype { return true }
+        if let suffix {
+            let count = suffix.utf8.count
+            return subtypeRange.count > count
+                && MediaRange.equalsLowered(bytes, (subtypeRange.upperBound - count)..<subtypeRange.upperBound, suffix)
+        }
+        return MediaRange.equalsLowered(bytes, subtypeRange, subtype)
+    }
+
+    /// Whether `bytes[range]` is `text` (lower-case) with ASCII case ignored.
+    @inline(__always) static func equalsLowered(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: String
+    )
+        -> Bool
+    {
+        guard text.utf8.count == range.count else { return false }
+        var index = range.lowerBound
+        for expected in text.utf8 {
+            let byte = bytes[index]
+            if (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) != expected { return false }
+            index += 1
+        }
+        return true
     }
 
     /// RFC 9110 token characters.
@@ -134,6 +172,29 @@ struct MediaType: Equatable {
     let subtype: Substring
 
     var essence: String { type + "/" + subtype }
+
+    /// Where type and subtype are in a `Content-Type` value (`OWS type "/" subtype OWS [";" …]`),
+    /// case as sent; `nil` when it is not a media type. No allocation.
+    static func bounds(_ bytes: UnsafeBufferPointer<UInt8>) -> (type: Range<Int>, subtype: Range<Int>)? {
+        let n = bytes.count
+        var i = 0
+        while i < n, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+        let typeStart = i
+        while i < n, bytes[i] != UInt8(ascii: "/") {
+            guard MediaRange.isTokenByte(bytes[i]) else { return nil }
+            i += 1
+        }
+        guard i < n, i > typeStart else { return nil }
+        let typeEnd = i
+        i += 1
+        let subtypeStart = i
+        while i < n, MediaRange.isTokenByte(bytes[i]) { i += 1 }
+        guard i > subtypeStart else { return nil }
+        let subtypeEnd = i
+        while i < n, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+        guard i == n || bytes[i] == UInt8(ascii: ";") else { return nil }
+        return (typeStart..<typeEnd, subtypeStart..<subtypeEnd)
+    }
 
     /// One pass over the bytes: `OWS type "/" subtype OWS [";" …]`.
     init?(_ contentType: String) {

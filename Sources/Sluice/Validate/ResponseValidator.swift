@@ -80,12 +80,12 @@ public enum ResponseValidator {
         }
         let contentType = head.headers["content-type"]
         if let ranges = acceptance.contentTypes, hasBody(head, method: request.method) {
-            if let text = contentType, !text.isEmpty {
-                let media = MediaType(text)
-                let accepted = media.map { media in
-                    ranges.contains { $0.matches(type: media.type, subtype: media.subtype) }
+            if var text = contentType, !text.isEmpty {
+                let accepted = text.withUTF8 { bytes in
+                    guard let (type, subtype) = MediaType.bounds(bytes) else { return false }
+                    return ranges.contains { $0.matches(bytes, type: type, subtype: subtype) }
                 }
-                if accepted != true { reasons.append(.unacceptableContentType) }
+                if !accepted { reasons.append(.unacceptableContentType) }
             } else if !ranges.contains(where: { $0.type == "*" && $0.subtype == "*" }) {
                 reasons.append(.missingContentType)
             }

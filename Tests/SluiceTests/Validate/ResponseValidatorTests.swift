@@ -114,6 +114,37 @@ struct ResponseValidatorTests {
         )
     }
 
+    @Test(
+        "Media ranges match Content-Type values: case ignored, parameters and spaces around them too, malformed never",
+        arguments: [
+            ("application/json", "application/json", true),
+            ("application/json", " Application/JSON ; charset=utf-8", true),
+            ("application/json", "application/json\t", true),
+            ("application/json", "application/jsonx", false),
+            ("application/json", "application/jso", false),
+            ("application/json", "text/json", false),
+            ("application/*+json", "application/problem+json", true),
+            ("application/*+json", "application/+json", false),
+            ("application/*+json", "application/json", false),
+            ("application/*+json", "text/problem+json", false),
+            ("application/*+json", "Application/x+JSON;q=1", true),
+            ("text/*", "TEXT/html", true),
+            ("*/*", "a/b", true),
+            ("*/*", "a /b", false),
+            ("*/*", "a/b c", false),
+            ("*/*", "a/b/c", false),
+            ("*/*", "/b", false),
+            ("*/*", "a/", false),
+            ("*/*", "a", false),
+            ("*/*", "a;b/c", false),
+            ("*/*", "é/b", false),
+            ("*/*", "", false),
+        ])
+    func ranges(range: String, contentType: String, expected: Bool) throws {
+        let parsed = try MediaRange.parse(range).get()
+        #expect(parsed.matches(contentType: contentType) == expected)
+    }
+
     @Test("Status items and media ranges parse strictly")
     func parsing() {
         #expect(StatusSet.parseItem("200-299") == 200...299)
