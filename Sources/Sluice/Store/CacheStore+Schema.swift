@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The cache file's shape: the schema and its ordered migrations, the stored entry as the
 /// proxy reads it, and the header-field text format.
 extension CacheStore {
@@ -129,5 +133,30 @@ extension CacheStore {
             }
         }
         return fields
+    }
+}
+
+extension CacheStore {
+    /// Creates the directories above the cache file (`mkdir -p`).
+    static func makeParentDirectory(of path: String) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path[..<slash].split(separator: "/") {
+            prefix += part + "/"
+            mkdir(prefix, 0o755)
+        }
+    }
+}
+
+/// Why a cache file was moved aside at start.
+enum CacheStoreError: Error, CustomStringConvertible {
+    case corrupt
+    case tooNew(Int)
+
+    var description: String {
+        switch self {
+        case .corrupt: "quick_check failed"
+        case .tooNew(let version): "schema version \(version) is newer than this Sluice understands"
+        }
     }
 }

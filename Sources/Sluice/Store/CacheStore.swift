@@ -90,15 +90,6 @@ final class CacheStore {
         while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(CacheStore.hash(key)) } }
     }
 
-    private static func makeParentDirectory(of path: String) {
-        guard let slash = path.lastIndex(of: "/") else { return }
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for part in path[..<slash].split(separator: "/") {
-            prefix += part + "/"
-            mkdir(prefix, 0o755)
-        }
-    }
-
     // MARK: - Reading
 
     /// Whether a key has a complete entry (it is known to be cacheable).
@@ -398,18 +389,6 @@ final class CacheStore {
             }
         } catch {
             logger.warning("cache eviction failed: \(error)")
-        }
-    }
-}
-
-enum CacheStoreError: Error, CustomStringConvertible {
-    case corrupt
-    case tooNew(Int)
-
-    var description: String {
-        switch self {
-        case .corrupt: "quick_check failed"
-        case .tooNew(let version): "schema version \(version) is newer than this Sluice understands"
         }
     }
 }
