@@ -103,14 +103,11 @@ func fuzzChunked(_ input: UnsafeRawBufferPointer) {
     precondition(whole == bytewise, "chunked decoding depends on how the input is split")
 }
 
-/// Media types: a parsed `Content-Type` re-parses to itself, and the validator's allocation-free
-/// reading agrees with it; configured ranges never crash, and a range always matches the
-/// `Content-Type` it was made from.
+/// Media types: a parsed `Content-Type` re-parses to itself; configured ranges never crash, and a
+/// range always matches the `Content-Type` it was made from.
 func fuzzMIME(_ input: UnsafeRawBufferPointer) {
-    var text = String(decoding: input, as: UTF8.self)
-    let type = MediaType(text)
-    precondition((text.withUTF8 { MediaType.bounds($0) } != nil) == (type != nil), "the two readings disagree")
-    if let type {
+    let text = String(decoding: input, as: UTF8.self)
+    if let type = MediaType(text) {
         precondition(MediaType(type.essence) == type)
         _ = type.isJSON
         if case .success(let range) = MediaRange.parse(type.essence) {

@@ -12,7 +12,7 @@ extension Exchange: TaskDelegate {
         else { return }
         interimSent += 1
         var headers = response.headers
-        Forwarding.appendVia(&headers, version: response.version == "2" ? "2" : response.version)
+        Forwarding.appendVia(&headers, version: response.version)
         client.connection.write(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
     }
 

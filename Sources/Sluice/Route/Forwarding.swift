@@ -54,7 +54,7 @@ enum Forwarding {
             framing = request.minorVersion == 1 ? .chunked : .close
         }
         if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked") }
-        appendVia(&headers, version: head.version == "2" ? "2" : head.version)
+        appendVia(&headers, version: head.version)
         if !headers.contains("date") { headers.append(name: "Date", value: date) }
         if !keepAlive || framing == .close {
             headers.append(name: "Connection", value: "close")

@@ -196,32 +196,17 @@ struct MediaType: Equatable {
         return (typeStart..<typeEnd, subtypeStart..<subtypeEnd)
     }
 
-    /// One pass over the bytes: `OWS type "/" subtype OWS [";" …]`.
+    /// The type and subtype of a `Content-Type` value, lower-cased (the grammar is ``bounds(_:)``'s).
     init?(_ contentType: String) {
-        var lowered: [UInt8] = []
-        var slash = -1
-        var sawEnd = false
-        for byte in contentType.utf8 {
-            if byte == UInt8(ascii: ";") { break }
-            if byte == 0x20 || byte == 0x09 {
-                if !lowered.isEmpty { sawEnd = true }
-                continue
-            }
-            guard !sawEnd else { return nil }
-            if byte == UInt8(ascii: "/") {
-                guard slash < 0 else { return nil }
-                slash = lowered.count
-                lowered.append(byte)
-                continue
-            }
-            guard MediaRange.isTokenByte(byte) else { return nil }
-            lowered.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+        var text = contentType
+        let essence: String? = text.withUTF8 { bytes in
+            guard let (type, subtype) = MediaType.bounds(bytes) else { return nil }
+            let lowered = bytes[type.lowerBound..<subtype.upperBound].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            return String(decoding: lowered, as: UTF8.self)
         }
-        guard slash > 0, slash < lowered.count - 1 else { return nil }
-        let text = String(decoding: lowered, as: UTF8.self)
-        let separator = text.utf8.index(text.startIndex, offsetBy: slash)
-        type = text[..<separator]
-        subtype = text[text.index(after: separator)...]
+        guard let essence, let slash = essence.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        type = essence[..<slash]
+        subtype = essence[essence.index(after: slash)...]
     }
 
     /// A JSON body by the null stripper's definition: `application/json`, `*/*+json`, `text/json`, `text/javascript`.
