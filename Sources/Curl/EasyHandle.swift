@@ -220,7 +220,17 @@ public final class EasyHandle {
 
     // MARK: - Pausing
 
-    /// Resumes a transfer paused by a callback's `.pause`. - SeeAlso: `curl_easy_pause(3)`.
+    /// Stops receiving after the body piece being delivered now (which the delegate took):
+    /// unlike a callback's `.pause`, libcurl keeps no copy of it. Resumed by ``unpause()``.
+    /// Callable from the body callback. - SeeAlso: `curl_easy_pause(3)`.
+    public func pauseReceiving() {
+        guard pausedMask & CURLPAUSE_RECV == 0 else { return }
+        pausedMask |= CURLPAUSE_RECV
+        curl_easy_pause(handle, pausedMask)
+    }
+
+    /// Resumes a transfer paused by a callback's `.pause` or by ``pauseReceiving()``.
+    /// - SeeAlso: `curl_easy_pause(3)`.
     /// libcurl may call the body callback again before this returns.
     public func unpause() {
         guard pausedMask != 0 else { return }

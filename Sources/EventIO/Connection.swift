@@ -147,11 +147,11 @@ public final class Connection {
     /// Writes bytes: straight to the socket when nothing is queued (no copy, no extra loop turn),
     /// and whatever the socket does not take now goes to the output buffer (copied).
     public func write(_ bytes: UnsafeRawBufferPointer) {
-        guard let bev, let base = bytes.baseAddress, bytes.count > 0 else { return }
+        guard let bev, let base = bytes.baseAddress, bytes.count > 0, !writeBroken else { return }
         var offset = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
             let sent = send(bufferevent_getfd(bev), base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent > 0 { offset = sent }
+            if sent > 0 { offset = sent } else if sent < 0, peerGone(errno) { return }
         }
         if offset < bytes.count { bufferevent_write(bev, base + offset, bytes.count - offset) }
     }
@@ -173,7 +173,7 @@ public final class Connection {
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
         _ fourth: UnsafeRawBufferPointer
     ) {
-        guard let bev else { return }
+        guard let bev, !writeBroken else { return }
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
             write(pieces: (first, second, third), count: 3)
             return write(fourth)
@@ -187,7 +187,7 @@ public final class Connection {
     private func write(
         pieces: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int
     ) {
-        guard let bev else { return }
+        guard let bev, !writeBroken else { return }
         var skip = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
             func vector(_ piece: UnsafeRawBufferPointer) -> iovec {
@@ -197,7 +197,7 @@ public final class Connection {
             let sent = withUnsafeMutableBytes(of: &vectors) { raw in
                 writev(bufferevent_getfd(bev), raw.baseAddress!.assumingMemoryBound(to: iovec.self), Int32(count))
             }
-            if sent > 0 { skip = sent }
+            if sent > 0 { skip = sent } else if sent < 0, peerGone(errno) { return }
         }
         // Whatever the socket did not take is queued, in order.
         func queue(_ piece: UnsafeRawBufferPointer) {
@@ -212,6 +212,26 @@ public final class Connection {
         queue(pieces.0)
         queue(pieces.1)
         if count == 3 { queue(pieces.2) }
+    }
+
+    /// Set once a write found the peer gone: what is written after that is dropped, not queued
+    /// (a dead client must not hold a body's worth of memory until its error event arrives);
+    /// writers should stop producing.
+    public private(set) var writeBroken = false
+
+    /// After a failed direct write: `true` (and an `.error` event at the next loop turn, never
+    /// from inside the write) when the socket is dead rather than full.
+    private func peerGone(_ code: Int32) -> Bool {
+        guard code != EAGAIN, code != EWOULDBLOCK, code != EINTR, code != ENOBUFS, code != ENOMEM else {
+            return false
+        }
+        writeBroken = true
+        if let bev { evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev))) }
+        loop.callSoon { [weak self] in
+            guard let self, !self.isClosed else { return }
+            self.delegate?.connection(self, didReceive: .error(code: code, resolving: false))
+        }
+        return true
     }
 
     /// Whether ``write(_:)`` may write to the socket directly; `true` except while flushing to close.
@@ -312,6 +332,7 @@ public final class Connection {
     }
 
     private func didDrain() {
+        if writeBroken { return }  // emptied because the peer is gone, not because it read
         if flushThenClose {
             if outputCount == 0 { finishFlushedClose() }
             return

@@ -80,6 +80,64 @@ struct EventLoopTests {
         #expect(echo.connections.first?.peer?.isLoopback == true)
     }
 
+    final class Recorder: ConnectionDelegate {
+        var connection: Connection?
+        var events: [Connection.Event] = []
+        var drains = 0
+        func connectionDidRead(_ connection: Connection) {}
+        func connectionDidDrain(_ connection: Connection) { drains += 1 }
+        func connection(_ connection: Connection, didReceive event: Connection.Event) { events.append(event) }
+    }
+
+    @Test("A write to a peer that reset the connection is dropped, not queued, and reported once")
+    func writeToResetPeer() throws {
+        let loop = try EventLoop()
+        let recorder = Recorder()
+        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
+            let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.delegate = recorder
+            connection.pauseReading()  // only the writes below may find out that the peer is gone
+            recorder.connection = connection
+        }
+        let port = listener.localAddress.port
+        Thread {
+            let socket = try! TestSocket.connect(port: port)
+            socket.reset()
+        }.start()
+        var queuedAfterFirst = -1
+        var queuedAfterSecond = -1
+        var brokenAfterFirst = false
+        var drainsBefore = -1
+        let piece = [UInt8](repeating: 0x61, count: 256 * 1024)
+        let write = Timer(loop: loop) {
+            guard let connection = recorder.connection else { return loop.stop() }
+            drainsBefore = recorder.drains
+            // The first write may still reach the socket's buffer before the RST is seen; keep
+            // writing until one fails, as a proxy streaming a body would.
+            for _ in 0..<8 where !connection.writeBroken { connection.write(piece) }
+            brokenAfterFirst = connection.writeBroken
+            queuedAfterFirst = connection.outputCount
+            connection.write(piece)
+            piece.withUnsafeBytes { connection.write($0, $0) }
+            queuedAfterSecond = connection.outputCount
+        }
+        write.schedule(milliseconds: 200)
+        let stop = Timer(loop: loop) { loop.stop() }
+        stop.schedule(milliseconds: 400)
+        loop.run()
+        #expect(brokenAfterFirst)
+        #expect(queuedAfterFirst == 0)
+        #expect(queuedAfterSecond == 0)
+        #expect(recorder.drains == drainsBefore, "an emptied buffer is not a client that read")
+        #expect(recorder.events.count == 1)
+        if case .error(let code, let resolving) = recorder.events.first {
+            #expect([ECONNRESET, EPIPE].contains(code))
+            #expect(!resolving)
+        } else {
+            Issue.record("expected one error event, got \(recorder.events)")
+        }
+    }
+
     @Test(
         "Socket addresses parse and print",
         arguments: [

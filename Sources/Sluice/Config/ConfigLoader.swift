@@ -305,7 +305,9 @@ public enum ConfigLoader {
     private static func parse(yaml: String) throws(ConfigError) -> Configuration {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: yaml)
+            // No implicit typing: each key's reader knows its type, and Yams' resolver would run a
+            // regular expression (ICU) over every scalar.
+            root = try Yams.compose(yaml: yaml, .basic)
         } catch {
             throw ConfigError(key: "", line: nil, message: "not valid YAML: \(error)")
         }
@@ -330,7 +332,7 @@ public enum ConfigLoader {
                 throw ConfigError(key: path, line: keyNode.mark?.line, message: "duplicate key")
             }
             if prefix.isEmpty, sections.contains(name) {
-                if valueNode.scalar?.string == "" || valueNode.scalar?.tag.description == "tag:yaml.org,2002:null" {
+                if valueNode.isNull {
                     continue
                 }
                 guard let nested = valueNode.mapping else {
@@ -381,5 +383,15 @@ public enum ConfigLoader {
             lines.append("| `\(key.path)` | \(cell(key.type)) | `\(key.defaultValue)` | \(cell(key.summary)) |")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension Node {
+    /// An empty value or a plain `null` / `~` (YAML's null forms; quoted text is a string).
+    var isNull: Bool {
+        guard let scalar else { return false }
+        if scalar.string.isEmpty { return true }
+        guard scalar.style == .plain || scalar.style == .any else { return false }
+        return ["~", "null", "Null", "NULL"].contains(scalar.string)
     }
 }

@@ -64,7 +64,7 @@ enum RuleParser {
     }
 
     static func parseDefaults(_ value: ConfigLoader.Value) throws(ConfigError) -> Rule {
-        if value.node.scalar.map({ $0.string.isEmpty || $0.tag.description.hasSuffix("null") }) == true {
+        if value.node.isNull {
             return Rule(name: "defaults")
         }
         return try parseRule(value.node, path: "defaults", defaultName: "defaults", allowMatch: false)

@@ -103,6 +103,14 @@ extension Exchange: TaskDelegate {
         guard deliverBody(bytes) else { return false }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if cacheWriter != nil { cacheBody(bytes) }
+        if stripping == nil,
+            client.connection.outputCount >= ClientConnection.outputHighWater || client.connection.writeBroken
+        {
+            // The client fell behind with this piece: stop the transfer now rather than refuse the
+            // next piece, which libcurl would have to copy and hold (a buffer per paused transfer).
+            pausedForClient = true
+            task.pauseReceiving()
+        }
         return true
     }
 
@@ -117,6 +125,8 @@ extension Exchange: TaskDelegate {
             prepareHead(held.head)
             held.held.withUnsafeBytes { emit($0) }
         }
+        // The client is gone (its error event is on the way): the bytes have nowhere to go.
+        if client.connection.writeBroken { return true }
         if client.connection.outputCount >= ClientConnection.outputHighWater {
             pausedForClient = true
             return false

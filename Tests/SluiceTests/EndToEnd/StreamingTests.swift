@@ -41,6 +41,32 @@ struct StreamingTests {
         #expect(peakInFlight < 24 * 1024 * 1024)
     }
 
+    @Test("A client that resets mid-body: the origin's transfer stops and the exchange is logged as aborted")
+    func clientResetMidBody() throws {
+        let total = 200 * 1024 * 1024
+        let origin = try OriginServer { _ in
+            .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], total: total)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port, timeout: 30)
+        try client.send(RawClient.get(origin.url("/big")))
+        guard let head = try client.reader.readHead() else { throw TestError("no head") }
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        #expect(try client.reader.skip(1024 * 1024) == 1024 * 1024)
+        client.socket.reset()
+        #expect(proxy.waitUntil(timeout: 10) { proxy.stats.errors == 1 })
+        #expect(
+            proxy.waitUntil(timeout: 5) {
+                proxy.logLines.all.contains { $0.contains("/big") && $0.contains(" aborted") }
+            })
+        let sent = origin.streamedBytes
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(origin.streamedBytes == sent, "the origin kept sending after the client left")
+        #expect(sent < total / 2, "origin sent \(sent) bytes")
+        #expect(proxy.stats.responses == 1)
+    }
+
     @Test("A large request body streams upstream and arrives whole")
     func largeUpload() throws {
         let origin = try OriginServer { request in
