@@ -169,7 +169,7 @@ public final class EasyHandle {
     }
 
     /// The absolute URL to fetch. - SeeAlso: `CURLOPT_URL`.
-    public func setURL(_ url: String) { sluice_easy_setopt_string(handle, CURLOPT_URL, url) }
+    public func setURL(_ url: String) { url.withCString { sluice_easy_setopt_string(handle, CURLOPT_URL, $0) } }
 
     /// The request method and how its body is framed.
     /// `HEAD` sets `CURLOPT_NOBODY`; any body uses upload mode with `CURLOPT_CUSTOMREQUEST`.
@@ -180,16 +180,16 @@ public final class EasyHandle {
             if method == "HEAD" {
                 set(CURLOPT_NOBODY, 1)
             } else if method != "GET" {
-                sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+                method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
             }
         case .length(let count):
             set(CURLOPT_UPLOAD, 1)
             sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(count))
-            sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+            method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
         case .streamed:
             set(CURLOPT_UPLOAD, 1)
             sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, -1)
-            sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+            method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
         }
     }
 

@@ -73,10 +73,10 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// Parses a bare IPv4 or IPv6 address (no port, no brackets).
     public static func parseIP(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: v4) { Array($0) } }
+        if text.withCString({ inet_pton(AF_INET, $0, &v4) }) == 1 { return withUnsafeBytes(of: v4) { Array($0) } }
         var v6 = in6_addr()
         let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-        if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: v6) { Array($0) } }
+        if bare.withCString({ inet_pton(AF_INET6, $0, &v6) }) == 1 { return withUnsafeBytes(of: v6) { Array($0) } }
         return nil
     }
 

@@ -5,6 +5,19 @@ enum ResponseFraming {
     /// Why `head` must not be relayed, or `nil`; identical repeated `Content-Length` fields are
     /// folded into one on the way (§6.3 allows a recipient to do that).
     static func violation(_ head: inout ResponseHead) -> String? {
+        // The usual head: no Transfer-Encoding and at most one Content-Length of plain digits.
+        var lengthLines = 0
+        var onlyLength = ""
+        var transferEncoding = false
+        for field in head.headers.fields {
+            if field.hasName("content-length") {
+                lengthLines += 1
+                onlyLength = field.value
+            } else if field.hasName("transfer-encoding") {
+                transferEncoding = true
+            }
+        }
+        if !transferEncoding, lengthLines == 0 || (lengthLines == 1 && Self.isDigits(onlyLength)) { return nil }
         let lengths = head.headers.values("content-length")
         let codings = head.headers.tokens("transfer-encoding")
         if !codings.isEmpty {
@@ -27,6 +40,10 @@ enum ResponseFraming {
             if lengths.count > 1 || lengths[0] != only { head.headers.set("Content-Length", String(only)) }
         }
         return nil
+    }
+
+    private static func isDigits(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 &- 0x30 < 10 }
     }
 
     /// Why a header field name must not be relayed, or `nil`. Whitespace before the colon is

@@ -103,8 +103,7 @@ public final class Session {
         var sawAccept = false
         for field in request.headers {
             if !sawAccept, field.hasName("accept") { sawAccept = true }
-            // "Name;" is libcurl's spelling of a field with an empty value.
-            lines.append(field.value.isEmpty ? field.name + ";" : field.name + ": " + field.value)
+            lines.append(name: field.name, value: field.value)
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
         // 100-continue is the client's business, answered by Sluice; libcurl adds it only to uploads.

@@ -337,8 +337,11 @@ enum StatusLine {
         if rest.count > 3 {
             guard rest[rest.startIndex + 3] == 0x20 else { return nil }
             // Control bytes never reach a client's status line.
-            reason = String(
-                decoding: rest.dropFirst(4).filter { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 }, as: UTF8.self)
+            let text = rest.dropFirst(4)
+            func allowed(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x7F || byte == 0x09 }
+            reason =
+                text.allSatisfy(allowed)
+                ? String(decoding: text, as: UTF8.self) : String(decoding: text.filter(allowed), as: UTF8.self)
         }
         return ResponseHead(
             status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())

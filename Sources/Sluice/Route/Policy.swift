@@ -26,8 +26,15 @@ final class Policy {
 
     /// Why an absolute-form request to `url` must be refused, if it must.
     func refusal(for url: TargetURL, localClient: Bool) -> SluiceError? {
-        if targetsSelf(host: url.host, port: url.port) { return .forbidden(reason: .loopDetected(url.authority)) }
-        return literalRefusal(host: url.host, port: url.port, localClient: localClient).map { .forbidden(reason: $0) }
+        let host = url.host
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        // An address literal is parsed once, for both checks.
+        guard let ip = SocketAddress.parseIP(bare) else {
+            return selfByName(bare, port: url.port) ? .forbidden(reason: .loopDetected(url.authority)) : nil
+        }
+        let address = SocketAddress(ip: ip, port: url.port)
+        if targets.isSelf(address) { return .forbidden(reason: .loopDetected(url.authority)) }
+        return targets.refusal(address, localClient: localClient).map { .forbidden(reason: $0) }
     }
 
     /// Why a CONNECT to `host:port` must be refused, if it must.
@@ -49,6 +56,11 @@ final class Policy {
     func targetsSelf(host: String, port: UInt16) -> Bool {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         if let ip = SocketAddress.parseIP(bare) { return targets.isSelf(SocketAddress(ip: ip, port: port)) }
+        return selfByName(bare, port: port)
+    }
+
+    /// `localhost` (or a name under it) on one of this proxy's loopback ports.
+    private func selfByName(_ bare: String, port: UInt16) -> Bool {
         guard bare == "localhost" || bare.hasSuffix(".localhost") else { return false }
         return targets.selfAddresses.contains { $0.port == port && ($0.isLoopback || $0.isUnspecified) }
     }
