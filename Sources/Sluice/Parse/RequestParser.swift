@@ -205,6 +205,10 @@ public struct RequestParser: Sendable {
         if raw == "*" {
             return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest))
         }
+        // No request-target form has a fragment (RFC 9112 §3.2): it is the client's own business.
+        if raw.utf8.contains(UInt8(ascii: "#")) {
+            return .failure(.badRequest(reason: .malformed("a request target has no fragment (#)")))
+        }
         if raw.utf8.first == UInt8(ascii: "/") { return .success(.origin(raw)) }
         if let url = TargetURL(raw) { return .success(.absolute(url)) }
         guard let colon = raw.utf8.firstIndex(of: UInt8(ascii: ":")) else {

@@ -50,6 +50,21 @@ struct ConfigLoaderTests {
     }
 
     @Test(
+        "Empty sections in any of YAML's null spellings mean defaults; a quoted null is text",
+        arguments: ["limits:\n", "limits: ~\n", "limits: null\n", "limits: NULL\n", "defaults: Null\n"])
+    func nullSections(yaml: String) throws {
+        #expect(try ConfigLoader.load(yaml: yaml) == Configuration())
+    }
+
+    @Test("Scalars keep their text: yes/on are booleans only where a boolean is expected")
+    func untypedScalars() throws {
+        let config = try ConfigLoader.load(yaml: "log: { access: off, level: \"debug\" }\nlisten: \"127.0.0.1:8081\"\n")
+        #expect(!config.log.access)
+        #expect(config.listen == "127.0.0.1:8081")
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(yaml: "limits: \"null\"\n") }
+    }
+
+    @Test(
         "Errors name the key and the line",
         arguments: [
             ("listen: 127.0.0.1:8080\nlimits:\n  max_conections: 5\n", "limits.max_conections", 3, "unknown key"),

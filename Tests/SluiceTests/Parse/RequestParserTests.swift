@@ -18,7 +18,7 @@ struct RequestParserTests {
     @Test("An absolute-form GET parses into method, URL, version and fields")
     func absoluteForm() throws {
         let request = try Self.head(
-            "GET http://Example.COM:8080/a/b?q=1#frag HTTP/1.1\r\nHost: example.com\r\nX-A:  v  \r\n\r\n")
+            "GET http://Example.COM:8080/a/b?q=1 HTTP/1.1\r\nHost: example.com\r\nX-A:  v  \r\n\r\n")
         #expect(request.method == "GET")
         #expect(
             request.target
@@ -79,6 +79,8 @@ struct RequestParserTests {
             ("CONNECT example.com HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\nHost: h\n\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nA: b\rc\r\n\r\n", 400),
+            ("GET http://h/page#part HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+            ("GET http://h#part HTTP/1.1\r\nHost: h\r\n\r\n", 400),
         ])
     func rejections(text: String, status: Int) {
         guard case .failure(let error) = Self.parse(text) else {
