@@ -105,7 +105,6 @@ public final class EasyHandle {
         set(CURLOPT_HTTP_TRANSFER_DECODING, 1)
         set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        set(CURLOPT_BUFFERSIZE, 32 * 1024)
         sluice_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         sluice_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         sluice_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
@@ -199,6 +198,10 @@ public final class EasyHandle {
         sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list.list)
     }
 
+    /// The size of libcurl's receive buffer for the next transfer (how much one read may bring;
+    /// the body still arrives in pieces of at most 16 KiB). - SeeAlso: `CURLOPT_BUFFERSIZE`.
+    public func setReceiveBuffer(bytes: Int) { set(CURLOPT_BUFFERSIZE, bytes) }
+
     /// HTTP versions offered to the origin. - SeeAlso: `CURLOPT_HTTP_VERSION`.
     public func setHTTPVersion(_ version: HTTPVersion) {
         switch version {
@@ -220,17 +223,7 @@ public final class EasyHandle {
 
     // MARK: - Pausing
 
-    /// Stops receiving after the body piece being delivered now (which the delegate took):
-    /// unlike a callback's `.pause`, libcurl keeps no copy of it. Resumed by ``unpause()``.
-    /// Callable from the body callback. - SeeAlso: `curl_easy_pause(3)`.
-    public func pauseReceiving() {
-        guard pausedMask & CURLPAUSE_RECV == 0 else { return }
-        pausedMask |= CURLPAUSE_RECV
-        curl_easy_pause(handle, pausedMask)
-    }
-
-    /// Resumes a transfer paused by a callback's `.pause` or by ``pauseReceiving()``.
-    /// - SeeAlso: `curl_easy_pause(3)`.
+    /// Resumes a transfer paused by a callback's `.pause`. - SeeAlso: `curl_easy_pause(3)`.
     /// libcurl may call the body callback again before this returns.
     public func unpause() {
         guard pausedMask != 0 else { return }

@@ -103,14 +103,6 @@ extension Exchange: TaskDelegate {
         guard deliverBody(bytes) else { return false }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if cacheWriter != nil { cacheBody(bytes) }
-        if stripping == nil,
-            client.connection.outputCount >= ClientConnection.outputHighWater || client.connection.writeBroken
-        {
-            // The client fell behind with this piece: stop the transfer now rather than refuse the
-            // next piece, which libcurl would have to copy and hold (a buffer per paused transfer).
-            pausedForClient = true
-            task.pauseReceiving()
-        }
         return true
     }
 

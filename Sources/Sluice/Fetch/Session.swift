@@ -90,8 +90,17 @@ public final class Session {
         if idleHandles.count < 512 { idleHandles.append(handle) }
     }
 
+    /// libcurl's receive buffers share this much between the transfers in flight: a lone
+    /// transfer reads in large steps (each read costs libcurl a recv and a poll), many at once
+    /// read in small ones so that memory stays bounded.
+    static let receiveBudget = 256 << 10
+    static let receiveBufferRange = (32 << 10)...(256 << 10)
+
     func configure(_ handle: EasyHandle, for request: UpstreamRequest) {
         handle.setURL(request.url.description)
+        let share = Session.receiveBudget / max(1, running.count)
+        handle.setReceiveBuffer(
+            bytes: min(max(share, Session.receiveBufferRange.lowerBound), Session.receiveBufferRange.upperBound))
         let body: EasyHandle.RequestBody
         switch request.body {
         case .none: body = .none

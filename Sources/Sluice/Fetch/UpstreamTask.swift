@@ -124,12 +124,6 @@ public final class UpstreamTask {
         handle.unpause()
     }
 
-    /// Stops receiving once the body piece being delivered (already taken) returns; ``resume()`` restarts it.
-    public func pauseReceiving() {
-        guard !finished, let handle, handle.isActive else { return }
-        handle.pauseReceiving()
-    }
-
     /// Stops the task; the delegate hears `didCompleteWith` at the next loop turn.
     public func cancel(_ error: SluiceError) { fail(error) }
 
