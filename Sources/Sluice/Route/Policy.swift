@@ -26,42 +26,46 @@ final class Policy {
 
     /// Why an absolute-form request to `url` must be refused, if it must.
     func refusal(for url: TargetURL, localClient: Bool) -> SluiceError? {
-        let host = url.host
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        // An address literal is parsed once, for both checks.
-        guard let ip = SocketAddress.parseIP(bare) else {
-            return selfByName(bare, port: url.port) ? .forbidden(reason: .loopDetected(url.authority)) : nil
-        }
-        let address = SocketAddress(ip: ip, port: url.port)
-        if targets.isSelf(address) { return .forbidden(reason: .loopDetected(url.authority)) }
-        return targets.refusal(address, localClient: localClient).map { .forbidden(reason: $0) }
+        let target = Target(host: url.host, port: url.port)
+        if isSelf(target) { return .forbidden(reason: .loopDetected(url.authority)) }
+        return literalRefusal(target, localClient: localClient)
     }
 
     /// Why a CONNECT to `host:port` must be refused, if it must.
     func connectRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError? {
-        if targetsSelf(host: host, port: port) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
+        let target = Target(host: host, port: port)
+        if isSelf(target) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
         guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
-        return literalRefusal(host: host, port: port, localClient: localClient).map { .forbidden(reason: $0) }
+        return literalRefusal(target, localClient: localClient)
+    }
+
+    /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
+    func targetsSelf(host: String, port: UInt16) -> Bool { isSelf(Target(host: host, port: port)) }
+
+    /// A request's host, read once: without IPv6 brackets, and as an address when it is a literal.
+    private struct Target {
+        let bare: String
+        let port: UInt16
+        let address: SocketAddress?
+
+        init(host: String, port: UInt16) {
+            bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+            self.port = port
+            address = SocketAddress.parseIP(bare).map { SocketAddress(ip: $0, port: port) }
+        }
+    }
+
+    /// This proxy's own address, or `localhost` (or a name under it) on one of its loopback ports.
+    private func isSelf(_ target: Target) -> Bool {
+        if let address = target.address { return targets.isSelf(address) }
+        guard target.bare == "localhost" || target.bare.hasSuffix(".localhost") else { return false }
+        return targets.selfAddresses.contains { $0.port == target.port && ($0.isLoopback || $0.isUnspecified) }
     }
 
     /// The target guard's answer for a host written as an IP address, before any connection
     /// (names are checked on their resolved address when connecting).
-    private func literalRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError.ForbiddenReason? {
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        guard let ip = SocketAddress.parseIP(bare) else { return nil }
-        return targets.refusal(SocketAddress(ip: ip, port: port), localClient: localClient)
-    }
-
-    /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
-    func targetsSelf(host: String, port: UInt16) -> Bool {
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        if let ip = SocketAddress.parseIP(bare) { return targets.isSelf(SocketAddress(ip: ip, port: port)) }
-        return selfByName(bare, port: port)
-    }
-
-    /// `localhost` (or a name under it) on one of this proxy's loopback ports.
-    private func selfByName(_ bare: String, port: UInt16) -> Bool {
-        guard bare == "localhost" || bare.hasSuffix(".localhost") else { return false }
-        return targets.selfAddresses.contains { $0.port == port && ($0.isLoopback || $0.isUnspecified) }
+    private func literalRefusal(_ target: Target, localClient: Bool) -> SluiceError? {
+        guard let address = target.address else { return nil }
+        return targets.refusal(address, localClient: localClient).map { .forbidden(reason: $0) }
     }
 }
