@@ -187,7 +187,10 @@ extension Exchange {
     func pumpCachedBody() {
         guard let cache = client.server.cache else { return }
         while var body = cachedBody {
-            if stripping == nil, client.connection.outputCount >= ClientConnection.outputHighWater {
+            // Behind, or gone (its error event is on the way: nothing more is read for it).
+            if client.connection.writeBroken
+                || (stripping == nil && client.connection.outputCount >= ClientConnection.outputHighWater)
+            {
                 pausedForClient = true
                 return
             }

@@ -72,6 +72,37 @@ struct StreamingTests {
         #expect(proxy.stats.responses == 1)
     }
 
+    @Test("A client that resets while a stored body is sent: the rest is not read, the exchange is logged as aborted")
+    func clientResetDuringStoredBody() throws {
+        let total = 40 * 1024 * 1024
+        let origin = try OriginServer { _ in
+            .stream(
+                status: 200,
+                headers: [("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=3600")],
+                total: total)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let first = try RawClient(port: proxy.port, timeout: 30)
+        try first.send(RawClient.get(origin.url("/stored")))
+        guard try first.reader.readHead() != nil else { throw TestError("no head") }
+        #expect(try first.reader.skip(total) == total)
+        #expect(proxy.waitUntil(timeout: 10) { proxy.stats.cacheStores == 1 })
+        let second = try RawClient(port: proxy.port, timeout: 30)
+        try second.send(RawClient.get(origin.url("/stored")))
+        guard let head = try second.reader.readHead() else { throw TestError("no head") }
+        let cacheStatus = head.fields.first { $0.0.lowercased() == "cache-status" }?.1
+        #expect(cacheStatus?.hasPrefix("Sluice; hit") == true)
+        #expect(try second.reader.skip(64 * 1024) == 64 * 1024)
+        second.socket.reset()
+        #expect(proxy.waitUntil(timeout: 10) { proxy.stats.errors == 1 })
+        #expect(
+            proxy.waitUntil(timeout: 5) {
+                proxy.logLines.all.contains { $0.contains("/stored") && $0.contains(" aborted") }
+            })
+        #expect(origin.requests.count == 1)
+    }
+
     @Test("A large request body streams upstream and arrives whole")
     func largeUpload() throws {
         let origin = try OriginServer { request in
