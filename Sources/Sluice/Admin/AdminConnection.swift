@@ -67,7 +67,8 @@ final class AdminConnection: ConnectionDelegate {
     static let highWater = 256 * 1024
 
     private func pump() {
-        while var current = stream, connection.outputCount < AdminConnection.highWater {
+        // A client that is gone reads nothing more (its error event closes the connection).
+        while var current = stream, !connection.writeBroken, connection.outputCount < AdminConnection.highWater {
             guard let chunk = try? current.inspector.chunk(of: current.entry, seq: current.next) else {
                 stream = nil
                 return finish()
