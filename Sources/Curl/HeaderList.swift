@@ -14,28 +14,38 @@ public final class HeaderList {
         for line in lines { append(line) }
     }
 
-    /// Where ``append(name:value:)`` composes a line before libcurl copies it (reused).
-    private var scratch: [CChar] = []
-
     /// Appends one `"Name: value"` line; `"Name:"` removes a header libcurl would add itself.
     public func append(_ line: String) {
         if let grown = line.withCString({ curl_slist_append(list, $0) }) { list = grown }
     }
 
     /// Appends `name: value` (`name;` for an empty value, libcurl's spelling of one), composed in
-    /// a reused buffer rather than a new string per line.
+    /// temporary (stack) memory rather than a new string per line.
     public func append(name: String, value: String) {
-        scratch.removeAll(keepingCapacity: true)
-        for byte in name.utf8 { scratch.append(CChar(bitPattern: byte)) }
-        if value.isEmpty {
-            scratch.append(0x3B)
-        } else {
-            scratch.append(0x3A)
-            scratch.append(0x20)
-            for byte in value.utf8 { scratch.append(CChar(bitPattern: byte)) }
+        var name = name
+        var value = value
+        let nameCount = name.utf8.count
+        let valueCount = value.utf8.count
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nameCount + valueCount + 3) { line in
+            let base = line.baseAddress!
+            name.withUTF8 { if let bytes = $0.baseAddress { base.update(from: bytes, count: nameCount) } }
+            var end = nameCount
+            if valueCount == 0 {
+                base[end] = 0x3B
+                end += 1
+            } else {
+                base[end] = 0x3A
+                base[end + 1] = 0x20
+                end += 2
+                value.withUTF8 { if let bytes = $0.baseAddress { (base + end).update(from: bytes, count: valueCount) } }
+                end += valueCount
+            }
+            base[end] = 0
+            let grown = UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: end + 1) {
+                curl_slist_append(list, $0)
+            }
+            if let grown { list = grown }
         }
-        scratch.append(0)
-        if let grown = scratch.withUnsafeBufferPointer({ curl_slist_append(list, $0.baseAddress) }) { list = grown }
     }
 
     deinit { curl_slist_free_all(list) }

@@ -18,7 +18,7 @@ public final class MultiHandle {
     private var timer: Timer!
     /// Receives completions; not retained.
     public weak var delegate: (any MultiHandleDelegate)?
-    private var dispatching = 0
+    fileprivate var dispatching = 0
     private var deferredRemovals: [EasyHandle] = []
     private var running: Int32 = 0
 
@@ -43,7 +43,17 @@ public final class MultiHandle {
         }
         sluice_multi_setopt_timer_cb(multi, CURLMOPT_TIMERFUNCTION) { _, milliseconds, context in
             let owner = Unmanaged<MultiHandle>.fromOpaque(context!).takeUnretainedValue()
-            if milliseconds < 0 { owner.timer.cancel() } else { owner.timer.schedule(milliseconds: milliseconds) }
+            if milliseconds < 0 {
+                owner.timer.cancel()
+            } else if milliseconds == 0 && owner.dispatching == 0 {
+                // A transfer was added (or removed) outside curl: run it in this loop turn, after the
+                // other callbacks already due (so requests read together still start together),
+                // instead of polling once more first.
+                owner.timer.fireSoon()
+            } else {
+                // Inside curl, "now" waits for the next turn, so that sockets are polled in between.
+                owner.timer.schedule(milliseconds: milliseconds)
+            }
             return 0
         }
     }

@@ -35,6 +35,14 @@ public final class Timer {
         isScheduled = true
     }
 
+    /// Fires the timer in this loop turn, once the callbacks already due have run (no poll in
+    /// between: `event_active(3)`); a pending deadline is replaced. One-shot timers only.
+    public func fireSoon() {
+        precondition(!repeats, "fireSoon is for one-shot timers")
+        event_active(event, EV_TIMEOUT, 1)
+        isScheduled = true
+    }
+
     /// Disarms the timer.
     public func cancel() {
         guard isScheduled else { return }

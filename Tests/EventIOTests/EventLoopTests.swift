@@ -23,6 +23,30 @@ struct EventLoopTests {
         #expect(Date().timeIntervalSince(start) >= 0.09)
     }
 
+    @Test("fireSoon runs in this loop turn after the callbacks already due, replaces a deadline, and can be cancelled")
+    func fireSoon() throws {
+        let loop = try EventLoop()
+        var fired: [String] = []
+        let soon = Timer(loop: loop) { fired.append("soon") }
+        let zero = Timer(loop: loop) { fired.append("zero") }
+        let dropped = Timer(loop: loop) { fired.append("dropped") }
+        loop.callSoon {
+            fired.append("first")
+            // A zero delay waits for the next turn; fireSoon does not, but lets due callbacks go first.
+            zero.schedule(milliseconds: 0)
+            soon.schedule(milliseconds: 40)
+            soon.fireSoon()
+            dropped.fireSoon()
+            dropped.cancel()
+        }
+        loop.callSoon { fired.append("second") }
+        let stop = Timer(loop: loop) { loop.stop() }
+        stop.schedule(milliseconds: 120)
+        loop.run()
+        #expect(fired == ["first", "second", "soon", "zero"])
+        #expect(!soon.isScheduled)
+    }
+
     @Test("execute(_:) from another thread runs on the loop thread")
     func crossThread() throws {
         let loop = try EventLoop()

@@ -44,7 +44,7 @@ extension Exchange {
             fail(.upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request.")))
             return true
         }
-        cacheStatus = Exchange.cacheName + "; fwd=\(forward)"
+        cacheStatus = Exchange.cacheName + "; fwd=" + forward
         collapsedForward = collapsedForward ?? forward
         return false
     }

@@ -1,12 +1,18 @@
 /// Store, as the response streams: admission at the head, the origin's bytes into the file, the
 /// entry made visible at the end when the will-cache hook agrees; unsafe methods invalidate.
 extension Exchange {
-    static let unsafeMethods: Set<String> = ["POST", "PUT", "PATCH", "DELETE"]
+    /// Methods whose success invalidates stored responses (RFC 9111 §4.4).
+    static func isUnsafe(_ method: String) -> Bool {
+        switch method {
+        case "POST", "PUT", "PATCH", "DELETE": return true
+        default: return false
+        }
+    }
 
     /// At the origin's response head: start storing it, or say why not; unsafe methods invalidate.
     func cacheResponseHead(_ response: ResponseHead, validationFailed: Bool) {
         guard let cache = client.server.cache, let url = targetURL else { return }
-        if Exchange.unsafeMethods.contains(request.method), (200..<400).contains(response.status) {
+        if Exchange.isUnsafe(request.method), (200..<400).contains(response.status) {
             invalidate(url: url, response: response, cache: cache)
             return
         }
@@ -18,7 +24,7 @@ extension Exchange {
         let status = cacheStatus ?? Exchange.cacheName + "; fwd=miss"
         switch admission.begin(response, validationFailed: validationFailed, now: client.server.clock()) {
         case .refused(let refusal):
-            cacheStatus = status + "; detail=\(refusal.rawValue)"
+            cacheStatus = status + "; detail=" + refusal.rawValue
             releaseCollapsedWaiters()
         case .skipped:
             releaseCollapsedWaiters()

@@ -338,6 +338,6 @@ enum StatusLine {
                 ? String(decoding: text, as: UTF8.self) : String(decoding: text.filter(allowed), as: UTF8.self)
         }
         return ResponseHead(
-            status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields())
+            status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields(capacity: 16))
     }
 }

@@ -49,6 +49,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     /// No fields.
     public init() {}
 
+    /// No fields yet, with room for `capacity` (a head being parsed: no regrowth per line).
+    public init(capacity: Int) { fields.reserveCapacity(capacity) }
+
     /// Fields from name/value pairs, in order.
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
@@ -72,7 +75,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        return fields.filter { $0.hasName(name) }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.hasName(name) { values.append(field.value) }
+        return values
     }
 
     /// Whether `name` is present.
@@ -87,15 +92,19 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Removes every line of `name`.
     public mutating func remove(_ name: String) {
-        fields.removeAll { $0.hasName(name) }
+        removeAll { $0.hasName(name) }
     }
 
-    /// Removes every line for which `shouldRemove` is true.
-    public mutating func removeAll(where shouldRemove: (Field) -> Bool) { fields.removeAll(where: shouldRemove) }
+    /// Removes every line for which `shouldRemove` is true. Fields shared with another copy are
+    /// copied only when a line really goes.
+    public mutating func removeAll(where shouldRemove: (Field) -> Bool) {
+        guard fields.contains(where: shouldRemove) else { return }
+        fields.removeAll(where: shouldRemove)
+    }
 
     /// Removes every line whose name is one of `keys` (given in lower case).
     public mutating func remove(keys: [String]) {
-        fields.removeAll { field in keys.contains { field.hasName($0) } }
+        removeAll { field in keys.contains { field.hasName($0) } }
     }
 
     /// Replaces every line of `name` by one line with `value`.
