@@ -161,10 +161,10 @@ public struct RequestParser: Sendable {
             guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
                 return .failure(malformed("invalid byte in a field value"))
             }
-            guard let text = String(validating: value, as: UTF8.self) else {
+            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self) else {
                 return .failure(malformed("field value is not UTF-8"))
             }
-            headers.append(name: String(decoding: name, as: UTF8.self), value: text)
+            headers.append(name: String(decoding: UnsafeRawBufferPointer(rebasing: name), as: UTF8.self), value: text)
         }
 
         let target: RequestTarget
