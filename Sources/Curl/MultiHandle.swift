@@ -18,7 +18,7 @@ public final class MultiHandle {
     private var timer: Timer!
     /// Receives completions; not retained.
     public weak var delegate: (any MultiHandleDelegate)?
-    fileprivate var dispatching = 0
+    private var dispatching = 0
     private var deferredRemovals: [EasyHandle] = []
     private var running: Int32 = 0
 

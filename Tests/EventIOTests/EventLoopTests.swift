@@ -23,13 +23,14 @@ struct EventLoopTests {
         #expect(Date().timeIntervalSince(start) >= 0.09)
     }
 
-    @Test("fireSoon runs in this loop turn after the callbacks already due, replaces a deadline, and can be cancelled")
+    @Test("fireSoon runs in this loop turn after the callbacks already due; deadlines replace it and it replaces them")
     func fireSoon() throws {
         let loop = try EventLoop()
         var fired: [String] = []
         let soon = Timer(loop: loop) { fired.append("soon") }
         let zero = Timer(loop: loop) { fired.append("zero") }
         let dropped = Timer(loop: loop) { fired.append("dropped") }
+        let later = Timer(loop: loop) { fired.append("later") }
         loop.callSoon {
             fired.append("first")
             // A zero delay waits for the next turn; fireSoon does not, but lets due callbacks go first.
@@ -38,12 +39,15 @@ struct EventLoopTests {
             soon.fireSoon()
             dropped.fireSoon()
             dropped.cancel()
+            // A deadline set after fireSoon replaces it, as any new deadline replaces the last.
+            later.fireSoon()
+            later.schedule(milliseconds: 60)
         }
         loop.callSoon { fired.append("second") }
         let stop = Timer(loop: loop) { loop.stop() }
         stop.schedule(milliseconds: 120)
         loop.run()
-        #expect(fired == ["first", "second", "soon", "zero"])
+        #expect(fired == ["first", "second", "soon", "zero", "later"])
         #expect(!soon.isScheduled)
     }
 
