@@ -146,37 +146,70 @@ public final class Connection {
 
     /// Writes bytes: straight to the socket when nothing is queued (no copy, no extra loop turn),
     /// and whatever the socket does not take now goes to the output buffer (copied).
-    public func write(_ bytes: UnsafeRawBufferPointer) {
+    ///
+    /// `more`: more of the same message follows at once (a streamed body), so the kernel may hold
+    /// back a partial segment (`MSG_MORE`) instead of sending one small packet, and waking the
+    /// peer, per write. What it holds goes out with the next write without `more`, or at the end
+    /// of this loop turn at the latest (``pushHeld()``). For sockets with `TCP_NODELAY`.
+    public func write(_ bytes: UnsafeRawBufferPointer, more: Bool = false) {
         guard let bev, let base = bytes.baseAddress, bytes.count > 0, !writeBroken else { return }
         var offset = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
-            let sent = send(bufferevent_getfd(bev), base, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            let sent = send(bufferevent_getfd(bev), base, bytes.count, Connection.sendFlags(more: more))
             if sent > 0 { offset = sent } else if sent < 0, peerGone(errno) { return }
+            noteHeld(more)
         }
         if offset < bytes.count { bufferevent_write(bev, base + offset, bytes.count - offset) }
     }
 
-    /// Writes two pieces in one system call when nothing is queued (`writev`), else queues them.
-    public func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
-        write(pieces: (first, second, UnsafeRawBufferPointer(start: nil, count: 0)), count: 2)
+    private static func sendFlags(more: Bool) -> Int32 {
+        Int32(MSG_NOSIGNAL | MSG_DONTWAIT) | (more ? Int32(MSG_MORE) : 0)
     }
 
-    /// Writes three pieces in one system call when nothing is queued (`writev`), else queues them.
-    public func write(
-        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer
-    ) {
-        write(pieces: (first, second, third), count: 3)
+    /// Whether a `more` write may have left a partial segment in the kernel.
+    private var holding = false
+    private var pushTimer: Timer?
+
+    private func noteHeld(_ more: Bool) {
+        // A send without MSG_MORE pushes out everything queued before it.
+        holding = more
+        guard more else { return }
+        if pushTimer == nil { pushTimer = Timer(loop: loop) { [unowned self] in self.pushHeld() } }
+        if pushTimer?.isScheduled == false { pushTimer?.fireSoon() }
     }
 
-    /// Writes four pieces in one system call when nothing is queued (`writev`), else queues them.
+    /// Sends what `more` writes left held back: setting `TCP_NODELAY` again pushes pending output
+    /// (tcp(7)). Runs by itself at the end of the loop turn of such a write.
+    public func pushHeld() {
+        guard holding, let bev else { return }
+        holding = false
+        var one: Int32 = 1
+        setsockopt(bufferevent_getfd(bev), Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Writes two pieces in one system call when nothing is queued (`sendmsg`), else queues them;
+    /// `more` as in ``write(_:more:)``.
+    public func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool = false) {
+        write(pieces: (first, second, UnsafeRawBufferPointer(start: nil, count: 0)), count: 2, more: more)
+    }
+
+    /// Writes three pieces in one system call when nothing is queued (`sendmsg`), else queues them.
     public func write(
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
-        _ fourth: UnsafeRawBufferPointer
+        more: Bool = false
+    ) {
+        write(pieces: (first, second, third), count: 3, more: more)
+    }
+
+    /// Writes four pieces in two system calls when nothing is queued, else queues them.
+    public func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        _ fourth: UnsafeRawBufferPointer, more: Bool = false
     ) {
         guard let bev, !writeBroken else { return }
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
-            write(pieces: (first, second, third), count: 3)
-            return write(fourth)
+            write(pieces: (first, second, third), count: 3, more: true)
+            return write(fourth, more: more)
         }
         for piece in [first, second, third, fourth] where piece.count > 0 {
             bufferevent_write(bev, piece.baseAddress!, piece.count)
@@ -185,7 +218,7 @@ public final class Connection {
 
     /// The body of the multi-piece writes: the pieces stay on the stack (no array per write).
     private func write(
-        pieces: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int
+        pieces: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int, more: Bool
     ) {
         guard let bev, !writeBroken else { return }
         var skip = 0
@@ -195,9 +228,13 @@ public final class Connection {
             }
             var vectors = (vector(pieces.0), vector(pieces.1), vector(pieces.2))
             let sent = withUnsafeMutableBytes(of: &vectors) { raw in
-                writev(bufferevent_getfd(bev), raw.baseAddress!.assumingMemoryBound(to: iovec.self), Int32(count))
+                var message = msghdr()
+                message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                message.msg_iovlen = count
+                return sendmsg(bufferevent_getfd(bev), &message, Connection.sendFlags(more: more))
             }
             if sent > 0 { skip = sent } else if sent < 0, peerGone(errno) { return }
+            noteHeld(more)
         }
         // Whatever the socket did not take is queued, in order.
         func queue(_ piece: UnsafeRawBufferPointer) {
@@ -290,6 +327,7 @@ public final class Connection {
     public func close() {
         lingerTimer?.cancel()
         lingerTimer = nil
+        pushTimer?.cancel()
         guard let bev else { return }
         self.bev = nil
         bufferevent_free(bev)

@@ -166,6 +166,56 @@ struct EventLoopTests {
         }
     }
 
+    @Test("Writes with `more` are held back by the kernel only until the end of the loop turn")
+    func moreIsPushedAtEndOfTurn() throws {
+        let loop = try EventLoop()
+        let recorder = Recorder()
+        var descriptor: Int32 = -1
+        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
+            let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.setNoDelay()
+            connection.delegate = recorder
+            recorder.connection = connection
+            descriptor = fd
+        }
+        let port = listener.localAddress.port
+        let received = Mutex(0)
+        Thread {
+            let socket = try! TestSocket.connect(port: port, timeout: 2)
+            var count = 0
+            while count < 3000, let bytes = try? socket.receive(), !bytes.isEmpty { count += bytes.count }
+            received.withLock { $0 = count }
+        }.start()
+        /// Bytes in the socket's send queue not yet sent (SIOCOUTQNSD, linux/sockios.h).
+        func unsent() -> Int32 {
+            var count: Int32 = -1
+            _ = ioctl(descriptor, 0x894B, &count)
+            return count
+        }
+        let piece = [UInt8](repeating: 0x62, count: 1000)
+        var heldAtWrite: Int32 = -1
+        var heldAfterTurn: Int32 = -1
+        let write = Timer(loop: loop) {
+            guard let connection = recorder.connection else { return loop.stop() }
+            // Small pieces, each "more to come", and then nothing: no later write pushes them.
+            piece.withUnsafeBytes { bytes in
+                connection.write(bytes, more: true)
+                connection.write(bytes, bytes, more: true)
+            }
+            heldAtWrite = unsent()
+        }
+        write.schedule(milliseconds: 100)
+        // The kernel would hold a partial segment for about 200 ms by itself.
+        let check = Timer(loop: loop) { heldAfterTurn = unsent() }
+        check.schedule(milliseconds: 130)
+        let stop = Timer(loop: loop) { loop.stop() }
+        stop.schedule(milliseconds: 400)
+        loop.run()
+        #expect(heldAtWrite == 3000, "MSG_MORE holds the small pieces back")
+        #expect(heldAfterTurn == 0, "pushed at the end of the turn")
+        #expect(received.withLock { $0 } == 3000)
+    }
+
     @Test(
         "Socket addresses parse and print",
         arguments: [

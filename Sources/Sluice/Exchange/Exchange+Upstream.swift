@@ -56,9 +56,17 @@ extension Exchange: TaskDelegate {
             }
         }
         prepareHead(response)
+        if !fromCache { client.sendHeldHeadAtEndOfTurn() }
     }
 
-    /// The head for the client, held back until the first body bytes so that both leave in one write.
+    /// Sends a head still held back for the body (none came in this loop turn).
+    func sendHeldHead() {
+        guard pendingHead != nil, !finished, !client.connection.writeBroken else { return }
+        send()
+    }
+
+    /// The head for the client, held back until the first body bytes so that both leave in one write
+    /// (or, at the latest, at the end of the loop turn: ``sendHeldHead()``).
     private func prepareHead(_ response: ResponseHead) {
         if client.server.isShuttingDown { keepAlive = false }
         var (headers, framing) = Forwarding.clientResponse(
@@ -67,6 +75,7 @@ extension Exchange: TaskDelegate {
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         self.framing = framing
+        bodyLength = framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0
         if framing == .close { keepAlive = false }
         status = response.status
         pendingHead = ResponseWriter.head(status: response.status, reason: response.reason, headers: headers)
@@ -78,21 +87,27 @@ extension Exchange: TaskDelegate {
         client.server.stats.jsonUntouched += 1
     }
 
-    /// Writes the held-back head together with `pieces`.
-    private func send(_ pieces: UnsafeRawBufferPointer...) {
+    /// Writes the held-back head together with `pieces` (at most three), in one system call when
+    /// the socket takes them; `more`: more of the body follows (see `Connection.write(_:more:)`).
+    private func send(more: Bool = false, _ pieces: UnsafeRawBufferPointer...) {
         let connection = client.connection
         guard let head = pendingHead else {
-            for piece in pieces { connection.write(piece) }
+            switch pieces.count {
+            case 0: return
+            case 1: connection.write(pieces[0], more: more)
+            case 2: connection.write(pieces[0], pieces[1], more: more)
+            default: connection.write(pieces[0], pieces[1], pieces[2], more: more)
+            }
             return
         }
         pendingHead = nil
         headSent = true
         head.withUnsafeBytes { headBytes in
             switch pieces.count {
-            case 0: connection.write(headBytes)
-            case 1: connection.write(headBytes, pieces[0])
-            case 2: connection.write(headBytes, pieces[0], pieces[1])
-            default: connection.write(headBytes, pieces[0], pieces[1], pieces[2])
+            case 0: connection.write(headBytes, more: more)
+            case 1: connection.write(headBytes, pieces[0], more: more)
+            case 2: connection.write(headBytes, pieces[0], pieces[1], more: more)
+            default: connection.write(headBytes, pieces[0], pieces[1], pieces[2], more: more)
             }
         }
     }
@@ -135,11 +150,14 @@ extension Exchange: TaskDelegate {
         case .chunked:
             guard !bytes.isEmpty else { return send() }
             let size = ResponseWriter.chunkHeader(bytes.count)
+            // The last chunk (sent without `more`) follows.
             size.withUnsafeBytes { sizeBytes in
-                ResponseWriter.crlf.withUnsafeBytes { crlf in send(sizeBytes, bytes, crlf) }
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: true, sizeBytes, bytes, crlf) }
             }
         case .length, .close:
-            send(bytes)
+            // Body pieces arrive from libcurl 16 KiB at a time: while more is due, the kernel may
+            // gather them into full packets. The last piece of a known length goes out at once.
+            send(more: framing == .close || bytesSent + Int64(bytes.count) < bodyLength, bytes)
         }
         bytesSent += Int64(bytes.count)
     }

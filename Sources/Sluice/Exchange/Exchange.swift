@@ -30,6 +30,8 @@ final class Exchange {
     var keepAlive: Bool
     var status = 0
     var bytesSent: Int64 = 0
+    /// The body length announced to the client (`Content-Length` framing), else 0.
+    var bodyLength: Int64 = 0
     var error: SluiceError?
     var aborted = false
     var waitingForBody = false
@@ -92,7 +94,7 @@ final class Exchange {
     }()
     /// The target URL (set by Route).
     var targetURL: TargetURL?
-    private var finished = false
+    private(set) var finished = false
 
     init(client: ClientConnection, request: ProxyRequest) {
         self.client = client

@@ -41,6 +41,34 @@ struct StreamingTests {
         #expect(peakInFlight < 24 * 1024 * 1024)
     }
 
+    @Test("The head and each body byte reach the client as they arrive, not when more follows")
+    func bytesAreNotHeldForMore() throws {
+        // The origin sends its head at once, then each byte of a 3-byte body 0.7 s after the last.
+        let origin = try OriginServer { _ in
+            .drip(
+                head: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\n",
+                body: Array("abc".utf8), interval: 0.7)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port, timeout: 10)
+        let sent = Date()
+        try client.send(RawClient.get(origin.url("/drip")))
+        guard let head = try client.reader.readHead() else { throw TestError("no head") }
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        let headTime = Date().timeIntervalSince(sent)
+        #expect(headTime < 0.5, "the head waited \(headTime) s for the body")
+        let start = Date()
+        var arrivals: [Double] = []
+        for _ in 0..<3 {
+            _ = try client.reader.readExactly(1)
+            arrivals.append(Date().timeIntervalSince(start))
+        }
+        // Each byte came before the next one left the origin (0.7 s apart): nothing waited for it.
+        #expect(arrivals[0] > 0.35 && arrivals[0] < 1.2, "arrivals \(arrivals)")
+        #expect(arrivals[1] - arrivals[0] > 0.35 && arrivals[2] - arrivals[1] > 0.35, "arrivals \(arrivals)")
+    }
+
     @Test("A client that resets mid-body: the origin's transfer stops and the exchange is logged as aborted")
     func clientResetMidBody() throws {
         let total = 200 * 1024 * 1024
