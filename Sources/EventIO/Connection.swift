@@ -150,7 +150,7 @@ public final class Connection {
     /// `more`: more of the same message follows at once (a streamed body), so the kernel may hold
     /// back a partial segment (`MSG_MORE`) instead of sending one small packet, and waking the
     /// peer, per write. What it holds goes out with the next write without `more`, or at the end
-    /// of this loop turn at the latest (``pushHeld()``). For sockets with `TCP_NODELAY`.
+    /// of this loop turn at the latest. For sockets with `TCP_NODELAY` (``setNoDelay()``).
     public func write(_ bytes: UnsafeRawBufferPointer, more: Bool = false) {
         guard let bev, let base = bytes.baseAddress, bytes.count > 0, !writeBroken else { return }
         var offset = 0
@@ -168,23 +168,17 @@ public final class Connection {
 
     /// Whether a `more` write may have left a partial segment in the kernel.
     private var holding = false
-    private var pushTimer: Timer?
+    /// Pushes what `more` writes left held back, at the end of their loop turn.
+    private lazy var pushTimer = Timer(loop: loop) { [unowned self] in
+        guard holding, bev != nil else { return }
+        holding = false
+        setNoDelay()
+    }
 
     private func noteHeld(_ more: Bool) {
         // A send without MSG_MORE pushes out everything queued before it.
         holding = more
-        guard more else { return }
-        if pushTimer == nil { pushTimer = Timer(loop: loop) { [unowned self] in self.pushHeld() } }
-        if pushTimer?.isScheduled == false { pushTimer?.fireSoon() }
-    }
-
-    /// Sends what `more` writes left held back: setting `TCP_NODELAY` again pushes pending output
-    /// (tcp(7)). Runs by itself at the end of the loop turn of such a write.
-    public func pushHeld() {
-        guard holding, let bev else { return }
-        holding = false
-        var one: Int32 = 1
-        setsockopt(bufferevent_getfd(bev), Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if more { pushTimer.fireSoon() }  // already due: no-op
     }
 
     /// Writes two pieces in one system call when nothing is queued (`sendmsg`), else queues them;
@@ -304,7 +298,8 @@ public final class Connection {
         }
     }
 
-    /// Turns off Nagle's algorithm so small responses leave at once.
+    /// Turns off Nagle's algorithm so small responses leave at once; it also pushes out what writes
+    /// with `more` left held back (tcp(7)).
     public func setNoDelay() {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -327,7 +322,6 @@ public final class Connection {
     public func close() {
         lingerTimer?.cancel()
         lingerTimer = nil
-        pushTimer?.cancel()
         guard let bev else { return }
         self.bev = nil
         bufferevent_free(bev)

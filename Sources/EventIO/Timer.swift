@@ -38,7 +38,7 @@ public final class Timer {
     /// Fires the timer in this loop turn, once the callbacks already due have run (no poll in
     /// between: `event_active(3)`); a pending deadline is replaced, and a later
     /// ``schedule(milliseconds:)`` replaces this in turn (`event_add` takes a timer off the active
-    /// list). One-shot timers only.
+    /// list); calling it again before it ran changes nothing. One-shot timers only.
     public func fireSoon() {
         precondition(!repeats, "fireSoon is for one-shot timers")
         event_active(event, EV_TIMEOUT, 1)

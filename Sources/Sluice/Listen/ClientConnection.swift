@@ -166,15 +166,10 @@ final class ClientConnection {
 
     /// A response head waits for the body's first bytes so that both leave in one write; if none
     /// came in this loop turn (an origin that sends its head and then thinks), it goes alone.
-    func sendHeldHeadAtEndOfTurn() {
-        if headFlush == nil {
-            headFlush = Timer(loop: server.loop) { [unowned self] in
-                if case .exchanging(let exchange) = self.state { exchange.sendHeldHead() }
-            }
-        }
-        if headFlush?.isScheduled == false { headFlush?.fireSoon() }
+    func sendHeldHeadAtEndOfTurn() { headFlush.fireSoon() }
+    private lazy var headFlush = Timer(loop: server.loop) { [unowned self] in
+        if case .exchanging(let exchange) = state { exchange.sendHeldHead() }
     }
-    private var headFlush: Timer?
 
     /// The tunnel ended: bytes already relayed to the client still go out before the close.
     func tunnelDidFinish() { closeAfterFlush() }
