@@ -72,6 +72,7 @@ public final class EasyHandle {
     public internal(set) var isActive = false
     /// Set when the transfer is paused in either direction.
     private var pausedMask: Int32 = 0
+    private var hasRequestTarget = false
 
     /// A fresh handle with Sluice's baseline options.
     public init() {
@@ -87,6 +88,10 @@ public final class EasyHandle {
     public func prepareForReuse() {
         set(CURLOPT_HTTPGET, 1)
         sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, nil)
+        if hasRequestTarget {
+            sluice_easy_setopt_string(handle, CURLOPT_REQUEST_TARGET, nil)
+            hasRequestTarget = false
+        }
         sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
         headers = nil
         pausedMask = 0
@@ -97,8 +102,10 @@ public final class EasyHandle {
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(CURLOPT_PRIVATE, pointer: context)
         set(CURLOPT_ERRORBUFFER, pointer: &errorBuffer)
-        // Never read http_proxy from the environment: Sluice's own traffic must not loop back.
+        // Never read http_proxy or no_proxy from the environment: Sluice's own traffic must not
+        // loop back (and libcurl then skips two getenv calls per transfer).
         sluice_easy_setopt_string(handle, CURLOPT_PROXY, "")
+        sluice_easy_setopt_string(handle, CURLOPT_NOPROXY, "*")
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_TCP_NODELAY, 1)
@@ -167,8 +174,15 @@ public final class EasyHandle {
         sluice_easy_setopt_pointer(handle, option, pointer)
     }
 
+    /// Sends `target` in the request line instead of the URL's path (`*` for a server-wide
+    /// `OPTIONS`); reset by ``prepareForReuse()``. - SeeAlso: `CURLOPT_REQUEST_TARGET`.
+    public func setRequestTarget(_ target: String) {
+        _ = target.withCString { sluice_easy_setopt_string(handle, CURLOPT_REQUEST_TARGET, $0) }
+        hasRequestTarget = true
+    }
+
     /// The absolute URL to fetch. - SeeAlso: `CURLOPT_URL`.
-    public func setURL(_ url: String) { url.withCString { sluice_easy_setopt_string(handle, CURLOPT_URL, $0) } }
+    public func setURL(_ url: String) { _ = url.withCString { sluice_easy_setopt_string(handle, CURLOPT_URL, $0) } }
 
     /// The request method and how its body is framed.
     /// `HEAD` sets `CURLOPT_NOBODY`; any body uses upload mode with `CURLOPT_CUSTOMREQUEST`.
@@ -179,16 +193,16 @@ public final class EasyHandle {
             if method == "HEAD" {
                 set(CURLOPT_NOBODY, 1)
             } else if method != "GET" {
-                method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
+                _ = method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
             }
         case .length(let count):
             set(CURLOPT_UPLOAD, 1)
             sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(count))
-            method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
+            _ = method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
         case .streamed:
             set(CURLOPT_UPLOAD, 1)
             sluice_easy_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, -1)
-            method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
+            _ = method.withCString { sluice_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, $0) }
         }
     }
 

@@ -108,6 +108,7 @@ public final class Session {
         case .streamed: body = .streamed
         }
         handle.setMethod(request.method, body: body)
+        if request.url.hasEmptyPath, request.method == "OPTIONS" { handle.setRequestTarget("*") }
         let lines = HeaderList()
         var sawAccept = false
         for field in request.headers {

@@ -20,6 +20,10 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
     public var port: UInt16
     /// Path and query, at least `/`; never a fragment.
     public var pathAndQuery: String
+    /// Whether the URL had no path and no query (`http://host:port`), which `pathAndQuery` spells
+    /// `/`. An `OPTIONS` request for such a URL asks about the server, not a resource, and is
+    /// forwarded as `OPTIONS *` (RFC 9112 §3.2.4). Not part of equality: both spellings name one URL.
+    public var hasEmptyPath = false
 
     /// Whether `port` is the scheme's default.
     public var hasDefaultPort: Bool { port == TargetURL.defaultPort(scheme) }
@@ -66,6 +70,10 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The origin (scheme, host, port) for same-origin comparisons.
     public var origin: String { "\(scheme)://\(host):\(port)" }
+
+    public static func == (lhs: TargetURL, rhs: TargetURL) -> Bool {
+        lhs.scheme == rhs.scheme && lhs.host == rhs.host && lhs.port == rhs.port && lhs.pathAndQuery == rhs.pathAndQuery
+    }
 
     /// 80 for `http`, 443 for `https`.
     public static func defaultPort(_ scheme: String) -> UInt16 { scheme == "https" ? 443 : 80 }
@@ -119,8 +127,11 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
             pathEnd += 1
         }
         var path = String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityEnd..<pathEnd]), as: UTF8.self)
+        let emptyPath = path.isEmpty
         if path.isEmpty || path.utf8.first == UInt8(ascii: "?") { path = "/" + path }
-        return TargetURL(scheme: scheme, host: host, port: port, pathAndQuery: path)
+        var url = TargetURL(scheme: scheme, host: host, port: port, pathAndQuery: path)
+        url.hasEmptyPath = emptyPath
+        return url
     }
 
     private static func lowerEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ word: StaticString) -> Bool {

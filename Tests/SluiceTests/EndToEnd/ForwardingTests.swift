@@ -160,6 +160,55 @@ struct ForwardingTests {
         #expect(forwarded.text == "mf=2")
     }
 
+    @Test("OPTIONS for a URL without a path goes upstream as OPTIONS *; other targets keep their path")
+    func optionsAsterisk() throws {
+        // Given an origin that echoes its request line
+        let origin = try OriginServer { request in .text("\(request.method) \(request.target)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let authority = "127.0.0.1:\(origin.port)"
+        // When OPTIONS names the server itself (no path, no query), then a resource, then the
+        // same path-less URL with GET, all on one connection (one reused upstream handle)
+        let server = try client.request("OPTIONS http://\(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        let resource = try client.request("OPTIONS http://\(authority)/ HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        let query = try client.request("OPTIONS http://\(authority)?q HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        let get = try client.request("GET http://\(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        // Then only the first is asterisk-form upstream (RFC 9112 §3.2.4)
+        #expect(server.text == "OPTIONS *")
+        #expect(resource.text == "OPTIONS /")
+        #expect(query.text == "OPTIONS /?q")
+        #expect(get.text == "GET /")
+    }
+
+    @Test("A 204 or 1xx reaches the client without Content-Length, a 304 and HEAD keep theirs")
+    func noContentLengthOn204() throws {
+        // Given an origin that (wrongly) sends Content-Length with a 204
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/204": return .raw(Array("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nX-A: 1\r\n\r\n".utf8))
+            case "/304":
+                return .raw(Array("HTTP/1.1 304 Not Modified\r\nETag: \"e\"\r\nContent-Length: 7\r\n\r\n".utf8))
+            default: return .text("hello")
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        // When each is fetched
+        let noContent = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/204")))
+        let notModified = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/304")), method: "HEAD")
+        let head = try RawClient(port: proxy.port).request(
+            "HEAD \(origin.url("/h")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n", method: "HEAD")
+        // Then the 204 lost its Content-Length (RFC 9110 §8.6) and nothing else
+        #expect(noContent.status == 204)
+        #expect(noContent.header("content-length") == nil)
+        #expect(noContent.header("x-a") == "1")
+        #expect(noContent.body.isEmpty)
+        #expect(notModified.status == 304)
+        #expect(notModified.header("content-length") == "7")
+        #expect(head.header("content-length") == "5")
+    }
+
     @Test("A chunked origin response is re-chunked for HTTP/1.1 and close-delimited for HTTP/1.0")
     func responseFraming() throws {
         let origin = try OriginServer { _ in
