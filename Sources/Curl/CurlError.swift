@@ -62,5 +62,9 @@ public struct CurlError: Error, CustomStringConvertible, Sendable, Equatable {
         }
     }
 
+    /// `CURLE_OUT_OF_MEMORY`, which libcurl 7.88 also reports for a response header section it
+    /// refuses to buffer (over 100 KiB: `CURL_MAX_HTTP_HEADER`).
+    public var isOutOfMemory: Bool { code == Int32(CURLE_OUT_OF_MEMORY.rawValue) }
+
     public var description: String { "curl error \(code): \(message)" }
 }

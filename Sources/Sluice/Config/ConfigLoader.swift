@@ -153,7 +153,8 @@ public enum ConfigLoader {
             },
             Key(
                 path: "limits.max_header_bytes", type: "size", defaultValue: "64KiB",
-                summary: "Largest request header section; larger gets 431."
+                summary:
+                    "Largest request header section; larger gets 431. An origin's response header section over it gets the client a 502."
             ) {
                 config, value throws(ConfigError) in
                 config.limits.maxHeaderBytes = Int(try value.byteSize())

@@ -13,6 +13,8 @@ public final class Session {
         public var maxIdleConnections = 256
         public var maxConnectionsPerHost = 0
         public var redirectLimit = 5
+        /// Largest response header section an origin may send (each interim one counts alone).
+        public var maxHeaderBytes = 64 * 1024
         public init() {}
 
         /// Settings from a ``Configuration``.
@@ -24,6 +26,7 @@ public final class Session {
             maxIdleConnections = configuration.upstream.maxIdleConnections
             maxConnectionsPerHost = configuration.upstream.maxConnectionsPerHost
             redirectLimit = configuration.redirects.limit
+            maxHeaderBytes = configuration.limits.maxHeaderBytes
         }
     }
 

@@ -54,6 +54,8 @@ public final class UpstreamTask {
     private var headTimer: Timer?
     private var startTime: UInt64 = 0
     private var building: ResponseHead?
+    /// Bytes of the header section being received (`limits.max_header_bytes`).
+    private var headBytes = 0
     private var pendingRedirect: UpstreamRequest?
     private var failure: SluiceError?
     private var finished = false
@@ -178,6 +180,12 @@ public final class UpstreamTask {
     private func convert(_ error: CurlError) -> SluiceError {
         let host = currentRequest.url.host
         if let refusedTarget { return .forbidden(reason: refusedTarget) }
+        if error.isOutOfMemory, response == nil {
+            // A header line too long for libcurl arrives whole at neither hook: say what it means.
+            return .upstreamFailed(
+                reason: .badResponse(
+                    detail: "The origin's response header section is larger than libcurl accepts (100 KiB)."))
+        }
         switch error.kind {
         case .resolve: return .upstreamFailed(reason: .resolveFailed(host: host))
         case .connect:
@@ -196,7 +204,13 @@ public final class UpstreamTask {
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
         let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        headBytes += line.count
+        if headBytes > session.settings.maxHeaderBytes {
+            // libcurl's own limit (100 KiB per header section) would only say "Out of memory".
+            return refuse("The origin's response header section exceeds \(session.settings.maxHeaderBytes) bytes.")
+        }
         if text.isEmpty {
+            headBytes = 0
             guard var head = building else { return .proceed }
             building = nil
             guard head.status >= 200 else {

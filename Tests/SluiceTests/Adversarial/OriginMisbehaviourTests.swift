@@ -143,6 +143,46 @@ struct OriginMisbehaviourTests {
         try Self.expect(outcome, path: "/bad", origin: origin, proxy: proxy, name)
     }
 
+    @Test("A response header section over limits.max_header_bytes is a 502 that says so; one under it passes")
+    func responseHeaderLimit() throws {
+        // Given an origin whose header sections are ~70 KB (over 64 KiB, under libcurl's 100 KiB)
+        // and ~20 KB, and a proxy with the limit lowered for the second check
+        func head(fields: Int) -> [UInt8] {
+            Self.bytes(
+                "HTTP/1.1 200 OK\r\n\((0..<fields).map { "X-H\($0): \(String(repeating: "v", count: 990))\r\n" }.joined())Content-Length: 2\r\n\r\nok"
+            )
+        }
+        let large = head(fields: 70)
+        let small = head(fields: 20)
+        let giant = Self.bytes(
+            "HTTP/1.1 200 OK\r\nX-Big: \(String(repeating: "v", count: 200_000))\r\nContent-Length: 2\r\n\r\nok")
+        let origin = try OriginServer { request in
+            .raw(request.target == "/large" ? large : request.target == "/giant" ? giant : small)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration())
+        // When each is fetched with the default limit
+        let refusedLarge = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/large")))
+        let passedSmall = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/small")))
+        // Then the large one is a 502 naming the limit, the small one passes whole
+        #expect(refusedLarge.status == 502)
+        #expect(ErrorTests.problemType(refusedLarge) == "upstream-bad-response")
+        #expect(refusedLarge.text.contains("exceeds 65536 bytes"))
+        let refusedGiant = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/giant")))
+        #expect(refusedGiant.status == 502)
+        #expect(refusedGiant.text.contains("larger than libcurl accepts"))
+        #expect(passedSmall.status == 200)
+        #expect(passedSmall.header("x-h19")?.utf8.count == 990)
+        #expect(passedSmall.text == "ok")
+        // And a lower configured limit applies to the small one too
+        var configuration = Self.configuration()
+        configuration.limits.maxHeaderBytes = 16 * 1024
+        let strict = try ProxyHarness(configuration: configuration)
+        let refused = try RawClient(port: strict.port).request(RawClient.get(origin.url("/small")))
+        #expect(refused.status == 502)
+        #expect(refused.text.contains("exceeds 16384 bytes"))
+    }
+
     @Test("Reset mid-body, stall before the head, stall mid-body: cut off or 504, never stored")
     func resetsAndStalls() throws {
         let origin = try OriginServer { request in
