@@ -107,6 +107,10 @@ public final class EasyHandle {
         sluice_easy_setopt_string(handle, CURLOPT_PROXY, "")
         sluice_easy_setopt_string(handle, CURLOPT_NOPROXY, "*")
         set(CURLOPT_FOLLOWLOCATION, 0)
+        // The path goes upstream as the client wrote it: libcurl would resolve "/a/../b" to "/b",
+        // which a proxy must not do (RFC 9110 §7.7), and a rule matched on the path the client
+        // sent would not be the path the origin saw.
+        set(CURLOPT_PATH_AS_IS, 1)
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_TCP_NODELAY, 1)
         set(CURLOPT_HTTP_TRANSFER_DECODING, 1)

@@ -71,9 +71,15 @@ public struct RedirectState: Sendable, Equatable {
     public static func resolve(_ location: String, against base: TargetURL) -> TargetURL? {
         let trimmed = location.trimmingOWS()
         guard !trimmed.isEmpty else { return nil }
-        if trimmed.hasPrefix("//") { return TargetURL(base.scheme + ":" + trimmed) }
+        // Reference resolution removes dot-segments from every form (RFC 3986 §5.2.2), absolute ones too.
+        func normalised(_ url: TargetURL?) -> TargetURL? {
+            guard var url else { return nil }
+            url.pathAndQuery = normalise(url.pathAndQuery)
+            return url
+        }
+        if trimmed.hasPrefix("//") { return normalised(TargetURL(base.scheme + ":" + trimmed)) }
         if let colon = trimmed.firstIndex(of: ":"), !trimmed[..<colon].contains("/"), !trimmed[..<colon].contains("?") {
-            return TargetURL(trimmed)
+            return normalised(TargetURL(trimmed))
         }
         var path = trimmed
         if let hash = path.firstIndex(of: "#") { path = String(path[..<hash]) }

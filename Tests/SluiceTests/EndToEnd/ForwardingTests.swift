@@ -181,6 +181,21 @@ struct ForwardingTests {
         #expect(get.text == "GET /")
     }
 
+    @Test("The path and query reach the origin exactly as the client sent them (no dot-segment removal)")
+    func pathAsIs() throws {
+        // Given an origin that echoes its request target
+        let origin = try OriginServer { request in .text(request.target) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        // When targets with dot-segments, doubled slashes and encoded dots are sent
+        for target in ["/a/../b", "/a/./c", "/x/%2e%2e/y", "//d//e", "/f?g=../h", "/i/.."] {
+            let response = try client.request(RawClient.get(origin.url(target)))
+            // Then the origin saw each one unchanged (RFC 9110 §7.7)
+            #expect(response.text == target)
+        }
+    }
+
     @Test("A 204 or 1xx reaches the client without Content-Length, a 304 and HEAD keep theirs")
     func noContentLengthOn204() throws {
         // Given an origin that (wrongly) sends Content-Length with a 204

@@ -24,6 +24,8 @@ struct RedirectStateTests {
             ("/abs", "http://a.example/abs"), ("rel", "http://a.example/dir/rel"), ("../up", "http://a.example/up"),
             ("?q=2", "http://a.example/dir/page?q=2"), ("//b.example/p", "http://b.example/p"),
             ("https://c.example:8443/s", "https://c.example:8443/s"), ("./x/./y/../z#frag", "http://a.example/dir/x/z"),
+            ("http://d.example/a/../b/./c?q=../r", "http://d.example/b/c?q=../r"),
+            ("//e.example/x/..", "http://e.example/"),
         ])
     func resolve(location: String, expected: String) {
         #expect(RedirectState.resolve(location, against: Self.base)?.description == expected)
