@@ -200,11 +200,15 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
             guard let defaultPort else { return nil }
             port = defaultPort
         }
-        var hostBytes = [UInt8](UnsafeBufferPointer(rebasing: bytes[0..<hostEnd]))
-        for index in hostBytes.indices where hostBytes[index] >= 0x41 && hostBytes[index] <= 0x5A {
-            hostBytes[index] |= 0x20
+        // Lower-cased straight into the string's storage (no intermediate array; short hosts stay inline).
+        let host = String(unsafeUninitializedCapacity: hostEnd) { buffer in
+            for index in 0..<hostEnd {
+                let byte = bytes[index]
+                buffer[index] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return hostEnd
         }
-        return (String(decoding: hostBytes, as: UTF8.self), port)
+        return (host, port)
     }
 
     private static func isHex(_ byte: UInt8) -> Bool {
