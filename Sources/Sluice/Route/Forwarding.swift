@@ -47,8 +47,8 @@ enum Forwarding {
         let framing: ResponseWriter.Framing
         if noBody {
             framing = .none
-            // A 1xx or 204 has no content, and no Content-Length either (RFC 9110 §8.6).
-            if head.status < 200 || head.status == 204 { headers.remove("content-length") }
+            // A 204 has no content, and no Content-Length either (RFC 9110 §8.6; 1xx: see the interim relay).
+            if head.status == 204 { headers.remove("content-length") }
         } else if !originChunked, let length = headers["content-length"], Int64(length) != nil {
             framing = .length
         } else {

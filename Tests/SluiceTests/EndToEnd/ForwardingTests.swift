@@ -73,7 +73,7 @@ struct ForwardingTests {
         // Given an origin that sends Early Hints, Processing and its own 100 before the answer
         let final = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nCache-Control: no-store\r\n\r\nok"
         let hints =
-            "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\n\r\n"
+            "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nContent-Length: 0\r\n\r\n"
         let origin = try OriginServer { request in
             switch request.target {
             case "/hints":
@@ -96,7 +96,7 @@ struct ForwardingTests {
         }
         // When an HTTP/1.1 client asks
         let passed = try heads("/hints", version: "1.1")
-        // Then it gets 103 (hop-by-hop fields gone, Via added) and 102, not the origin's 100, then 200
+        // Then it gets 103 (hop-by-hop fields and Content-Length gone, Via added) and 102, not the origin's 100, then 200
         #expect(
             passed.map { $0.startLine } == ["HTTP/1.1 103 Early Hints", "HTTP/1.1 102 Processing", "HTTP/1.1 200 OK"])
         let early = passed[0].fields.map { "\($0.0.lowercased()): \($0.1)" }
