@@ -1,298 +1,244 @@
 import EventIO
 
-/// The path of one client request, in order (Varnish's `CNT_Request`, for a forward proxy):
-///
-/// 1. **Route** — the target must be an absolute http(s) URL or a CONNECT authority that policy allows;
-///    the first matching rule (or `defaults`) gives the exchange its ``Rule``.
-/// 2. **Answer locally** — `Max-Forwards: 0` on TRACE/OPTIONS.
-/// 3. **Fetch** — an ``UpstreamTask`` on the ``Session``; the request body streams up as libcurl asks.
-/// 4. **Validate** — at the response headers: in enforce mode the rule's ``ValidationGate`` cancels
-///    the transfer (502 problem); in report mode the response is marked (`Sluice-Validation`).
-/// 5. **Transform** — JSON null stripping on delivery, when the rule or the client asked for it.
-/// 6. **Respond** — the head as soon as the hooks allowed it, the body with backpressure.
-/// 7. **Finish** — one ``ExchangeRecord`` for the monitors; the connection decides keep-alive.
-///
-/// Lookup and store arrive between 3 and 4; each step's detail lives in its own folder.
+/// The driver of one client request: it feeds events to its ``ExchangeMachine`` and carries out
+/// the actions it returns (``ExchangePhase`` reads as the whole path). Body bytes stay here, on
+/// their copy-avoiding way between libcurl, the cache tiers and the client.
 final class Exchange {
-    unowned let client: ClientConnection
+    unowned let client: any ExchangeHost
+    let env: ExchangeEnvironment
     let request: ProxyRequest
     let startTime = EventLoop.monotonicNanoseconds()
-    var task: UpstreamTask?
+    private(set) var machine: ExchangeMachine
+    /// What Route decided (the defaults until then).
+    var route: RouteDecision
+    /// The response on its way to the client.
+    let output: ResponseOutput
+    /// What the record and the response head say about this exchange.
+    var notes = ExchangeNotes()
     var body: RequestBody
-    var framing: ResponseWriter.Framing = .none
-    /// Bytes of the response reached the client (or its socket buffer).
-    var headSent = false
-    /// A response head not yet written (it leaves with the first body bytes).
-    var pendingHead: [UInt8]?
-    /// Interim (1xx) responses passed on to the client.
-    var interimSent = 0
-    var responseComplete = false
-    var keepAlive: Bool
-    var status = 0
-    var bytesSent: Int64 = 0
-    /// The body length announced to the client (`Content-Length` framing), else 0.
-    var bodyLength: Int64 = 0
-    var error: SluiceError?
-    var aborted = false
-    var waitingForBody = false
-    var pausedForClient = false
-    var continueSent = false
-    /// The rule that applies (the defaults when none matched).
-    var rule: Rule
-    var ruleMatched = false
-    /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
-    var stripMode: NullStripper.Mode?
-    /// The body held for stripping.
-    var stripping: NullStrippingDelivery?
-    /// `Sluice-Validation` members for the response head.
-    var marks: [String] = []
-    var validationFailure: String?
-    var transformNote: String?
-    /// The cache key (normalised URL) when the cache takes part in this exchange.
-    var cacheKey: String?
-    /// `Cache-Status` for the response (RFC 9211).
-    var cacheStatus: String?
-    /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
-    var cacheRequestTime: Double = 0
+    var task: UpstreamTask?
     /// The entry being written for this response.
-    var cacheWriter: CacheWriter?
-    /// The stored response being served, and the next body chunk.
-    var cachedBody: (entry: Int64, size: Int64, next: Int64, sent: Int64)?
-    /// The head being delivered comes from the cache (hop-by-hop fields were removed when it was stored).
-    var headFromCache = false
-    /// The whole stored body, when the hot set holds it.
-    var cachedBytes: [UInt8]?
-    /// A stale entry being revalidated, and the conditional fields sent for it.
-    var revalidation: (entry: CacheStore.Entry, conditions: [(String, String)])?
-    /// The entry a 304 refreshed (served when the upstream task completes).
-    var revalidated: CacheStore.Entry?
-    /// A stored response to serve if the origin fails (`stale-if-error`, `serve_stale_on_error`).
-    var staleFallback: CacheStore.Entry?
-    /// The origin's 5xx status when it is answered by `staleFallback` at completion.
-    var staleTrigger: Int?
-    /// The stale entry being revalidated says `must-revalidate`: no origin means 504 (§5.2.2.2).
-    var mustRevalidateStale = false
-    /// Collapsed forwarding: this exchange fetches for waiters / waits / has waited.
-    var leadsCollapse = false
-    var waitingForCollapse = false
-    var collapsed = false
+    var writer: CacheWriter?
+    /// The body held for null stripping.
+    var held: NullStrippingDelivery?
+    /// The stored body being read out.
+    var storedBody: StoredResponse.Cursor?
     var collapseTimer: Timer?
-    /// The request said `no-cache` (or `Pragma: no-cache`).
-    var requestNoCache = false
-    /// The first lookup's `fwd` reason, reported with `collapsed`.
-    var collapsedForward: String?
-    /// The rule's enforce-mode gate and will-cache hook.
-    var ruleGate: (any ResponseHandler)?
-    var ruleCacher: (any CachedResponseHandler)?
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
     lazy var forwardRequest: UpstreamRequest = {
-        var upstream = Forwarding.upstreamRequest(for: request, url: targetURL!)
+        var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
         upstream.fromLocalClient = client.isLocal
         return upstream
     }()
-    /// The target URL (set by Route).
-    var targetURL: TargetURL?
-    private(set) var finished = false
 
-    init(client: ClientConnection, request: ProxyRequest) {
+    init(client: any ExchangeHost, env: ExchangeEnvironment, request: ProxyRequest) {
         self.client = client
+        self.env = env
         self.request = request
-        body = RequestBody(framing: request.bodyFraming, limits: client.server.parserLimits)
-        keepAlive = request.wantsKeepAlive && !client.server.isShuttingDown
-        rule = client.server.ruleBook.defaults
+        body = RequestBody(framing: request.bodyFraming, limits: env.parserLimits)
+        output = ResponseOutput(stream: client.stream, keepAlive: request.wantsKeepAlive && !env.isShuttingDown)
+        route = RouteDecision(defaults: env.rules.defaults)
+        machine = ExchangeMachine(
+            .init(
+                request: request, url: RouteDecision.urlText(request), stripMode: nil,
+                transformLimit: env.transformLimit,
+                cache: env.cache == nil ? nil : env.cacheSettings))
     }
 
-    /// Runs the steps.
+    /// Routes the request, then lets the machine run it.
     func start() {
-        // 1. Route.
-        let url: TargetURL
-        switch request.target {
-        case .absolute(let target):
-            url = target
-        case .origin, .asterisk:
-            return fail(.badRequest(reason: .notAProxyRequest))
-        case .authority:
-            return fail(.badRequest(reason: .malformed("CONNECT is handled by the tunnel")))
-        }
-        if let refusal = client.server.policy.refusal(for: url, localClient: client.isLocal) { return fail(refusal) }
-        let book = client.server.ruleBook
-        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil {
-            let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
-            (rule, ruleMatched, ruleGate, ruleCacher) = (
-                resolved.rule, resolved.matched, resolved.gate, resolved.cacher
-            )
-        }
-        stripMode = Exchange.stripping(requested: request.headers["sluice-strip-nulls"], rule: rule.stripJSONNulls)
-        if let expectation = request.headers["expect"], !request.expectsContinue {
-            return fail(.badRequest(reason: .unsupportedExpectation(expectation)))
-        }
-
-        // 2. Answer locally.
-        if let forwards = Forwarding.maxForwards(request), forwards == 0,
-            request.method == "TRACE" || request.method == "OPTIONS"
-        {
-            return answerLocally(url: url)
-        }
-
-        targetURL = url
-        proceed(url: url)
+        let decided = RouteDecision.decide(request, policy: env.policy, rules: env.rules, localClient: client.isLocal)
+        route = decided.route
+        run(.routed(decided.answer, stripMode: route.stripMode, now: env.clock()))
     }
 
-    /// Steps 3 and 4 (again for a collapsed waiter the fetch it waited for released).
-    func proceed(url: TargetURL) {
-        // 3. Lookup: a stored response may answer (or `only-if-cached` ends here), or another
-        //    exchange is already fetching this URL.
-        if let cache = client.server.cache {
-            if lookup(url: url) || joinCollapsedFetch() { return }
-            if cacheKey != nil { cache.countMiss() }
-        }
-        var upstream = forwardRequest
-        if let (_, conditions) = revalidation {
-            for (name, value) in conditions { upstream.headers.set(name, value) }
-        }
-        upstreamRequest = upstream
+    /// Feeds one event to the machine and carries out its actions in order.
+    func run(_ event: ExchangeMachine.Event) {
+        for action in machine.handle(event) { perform(action) }
+    }
 
-        // 4. Fetch.
-        let task = client.server.session.makeTask(upstream, delegate: self, hooks: fetchHooks())
+    private func perform(_ action: ExchangeMachine.Action) {
+        switch action {
+        case .fail(let error): fail(error)
+        case .answerLocally: answerLocally()
+        case .setCacheStatus(let status): notes.cacheStatus = status
+        case .lookUp(let key): lookUp(key)
+        case .wait(let key): wait(for: key)
+        case .leave(let key):
+            collapseTimer?.cancel()
+            env.collapser.leave(key, self)
+        case .lead(let key): env.collapser.lead(key)
+        case .release(let key): env.collapser.release(key, loop: env.loop)
+        case .countMiss: env.cache?.countMiss()
+        case .fetch(let conditions): fetch(conditions: conditions)
+        case .refreshInBackground(let entry): refreshInBackground(entry)
+        case .serve(let entry, let age, let answersUpstream): serve(entry, age: age, answersUpstream: answersUpstream)
+        case .refreshStored(let entry): env.cache?.refresh(entry)
+        case .invalidate(let key): env.cache?.invalidate(key: key)
+        case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
+        case .commitStore:
+            if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? nil, now: env.clock()) {
+                env.stats.cacheStores += 1
+            }
+        case .abandonStore:
+            held = nil
+            writer.take()?.abandon(now: env.clock())
+        case .endResponse: deliverEnd()
+        case .cancelUpstream(let error):
+            task?.cancel(error)
+            task = nil
+        case .stopStoredBody: storedBody = nil
+        case .finishClosing: finish(closeConnection: true)
+        }
+    }
+
+    // MARK: - Lookup and collapse
+
+    private func lookUp(_ key: String) {
+        guard let cache = env.cache, let candidates = cache.lookup(key, for: self) else { return }
+        cacheTier(didFind: candidates)
+    }
+
+    private func wait(for key: String) {
+        _ = env.collapser.join(key, self)
+        // Like nginx's proxy_cache_lock_timeout: a fetch held up by its own slow client does not
+        // hold the waiters up for longer than this; they then fetch for themselves.
+        let timer = Timer(loop: env.loop) { [weak self] in
+            guard let self else { return }
+            self.env.collapser.leave(key, self)
+            self.collapseReleased()
+        }
+        timer.schedule(milliseconds: max(1, env.cacheSettings.collapseTimeout))
+        collapseTimer = timer
+    }
+
+    private func refreshInBackground(_ entry: CacheStore.Entry) {
+        guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
+        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, now: env.clock()), entry: entry)
+        env.refreshes[entry.key] = refresh
+        refresh.start(forwardRequest, hooks: fetchHooks())
+    }
+
+    /// RFC 9111 §3 admission for this exchange's response.
+    func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
+        CacheAdmission(
+            cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
+            method: request.method, request: request.headers, requestTime: now, rule: route.rule,
+            ruleName: route.matchedName)
+    }
+
+    // MARK: - Fetch
+
+    private func fetch(conditions: [(String, String)]) {
+        var upstream = forwardRequest
+        for (name, value) in conditions { upstream.headers.set(name, value) }
+        upstreamRequest = upstream
+        let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks())
         self.task = task
         task.start()
     }
 
-    /// The session's hooks, with the rule's where the session has none.
-    func fetchHooks() -> UpstreamTask.Hooks {
-        var hooks = client.server.hooks
-        if hooks.responseHandler == nil, let ruleGate { hooks.responseHandler = ruleGate }
-        if hooks.redirectHandler == nil, let policy = rule.redirects {
-            hooks.redirectHandler = Redirector(policy: policy)
-        }
-        if hooks.cachedResponseHandler == nil, let ruleCacher { hooks.cachedResponseHandler = ruleCacher }
-        return hooks
-    }
+    /// The proxy's own hooks, then the rule's; the session adds its own where both have none.
+    func fetchHooks() -> UpstreamTask.Hooks { env.hooks.merging(route.hooks) }
 
-    /// The stripping mode for a request: `Sluice-Strip-Nulls: 1|true|all` asks, `0|false` declines, else the rule's.
-    static func stripping(requested: String?, rule: NullStripper.Mode?) -> NullStripper.Mode? {
-        guard let requested else { return rule }
-        switch requested.trimmingOWS().lowercased() {
-        case "1", "true", "yes", "on", "members": return rule == .all ? .all : .members
-        case "all": return .all
-        case "0", "false", "no", "off": return nil
-        default: return rule
-        }
-    }
+    // MARK: - Client events
 
     /// More client input arrived (request body bytes).
     func clientDataAvailable() {
-        guard waitingForBody else { return }
-        waitingForBody = false
+        guard body.takeWaiting() else { return }
         task?.resume()
     }
 
     /// The client's output drained below its low-water mark.
     func clientDrained() {
-        guard pausedForClient else { return }
-        pausedForClient = false
-        if cachedBody != nil { return pumpCachedBody() }
+        guard output.takeDrain() else { return }
+        if storedBody != nil { return pumpStoredBody() }
         task?.resume()
     }
 
-    /// The client went away or stalled: stop the upstream transfer.
+    /// The client went away or stalled.
     func clientFailed(_ reason: SluiceError?) {
-        error = error ?? reason
-        aborted = headSent && !responseComplete
-        cachedBody = nil
-        cachedBytes = nil
-        abandonCacheWriter()
-        if waitingForCollapse, let cacheKey {
-            waitingForCollapse = false
-            collapseTimer?.cancel()
-            collapseTimer = nil
-            client.server.collapser.leave(cacheKey, self)
-        }
-        task?.cancel(reason ?? .badRequest(reason: .malformed("client closed the connection")))
-        task = nil
-        finish(closeConnection: true)
+        notes.error = notes.error ?? reason
+        run(.clientGone(reason))
+    }
+
+    /// Sends a head still held back for the body (none came in this loop turn).
+    func sendHeldHead() {
+        guard !machine.isDone else { return }
+        output.flushHeldHead()
     }
 
     // MARK: - Answers without an origin
 
-    private func answerLocally(url: TargetURL) {
-        status = 200
-        responseComplete = true
-        var headers = HTTPFields()
-        var text = ""
-        if request.method == "TRACE" {
-            text = request.requestLine + "\r\n"
-            for field in request.headers
-            where !["authorization", "cookie", "proxy-authorization"].contains(where: field.hasName) {
-                text += field.name + ": " + field.value + "\r\n"
-            }
-            text += "\r\n"
-            headers.append(name: "Content-Type", value: "message/http")
-        } else {
-            headers.append(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT")
-        }
-        headers.append(name: "Content-Length", value: String(text.utf8.count))
-        headers.append(name: "Date", value: client.server.date.now)
-        headers.append(name: "Via", value: "1.1 sluice")
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
-        client.connection.write(ResponseWriter.head(status: 200, reason: "OK", headers: headers))
-        client.connection.write(text)
-        bytesSent = Int64(text.utf8.count)
-        headSent = true
-        finishIfDone()
-    }
-
     /// Answers with a problem (or, after the head was sent, cuts the connection).
     func fail(_ failure: SluiceError) {
-        error = failure
-        pendingHead = nil
-        if headSent {
-            aborted = true
-            return finish(closeConnection: true)
-        }
-        let problem = Problem(failure, url: requestURLText)
-        status = problem.status
-        let bodyUnread = !body.isComplete
-        if problem.closesConnection || bodyUnread { keepAlive = false }
-        client.connection.write(
-            ResponseWriter.problem(
-                problem, keepAlive: keepAlive, headOnly: request.method == "HEAD", date: client.server.date.now,
-                cacheStatus: cacheStatus))
-        headSent = true
-        responseComplete = true
-        bytesSent = request.method == "HEAD" ? 0 : Int64(problem.body.utf8.count)
-        finish(closeConnection: !keepAlive)
+        notes.error = failure
+        output.dropHeldHead()
+        if output.headSent { return finish(closeConnection: true) }
+        let problem = Problem(failure, url: machine.context.url)
+        if problem.closesConnection || !body.isComplete { output.keepAlive = false }
+        let headOnly = request.method == "HEAD"
+        output.complete(
+            head: ResponseWriter.problem(
+                problem, keepAlive: output.keepAlive, headOnly: headOnly, date: env.date.now,
+                cacheStatus: notes.cacheStatus),
+            body: "", status: problem.status, bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
+        finish(closeConnection: !output.keepAlive)
     }
 
-    /// The URL for problems and logs; computed once.
-    lazy var requestURLText: String = {
-        if case .absolute(let url) = request.target { return url.description }
-        return request.rawTarget
-    }()
+    private func answerLocally() {
+        let (head, text) = LocalAnswer.maxForwardsZero(
+            request, date: env.date.now, keepAlive: output.keepAlive)
+        output.complete(head: head, body: text, status: 200, bodyBytes: Int64(text.utf8.count))
+        finishIfDone()
+    }
 
     // MARK: - Finish
 
     func finishIfDone() {
-        guard responseComplete else { return }
+        guard output.isComplete else { return }
         // The next request on the connection starts after this body: unread bytes mean close.
-        finish(closeConnection: !keepAlive || !body.isComplete)
+        finish(closeConnection: !output.keepAlive || !body.isComplete)
     }
 
     func finish(closeConnection: Bool) {
-        guard !finished else { return }
-        finished = true
-        releaseCollapsedWaiters()
+        guard !machine.isDone else { return }
+        let aborted = output.headSent && !output.isComplete
+        run(.finished(notes.error == nil && !aborted ? .completed : .failed))
         let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
-        let timeline = task?.timeline(exchangeStart: startTime, complete: duration)
         let record = ExchangeRecord(
-            client: client.peerText, method: request.method, url: requestURLText, status: status,
-            bytesSent: bytesSent, duration: duration,
-            upstreamTime: task?.timeToHead, error: error, aborted: aborted, rule: ruleMatched ? rule.name : nil,
-            validationFailure: validationFailure, transform: transformNote, cacheStatus: cacheStatus,
-            timeline: timeline)
-        client.server.session.eventMonitor.exchangeDidComplete(record)
-        client.exchangeDidFinish(self, closeConnection: closeConnection, abort: aborted && framing == .close)
+            client: client.peerText, method: request.method, url: machine.context.url, status: output.status,
+            bytesSent: output.bytesSent, duration: duration, upstreamTime: task?.timeToHead, error: notes.error,
+            aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
+            transform: notes.transformNote, cacheStatus: notes.cacheStatus,
+            timeline: task?.timeline(exchangeStart: startTime, complete: duration))
+        env.session.eventMonitor.exchangeDidComplete(record)
+        client.exchangeDidFinish(
+            self, closeConnection: closeConnection, abort: aborted && output.framing == .close)
+    }
+}
+
+extension Exchange: CacheLookupWaiter, CollapseWaiter {
+    func cacheTier(didFind candidates: [CacheStore.Entry]) {
+        guard case .lookingUp(let key, _) = machine.phase, let cache = env.cache else { return }
+        let view = ExchangeMachine.CollapseView(fetching: env.collapser.isFetching(key), stored: cache.hasEntries(key))
+        run(.lookedUp(candidates, collapse: view, now: env.clock()))
+    }
+
+    func collapseReleased() {
+        guard case .awaitingCollapse = machine.phase else { return }
+        collapseTimer?.cancel()
+        collapseTimer = nil
+        run(.collapseReleased)
+    }
+}
+
+extension Optional {
+    /// The value, leaving `nil` behind.
+    mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
     }
 }

@@ -77,7 +77,11 @@ public final class Session {
         -> UpstreamTask
     {
         nextTaskID += 1
-        let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: hooks, session: self)
+        let merged = hooks.merging(
+            UpstreamTask.Hooks(
+                redirectHandler: redirectHandler, responseHandler: responseHandler,
+                cachedResponseHandler: cachedResponseHandler))
+        let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: merged, session: self)
         running[ObjectIdentifier(task)] = task
         return task
     }

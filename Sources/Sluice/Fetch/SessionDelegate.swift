@@ -1,7 +1,8 @@
 import Curl
 
-/// Routes libcurl's moments: monitors first, then the task's own hook, then the session's,
-/// then "pass the proposal through". It decides nothing itself (Alamofire's `SessionDelegate`).
+/// Routes libcurl's moments: monitors first, then the task's hooks (its own merged over the
+/// session's when the task was made), then "pass the proposal through". It decides nothing
+/// itself and writes no task state (Alamofire's `SessionDelegate`).
 final class SessionDelegate: MultiHandleDelegate {
     unowned var session: Session!
 
@@ -14,7 +15,7 @@ final class SessionDelegate: MultiHandleDelegate {
 
     func task(_ task: UpstreamTask, didReceiveHead head: ResponseHead) -> HeadRoute {
         session.eventMonitor.task(task, didReceive: head)
-        if head.isRedirect, let handler = task.hooks.redirectHandler ?? session.redirectHandler {
+        if head.isRedirect, let handler = task.hooks.redirectHandler {
             var state = task.redirectState
             let proposal = state.next(after: task.currentRequest, response: head, bodyWasSent: task.bodyStarted)
             let decision = handler.task(task, willBeRedirectedTo: proposal, for: head)
@@ -25,7 +26,7 @@ final class SessionDelegate: MultiHandleDelegate {
             case .refuse(let error): return .fail(error)
             }
         }
-        if let handler = task.hooks.responseHandler ?? session.responseHandler,
+        if let handler = task.hooks.responseHandler,
             case .cancel(let error) = handler.task(task, didReceive: head)
         {
             return .fail(error)
@@ -35,12 +36,7 @@ final class SessionDelegate: MultiHandleDelegate {
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
         if error == nil, let response = task.response {
-            let proposal = CachedResponseProposal(
-                request: task.currentRequest, response: response, bodyBytes: task.bodyBytes)
-            let handler = task.hooks.cachedResponseHandler ?? session.cachedResponseHandler
-            let decided = handler.map { $0.task(task, willCache: proposal) } ?? proposal
-            if handler != nil { task.cachingDecision = .some(decided) }
-            session.eventMonitor.task(task, didDecideCaching: decided)
+            session.eventMonitor.task(task, didDecideCaching: task.decideCaching(for: response))
         }
         session.eventMonitor.task(task, didCompleteWith: error)
         session.taskDidFinish(task)

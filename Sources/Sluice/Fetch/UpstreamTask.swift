@@ -29,7 +29,7 @@ public final class UpstreamTask {
     public private(set) var openedConnections = 0
     /// The will-cache hook's answer at completion: `nil` = no hook ran, `.some(nil)` = store nothing,
     /// otherwise the proposal to store (perhaps changed).
-    public internal(set) var cachingDecision: CachedResponseProposal?? = nil
+    public private(set) var cachingDecision: CachedResponseProposal?? = nil
     /// Whether a request body read has begun (the body cannot be replayed after that).
     public private(set) var bodyStarted = false
 
@@ -46,6 +46,25 @@ public final class UpstreamTask {
             self.responseHandler = responseHandler
             self.cachedResponseHandler = cachedResponseHandler
         }
+
+        /// These hooks, with `fallback`'s where these have none: the one place where the levels
+        /// (the proxy's own, a rule's, the session's) are merged.
+        public func merging(_ fallback: Hooks) -> Hooks {
+            Hooks(
+                redirectHandler: redirectHandler ?? fallback.redirectHandler,
+                responseHandler: responseHandler ?? fallback.responseHandler,
+                cachedResponseHandler: cachedResponseHandler ?? fallback.cachedResponseHandler)
+        }
+    }
+
+    /// Runs the will-cache hook on the complete response (``cachingDecision``); returns what is
+    /// proposed for storing after it (the proposal itself when no hook is set; `nil`: store nothing).
+    func decideCaching(for response: ResponseHead) -> CachedResponseProposal? {
+        let proposal = CachedResponseProposal(request: currentRequest, response: response, bodyBytes: bodyBytes)
+        guard let handler = hooks.cachedResponseHandler else { return proposal }
+        let decided = handler.task(self, willCache: proposal)
+        cachingDecision = .some(decided)
+        return decided
     }
 
     weak var delegate: (any TaskDelegate)?

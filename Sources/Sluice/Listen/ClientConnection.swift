@@ -3,9 +3,8 @@ import EventIO
 /// One client socket: reads request heads, runs one ``Exchange`` at a time (pipelined requests
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
 final class ClientConnection {
-    /// Above this many unsent bytes, the upstream transfer pauses.
-    static let outputHighWater = 64 * 1024
-    /// At or below this, it resumes.
+    /// At or below this many unsent bytes, a paused response source resumes (it pauses above
+    /// ``ResponseOutput/highWater``).
     static let outputLowWater = 16 * 1024
     /// Input buffered at most (the header limit plus room); reading pauses above it.
     let inputHighWater: Int
@@ -28,6 +27,8 @@ final class ClientConnection {
     private var headerTimer: Timer?
     /// The client sent FIN.
     private(set) var inputClosed = false
+    /// The byte stream exchanges read from and write to.
+    var stream: any ClientStream { connection }
     /// Set while the request body is still being read.
     private var bodyPending = false
 
@@ -102,7 +103,7 @@ final class ClientConnection {
         if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
-        let exchange = Exchange(client: self, request: request)
+        let exchange = Exchange(client: self, env: server.environment, request: request)
         state = .exchanging(exchange)
         bodyPending = request.bodyFraming != .none
         let timeouts = server.configuration.timeouts
@@ -128,8 +129,8 @@ final class ClientConnection {
 
     /// Answers a parsed request with a problem without contacting anyone.
     private func rejectRequest(_ request: ProxyRequest, _ error: SluiceError, closing: Bool = false) {
-        let exchange = Exchange(client: self, request: request)
-        if closing { exchange.keepAlive = false }
+        let exchange = Exchange(client: self, env: server.environment, request: request)
+        if closing { exchange.output.keepAlive = false }
         state = .exchanging(exchange)
         exchange.fail(error)
     }
@@ -203,6 +204,8 @@ final class ClientConnection {
     /// Shutdown: idle connections close now; busy ones after their exchange.
     func shutdownIfIdle() { if isIdle { close() } }
 }
+
+extension ClientConnection: ExchangeHost {}
 
 extension ClientConnection: ConnectionDelegate {
     func connectionDidRead(_ connection: Connection) {

@@ -22,27 +22,23 @@ public final class ProxyServer {
     public private(set) var isShuttingDown = false
 
     /// The rules in force (replaced by ``reload(_:)``).
-    public private(set) var ruleBook: RuleBook
-    /// The response cache (`nil` when disabled or when its file could not be opened).
-    private(set) var cache: CacheStore?
+    public var ruleBook: RuleBook { environment.rules }
+    /// The response cache's file (`nil` when disabled or when its file could not be opened).
+    var cache: CacheStore? { environment.cache?.file }
     private var cacheFlushTimer: Timer?
-    /// Collapsed forwarding: who fetches which key, who waits.
-    let collapser = Collapser()
-    /// `stale-while-revalidate` refreshes running, by key (one per key).
-    var refreshes: [String: BackgroundRefresh] = [:]
+    /// What every exchange runs with (the collaborators it would otherwise reach through the server).
+    let environment: ExchangeEnvironment
     /// Wall-clock seconds since the epoch; tests replace it to age the cache without sleeping.
-    public var clock: () -> Double = {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    public var clock: () -> Double {
+        get { environment.clock }
+        set { environment.clock = newValue }
     }
     /// `limits.max_transform_body` in force.
-    public private(set) var transformLimit: Int
+    public var transformLimit: Int { environment.transformLimit }
     let parserLimits: RequestParser.Limits
-    var policy: Policy
-    let hooks: UpstreamTask.Hooks
+    let policy: Policy
     let resolver: DNSResolver
-    let date = HTTPDate()
+    var date: HTTPDate { environment.date }
     let logger: Logger
     private let accessLog: AccessLog
     private var listener: Listener?
@@ -65,12 +61,11 @@ public final class ProxyServer {
         self.loop = loop
         self.logger = logger
         parserLimits = configuration.parserLimits
-        ruleBook = configuration.ruleBook
-        transformLimit = configuration.limits.maxTransformBody
+        var tiers: TieredCache?
         if configuration.cache.enabled {
             do {
                 let store = try CacheStore(settings: configuration.cache, logger: logger)
-                cache = store
+                tiers = TieredCache(file: store, memoryBudget: Int(configuration.cache.memory))
                 // Ten times a second: at thousands of distinct URLs a second, a once-a-second batch of
                 // decisions held the loop for ~25 ms (p99 at c=1); a tenth of it is a short pause.
                 let timer = Timer(loop: loop, repeats: true) { [weak store] in store?.flushPending() }
@@ -83,7 +78,9 @@ public final class ProxyServer {
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
-        self.hooks = hooks ?? UpstreamTask.Hooks()
+        environment = ExchangeEnvironment(
+            loop: loop, session: session, hooks: hooks ?? UpstreamTask.Hooks(), cache: tiers,
+            configuration: configuration, policy: policy, stats: stats, logger: logger)
         resolver = DNSResolver(loop: loop)
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
@@ -111,8 +108,8 @@ public final class ProxyServer {
     /// - Returns: the changed keys that need a restart (they are not applied).
     @discardableResult
     public func reload(_ new: Configuration) -> [String] {
-        ruleBook = new.ruleBook
-        transformLimit = new.limits.maxTransformBody
+        environment.rules = new.ruleBook
+        environment.transformLimit = new.limits.maxTransformBody
         session.redirectHandler = Redirector(policy: new.redirects.policy)
         var old = configuration
         old.rules = new.rules
@@ -135,7 +132,7 @@ public final class ProxyServer {
     }
 
     /// Exchanges waiting for another's fetch of the same URL (collapsed forwarding).
-    public var collapserWaiting: Int { collapser.waiting }
+    public var collapserWaiting: Int { environment.collapser.waiting }
 
     /// Client connections open now.
     public var openConnections: Int { clients.count }
@@ -197,6 +194,7 @@ public final class ProxyServer {
     public func shutdown(completion: @escaping () -> Void) {
         guard !isShuttingDown else { return }
         isShuttingDown = true
+        environment.isShuttingDown = true
         shutdownCompletion = completion
         listener = nil  // new connections are refused from now on
         for client in Array(clients.values) { client.shutdownIfIdle() }

@@ -2,15 +2,15 @@
 /// refreshes it behind its back. A 304 updates the stored head, a new cacheable response
 /// replaces the entry, an error or an uncacheable answer leaves the entry as it was.
 final class BackgroundRefresh: TaskDelegate {
-    unowned let server: ProxyServer
+    unowned let env: ExchangeEnvironment
     let admission: CacheAdmission
     let entry: CacheStore.Entry
     private var task: UpstreamTask?
     private var writer: CacheWriter?
     private var notModified: ResponseHead?
 
-    init(server: ProxyServer, admission: CacheAdmission, entry: CacheStore.Entry) {
-        self.server = server
+    init(env: ExchangeEnvironment, admission: CacheAdmission, entry: CacheStore.Entry) {
+        self.env = env
         self.admission = admission
         self.entry = entry
     }
@@ -19,8 +19,8 @@ final class BackgroundRefresh: TaskDelegate {
     func start(_ upstream: UpstreamRequest, hooks: UpstreamTask.Hooks) {
         var request = upstream
         for name in ResponseValidator.conditionalFields { request.headers.remove(name) }
-        for (name, value) in Exchange.conditions(for: entry) { request.headers.set(name, value) }
-        let task = server.session.makeTask(request, delegate: self, hooks: hooks)
+        for (name, value) in Revalidation.conditions(for: entry) { request.headers.set(name, value) }
+        let task = env.session.makeTask(request, delegate: self, hooks: hooks)
         self.task = task
         task.start()
     }
@@ -39,17 +39,13 @@ final class BackgroundRefresh: TaskDelegate {
                 ResponseValidator.validate(
                     response, request: task.currentRequest, acceptance: accept, rule: admission.rule.name) != nil
         }
-        if case .writing(let writer, _) = admission.begin(response, validationFailed: failed, now: server.clock()) {
+        if case .writing(let writer, _) = admission.begin(response, validationFailed: failed, now: env.clock()) {
             self.writer = writer
         }
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
-        if let writer, let refusal = writer.append(bytes) {
-            self.writer = nil
-            admission.cache.recordDecision(
-                url: admission.key, now: server.clock(), stored: false, reason: refusal.rawValue)
-        }
+        if let writer, !writer.append(bytes, now: env.clock()) { self.writer = nil }
         return true
     }
 
@@ -59,20 +55,17 @@ final class BackgroundRefresh: TaskDelegate {
         defer {
             writer = nil
             self.task = nil
-            server.refreshes[admission.key] = nil
+            env.refreshes[admission.key] = nil
         }
         if error != nil {
             writer?.abort()
         } else if let notModified {
             admission.cache.refresh(
-                Exchange.refreshed(
-                    entry, by: notModified, requestTime: admission.requestTime, now: server.clock(),
-                    store: admission.cache))
-        } else if let writer {
-            let refusal = writer.finish(decision: task.cachingDecision)
-            if refusal == nil { server.stats.cacheStores += 1 }
-            admission.cache.recordDecision(
-                url: admission.key, now: server.clock(), stored: refusal == nil, reason: refusal?.rawValue)
+                Revalidation.refreshed(
+                    entry, by: notModified, requestTime: admission.requestTime, now: env.clock(),
+                    facts: env.cacheSettings.facts))
+        } else if let writer, writer.commit(decision: task.cachingDecision, now: env.clock()) {
+            env.stats.cacheStores += 1
         }
     }
 }

@@ -1,18 +1,27 @@
 import EventIO
 
-/// Collapsed forwarding (RFC 9211's `collapsed`): per cache key, the exchange fetching it and
-/// those waiting for it. Loop-confined.
+/// An exchange that waits behind another's fetch of the same key.
+protocol CollapseWaiter: AnyObject {
+    /// The fetch is done with the cache (or the wait timed out): look again.
+    func collapseReleased()
+}
+
+/// Collapsed forwarding (RFC 9211's `collapsed`): per cache key, whether an exchange fetches it
+/// and who waits for it. Loop-confined.
 final class Collapser {
     private var leaders: Set<String> = []
-    private var waiters: [String: [Exchange]] = [:]
+    private var waiters: [String: [any CollapseWaiter]] = [:]
 
     /// Exchanges waiting now (for tests and stats).
     var waiting: Int { waiters.values.reduce(0) { $0 + $1.count } }
 
-    /// Queues `exchange` behind the key's fetch; `false` when nobody fetches it.
-    func join(_ key: String, _ exchange: Exchange) -> Bool {
+    /// Whether an exchange fetches `key` now.
+    func isFetching(_ key: String) -> Bool { leaders.contains(key) }
+
+    /// Queues `waiter` behind the key's fetch; `false` when nobody fetches it.
+    func join(_ key: String, _ waiter: any CollapseWaiter) -> Bool {
         guard leaders.contains(key) else { return false }
-        waiters[key, default: []].append(exchange)
+        waiters[key, default: []].append(waiter)
         return true
     }
 
@@ -25,12 +34,12 @@ final class Collapser {
         leaders.remove(key)
         guard let queued = waiters.removeValue(forKey: key) else { return }
         loop.callSoon {
-            for exchange in queued { exchange.resumeAfterCollapse() }
+            for waiter in queued { waiter.collapseReleased() }
         }
     }
 
     /// A waiter's client went away.
-    func leave(_ key: String, _ exchange: Exchange) {
-        waiters[key]?.removeAll { $0 === exchange }
+    func leave(_ key: String, _ waiter: any CollapseWaiter) {
+        waiters[key]?.removeAll { $0 === waiter }
     }
 }

@@ -2,7 +2,7 @@
 /// the rule (`cache.store: false` refuses, `cache.ttl` admits responses without freshness), then
 /// validation and the size limit. Either a ``CacheWriter`` for the body or the reason, recorded.
 struct CacheAdmission {
-    let cache: CacheStore
+    let cache: any CacheTier
     let settings: Configuration.Cache
     /// The cache key (the normalised URL) and the URL itself.
     let key: String
@@ -46,14 +46,11 @@ struct CacheAdmission {
         let variant = CachePolicy.variant(names: names, request: request)
         var stored = response
         HopByHop.strip(&stored.headers)
-        guard
-            let entry = cache.begin(
-                key: key, variant: variant, varyNames: names, method: method, url: url, head: stored,
-                requestTime: requestTime, responseTime: now, rule: ruleName)
-        else { return .skipped }
-        let writer = CacheWriter(
-            store: cache, entry: entry, key: key, variant: variant, limit: limit, expectedLength: expected,
+        let new = CacheStore.NewEntry(
+            key: key, variant: variant, varyNames: names, method: method, url: url, head: stored,
+            requestTime: requestTime, responseTime: now, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
+        guard let writer = cache.beginWrite(new) else { return .skipped }
         return .writing(writer, personal: control.isPrivate || response.headers.contains("set-cookie"))
     }
 }

@@ -52,7 +52,8 @@ extension CacheStore {
     /// A stored response, without its body.
     struct Entry {
         let key: String
-        let id: Int64
+        /// Where the body is, for the tier that holds it.
+        let ref: EntryRef
         let variant: String
         let varyNames: [String]
         let status: Int

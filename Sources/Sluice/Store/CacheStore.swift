@@ -14,8 +14,8 @@ final class CacheStore {
     let capacity: Int64
     let settings: Configuration.Cache
     private let logger: Logger
-    /// The memory tier (`cache.memory`).
-    private let hot: HotSet
+    /// Told of every change to what is stored (the memory tier forgets what changed).
+    var onChange: (Change) -> Void = { _ in }
     private let dataVersion: Statement
     private var lastDataVersion: Int64 = 0
     private var lastVersionCheck: UInt64 = 0
@@ -39,7 +39,6 @@ final class CacheStore {
         let path = settings.path
         self.settings = settings
         capacity = settings.capacity
-        hot = HotSet(budget: Int(settings.memory))
         self.logger = logger
         CacheStore.makeParentDirectory(of: path)
         var opened: Database?
@@ -102,11 +101,9 @@ final class CacheStore {
         return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
     }
 
-    /// Complete entries for a key, newest first.
+    /// Complete entries for a key, newest first, read from the file.
     func candidates(key: String) -> [Entry] {
         guard keys.contains(CacheStore.hash(key)) else { return [] }
-        if changedElsewhere() { externalChange() }
-        if let known = hot.entries(key) { return known }
         defer { selectCandidates.reset() }
         var entries: [Entry] = []
         do {
@@ -116,7 +113,8 @@ final class CacheStore {
                 let headers = CacheStore.decode(selectCandidates.text(at: 5) ?? "")
                 entries.append(
                     Entry(
-                        key: key, id: selectCandidates.int64(at: 0), variant: selectCandidates.text(at: 1) ?? "",
+                        key: key, ref: EntryRef(row: selectCandidates.int64(at: 0)),
+                        variant: selectCandidates.text(at: 1) ?? "",
                         varyNames: vary.isEmpty ? [] : vary.split(separator: ",").map(String.init),
                         status: Int(selectCandidates.int64(at: 3)), reason: selectCandidates.text(at: 4) ?? "",
                         headers: headers,
@@ -129,7 +127,6 @@ final class CacheStore {
             logger.warning("cache lookup failed: \(error)")
             return []
         }
-        hot.remember(key, entries)
         return entries
     }
 
@@ -137,7 +134,11 @@ final class CacheStore {
         Facts(headers, shared: settings.shared, heuristic: settings.heuristic)
     }
 
-    /// Whether another process (the CLI) committed to the file since the last look. Looked at
+    /// Notices a commit by another process (the CLI) since the last look: what is kept in memory
+    /// is then forgotten and the byte count read again.
+    func noticeChangesElsewhere() { if changedElsewhere() { externalChange() } }
+
+    /// Whether another process committed to the file since the last look. Looked at
     /// most once a millisecond: the query takes and drops a shared lock (two `fcntl`s), a cost a
     /// hit should not pay each time, and a purge is seen well before its command has exited.
     private func changedElsewhere() -> Bool {
@@ -154,7 +155,7 @@ final class CacheStore {
 
     /// Another process (a purge) changed the file: memory forgets, the byte count is read again.
     private func externalChange() {
-        hot.forgetAll()
+        onChange(.everything)
         if let sum = try? database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1"),
             (try? sum.step()) == true
         {
@@ -162,29 +163,16 @@ final class CacheStore {
         }
     }
 
-    /// The memory tier's client head for an entry (see `Exchange.plainHitHead`).
-    func hotHead(_ entry: Int64) -> [UInt8]? { hot.head(entry) }
-
-    /// Keeps a client head next to the entry's body in memory (only while that body is kept).
-    func keepHotHead(_ bytes: [UInt8], entry: Int64) { hot.keep(head: bytes, entry: entry) }
-
-    /// Whether the entry's body is in memory.
-    func bodyIsHot(_ entry: Int64) -> Bool { hot.body(entry) != nil }
-
-    /// A small stored body whole, from memory or read once into it; `nil` = stream it by chunks.
+    /// A stored body read whole (for the memory tier); `nil` when it could not be read whole.
     func wholeBody(_ entry: Entry) -> [UInt8]? {
-        if let bytes = hot.body(entry.id) { return bytes }
-        guard hot.wants(size: entry.size) else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(entry.size))
         var seq: Int64 = 0
-        while let chunk = chunk(entry: entry.id, seq: seq) {
+        while let chunk = chunk(entry: entry.ref.row, seq: seq) {
             bytes.append(contentsOf: chunk)
             seq += 1
         }
-        guard bytes.count == entry.size else { return nil }
-        hot.keep(body: bytes, entry: entry.id)
-        return bytes
+        return bytes.count == entry.size ? bytes : nil
     }
 
     /// Body chunk `seq` of an entry (`nil` past the end or on error).
@@ -217,28 +205,46 @@ final class CacheStore {
 
     // MARK: - Writing
 
+    /// A response about to be written: where it goes and what limits it.
+    struct NewEntry {
+        var key: String
+        var variant: String
+        var varyNames: [String]
+        var method: String
+        var url: TargetURL
+        /// The head as stored (hop-by-hop fields removed).
+        var head: ResponseHead
+        var requestTime: Double
+        var responseTime: Double
+        /// The rule's name when a rule matched.
+        var rule: String?
+        /// Largest body stored.
+        var limit: Int64
+        /// `Content-Length` of the origin's response, when it framed the body that way.
+        var expectedLength: Int64?
+        /// The header fields as received (what the will-cache hook is shown).
+        var proposedHeaders: HTTPFields
+    }
+
     /// Starts an invisible entry; `nil` if the database refused (the response is still delivered).
-    func begin(
-        key: String, variant: String, varyNames: [String], method: String, url: TargetURL, head: ResponseHead,
-        requestTime: Double, responseTime: Double, rule: String?
-    ) -> Int64? {
+    func begin(_ new: NewEntry) -> Int64? {
         defer { insertEntry.reset() }
         flushPending()  // decisions first: the entry's own writes follow
         do {
-            try insertEntry.bind(key, at: 1)
-            try insertEntry.bind(variant, at: 2)
-            try insertEntry.bind(varyNames.joined(separator: ","), at: 3)
-            try insertEntry.bind(method, at: 4)
-            try insertEntry.bind(url.description, at: 5)
-            try insertEntry.bind(url.host, at: 6)
-            try insertEntry.bind(Int64(head.status), at: 7)
-            try insertEntry.bind(head.reason, at: 8)
-            try insertEntry.bind(CacheStore.encode(head.headers), at: 9)
-            try insertEntry.bind(requestTime, at: 10)
-            try insertEntry.bind(responseTime, at: 11)
-            if let etag = head.headers["etag"] { try insertEntry.bind(etag, at: 12) }
-            if let modified = head.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
-            if let rule { try insertEntry.bind(rule, at: 14) }
+            try insertEntry.bind(new.key, at: 1)
+            try insertEntry.bind(new.variant, at: 2)
+            try insertEntry.bind(new.varyNames.joined(separator: ","), at: 3)
+            try insertEntry.bind(new.method, at: 4)
+            try insertEntry.bind(new.url.description, at: 5)
+            try insertEntry.bind(new.url.host, at: 6)
+            try insertEntry.bind(Int64(new.head.status), at: 7)
+            try insertEntry.bind(new.head.reason, at: 8)
+            try insertEntry.bind(CacheStore.encode(new.head.headers), at: 9)
+            try insertEntry.bind(new.requestTime, at: 10)
+            try insertEntry.bind(new.responseTime, at: 11)
+            if let etag = new.head.headers["etag"] { try insertEntry.bind(etag, at: 12) }
+            if let modified = new.head.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
+            if let rule = new.rule { try insertEntry.bind(rule, at: 14) }
             try insertEntry.step()
             return database.lastInsertRowID
         } catch {
@@ -295,7 +301,7 @@ final class CacheStore {
                     totalBytes -= bytes
                 }
                 keys.insert(CacheStore.hash(key))
-                hot.forget(key)
+                onChange(.key(key))
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
                 try mark.bind(entry, at: 1)
@@ -315,12 +321,12 @@ final class CacheStore {
 
     /// Stores a head refreshed by a 304 (§4.3.4): new fields and times, same body.
     func refresh(_ entry: Entry) {
-        hot.forget(entry.key)
+        onChange(.key(entry.key))
         do {
             let update = try database.prepare(
                 "UPDATE entries SET headers=?2, request_time=?3, response_time=?4, etag=?5, last_modified=?6, ttl=?7 WHERE id=?1"
             )
-            try update.bind(entry.id, at: 1)
+            try update.bind(entry.ref.row, at: 1)
             try update.bind(CacheStore.encode(entry.headers), at: 2)
             try update.bind(entry.requestTime, at: 3)
             try update.bind(entry.responseTime, at: 4)
@@ -353,7 +359,7 @@ final class CacheStore {
                     totalBytes -= bytes
                 }
                 keys.remove(CacheStore.hash(key))
-                hot.forget(key)
+                onChange(.key(key))
             }
         } catch {
             logger.warning("cache invalidation failed: \(error)")
@@ -361,7 +367,7 @@ final class CacheStore {
     }
 
     private func deleteRows(_ entry: Int64) throws(SQLiteError) {
-        hot.forget(entry: entry)
+        onChange(.entry(EntryRef(row: entry)))
         let chunks = try database.prepare("DELETE FROM chunks WHERE entry=?1")
         try chunks.bind(entry, at: 1)
         try chunks.step()
@@ -383,7 +389,7 @@ final class CacheStore {
             try database.transaction {
                 for (id, bytes, key) in victims where totalBytes > capacity {
                     try deleteRows(id)
-                    hot.forget(key)
+                    onChange(.key(key))
                     totalBytes -= bytes
                 }
             }

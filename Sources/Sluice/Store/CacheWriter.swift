@@ -17,17 +17,14 @@ final class CacheWriter {
 
     static let chunkSize = 64 * 1024
 
-    init(
-        store: CacheStore, entry: Int64, key: String, variant: String, limit: Int64, expectedLength: Int64?,
-        proposedHeaders: HTTPFields
-    ) {
-        self.proposedHeaders = proposedHeaders
+    init(store: CacheStore, entry: Int64, new: CacheStore.NewEntry) {
         self.store = store
         self.entry = entry
-        self.key = key
-        self.variant = variant
-        self.limit = limit
-        self.expectedLength = expectedLength
+        key = new.key
+        variant = new.variant
+        limit = new.limit
+        expectedLength = new.expectedLength
+        proposedHeaders = new.proposedHeaders
     }
 
     /// Adds body bytes; a refusal ends the entry (too large, or the database refused).

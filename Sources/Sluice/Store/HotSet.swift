@@ -22,7 +22,7 @@ final class HotSet {
     private final class Body {
         let bytes: [UInt8]
         /// The client head for plain GETs, without Age and Cache-Status and the final CRLF
-        /// (see `Exchange.plainHitHead`); made at the second hit, gone with the body.
+        /// (see `StoredResponse.plainHead`); made at the second hit, gone with the body.
         var head: [UInt8]?
         var lastUse: UInt64
         init(_ bytes: [UInt8], lastUse: UInt64) {
@@ -35,7 +35,7 @@ final class HotSet {
     }
 
     private var keys: [String: Key] = [:]
-    private var bodies: [Int64: Body] = [:]
+    private var bodies: [EntryRef: Body] = [:]
     private(set) var bodyBytes = 0
     private(set) var entryBytes = 0
     private var tick: UInt64 = 0
@@ -76,7 +76,7 @@ final class HotSet {
     }
 
     /// A stored body kept whole.
-    func body(_ entry: Int64) -> [UInt8]? {
+    func body(_ entry: EntryRef) -> [UInt8]? {
         guard let known = bodies[entry] else { return nil }
         tick &+= 1
         known.lastUse = tick
@@ -84,10 +84,10 @@ final class HotSet {
     }
 
     /// The kept client head of an entry whose body is kept.
-    func head(_ entry: Int64) -> [UInt8]? { bodies[entry]?.head }
+    func head(_ entry: EntryRef) -> [UInt8]? { bodies[entry]?.head }
 
     /// Keeps a client head next to a kept body (nothing when the body is not kept).
-    func keep(head bytes: [UInt8], entry: Int64) {
+    func keep(head bytes: [UInt8], entry: EntryRef) {
         guard let known = bodies[entry], known.head == nil else { return }
         known.head = bytes
         bodyBytes += bytes.count
@@ -96,7 +96,7 @@ final class HotSet {
     /// Whether a body of this size would be kept.
     func wants(size: Int64) -> Bool { budget > 0 && size <= bodyLimit }
 
-    func keep(body bytes: [UInt8], entry: Int64) {
+    func keep(body bytes: [UInt8], entry: EntryRef) {
         guard wants(size: Int64(bytes.count)), bodies[entry] == nil else { return }
         tick &+= 1
         bodies[entry] = Body(bytes, lastUse: tick)
@@ -108,11 +108,11 @@ final class HotSet {
     func forget(_ key: String) {
         guard let known = keys.removeValue(forKey: key) else { return }
         entryBytes -= known.bytes
-        for entry in known.entries { forget(entry: entry.id) }
+        for entry in known.entries { forget(entry: entry.ref) }
     }
 
     /// An entry left the file.
-    func forget(entry: Int64) {
+    func forget(entry: EntryRef) {
         if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.cost }
     }
 

@@ -81,7 +81,7 @@ final class Tunnel {
         }
         established = true
         upstream.setNoDelay()
-        upstream.setWatermarks(readHigh: ClientConnection.outputHighWater, writeLow: ClientConnection.outputLowWater)
+        upstream.setWatermarks(readHigh: ResponseOutput.highWater, writeLow: ClientConnection.outputLowWater)
         client.connection.write("HTTP/1.1 200 Connection Established\r\nVia: 1.1 sluice\r\n\r\n")
         client.connection.resumeReading()
         client.server.stats.tunnels += 1
@@ -94,14 +94,14 @@ final class Tunnel {
         guard established, let upstream else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
         client.connection.moveInput(to: upstream)
-        if upstream.outputCount >= ClientConnection.outputHighWater { client.connection.pauseReading() }
+        if upstream.outputCount >= ResponseOutput.highWater { client.connection.pauseReading() }
     }
 
     private func upstreamReadable() {
         guard let upstream else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
         bytesDown += Int64(upstream.moveInput(to: client.connection))
-        if client.connection.outputCount >= ClientConnection.outputHighWater { upstream.pauseReading() }
+        if client.connection.outputCount >= ResponseOutput.highWater { upstream.pauseReading() }
     }
 
     func clientDrained() {

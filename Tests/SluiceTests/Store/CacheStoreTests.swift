@@ -73,22 +73,23 @@ struct CacheStoreTests {
         for n in 0..<10 { headers.append(name: "X-Field-\(n)", value: String(repeating: "v", count: 40)) }
         for n in 0..<5000 {
             let entry = CacheStore.Entry(
-                key: "k\(n)", id: Int64(n), variant: "", varyNames: [], status: 200, reason: "OK", headers: headers,
+                key: "k\(n)", ref: EntryRef(row: Int64(n)), variant: "", varyNames: [], status: 200, reason: "OK",
+                headers: headers,
                 requestTime: 0, responseTime: 0, size: 1000, ttl: nil,
                 facts: CacheStore.Facts(headers, shared: true, heuristic: .init()))
             hot.remember("k\(n)", [entry])
-            hot.keep(body: [UInt8](repeating: 1, count: 1000), entry: Int64(n))
+            hot.keep(body: [UInt8](repeating: 1, count: 1000), entry: EntryRef(row: Int64(n)))
         }
         #expect(hot.entryBytes <= (1 << 20) / 8)
         #expect(hot.bodyBytes <= (1 << 20))
         #expect(hot.entries("k4999") != nil)
         #expect(hot.entries("k0") == nil)
-        #expect(hot.body(4999) != nil)
+        #expect(hot.body(EntryRef(row: 4999)) != nil)
         hot.forget("k4999")
         #expect(hot.entries("k4999") == nil)
-        #expect(hot.body(4999) == nil)
-        hot.keep(body: [UInt8](repeating: 1, count: 2 << 20), entry: 1)
-        #expect(hot.body(1) == nil, "a body over the per-body limit is not kept")
+        #expect(hot.body(EntryRef(row: 4999)) == nil)
+        hot.keep(body: [UInt8](repeating: 1, count: 2 << 20), entry: EntryRef(row: 1))
+        #expect(hot.body(EntryRef(row: 1)) == nil, "a body over the per-body limit is not kept")
     }
 
     @Test("Body search streams chunk by chunk and finds text that spans two chunks")
@@ -102,13 +103,11 @@ struct CacheStoreTests {
             (CacheWriter.chunkSize - 7)..<(CacheWriter.chunkSize - 7 + needle.count), with: needle)
         let url = try #require(TargetURL("http://a/long"))
         let head = ResponseHead(status: 200, headers: HTTPFields([("Cache-Control", "max-age=60")]))
-        let id = try #require(
-            store.begin(
-                key: url.description, variant: "", varyNames: [], method: "GET", url: url, head: head, requestTime: 0,
-                responseTime: 0, rule: nil))
-        let writer = CacheWriter(
-            store: store, entry: id, key: url.description, variant: "", limit: 1 << 30, expectedLength: nil,
-            proposedHeaders: head.headers)
+        let new = CacheStore.NewEntry(
+            key: url.description, variant: "", varyNames: [], method: "GET", url: url, head: head, requestTime: 0,
+            responseTime: 0, rule: nil, limit: 1 << 30, expectedLength: nil, proposedHeaders: head.headers)
+        let id = try #require(store.begin(new))
+        let writer = CacheWriter(store: store, entry: id, new: new)
         _ = body.withUnsafeBytes { writer.append($0) }
         #expect(writer.finish() == nil)
         var settings = Configuration.Cache()

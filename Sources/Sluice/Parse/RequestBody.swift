@@ -1,5 +1,3 @@
-import EventIO
-
 /// Reads a request body from the client connection as libcurl asks for it, removing the
 /// chunked framing and enforcing the size limit; bytes stay in the socket buffer until asked for.
 struct RequestBody {
@@ -13,6 +11,30 @@ struct RequestBody {
     private var remaining: Int64
     private var decoder: ChunkedDecoder?
     private(set) var isComplete: Bool
+    /// Where the upload stands between reads.
+    private var pace = Pace.reading
+
+    /// The upload's pace: reading, or paused until the client sends more.
+    private enum Pace {
+        case reading
+        case waitingForClient
+    }
+
+    /// Whether `100 Continue` was sent (it is sent once, before the first read).
+    private var continueSent = false
+
+    /// Marks `100 Continue` as sent; `true` the first time (send it now).
+    mutating func announceContinue() -> Bool {
+        defer { continueSent = true }
+        return !continueSent
+    }
+
+    /// The upload was waiting for the client: `true` once, then it reads again.
+    mutating func takeWaiting() -> Bool {
+        guard case .waitingForClient = pace else { return false }
+        pace = .reading
+        return true
+    }
 
     init(framing: ProxyRequest.BodyFraming, limits: RequestParser.Limits) {
         switch framing {
@@ -29,7 +51,15 @@ struct RequestBody {
         }
     }
 
-    mutating func read(from connection: Connection, into buffer: UnsafeMutableRawBufferPointer) -> Read {
+    mutating func read(from connection: any ClientStream, into buffer: UnsafeMutableRawBufferPointer) -> Read {
+        let read = readOnce(from: connection, into: buffer)
+        if read == .wait { pace = .waitingForClient }
+        return read
+    }
+
+    private mutating func readOnce(from connection: any ClientStream, into buffer: UnsafeMutableRawBufferPointer)
+        -> Read
+    {
         if isComplete { return .end }
         if decoder != nil { return readChunked(from: connection, into: buffer) }
         var produced = 0
@@ -48,7 +78,9 @@ struct RequestBody {
         return isComplete ? .end : .wait
     }
 
-    private mutating func readChunked(from connection: Connection, into buffer: UnsafeMutableRawBufferPointer) -> Read {
+    private mutating func readChunked(from connection: any ClientStream, into buffer: UnsafeMutableRawBufferPointer)
+        -> Read
+    {
         var produced = 0
         reading: while produced < buffer.count, connection.inputCount > 0, !(decoder!.isFinished) {
             let result = connection.withFirstInputSegment { segment -> Result<ChunkedDecoder.Step, SluiceError> in

@@ -1,0 +1,163 @@
+/// The driver's byte paths: the upstream task's moments become machine events, and the head and
+/// body of a response — from the origin or from the cache tiers — go to the client through
+/// Validate, Store, Transform and Respond.
+extension Exchange: TaskDelegate {
+    /// How many interim responses one exchange passes on: Early Hints and Processing come once or
+    /// twice; an origin that sends thousands would only fill the client's buffer.
+    static let interimLimit = 8
+
+    /// RFC 9110 §15.2: a proxy forwards 1xx responses, but never to an HTTP/1.0 client.
+    func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead) {
+        guard self.task === task, request.minorVersion >= 1, !output.isHoldingHead,
+            notes.interimSent < Exchange.interimLimit
+        else { return }
+        notes.interimSent += 1
+        var headers = response.headers
+        headers.remove("content-length")  // a 1xx has no content and says none (RFC 9110 §8.6)
+        Forwarding.appendVia(&headers, version: response.version)
+        output.interim(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
+    }
+
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        run(.responseHead(response, now: env.clock()))
+    }
+
+    func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        // A 304 has no body to send, and a 5xx answered by a stale entry is not sent.
+        if machine.discardsBody { return true }
+        guard deliverBody(bytes) else { return false }
+        // The cache keeps the origin's bytes exactly, whatever the client gets.
+        if let writer, !writer.append(bytes, now: env.clock()) {
+            self.writer = nil
+            run(.storeEnded)
+        }
+        return true
+    }
+
+    func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
+        if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
+        switch body.read(from: client.stream, into: buffer) {
+        case .bytes(let count):
+            return .bytes(count)
+        case .end:
+            client.requestBodyDidEnd()
+            return .end
+        case .wait:
+            if client.inputClosed {
+                notes.error = .badRequest(
+                    reason: .malformed("the client closed the connection during the request body"))
+                return .failed
+            }
+            return .wait
+        case .failure(let failure):
+            notes.error = failure
+            return .failed
+        }
+    }
+
+    func task(_ task: UpstreamTask, didCompleteWith failure: SluiceError?) {
+        guard self.task === task else { return }
+        run(.upstreamCompleted(failure, ownError: notes.error, now: env.clock()))
+    }
+
+    // MARK: - Head
+
+    /// Validate (report mode; enforce mode answered in the rule's gate), store or invalidate, then
+    /// the transform's plan: hold the body for stripping, or prepare the head for the client.
+    func deliverHead(_ response: ResponseHead, plan: NullStrippingDelivery.Plan, fromCache: Bool) {
+        if let accept = route.rule.accept, accept.onReject == .report,
+            let failure = ResponseValidator.validate(
+                response, request: upstreamRequest ?? forwardRequest, acceptance: accept, rule: route.rule.name)
+        {
+            notes.marks.append(failure.headerValue)
+            notes.validationFailure = failure.detail
+            env.stats.validationReported += 1
+        }
+        if !fromCache { store(response) }
+        switch plan {
+        case .pass: break
+        case .untouched(let detail): noteUntouched(detail)
+        case .hold(let coding):
+            held = NullStrippingDelivery(
+                mode: route.stripMode!, limit: env.transformLimit, head: response, coding: coding)
+            output.status = response.status
+            return
+        }
+        prepare(response)
+        if !fromCache { client.sendHeldHeadAtEndOfTurn() }
+    }
+
+    private func store(_ response: ResponseHead) {
+        guard let cache = env.cache, let url = route.url else { return }
+        let now = env.clock()
+        var key: String?
+        if case .fetching(let fetch) = machine.phase { key = fetch.key }
+        let start = ResponseStoring.start(
+            response, method: request.method, url: url, key: key, cache: cache,
+            admission: { admission(cache: cache, now: now) }, validationFailed: notes.validationFailure != nil,
+            now: now)
+        let status = notes.cacheStatus ?? ExchangeMachine.cacheName + "; fwd=miss"
+        switch start {
+        case .none, .invalidated: return
+        case .refused(let refusal):
+            notes.cacheStatus = status + "; detail=" + refusal.rawValue
+            run(.storing(shareable: false))
+        case .skipped:
+            run(.storing(shareable: false))
+        case .writing(let writer, let shareable):
+            self.writer = writer
+            notes.cacheStatus = status + "; stored"
+            run(.storing(shareable: shareable))
+        }
+    }
+
+    /// The client head, held for the body's first bytes (a stored head had its hop-by-hop fields
+    /// removed when it was stored).
+    private func prepare(_ response: ResponseHead) {
+        if env.isShuttingDown { output.keepAlive = false }
+        output.prepare(
+            response, request: request, date: env.date.now, fromCache: machine.servesStored,
+            cacheStatus: notes.cacheStatus, marks: notes.marks)
+    }
+
+    private func noteUntouched(_ detail: String) {
+        notes.marks.append(NullStrippingDelivery.note(detail, rule: route.matchedName))
+        notes.transformNote = "untouched: " + detail
+        env.stats.jsonUntouched += 1
+    }
+
+    // MARK: - Body
+
+    /// Body bytes for the client; `false` = not taken (the client is behind: retry after it drains).
+    func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if held != nil {
+            if held!.append(bytes) { return true }
+            // Past max_transform_body: what was held goes out untouched, the rest streams.
+            let gaveUp = held.take()!
+            run(.holdingAbandoned)
+            noteUntouched(NullStrippingDelivery.tooLarge(gaveUp.limit))
+            prepare(gaveUp.head)
+            gaveUp.held.withUnsafeBytes { output.emit($0) }
+        }
+        return output.deliver(bytes)
+    }
+
+    /// The body is complete: release what was held and close the framing.
+    func deliverEnd() {
+        if let held = held.take() {
+            switch held.finish() {
+            case .stripped(let head, let body, let removed):
+                env.stats.jsonStripped += 1
+                notes.transformNote = "stripped \(removed) null(s)"
+                prepare(head)
+                body.withUnsafeBytes { output.emit($0) }
+            case .untouched(let detail):
+                if let detail { noteUntouched(detail) }
+                prepare(held.head)
+                held.held.withUnsafeBytes { output.emit($0) }
+            }
+        }
+        output.end()
+        finishIfDone()
+    }
+}

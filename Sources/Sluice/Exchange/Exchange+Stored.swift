@@ -1,0 +1,73 @@
+/// The driver's part in serving a stored response: the head through the same steps as an
+/// origin's (validation, transform), then the body from the cache tiers with backpressure.
+extension Exchange {
+    /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
+    /// otherwise the stored head with `Age` and the body from the tiers.
+    /// `answersUpstream`: the entry stands for the answer to the request sent upstream.
+    func serve(_ entry: CacheStore.Entry, age: Int64, answersUpstream: Bool) {
+        guard let cache = env.cache else { return }
+        env.stats.cacheHits += 1
+        if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
+        if !answersUpstream, route.rule.accept == nil, route.stripMode == nil, notes.marks.isEmpty,
+            request.method == "GET", request.minorVersion == 1, output.keepAlive, !env.isShuttingDown,
+            let status = notes.cacheStatus,
+            let head = StoredResponse.plainHead(entry, age: age, request: request, cacheStatus: status, cache: cache)
+        {
+            // The common hit: the client head comes from memory, only Age and Cache-Status are new.
+            output.hold(head, framing: .length)
+            output.status = entry.head.status
+            return startStoredBody(entry, cache: cache)
+        }
+        var head = entry.head
+        head.headers.set("Age", String(max(0, age)))
+        let answered = answersUpstream ? upstreamRequest : nil
+        if let accept = route.rule.accept, accept.onReject == .enforce,
+            let failure = ResponseValidator.validate(
+                head, request: answered ?? forwardRequest, acceptance: accept, rule: route.rule.name)
+        {
+            return fail(.validationFailed(failure))
+        }
+        if Revalidation.clientValidatorsMatch(request.headers, stored: head.headers), head.status == 200 {
+            deliverHead(StoredResponse.notModified(head), plan: .pass, fromCache: true)
+            return deliverEnd()
+        }
+        deliverHead(head, plan: stripPlan(head), fromCache: true)
+        if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
+        startStoredBody(entry, cache: cache)
+    }
+
+    private func stripPlan(_ head: ResponseHead) -> NullStrippingDelivery.Plan {
+        guard route.stripMode != nil else { return .pass }
+        return NullStrippingDelivery.plan(for: head, request: request, limit: env.transformLimit)
+    }
+
+    private func startStoredBody(_ entry: CacheStore.Entry, cache: TieredCache) {
+        storedBody = StoredResponse.Cursor(entry, cache: cache)
+        pumpStoredBody()
+    }
+
+    /// Sends stored body pieces until the client falls behind (resumed when it drains) or the end.
+    func pumpStoredBody() {
+        guard var cursor = storedBody, let cache = env.cache else { return }
+        let stop = cursor.pump(
+            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
+            deliver: { deliverBody($0) })
+        storedBody = cursor
+        switch stop {
+        case .stalled:
+            output.stall()
+        case .ended:
+            storedBody = nil
+            deliverEnd()
+        case .broken:
+            storedBody = nil
+            notes.error = .upstreamFailed(reason: .badResponse(detail: "the stored body could not be read whole"))
+            finish(closeConnection: true)
+        }
+    }
+}
+
+extension ExchangePhase {
+    /// Which stored answer is being served, if one is.
+    var serving: Serving? { if case .servingStored(let serving) = self { serving } else { nil } }
+}

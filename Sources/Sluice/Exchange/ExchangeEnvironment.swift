@@ -1,0 +1,64 @@
+import EventIO
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Everything an exchange uses besides its client: handed to it whole, so that another kind of
+/// client connection (or a test) can run exchanges without a ``ProxyServer``. One per proxy,
+/// loop-confined; the reloadable parts (rules, the transform limit) change in place.
+final class ExchangeEnvironment {
+    /// The loop everything runs on.
+    let loop: EventLoop
+    /// Wall-clock seconds since the epoch; tests replace it to age the cache without sleeping.
+    var clock: () -> Double = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+    /// The upstream session engine.
+    let session: Session
+    /// Per-exchange hooks (the session's own are consulted by the session).
+    let hooks: UpstreamTask.Hooks
+    /// The cache tiers; `nil` when there is no cache.
+    let cache: TieredCache?
+    /// The cache settings in force.
+    let cacheSettings: Configuration.Cache
+    /// Collapsed forwarding: who fetches which key, who waits.
+    let collapser = Collapser()
+    /// `stale-while-revalidate` refreshes running, by key (one per key).
+    var refreshes: [String: BackgroundRefresh] = [:]
+    /// The rules in force.
+    var rules: RuleBook
+    /// Access and target policy.
+    let policy: Policy
+    /// Counters.
+    let stats: Stats
+    /// `Date` values, formatted once a second.
+    let date = HTTPDate()
+    let logger: Logger
+    /// Request parsing limits (the request body's among them).
+    let parserLimits: RequestParser.Limits
+    /// `limits.max_transform_body`.
+    var transformLimit: Int
+    /// Shutdown has begun: responses say `Connection: close`.
+    var isShuttingDown = false
+
+    init(
+        loop: EventLoop, session: Session, hooks: UpstreamTask.Hooks, cache: TieredCache?, configuration: Configuration,
+        policy: Policy, stats: Stats, logger: Logger
+    ) {
+        self.loop = loop
+        self.session = session
+        self.hooks = hooks
+        self.cache = cache
+        cacheSettings = configuration.cache
+        rules = configuration.ruleBook
+        self.policy = policy
+        self.stats = stats
+        self.logger = logger
+        parserLimits = configuration.parserLimits
+        transformLimit = configuration.limits.maxTransformBody
+    }
+}

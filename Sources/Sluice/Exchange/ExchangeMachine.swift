@@ -1,0 +1,400 @@
+/// The decisions of one exchange as a pure state machine: an ``Event`` in, the ``ExchangePhase``
+/// moved on and the ``Action``s for the driver out. No I/O, no clock (times arrive with events),
+/// no references to sockets or libcurl: tested alone, a table of cases (`ExchangeMachineTests`).
+struct ExchangeMachine {
+    /// What the machine knows of its exchange from the start.
+    struct Context {
+        /// The client's request.
+        var request: ProxyRequest
+        /// The normalised target URL: the cache key.
+        var url: String
+        /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
+        var stripMode: NullStripper.Mode?
+        /// `limits.max_transform_body`.
+        var transformLimit: Int
+        /// The cache settings; `nil` when there is no cache.
+        var cache: Configuration.Cache?
+    }
+
+    /// What happened.
+    enum Event {
+        /// Route decided (``Route``), with the null stripping the rule or the client asked for.
+        case routed(Route, stripMode: NullStripper.Mode?, now: Double)
+        /// The cache tiers answered a lookup; `collapse` is what collapsed forwarding knows of the key.
+        case lookedUp([CacheStore.Entry], collapse: CollapseView, now: Double)
+        /// The fetch this exchange waited for is done with the cache (or the wait timed out).
+        case collapseReleased
+        /// The final response head, after the session's hooks.
+        case responseHead(ResponseHead, now: Double)
+        /// The held body grew past `max_transform_body`: it streams untouched from now on.
+        case holdingAbandoned
+        /// The store step decided at the head: `shareable` = an entry is being written that
+        /// collapsed waiters may be given.
+        case storing(shareable: Bool)
+        /// The entry being written was given up (too large, the database refused) or committed.
+        case storeEnded
+        /// The upstream task ended: `nil` = the response arrived whole. `ownError` is a failure of
+        /// the client's side (its request body), which outranks what libcurl reports.
+        case upstreamCompleted(SluiceError?, ownError: SluiceError?, now: Double)
+        /// The client went away or stalled.
+        case clientGone(SluiceError?)
+        /// The driver finished the exchange.
+        case finished(ExchangePhase.Outcome)
+    }
+
+    /// Route's answer.
+    enum Route {
+        case refused(SluiceError)
+        /// TRACE or OPTIONS with `Max-Forwards: 0`.
+        case answerLocally
+        case forward
+    }
+
+    /// What collapsed forwarding knows of a key at lookup.
+    struct CollapseView: Equatable {
+        /// Another exchange fetches the key now.
+        var fetching: Bool
+        /// The key has a stored entry (it is known to be cacheable).
+        var stored: Bool
+    }
+
+    /// What the driver does, in order.
+    enum Action {
+        /// Answer a problem (or cut the connection when the head was sent).
+        case fail(SluiceError)
+        case answerLocally
+        /// `Cache-Status` for the response (RFC 9211).
+        case setCacheStatus(String)
+        /// Ask the cache tiers for the key's entries (answered by ``Event/lookedUp(_:collapse:now:)``).
+        case lookUp(key: String)
+        /// Wait behind the fetch of `key` (with the collapse timeout).
+        case wait(key: String)
+        /// Stop waiting (the client went away).
+        case leave(key: String)
+        /// This exchange fetches `key` for waiters.
+        case lead(key: String)
+        /// The waiters on `key` look again.
+        case release(key: String)
+        /// A lookup went upstream.
+        case countMiss
+        /// Start the upstream task with these conditional fields.
+        case fetch(conditions: [(String, String)])
+        /// Refresh `entry` with one background request (RFC 5861 `stale-while-revalidate`).
+        case refreshInBackground(CacheStore.Entry)
+        /// Serve a stored response; `answersUpstream`: it stands for the upstream request's answer.
+        case serve(CacheStore.Entry, age: Int64, answersUpstream: Bool)
+        /// Store `entry`'s refreshed head (a 304, or a 200 to HEAD that agrees).
+        case refreshStored(CacheStore.Entry)
+        /// Drop every stored response for a key (§4.3.5: a HEAD showed the entry is out of date).
+        case invalidate(key: String)
+        /// Validate, store, transform and write the head (``NullStrippingDelivery/Plan``).
+        case deliverHead(ResponseHead, NullStrippingDelivery.Plan)
+        /// The body is whole: commit what is being stored.
+        case commitStore
+        /// Nothing being stored may stay; nothing held goes out.
+        case abandonStore
+        /// Close the response's framing (held bodies are stripped and sent first).
+        case endResponse
+        case cancelUpstream(SluiceError)
+        /// Stop sending a stored body.
+        case stopStoredBody
+        /// Finish now and close the connection.
+        case finishClosing
+    }
+
+    static let cacheName = "Sluice"
+    /// The origin answers that count as an error for `stale-if-error` (RFC 5861 §4).
+    static let errorStatuses: Set<Int> = [500, 502, 503, 504]
+
+    private(set) var context: Context
+    private(set) var phase = ExchangePhase.routing
+
+    init(_ context: Context) { self.context = context }
+
+    /// Whether upstream body bytes are thrown away (a stored response answers instead).
+    var discardsBody: Bool {
+        if case .fetching(let fetch) = phase, case .discarding = fetch.delivery { return true }
+        return false
+    }
+
+    /// Whether a stored response is being served.
+    var servesStored: Bool { if case .servingStored = phase { true } else { false } }
+
+    /// Whether the exchange ended.
+    var isDone: Bool { if case .done = phase { true } else { false } }
+
+    // MARK: - Transitions
+
+    mutating func handle(_ event: Event) -> [Action] {
+        switch (phase, event) {
+        case (.routing, .routed(let route, let stripMode, let now)):
+            context.stripMode = stripMode
+            return routed(route, now: now)
+        case (.lookingUp(let key, let after), .lookedUp(let candidates, let collapse, let now)):
+            return lookedUp(
+                key: key, candidates, collapse: collapse, afterCollapse: after, mayCollapse: after == nil, now: now)
+        case (.awaitingCollapse(let key, let forward), .collapseReleased):
+            phase = .lookingUp(key: key, afterCollapse: forward)
+            return [.lookUp(key: key)]
+        case (.fetching(let fetch), .responseHead(let head, let now)):
+            return responseHead(head, fetch, now: now)
+        case (.fetching(var fetch), .holdingAbandoned):
+            fetch.delivery = .streaming
+            phase = .fetching(fetch)
+            return []
+        case (.fetching(let fetch), .storing(let shareable)):
+            return shareable ? [] : releasing(fetch)
+        case (.fetching(let fetch), .storeEnded):
+            return releasing(fetch)
+        case (.fetching(let fetch), .upstreamCompleted(nil, _, let now)):
+            return completed(fetch, now: now)
+        case (.fetching(let fetch), .upstreamCompleted(let failure?, let ownError, let now)):
+            return failed(fetch, failure, ownError: ownError, now: now)
+        case (.fetching, .clientGone(let reason)):
+            return [
+                .abandonStore,
+                .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))),
+                .finishClosing,
+            ]
+        case (.servingStored, .clientGone):
+            return [.stopStoredBody, .finishClosing]
+        case (.done, .clientGone):
+            return []
+        case (_, .clientGone):
+            return [.finishClosing]
+        case (_, .finished(let outcome)):
+            return finished(outcome)
+        default:
+            // Events that no longer matter in this phase (a late completion after the client left).
+            return []
+        }
+    }
+
+    private mutating func routed(_ route: Route, now: Double) -> [Action] {
+        switch route {
+        case .refused(let error):
+            return [.fail(error)]
+        case .answerLocally:
+            return [.answerLocally]
+        case .forward:
+            guard context.cache != nil else { return fetch(key: nil, now: now) }
+            let request = context.request
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return [.setCacheStatus(Self.cacheName + "; fwd=method")] + fetch(key: nil, now: now)
+            }
+            if request.headers.contains("cache-control"), CacheControl(request.headers).noStore {
+                return [.setCacheStatus(Self.cacheName + "; fwd=request; detail=no-store")] + fetch(key: nil, now: now)
+            }
+            let key = context.url
+            if request.headers.contains("range") {
+                // A stored complete response does not answer a range (yet): a plain miss, never collapsed.
+                return lookedUp(
+                    key: key, [], collapse: CollapseView(fetching: false, stored: false), afterCollapse: nil,
+                    mayCollapse: false, now: now)
+            }
+            phase = .lookingUp(key: key, afterCollapse: nil)
+            return [.lookUp(key: key)]
+        }
+    }
+
+    private mutating func fetch(key: String?, now: Double) -> [Action] {
+        phase = .fetching(
+            .init(
+                key: key, requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
+                delivery: .awaitingHead))
+        return [.fetch(conditions: [])]
+    }
+
+    // MARK: - Lookup
+
+    private mutating func lookedUp(
+        key: String, _ candidates: [CacheStore.Entry], collapse: CollapseView, afterCollapse: String?,
+        mayCollapse: Bool, now: Double
+    ) -> [Action] {
+        let settings = context.cache.map(Freshness.Settings.init) ?? .init()
+        let request = Freshness.Request(context.request.headers)
+        let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
+        var forward: String
+        var fetch = ExchangePhase.Fetch(
+            key: key, requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
+            delivery: .awaitingHead)
+        var actions: [Action] = []
+        switch decision {
+        case .fresh(let entry, let age, let ttl, let detail):
+            return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse)
+        case .staleWhileRevalidate(let entry, let age, let ttl):
+            let refresh: [Action] = context.request.method == "GET" ? [.refreshInBackground(entry)] : []
+            return refresh
+                + serveHit(
+                    entry, age: age, ttl: ttl, detail: "; detail=stale-while-revalidate", afterCollapse: afterCollapse)
+        case .revalidate(let entry, let conditions, let onFailure, let reason):
+            forward = reason
+            if !conditions.isEmpty { fetch.revalidating = entry }
+            fetch.onOriginFailure = onFailure
+        case .miss(let miss):
+            forward = miss.rawValue
+        }
+        if request.control.onlyIfCached {
+            return [
+                .setCacheStatus(Self.cacheName + "; fwd=\(forward); detail=only-if-cached"),
+                .fail(
+                    .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))),
+            ]
+        }
+        actions.append(.setCacheStatus(Self.cacheName + "; fwd=" + forward))
+        // Collapsed forwarding: a miss on a key that another exchange fetches waits for it; a miss
+        // on a key known to be cacheable leads. Requests that would not take a stored answer
+        // (`no-cache`), ranges, and the look after a wait never collapse.
+        if mayCollapse, !request.noCache, context.cache?.collapseForwarding == true {
+            if collapse.fetching {
+                phase = .awaitingCollapse(key: key, forward: forward)
+                return actions + [.wait(key: key)]
+            }
+            if context.request.method == "GET", collapse.stored {
+                fetch.collapse = .leading(key: key)
+                actions.append(.lead(key: key))
+            }
+        }
+        phase = .fetching(fetch)
+        let conditions = fetch.revalidating.map(Revalidation.conditions(for:)) ?? []
+        return actions + [.countMiss, .fetch(conditions: conditions)]
+    }
+
+    private mutating func serveHit(
+        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String, afterCollapse: String?
+    ) -> [Action] {
+        phase = .servingStored(.hit)
+        let status =
+            afterCollapse.map { Self.cacheName + "; fwd=\($0); collapsed" }
+            ?? Self.cacheName + "; hit; ttl=" + String(ttl) + detail
+        return [.setCacheStatus(status), .serve(entry, age: age, answersUpstream: false)]
+    }
+
+    // MARK: - Fetch
+
+    private mutating func responseHead(_ head: ResponseHead, _ current: ExchangePhase.Fetch, now: Double) -> [Action] {
+        guard case .awaitingHead = current.delivery else { return [] }
+        var fetch = current
+        if case .serveStale = fetch.onOriginFailure, Self.errorStatuses.contains(head.status) {
+            fetch.delivery = .discarding(.originError(status: head.status))  // answered at completion
+            phase = .fetching(fetch)
+            return []
+        }
+        var actions: [Action] = []
+        if let entry = fetch.revalidating, let cache = context.cache {
+            fetch.revalidating = nil
+            let refreshed = Revalidation.refreshed(
+                entry, by: head, requestTime: fetch.requestTime, now: now, facts: cache.facts)
+            if head.status == 304 {
+                fetch.delivery = .discarding(.notModified(refreshed))
+                phase = .fetching(fetch)
+                return []
+            }
+            if context.request.method == "HEAD", head.status == 200 {
+                // §4.3.5: a 200 to HEAD freshens the stored GET it agrees with, else outdates it.
+                actions.append(
+                    Revalidation.headAgrees(head, with: entry) ? .refreshStored(refreshed) : .invalidate(key: entry.key)
+                )
+            }
+        }
+        var plan = NullStrippingDelivery.Plan.pass
+        if context.stripMode != nil {
+            plan = NullStrippingDelivery.plan(for: head, request: context.request, limit: context.transformLimit)
+        }
+        if case .hold = plan { fetch.delivery = .holding } else { fetch.delivery = .streaming }
+        phase = .fetching(fetch)
+        return actions + [.deliverHead(head, plan)]
+    }
+
+    private mutating func completed(_ fetch: ExchangePhase.Fetch, now: Double) -> [Action] {
+        switch fetch.delivery {
+        case .discarding(.originError(let status)):
+            return serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
+        case .discarding(.notModified(let entry)):
+            phase = .servingStored(.revalidated)
+            return releasing(fetch) + [
+                .refreshStored(entry), .setCacheStatus(Self.cacheName + "; fwd=stale; fwd-status=304"),
+                .serve(entry, age: entry.age(at: now), answersUpstream: true),
+            ]
+        case .awaitingHead, .holding, .streaming:
+            return [.commitStore] + releasing(fetch) + [.endResponse]
+        }
+    }
+
+    private mutating func failed(
+        _ fetch: ExchangePhase.Fetch, _ failure: SluiceError, ownError: SluiceError?, now: Double
+    ) -> [Action] {
+        var error = ownError ?? failure
+        let origin = Self.originFailureStatus(failure)
+        if ownError == nil, origin.covered {
+            var discarded: Int?
+            if case .discarding(.originError(let status)) = fetch.delivery { discarded = status }
+            if let served = serveStale(fetch, originStatus: origin.originStatus ?? discarded, now: now) {
+                return served
+            }
+            if case .gatewayTimeout = fetch.onOriginFailure, origin.originStatus == nil {
+                error = .upstreamFailed(
+                    reason: .timedOut(
+                        detail:
+                            "The stored response must be revalidated (must-revalidate) and the origin failed: \(Problem(failure).detail)"
+                    ))
+            }
+        }
+        return [.abandonStore, .fail(error)]
+    }
+
+    /// The stale entry kept for an origin failure answers, if there is one and nothing of the
+    /// origin's response went out yet; `nil` otherwise.
+    private mutating func serveStale(_ fetch: ExchangePhase.Fetch, originStatus: Int?, now: Double) -> [Action]? {
+        guard case .serveStale(let entry) = fetch.onOriginFailure else { return nil }
+        if case .streaming = fetch.delivery { return nil }
+        phase = .servingStored(.staleIfError)
+        let status =
+            Self.cacheName + "; fwd=stale" + (originStatus.map { "; fwd-status=\($0)" } ?? "")
+            + "; detail=stale-if-error"
+        return [.abandonStore] + releasing(fetch) + [
+            .setCacheStatus(status), .serve(entry, age: entry.age(at: now), answersUpstream: true),
+        ]
+    }
+
+    /// The fetch is done with the cache: waiters look again (once).
+    private mutating func releasing(_ fetch: ExchangePhase.Fetch) -> [Action] {
+        guard case .leading(let key) = fetch.collapse else { return [] }
+        var fetch = fetch
+        fetch.collapse = .none
+        if case .fetching = phase { phase = .fetching(fetch) }
+        return [.release(key: key)]
+    }
+
+    private mutating func finished(_ outcome: ExchangePhase.Outcome) -> [Action] {
+        var actions: [Action] = []
+        switch phase {
+        case .awaitingCollapse(let key, _): actions = [.leave(key: key)]
+        case .fetching(let fetch): actions = releasing(fetch)
+        default: break
+        }
+        phase = .done(outcome)
+        return actions
+    }
+
+    /// Whether a failure is one that `stale-if-error` covers (no connection, timeout, a bad
+    /// response, or a 5xx the rule rejected), with the origin's status when there was one.
+    static func originFailureStatus(_ failure: SluiceError) -> (covered: Bool, originStatus: Int?) {
+        switch failure {
+        case .upstreamFailed(let reason):
+            if case .cancelled = reason { return (false, nil) }
+            return (true, nil)
+        case .validationFailed(let validation) where errorStatuses.contains(validation.status):
+            return (true, validation.status)
+        default:
+            return (false, nil)
+        }
+    }
+}
+
+extension Configuration.Cache {
+    /// What freshness needs from a stored head under these settings.
+    func facts(_ headers: HTTPFields) -> CacheStore.Facts {
+        CacheStore.Facts(headers, shared: shared, heuristic: heuristic)
+    }
+}

@@ -1,0 +1,16 @@
+/// What one exchange has to say about itself: in its response head (`Cache-Status`,
+/// `Sluice-Validation`) and in its record for the monitors and the access log.
+struct ExchangeNotes {
+    /// `Cache-Status` for the response (RFC 9211).
+    var cacheStatus: String?
+    /// `Sluice-Validation` members for the response head.
+    var marks: [String] = []
+    /// Why validation failed in report mode.
+    var validationFailure: String?
+    /// What null stripping did.
+    var transformNote: String?
+    /// The failure the client got (or that cut its connection).
+    var error: SluiceError?
+    /// Interim (1xx) responses passed on to the client.
+    var interimSent = 0
+}

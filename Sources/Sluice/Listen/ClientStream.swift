@@ -1,0 +1,47 @@
+import EventIO
+
+/// The few things an exchange needs from its client's byte stream: read the input, write with a
+/// "more follows" hint, the size of what is still unsent, and whether writes fail. A plain
+/// socket (``Connection``) is one; a decrypted TLS stream is another.
+protocol ClientStream: AnyObject {
+    /// Bytes received and not yet consumed.
+    var inputCount: Int { get }
+    /// Runs `body` over the first contiguous piece of the input.
+    func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R
+    /// Consumes `count` bytes of input.
+    func drainInput(_ count: Int)
+    /// Queues bytes; `more`: more of the same response follows at once (the stream may gather).
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool)
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool)
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool)
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        _ fourth: UnsafeRawBufferPointer, more: Bool)
+    func write(_ bytes: [UInt8])
+    func write(_ text: String)
+    /// Bytes queued and not yet sent (backpressure: above the high-water mark, the source pauses).
+    var outputCount: Int { get }
+    /// A write failed (the peer is gone); its error event follows.
+    var writeBroken: Bool { get }
+}
+
+extension Connection: ClientStream {}
+
+/// What an exchange needs from the client connection that runs it, besides the byte stream.
+protocol ExchangeHost: AnyObject {
+    /// The client's byte stream.
+    var stream: any ClientStream { get }
+    /// The client's address, for logs.
+    var peerText: String { get }
+    /// Whether the client is on this machine.
+    var isLocal: Bool { get }
+    /// The client sent FIN.
+    var inputClosed: Bool { get }
+    /// The request body was read to its end.
+    func requestBodyDidEnd()
+    /// Sends the exchange's held head at the end of this loop turn unless body bytes took it along.
+    func sendHeldHeadAtEndOfTurn()
+    /// The exchange is over: the next request may start, or the connection closes (`abort`: reset).
+    func exchangeDidFinish(_ exchange: Exchange, closeConnection: Bool, abort: Bool)
+}

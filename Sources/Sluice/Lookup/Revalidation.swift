@@ -1,0 +1,57 @@
+/// Revalidation (RFC 9111 §4.3) as pure functions: the conditional fields for a stored response,
+/// the entry a 304 refreshes, whether a 200 to HEAD confirms a stored GET, and whether a client's
+/// own validators match what is stored.
+enum Revalidation {
+    /// `If-None-Match` / `If-Modified-Since` for a stored response's validators (§4.3.1).
+    static func conditions(for entry: CacheStore.Entry) -> [(String, String)] {
+        var conditions: [(String, String)] = []
+        if let etag = entry.headers["etag"] { conditions.append(("If-None-Match", etag)) }
+        if let modified = entry.headers["last-modified"] { conditions.append(("If-Modified-Since", modified)) }
+        return conditions
+    }
+
+    /// A stored entry as a 304 updates it (§4.3.4): merged header fields, new times; a `ttl`
+    /// override stays only while the response still states no freshness of its own.
+    static func refreshed(
+        _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
+        facts: (HTTPFields) -> CacheStore.Facts
+    ) -> CacheStore.Entry {
+        var updated = entry
+        updated.headers = CachePolicy.merge(entry.headers, with: response.headers)
+        updated.facts = facts(updated.headers)
+        updated.requestTime = requestTime
+        updated.responseTime = now
+        if CachePolicy.hasExplicitFreshness(updated.headers) { updated.ttl = nil }
+        return updated
+    }
+
+    /// §4.3.5: whether a 200 to HEAD agrees with the stored GET response it was checked against
+    /// (validators present and equal, and any `Content-Length` too). If so the entry is freshened
+    /// as by a 304; if not, the URI's stored responses are out of date.
+    static func headAgrees(_ response: ResponseHead, with entry: CacheStore.Entry) -> Bool {
+        let received = ["etag", "last-modified"].filter { response.headers.contains($0) }
+        return !received.isEmpty
+            && (received + ["content-length"]).allSatisfy { name in
+                response.headers[name].map { $0.trimmingOWS() == entry.headers[name]?.trimmingOWS() } ?? true
+            }
+    }
+
+    /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
+    static func clientValidatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
+        if let inm = request["if-none-match"] {
+            guard let etag = stored["etag"] else { return false }
+            let tag = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+            return inm.split(separator: ",").contains { candidate in
+                let text = candidate.trimmingOWS()
+                return text == "*" || (text.hasPrefix("W/") ? String(text.dropFirst(2)) : text) == tag
+            }
+        }
+        if let ims = request["if-modified-since"].flatMap(HTTPDate.parse) {
+            guard let modified = (stored["last-modified"] ?? stored["date"]).flatMap(HTTPDate.parse) else {
+                return false
+            }
+            return modified <= ims
+        }
+        return false
+    }
+}

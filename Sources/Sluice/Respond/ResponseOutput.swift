@@ -1,0 +1,173 @@
+/// Respond: one response on its way to the client. The head is held back until the first body
+/// bytes so that both leave in one write (or, at the latest, at the end of the loop turn); the
+/// body is framed as the head announced; a client that falls behind pauses the source.
+final class ResponseOutput {
+    /// Above this many unsent bytes, the source pauses.
+    static let highWater = 64 * 1024
+
+    /// How far the response got.
+    enum State {
+        /// Nothing prepared yet.
+        case none
+        /// The head, ready; it leaves with the first body bytes.
+        case headHeld([UInt8])
+        /// Bytes reached the client (or its socket buffer).
+        case sending
+        /// The whole response was written.
+        case complete
+    }
+
+    let stream: any ClientStream
+    private(set) var state = State.none
+    private(set) var framing = ResponseWriter.Framing.none
+    /// The status answered (0 before a head was prepared).
+    var status = 0
+    /// Body bytes written.
+    private(set) var bytesSent: Int64 = 0
+    /// The body length announced (`Content-Length` framing), else 0.
+    private var bodyLength: Int64 = 0
+    /// The connection stays open after this response.
+    var keepAlive: Bool
+    /// The source paused because the client fell behind; it resumes when the client drains.
+    private(set) var stalled = false
+
+    init(stream: any ClientStream, keepAlive: Bool) {
+        self.stream = stream
+        self.keepAlive = keepAlive
+    }
+
+    /// Bytes of the response went out.
+    var headSent: Bool {
+        switch state {
+        case .sending, .complete: true
+        case .none, .headHeld: false
+        }
+    }
+
+    var isComplete: Bool { if case .complete = state { true } else { false } }
+    var isHoldingHead: Bool { if case .headHeld = state { true } else { false } }
+
+    /// The client cannot take more now (behind, or gone: its error event is on the way).
+    var isBehind: Bool { stream.writeBroken || stream.outputCount >= ResponseOutput.highWater }
+
+    // MARK: - Head
+
+    /// The client head for `response`, held until the body's first bytes.
+    func prepare(
+        _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: String?,
+        marks: [String]
+    ) {
+        var (headers, framing) = Forwarding.clientResponse(
+            response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
+        if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
+        hold(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers), framing: framing)
+        status = response.status
+        bodyLength = framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0
+    }
+
+    /// Holds a finished head (a stored hit's, made from memory) with its framing.
+    func hold(_ head: [UInt8], framing: ResponseWriter.Framing, bodyLength: Int64 = 0) {
+        self.framing = framing
+        if framing == .close { keepAlive = false }
+        if bodyLength > 0 { self.bodyLength = bodyLength }
+        state = .headHeld(head)
+    }
+
+    /// Sends a head still held back for the body (none came in this loop turn).
+    func flushHeldHead() {
+        guard isHoldingHead, !stream.writeBroken else { return }
+        send()
+    }
+
+    /// Drops a held head (a problem answers instead).
+    func dropHeldHead() { if isHoldingHead { state = .none } }
+
+    // MARK: - Body
+
+    /// Body bytes; `false` = not taken (the client is behind: offer them again after it drains).
+    func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // The client is gone (its error event is on the way): the bytes have nowhere to go.
+        if stream.writeBroken { return true }
+        if stream.outputCount >= ResponseOutput.highWater {
+            stalled = true
+            return false
+        }
+        emit(bytes)
+        return true
+    }
+
+    /// The source stops until the client drains.
+    func stall() { stalled = true }
+
+    /// The client drained: whether a source was waiting for that.
+    func takeDrain() -> Bool {
+        defer { stalled = false }
+        return stalled
+    }
+
+    /// Writes body bytes in the response's framing.
+    func emit(_ bytes: UnsafeRawBufferPointer) {
+        switch framing {
+        case .none:
+            return
+        case .chunked:
+            guard !bytes.isEmpty else { return send() }
+            let size = ResponseWriter.chunkHeader(bytes.count)
+            // The last chunk (sent without `more`) follows.
+            size.withUnsafeBytes { sizeBytes in
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: true, sizeBytes, bytes, crlf) }
+            }
+        case .length, .close:
+            // Body pieces arrive from libcurl 16 KiB at a time: while more is due, the kernel may
+            // gather them into full packets. The last piece of a known length goes out at once.
+            send(more: framing == .close || bytesSent + Int64(bytes.count) < bodyLength, bytes)
+        }
+        bytesSent += Int64(bytes.count)
+    }
+
+    /// The body is complete: close the framing.
+    func end() {
+        if framing == .chunked {
+            ResponseWriter.lastChunk.withUnsafeBytes { send($0) }
+        } else {
+            send()
+        }
+        state = .complete
+    }
+
+    /// A whole response written at once (a problem, a local answer).
+    func complete(head: [UInt8], body: String, status: Int, bodyBytes: Int64) {
+        stream.write(head)
+        if !body.isEmpty { stream.write(body) }
+        self.status = status
+        bytesSent = bodyBytes
+        state = .complete
+    }
+
+    /// An interim (1xx) response, written at once.
+    func interim(_ head: [UInt8]) { stream.write(head) }
+
+    /// Writes the held-back head together with `pieces` (at most three), in one system call when
+    /// the socket takes them; `more`: more of the body follows (see ``ClientStream/write(_:more:)``).
+    private func send(more: Bool = false, _ pieces: UnsafeRawBufferPointer...) {
+        guard case .headHeld(let head) = state else {
+            switch pieces.count {
+            case 0: return
+            case 1: stream.write(pieces[0], more: more)
+            case 2: stream.write(pieces[0], pieces[1], more: more)
+            default: stream.write(pieces[0], pieces[1], pieces[2], more: more)
+            }
+            return
+        }
+        state = .sending
+        head.withUnsafeBytes { headBytes in
+            switch pieces.count {
+            case 0: stream.write(headBytes, more: more)
+            case 1: stream.write(headBytes, pieces[0], more: more)
+            case 2: stream.write(headBytes, pieces[0], pieces[1], more: more)
+            default: stream.write(headBytes, pieces[0], pieces[1], pieces[2], more: more)
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+/// Respond, from the cache: the head of a stored response and its body, read out with backpressure.
+enum StoredResponse {
+    /// Header fields a 304 to the client's own conditional request carries (RFC 9110 §15.4.5).
+    static let notModifiedFields = [
+        "etag", "cache-control", "content-location", "date", "expires", "vary", "age", "last-modified",
+    ]
+
+    /// The 304 that answers a client whose validators match the stored response.
+    static func notModified(_ head: ResponseHead) -> ResponseHead {
+        var headers = HTTPFields()
+        for field in head.headers where notModifiedFields.contains(where: field.hasName) {
+            headers.append(name: field.name, value: field.value)
+        }
+        return ResponseHead(status: 304, reason: "Not Modified", version: head.version, headers: headers)
+    }
+
+    /// The client head of a hit that needs nothing but the stored head — a keep-alive HTTP/1.1
+    /// GET, no validation, no stripping, no conditional match, a Content-Length body kept in
+    /// memory with its Date — made by the general path (`Forwarding.clientResponse`) once per
+    /// kept body, then completed here with Age and Cache-Status. `nil`: take the general path.
+    static func plainHead(
+        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: String, cache: TieredCache
+    ) -> [UInt8]? {
+        guard !Revalidation.clientValidatorsMatch(request.headers, stored: entry.head.headers) else { return nil }
+        var template = cache.hotHead(entry.ref)
+        if template == nil {
+            let stored = entry.head.headers
+            guard cache.bodyIsHot(entry.ref), stored.contains("date"), stored.contains("content-length"),
+                !stored.contains("transfer-encoding")
+            else { return nil }
+            var head = entry.head
+            head.headers.remove("age")
+            let (headers, framing) = Forwarding.clientResponse(
+                head, request: request, date: "", keepAlive: true, stripped: true)
+            guard framing == .length else { return nil }
+            var bytes = ResponseWriter.head(status: head.status, reason: head.reason, headers: headers)
+            bytes.removeLast(2)  // the empty line: Age and Cache-Status follow
+            cache.keepHotHead(bytes, entry: entry.ref)
+            template = bytes
+        }
+        guard var bytes = template else { return nil }
+        bytes.reserveCapacity(bytes.count + cacheStatus.utf8.count + 40)
+        bytes.append(contentsOf: "Age: ".utf8)
+        bytes.append(contentsOf: String(max(0, age)).utf8)
+        bytes.append(contentsOf: "\r\nCache-Status: ".utf8)
+        bytes.append(contentsOf: cacheStatus.utf8)
+        bytes.append(contentsOf: "\r\n\r\n".utf8)
+        return bytes
+    }
+
+    /// A stored body being read out: from memory when the tier holds it whole, else chunk by chunk.
+    struct Cursor {
+        let entry: EntryRef
+        let size: Int64
+        /// The whole body, when kept in memory.
+        let bytes: [UInt8]?
+        private var next: Int64 = 0
+        private var sent: Int64 = 0
+
+        init(_ entry: CacheStore.Entry, cache: TieredCache) {
+            self.entry = entry.ref
+            size = entry.size
+            bytes = cache.wholeBody(entry)
+        }
+
+        /// How a pump ended.
+        enum Stop {
+            /// The client is behind (or gone): resume when it drains.
+            case stalled
+            /// The whole body went out.
+            case ended
+            /// The tier lost part of the body (purged meanwhile, or unreadable): never fake an end.
+            case broken
+        }
+
+        /// Sends pieces until the client falls behind or the end; `deliver` returns `false` when a
+        /// piece was not taken.
+        mutating func pump(
+            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+        ) -> Stop {
+            while true {
+                if isBehind() { return .stalled }
+                if let bytes {
+                    // A small body held in memory: slices of it, with the same backpressure.
+                    let start = Int(sent)
+                    guard start < bytes.count else { return .ended }
+                    let end = min(bytes.count, start + CacheWriter.chunkSize)
+                    guard bytes.withUnsafeBytes({ deliver(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }) else {
+                        return .stalled
+                    }
+                    sent = Int64(end)
+                    continue
+                }
+                guard let chunk = cache.chunk(of: entry, at: next) else { return sent == size ? .ended : .broken }
+                guard chunk.withUnsafeBytes({ deliver($0) }) else { return .stalled }
+                next += 1
+                sent += Int64(chunk.count)
+            }
+        }
+    }
+}

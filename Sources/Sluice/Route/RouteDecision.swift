@@ -1,0 +1,79 @@
+/// Route: what one request may do and under which rule — the target must be an absolute http(s)
+/// URL that policy allows; the first matching rule (or `defaults`) gives the exchange its
+/// ``Rule``; TRACE and OPTIONS with `Max-Forwards: 0` are answered by the proxy itself.
+struct RouteDecision {
+    /// The target (set once the request is routable).
+    var url: TargetURL?
+    /// The rule that applies (the defaults when none matched).
+    var rule: Rule
+    /// Whether a rule (not the defaults) matched.
+    var matched = false
+    /// The rule's enforce-mode gate and will-cache hook.
+    var gate: (any ResponseHandler)?
+    var cacher: (any CachedResponseHandler)?
+    /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
+    var stripMode: NullStripper.Mode?
+
+    init(defaults: Rule) { rule = defaults }
+
+    /// The rule's name when a rule matched.
+    var matchedName: String? { matched ? rule.name : nil }
+
+    /// The rule's hooks (its redirect policy, its gate, its will-cache hook).
+    var hooks: UpstreamTask.Hooks {
+        UpstreamTask.Hooks(
+            redirectHandler: rule.redirects.map { Redirector(policy: $0) }, responseHandler: gate,
+            cachedResponseHandler: cacher)
+    }
+
+    /// The URL for keys, problems and logs.
+    static func urlText(_ request: ProxyRequest) -> String {
+        if case .absolute(let url) = request.target { return url.description }
+        return request.rawTarget
+    }
+
+    /// Routes a request: the decision, and what the exchange does next.
+    static func decide(_ request: ProxyRequest, policy: Policy, rules book: RuleBook, localClient: Bool)
+        -> (route: RouteDecision, answer: ExchangeMachine.Route)
+    {
+        var route = RouteDecision(defaults: book.defaults)
+        let url: TargetURL
+        switch request.target {
+        case .absolute(let target):
+            url = target
+        case .origin, .asterisk:
+            return (route, .refused(.badRequest(reason: .notAProxyRequest)))
+        case .authority:
+            return (route, .refused(.badRequest(reason: .malformed("CONNECT is handled by the tunnel"))))
+        }
+        if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
+        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil {
+            let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
+            (route.rule, route.matched, route.gate, route.cacher) = (
+                resolved.rule, resolved.matched, resolved.gate, resolved.cacher
+            )
+        }
+        route.stripMode = stripping(requested: request.headers["sluice-strip-nulls"], rule: route.rule.stripJSONNulls)
+        if let expectation = request.headers["expect"], !request.expectsContinue {
+            return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))
+        }
+        if let forwards = Forwarding.maxForwards(request), forwards == 0,
+            request.method == "TRACE" || request.method == "OPTIONS"
+        {
+            return (route, .answerLocally)
+        }
+        route.url = url
+        return (route, .forward)
+    }
+
+    /// The stripping mode for a request: `Sluice-Strip-Nulls: 1|true|all` asks, `0|false` declines, else the rule's.
+    static func stripping(requested: String?, rule: NullStripper.Mode?) -> NullStripper.Mode? {
+        guard let requested else { return rule }
+        switch requested.trimmingOWS().lowercased() {
+        case "1", "true", "yes", "on", "members": return rule == .all ? .all : .members
+        case "all": return .all
+        case "0", "false", "no", "off": return nil
+        default: return rule
+        }
+    }
+}

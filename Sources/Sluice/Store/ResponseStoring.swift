@@ -1,0 +1,81 @@
+/// Store, as one exchange's response streams: admission at the head (``CacheAdmission``), the
+/// origin's bytes into the entry, the entry made visible at the end when the will-cache hook
+/// agrees; responses to unsafe methods invalidate instead (RFC 9111 §4.4).
+enum ResponseStoring {
+    /// What the store step did at a response head.
+    enum Start {
+        /// Nothing to do (not a GET, or no cache key).
+        case none
+        /// An unsafe method succeeded: stored responses were dropped.
+        case invalidated
+        /// An entry is being written; `shareable`: collapsed waiters may be given it.
+        case writing(CacheWriter, shareable: Bool)
+        /// Not stored, for this reason.
+        case refused(CachePolicy.Refusal)
+        /// The database refused the row; the response is delivered anyway.
+        case skipped
+    }
+
+    /// Methods known to be safe (RFC 9110 §9.2.1): any other method's success invalidates.
+    static func isUnsafe(_ method: String) -> Bool {
+        switch method {
+        case "POST", "PUT", "PATCH", "DELETE": return true
+        default: return false
+        }
+    }
+
+    /// At the origin's response head: invalidate (unsafe methods), or begin an entry.
+    static func start(
+        _ response: ResponseHead, method: String, url: TargetURL, key: String?, cache: any CacheTier,
+        admission: () -> CacheAdmission, validationFailed: Bool, now: Double
+    ) -> Start {
+        if isUnsafe(method), (200..<400).contains(response.status) {
+            for key in invalidatedKeys(url: url, response: response) { cache.invalidate(key: key) }
+            return .invalidated
+        }
+        guard key != nil, method == "GET" else { return .none }
+        switch admission().begin(response, validationFailed: validationFailed, now: now) {
+        case .refused(let refusal): return .refused(refusal)
+        case .skipped: return .skipped
+        case .writing(let writer, let personal): return .writing(writer, shareable: !personal)
+        }
+    }
+
+    /// §4.4: the target URI and the same-origin `Location` / `Content-Location` URIs.
+    static func invalidatedKeys(url: TargetURL, response: ResponseHead) -> [String] {
+        var keys = [url.description]
+        for name in ["location", "content-location"] {
+            guard let value = response.headers[name] else { continue }
+            let target: TargetURL?
+            if value.hasPrefix("/") {
+                target = TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: value)
+            } else {
+                target = TargetURL(value)
+            }
+            if let target, target.origin == url.origin { keys.append(target.description) }
+        }
+        return keys
+    }
+}
+
+extension CacheWriter {
+    /// Adds body bytes; `false` when the entry was given up (the decision is recorded).
+    func append(_ bytes: UnsafeRawBufferPointer, now: Double) -> Bool {
+        guard let refusal = append(bytes) else { return true }
+        store.recordDecision(url: key, now: now, stored: false, reason: refusal.rawValue)
+        return false
+    }
+
+    /// The body is whole: commit it as the will-cache hook decided; `true` = stored.
+    func commit(decision: CachedResponseProposal??, now: Double) -> Bool {
+        let refusal = finish(decision: decision)
+        store.recordDecision(url: key, now: now, stored: refusal == nil, reason: refusal?.rawValue)
+        return refusal == nil
+    }
+
+    /// The transfer failed or the client left: nothing of it stays.
+    func abandon(now: Double) {
+        abort()
+        store.recordDecision(url: key, now: now, stored: false, reason: "incomplete")
+    }
+}
