@@ -1,0 +1,103 @@
+/// The machine's vocabulary: what it knows from the start, the events it is told, the actions it
+/// returns.
+extension ExchangeMachine {
+    /// What the machine knows of its exchange from the start.
+    struct Context {
+        /// The client's request.
+        var request: ProxyRequest
+        /// The normalised target URL: the cache key.
+        var url: String
+        /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
+        var stripMode: NullStripper.Mode?
+        /// `limits.max_transform_body`.
+        var transformLimit: Int
+        /// The cache settings; `nil` when there is no cache.
+        var cache: Configuration.Cache?
+    }
+
+    /// What happened.
+    enum Event {
+        /// Route decided (``Route``), with the null stripping the rule or the client asked for.
+        case routed(Route, stripMode: NullStripper.Mode?, now: Double)
+        /// The cache tiers answered a lookup; `collapse` is what collapsed forwarding knows of the key.
+        case lookedUp([CacheStore.Entry], collapse: CollapseView, now: Double)
+        /// The fetch this exchange waited for is done with the cache (or the wait timed out).
+        case collapseReleased
+        /// The final response head, after the session's hooks.
+        case responseHead(ResponseHead, now: Double)
+        /// The held body grew past `max_transform_body`: it streams untouched from now on.
+        case holdingAbandoned
+        /// The store step decided at the head: `shareable` = an entry is being written that
+        /// collapsed waiters may be given.
+        case storing(shareable: Bool)
+        /// The entry being written was given up (too large, the database refused) or committed.
+        case storeEnded
+        /// The upstream task ended: `nil` = the response arrived whole. `ownError` is a failure of
+        /// the client's side (its request body), which outranks what libcurl reports.
+        case upstreamCompleted(SluiceError?, ownError: SluiceError?, now: Double)
+        /// The client went away or stalled.
+        case clientGone(SluiceError?)
+        /// The driver finished the exchange.
+        case finished(ExchangePhase.Outcome)
+    }
+
+    /// Route's answer.
+    enum Route {
+        case refused(SluiceError)
+        /// TRACE or OPTIONS with `Max-Forwards: 0`.
+        case answerLocally
+        case forward
+    }
+
+    /// What collapsed forwarding knows of a key at lookup.
+    struct CollapseView: Equatable {
+        /// Another exchange fetches the key now.
+        var fetching: Bool
+        /// The key has a stored entry (it is known to be cacheable).
+        var stored: Bool
+    }
+
+    /// What the driver does, in order.
+    enum Action {
+        /// Answer a problem (or cut the connection when the head was sent).
+        case fail(SluiceError)
+        case answerLocally
+        /// `Cache-Status` for the response (RFC 9211).
+        case setCacheStatus(String)
+        /// Ask the cache tiers for the key's entries (answered by ``Event/lookedUp(_:collapse:now:)``).
+        case lookUp(key: String)
+        /// Wait behind the fetch of `key` (with the collapse timeout).
+        case wait(key: String)
+        /// Stop waiting (the client went away).
+        case leave(key: String)
+        /// This exchange fetches `key` for waiters.
+        case lead(key: String)
+        /// The waiters on `key` look again.
+        case release(key: String)
+        /// A lookup went upstream.
+        case countMiss
+        /// Start the upstream task with these conditional fields.
+        case fetch(conditions: [(String, String)])
+        /// Refresh `entry` with one background request (RFC 5861 `stale-while-revalidate`).
+        case refreshInBackground(CacheStore.Entry)
+        /// Serve a stored response; `answersUpstream`: it stands for the upstream request's answer.
+        case serve(CacheStore.Entry, age: Int64, answersUpstream: Bool)
+        /// Store `entry`'s refreshed head (a 304, or a 200 to HEAD that agrees).
+        case refreshStored(CacheStore.Entry)
+        /// Drop every stored response for a key (§4.3.5: a HEAD showed the entry is out of date).
+        case invalidate(key: String)
+        /// Validate, store, transform and write the head (``NullStrippingDelivery/Plan``).
+        case deliverHead(ResponseHead, NullStrippingDelivery.Plan)
+        /// The body is whole: commit what is being stored.
+        case commitStore
+        /// Nothing being stored may stay; nothing held goes out.
+        case abandonStore
+        /// Close the response's framing (held bodies are stripped and sent first).
+        case endResponse
+        case cancelUpstream(SluiceError)
+        /// Stop sending a stored body.
+        case stopStoredBody
+        /// Finish now and close the connection.
+        case finishClosing
+    }
+}

@@ -1,0 +1,409 @@
+import Testing
+
+@testable import Sluice
+
+/// The exchange's decisions without sockets: each case puts the machine in a phase, sends one
+/// event, and compares the actions (spelled as short strings) and the phase it moved to.
+@Suite("ExchangeMachine")
+struct ExchangeMachineTests {
+    static let url = "http://a.test/r"
+    static let now: Double = 1_000_000
+
+    // MARK: - Helpers
+
+    static func request(
+        _ method: String = "GET", _ fields: [(String, String)] = [], body: ProxyRequest.BodyFraming = .none
+    ) -> ProxyRequest {
+        ProxyRequest(
+            method: method, target: .absolute(TargetURL(url)!), rawTarget: url, minorVersion: 1,
+            headers: HTTPFields(fields), bodyFraming: body)
+    }
+
+    static func machine(
+        _ request: ProxyRequest = request(), cache: Bool = true, strip: NullStripper.Mode? = nil
+    ) -> ExchangeMachine {
+        var settings = Configuration.Cache()
+        settings.collapseForwarding = true
+        return ExchangeMachine(
+            .init(request: request, url: url, stripMode: strip, transformLimit: 1 << 20, cache: cache ? settings : nil))
+    }
+
+    /// A stored GET response, `age` seconds old at ``now``.
+    static func entry(_ fields: [(String, String)], age: Double = 0, status: Int = 200) -> CacheStore.Entry {
+        let headers = HTTPFields(fields)
+        return CacheStore.Entry(
+            key: url, ref: EntryRef(row: 7), variant: "", varyNames: [], status: status, reason: "OK", headers: headers,
+            requestTime: now - age, responseTime: now - age, size: 3, ttl: nil,
+            facts: CacheStore.Facts(headers, shared: true, heuristic: .init()))
+    }
+
+    static let noCollapse = ExchangeMachine.CollapseView(fetching: false, stored: false)
+
+    /// A machine routed and looked up with `candidates` (now fetching, serving or waiting).
+    static func lookedUp(
+        _ request: ProxyRequest = request(), _ candidates: [CacheStore.Entry],
+        collapse: ExchangeMachine.CollapseView = noCollapse, strip: NullStripper.Mode? = nil
+    ) -> (ExchangeMachine, [String]) {
+        var machine = machine(request, strip: strip)
+        _ = machine.handle(.routed(.forward, stripMode: strip, now: now))
+        let actions = machine.handle(.lookedUp(candidates, collapse: collapse, now: now))
+        return (machine, actions.map(describe))
+    }
+
+    static func head(_ status: Int, _ fields: [(String, String)] = []) -> ResponseHead {
+        ResponseHead(status: status, headers: HTTPFields(fields))
+    }
+
+    static func describe(_ action: ExchangeMachine.Action) -> String {
+        switch action {
+        case .fail(let error): "fail(\(Problem(error).status))"
+        case .answerLocally: "answerLocally"
+        case .setCacheStatus(let status): "status(\(status))"
+        case .lookUp: "lookUp"
+        case .wait: "wait"
+        case .leave: "leave"
+        case .lead: "lead"
+        case .release: "release"
+        case .countMiss: "countMiss"
+        case .fetch(let conditions): "fetch(\(conditions.map(\.0).joined(separator: ",")))"
+        case .refreshInBackground: "refreshInBackground"
+        case .serve(_, let age, let upstream): "serve(age=\(age)\(upstream ? ", upstream" : ""))"
+        case .refreshStored: "refreshStored"
+        case .invalidate: "invalidate"
+        case .deliverHead(let head, let plan): "deliverHead(\(head.status), \(plan))"
+        case .commitStore: "commitStore"
+        case .abandonStore: "abandonStore"
+        case .endResponse: "endResponse"
+        case .cancelUpstream: "cancelUpstream"
+        case .stopStoredBody: "stopStoredBody"
+        case .finishClosing: "finishClosing"
+        }
+    }
+
+    static func describe(_ phase: ExchangePhase) -> String {
+        switch phase {
+        case .routing: return "routing"
+        case .lookingUp(_, let after): return "lookingUp" + (after.map { "(after \($0))" } ?? "")
+        case .awaitingCollapse(_, let forward): return "awaitingCollapse(\(forward))"
+        case .fetching(let fetch):
+            var text = "fetching("
+            switch fetch.delivery {
+            case .awaitingHead: text += "awaitingHead"
+            case .holding: text += "holding"
+            case .streaming: text += "streaming"
+            case .discarding(.notModified): text += "discarding 304"
+            case .discarding(.originError(let status)): text += "discarding \(status)"
+            }
+            if fetch.revalidating != nil { text += ", revalidating" }
+            switch fetch.onOriginFailure {
+            case .fail: break
+            case .serveStale: text += ", stale-if-error"
+            case .gatewayTimeout: text += ", must-revalidate"
+            }
+            if case .leading = fetch.collapse { text += ", leading" }
+            return text + ")"
+        case .servingStored(let serving): return "servingStored(\(serving))"
+        case .done(let outcome): return "done(\(outcome))"
+        }
+    }
+
+    // MARK: - Route
+
+    @Test(
+        "Route: refusals fail, Max-Forwards 0 is answered, and what the cache cannot take is fetched at once",
+        arguments: [
+            (request(), false, ExchangeMachine.Route.refused(.forbidden(reason: .loopDetected("x"))), ["fail(403)"]),
+            (request("TRACE"), true, .answerLocally, ["answerLocally"]),
+            (request(), false, .forward, ["fetch()"]),
+            (request("POST", body: .length(3)), true, .forward, ["status(Sluice; fwd=method)", "fetch()"]),
+            (
+                request("GET", [("Cache-Control", "no-store")]), true, .forward,
+                ["status(Sluice; fwd=request; detail=no-store)", "fetch()"]
+            ),
+            (
+                request("GET", [("Range", "bytes=0-1")]), true, .forward,
+                ["status(Sluice; fwd=uri-miss)", "countMiss", "fetch()"]
+            ),
+            (request(), true, .forward, ["lookUp"]),
+        ] as [(ProxyRequest, Bool, ExchangeMachine.Route, [String])])
+    func route(request: ProxyRequest, cache: Bool, route: ExchangeMachine.Route, expected: [String]) {
+        // Given a new exchange
+        var machine = Self.machine(request, cache: cache)
+        // When Route has decided
+        let actions = machine.handle(.routed(route, stripMode: nil, now: Self.now))
+        // Then
+        #expect(actions.map(Self.describe) == expected)
+    }
+
+    // MARK: - Lookup
+
+    @Test("Lookup: fresh, stale-while-revalidate, stale with validators, misses, only-if-cached")
+    func lookup() {
+        let fresh = Self.entry([("Cache-Control", "max-age=60")], age: 10)
+        var (machine, actions) = Self.lookedUp(Self.request(), [fresh])
+        #expect(actions == ["status(Sluice; hit; ttl=50)", "serve(age=10)"])
+        #expect(Self.describe(machine.phase) == "servingStored(hit)")
+
+        let swr = Self.entry([("Cache-Control", "max-age=5, stale-while-revalidate=60")], age: 10)
+        (machine, actions) = Self.lookedUp(Self.request(), [swr])
+        #expect(
+            actions == [
+                "refreshInBackground", "status(Sluice; hit; ttl=-5; detail=stale-while-revalidate)", "serve(age=10)",
+            ])
+        // A HEAD is served stale too, but refreshes nothing (the refresh would be a GET of its own).
+        (machine, actions) = Self.lookedUp(Self.request("HEAD"), [swr])
+        #expect(!actions.contains("refreshInBackground"))
+
+        let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
+        (machine, actions) = Self.lookedUp(Self.request(), [stale])
+        #expect(actions == ["status(Sluice; fwd=stale)", "countMiss", "fetch(If-None-Match)"])
+        #expect(Self.describe(machine.phase) == "fetching(awaitingHead, revalidating)")
+
+        // The client's own validators: Sluice adds none of its own.
+        (machine, actions) = Self.lookedUp(Self.request("GET", [("If-None-Match", "\"x\"")]), [stale])
+        #expect(actions.last == "fetch()")
+        #expect(Self.describe(machine.phase) == "fetching(awaitingHead)")
+
+        (machine, actions) = Self.lookedUp(Self.request(), [])
+        #expect(actions == ["status(Sluice; fwd=uri-miss)", "countMiss", "fetch()"])
+
+        (machine, actions) = Self.lookedUp(Self.request("GET", [("Cache-Control", "only-if-cached")]), [stale])
+        #expect(actions == ["status(Sluice; fwd=stale; detail=only-if-cached)", "fail(504)"])
+
+        (machine, actions) = Self.lookedUp(Self.request("GET", [("Cache-Control", "no-cache")]), [fresh])
+        #expect(actions == ["status(Sluice; fwd=request)", "countMiss", "fetch()"])
+    }
+
+    @Test("Lookup: what an origin failure will lead to is decided with the stale entry")
+    func originFailurePlans() {
+        let sie = Self.entry([("Cache-Control", "max-age=5, stale-if-error=60"), ("ETag", "\"a\"")], age: 10)
+        #expect(
+            Self.describe(Self.lookedUp(Self.request(), [sie]).0.phase)
+                == "fetching(awaitingHead, revalidating, stale-if-error)")
+        let must = Self.entry([("Cache-Control", "max-age=5, must-revalidate")], age: 10)
+        #expect(
+            Self.describe(Self.lookedUp(Self.request(), [must]).0.phase) == "fetching(awaitingHead, must-revalidate)")
+    }
+
+    // MARK: - Collapsed forwarding
+
+    @Test("Collapse: a miss waits behind a fetch of its key, leads a known key, and never waits twice")
+    func collapse() {
+        let fetching = ExchangeMachine.CollapseView(fetching: true, stored: true)
+        var (machine, actions) = Self.lookedUp(Self.request(), [], collapse: fetching)
+        #expect(actions == ["status(Sluice; fwd=uri-miss)", "wait"])
+        #expect(Self.describe(machine.phase) == "awaitingCollapse(uri-miss)")
+
+        // Released: it looks again; a hit now says it was collapsed.
+        #expect(machine.handle(.collapseReleased).map(Self.describe) == ["lookUp"])
+        #expect(Self.describe(machine.phase) == "lookingUp(after uri-miss)")
+        var hit = machine
+        let fresh = Self.entry([("Cache-Control", "max-age=60")])
+        #expect(
+            hit.handle(.lookedUp([fresh], collapse: fetching, now: Self.now)).map(Self.describe) == [
+                "status(Sluice; fwd=uri-miss; collapsed)", "serve(age=0)",
+            ])
+        // A miss again goes upstream: it never queues a second time, nor leads.
+        #expect(
+            machine.handle(.lookedUp([], collapse: fetching, now: Self.now)).map(Self.describe) == [
+                "status(Sluice; fwd=uri-miss)", "countMiss", "fetch()",
+            ])
+
+        let stored = ExchangeMachine.CollapseView(fetching: false, stored: true)
+        (machine, actions) = Self.lookedUp(Self.request(), [], collapse: stored)
+        #expect(actions == ["status(Sluice; fwd=uri-miss)", "lead", "countMiss", "fetch()"])
+        #expect(Self.describe(machine.phase) == "fetching(awaitingHead, leading)")
+        // HEAD, no-cache and ranges never lead or wait.
+        #expect(!Self.lookedUp(Self.request("HEAD"), [], collapse: stored).1.contains("lead"))
+        #expect(
+            !Self.lookedUp(Self.request("GET", [("Cache-Control", "no-cache")]), [], collapse: fetching).1.contains(
+                "wait"))
+    }
+
+    @Test("Collapse: the leader releases its waiters exactly once, whatever ends its part")
+    func leaderReleases() {
+        let stored = ExchangeMachine.CollapseView(fetching: false, stored: true)
+        // A response that may not be shared releases at the head; nothing more at the end.
+        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        #expect(machine.handle(.storing(shareable: false)).map(Self.describe) == ["release"])
+        #expect(
+            machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "commitStore", "endResponse",
+            ])
+        #expect(machine.handle(.finished(.completed)).isEmpty)
+
+        // A shared entry releases when it is committed.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        #expect(machine.handle(.storing(shareable: true)).isEmpty)
+        #expect(
+            machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "commitStore", "release", "endResponse",
+            ])
+
+        // The leader's client goes away: the transfer stops, and the waiters are released at the finish.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
+        #expect(
+            machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
+        #expect(machine.handle(.finished(.failed)).map(Self.describe) == ["release"])
+        #expect(Self.describe(machine.phase) == "done(failed)")
+        // Late events after the end change nothing.
+        #expect(machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).isEmpty)
+        #expect(machine.handle(.clientGone(nil)).isEmpty)
+    }
+
+    @Test("Collapse: a waiter whose client goes away leaves the queue")
+    func waiterLeaves() {
+        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: .init(fetching: true, stored: false))
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["finishClosing"])
+        #expect(machine.handle(.finished(.failed)).map(Self.describe) == ["leave"])
+    }
+
+    // MARK: - Revalidation
+
+    @Test("304 merge: the body is discarded, the refreshed entry is stored and served at completion")
+    func notModified() throws {
+        let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\""), ("X-Old", "1")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request(), [stale])
+        let actions = machine.handle(
+            .responseHead(Self.head(304, [("Cache-Control", "max-age=100"), ("X-New", "2")]), now: Self.now))
+        #expect(actions.isEmpty)
+        #expect(machine.discardsBody)
+        #expect(Self.describe(machine.phase) == "fetching(discarding 304)")
+        let done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+        #expect(
+            done.map(Self.describe) == [
+                "refreshStored", "status(Sluice; fwd=stale; fwd-status=304)", "serve(age=1, upstream)",
+            ])
+        guard case .refreshStored(let refreshed) = done[0] else { return #expect(Bool(false)) }
+        #expect(refreshed.headers["x-old"] == "1" && refreshed.headers["x-new"] == "2")
+        #expect(refreshed.facts.lifetime == 100 && refreshed.responseTime == Self.now)
+        #expect(Self.describe(machine.phase) == "servingStored(revalidated)")
+    }
+
+    @Test("A 200 to HEAD freshens the stored GET it agrees with, and outdates one it does not")
+    func headRevalidation() {
+        let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request("HEAD"), [stale])
+        #expect(
+            machine.handle(.responseHead(Self.head(200, [("ETag", "\"v1\"")]), now: Self.now)).map(Self.describe) == [
+                "refreshStored", "deliverHead(200, pass)",
+            ])
+        (machine, _) = Self.lookedUp(Self.request("HEAD"), [stale])
+        #expect(
+            machine.handle(.responseHead(Self.head(200, [("ETag", "\"v2\"")]), now: Self.now)).map(Self.describe) == [
+                "invalidate", "deliverHead(200, pass)",
+            ])
+    }
+
+    // MARK: - Origin failures
+
+    @Test("stale-if-error at completion: a 5xx head or a dead origin gets the stale entry")
+    func staleIfError() {
+        let sie = Self.entry([("Cache-Control", "max-age=5, stale-if-error=60"), ("ETag", "\"a\"")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request(), [sie])
+        #expect(machine.handle(.responseHead(Self.head(503), now: Self.now)).isEmpty)
+        #expect(machine.discardsBody)
+        #expect(
+            machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "status(Sluice; fwd=stale; fwd-status=503; detail=stale-if-error)",
+                "serve(age=10, upstream)",
+            ])
+        #expect(Self.describe(machine.phase) == "servingStored(staleIfError)")
+
+        let dead = SluiceError.upstreamFailed(reason: .connectFailed(host: "a.test", detail: "refused"))
+        (machine, _) = Self.lookedUp(Self.request(), [sie])
+        #expect(
+            machine.handle(.upstreamCompleted(dead, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "status(Sluice; fwd=stale; detail=stale-if-error)", "serve(age=10, upstream)",
+            ])
+
+        // Once the origin's response streams, it is too late for the stale entry.
+        (machine, _) = Self.lookedUp(Self.request(), [sie])
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        #expect(
+            machine.handle(.upstreamCompleted(dead, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "fail(502)",
+            ])
+
+        // The client's own failure (its request body) outranks: no stale answer.
+        (machine, _) = Self.lookedUp(Self.request(), [sie])
+        let own = SluiceError.badRequest(reason: .malformed("body cut"))
+        #expect(
+            machine.handle(.upstreamCompleted(dead, ownError: own, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "fail(400)",
+            ])
+    }
+
+    @Test("Validation cancel at the head: a rejected 5xx is answered by the stale entry, another fails")
+    func validationCancel() {
+        func rejected(_ status: Int) -> SluiceError {
+            .validationFailed(
+                ValidationFailure(
+                    reasons: [.unacceptableStatus], rule: "api", status: status, contentType: "text/html",
+                    acceptance: Acceptance()))
+        }
+        let sie = Self.entry([("Cache-Control", "max-age=5, stale-if-error=60")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request(), [sie])
+        #expect(
+            machine.handle(.upstreamCompleted(rejected(502), ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "status(Sluice; fwd=stale; fwd-status=502; detail=stale-if-error)",
+                "serve(age=10, upstream)",
+            ])
+        (machine, _) = Self.lookedUp(Self.request(), [])
+        #expect(
+            machine.handle(.upstreamCompleted(rejected(404), ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "fail(502)",
+            ])
+    }
+
+    @Test("must-revalidate: a stale entry is never served without the origin: 504")
+    func mustRevalidate() {
+        let must = Self.entry([("Cache-Control", "max-age=5, must-revalidate")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request(), [must])
+        let dead = SluiceError.upstreamFailed(reason: .connectFailed(host: "a.test", detail: "refused"))
+        #expect(
+            machine.handle(.upstreamCompleted(dead, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "abandonStore", "fail(504)",
+            ])
+    }
+
+    // MARK: - Delivery
+
+    @Test("A followed redirect is the task's business: the machine sees one final head and streams it")
+    func finalHeadStreams() {
+        var (machine, _) = Self.lookedUp(Self.request(), [])
+        #expect(
+            machine.handle(.responseHead(Self.head(200), now: Self.now)).map(Self.describe) == [
+                "deliverHead(200, pass)"
+            ])
+        #expect(Self.describe(machine.phase) == "fetching(streaming)")
+        #expect(!machine.discardsBody)
+        // A second head (none can come) changes nothing.
+        #expect(machine.handle(.responseHead(Self.head(500), now: Self.now)).isEmpty)
+    }
+
+    @Test("Stripping holds a JSON body, and streams it untouched once it outgrows the limit")
+    func holding() {
+        var (machine, _) = Self.lookedUp(Self.request(), [], strip: .members)
+        let json = Self.head(200, [("Content-Type", "application/json")])
+        #expect(
+            machine.handle(.responseHead(json, now: Self.now)).map(Self.describe) == ["deliverHead(200, hold(nil))"])
+        #expect(Self.describe(machine.phase) == "fetching(holding)")
+        #expect(machine.handle(.holdingAbandoned).isEmpty)
+        #expect(Self.describe(machine.phase) == "fetching(streaming)")
+        // Not JSON: nothing to hold.
+        (machine, _) = Self.lookedUp(Self.request(), [], strip: .members)
+        _ = machine.handle(.responseHead(Self.head(200, [("Content-Type", "text/plain")]), now: Self.now))
+        #expect(Self.describe(machine.phase) == "fetching(streaming)")
+    }
+
+    @Test("The client gone while a stored body is served stops the body and finishes")
+    func clientGoneWhileServing() {
+        var (machine, _) = Self.lookedUp(Self.request(), [Self.entry([("Cache-Control", "max-age=60")])])
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["stopStoredBody", "finishClosing"])
+        #expect(machine.handle(.finished(.failed)).isEmpty)
+        #expect(machine.isDone)
+    }
+}
