@@ -101,7 +101,9 @@ enum Freshness {
         let mayServeStale =
             !stored.mustRevalidate && !stored.noCache
             && !(settings.shared && (stored.proxyRevalidate || stored.sMaxAge != nil))
-        var usable = staleness < 0
+        // §5.2.2.4: a stored `no-cache` (qualified or not: both are treated alike) is never reused
+        // without a successful validation.
+        var usable = staleness < 0 && !stored.noCache
         if let maxAge = control.maxAge, age > maxAge { usable = false }
         if let minFresh = control.minFresh, lifetime - age < minFresh { usable = false }
         if !request.noCache {
