@@ -52,9 +52,9 @@ extension ExchangeMachine {
     /// What collapsed forwarding knows of a key at lookup.
     struct CollapseView: Equatable {
         /// Another exchange fetches the key now.
-        var fetching: Bool
+        let fetching: Bool
         /// The key has a stored entry (it is known to be cacheable).
-        var stored: Bool
+        let stored: Bool
     }
 
     /// What the driver does, in order.
