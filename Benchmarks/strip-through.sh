@@ -4,6 +4,7 @@
 # and without (/plain/**, the same file). Prints req/s, p50/p99 and the ratio strip/plain.
 # Proxy and origin share CPU 0, wrk runs on CPU 1. Loopback only.
 #   Benchmarks/strip-through.sh          # DURATION=5 CONNS=64 ROUNDS=3
+#   SLUICE_BIN=/path/to/sluice Benchmarks/strip-through.sh   # a given binary (A/B runs), no build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${DURATION:-5}"
@@ -13,8 +14,11 @@ ORIGIN_PORT="${ORIGIN_PORT:-24581}"
 PROXY_PORT="${PROXY_PORT:-24509}"
 source Benchmarks/origin.sh
 need_wrk_nginx
-scripts/setup.sh
-swift build -c release >/dev/null
+if [ -z "${SLUICE_BIN:-}" ]; then
+  scripts/setup.sh
+  swift build -c release >/dev/null
+fi
+BIN="${SLUICE_BIN:-.build/release/sluice}"
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 start_origin "$ORIGIN_PORT" "$work" no-store "default_type application/json;
@@ -40,7 +44,7 @@ rules:
     match: { path: "/strip/**" }
     strip_json_nulls: true
 YAML
-taskset -c 0 .build/release/sluice serve --config "$work/sluice.yaml" > "$work/logs/sluice.log" 2>&1 &
+taskset -c 0 "$BIN" serve --config "$work/sluice.yaml" > "$work/logs/sluice.log" 2>&1 &
 echo $! > "$work/sluice.pid"
 for _ in $(seq 50); do
   curl -s -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/plain/doc.json" && curl -s -o /dev/null "http://127.0.0.1:$PROXY_PORT/" && break

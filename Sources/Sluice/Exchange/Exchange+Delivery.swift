@@ -90,10 +90,8 @@ extension Exchange: TaskDelegate {
     private func store(_ response: ResponseHead) {
         guard let cache = env.cache, let url = route.url else { return }
         let now = env.clock()
-        var key: String?
-        if case .fetching(let fetch) = machine.phase { key = fetch.key }
         let start = ResponseStoring.start(
-            response, method: request.method, url: url, key: key, cache: cache,
+            response, method: request.method, url: url, key: machine.cacheKey, cache: cache,
             admission: { admission(cache: cache, now: now) }, validationFailed: notes.validationFailure != nil,
             now: now)
         let status = notes.cacheStatus ?? ExchangeMachine.cacheName + "; fwd=miss"

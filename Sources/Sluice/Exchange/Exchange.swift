@@ -44,7 +44,7 @@ final class Exchange {
             .init(
                 request: request, url: RouteDecision.urlText(request), stripMode: nil,
                 transformLimit: env.transformLimit,
-                cache: env.cache == nil ? nil : env.cacheSettings))
+                cache: env.machineCache))
     }
 
     /// Routes the request, then lets the machine run it.
@@ -141,7 +141,7 @@ final class Exchange {
     }
 
     /// The proxy's own hooks, then the rule's; the session adds its own where both have none.
-    func fetchHooks() -> UpstreamTask.Hooks { env.hooks.merging(route.hooks) }
+    func fetchHooks() -> UpstreamTask.Hooks { route.hasHooks ? env.hooks.merging(route.hooks) : env.hooks }
 
     // MARK: - Client events
 

@@ -25,6 +25,8 @@ final class ExchangeEnvironment {
     let cache: TieredCache?
     /// The cache settings in force.
     let cacheSettings: Configuration.Cache
+    /// What the exchange machine needs of them; `nil` without a cache.
+    let machineCache: ExchangeMachine.CacheRules?
     /// Collapsed forwarding: who fetches which key, who waits.
     let collapser = Collapser()
     /// `stale-while-revalidate` refreshes running, by key (one per key).
@@ -54,6 +56,7 @@ final class ExchangeEnvironment {
         self.hooks = hooks
         self.cache = cache
         cacheSettings = configuration.cache
+        machineCache = cache == nil ? nil : ExchangeMachine.CacheRules(configuration.cache)
         rules = configuration.ruleBook
         self.policy = policy
         self.stats = stats

@@ -1,6 +1,24 @@
 /// The machine's vocabulary: what it knows from the start, the events it is told, the actions it
 /// returns.
 extension ExchangeMachine {
+    /// The cache settings the machine decides with (plain values: copied with every exchange).
+    struct CacheRules: Equatable {
+        var freshness: Freshness.Settings
+        var heuristic: CachePolicy.Heuristic
+        var collapseForwarding: Bool
+
+        init(_ cache: Configuration.Cache) {
+            freshness = Freshness.Settings(cache)
+            heuristic = cache.heuristic
+            collapseForwarding = cache.collapseForwarding
+        }
+
+        /// What freshness needs from a stored head under these settings.
+        func facts(_ headers: HTTPFields) -> CacheStore.Facts {
+            CacheStore.Facts(headers, shared: freshness.shared, heuristic: heuristic)
+        }
+    }
+
     /// What the machine knows of its exchange from the start.
     struct Context {
         /// The client's request.
@@ -12,7 +30,7 @@ extension ExchangeMachine {
         /// `limits.max_transform_body`.
         var transformLimit: Int
         /// The cache settings; `nil` when there is no cache.
-        var cache: Configuration.Cache?
+        var cache: CacheRules?
     }
 
     /// What happened.

@@ -8,6 +8,8 @@ struct ExchangeMachine {
 
     private(set) var context: Context
     private(set) var phase = ExchangePhase.routing
+    /// The cache key, once the cache takes part in the exchange (a GET or HEAD it may answer).
+    private(set) var cacheKey: String?
 
     init(_ context: Context) { self.context = context }
 
@@ -43,9 +45,9 @@ struct ExchangeMachine {
             phase = .fetching(fetch)
             return []
         case (.fetching(let fetch), .storing(let shareable)):
-            return shareable ? [] : releasing(fetch)
+            return shareable ? [] : releasing(fetch).map { [$0] } ?? []
         case (.fetching(let fetch), .storeEnded):
-            return releasing(fetch)
+            return releasing(fetch).map { [$0] } ?? []
         case (.fetching(let fetch), .upstreamCompleted(nil, _, let now)):
             return completed(fetch, now: now)
         case (.fetching(let fetch), .upstreamCompleted(let failure?, let ownError, let now)):
@@ -77,15 +79,16 @@ struct ExchangeMachine {
         case .answerLocally:
             return [.answerLocally]
         case .forward:
-            guard context.cache != nil else { return fetch(key: nil, now: now) }
+            guard context.cache != nil else { return [fetchUncached(now: now)] }
             let request = context.request
             guard request.method == "GET" || request.method == "HEAD" else {
-                return [.setCacheStatus(Self.cacheName + "; fwd=method")] + fetch(key: nil, now: now)
+                return [.setCacheStatus(Self.cacheName + "; fwd=method"), fetchUncached(now: now)]
             }
             if request.headers.contains("cache-control"), CacheControl(request.headers).noStore {
-                return [.setCacheStatus(Self.cacheName + "; fwd=request; detail=no-store")] + fetch(key: nil, now: now)
+                return [.setCacheStatus(Self.cacheName + "; fwd=request; detail=no-store"), fetchUncached(now: now)]
             }
             let key = context.url
+            cacheKey = key
             if request.headers.contains("range") {
                 // A stored complete response does not answer a range (yet): a plain miss, never collapsed.
                 return lookedUp(
@@ -97,12 +100,13 @@ struct ExchangeMachine {
         }
     }
 
-    private mutating func fetch(key: String?, now: Double) -> [Action] {
+    /// A fetch the cache takes no part in.
+    private mutating func fetchUncached(now: Double) -> Action {
         phase = .fetching(
             .init(
-                key: key, requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
+                requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
                 delivery: .awaitingHead))
-        return [.fetch(conditions: [])]
+        return .fetch(conditions: [])
     }
 
     // MARK: - Lookup
@@ -111,12 +115,12 @@ struct ExchangeMachine {
         key: String, _ candidates: [CacheStore.Entry], collapse: CollapseView, afterCollapse: String?,
         mayCollapse: Bool, now: Double
     ) -> [Action] {
-        let settings = context.cache.map(Freshness.Settings.init) ?? .init()
+        let settings = context.cache?.freshness ?? .init()
         let request = Freshness.Request(context.request.headers)
         let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
         var forward: String
         var fetch = ExchangePhase.Fetch(
-            key: key, requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
+            requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
             delivery: .awaitingHead)
         var actions: [Action] = []
         switch decision {
@@ -148,7 +152,8 @@ struct ExchangeMachine {
         if mayCollapse, !request.noCache, context.cache?.collapseForwarding == true {
             if collapse.fetching {
                 phase = .awaitingCollapse(key: key, forward: forward)
-                return actions + [.wait(key: key)]
+                actions.append(.wait(key: key))
+                return actions
             }
             if context.request.method == "GET", collapse.stored {
                 fetch.collapse = .leading(key: key)
@@ -157,7 +162,9 @@ struct ExchangeMachine {
         }
         phase = .fetching(fetch)
         let conditions = fetch.revalidating.map(Revalidation.conditions(for:)) ?? []
-        return actions + [.countMiss, .fetch(conditions: conditions)]
+        actions.append(.countMiss)
+        actions.append(.fetch(conditions: conditions))
+        return actions
     }
 
     private mutating func serveHit(
@@ -203,7 +210,8 @@ struct ExchangeMachine {
         }
         if case .hold = plan { fetch.delivery = .holding } else { fetch.delivery = .streaming }
         phase = .fetching(fetch)
-        return actions + [.deliverHead(head, plan)]
+        actions.append(.deliverHead(head, plan))
+        return actions
     }
 
     private mutating func completed(_ fetch: ExchangePhase.Fetch, now: Double) -> [Action] {
@@ -212,12 +220,13 @@ struct ExchangeMachine {
             return serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
         case .discarding(.notModified(let entry)):
             phase = .servingStored(.revalidated)
-            return releasing(fetch) + [
+            return (releasing(fetch).map { [$0] } ?? []) + [
                 .refreshStored(entry), .setCacheStatus(Self.cacheName + "; fwd=stale; fwd-status=304"),
                 .serve(entry, age: entry.age(at: now), answersUpstream: true),
             ]
         case .awaitingHead, .holding, .streaming:
-            return [.commitStore] + releasing(fetch) + [.endResponse]
+            if let release = releasing(fetch) { return [.commitStore, release, .endResponse] }
+            return [.commitStore, .endResponse]
         }
     }
 
@@ -252,25 +261,25 @@ struct ExchangeMachine {
         let status =
             Self.cacheName + "; fwd=stale" + (originStatus.map { "; fwd-status=\($0)" } ?? "")
             + "; detail=stale-if-error"
-        return [.abandonStore] + releasing(fetch) + [
+        return [.abandonStore] + (releasing(fetch).map { [$0] } ?? []) + [
             .setCacheStatus(status), .serve(entry, age: entry.age(at: now), answersUpstream: true),
         ]
     }
 
     /// The fetch is done with the cache: waiters look again (once).
-    private mutating func releasing(_ fetch: ExchangePhase.Fetch) -> [Action] {
-        guard case .leading(let key) = fetch.collapse else { return [] }
+    private mutating func releasing(_ fetch: ExchangePhase.Fetch) -> Action? {
+        guard case .leading(let key) = fetch.collapse else { return nil }
         var fetch = fetch
         fetch.collapse = .none
         if case .fetching = phase { phase = .fetching(fetch) }
-        return [.release(key: key)]
+        return .release(key: key)
     }
 
     private mutating func finished(_ outcome: ExchangePhase.Outcome) -> [Action] {
         var actions: [Action] = []
         switch phase {
         case .awaitingCollapse(let key, _): actions = [.leave(key: key)]
-        case .fetching(let fetch): actions = releasing(fetch)
+        case .fetching(let fetch): if let release = releasing(fetch) { actions = [release] }
         default: break
         }
         phase = .done(outcome)
@@ -289,12 +298,5 @@ struct ExchangeMachine {
         default:
             return (false, nil)
         }
-    }
-}
-
-extension Configuration.Cache {
-    /// What freshness needs from a stored head under these settings.
-    func facts(_ headers: HTTPFields) -> CacheStore.Facts {
-        CacheStore.Facts(headers, shared: shared, heuristic: heuristic)
     }
 }

@@ -39,8 +39,6 @@ enum ExchangePhase {
 
     /// What one upstream fetch is for and where its response goes.
     struct Fetch {
-        /// The cache key, when the cache takes part.
-        var key: String?
         /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
         var requestTime: Double
         /// The stored entry whose validators were sent (§4.3.1), until the response head arrives.

@@ -38,11 +38,15 @@ public final class Session {
     /// Routes libcurl's moments through monitors and hooks.
     let delegate: SessionDelegate
     /// Session-wide redirect hook; `nil` passes redirects through.
-    public var redirectHandler: (any RedirectHandler)?
+    public var redirectHandler: (any RedirectHandler)? { didSet { hooks.redirectHandler = redirectHandler } }
     /// Session-wide did-receive-response hook; `nil` allows everything.
-    public var responseHandler: (any ResponseHandler)?
+    public var responseHandler: (any ResponseHandler)? { didSet { hooks.responseHandler = responseHandler } }
     /// Session-wide will-cache hook; `nil` keeps the proposal.
-    public var cachedResponseHandler: (any CachedResponseHandler)?
+    public var cachedResponseHandler: (any CachedResponseHandler)? {
+        didSet { hooks.cachedResponseHandler = cachedResponseHandler }
+    }
+    /// The three session-wide hooks as one value (what a task's own hooks are merged over).
+    private var hooks = UpstreamTask.Hooks()
     /// Every monitor sees every task event.
     public let eventMonitor = CompositeEventMonitor()
     /// Where tasks may connect (never to this proxy, a denied network, or loopback for remote clients).
@@ -77,10 +81,7 @@ public final class Session {
         -> UpstreamTask
     {
         nextTaskID += 1
-        let merged = hooks.merging(
-            UpstreamTask.Hooks(
-                redirectHandler: redirectHandler, responseHandler: responseHandler,
-                cachedResponseHandler: cachedResponseHandler))
+        let merged = hooks.isEmpty ? self.hooks : hooks.merging(self.hooks)
         let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: merged, session: self)
         running[ObjectIdentifier(task)] = task
         return task

@@ -14,7 +14,7 @@ public final class UpstreamTask {
     public private(set) var response: ResponseHead?
     /// The followed-redirect chain.
     public internal(set) var redirectState: RedirectState
-    /// This task's own hooks; `nil` ones fall back to the session's.
+    /// This task's hooks: its own, merged over the session's when it was made.
     public let hooks: Hooks
     /// Response body bytes received so far.
     public private(set) var bodyBytes: Int64 = 0
@@ -46,6 +46,9 @@ public final class UpstreamTask {
             self.responseHandler = responseHandler
             self.cachedResponseHandler = cachedResponseHandler
         }
+
+        /// Whether no hook is set.
+        public var isEmpty: Bool { redirectHandler == nil && responseHandler == nil && cachedResponseHandler == nil }
 
         /// These hooks, with `fallback`'s where these have none: the one place where the levels
         /// (the proxy's own, a rule's, the session's) are merged.

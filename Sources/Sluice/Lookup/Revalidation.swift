@@ -16,13 +16,10 @@ enum Revalidation {
         _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
         facts: (HTTPFields) -> CacheStore.Facts
     ) -> CacheStore.Entry {
-        var updated = entry
-        updated.headers = CachePolicy.merge(entry.headers, with: response.headers)
-        updated.facts = facts(updated.headers)
-        updated.requestTime = requestTime
-        updated.responseTime = now
-        if CachePolicy.hasExplicitFreshness(updated.headers) { updated.ttl = nil }
-        return updated
+        let headers = CachePolicy.merge(entry.headers, with: response.headers)
+        return entry.refreshed(
+            headers: headers, facts: facts(headers), requestTime: requestTime, responseTime: now,
+            ttl: CachePolicy.hasExplicitFreshness(headers) ? nil : entry.ttl)
     }
 
     /// §4.3.5: whether a 200 to HEAD agrees with the stored GET response it was checked against

@@ -19,6 +19,9 @@ struct RouteDecision {
     /// The rule's name when a rule matched.
     var matchedName: String? { matched ? rule.name : nil }
 
+    /// Whether the rule brings hooks of its own.
+    var hasHooks: Bool { gate != nil || cacher != nil || rule.redirects != nil }
+
     /// The rule's hooks (its redirect policy, its gate, its will-cache hook).
     var hooks: UpstreamTask.Hooks {
         UpstreamTask.Hooks(

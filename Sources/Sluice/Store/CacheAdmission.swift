@@ -61,4 +61,9 @@ extension Configuration.Cache {
     }
 
     var shared: Bool { mode == .shared }
+
+    /// What freshness needs from a stored head under these settings.
+    func facts(_ headers: HTTPFields) -> CacheStore.Facts {
+        CacheStore.Facts(headers, shared: shared, heuristic: heuristic)
+    }
 }

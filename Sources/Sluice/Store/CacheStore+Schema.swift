@@ -49,8 +49,9 @@ extension CacheStore {
     /// Most storing decisions kept (one per URL, the newest); older ones are dropped.
     static let decisionLimit = 100_000
 
-    /// A stored response, without its body.
-    struct Entry {
+    /// A stored response, without its body. Immutable and shared by reference: the lookup, the
+    /// memory tier, the exchange's phase and its actions all hold the same one.
+    final class Entry {
         let key: String
         /// Where the body is, for the tier that holds it.
         let ref: EntryRef
@@ -58,14 +59,42 @@ extension CacheStore {
         let varyNames: [String]
         let status: Int
         let reason: String
-        var headers: HTTPFields
-        var requestTime: Double
-        var responseTime: Double
+        let headers: HTTPFields
+        let requestTime: Double
+        let responseTime: Double
         let size: Int64
         /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
-        var ttl: Int64?
+        let ttl: Int64?
         /// What the freshness computations need from the header fields, parsed once.
-        var facts: Facts
+        let facts: Facts
+
+        init(
+            key: String, ref: EntryRef, variant: String, varyNames: [String], status: Int, reason: String,
+            headers: HTTPFields, requestTime: Double, responseTime: Double, size: Int64, ttl: Int64?, facts: Facts
+        ) {
+            self.key = key
+            self.ref = ref
+            self.variant = variant
+            self.varyNames = varyNames
+            self.status = status
+            self.reason = reason
+            self.headers = headers
+            self.requestTime = requestTime
+            self.responseTime = responseTime
+            self.size = size
+            self.ttl = ttl
+            self.facts = facts
+        }
+
+        /// The same entry with a new head and times (a 304 refreshed it, §4.3.4).
+        func refreshed(headers: HTTPFields, facts: Facts, requestTime: Double, responseTime: Double, ttl: Int64?)
+            -> Entry
+        {
+            Entry(
+                key: key, ref: ref, variant: variant, varyNames: varyNames, status: status, reason: reason,
+                headers: headers, requestTime: requestTime, responseTime: responseTime, size: size, ttl: ttl,
+                facts: facts)
+        }
 
         /// The stored status line and header fields.
         var head: ResponseHead { ResponseHead(status: status, reason: reason, headers: headers) }

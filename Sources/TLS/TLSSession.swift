@@ -1,0 +1,173 @@
+import CTLS
+
+/// One TLS server session over memory BIOs: the owner feeds it the bytes read from the socket and
+/// writes out what it produces, so it runs on any byte stream and never blocks.
+/// - SeeAlso: `SSL_do_handshake(3)`, `SSL_read(3)`, `SSL_write(3)`, `BIO_s_mem(3)`.
+public final class TLSSession {
+    /// A handshake's progress.
+    public enum Step: Equatable, Sendable {
+        /// More bytes from the client are needed.
+        case needMore
+        /// The handshake is complete.
+        case established
+        /// The handshake failed.
+        case failed(Failure)
+    }
+
+    /// Why a session failed.
+    public enum Failure: Equatable, Sendable {
+        /// The client refused the certificate it was shown (alert `unknown_ca`, `bad_certificate`…).
+        case certificateRejected(String)
+        /// Not TLS, or a protocol error; OpenSSL's words.
+        case protocolError(String)
+        /// The certificate could not be made.
+        case noCertificate(String)
+    }
+
+    /// A read's result.
+    public enum Read: Equatable, Sendable {
+        case bytes(Int)
+        /// Nothing decrypted yet: feed more.
+        case needMore
+        /// The client sent close_notify.
+        case closed
+        case failed(String)
+    }
+
+    let ssl: OpaquePointer
+    private let input: OpaquePointer
+    private let output: OpaquePointer
+    unowned let context: TLSServerContext
+    /// The name shown when the client sends no SNI.
+    public let defaultName: String
+    /// The SNI name the client sent, if any.
+    public private(set) var serverName: String?
+    private var certificateFailure: String?
+
+    init(context: TLSServerContext, defaultName: String) throws(TLSError) {
+        guard let ssl = SSL_new(context.context) else { throw TLSError("create a TLS session") }
+        guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw TLSError("create the session's buffers")
+        }
+        _ = ctls_bio_set_mem_eof_return(input, -1)  // empty = "more to come", not end of file
+        SSL_set_bio(ssl, input, output)  // the session owns both now
+        SSL_set_accept_state(ssl)
+        self.ssl = ssl
+        self.input = input
+        self.output = output
+        self.context = context
+        self.defaultName = defaultName
+        _ = ctls_set_ex_data(ssl, Unmanaged.passUnretained(self).toOpaque())
+        // The CONNECT host's leaf unless the SNI names another.
+        do {
+            let certificate = try context.minter.certificate(for: defaultName, now: monotonicNanoseconds())
+            SSL_use_certificate(ssl, certificate)
+        } catch {
+            certificateFailure = error.description
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    /// Called during the ClientHello: shows the leaf for the SNI name.
+    func serverNameArrived() -> Bool {
+        guard let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
+            return certificateFailure == nil
+        }
+        let text = String(cString: name)
+        serverName = text
+        guard text.lowercased() != defaultName.lowercased() else { return certificateFailure == nil }
+        do {
+            let certificate = try context.minter.certificate(for: text, now: monotonicNanoseconds())
+            SSL_use_certificate(ssl, certificate)
+            certificateFailure = nil
+            return true
+        } catch {
+            certificateFailure = error.description
+            return false
+        }
+    }
+
+    /// Gives the session bytes read from the client.
+    public func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        BIO_write(input, base, Int32(bytes.count))
+    }
+
+    /// Advances the handshake with what was fed.
+    public func handshake() -> Step {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 { return .established }
+        let code = SSL_get_error(ssl, result)
+        if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return .needMore }
+        return .failed(failure())
+    }
+
+    private func failure() -> Failure {
+        if let certificateFailure { return .noCertificate(certificateFailure) }
+        var rejected: String?
+        var lines: [String] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if ctls_is_certificate_rejection(ctls_err_reason(code)) != 0 {
+                rejected = ERR_reason_error_string(code).map { String(cString: $0) } ?? line
+            }
+            lines.append(line)
+        }
+        if let rejected { return .certificateRejected(rejected) }
+        return .protocolError(lines.first ?? "the TLS handshake failed")
+    }
+
+    /// Decrypts into `buffer`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return .needMore }
+        ERR_clear_error()
+        let count = SSL_read(ssl, base, Int32(min(buffer.count, Int(Int32.max))))
+        if count > 0 { return .bytes(Int(count)) }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .needMore
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default:
+            if case .protocolError(let text) = failure() { return .failed(text) }
+            return .failed("TLS read failed")
+        }
+    }
+
+    /// Encrypts `bytes` (the result waits in ``withOutput(_:)``); `false` on failure.
+    @discardableResult
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        ERR_clear_error()
+        return SSL_write(ssl, base, Int32(bytes.count)) == Int32(bytes.count)
+    }
+
+    /// Bytes for the client, produced by the handshake, writes or close_notify.
+    public var pendingOutput: Int { Int(BIO_ctrl_pending(output)) }
+
+    /// Hands what is pending for the client to `body` (to be written out), then forgets it.
+    public func withOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
+        var data: UnsafeMutablePointer<CChar>?
+        let length = ctls_bio_mem_data(output, &data)
+        guard length > 0, let data else { return }
+        body(UnsafeRawBufferPointer(start: data, count: length))
+        _ = ctls_bio_reset(output)
+    }
+
+    /// Sends close_notify (its bytes wait in ``withOutput(_:)``).
+    public func close() {
+        ERR_clear_error()
+        SSL_shutdown(ssl)
+    }
+
+    /// Bytes fed but not yet processed.
+    public var pendingInput: Int { Int(BIO_ctrl_pending(input)) }
+
+    /// The protocol version agreed (`TLSv1.3`).
+    public var version: String { String(cString: SSL_get_version(ssl)) }
+}
