@@ -36,18 +36,22 @@ let package = Package(
         .systemLibrary(
             name: "CCodec", path: "Sources/CCodec",
             providers: [.apt(["zlib1g-dev", "libbrotli-dev"])]),
+        .systemLibrary(
+            name: "CTLS", path: "Sources/CTLS", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
         .target(name: "Curl", dependencies: ["CCurl", "EventIO"], swiftSettings: strict),
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "Codec", dependencies: ["CCodec"], swiftSettings: strict),
+        .target(name: "TLS", dependencies: ["CTLS"], swiftSettings: strict),
 
         // MARK: - The proxy
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite", "Codec",
+                "EventIO", "Curl", "SQLite", "Codec", "TLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -68,7 +72,7 @@ let package = Package(
             ]),
         .target(
             name: "SluiceTestKit",
-            dependencies: ["Sluice", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Sluice", "TLS", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // MARK: - Tests (mirror Sources)
@@ -76,7 +80,8 @@ let package = Package(
         .testTarget(name: "CurlTests", dependencies: ["Curl", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite"], swiftSettings: strict),
+        .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"], swiftSettings: strict),
         .testTarget(
             name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"],
             exclude: ["Resources"], swiftSettings: strict),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice builds against (only those missing), as root or via sudo.
 set -euo pipefail
-packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev pkg-config curl)
+packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev libssl-dev openssl pkg-config curl python3-requests)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -10,8 +10,12 @@ public struct CurlError: Error, CustomStringConvertible, Sendable, Equatable {
         case connect
         /// A time limit passed (`CURLE_OPERATION_TIMEDOUT`).
         case timeout
-        /// TLS handshake or certificate failure.
+        /// TLS handshake failure.
         case tls
+        /// The origin's certificate failed verification: chain, validity or name (`CURLE_PEER_FAILED_VERIFICATION`).
+        case certificate
+        /// The origin's public key is not one of the pins (`CURLE_SSL_PINNEDPUBKEYNOTMATCH`).
+        case pinMismatch
         /// The peer closed or reset the connection, or sent less than it announced.
         case receive
         /// Sending failed.
@@ -48,8 +52,9 @@ public struct CurlError: Error, CustomStringConvertible, Sendable, Equatable {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .resolve
         case CURLE_COULDNT_CONNECT: return .connect
         case CURLE_OPERATION_TIMEDOUT: return .timeout
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_PEER_FAILED_VERIFICATION: return .certificate
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH: return .pinMismatch
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE:
             return .tls
         case CURLE_RECV_ERROR, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM, CURLE_HTTP2:
             return .receive

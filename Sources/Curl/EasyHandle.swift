@@ -94,6 +94,7 @@ public final class EasyHandle {
         }
         sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
         headers = nil
+        if hasCustomTrust { resetTrust() }
         pausedMask = 0
         errorBuffer[0] = 0
     }
@@ -187,6 +188,61 @@ public final class EasyHandle {
 
     /// The absolute URL to fetch. - SeeAlso: `CURLOPT_URL`.
     public func setURL(_ url: String) { _ = url.withCString { sluice_easy_setopt_string(handle, CURLOPT_URL, $0) } }
+
+    // MARK: - Origin trust
+
+    /// Whether ``setTrust(caFile:pins:verify:minimumVersion:)`` changed the defaults.
+    private var hasCustomTrust = false
+
+    /// libcurl's built-in CA bundle and directory (read once: `CURLINFO_CAINFO`, `CURLINFO_CAPATH`).
+    private static let defaultCA: (file: String?, path: String?) = {
+        guard let probe = curl_easy_init() else { return (nil, nil) }
+        defer { curl_easy_cleanup(probe) }
+        var file: UnsafeMutablePointer<CChar>?
+        var path: UnsafeMutablePointer<CChar>?
+        sluice_easy_getinfo_string(probe, CURLINFO_CAINFO, &file)
+        sluice_easy_getinfo_string(probe, CURLINFO_CAPATH, &path)
+        return (file.map { String(cString: $0) }, path.map { String(cString: $0) })
+    }()
+
+    /// Minimum TLS version offered to the origin.
+    public enum TLSVersion: Sendable { case tls12, tls13 }
+
+    /// How this transfer trusts the origin's certificate: `caFile` replaces the system store,
+    /// `pins` (`sha256//…;sha256//…`) are checked on every new connection, `verify: false` checks
+    /// nothing (a rule's explicit choice). Options go back to the defaults when the handle is reused.
+    /// - SeeAlso: `CURLOPT_CAINFO`, `CURLOPT_PINNEDPUBLICKEY`, `CURLOPT_SSL_VERIFYPEER`,
+    ///   `CURLOPT_SSL_VERIFYHOST`, `CURLOPT_SSLVERSION`.
+    public func setTrust(caFile: String?, pins: String?, verify: Bool, minimumVersion: TLSVersion?) {
+        hasCustomTrust = true
+        if let caFile {
+            _ = caFile.withCString { sluice_easy_setopt_string(handle, CURLOPT_CAINFO, $0) }
+            sluice_easy_setopt_string(handle, CURLOPT_CAPATH, nil)
+        }
+        if let pins { _ = pins.withCString { sluice_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, $0) } }
+        set(CURLOPT_SSL_VERIFYPEER, verify ? 1 : 0)
+        set(CURLOPT_SSL_VERIFYHOST, verify ? 2 : 0)
+        switch minimumVersion {
+        case .tls12: set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
+        case .tls13: set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_3))
+        case nil: break
+        }
+    }
+
+    private func resetTrust() {
+        hasCustomTrust = false
+        let defaults = EasyHandle.defaultCA
+        if let file = defaults.file {
+            _ = file.withCString { sluice_easy_setopt_string(handle, CURLOPT_CAINFO, $0) }
+        }
+        if let path = defaults.path {
+            _ = path.withCString { sluice_easy_setopt_string(handle, CURLOPT_CAPATH, $0) }
+        }
+        sluice_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, nil)
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_DEFAULT))
+    }
 
     /// The request method and how its body is framed.
     /// `HEAD` sets `CURLOPT_NOBODY`; any body uses upload mode with `CURLOPT_CUSTOMREQUEST`.

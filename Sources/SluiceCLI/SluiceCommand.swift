@@ -10,7 +10,7 @@ struct SluiceCommand: ParsableCommand {
         commandName: "sluice",
         abstract: "A local HTTP forward proxy with response validation and caching.",
         version: SluiceVersion.current,
-        subcommands: [ServeCommand.self, CheckConfigCommand.self, CacheCommand.self],
+        subcommands: [ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, CACommand.self],
         defaultSubcommand: ServeCommand.self)
 }
 

@@ -74,39 +74,20 @@ public final class CertificateAuthority: @unchecked Sendable {
 
     // MARK: - What it says
 
+    /// What the CA certificate says (subject, fingerprint, validity, PEM and DER).
+    public var info: CertificateInfo { CertificateInfo(certificate) }
+
     /// The certificate, PEM.
-    public var certificatePEM: String { writePEM { PEM_write_bio_X509($0, certificate) } }
+    public var certificatePEM: String { info.pem }
 
     /// The private key, PEM (PKCS #8). Only for writing the key file once.
     public var keyPEM: String { writePEM { PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) } }
 
-    /// The certificate, DER.
-    public var certificateDER: [UInt8] {
-        var pointer: UnsafeMutablePointer<UInt8>?
-        let length = i2d_X509(certificate, &pointer)
-        guard length > 0, let pointer else { return [] }
-        defer { ctls_free(pointer) }
-        return Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
-    }
-
     /// SHA-256 of the DER certificate, as colon-separated upper-case hex.
-    public var sha256Fingerprint: String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 32
-        X509_digest(certificate, EVP_sha256(), &digest, &length)
-        return digest.prefix(Int(length)).map { byte in
-            let text = String(byte, radix: 16, uppercase: true)
-            return text.count == 1 ? "0" + text : text
-        }.joined(separator: ":")
-    }
+    public var sha256Fingerprint: String { info.sha256Fingerprint }
 
     /// The subject, one line (`O=Sluice, CN=…`).
-    public var subject: String { Self.oneLine(X509_get_subject_name(certificate)) }
-
-    /// Validity, in seconds since the epoch.
-    public var validity: (notBefore: Int64, notAfter: Int64) {
-        (Self.epochSeconds(X509_get0_notBefore(certificate)), Self.epochSeconds(X509_get0_notAfter(certificate)))
-    }
+    public var subject: String { info.subject }
 
     // MARK: - Helpers shared with the leaf minter
 
@@ -155,17 +136,51 @@ public final class CertificateAuthority: @unchecked Sendable {
     static func oneLine(_ name: OpaquePointer?) -> String {
         guard let name, let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
-        X509_NAME_print_ex(bio, name, 0, UInt(XN_FLAG_ONELINE) & ~UInt(ASN1_STRFLGS_ESC_MSB))
+        X509_NAME_print_ex(bio, name, 0, ctls_name_flags_oneline())
         var data: UnsafeMutablePointer<CChar>?
         let length = ctls_bio_mem_data(bio, &data)
         guard length > 0, let data else { return "" }
         return String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
     }
 
-    static func epochSeconds(_ time: OpaquePointer?) -> Int64 {
+    static func epochSeconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64 {
         guard let time else { return 0 }
         var parts = tm()
         guard ASN1_TIME_to_tm(time, &parts) == 1 else { return 0 }
         return Int64(timegm(&parts))
+    }
+}
+
+extension CertificateAuthority {
+    /// A server certificate with a key of its own, for origins that tests and benchmarks start:
+    /// issued by this CA (or self-signed), for `name` (DNS, or IP for literals), valid from
+    /// `validFrom` days from now for `validDays` days (a negative start with a short validity
+    /// makes an expired certificate). PEM texts of the certificate and its key.
+    public func issueServerCertificate(
+        for name: String, validFrom: Int = -1, validDays: Int = 30, selfSigned: Bool = false
+    ) throws(TLSError) -> (certificate: String, key: String) {
+        guard let key = ctls_ec_p256_key() else { throw TLSError("generate a key") }
+        defer { EVP_PKEY_free(key) }
+        guard let certificate = X509_new() else { throw TLSError("allocate a certificate") }
+        defer { X509_free(certificate) }
+        X509_set_version(certificate, 2)
+        try Self.setRandomSerial(certificate)
+        X509_gmtime_adj(X509_getm_notBefore(certificate), validFrom * 86_400)
+        X509_gmtime_adj(X509_getm_notAfter(certificate), (validFrom + validDays) * 86_400)
+        X509_set_pubkey(certificate, key)
+        let subject = X509_get_subject_name(certificate)
+        X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, name, -1, -1, 0)
+        X509_set_issuer_name(certificate, selfSigned ? subject : X509_get_subject_name(self.certificate))
+        let issuer = selfSigned ? certificate : self.certificate
+        let san = (LeafMinter.isIPLiteral(name) ? "IP:" : "DNS:") + name
+        try Self.addExtension(certificate, issuer: issuer, nid: NID_subject_alt_name, value: san)
+        try Self.addExtension(certificate, issuer: issuer, nid: NID_basic_constraints, value: "critical,CA:FALSE")
+        try Self.addExtension(certificate, issuer: issuer, nid: NID_ext_key_usage, value: "serverAuth")
+        guard X509_sign(certificate, selfSigned ? key : self.key, EVP_sha256()) > 0 else {
+            throw TLSError("sign the certificate")
+        }
+        let pem = writePEM { PEM_write_bio_X509($0, certificate) }
+        let keyPEM = writePEM { PEM_write_bio_PrivateKey($0, key, nil, nil, 0, nil, nil) }
+        return (pem, keyPEM)
     }
 }

@@ -45,6 +45,8 @@ public struct Configuration: Sendable, Equatable {
     public var cache = Cache()
     /// The admin port.
     public var admin = Admin()
+    /// HTTPS interception and the local CA.
+    public var tls = TLS()
     /// What requests no rule matches get (`defaults:`): no validation, no stripping.
     public var defaults = Rule(name: "defaults")
     /// The ordered `rules:`; the first whose `match` fits a request applies.

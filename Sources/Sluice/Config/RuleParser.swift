@@ -45,6 +45,21 @@ enum RuleParser {
         ),
         ("defaults.strip_json_nulls", "false | true | all", "false", "Null stripping for requests no rule matches."),
         ("defaults.cache", "cache block", "none", "`store` and `ttl` for requests no rule matches."),
+        (
+            "rules[].intercept", "bool", "false",
+            "Intercept HTTPS to the rule's hosts (needs `match.host`; `tls.passthrough` still wins)."
+        ),
+        (
+            "rules[].tls.pins", "list of sha256//BASE64", "[]",
+            "Public-key pins of the origin (CURLOPT_PINNEDPUBLICKEY), checked on every new connection."
+        ),
+        ("rules[].tls.ca_file", "path", "system store", "PEM CA certificates trusted for the rule's origins."),
+        (
+            "rules[].tls.verify", "bool", "true",
+            "false accepts any certificate (warned at start; never allowed in defaults)."
+        ),
+        ("rules[].tls.min_version", "1.2 | 1.3", "libcurl's", "Lowest TLS version offered to the origin."),
+        ("defaults.tls", "tls block", "none", "`pins`, `ca_file`, `min_version` for requests no rule matches."),
     ]
 
     static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {
@@ -103,8 +118,8 @@ enum RuleParser {
         var rule = Rule(name: defaultName)
         let allowed =
             allowMatch
-            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache"]
-            : ["accept", "strip_json_nulls", "cache"]
+            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls"]
+            : ["accept", "strip_json_nulls", "cache", "tls"]
         for (name, value, line) in try mapping(node, path: path) {
             let keyPath = path + "." + name
             let item = ConfigLoader.Value(node: value, path: keyPath)
@@ -130,6 +145,13 @@ enum RuleParser {
                 }
                 rule.redirects = policy
             case "cache": rule.cache = try parseCache(item, path: keyPath)
+            case "intercept": rule.intercept = try item.bool()
+            case "tls":
+                let trust = try parseTrust(item, path: keyPath)
+                if !allowMatch, !trust.verify {
+                    throw item.fail("verify: false is allowed only in a rule that names its hosts, never in defaults")
+                }
+                rule.tls = trust
             default: break
             }
         }
@@ -157,6 +179,35 @@ enum RuleParser {
             }
         }
         return settings
+    }
+
+    /// `tls: { pins: [...], ca_file: PATH, verify: true, min_version: "1.2" }`.
+    private static func parseTrust(_ item: ConfigLoader.Value, path: String) throws(ConfigError) -> UpstreamTrust {
+        var trust = UpstreamTrust()
+        for (name, value, line) in try mapping(item.node, path: path) {
+            let entry = ConfigLoader.Value(node: value, path: path + "." + name)
+            switch name {
+            case "pins":
+                trust.pins = try entry.list().map { pin throws(ConfigError) in
+                    let text = try pin.string()
+                    guard text.hasPrefix("sha256//"), text.count > 8 else {
+                        throw pin.fail("a pin is sha256//BASE64 of the public key (SubjectPublicKeyInfo)")
+                    }
+                    return text
+                }
+            case "ca_file":
+                let text = try entry.string()
+                guard !text.isEmpty else { throw entry.fail("expected a PEM file path") }
+                trust.caFile = text
+            case "verify": trust.verify = try entry.bool()
+            case "min_version":
+                let text = try entry.string()
+                guard ["1.2", "1.3"].contains(text) else { throw entry.fail("expected 1.2 or 1.3") }
+                trust.minVersion = text
+            default: throw unknown(name, path: path, line: line, allowed: ["pins", "ca_file", "verify", "min_version"])
+            }
+        }
+        return trust
     }
 
     static func parseStripping(_ item: ConfigLoader.Value) throws(ConfigError) -> NullStripper.Mode? {

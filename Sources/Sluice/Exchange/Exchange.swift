@@ -30,6 +30,7 @@ final class Exchange {
     lazy var forwardRequest: UpstreamRequest = {
         var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
         upstream.fromLocalClient = client.isLocal
+        upstream.trust = route.rule.tls
         return upstream
     }()
 

@@ -128,6 +128,12 @@ public final class Session {
         if request.body != .none { lines.append("Expect:") }
         handle.setHeaders(lines)
         handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
+        if let trust = request.trust {
+            handle.setTrust(
+                caFile: trust.caFile, pins: trust.pins.isEmpty ? nil : trust.pins.joined(separator: ";"),
+                verify: trust.verify,
+                minimumVersion: trust.minVersion == "1.3" ? .tls13 : trust.minVersion == "1.2" ? .tls12 : nil)
+        }
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,
             lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000))

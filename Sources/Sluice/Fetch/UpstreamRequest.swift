@@ -21,6 +21,8 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var body: Body
     /// Whether the client that asked is on this machine (`loopback_targets`).
     public var fromLocalClient = true
+    /// How the origin's certificate is trusted (the rule's `tls:`); `nil` = the system store, verified.
+    public var trust: UpstreamTrust?
 
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
         self.method = method

@@ -214,10 +214,32 @@ public final class UpstreamTask {
             return .upstreamFailed(reason: .connectFailed(host: currentRequest.url.authority, detail: error.message))
         case .timeout: return .upstreamFailed(reason: .timedOut(detail: error.message))
         case .tls: return .upstreamFailed(reason: .tlsFailed(detail: error.message))
+        case .certificate:
+            return .upstreamFailed(
+                reason: .certificateInvalid(host: host, detail: Self.certificateReason(error.message)))
+        case .pinMismatch: return .upstreamFailed(reason: .pinMismatch(host: host))
         case .badURL: return .badRequest(reason: .malformed("libcurl rejected the URL: \(error.message)"))
         case .receive, .send, .protocolViolation, .aborted, .other:
             return .upstreamFailed(reason: .badResponse(detail: error.message))
         }
+    }
+
+    /// libcurl's words for a failed verification, in the client's terms (it can no longer see the
+    /// origin's certificate itself).
+    static func certificateReason(_ message: String) -> String {
+        let text = message.lowercased()
+        if text.contains("expired") { return "it has expired (\(message))" }
+        if text.contains("not yet valid") { return "it is not valid yet (\(message))" }
+        if text.contains("self-signed") || text.contains("self signed") {
+            return "it is self-signed (\(message))"
+        }
+        if text.contains("local issuer") || text.contains("unknown ca") || text.contains("unable to get issuer") {
+            return "its issuer is unknown (\(message))"
+        }
+        if text.contains("subject name") || text.contains("does not match") || text.contains("alternative") {
+            return "it is not for this host name (\(message))"
+        }
+        return message
     }
 
     // MARK: - Response head

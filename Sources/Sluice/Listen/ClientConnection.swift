@@ -1,4 +1,6 @@
 import EventIO
+import Logging
+import TLS
 
 /// One client socket: reads request heads, runs one ``Exchange`` at a time (pipelined requests
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
@@ -14,7 +16,17 @@ final class ClientConnection {
         case readingHead
         case exchanging(Exchange)
         case tunnelling(Tunnel)
+        /// An intercepted CONNECT was answered; the first bytes tell TLS from anything else.
+        case peeking(Authority, ProxyRequest)
+        /// The client's TLS handshake with the leaf for its host.
+        case handshaking(Authority, TLSClientStream)
         case closed
+    }
+
+    /// The host and port of an intercepted CONNECT.
+    struct Authority {
+        let host: String
+        let port: UInt16
     }
 
     let connection: Connection
@@ -27,8 +39,12 @@ final class ClientConnection {
     private var headerTimer: Timer?
     /// The client sent FIN.
     private(set) var inputClosed = false
-    /// The byte stream exchanges read from and write to.
-    var stream: any ClientStream { connection }
+    /// The byte stream requests are read from and responses written to: the socket, or the
+    /// decrypted stream of an intercepted connection.
+    private(set) var stream: any ClientStream
+    /// The TLS stream and the CONNECT's authority, once an interception's handshake completed:
+    /// requests inside are `https://` requests for that authority.
+    private var intercepted: (tls: TLSClientStream, authority: Authority)?
     /// Set while the request body is still being read.
     private var bodyPending = false
 
@@ -36,6 +52,7 @@ final class ClientConnection {
         self.connection = connection
         self.server = server
         peerText = connection.peer?.description ?? "?"
+        stream = connection
         isLocal = connection.peer?.unmapped.isLoopback ?? true
         parser = RequestParser(limits: server.parserLimits)
         inputHighWater = max(256 * 1024, server.parserLimits.maxHeaderBytes + 16 * 1024)
@@ -46,7 +63,7 @@ final class ClientConnection {
     }
 
     var isIdle: Bool {
-        if case .idle = state { return connection.inputCount == 0 }
+        if case .idle = state { return stream.inputCount == 0 }
         return false
     }
 
@@ -67,13 +84,13 @@ final class ClientConnection {
             case .idle, .readingHead: break
             default: return
             }
-            guard connection.inputCount > 0 else { return }
+            guard stream.inputCount > 0 else { return }
             if case .idle = state {
                 state = .readingHead
                 armHeaderTimer()
             }
             let limit = server.parserLimits.maxHeaderBytes + 4
-            let outcome = connection.withInput(upTo: limit) { parser.parse($0) }
+            let outcome = stream.withInput(upTo: limit) { parser.parse($0) }
             switch outcome {
             case .needMore:
                 if inputClosed { return close() }
@@ -83,7 +100,7 @@ final class ClientConnection {
                 return reject(error)
             case .head(let request, let consumed):
                 headerTimer?.cancel()
-                connection.drainInput(consumed)
+                stream.drainInput(consumed)
                 begin(request)
             }
         }
@@ -98,9 +115,15 @@ final class ClientConnection {
         headerTimer?.schedule(milliseconds: server.configuration.timeouts.clientHeader)
     }
 
-    private func begin(_ request: ProxyRequest) {
+    private func begin(_ received: ProxyRequest) {
         server.stats.requests += 1
-        if case .authority(let host, let port) = request.target {
+        var request = received
+        if let (_, authority) = intercepted {
+            switch Interception.target(of: received, authority: authority) {
+            case .success(let target): request.target = target
+            case .failure(let error): return rejectRequest(received, error)
+            }
+        } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
         let exchange = Exchange(client: self, env: server.environment, request: request)
@@ -121,10 +144,92 @@ final class ClientConnection {
         guard request.bodyFraming == .none else {
             return rejectRequest(request, .badRequest(reason: .malformed("CONNECT with a body")), closing: true)
         }
+        if let interceptor = server.interceptor,
+            interceptor.intercepts(host: host, client: clientAddress, rules: server.ruleBook, now: monotonicSeconds())
+        {
+            return beginInterception(request, Authority(host: host, port: port))
+        }
         let tunnel = Tunnel(client: self, host: host, port: port, request: request)
         state = .tunnelling(tunnel)
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
         tunnel.start()
+    }
+
+    // MARK: - Interception
+
+    /// The client's address without its port (the passthrough window is per client and host).
+    private var clientAddress: String { connection.peer?.unmapped.host ?? peerText }
+
+    private func monotonicSeconds() -> Double { Double(EventLoop.monotonicNanoseconds()) / 1e9 }
+
+    /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted,
+    /// anything else is tunnelled blind as before.
+    private func beginInterception(_ request: ProxyRequest, _ authority: Authority) {
+        connection.write(Tunnel.acceptedResponse)
+        state = .peeking(authority, request)
+        let limit = server.configuration.tls.handshakeTimeout
+        connection.setTimeouts(readMilliseconds: limit, writeMilliseconds: limit)
+        if connection.inputCount > 0 { peek() }
+    }
+
+    private func peek() {
+        guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
+        let first = connection.withFirstInputSegment { $0.first }
+        guard first == 0x16, let interceptor = server.interceptor else {
+            // Not a TLS handshake record: the tunnel the client asked for, blind.
+            let tunnel = Tunnel(
+                client: self, host: authority.host, port: authority.port, request: request, answered: true)
+            state = .tunnelling(tunnel)
+            connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
+            return tunnel.start()
+        }
+        do {
+            let tls = TLSClientStream(raw: connection, session: try interceptor.makeSession(host: authority.host))
+            state = .handshaking(authority, tls)
+            handshake()
+        } catch {
+            server.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
+            close()
+        }
+    }
+
+    private func handshake() {
+        guard case .handshaking(let authority, let tls) = state else { return }
+        switch tls.advance() {
+        case .handshaking, .open:
+            return
+        case .established:
+            intercepted = (tls, authority)
+            stream = tls
+            server.stats.tlsIntercepted += 1
+            enterIdle()
+            processInput()
+        case .failed(let failure):
+            handshakeFailed(authority, failure)
+        }
+    }
+
+    /// A failed handshake is logged once; a client that refused the certificate gets blind
+    /// tunnels to that host for `tls.passthrough_after_failure` (apps that pin keep working).
+    private func handshakeFailed(_ authority: Authority, _ failure: TLSSession.Failure) {
+        switch failure {
+        case .certificateRejected(let reason):
+            certificateRefused(authority, reason: "it sent the alert \"\(reason)\"")
+        case .protocolError(let reason), .noCertificate(let reason):
+            server.stats.tlsHandshakeFailures += 1
+            server.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
+            close()
+        }
+    }
+
+    private func certificateRefused(_ authority: Authority, reason: String) {
+        server.stats.tlsCertificateRefusals += 1
+        let window = server.configuration.tls.passthroughAfterFailure
+        server.interceptor?.noteRefusal(host: authority.host, client: clientAddress, now: monotonicSeconds())
+        server.logger.warning(
+            "client \(peerText) refused the certificate for \(authority.host) (\(reason))\(window > 0 ? "; its tunnels to \(authority.host) are blind for \(window / 1000) s" : "")"
+        )
+        close()
     }
 
     /// Answers a parsed request with a problem without contacting anyone.
@@ -138,7 +243,7 @@ final class ClientConnection {
     /// Answers an unparseable request with a problem and closes.
     func reject(_ error: SluiceError) {
         let problem = Problem(error)
-        connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: server.date.now))
+        stream.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: server.date.now))
         server.log(
             ExchangeRecord(
                 client: peerText, method: "-", url: "-", status: problem.status,
@@ -161,7 +266,7 @@ final class ClientConnection {
         bodyPending = false
         parser.reset()
         enterIdle()
-        if server.isShuttingDown, connection.inputCount == 0 { return closeAfterFlush() }
+        if server.isShuttingDown, stream.inputCount == 0 { return closeAfterFlush() }
         processInput()
     }
 
@@ -179,6 +284,7 @@ final class ClientConnection {
 
     func closeAfterFlush() {
         guard !isClosed else { return }
+        intercepted?.tls.close()  // close_notify first
         state = .closed
         headerTimer?.cancel()
         connection.closeAfterFlush()
@@ -187,6 +293,7 @@ final class ClientConnection {
 
     func close() {
         guard !isClosed else { return }
+        intercepted?.tls.close()
         state = .closed
         headerTimer?.cancel()
         connection.close()
@@ -213,6 +320,8 @@ extension ClientConnection: ConnectionDelegate {
         case .idle, .readingHead: processInput()
         case .exchanging(let exchange): exchange.clientDataAvailable()
         case .tunnelling(let tunnel): tunnel.clientReadable()
+        case .peeking: peek()
+        case .handshaking: handshake()
         case .closed: connection.drainInput(connection.inputCount)
         }
     }
@@ -229,6 +338,13 @@ extension ClientConnection: ConnectionDelegate {
         switch (state, event) {
         case (.tunnelling(let tunnel), _):
             tunnel.clientEvent(event)
+        case (.handshaking(let authority, _), .endOfStream), (.handshaking(let authority, _), .error):
+            // A reset or a close in the middle of the handshake is how many clients refuse a certificate.
+            certificateRefused(authority, reason: "it closed the connection during the handshake")
+        case (.handshaking(let authority, _), .timeout):
+            handshakeFailed(authority, .protocolError("no handshake within tls.handshake_timeout"))
+        case (.peeking, _):
+            close()
         case (.idle, .timeout):
             close()
         case (.readingHead, .timeout):

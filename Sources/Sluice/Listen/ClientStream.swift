@@ -8,6 +8,8 @@ protocol ClientStream: AnyObject {
     var inputCount: Int { get }
     /// Runs `body` over the first contiguous piece of the input.
     func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R
+    /// Runs `body` over up to `count` bytes of input made contiguous (a request head being parsed).
+    func withInput<R>(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R
     /// Consumes `count` bytes of input.
     func drainInput(_ count: Int)
     /// Queues bytes; `more`: more of the same response follows at once (the stream may gather).

@@ -14,7 +14,7 @@ public enum ProxyRuntime {
     public static func run(
         configuration: Configuration, logger: Logger, reload: (() throws -> Configuration)? = nil,
         onReady: (SocketAddress) -> Void = { _ in }
-    ) throws(EventIOError) {
+    ) throws {
         // Body buffers come and go with every response: keep freed memory rather than fault it in
         // again (9 % of the throughput of JSON stripping at c=64, measured).
         EventLoop.keepFreedMemory(trimThreshold: 8 << 20, mapThreshold: 1 << 20)

@@ -1,5 +1,6 @@
 import EventIO
 import Logging
+import TLS
 
 #if canImport(Glibc)
     import Glibc
@@ -41,6 +42,8 @@ public final class ProxyServer {
     var date: HTTPDate { environment.date }
     let logger: Logger
     private let accessLog: AccessLog
+    /// HTTPS interception; `nil` when no host is to be intercepted.
+    let interceptor: Interceptor?
     private var listener: Listener?
     /// The bound address, kept after the listener closes.
     private var boundAddress: SocketAddress
@@ -54,9 +57,11 @@ public final class ProxyServer {
     ///   - loop: the loop to run on (the caller runs it).
     ///   - logger: access and error lines go here.
     ///   - hooks: per-exchange hooks; the redirect hook defaults to the configured policy.
+    /// - Throws: ``EventIOError`` when the port cannot be bound, ``LocalCA/Failure`` when
+    ///   interception is configured and the local CA cannot be used (a key others can read).
     public init(
         configuration: Configuration, loop: EventLoop, logger: Logger, hooks: UpstreamTask.Hooks? = nil
-    ) throws(EventIOError) {
+    ) throws {
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
@@ -81,6 +86,7 @@ public final class ProxyServer {
         environment = ExchangeEnvironment(
             loop: loop, session: session, hooks: hooks ?? UpstreamTask.Hooks(), cache: tiers,
             configuration: configuration, policy: policy, stats: stats, logger: logger)
+        interceptor = try ProxyServer.makeInterceptor(configuration, logger: logger, now: environment.clock())
         resolver = DNSResolver(loop: loop)
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
@@ -94,6 +100,33 @@ public final class ProxyServer {
         self.listener = listener
         boundAddress = listener.localAddress
         addSelfAddress(boundAddress)
+    }
+
+    /// The interceptor when hosts are to be intercepted: the local CA is loaded, or created (and
+    /// where it is said once) when there is none yet.
+    private static func makeInterceptor(_ configuration: Configuration, logger: Logger, now: Double) throws
+        -> Interceptor?
+    {
+        for rule in configuration.rules + [configuration.defaults] where rule.tls?.verify == false {
+            logger.warning(
+                "rule \(rule.name): tls.verify is false: origins' certificates are not checked (allowInvalidCertificates)"
+            )
+        }
+        let settings = configuration.tls
+        guard settings.isConfigured(rules: configuration.rules) else { return nil }
+        let authority: CertificateAuthority
+        if LocalCA.exists(settings) {
+            authority = try LocalCA.load(settings)
+        } else {
+            authority = try LocalCA.create(settings, now: now)
+            logger.notice(
+                "created a local CA for HTTPS interception: \(settings.caCert) (SHA-256 \(authority.sha256Fingerprint)); clients must trust it: run `sluice ca export` for the certificate and how"
+            )
+        }
+        logger.notice(
+            "intercepting HTTPS for \((settings.intercept.map(\.text) + configuration.rules.filter(\.intercept).map { "rule " + $0.name }).joined(separator: ", ")) with the CA \(authority.subject)"
+        )
+        return try Interceptor(settings: settings, authority: authority)
     }
 
     /// Marks another of this process's listening addresses as "self" (the admin port, say).
@@ -128,6 +161,7 @@ public final class ProxyServer {
         if old.upstream != new.upstream || old.redirects != new.redirects { pending.append("upstream") }
         if old.log != new.log { pending.append("log") }
         if old.cache != new.cache { pending.append("cache") }
+        if old.tls != new.tls { pending.append("tls") }
         return pending
     }
 

@@ -102,6 +102,8 @@ public struct Problem: Sendable, Equatable {
                 )
             case .timedOut:
                 return (408, "request-timeout", "Request timeout", "The client did not send the request in time.", true)
+            case .misdirected(let detail):
+                return (421, "misdirected-request", "Misdirected request", detail, false)
             }
         case .forbidden(let reason):
             switch reason {
@@ -134,6 +136,16 @@ public struct Problem: Sendable, Equatable {
                 return (504, "upstream-timeout", "Upstream timeout", detail, false)
             case .tlsFailed(let detail):
                 return (502, "upstream-tls-failure", "Upstream TLS failure", detail, false)
+            case .certificateInvalid(let host, let detail):
+                return (
+                    502, "upstream-certificate-invalid", "Upstream certificate invalid",
+                    "The certificate of \(host) is not trusted: \(detail)", false
+                )
+            case .pinMismatch(let host):
+                return (
+                    502, "upstream-pin-mismatch", "Upstream public key not pinned",
+                    "The public key of \(host) matches none of the rule's pins.", false
+                )
             case .badResponse(let detail):
                 return (502, "upstream-bad-response", "Invalid upstream response", detail, false)
             case .cancelled(let detail):

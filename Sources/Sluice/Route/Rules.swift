@@ -12,6 +12,10 @@ public struct Rule: Sendable, Equatable {
     public var redirects: Configuration.RedirectPolicy?
     /// What the cache may do with matching responses; `nil` = RFC 9111 alone.
     public var cache: CacheRule?
+    /// Intercept HTTPS to the hosts this rule matches (its `match.host`); `false` by default.
+    public var intercept = false
+    /// How origins' certificates are trusted; `nil` = the system store, verified.
+    public var tls: UpstreamTrust?
 
     public init(name: String) { self.name = name }
 }

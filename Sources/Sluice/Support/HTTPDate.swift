@@ -17,6 +17,15 @@ final class HTTPDate {
         return text
     }
 
+    /// `YYYY-MM-DD` (UTC) for seconds since the epoch.
+    static func isoDay(_ seconds: Int64) -> String {
+        var value = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&value, &parts)
+        func two(_ number: Int32) -> String { number < 10 ? "0\(number)" : "\(number)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
+    }
+
     static func format(_ seconds: time_t) -> String {
         var value = seconds
         var parts = tm()

@@ -36,6 +36,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case unsupportedExpectation(String)
         /// The client stopped sending during the header section or body (408).
         case timedOut
+        /// Inside an intercepted tunnel, a request for another authority than the CONNECT's (421).
+        case misdirected(String)
     }
 
     /// Why a request was refused by policy.
@@ -58,8 +60,12 @@ public enum SluiceError: Error, Sendable, Equatable {
         case connectFailed(host: String, detail: String)
         /// No response (or no progress) within the limit (504).
         case timedOut(detail: String)
-        /// TLS failed (handshake, certificate).
+        /// TLS failed (handshake).
         case tlsFailed(detail: String)
+        /// The origin's certificate is not trusted: expired, unknown issuer, wrong name…
+        case certificateInvalid(host: String, detail: String)
+        /// The origin's public key matches none of the rule's pins.
+        case pinMismatch(host: String)
         /// The origin closed or reset the connection or sent an invalid response.
         case badResponse(detail: String)
         /// A response handler cancelled the transfer at the headers.

@@ -14,6 +14,13 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// CONNECTs intercepted: TLS terminated with a leaf from the local CA.
+    public var tlsIntercepted = 0
+    /// Intercepted handshakes that failed for another reason (not TLS, protocol errors, timeouts).
+    public var tlsHandshakeFailures = 0
+    /// Intercepted clients that refused the certificate (alert unknown_ca, bad_certificate, or a
+    /// reset during the handshake): that host is tunnelled blind for them for a while.
+    public var tlsCertificateRefusals = 0
     /// Upstream tasks started.
     public var upstreamTasks = 0
     /// Upstream tasks that opened a new connection (the rest reused one).

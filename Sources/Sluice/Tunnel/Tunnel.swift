@@ -17,7 +17,12 @@ final class Tunnel {
     private var bytesDown: Int64 = 0
     private var finished = false
 
-    init(client: ClientConnection, host: String, port: UInt16, request: ProxyRequest) {
+    /// The client already got its `200` (an interception that turned out not to be TLS): a
+    /// failure to connect can only close the connection.
+    private let answered: Bool
+
+    init(client: ClientConnection, host: String, port: UInt16, request: ProxyRequest, answered: Bool = false) {
+        self.answered = answered
         self.client = client
         self.host = host
         self.port = port
@@ -56,6 +61,10 @@ final class Tunnel {
         idleTimer?.cancel()
         finished = true
         let problem = Problem(error, url: "\(host):\(port)")
+        if answered {
+            log(status: problem.status, error: error)
+            return client.closeAfterFlush()
+        }
         client.connection.write(
             ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: client.server.date.now))
         log(status: problem.status, error: error)
@@ -82,11 +91,14 @@ final class Tunnel {
         established = true
         upstream.setNoDelay()
         upstream.setWatermarks(readHigh: ResponseOutput.highWater, writeLow: ClientConnection.outputLowWater)
-        client.connection.write("HTTP/1.1 200 Connection Established\r\nVia: 1.1 sluice\r\n\r\n")
+        if !answered { client.connection.write(Tunnel.acceptedResponse) }
         client.connection.resumeReading()
         client.server.stats.tunnels += 1
         if client.connection.inputCount > 0 { clientReadable() }
     }
+
+    /// The answer to a CONNECT that was accepted.
+    static let acceptedResponse = "HTTP/1.1 200 Connection Established\r\nVia: 1.1 sluice\r\n\r\n"
 
     // MARK: - Relay
 

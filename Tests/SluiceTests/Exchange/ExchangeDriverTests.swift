@@ -18,6 +18,9 @@ struct ExchangeDriverTests {
         func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
             body(UnsafeRawBufferPointer(start: nil, count: 0))
         }
+        func withInput<R>(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         func drainInput(_ count: Int) {}
         func write(_ bytes: UnsafeRawBufferPointer, more: Bool) { output.append(contentsOf: bytes) }
         func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {

@@ -25,7 +25,9 @@ struct ExchangeMachineTests {
         var settings = Configuration.Cache()
         settings.collapseForwarding = true
         return ExchangeMachine(
-            .init(request: request, url: url, stripMode: strip, transformLimit: 1 << 20, cache: cache ? .init(settings) : nil))
+            .init(
+                request: request, url: url, stripMode: strip, transformLimit: 1 << 20,
+                cache: cache ? .init(settings) : nil))
     }
 
     /// A stored GET response, `age` seconds old at ``now``.

@@ -1,0 +1,127 @@
+import TLS
+
+@_exported import struct TLS.CertificateInfo
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The local CA on disk: `tls.ca_cert` (PEM, world-readable: it is what users trust) and
+/// `tls.ca_key` (PEM, created 0600). Like ssh with its keys, a key file that the group or others
+/// can read is refused. The key's text is never logged, served or exported.
+public enum LocalCA {
+    /// Why the CA cannot be used.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// Whether both files exist.
+    public static func exists(_ settings: Configuration.TLS) -> Bool {
+        access(settings.caCert, F_OK) == 0 && access(settings.caKey, F_OK) == 0
+    }
+
+    /// Creates a new CA (ECDSA P-256, CA:TRUE pathlen 0, 10 years) and writes both files;
+    /// refuses to overwrite existing ones.
+    @discardableResult
+    public static func create(_ settings: Configuration.TLS, now: Double) throws(Failure) -> CertificateAuthority {
+        for path in [settings.caCert, settings.caKey] where access(path, F_OK) == 0 {
+            throw Failure(description: "\(path) exists already; remove both CA files first to make a new CA")
+        }
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count)
+        let machine = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let day = HTTPDate.isoDay(Int64(now))
+        let authority: CertificateAuthority
+        do {
+            authority = try CertificateAuthority.create(
+                commonName: "Sluice local CA (\(machine.isEmpty ? "this machine" : machine), \(day))",
+                organization: "Sluice", validDays: 3650)
+        } catch {
+            throw Failure(description: "cannot create the CA: \(error)")
+        }
+        try write(authority.keyPEM, to: settings.caKey, mode: 0o600)
+        try write(authority.certificatePEM, to: settings.caCert, mode: 0o644)
+        return authority
+    }
+
+    /// Loads the CA; the key file must not be readable by the group or others.
+    public static func load(_ settings: Configuration.TLS) throws(Failure) -> CertificateAuthority {
+        var info = stat()
+        guard stat(settings.caKey, &info) == 0 else {
+            throw Failure(description: "no CA key at \(settings.caKey) (run `sluice ca init`)")
+        }
+        if info.st_mode & 0o077 != 0 {
+            throw Failure(
+                description:
+                    "the CA key \(settings.caKey) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run `chmod 600 \(settings.caKey)`"
+            )
+        }
+        let certificate = try read(settings.caCert)
+        let key = try read(settings.caKey)
+        do {
+            return try CertificateAuthority.load(certificatePEM: certificate, keyPEM: key)
+        } catch {
+            throw Failure(
+                description: "cannot use the CA in \(settings.caCert) / \(settings.caKey): \(error.operation)")
+        }
+    }
+
+    /// What the CA certificate says (no key needed).
+    public static func certificate(_ settings: Configuration.TLS) throws(Failure) -> CertificateInfo {
+        let text = try read(settings.caCert)
+        do {
+            return try CertificateInfo(pem: text)
+        } catch {
+            throw Failure(description: "\(settings.caCert) holds no certificate: \(error.operation)")
+        }
+    }
+
+    /// How to make clients trust the CA, one platform a paragraph (`sluice ca export` prints it on stderr).
+    public static func trustInstructions(certificatePath path: String) -> String {
+        """
+        Trust this CA where your clients run (the certificate only; the key never leaves this machine):
+          Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/sluice-ca.crt && sudo update-ca-certificates
+          macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
+          iOS Simulator:  xcrun simctl keychain booted add-root-cert \(path)
+          Android:        install it as a user CA (Settings > Security > Encryption & credentials), and let the
+                          app trust user CAs: <network-security-config><base-config><trust-anchors>
+                          <certificates src="user"/></trust-anchors></base-config></network-security-config>
+          Firefox:        Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import
+          Java:           keytool -importcert -cacerts -alias sluice -file \(path)
+          Per runtime:    SSL_CERT_FILE=\(path)  REQUESTS_CA_BUNDLE=\(path)  NODE_EXTRA_CA_CERTS=\(path)
+                          CURL_CA_BUNDLE=\(path)  (or curl --cacert \(path))
+        Then: export https_proxy=http://127.0.0.1:8080 and list the hosts under tls.intercept.
+        """
+    }
+
+    // MARK: - Files
+
+    private static func write(_ text: String, to path: String, mode: mode_t) throws(Failure) {
+        if let slash = path.lastIndex(of: "/") {
+            let directory = String(path[..<slash])
+            if !directory.isEmpty { mkdir(directory, 0o755) }
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
+        guard fd >= 0 else { throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        fchmod(fd, mode)  // whatever the umask
+        var text = text
+        let written = text.withUTF8 { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == text.utf8.count else { throw Failure(description: "cannot write \(path)") }
+    }
+
+    private static func read(_ path: String) throws(Failure) -> String {
+        guard let file = fopen(path, "r") else {
+            throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,193 @@
+import EventIO
+import TLS
+
+/// The decrypted side of an intercepted connection: a ``ClientStream`` over a ``TLSSession`` that
+/// reads from and writes to the client's socket. Plain text is decrypted as the reader asks for
+/// it (at most ``plainLimit`` ahead), so a client that sends faster than the exchange reads is
+/// held back by the socket's own buffer, as on the plain port.
+final class TLSClientStream: ClientStream {
+    /// Decrypted bytes held ahead of the reader, at most.
+    static let plainLimit = 256 * 1024
+
+    /// Where the stream stands.
+    enum Phase: Equatable {
+        case handshaking
+        case open
+        /// The client sent close_notify, or TLS failed after the handshake.
+        case closed
+    }
+
+    /// What ``advance()`` found.
+    enum Progress: Equatable {
+        /// The handshake needs more from the client.
+        case handshaking
+        /// The handshake completed now.
+        case established
+        case failed(TLSSession.Failure)
+        /// Open: plain text may be waiting.
+        case open
+    }
+
+    let raw: Connection
+    let session: TLSSession
+    private(set) var phase = Phase.handshaking
+    private var plain: [UInt8] = []
+    private var start = 0
+    private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+
+    init(raw: Connection, session: TLSSession) {
+        self.raw = raw
+        self.session = session
+    }
+
+    /// Moves what the client sent through TLS: the handshake while it runs, then plain text.
+    func advance() -> Progress {
+        switch phase {
+        case .handshaking:
+            feedAll()
+            let step = session.handshake()
+            flush()
+            switch step {
+            case .needMore: return .handshaking
+            case .failed(let failure):
+                phase = .closed
+                return .failed(failure)
+            case .established:
+                phase = .open
+                refill()
+                return .established
+            }
+        case .open:
+            refill()
+            return .open
+        case .closed:
+            return .open
+        }
+    }
+
+    /// Whether the client ended its side (close_notify or a failed record).
+    var inputEnded: Bool { phase == .closed }
+
+    /// Sends close_notify (before the socket closes).
+    func close() {
+        guard phase != .closed || session.pendingOutput > 0 else { return }
+        if phase == .open { session.close() }
+        flush()
+        phase = .closed
+    }
+
+    // MARK: - Reading
+
+    private func feedAll() {
+        while raw.inputCount > 0 {
+            let count = raw.withFirstInputSegment { segment -> Int in
+                session.feed(segment)
+                return segment.count
+            }
+            raw.drainInput(count)
+        }
+    }
+
+    /// Decrypts until ``plainLimit`` bytes wait or the session needs more from the socket.
+    private func refill() {
+        guard phase == .open else { return }
+        while plain.count - start < TLSClientStream.plainLimit {
+            let read = scratch.withUnsafeMutableBytes { session.read(into: $0) }
+            switch read {
+            case .bytes(let count):
+                if start > 0, start == plain.count {
+                    plain.removeAll(keepingCapacity: true)
+                    start = 0
+                }
+                plain.append(contentsOf: scratch[0..<count])
+            case .needMore:
+                guard raw.inputCount > 0 else {
+                    flush()  // a session ticket or a key update may be due
+                    return
+                }
+                let count = raw.withFirstInputSegment { segment -> Int in
+                    session.feed(segment)
+                    return segment.count
+                }
+                raw.drainInput(count)
+            case .closed, .failed:
+                phase = .closed
+                flush()
+                return
+            }
+        }
+    }
+
+    var inputCount: Int {
+        if plain.count == start { refill() }
+        return plain.count - start
+    }
+
+    func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if plain.count == start { refill() }
+        return plain.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+    }
+
+    func withInput<R>(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if plain.count == start { refill() }
+        return plain.withUnsafeBytes {
+            body(UnsafeRawBufferPointer(rebasing: $0[start..<min(plain.count, start + count)]))
+        }
+    }
+
+    func drainInput(_ count: Int) {
+        start = min(plain.count, start + count)
+        if start == plain.count {
+            plain.removeAll(keepingCapacity: true)
+            start = 0
+        }
+    }
+
+    // MARK: - Writing
+
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {
+        guard phase == .open else { return }
+        session.write(bytes)
+        flush()
+    }
+
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
+        guard phase == .open else { return }
+        session.write(first)
+        session.write(second)
+        flush()
+    }
+
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
+    ) {
+        guard phase == .open else { return }
+        for piece in [first, second, third] { session.write(piece) }
+        flush()
+    }
+
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        _ fourth: UnsafeRawBufferPointer, more: Bool
+    ) {
+        guard phase == .open else { return }
+        for piece in [first, second, third, fourth] { session.write(piece) }
+        flush()
+    }
+
+    func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0, more: false) } }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0), more: false) }
+    }
+
+    var outputCount: Int { raw.outputCount }
+    var writeBroken: Bool { raw.writeBroken }
+
+    /// Writes what the session produced to the socket.
+    private func flush() {
+        guard session.pendingOutput > 0 else { return }
+        session.withOutput { raw.write($0, more: false) }
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Sluice
+
+/// `sluice ca init|show|export`: the local CA that intercepted HTTPS is signed with.
+struct CACommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca", abstract: "The local CA for HTTPS interception: create, show, export (never the key).",
+        subcommands: [Init.self, Show.self, Export.self])
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an ECDSA P-256 CA at tls.ca_cert / tls.ca_key (the key 0600).")
+        @OptionGroup var options: ConfigOptions
+
+        func run() throws {
+            let settings = try options.load().0.tls
+            do {
+                let info = try LocalCA.create(settings, now: Date().timeIntervalSince1970).info
+                print("created \(settings.caCert) and \(settings.caKey) (mode 0600)")
+                CACommand.describe(info, settings: settings)
+                FileHandle.standardError.write(
+                    Data(("\n" + LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Paths, SHA-256 fingerprint and validity.")
+        @OptionGroup var options: ConfigOptions
+
+        func run() throws {
+            let settings = try options.load().0.tls
+            do {
+                CACommand.describe(try LocalCA.certificate(settings), settings: settings)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the CA certificate (PEM, or DER with --der); how to trust it goes to stderr.")
+        @OptionGroup var options: ConfigOptions
+        @Flag(name: .long, help: "DER instead of PEM (Android, some Java tools).")
+        var der = false
+
+        func run() throws {
+            let settings = try options.load().0.tls
+            let info: CertificateInfo
+            do {
+                info = try LocalCA.certificate(settings)
+            } catch {
+                throw ValidationError(error.description)
+            }
+            FileHandle.standardOutput.write(der ? Data(info.der) : Data(info.pem.utf8))
+            FileHandle.standardError.write(
+                Data((LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
+        }
+    }
+
+    static func describe(_ info: CertificateInfo, settings: Configuration.TLS) {
+        let format = ISO8601DateFormatter()
+        print("certificate: \(settings.caCert)")
+        print("key:         \(settings.caKey) (never printed, served or exported)")
+        print("subject:     \(info.subject)")
+        print("sha256:      \(info.sha256Fingerprint)")
+        print(
+            "valid:       \(format.string(from: Date(timeIntervalSince1970: Double(info.notBefore)))) to \(format.string(from: Date(timeIntervalSince1970: Double(info.notAfter))))"
+        )
+    }
+}

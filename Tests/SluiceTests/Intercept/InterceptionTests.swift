@@ -1,0 +1,223 @@
+import Foundation
+import SluiceTestKit
+import TLS
+import Testing
+
+@testable import Sluice
+
+/// HTTPS interception end to end: a real HTTPS origin (Python's `ssl`) with a certificate from a
+/// test CA made at test time, Sluice with its own local CA in a temporary folder, and curl as the
+/// client (`-x`, `--cacert`).
+@Suite("HTTPS interception")
+struct InterceptionTests {
+    /// A temporary folder with Sluice's CA paths and the origins' test CA.
+    final class Setup: @unchecked Sendable {
+        let directory: URL
+        let originCA: CertificateAuthority
+        let originCAPath: String
+        var caCert: String { directory.appendingPathComponent("sluice-ca.pem").path }
+        var caKey: String { directory.appendingPathComponent("sluice-ca.key").path }
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("intercept-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            originCA = try CertificateAuthority.create(
+                commonName: "Test origin CA", organization: "Tests", validDays: 30)
+            originCAPath = directory.appendingPathComponent("origin-ca.pem").path
+            try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+
+        /// A configuration that intercepts `localhost` and trusts the test CA for it.
+        func configuration(extraRule: String = "", tls: String = "", connectPort: UInt16) throws -> Configuration {
+            try ConfigLoader.load(
+                yaml: """
+                    connect_ports: [\(connectPort)]
+                    tls:
+                      intercept: ["localhost", "127.0.0.1"]
+                      ca_cert: \(caCert)
+                      ca_key: \(caKey)
+                    \(tls)
+                    rules:
+                    \(extraRule)
+                      - name: api
+                        match: { host: "localhost", path: "/json" }
+                        strip_json_nulls: true
+                        tls: { ca_file: \(originCAPath) }
+                      - name: site
+                        match: { host: "localhost" }
+                        accept: { status: ["200-299"] }
+                        tls: { ca_file: \(originCAPath) }
+                    defaults:
+                      tls: { ca_file: \(originCAPath) }
+                    """)
+        }
+    }
+
+    /// What curl got.
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+        var exitCode: Int32
+    }
+
+    /// Runs curl through the proxy; `cacert` is the CA the client trusts (Sluice's by default).
+    static func curl(_ url: String, proxy: UInt16, cacert: String, extra: [String] = []) throws -> Response {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["curl", "-s", "-D", "-", "--max-time", "10", "-x", "http://127.0.0.1:\(proxy)", "--cacert", cacert]
+            + extra + [url]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        // The CONNECT's own 200 comes first, then the response inside the tunnel.
+        var blocks = text.components(separatedBy: "\r\n\r\n")
+        while blocks.count > 1, blocks[0].hasPrefix("HTTP/1.1 200 Connection") { blocks.removeFirst() }
+        let head = blocks.first ?? ""
+        var headers: [String: String] = [:]
+        for line in head.split(separator: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return Response(
+            status: status, headers: headers, body: blocks.dropFirst().joined(separator: "\r\n\r\n"),
+            exitCode: process.terminationStatus)
+    }
+
+    @Test("An intercepted https URL is forwarded, stripped, validated and cached like an http one")
+    func interceptedExchanges() throws {
+        // Given an HTTPS origin and Sluice intercepting its host
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // Then the local CA was created, its key private to its owner
+        var info = stat()
+        #expect(stat(setup.caKey, &info) == 0 && info.st_mode & 0o077 == 0)
+
+        // When a client that trusts Sluice's CA asks for JSON twice
+        let first = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        let second = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        // Then the nulls are gone, the first was stored and the second came from the cache
+        #expect(first.exitCode == 0 && first.status == 200)
+        #expect(first.body == #"{"a":1,"c":[null,{}]}"#)
+        #expect(first.headers["cache-status"]?.hasSuffix("stored") == true)
+        #expect(second.body == first.body)
+        #expect(second.headers["cache-status"]?.contains("hit") == true)
+        #expect(origin.requests == 1)
+
+        // And a response the rule rejects is a problem, over https too
+        let rejected = try Self.curl(origin.url("/html500"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(rejected.status == 502)
+        #expect(rejected.body.contains("unacceptable-status"))
+        // The https key never answers an http request for the same path
+        let stats = proxy.onLoop { server in (server.stats.tlsIntercepted, server.stats.cacheHits) }
+        #expect(stats.0 == 3 && stats.1 == 1)
+    }
+
+    @Test("Origins whose certificates are not trusted or not pinned are problems that say why")
+    func upstreamTrust() throws {
+        let setup = try Setup()
+        let stranger = try CertificateAuthority.create(
+            commonName: "Unknown CA", organization: "Elsewhere", validDays: 30)
+        let unknown = try HTTPSOrigin(authority: stranger)
+        let expired = try HTTPSOrigin(authority: setup.originCA, validFrom: -10, validDays: 5)
+        let wrongName = try HTTPSOrigin(authority: setup.originCA, name: "other.test")
+        let good = try HTTPSOrigin(authority: setup.originCA)
+        defer { [unknown, expired, wrongName, good].forEach { $0.stop() } }
+        let pin = try Self.pin(ofCertificateAt: good.directory.appendingPathComponent("cert.pem").path)
+        var configuration = try setup.configuration(
+            extraRule: """
+                  - name: pinned-right
+                    match: { host: "localhost", path: "/nostore" }
+                    tls: { ca_file: \(setup.originCAPath), pins: ["\(pin)"] }
+                  - name: pinned-wrong
+                    match: { host: "localhost", path: "/pinned-wrong" }
+                    tls: { ca_file: \(setup.originCAPath), pins: ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="] }
+                """, connectPort: good.port)
+        configuration.connectPorts = [unknown.port, expired.port, wrongName.port, good.port]
+        let proxy = try ProxyHarness(configuration: configuration)
+
+        for (origin, words) in [(unknown, "issuer is unknown"), (expired, "expired"), (wrongName, "not for this host")]
+        {
+            let response = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+            #expect(response.status == 502)
+            #expect(response.body.contains("upstream-certificate-invalid"))
+            #expect(response.body.contains(words), "\(response.body)")
+        }
+        let pinned = try Self.curl(good.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(pinned.status == 200 && pinned.body == "fresh every time")
+        let mismatch = try Self.curl(good.url("/pinned-wrong"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(mismatch.status == 502 && mismatch.body.contains("upstream-pin-mismatch"))
+    }
+
+    @Test("A client that refuses the certificate is logged once, then tunnelled blind for the window")
+    func refusalThenPassthrough() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // A client that trusts only the origin's CA refuses Sluice's leaf.
+        let refused = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(refused.exitCode != 0)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.tlsCertificateRefusals } == 1 })
+        #expect(proxy.logLines.all.filter { $0.contains("refused the certificate for localhost") }.count == 1)
+        // Within the window the same client gets a blind tunnel: it talks to the origin itself.
+        let tunnelled = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body == "fresh every time")
+        #expect(tunnelled.headers["cache-status"] == nil, "a blind tunnel: Sluice saw nothing")
+        #expect(proxy.onLoop { $0.stats.tunnels } == 1)
+    }
+
+    @Test("Bytes that are not a TLS ClientHello after CONNECT go through a blind tunnel")
+    func nonTLSTunnelled() throws {
+        let setup = try Setup()
+        let origin = try OriginServer { _ in .text("plain inside") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let client = try RawClient(port: proxy.port)
+        try client.send("CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        #expect(try client.reader.readHead()?.startLine.hasPrefix("HTTP/1.1 200") == true)
+        try client.send("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let inside = try? client.reader.readResponse()
+        #expect(inside?.text == "plain inside", "\(proxy.logLines.all)")
+    }
+
+    @Test("serve refuses a CA key that the group or others can read")
+    func keyPermissions() throws {
+        let setup = try Setup()
+        _ = try ProxyHarness(configuration: setup.configuration(connectPort: 443))  // creates the CA
+        chmod(setup.caKey, 0o644)
+        #expect(throws: (any Error).self) { _ = try ProxyHarness(configuration: setup.configuration(connectPort: 443)) }
+        do {
+            _ = try ProxyHarness(configuration: setup.configuration(connectPort: 443))
+        } catch {
+            #expect("\(error)".contains("chmod 600"))
+        }
+    }
+
+    /// `sha256//…` of a certificate's public key, as curl and the rules spell pins.
+    static func pin(ofCertificateAt path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = [
+            "-c",
+            "openssl x509 -in '\(path)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return "sha256//" + String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
