@@ -99,14 +99,17 @@ struct InterceptionTests {
         let setup = try Setup()
         let origin = try HTTPSOrigin(authority: setup.originCA)
         defer { origin.stop() }
-        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.cache.path = setup.directory.appendingPathComponent("cache.sqlite").path
+        var proxy: ProxyHarness? = try ProxyHarness(configuration: configuration)
+        let port = proxy!.port
         // Then the local CA was created, its key private to its owner
         var info = stat()
         #expect(stat(setup.caKey, &info) == 0 && info.st_mode & 0o077 == 0)
 
         // When a client that trusts Sluice's CA asks for JSON twice
-        let first = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
-        let second = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        let first = try Self.curl(origin.url("/json"), proxy: port, cacert: setup.caCert)
+        let second = try Self.curl(origin.url("/json"), proxy: port, cacert: setup.caCert)
         // Then the nulls are gone, the first was stored and the second came from the cache
         #expect(first.exitCode == 0 && first.status == 200)
         #expect(first.body == #"{"a":1,"c":[null,{}]}"#)
@@ -116,12 +119,25 @@ struct InterceptionTests {
         #expect(origin.requests == 1)
 
         // And a response the rule rejects is a problem, over https too
-        let rejected = try Self.curl(origin.url("/html500"), proxy: proxy.port, cacert: setup.caCert)
+        let rejected = try Self.curl(origin.url("/html500"), proxy: port, cacert: setup.caCert)
         #expect(rejected.status == 502)
         #expect(rejected.body.contains("unacceptable-status"))
-        // The https key never answers an http request for the same path
-        let stats = proxy.onLoop { server in (server.stats.tlsIntercepted, server.stats.cacheHits) }
+        let stats = proxy!.onLoop { server in (server.stats.tlsIntercepted, server.stats.cacheHits) }
         #expect(stats.0 == 3 && stats.1 == 1)
+
+        // After a restart the https entry is still served from the file, and the inspector lists it
+        proxy = nil
+        proxy = try ProxyHarness(configuration: configuration)
+        let again = try Self.curl(origin.url("/json"), proxy: proxy!.port, cacert: setup.caCert)
+        #expect(again.headers["cache-status"]?.contains("hit") == true && again.body == first.body)
+        #expect(origin.requests == 2)  // /json once, /html500 once
+        var filter = CacheInspector.Filter()
+        filter.url = "https://localhost:*"
+        let listed = try CacheInspector(settings: configuration.cache).list(filter, now: Date().timeIntervalSince1970)
+        #expect(listed.map(\.url) == [origin.url("/json")])
+        // The same path over plain http is another key: a miss, never the https entry
+        filter.url = "http://localhost:*"
+        #expect(try CacheInspector(settings: configuration.cache).list(filter, now: 0).isEmpty)
     }
 
     @Test("Origins whose certificates are not trusted or not pinned are problems that say why")
@@ -176,6 +192,66 @@ struct InterceptionTests {
         #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body == "fresh every time")
         #expect(tunnelled.headers["cache-status"] == nil, "a blind tunnel: Sluice saw nothing")
         #expect(proxy.onLoop { $0.stats.tunnels } == 1)
+    }
+
+    @Test("An IP literal gets an IP SAN (no SNI), and Python requests works through the proxy too")
+    func ipLiteralAndRequests() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA, name: "127.0.0.1")
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.rules = []
+        let proxy = try ProxyHarness(configuration: configuration)
+        // curl sends no SNI for an IP literal: the leaf is for the CONNECT host, as an IP SAN.
+        let literal = try Self.curl(origin.url("/nostore", host: "127.0.0.1"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(literal.exitCode == 0 && literal.status == 200 && literal.body == "fresh every time")
+        // Python requests, asked to strip nulls by header.
+        let script = """
+            import requests, sys
+            r = requests.get(sys.argv[1], proxies={"https": sys.argv[2]}, verify=sys.argv[3],
+                             headers={"Sluice-Strip-Nulls": "1"}, timeout=10)
+            print(r.status_code, r.headers.get("Cache-Status", "-"), r.text)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c", script, origin.url("/json", host: "127.0.0.1"), "http://127.0.0.1:\(proxy.port)",
+            setup.caCert,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output.hasPrefix("200 Sluice; fwd=uri-miss; stored "), "\(output)")
+        #expect(output.hasSuffix(#"{"a":1,"c":[null,{}]}"# + "\n"), "\(output)")
+    }
+
+    @Test("200 handshakes cut at random points leave no connection behind")
+    func cutHandshakes() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.tls.passthroughAfterFailure = 0
+        let proxy = try ProxyHarness(configuration: configuration)
+        var generator = SystemRandomNumberGenerator()
+        for n in 0..<200 {
+            let client = try RawClient(port: proxy.port)
+            try client.send("CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            _ = try client.reader.readHead()
+            // A TLS record header announcing a ClientHello, then some of it, then gone.
+            var bytes: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
+            bytes += (0..<Int.random(in: 0..<300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            try client.socket.send(Array(bytes.prefix(1 + n % bytes.count)))
+            if n % 2 == 0 { client.socket.abort() } else { client.socket.close() }
+        }
+        #expect(proxy.waitUntil(timeout: 10) { proxy.onLoop { $0.openConnections } == 0 })
+        let counted = proxy.onLoop { $0.stats.tlsCertificateRefusals + $0.stats.tlsHandshakeFailures }
+        #expect(counted == 200)
+        // And the next client is served.
+        let served = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(served.status == 200)
     }
 
     @Test("Bytes that are not a TLS ClientHello after CONNECT go through a blind tunnel")
