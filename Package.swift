@@ -81,7 +81,9 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"], swiftSettings: strict),
+        .testTarget(
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"],
+            swiftSettings: strict),
         .testTarget(
             name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"],
             exclude: ["Resources"], swiftSettings: strict),

@@ -168,6 +168,10 @@ public final class TLSSession {
     /// Bytes fed but not yet processed.
     public var pendingInput: Int { Int(BIO_ctrl_pending(input)) }
 
+    /// Whether a read could produce anything without more bytes from the client: records fed
+    /// but not decrypted, or plain text decrypted but not read.
+    public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || BIO_ctrl_pending(input) > 0 }
+
     /// The protocol version agreed (`TLSv1.3`).
     public var version: String { String(cString: SSL_get_version(ssl)) }
 }

@@ -89,6 +89,19 @@ struct AdminRoutes {
                 ("collapsed_waiting", .number(proxy.collapserWaiting)),
             ]
         }
+        let minter = proxy.interceptor?.context.minter
+        let tlsStats = JSONValue.object([
+            ("intercepting", .bool(proxy.interceptor != nil)), ("intercepted", .number(stats.tlsIntercepted)),
+            ("certificate_refusals", .number(stats.tlsCertificateRefusals)),
+            ("handshake_failures", .number(stats.tlsHandshakeFailures)),
+            ("leaves_minted", .number(minter?.minted ?? 0)), ("leaves_kept", .number(minter?.count ?? 0)),
+            (
+                "leaf_mint_ms_mean",
+                .double(
+                    ((minter.map { $0.minted > 0 ? Double($0.mintingNanoseconds) / Double($0.minted) / 1e3 : 0 } ?? 0)
+                        .rounded() / 1000))
+            ),
+        ])
         return .object([
             (
                 "connections",
@@ -99,6 +112,7 @@ struct AdminRoutes {
             ),
             ("requests", .number(stats.requests)), ("responses", .number(stats.responses)),
             ("errors", .number(stats.errors)), ("tunnels", .number(stats.tunnels)),
+            ("tls", tlsStats),
             (
                 "upstream",
                 .object([("tasks", .number(stats.upstreamTasks)), ("connections", .number(stats.upstreamConnections))])

@@ -46,14 +46,13 @@ public enum LocalCA {
 
     /// Loads the CA; the key file must not be readable by the group or others.
     public static func load(_ settings: Configuration.TLS) throws(Failure) -> CertificateAuthority {
-        var info = stat()
-        guard stat(settings.caKey, &info) == 0 else {
+        guard let mode = KeyFile.mode(settings.caKey) else {
             throw Failure(description: "no CA key at \(settings.caKey) (run `sluice ca init`)")
         }
-        if info.st_mode & 0o077 != 0 {
+        if mode & 0o077 != 0 {
             throw Failure(
                 description:
-                    "the CA key \(settings.caKey) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run `chmod 600 \(settings.caKey)`"
+                    "the CA key \(settings.caKey) is readable by others (mode \(String(mode, radix: 8))); run `chmod 600 \(settings.caKey)`"
             )
         }
         let certificate = try read(settings.caCert)

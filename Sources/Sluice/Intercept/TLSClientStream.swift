@@ -90,7 +90,9 @@ final class TLSClientStream: ClientStream {
 
     /// Decrypts until ``plainLimit`` bytes wait or the session needs more from the socket.
     private func refill() {
-        guard phase == .open else { return }
+        // Nothing new from the client and nothing held by the session: no read to try (this is
+        // asked whenever the connection checks for a next request).
+        guard phase == .open, raw.inputCount > 0 || session.hasBufferedInput else { return }
         while plain.count - start < TLSClientStream.plainLimit {
             let read = scratch.withUnsafeMutableBytes { session.read(into: $0) }
             switch read {
@@ -153,8 +155,7 @@ final class TLSClientStream: ClientStream {
 
     func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open else { return }
-        session.write(first)
-        session.write(second)
+        seal(first, second)
         flush()
     }
 
@@ -162,7 +163,7 @@ final class TLSClientStream: ClientStream {
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open else { return }
-        for piece in [first, second, third] { session.write(piece) }
+        seal(first, second, third)
         flush()
     }
 
@@ -171,9 +172,26 @@ final class TLSClientStream: ClientStream {
         _ fourth: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open else { return }
-        for piece in [first, second, third, fourth] { session.write(piece) }
+        seal(first, second, third, fourth)
         flush()
     }
+
+    /// Encrypts pieces written together: small ones (a head and a short body) gathered into one
+    /// TLS record instead of a record each (each costs a header, a tag and a cipher pass).
+    private func seal(_ pieces: UnsafeRawBufferPointer...) {
+        let total = pieces.reduce(0) { $0 + $1.count }
+        guard total <= TLSClientStream.recordSize else {
+            for piece in pieces { session.write(piece) }
+            return
+        }
+        gather.removeAll(keepingCapacity: true)
+        for piece in pieces { gather.append(contentsOf: piece) }
+        gather.withUnsafeBytes { session.write($0) }
+    }
+
+    /// The most plain text one TLS record holds.
+    static let recordSize = 16 * 1024
+    private var gather: [UInt8] = []
 
     func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0, more: false) } }
 

@@ -242,7 +242,9 @@ struct InterceptionTests {
             _ = try client.reader.readHead()
             // A TLS record header announcing a ClientHello, then some of it, then gone.
             var bytes: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
-            bytes += (0..<Int.random(in: 0..<300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            bytes += (0..<Int.random(in: 0..<300, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             try client.socket.send(Array(bytes.prefix(1 + n % bytes.count)))
             if n % 2 == 0 { client.socket.abort() } else { client.socket.close() }
         }
