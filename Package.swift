@@ -85,7 +85,7 @@ let package = Package(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"],
             swiftSettings: strict),
         .testTarget(
-            name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite"],
+            name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite", "TLS"],
             exclude: ["Resources"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,52 @@
+import Foundation
+import SluiceTestKit
+import TLS
+import Testing
+
+/// HTTPS interception measured from outside a real `sluice serve` process: a large body through
+/// an intercepted connection, a slow origin and a slow client, in bounded memory.
+@Suite("Interception: resources", .serialized)
+struct InterceptResourceTests {
+    @Test("A large body crosses an intercepted connection with a slow reader in bounded memory")
+    func largeInterceptedDownload() throws {
+        // Given an HTTPS origin with a test CA, and a sluice that intercepts it
+        let mebibytes = Int(ProcessInfo.processInfo.environment["SLUICE_INTERCEPT_MIB"] ?? "") ?? 192
+        let directory = try CLI.workingDirectory()
+        defer { CLI.remove(directory.path) }
+        let originCA = try CertificateAuthority.create(commonName: "Test origin CA", organization: "Tests", validDays: 2)
+        let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
+        try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
+        let origin = try HTTPSOrigin(authority: originCA)
+        defer { origin.stop() }
+        let caPath = directory.appendingPathComponent("ca.pem").path
+        let server = try ResourceTests.Server(
+            """
+            connect_ports: [\(origin.port)]
+            tls: { intercept: [localhost], ca_cert: \(caPath), ca_key: \(directory.path)/ca.key }
+            defaults: { tls: { ca_file: \(originCAPath) } }
+            """)
+        let before = server.memory("VmHWM")
+
+        // When a client reads it at 40 MB/s while the origin sends in paced pieces
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "--limit-rate", "40M",
+            "-x", "http://127.0.0.1:\(server.port)", "--cacert", caPath,
+            origin.url("/big?n=\(mebibytes << 20)&delay_ms=1"),
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        // Then every byte arrived and the proxy's memory stayed bounded
+        #expect(output == "200 \(mebibytes << 20)", "\(output)")
+        let peak = (server.memory("VmHWM") - before) / 1024
+        #expect(peak < 48, "peak RSS grew \(peak) MiB for \(mebibytes) MiB through an intercepted connection")
+        print(
+            "resources: intercepted \(mebibytes) MiB, peak RSS \(before / 1024) -> \(server.memory("VmHWM") / 1024) MiB"
+        )
+    }
+}
