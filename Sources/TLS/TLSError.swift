@@ -17,15 +17,18 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
     }
 
     /// Empties OpenSSL's thread-local error queue into readable lines.
-    static func drainQueue() -> [String] {
-        var lines: [String] = []
+    static func drainQueue() -> [String] { drainCodes().map(\.line) }
+
+    /// Empties OpenSSL's thread-local error queue: each error's code and its line, oldest first.
+    static func drainCodes() -> [(code: UInt, line: String)] {
+        var errors: [(UInt, String)] = []
         while true {
             let code = ERR_get_error()
             if code == 0 { break }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            lines.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            errors.append((code, String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
-        return lines
+        return errors
     }
 }

@@ -108,18 +108,11 @@ public final class TLSSession {
     private func failure() -> Failure {
         if let certificateFailure { return .noCertificate(certificateFailure) }
         var rejected: String?
-        var lines: [String] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if ctls_is_certificate_rejection(ctls_err_reason(code)) != 0 {
-                rejected = ERR_reason_error_string(code).map { String(cString: $0) } ?? line
-            }
-            lines.append(line)
+        let errors = TLSError.drainCodes()
+        for (code, line) in errors where ctls_is_certificate_rejection(ctls_err_reason(code)) != 0 {
+            rejected = ERR_reason_error_string(code).map { String(cString: $0) } ?? line
         }
+        let lines = errors.map(\.line)
         if let rejected { return .certificateRejected(rejected) }
         return .protocolError(lines.first ?? "the TLS handshake failed")
     }
