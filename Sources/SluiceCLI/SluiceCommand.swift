@@ -97,8 +97,13 @@ struct CheckConfigCommand: ParsableCommand {
             print(ConfigLoader.referenceMarkdown)
             return
         }
-        let (_, source) = try options.load()
+        let (configuration, source) = try options.load()
         print("configuration OK: \(source)")
+        for rule in configuration.rules where rule.tls?.verify == false {
+            print(
+                "warning: rule \(rule.name) has tls.verify: false: its origins' certificates are not checked (allowInvalidCertificates)"
+            )
+        }
     }
 }
 

@@ -13,7 +13,8 @@ struct InterceptResourceTests {
         let mebibytes = Int(ProcessInfo.processInfo.environment["SLUICE_INTERCEPT_MIB"] ?? "") ?? 192
         let directory = try CLI.workingDirectory()
         defer { CLI.remove(directory.path) }
-        let originCA = try CertificateAuthority.create(commonName: "Test origin CA", organization: "Tests", validDays: 2)
+        let originCA = try CertificateAuthority.create(
+            commonName: "Test origin CA", organization: "Tests", validDays: 2)
         let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
         try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
         let origin = try HTTPSOrigin(authority: originCA)

@@ -148,8 +148,9 @@ struct InterceptionTests {
         let unknown = try HTTPSOrigin(authority: stranger)
         let expired = try HTTPSOrigin(authority: setup.originCA, validFrom: -10, validDays: 5)
         let wrongName = try HTTPSOrigin(authority: setup.originCA, name: "other.test")
+        let selfSigned = try HTTPSOrigin(authority: setup.originCA, selfSigned: true)
         let good = try HTTPSOrigin(authority: setup.originCA)
-        defer { [unknown, expired, wrongName, good].forEach { $0.stop() } }
+        defer { [unknown, expired, wrongName, selfSigned, good].forEach { $0.stop() } }
         let pin = try Self.pin(ofCertificateAt: good.directory.appendingPathComponent("cert.pem").path)
         var configuration = try setup.configuration(
             extraRule: """
@@ -160,7 +161,7 @@ struct InterceptionTests {
                     match: { host: "localhost", path: "/pinned-wrong" }
                     tls: { ca_file: \(setup.originCAPath), pins: ["sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="] }
                 """, connectPort: good.port)
-        configuration.connectPorts = [unknown.port, expired.port, wrongName.port, good.port]
+        configuration.connectPorts = [unknown.port, expired.port, wrongName.port, selfSigned.port, good.port]
         let proxy = try ProxyHarness(configuration: configuration)
 
         for (origin, words) in [(unknown, "issuer is unknown"), (expired, "expired"), (wrongName, "not for this host")]
@@ -254,6 +255,49 @@ struct InterceptionTests {
         // And the next client is served.
         let served = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
         #expect(served.status == 200)
+    }
+
+    @Test("Inside a tunnel, a request for another authority is 421 and never forwarded; keep-alive works")
+    func misdirected() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let wrong = try Self.curl(
+            origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert, extra: ["-H", "Host: evil.test"])
+        #expect(wrong.status == 421 && wrong.body.contains("misdirected-request"))
+        #expect(origin.requests == 0)
+        // Two requests on one intercepted connection (curl reuses it): one handshake.
+        let both = try Self.curl(
+            origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert, extra: [origin.url("/nostore")])
+        #expect(both.exitCode == 0 && both.body.components(separatedBy: "fresh every time").count == 3)
+        #expect(proxy.onLoop { $0.stats.tlsIntercepted } == 2)
+        #expect(origin.requests == 2)
+    }
+
+    @Test("An intercepted exchange is an event on /events, with its https URL and TLS timing")
+    func eventStream() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let watcher = try RawClient(port: try proxy.startAdmin())
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try watcher.reader.readHead()
+        #expect(proxy.waitUntil { proxy.onLoop { $0.session.eventMonitor.monitors.count } >= 2 })
+        _ = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        var data: String?
+        for _ in 0..<10 where data == nil {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+        }
+        let event = try #require(
+            (try? JSONSerialization.jsonObject(with: Data((data ?? "").utf8))) as? [String: Any])
+        #expect(event["url"] as? String == origin.url("/json"))
+        #expect(event["status"] as? Int == 200)
+        #expect(event["rule"] as? String == "api")
+        let timeline = try #require(event["timeline"] as? [String: Any])
+        #expect((timeline["tls_ms"] as? Double ?? 0) > 0, "the upstream TLS handshake is timed")
     }
 
     @Test("Bytes that are not a TLS ClientHello after CONNECT go through a blind tunnel")
