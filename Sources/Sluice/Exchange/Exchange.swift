@@ -8,19 +8,23 @@ final class Exchange {
     let env: ExchangeEnvironment
     let request: ProxyRequest
     let startTime = EventLoop.monotonicNanoseconds()
-    private(set) var machine: ExchangeMachine
-    /// What Route decided (the defaults until then).
-    var route: RouteDecision
+    // The driver's state is touched only from its own loop thread, one event at a time: the
+    // dynamic exclusivity checks on these hot properties cost a few per cent of pass-through.
+    @exclusivity(unchecked) private(set) var machine: ExchangeMachine
+    /// What Route decided.
+    let route: RouteDecision
+    /// What Route answered: the machine's first event.
+    private let routed: ExchangeMachine.Route
     /// The response on its way to the client.
     let output: ResponseOutput
     /// What the record and the response head say about this exchange.
-    var notes = ExchangeNotes()
-    var body: RequestBody
+    @exclusivity(unchecked) var notes = ExchangeNotes()
+    @exclusivity(unchecked) var body: RequestBody
     var task: UpstreamTask?
     /// The entry being written for this response.
     var writer: CacheWriter?
     /// The body held for null stripping.
-    var held: NullStrippingDelivery?
+    @exclusivity(unchecked) var held: NullStrippingDelivery?
     /// The stored body being read out.
     var storedBody: StoredResponse.Cursor?
     var collapseTimer: Timer?
@@ -40,7 +44,8 @@ final class Exchange {
         self.request = request
         body = RequestBody(framing: request.bodyFraming, limits: env.parserLimits)
         output = ResponseOutput(stream: client.stream, keepAlive: request.wantsKeepAlive && !env.isShuttingDown)
-        route = RouteDecision(defaults: env.rules.defaults)
+        (route, routed) = RouteDecision.decide(
+            request, policy: env.policy, rules: env.rules, localClient: client.isLocal)
         machine = ExchangeMachine(
             .init(
                 request: request, url: RouteDecision.urlText(request), stripMode: nil,
@@ -48,11 +53,9 @@ final class Exchange {
                 cache: env.machineCache))
     }
 
-    /// Routes the request, then lets the machine run it.
+    /// Lets the machine run the routed request.
     func start() {
-        let decided = RouteDecision.decide(request, policy: env.policy, rules: env.rules, localClient: client.isLocal)
-        route = decided.route
-        run(.routed(decided.answer, stripMode: route.stripMode, now: env.clock()))
+        run(.routed(routed, stripMode: route.stripMode, now: env.clock()))
     }
 
     /// Feeds one event to the machine and carries out its actions in order.
