@@ -65,8 +65,10 @@ struct ServeCommand: ParsableCommand {
             }
         }
         let level = Logger.Level(rawValue: configuration.log.level) ?? .info
+        // Lines are gathered and written in large pieces (`LogOutput`): the access log costs a
+        // copy per request, not a system call.
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardOutput(label: label)
+            var handler = BufferedLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
@@ -99,6 +101,13 @@ struct CheckConfigCommand: ParsableCommand {
         }
         let (configuration, source) = try options.load()
         print("configuration OK: \(source)")
+        for rule in configuration.rules {
+            for range in rule.accept?.contentTypes ?? [] where !range.ignoredParameters.isEmpty {
+                print(
+                    "note: rule \(rule.name) accepts \(range); its parameters (\(range.ignoredParameters)) are not compared"
+                )
+            }
+        }
         for rule in configuration.rules where rule.tls?.verify == false {
             print(
                 "warning: rule \(rule.name) has tls.verify: false: its origins' certificates are not checked (allowInvalidCertificates)"

@@ -159,6 +159,30 @@ struct ResourceTests {
         #expect(after <= baseline, "descriptors: baseline \(baseline), after \(after)")
     }
 
+    @Test("A cold 20 MiB body for 10 clients at once: one origin request, identical bodies, bounded memory")
+    func collapsedLargeBody() throws {
+        let origin = try OriginServer(keepBodies: false) { _ in
+            .delay(
+                seconds: 0.3,
+                then: .stream(status: 200, headers: [("Cache-Control", "max-age=600")], total: 20 << 20))
+        }
+        defer { origin.stop() }
+        let server = try Server("")
+        _ = try Self.baseline(server, origin)
+        let before = server.memory("VmHWM")
+        let clients = try (0..<10).map { _ in try RawClient(port: server.port, timeout: 60) }
+        for client in clients { try client.send(RawClient.get(origin.url("/large"))) }
+        let responses = try clients.map { try $0.reader.readResponse() }
+        #expect(origin.requests.filter { $0.target == "/large" }.count == 1)
+        #expect(responses.allSatisfy { $0.status == 200 && $0.body.count == 20 << 20 })
+        #expect(responses.allSatisfy { $0.body == responses[0].body })
+        let peak = (server.memory("VmHWM") - before) / 1024
+        #expect(peak < 48, "peak RSS grew \(peak) MiB serving 10 x 20 MiB")
+        print(
+            "resources: 10 collapsed clients x 20 MiB, peak RSS \(before / 1024) -> \(server.memory("VmHWM") / 1024) MiB"
+        )
+    }
+
     @Test("A 1 GiB upload streams through with bounded memory")
     func largeUpload() throws {
         let total = (Int(ProcessInfo.processInfo.environment["SLUICE_UPLOAD_MIB"] ?? "") ?? 1024) << 20

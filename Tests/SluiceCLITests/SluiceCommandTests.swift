@@ -129,12 +129,17 @@ struct SluiceCommandTests {
         let client = try #require(connected)
         let response = try client.request(RawClient.get(origin.url("/cli")))
         #expect(response.text == "through the binary")
+        // Access lines are buffered (LogOutput): a SIGTERM right after loses none of them. (100
+        // lines: nobody reads the pipe before the exit, and a full pipe would block the proxy.)
+        for n in 0..<100 { _ = try client.request(RawClient.get(origin.url("/cli/\(n)"))) }
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("\"GET \(origin.url("/cli"))\" 200"))
+        #expect((0..<100).allSatisfy { log.contains("\"GET \(origin.url("/cli/\($0)"))\" 200") })
         #expect(log.contains("sluice stopped"))
+        #expect(log.hasSuffix("\n"))
     }
 
     @Test("SIGHUP reloads the rules; a broken file keeps the current ones and says why")

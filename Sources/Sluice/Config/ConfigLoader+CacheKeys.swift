@@ -38,7 +38,7 @@ extension ConfigLoader {
         Key(
             path: "cache.mode", type: "shared | private", defaultValue: "shared",
             summary:
-                "shared: never stores `private`, Set-Cookie or Authorization responses (RFC 9111 §3); private: one user."
+                "shared: never stores `private` or Authorization responses (RFC 9111 §3), nor Set-Cookie ones unless store_set_cookie; private: one user."
         ) {
             config, value throws(ConfigError) in
             let text = try value.string()
@@ -46,6 +46,13 @@ extension ConfigLoader {
                 throw value.fail("expected shared or private, not \(text)")
             }
             config.cache.mode = mode
+        },
+        Key(
+            path: "cache.store_set_cookie", type: "bool", defaultValue: "false in shared mode, true in private",
+            summary:
+                "Store responses that set cookies, keeping their Set-Cookie lines (every client served from the entry receives them)."
+        ) {
+            config, value throws(ConfigError) in config.cache.storeSetCookie = try value.bool()
         },
         Key(
             path: "cache.heuristic_percent", type: "integer", defaultValue: "10",
@@ -69,7 +76,7 @@ extension ConfigLoader {
         Key(
             path: "cache.collapse_forwarding", type: "bool", defaultValue: "true",
             summary:
-                "Concurrent misses on a URL known to be cacheable make one upstream request; the others wait for it."
+                "Concurrent misses on a URL make one upstream request; the others wait for it and are served from what it stores."
         ) {
             config, value throws(ConfigError) in config.cache.collapseForwarding = try value.bool()
         },
@@ -79,6 +86,13 @@ extension ConfigLoader {
                 "Longest wait for another client's fetch of the same URL (a fetch held up by a slow client); then the waiter fetches for itself."
         ) {
             config, value throws(ConfigError) in config.cache.collapseTimeout = try value.milliseconds()
+        },
+        Key(
+            path: "cache.uncacheable_ttl", type: "duration", defaultValue: "120s",
+            summary:
+                "A URL whose response could not be stored or shared is remembered this long: its misses go upstream in parallel instead of waiting for each other (Varnish's hit-for-miss)."
+        ) {
+            config, value throws(ConfigError) in config.cache.uncacheableTTL = try value.milliseconds()
         },
     ]
 

@@ -141,11 +141,22 @@ public struct Configuration: Sendable, Equatable {
         public var serveStaleOnError = 0
         /// Memory for the hot set: decoded entries of recent keys and whole small bodies; 8 MiB by default.
         public var memory: Int64 = 8 << 20
-        /// Concurrent misses on a key known to be cacheable wait for one upstream request.
+        /// Concurrent misses on a key wait for one upstream request (unless the key is known not
+        /// to be storable, ``uncacheableTTL``).
         public var collapseForwarding = true
         /// Longest wait for another client's fetch, in milliseconds; then the waiter fetches itself.
         public var collapseTimeout = 5000
+        /// How long a key whose response could not be stored or shared is remembered as such, in
+        /// milliseconds (Varnish's hit-for-miss): its misses then go upstream side by side instead
+        /// of queueing behind each other; 120 s by default.
+        public var uncacheableTTL = 120_000
+        /// Whether responses that set cookies are stored (with their `Set-Cookie` lines, replayed to
+        /// every client the entry serves); `nil` = the mode decides: no in `shared`, yes in `private`.
+        public var storeSetCookie: Bool?
         public init() {}
+
+        /// Whether responses with `Set-Cookie` are stored under these settings.
+        public var storesSetCookie: Bool { storeSetCookie ?? (mode == .private) }
 
         /// Shared or private cache semantics (RFC 9111 §1).
         public enum Mode: String, Sendable, Equatable, CaseIterable { case shared, `private` }

@@ -20,7 +20,7 @@ enum RuleParser {
         ),
         (
             "rules[].accept.content_types", "list of media range", "any",
-            "Acceptable types without parameters: `application/json`, `text/*`, `application/*+json`, `*/*`."
+            "Acceptable types: `application/json`, `text/*`, `application/*+json`, `*/*`; parameters (`; charset=utf-8`) are ignored, type and subtype compared."
         ),
         (
             "rules[].accept.on_reject", "enforce | report", "enforce",

@@ -99,13 +99,13 @@ extension Exchange: TaskDelegate {
         case .none, .invalidated: return
         case .refused(let refusal):
             notes.cacheStatus = status + "; detail=" + refusal.rawValue
-            run(.storing(shareable: false))
+            run(.storing(shareable: false, uncacheable: true))
         case .skipped:
-            run(.storing(shareable: false))
+            run(.storing(shareable: false, uncacheable: false))
         case .writing(let writer, let shareable):
             self.writer = writer
             notes.cacheStatus = status + "; stored"
-            run(.storing(shareable: shareable))
+            run(.storing(shareable: shareable, uncacheable: !shareable))
         }
     }
 

@@ -75,6 +75,11 @@ final class Exchange {
             env.collapser.leave(key, self)
         case .lead(let key): env.collapser.lead(key)
         case .release(let key): env.collapser.release(key, loop: env.loop)
+        case .rememberUncacheable(let key):
+            let now = env.clock()
+            env.collapser.rememberUncacheable(
+                key, until: now + Double(env.cacheSettings.uncacheableTTL) / 1000, now: now)
+        case .forgetUncacheable(let key): env.collapser.forgetUncacheable(key)
         case .countMiss: env.cache?.countMiss()
         case .fetch(let conditions): fetch(conditions: conditions)
         case .refreshInBackground(let entry): refreshInBackground(entry)
@@ -226,9 +231,11 @@ final class Exchange {
 
 extension Exchange: CacheLookupWaiter, CollapseWaiter {
     func cacheTier(didFind candidates: [CacheStore.Entry]) {
-        guard case .lookingUp(let key, _) = machine.phase, let cache = env.cache else { return }
-        let view = ExchangeMachine.CollapseView(fetching: env.collapser.isFetching(key), stored: cache.hasEntries(key))
-        run(.lookedUp(candidates, collapse: view, now: env.clock()))
+        guard case .lookingUp(let key, _) = machine.phase else { return }
+        let now = env.clock()
+        let view = ExchangeMachine.CollapseView(
+            fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
+        run(.lookedUp(candidates, collapse: view, now: now))
     }
 
     func collapseReleased() {

@@ -46,8 +46,9 @@ extension ExchangeMachine {
         /// The held body grew past `max_transform_body`: it streams untouched from now on.
         case holdingAbandoned
         /// The store step decided at the head: `shareable` = an entry is being written that
-        /// collapsed waiters may be given.
-        case storing(shareable: Bool)
+        /// collapsed waiters may be given; `uncacheable` = the response was refused or is personal
+        /// (not a database failure).
+        case storing(shareable: Bool, uncacheable: Bool)
         /// The entry being written was given up (too large, the database refused) or committed.
         case storeEnded
         /// The upstream task ended: `nil` = the response arrived whole. `ownError` is a failure of
@@ -71,8 +72,9 @@ extension ExchangeMachine {
     struct CollapseView: Equatable {
         /// Another exchange fetches the key now.
         let fetching: Bool
-        /// The key has a stored entry (it is known to be cacheable).
-        let stored: Bool
+        /// The key's last response could not be stored or shared (within `cache.uncacheable_ttl`):
+        /// its misses go upstream side by side.
+        let uncacheable: Bool
     }
 
     /// What the driver does, in order.
@@ -92,6 +94,10 @@ extension ExchangeMachine {
         case lead(key: String)
         /// The waiters on `key` look again.
         case release(key: String)
+        /// `key`'s response cannot be stored or shared: its misses stop collapsing for a while.
+        case rememberUncacheable(key: String)
+        /// `key`'s response is stored for everyone: its misses collapse again.
+        case forgetUncacheable(key: String)
         /// A lookup went upstream.
         case countMiss
         /// Start the upstream task with these conditional fields.

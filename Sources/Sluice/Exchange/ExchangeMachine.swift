@@ -44,8 +44,8 @@ struct ExchangeMachine {
             fetch.delivery = .streaming
             phase = .fetching(fetch)
             return []
-        case (.fetching(let fetch), .storing(let shareable)):
-            return shareable ? [] : releasing(fetch).map { [$0] } ?? []
+        case (.fetching(let fetch), .storing(let shareable, let uncacheable)):
+            return storing(fetch, shareable: shareable, uncacheable: uncacheable)
         case (.fetching(let fetch), .storeEnded):
             return releasing(fetch).map { [$0] } ?? []
         case (.fetching(let fetch), .upstreamCompleted(nil, _, let now)):
@@ -92,7 +92,7 @@ struct ExchangeMachine {
             if request.headers.contains("range") {
                 // A stored complete response does not answer a range (yet): a plain miss, never collapsed.
                 return lookedUp(
-                    key: key, [], collapse: CollapseView(fetching: false, stored: false), afterCollapse: nil,
+                    key: key, [], collapse: CollapseView(fetching: false, uncacheable: true), afterCollapse: nil,
                     mayCollapse: false, now: now)
             }
             phase = .lookingUp(key: key, afterCollapse: nil)
@@ -146,16 +146,17 @@ struct ExchangeMachine {
             ]
         }
         actions.append(.setCacheStatus(Self.cacheName + "; fwd=" + forward))
-        // Collapsed forwarding: a miss on a key that another exchange fetches waits for it; a miss
-        // on a key known to be cacheable leads. Requests that would not take a stored answer
-        // (`no-cache`), ranges, and the look after a wait never collapse.
+        // Collapsed forwarding (Varnish's waiting list): a miss on a key that another exchange
+        // fetches waits for it; a GET miss leads, unless the key was just found not storable
+        // (hit-for-miss). Requests that would not take a stored answer (`no-cache`), ranges, and
+        // the look after a wait never collapse.
         if mayCollapse, !request.noCache, context.cache?.collapseForwarding == true {
             if collapse.fetching {
                 phase = .awaitingCollapse(key: key, forward: forward)
                 actions.append(.wait(key: key))
                 return actions
             }
-            if context.request.method == "GET", collapse.stored {
+            if context.request.method == "GET", !collapse.uncacheable {
                 fetch.collapse = .leading(key: key)
                 actions.append(.lead(key: key))
             }
@@ -264,6 +265,21 @@ struct ExchangeMachine {
         return [.abandonStore] + (releasing(fetch).map { [$0] } ?? []) + [
             .setCacheStatus(status), .serve(entry, age: entry.age(at: now), answersUpstream: true),
         ]
+    }
+
+    /// The store step's decision at the head: remember or forget the key as uncacheable, and
+    /// release the waiters at once when they cannot be given this response.
+    private mutating func storing(_ fetch: ExchangePhase.Fetch, shareable: Bool, uncacheable: Bool) -> [Action] {
+        var actions: [Action] = []
+        if let key = cacheKey {
+            if uncacheable {
+                actions.append(.rememberUncacheable(key: key))
+            } else if shareable {
+                actions.append(.forgetUncacheable(key: key))
+            }
+        }
+        if !shareable, let release = releasing(fetch) { actions.append(release) }
+        return actions
     }
 
     /// The fetch is done with the cache: waiters look again (once).

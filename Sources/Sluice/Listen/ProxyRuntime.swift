@@ -63,9 +63,14 @@ public enum ProxyRuntime {
         if let admin {
             logger.notice("admin API on http://\(admin.localAddress)/ (health, stats, metrics, cache, events)")
         }
+        // Buffered log lines (`LogOutput`) are written at least every second, and at the stop.
+        let logFlush = Timer(loop: loop, repeats: true) { LogOutput.standardOutput.flush() }
+        logFlush.schedule(milliseconds: 1000)
         onReady(server.localAddress)
         loop.run()
+        logFlush.cancel()
         withExtendedLifetime(signals) {}
         logger.notice("sluice stopped")
+        LogOutput.standardOutput.flush()
     }
 }

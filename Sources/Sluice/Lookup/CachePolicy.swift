@@ -122,6 +122,8 @@ enum CachePolicy {
         case method, status, noStore = "no-store", isPrivate = "private", authorization
         case varyStar = "vary-star", noFreshness = "no-freshness", partial, validation, rule
         case tooLarge = "too-large", incomplete
+        /// The response sets a cookie and `cache.store_set_cookie` is off.
+        case setCookie = "set-cookie"
         /// Shared mode: the request carried a header that changes responses but is not in the key.
         case unkeyedHeader = "unkeyed-request-header"
         /// Shared mode: a response to a request with cookies states no freshness of its own.
@@ -144,21 +146,27 @@ enum CachePolicy {
 
     /// Status codes cacheable by heuristic (RFC 9110 §15.1).
     static let heuristicStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
-    /// Statuses Sluice stores at all: final ones whose caching rules it implements (what
-    /// `must-understand` asks about, §5.2.2.3).
-    static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501]
+    /// Statuses whose caching rules Sluice implements, what `must-understand` asks about (§5.2.2.3).
+    /// Any other final status is stored only when it states its freshness and says nothing of
+    /// `must-understand`.
+    static let understoodStatuses: Set<Int> = [
+        200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
+    ]
 
     /// §3: may this response be stored? `nil` = yes.
     /// `control` is the response's `Cache-Control` when the caller parsed it already.
+    /// - Parameter storeSetCookie: whether responses with `Set-Cookie` may be stored (``Configuration/Cache/storesSetCookie``).
     static func refusal(
         method: String, request: HTTPFields, response: ResponseHead, control parsed: CacheControl? = nil, shared: Bool,
-        heuristic: Heuristic
+        heuristic: Heuristic, storeSetCookie: Bool = false
     ) -> Refusal? {
         guard method == "GET" else { return .method }
         if response.status == 206 || request.contains("range") { return .partial }
-        guard storableStatuses.contains(response.status) else { return .status }
+        // 1xx are interim, 304 only updates what is stored (§4.3.4); every other final status may be stored.
+        guard (200...599).contains(response.status), response.status != 304 else { return .status }
         let control = parsed ?? CacheControl(response.headers)
-        // §5.2.2.3: the status is one whose rules Sluice implements, so must-understand overrides no-store.
+        // §5.2.2.3: must-understand stores only the statuses whose rules are implemented, and then overrides no-store.
+        if control.mustUnderstand, !understoodStatuses.contains(response.status) { return .status }
         if control.noStore, !control.mustUnderstand { return .noStore }
         if request.contains("cache-control"), CacheControl(request).noStore { return .noStore }
         if shared, control.isPrivate { return .isPrivate }
@@ -167,12 +175,19 @@ enum CachePolicy {
             return .authorization
         }
         if response.headers.tokens("vary").contains("*") { return .varyStar }
-        if shared, response.headers.contains("set-cookie") { return .isPrivate }
+        if !storeSetCookie, response.headers.contains("set-cookie") { return .setCookie }
         if shared, let refusal = sharingRefusal(request: request, response: response) { return refusal }
+        // §3: a status that is not heuristically cacheable needs explicit freshness (or `public`,
+        // or `private` in a private cache) to be stored at all.
+        let explicit =
+            control.maxAge != nil || (shared && control.sMaxAge != nil) || response.headers.contains("expires")
+        let marked = control.isPublic || (!shared && control.isPrivate)
+        // (Refused as `status`, so that a rule's `ttl` does not keep a passing error.)
+        guard explicit || marked || heuristicStatuses.contains(response.status) else { return .status }
         let lifetime = freshnessLifetime(response, control: control, shared: shared, heuristic: heuristic)
         // Without freshness a response is still worth keeping when it can be revalidated (§4.3).
         let validators = response.headers.contains("etag") || response.headers.contains("last-modified")
-        guard lifetime > 0 || validators else { return .noFreshness }
+        guard lifetime > 0 || validators || explicit else { return .noFreshness }
         return nil
     }
 
@@ -205,9 +220,11 @@ enum CachePolicy {
         let control = parsed ?? CacheControl(response.headers)
         if shared, let sMaxAge = control.sMaxAge { return sMaxAge }
         if let maxAge = control.maxAge { return maxAge }
-        if let expiresText = response.headers["expires"] {
-            // An invalid Expires (e.g. "0") means already expired (§5.3).
-            guard let expires = HTTPDate.parse(expiresText) else { return 0 }
+        let expiresLines = response.headers.values("expires")
+        if !expiresLines.isEmpty {
+            // §5.3: an Expires that is not one valid HTTP-date (e.g. "0", another zone, several
+            // lines) means already expired.
+            guard let expires = HTTPDate.parseStrict(single: expiresLines) else { return 0 }
             let date = response.headers["date"].flatMap(HTTPDate.parse) ?? expires
             return max(0, expires - date)
         }
@@ -259,8 +276,26 @@ enum CachePolicy {
     static func currentAge(headers: HTTPFields, requestTime: Double, responseTime: Double, now: Double) -> Int64 {
         currentAge(
             date: headers["date"].flatMap(HTTPDate.parse).map(Double.init),
-            ageValue: headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0,
+            ageValue: ageValue(headers),
             requestTime: requestTime, responseTime: responseTime, now: now)
+    }
+
+    /// §5.1: the `Age` value in seconds: the first member of the first line (a list or several
+    /// lines count by their first), digits only (parameters after `;` ignored), saturating at
+    /// 2^31; an invalid value (negative, fractional, not a number) is ignored (0).
+    static func ageValue(_ headers: HTTPFields) -> Double {
+        guard let line = headers["age"] else { return 0 }
+        var value: Int64 = 0
+        var digits = 0
+        var rest = Substring(line).drop { $0 == " " || $0 == "\t" }
+        while let c = rest.utf8.first, c >= 0x30, c <= 0x39 {
+            value = min(value * 10 + Int64(c - 0x30), 2_147_483_648)
+            digits += 1
+            rest = rest.dropFirst()
+        }
+        rest = rest.drop { $0 == " " || $0 == "\t" }
+        guard digits > 0, rest.isEmpty || rest.first == "," || rest.first == ";" else { return 0 }
+        return Double(value)
     }
 
     /// §4.2.3 from the `Date` and `Age` values already parsed.
@@ -278,15 +313,91 @@ enum CachePolicy {
         return Int64((correctedInitialAge + residentTime).rounded(.down))
     }
 
-    /// The Vary'd request header values, normalised (lower-case names, values with runs of
-    /// whitespace collapsed), in the order of the `Vary` field names.
+    /// The Vary'd request header values (§4.1), normalised as their grammar allows, in the order
+    /// of the `Vary` field names: see ``selector(_:values:)``.
     static func variant(names: [String], request: HTTPFields) -> String {
-        names.map { name in
-            let values = request.values(name).map {
-                $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        names.map { name in name + ":" + selector(name, values: request.values(name)) }.joined(separator: "\n")
+    }
+
+    /// One nominated field's value as the cache compares it: its lines combined as one list,
+    /// whitespace around commas and at the ends dropped and inner runs collapsed; for the
+    /// content-negotiation fields (`Accept`, `Accept-Charset`, `Accept-Encoding`,
+    /// `Accept-Language`, whose tokens, codings and language tags are case-insensitive) members
+    /// are lower-cased, `q` written one way (`q=1` is implied) and ordered by weight then text,
+    /// since the order of members of equal weight carries no meaning.
+    static func selector(_ name: String, values: [String]) -> String {
+        var members = values.flatMap(listMembers)
+        if negotiationFields.contains(name) {
+            let weighted = members.map(weightedMember)
+            members = weighted.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.text < $1.text }.map {
+                $0.weight == 1000 ? $0.text : $0.text + ";q=" + qvalue($0.weight)
             }
-            return name + ":" + values.joined(separator: ",")
-        }.joined(separator: "\n")
+        }
+        return members.joined(separator: ",")
+    }
+
+    private static let negotiationFields: Set<String> = [
+        "accept", "accept-charset", "accept-encoding", "accept-language",
+    ]
+
+    /// The members of a list-based field value: split at commas outside quoted strings, trimmed,
+    /// inner whitespace runs collapsed to one space, empty members dropped (RFC 9110 §5.6.1).
+    private static func listMembers(_ value: String) -> [String] {
+        var members: [String] = []
+        var current = ""
+        var quoted = false
+        var pendingSpace = false
+        func close() {
+            if !current.isEmpty { members.append(current) }
+            current = ""
+            pendingSpace = false
+        }
+        for c in value {
+            if c == "\"" { quoted.toggle() }
+            if !quoted, c == "," {
+                close()
+            } else if !quoted, c == " " || c == "\t" {
+                pendingSpace = !current.isEmpty
+            } else {
+                if pendingSpace { current.append(" ") }
+                pendingSpace = false
+                current.append(c)
+            }
+        }
+        close()
+        return members
+    }
+
+    /// A negotiation member without spaces around `;` and `=`, lower-cased, and its weight in
+    /// thousandths (`q` absent = 1000; RFC 9110 §12.4.2).
+    private static func weightedMember(_ member: String) -> (text: String, weight: Int) {
+        var parts: [String] = []
+        var weight = 1000
+        for piece in member.lowercased().split(separator: ";") {
+            let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingOWS() }
+            guard let key = pair.first, !key.isEmpty else { continue }
+            if key == "q", pair.count == 2, let q = thousandths(pair[1]) {
+                weight = q
+            } else {
+                parts.append(pair.joined(separator: "="))
+            }
+        }
+        return (parts.joined(separator: ";"), weight)
+    }
+
+    /// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )` in thousandths.
+    private static func thousandths(_ text: String) -> Int? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, whole == "0" || whole == "1" else { return nil }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.count <= 3, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        while fraction.count < 3 { fraction += "0" }
+        let value = (whole == "1" ? 1000 : 0) + Int(fraction)!
+        return value <= 1000 ? value : nil
+    }
+
+    private static func qvalue(_ weight: Int) -> String {
+        weight == 0 ? "0" : "0." + String(String(weight + 1000).dropFirst())
     }
 
     /// Every `Vary` line's field names combined, lower-cased, without duplicates.

@@ -6,11 +6,16 @@ protocol CollapseWaiter: AnyObject {
     func collapseReleased()
 }
 
-/// Collapsed forwarding (RFC 9211's `collapsed`): per cache key, whether an exchange fetches it
-/// and who waits for it. Loop-confined.
+/// Collapsed forwarding (RFC 9211's `collapsed`): per cache key, whether an exchange fetches it,
+/// who waits for it (Varnish's waiting list), and whether it was found not storable (hit-for-miss).
+/// Loop-confined.
 final class Collapser {
     private var leaders: Set<String> = []
     private var waiters: [String: [any CollapseWaiter]] = [:]
+    /// Keys whose responses could not be stored or shared, until when (Varnish's hit-for-miss).
+    private var uncacheable: [String: Double] = [:]
+    /// Most keys remembered as uncacheable; past it the expired ones go, then all of them.
+    static let uncacheableLimit = 65_536
 
     /// Exchanges waiting now (for tests and stats).
     var waiting: Int { waiters.values.reduce(0) { $0 + $1.count } }
@@ -36,6 +41,28 @@ final class Collapser {
         loop.callSoon {
             for waiter in queued { waiter.collapseReleased() }
         }
+    }
+
+    /// Whether `key` was found not storable or shareable within its `cache.uncacheable_ttl`.
+    func isUncacheable(_ key: String, now: Double) -> Bool {
+        guard let until = uncacheable[key] else { return false }
+        if until > now { return true }
+        uncacheable[key] = nil
+        return false
+    }
+
+    /// `key`'s response could not be stored or shared: its misses do not collapse until `until`.
+    func rememberUncacheable(_ key: String, until: Double, now: Double) {
+        if uncacheable.count >= Self.uncacheableLimit, uncacheable[key] == nil {
+            uncacheable = uncacheable.filter { $0.value > now }
+            if uncacheable.count >= Self.uncacheableLimit { uncacheable.removeAll() }
+        }
+        uncacheable[key] = until
+    }
+
+    /// A response for `key` is being stored for everyone: its misses collapse again.
+    func forgetUncacheable(_ key: String) {
+        if !uncacheable.isEmpty { uncacheable[key] = nil }
     }
 
     /// A waiter's client went away.

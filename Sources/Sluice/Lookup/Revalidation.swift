@@ -43,7 +43,9 @@ enum Revalidation {
                 return text == "*" || (text.hasPrefix("W/") ? String(text.dropFirst(2)) : text) == tag
             }
         }
-        if let ims = request["if-modified-since"].flatMap(HTTPDate.parse) {
+        // RFC 9110 §13.1.3: an If-Modified-Since that is not one valid HTTP-date is ignored; it is
+        // compared with Last-Modified, or with Date when the response has none.
+        if let ims = HTTPDate.parseStrict(single: request.values("if-modified-since")) {
             guard let modified = (stored["last-modified"] ?? stored["date"]).flatMap(HTTPDate.parse) else {
                 return false
             }

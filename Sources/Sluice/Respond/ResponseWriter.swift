@@ -2,7 +2,7 @@
 enum ResponseWriter {
     /// How a response body is delimited on the client connection (RFC 9112 §6.3).
     enum Framing: Equatable {
-        /// No body (HEAD, 1xx, 204, 304).
+        /// No body (HEAD, 1xx, 204, 205, 304).
         case none
         /// `Content-Length` from the origin.
         case length

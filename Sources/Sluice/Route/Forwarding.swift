@@ -43,12 +43,20 @@ enum Forwarding {
         var headers = head.headers
         let originChunked = !stripped && headers.contains("transfer-encoding")
         if !stripped { HopByHop.strip(&headers) }
-        let noBody = request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 304
+        let noBody =
+            request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205
+            || head.status == 304
         let framing: ResponseWriter.Framing
         if noBody {
             framing = .none
             // A 204 has no content, and no Content-Length either (RFC 9110 §8.6; 1xx: see the interim relay).
             if head.status == 204 { headers.remove("content-length") }
+            // A 205 has no content either (§15.3.6), whatever the origin sent: its framing says so
+            // with a zero length, so that keep-alive clients that do not know 205 read no body.
+            if head.status == 205 {
+                headers.remove("transfer-encoding")
+                headers.set("Content-Length", "0")
+            }
         } else if !originChunked, let length = headers["content-length"], Int64(length) != nil {
             framing = .length
         } else {

@@ -17,8 +17,8 @@ struct CacheAdmission {
     let ruleName: String?
 
     enum Outcome {
-        /// Storing; `personal`: `private` or setting a cookie (stored only by a private cache,
-        /// never handed to collapsed waiters).
+        /// Storing; `personal`: `private`, or setting a cookie that the settings do not store for
+        /// everyone (stored only by a private cache, never handed to collapsed waiters).
         case writing(CacheWriter, personal: Bool)
         case refused(CachePolicy.Refusal)
         /// The database refused the row; the response is delivered anyway.
@@ -29,7 +29,7 @@ struct CacheAdmission {
         let control = CacheControl(response.headers)  // parsed once for every check below
         var refusal = CachePolicy.refusal(
             method: method, request: request, response: response, control: control, shared: settings.shared,
-            heuristic: settings.heuristic)
+            heuristic: settings.heuristic, storeSetCookie: settings.storesSetCookie)
         if refusal == .noFreshness, rule.cache?.ttl != nil { refusal = nil }
         if refusal == nil, rule.cache?.store == false { refusal = .rule }
         if refusal == nil, validationFailed { refusal = .validation }
@@ -51,7 +51,8 @@ struct CacheAdmission {
             requestTime: requestTime, responseTime: now, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
-        return .writing(writer, personal: control.isPrivate || response.headers.contains("set-cookie"))
+        let cookie = response.headers.contains("set-cookie") && !settings.storesSetCookie
+        return .writing(writer, personal: control.isPrivate || cookie)
     }
 }
 

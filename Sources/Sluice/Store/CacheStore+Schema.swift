@@ -124,7 +124,7 @@ extension CacheStore {
 
         init(_ headers: HTTPFields, shared: Bool, heuristic: CachePolicy.Heuristic) {
             date = headers["date"].flatMap(HTTPDate.parse).map(Double.init)
-            age = headers["age"].flatMap { Int64($0.trimmingOWS()) }.map(Double.init) ?? 0
+            age = CachePolicy.ageValue(headers)
             control = CacheControl(headers)
             lifetime = CachePolicy.freshnessLifetime(
                 ResponseHead(status: 200, headers: headers), control: control, shared: shared, heuristic: heuristic)

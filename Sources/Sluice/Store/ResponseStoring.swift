@@ -16,11 +16,13 @@ enum ResponseStoring {
         case skipped
     }
 
-    /// Methods known to be safe (RFC 9110 §9.2.1): any other method's success invalidates.
+    /// §4.4: any method not known to be safe (RFC 9110 §9.2.1: GET, HEAD, OPTIONS, TRACE) may
+    /// change the resource, methods Sluice has never heard of (`M-SEARCH`, `FOO`) included.
+    /// (`CONNECT` never gets here: it opens a tunnel.)
     static func isUnsafe(_ method: String) -> Bool {
         switch method {
-        case "POST", "PUT", "PATCH", "DELETE": return true
-        default: return false
+        case "GET", "HEAD", "OPTIONS", "TRACE": return false
+        default: return true
         }
     }
 

@@ -6,10 +6,15 @@ final class AccessLog: EventMonitor {
     let accessEnabled: Bool
     unowned let stats: Stats
 
+    /// The handler to write access lines straight into, when the logger writes through a
+    /// ``LogOutput`` (`sluice serve`): a line is then one copy into its buffer.
+    private let buffered: BufferedLogHandler?
+
     init(logger: Logger, accessEnabled: Bool, stats: Stats) {
         self.logger = logger
-        self.accessEnabled = accessEnabled
+        self.accessEnabled = accessEnabled && logger.logLevel <= .info
         self.stats = stats
+        buffered = logger.handler as? BufferedLogHandler
     }
 
     func taskDidStart(_ task: UpstreamTask) { stats.upstreamTasks += 1 }
@@ -23,20 +28,49 @@ final class AccessLog: EventMonitor {
         if record.error != nil || record.aborted { stats.errors += 1 }
         if case .validationFailed = record.error { stats.validationRejected += 1 }
         let problem = record.error != nil || record.aborted || record.validationFailure != nil
-        guard accessEnabled || problem else { return }
-        logger.log(level: problem ? .warning : .info, "\(AccessLog.line(record))")
+        if problem {
+            logger.warning("\(AccessLog.line(record))")
+        } else if accessEnabled {
+            guard let buffered else { return logger.info("\(AccessLog.line(record))") }
+            buffered.info(source: "Sluice") { AccessLog.write(record, into: &$0) }
+        }
     }
 
     /// `client "METHOD url" status bytes duration upstream=… [problem=… detail="…"] [aborted]`.
     static func line(_ record: ExchangeRecord) -> String {
-        var text = "\(record.client) \"\(record.method) \(record.url)\" \(record.status) \(record.bytesSent) "
-        text += milliseconds(record.duration)
-        if let upstream = record.upstreamTime { text += " upstream=" + milliseconds(upstream) }
-        if let timeline = record.timeline {
-            text += " timeline=queued:" + milliseconds(timeline.queued) + ",dns:" + milliseconds(timeline.dns)
-            text += ",connect:" + milliseconds(timeline.connect) + ",tls:" + milliseconds(timeline.tls)
-            text += ",ttfb:" + milliseconds(timeline.firstByte)
+        var bytes: [UInt8] = []
+        write(record, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``line(_:)``'s text, appended to `out` byte by byte (an access line per request is on the
+    /// hit path: no intermediate strings).
+    static func write(_ record: ExchangeRecord, into out: inout [UInt8]) {
+        out.append(contentsOf: record.client.utf8)
+        out.append(contentsOf: " \"".utf8)
+        out.append(contentsOf: record.method.utf8)
+        out.append(0x20)
+        out.append(contentsOf: record.url.utf8)
+        out.append(contentsOf: "\" ".utf8)
+        decimal(Int64(record.status), into: &out)
+        out.append(0x20)
+        decimal(record.bytesSent, into: &out)
+        out.append(0x20)
+        milliseconds(record.duration, into: &out)
+        if let upstream = record.upstreamTime {
+            out.append(contentsOf: " upstream=".utf8)
+            milliseconds(upstream, into: &out)
         }
+        if let timeline = record.timeline {
+            for (name, value) in [
+                (" timeline=queued:", timeline.queued), (",dns:", timeline.dns), (",connect:", timeline.connect),
+                (",tls:", timeline.tls), (",ttfb:", timeline.firstByte),
+            ] {
+                out.append(contentsOf: name.utf8)
+                milliseconds(value, into: &out)
+            }
+        }
+        var text = ""
         if let error = record.error {
             let problem = Problem(error)
             text += " problem=\(problem.slug) detail=\(JSONText.quote(problem.detail))"
@@ -45,11 +79,37 @@ final class AccessLog: EventMonitor {
         if let rule = record.rule { text += " rule=" + JSONText.quote(rule) }
         if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
-        return text
+        if !text.isEmpty { out.append(contentsOf: text.utf8) }
     }
 
-    private static func milliseconds(_ seconds: Double) -> String {
-        let micros = Int((seconds * 1_000_000).rounded())
-        return "\(micros / 1000).\(String(micros % 1000 + 1000).dropFirst())ms"
+    /// `12.345ms` for seconds.
+    private static func milliseconds(_ seconds: Double, into out: inout [UInt8]) {
+        let micros = Int64((seconds * 1_000_000).rounded())
+        decimal(micros / 1000, into: &out)
+        out.append(0x2E)
+        let fraction = abs(micros % 1000)
+        out.append(UInt8(0x30 + fraction / 100))
+        out.append(UInt8(0x30 + fraction / 10 % 10))
+        out.append(UInt8(0x30 + fraction % 10))
+        out.append(contentsOf: "ms".utf8)
+    }
+
+    private static func decimal(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var magnitude = value.magnitude
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(0x30 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
     }
 }

@@ -56,21 +56,44 @@ public struct StatusSet: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A media range as configured: `application/json`, `text/*`, `*/*`, `*/json`, `application/*+json`.
-/// Compared case-insensitively, without parameters.
+/// Compared case-insensitively, type and subtype only: parameters written in the configuration
+/// (`application/json; charset=utf-8`) are accepted and ignored, as Alamofire's
+/// `acceptableContentTypes` ignores them.
 public struct MediaRange: Sendable, Equatable, CustomStringConvertible {
     /// Lower-cased type, or `*`.
     public let type: String
     /// Lower-cased subtype, `*`, or `*+suffix`.
     public let subtype: String
+    /// Parameters written after the range, as written (`charset=utf-8`); never compared. Empty when none.
+    public private(set) var ignoredParameters = ""
 
     public var description: String { type + "/" + subtype }
 
     /// Parses a configured range; `nil` with a reason when malformed.
     public static func parse(_ text: String) -> Result<MediaRange, GlobError> {
-        let trimmed = text.trimmingOWS().lowercased()
-        if trimmed.contains(";") {
-            return .failure(GlobError("parameters are not compared; write the type alone, like application/json"))
+        var trimmed = text.trimmingOWS().lowercased()
+        var parameters = ""
+        if let semicolon = trimmed.firstIndex(of: ";") {
+            parameters = trimmed[trimmed.index(after: semicolon)...].trimmingOWS()
+            trimmed = trimmed[..<semicolon].trimmingOWS()
+            let valid = parameters.split(separator: ";").allSatisfy { parameter in
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                return pair.count == 2 && MediaRange.isToken(pair[0].trimmingOWS()) && !pair[1].trimmingOWS().isEmpty
+            }
+            guard valid else {
+                return .failure(GlobError("\"\(parameters)\" is not a list of name=value parameters"))
+            }
         }
+        switch parseRange(trimmed) {
+        case .success(var range):
+            range.ignoredParameters = parameters
+            return .success(range)
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    private static func parseRange(_ trimmed: String) -> Result<MediaRange, GlobError> {
         let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
             return .failure(GlobError("expected type/subtype, like application/json or text/*"))

@@ -179,7 +179,7 @@ struct CacheOutageTests {
         #expect(proxy.onLoop { $0.collapserWaiting } == 0)
     }
 
-    @Test("Collapsing stops at once for responses that are not shareable, and never applies to unknown URLs")
+    @Test("Collapsing stops at once for responses that are not shareable; a no-store URL's crowd goes up side by side")
     func collapsingReleases() throws {
         let switchable = Switchable(control: "max-age=10", delay: 0.2)
         let stage = try Stage(switchable, priming: "/c")
@@ -201,7 +201,7 @@ struct CacheOutageTests {
         #expect(crowd.allSatisfy { $0.status == 200 && $0.header("set-cookie") == "s=1" })
         #expect(switchable.served.withLock { $0 } == 11)
         #expect(Set(crowd.map(\.text)).count == 10)
-        // A no-store URL is never known cacheable: no request waits for another.
+        // A cold no-store URL: the crowd waits for the first head only, then goes upstream side by side.
         let started = Date()
         let crowdNoStore = try Self.crowd(20, port: proxy.port, url: noStore.url("/n"))
         #expect(crowdNoStore.allSatisfy { $0.status == 200 })

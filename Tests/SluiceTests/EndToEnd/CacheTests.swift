@@ -103,7 +103,7 @@ struct CacheTests {
         defer { origin.stop() }
         let proxy = try ProxyHarness()
         for (path, detail, extra) in [
-            ("/no-store", "no-store", ""), ("/private", "private", ""), ("/cookie", "private", ""),
+            ("/no-store", "no-store", ""), ("/private", "private", ""), ("/cookie", "set-cookie", ""),
             ("/vary-star", "vary-star", ""), ("/plain", "no-freshness", ""),
             ("/auth", "authorization", "Authorization: Basic eDp5\r\n"),
         ] {

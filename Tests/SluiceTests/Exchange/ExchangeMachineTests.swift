@@ -39,7 +39,8 @@ struct ExchangeMachineTests {
             facts: CacheStore.Facts(headers, shared: true, heuristic: .init()))
     }
 
-    static let noCollapse = ExchangeMachine.CollapseView(fetching: false, stored: false)
+    /// A key found not storable a moment ago (hit-for-miss): its misses neither wait nor lead.
+    static let noCollapse = ExchangeMachine.CollapseView(fetching: false, uncacheable: true)
 
     /// A machine routed and looked up with `candidates` (now fetching, serving or waiting).
     static func lookedUp(
@@ -66,6 +67,8 @@ struct ExchangeMachineTests {
         case .leave: "leave"
         case .lead: "lead"
         case .release: "release"
+        case .rememberUncacheable: "rememberUncacheable"
+        case .forgetUncacheable: "forgetUncacheable"
         case .countMiss: "countMiss"
         case .fetch(let conditions): "fetch(\(conditions.map(\.0).joined(separator: ",")))"
         case .refreshInBackground: "refreshInBackground"
@@ -189,9 +192,9 @@ struct ExchangeMachineTests {
 
     // MARK: - Collapsed forwarding
 
-    @Test("Collapse: a miss waits behind a fetch of its key, leads a known key, and never waits twice")
+    @Test("Collapse: a miss waits behind a fetch of its key, leads a cold key, and never waits twice")
     func collapse() {
-        let fetching = ExchangeMachine.CollapseView(fetching: true, stored: true)
+        let fetching = ExchangeMachine.CollapseView(fetching: true, uncacheable: false)
         var (machine, actions) = Self.lookedUp(Self.request(), [], collapse: fetching)
         #expect(actions == ["status(Sluice; fwd=uri-miss)", "wait"])
         #expect(Self.describe(machine.phase) == "awaitingCollapse(uri-miss)")
@@ -211,10 +214,15 @@ struct ExchangeMachineTests {
                 "status(Sluice; fwd=uri-miss)", "countMiss", "fetch()",
             ])
 
-        let stored = ExchangeMachine.CollapseView(fetching: false, stored: true)
-        (machine, actions) = Self.lookedUp(Self.request(), [], collapse: stored)
+        // A cold key (nothing stored, nobody fetching) leads: concurrent misses will wait for it.
+        let cold = ExchangeMachine.CollapseView(fetching: false, uncacheable: false)
+        (machine, actions) = Self.lookedUp(Self.request(), [], collapse: cold)
         #expect(actions == ["status(Sluice; fwd=uri-miss)", "lead", "countMiss", "fetch()"])
         #expect(Self.describe(machine.phase) == "fetching(awaitingHead, leading)")
+        // A key found not storable a moment ago neither leads nor waits (hit-for-miss).
+        (machine, actions) = Self.lookedUp(Self.request(), [], collapse: Self.noCollapse)
+        #expect(actions == ["status(Sluice; fwd=uri-miss)", "countMiss", "fetch()"])
+        let stored = cold
         // HEAD, no-cache and ranges never lead or wait.
         #expect(!Self.lookedUp(Self.request("HEAD"), [], collapse: stored).1.contains("lead"))
         #expect(
@@ -224,21 +232,31 @@ struct ExchangeMachineTests {
 
     @Test("Collapse: the leader releases its waiters exactly once, whatever ends its part")
     func leaderReleases() {
-        let stored = ExchangeMachine.CollapseView(fetching: false, stored: true)
-        // A response that may not be shared releases at the head; nothing more at the end.
+        let stored = ExchangeMachine.CollapseView(fetching: false, uncacheable: false)
+        // A response that may not be shared releases at the head, and the key is remembered as
+        // uncacheable; nothing more at the end.
         var (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        #expect(machine.handle(.storing(shareable: false)).map(Self.describe) == ["release"])
+        #expect(
+            machine.handle(.storing(shareable: false, uncacheable: true)).map(Self.describe) == [
+                "rememberUncacheable", "release",
+            ])
         #expect(
             machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
                 "commitStore", "endResponse",
             ])
         #expect(machine.handle(.finished(.completed)).isEmpty)
 
-        // A shared entry releases when it is committed.
+        // A database failure releases too, but says nothing of the key.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        #expect(machine.handle(.storing(shareable: true)).isEmpty)
+        #expect(machine.handle(.storing(shareable: false, uncacheable: false)).map(Self.describe) == ["release"])
+
+        // A shared entry releases when it is committed, and the key collapses again.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        #expect(
+            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == ["forgetUncacheable"])
         #expect(
             machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
                 "commitStore", "release", "endResponse",
@@ -257,7 +275,7 @@ struct ExchangeMachineTests {
 
     @Test("Collapse: a waiter whose client goes away leaves the queue")
     func waiterLeaves() {
-        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: .init(fetching: true, stored: false))
+        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: .init(fetching: true, uncacheable: false))
         #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["finishClosing"])
         #expect(machine.handle(.finished(.failed)).map(Self.describe) == ["leave"])
     }

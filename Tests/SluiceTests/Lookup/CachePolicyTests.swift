@@ -79,7 +79,9 @@ struct CachePolicyTests {
         #expect(refusal([fresh], method: "POST") == "method")
         #expect(refusal([fresh], status: 206) == "partial")
         #expect(refusal([fresh], request: [("Range", "bytes=0-1")]) == "partial")
-        #expect(refusal([fresh], status: 500) == "status")
+        #expect(refusal([fresh], status: 500) == nil)
+        #expect(refusal([fresh], status: 304) == "status")
+        #expect(refusal([fresh], status: 103) == "status")
         #expect(refusal([("Cache-Control", "max-age=60, no-store")]) == "no-store")
         #expect(refusal([fresh], request: [("Cache-Control", "no-store")]) == "no-store")
         // §5.2.2.3: must-understand with an understood status overrides the response's no-store only.
@@ -94,5 +96,132 @@ struct CachePolicyTests {
         #expect(refusal([fresh, ("Vary", "*")]) == "vary-star")
         #expect(refusal([]) == "no-freshness")
         #expect(refusal([("ETag", "\"a\"")]) == nil)
+        #expect(refusal([fresh, ("Set-Cookie", "id=1")]) == "set-cookie")
+    }
+
+    @Test("Any final status with explicit freshness is stored; heuristics only for the statuses that allow them")
+    func statusesBeyond200() {
+        func refusal(_ status: Int, _ pairs: [(String, String)], shared: Bool = true) -> String? {
+            CachePolicy.refusal(
+                method: "GET", request: HTTPFields(),
+                response: ResponseHead(status: status, headers: Self.fields(pairs)), shared: shared,
+                heuristic: .init())?.rawValue
+        }
+        let date = ("Date", "Sun, 06 Nov 1994 08:49:37 GMT")
+        let expires = ("Expires", "Sun, 06 Nov 1994 09:49:37 GMT")
+        let heuristic = [date, ("Last-Modified", "Sun, 06 Nov 1994 06:49:37 GMT")]
+        for status in [200, 299, 400, 404, 410, 499, 500, 502, 503, 504, 599] {
+            #expect(refusal(status, [("Cache-Control", "max-age=60")]) == nil, "\(status) max-age")
+            #expect(refusal(status, [("Cache-Control", "s-maxage=60")]) == nil, "\(status) s-maxage")
+            #expect(refusal(status, [date, expires]) == nil, "\(status) Expires")
+            #expect(refusal(status, [("Cache-Control", "public")] + heuristic) == nil, "\(status) public")
+        }
+        // §3 / RFC 9110 §15.1: only the heuristically cacheable statuses are kept on a heuristic or for revalidation.
+        for status in [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501] {
+            #expect(refusal(status, heuristic) == nil, "\(status) heuristic")
+        }
+        for status in [201, 302, 303, 307, 400, 403, 500, 502, 503, 504, 599] {
+            #expect(refusal(status, heuristic) == "status", "\(status) heuristic")
+            #expect(refusal(status, [("ETag", "\"a\"")]) == "status", "\(status) validator only")
+        }
+        // s-maxage means nothing to a private cache; private does.
+        #expect(refusal(500, [("Cache-Control", "s-maxage=60")], shared: false) == "status")
+        #expect(refusal(500, [("Cache-Control", "private")] + heuristic, shared: false) == nil)
+        // must-understand stores only statuses whose rules are implemented.
+        #expect(refusal(299, [("Cache-Control", "max-age=60, must-understand")]) == "status")
+        #expect(refusal(503, [("Cache-Control", "max-age=60, must-understand, no-store")]) == nil)
+    }
+
+    @Test("Set-Cookie responses are stored only when the settings say so")
+    func setCookieSetting() {
+        let response = ResponseHead(
+            status: 200, headers: Self.fields([("Cache-Control", "max-age=60"), ("Set-Cookie", "id=1")]))
+        for shared in [true, false] {
+            #expect(
+                CachePolicy.refusal(
+                    method: "GET", request: HTTPFields(), response: response, shared: shared, heuristic: .init(),
+                    storeSetCookie: false) == .setCookie)
+            #expect(
+                CachePolicy.refusal(
+                    method: "GET", request: HTTPFields(), response: response, shared: shared, heuristic: .init(),
+                    storeSetCookie: true) == nil)
+        }
+        var settings = Configuration.Cache()
+        #expect(!settings.storesSetCookie)
+        settings.mode = .private
+        #expect(settings.storesSetCookie)
+        settings.storeSetCookie = false
+        #expect(!settings.storesSetCookie)
+    }
+
+    @Test("Expires: one valid HTTP-date in any of the three forms, or already expired (§5.3)")
+    func expiresParsing() {
+        let date = "Thu, 18 Aug 2050 01:01:18 GMT"
+        func lifetime(_ expires: [String]) -> Int64 {
+            CachePolicy.freshnessLifetime(
+                ResponseHead(status: 200, headers: Self.fields([("Date", date)] + expires.map { ("Expires", $0) })),
+                shared: true, heuristic: .init())
+        }
+        for valid in [
+            "Thu, 18 Aug 2050 02:01:18 GMT", "Thursday, 18-Aug-50 02:01:18 GMT", "Thu Aug 18 02:01:18 2050",
+            "THU, 18 Aug 2050 02:01:18 GMT", "Thu, 18 AUG 2050 02:01:18 GMT", "Thu, 18 Aug 2050 02:01:18 gMT",
+        ] {
+            #expect(lifetime([valid]) == 3600, "\(valid)")
+        }
+        #expect(
+            HTTPDate.parseStrict("Thu Aug  8 02:01:18 2050") == HTTPDate.parseStrict("Thu, 08 Aug 2050 02:01:18 GMT"))
+        for invalid in [
+            "0", "-1", "Thu, 18 Aug 2050 02:01:18 UTC", "Thu, 18 Aug 2050 02:01:18 AEST", "Thu, 18 Aug 50 02:01:18 GMT",
+            "Thu 18 Aug 2050 02:01:18 GMT", "Thu, 18  Aug  2050 02:01:18 GMT", "Thu, 18-Aug-2050 02:01:18 GMT",
+            "Thu, 18 Aug 2050 02.01.18 GMT", "Thu, 18 Aug 2050 2:01:18 GMT", "Thu, 18 Aug 2050 02:01:18 GMT ",
+            "Thu, 31 Feb 2050 02:01:18 GMT", "Thu, 18 Aug 2050 24:01:18 GMT", "Thurs, 18 Aug 2050 02:01:18 GMT",
+            "Thu Aug 8 02:01:18 2050", "Thursday, 18 Aug 2050 02:01:18 GMT", "",
+        ] {
+            #expect(lifetime([invalid]) == 0, "\(invalid)")
+        }
+        #expect(lifetime(["Thu, 18 Aug 2050 02:01:18 GMT", "Thu, 18 Aug 2050 02:01:19 GMT"]) == 0)
+        // The strict parser agrees with the formatter over four centuries.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let seconds = Int.random(in: -2_000_000_000...12_000_000_000, using: &generator)
+            #expect(HTTPDate.parseStrict(HTTPDate.format(seconds)) == Int64(seconds))
+        }
+        #expect(HTTPDate.parseStrict("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        #expect(HTTPDate.parseStrict("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+    }
+
+    @Test("Age: the first member of the first line, digits only, saturating (§5.1)")
+    func ageParsing() {
+        for (lines, expected) in [
+            (["7200"], 7200.0), (["7200, 0"], 7200), (["0, 7200"], 0), (["7200", "0"], 7200), (["0", "7200"], 0),
+            (["abc"], 0), (["-7200"], 0), (["7200.0"], 0), (["2147483649"], 2_147_483_648), (["7200;foo=bar"], 7200),
+            ([" 60 "], 60), ([], 0),
+        ] as [([String], Double)] {
+            #expect(CachePolicy.ageValue(Self.fields(lines.map { ("Age", $0) })) == expected, "\(lines)")
+        }
+    }
+
+    @Test("Vary: selecting values compared after normalising lists, case and order of equal weight (§4.1)")
+    func varyNormalisation() {
+        func same(_ name: String, _ a: [String], _ b: [String]) -> Bool {
+            CachePolicy.selector(name, values: a) == CachePolicy.selector(name, values: b)
+        }
+        #expect(same("foo", ["1, 2"], ["1", "2"]))
+        #expect(same("foo", ["1,2"], [" 1, 2 "]))
+        #expect(same("foo", ["a  b"], ["a b"]))
+        #expect(!same("foo", ["1, 2"], ["2, 1"]))
+        #expect(!same("foo", ["A"], ["a"]))
+        #expect(same("accept-language", ["en, de"], ["de, en"]))
+        #expect(same("accept-language", ["en, de"], ["eN, De"]))
+        #expect(same("accept-language", ["en, de"], [" en ,   de"]))
+        #expect(same("accept-language", ["en;q=1.0, de;q=0.5"], ["de; q=0.500", "en"]))
+        #expect(!same("accept-language", ["en, de;q=0.5"], ["de, en;q=0.5"]))
+        #expect(same("accept-encoding", ["gzip, br"], ["BR,GZIP"]))
+        #expect(same("accept", ["text/html, application/json;q=0.9"], ["application/json; q=0.9 ,TEXT/HTML"]))
+        #expect(!same("accept-encoding", ["gzip"], ["gzip;q=0"]))
+        #expect(same("foo", [], []))
+        #expect(!same("foo", [], ["1"]))
+        #expect(same("foo", ["\"a, b\""], ["\"a, b\""]))
+        #expect(!same("foo", ["\"a, b\""], ["\"a,b\""]))
     }
 }

@@ -154,9 +154,33 @@ struct ResponseValidatorTests {
         for good in ["application/json", "text/*", "*/*", "application/*+json", "*/json", "Application/JSON"] {
             #expect((try? MediaRange.parse(good).get()) != nil, "\(good)")
         }
-        for bad in ["json", "application/", "/json", "application/json; charset=utf-8", "a b/c", "*/*+json", "text/**"]
-        {
+        for bad in [
+            "json", "application/", "/json", "a b/c", "*/*+json", "text/**", "application/json; charset",
+            "application/json;=utf-8", "application/json; charset=",
+        ] {
             #expect((try? MediaRange.parse(bad).get()) == nil, "\(bad)")
+        }
+    }
+
+    @Test("Configured types with parameters mean type/subtype, as in Alamofire: the parameters are not compared")
+    func rangesWithParameters() throws {
+        let range = try MediaRange.parse("Application/JSON; charset=utf-8").get()
+        #expect(range.description == "application/json")
+        #expect(range.ignoredParameters == "charset=utf-8")
+        let config = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: api
+                    match: { host: "api.example" }
+                    accept: { content_types: ["application/json; charset=utf-8", "text/*;q=0.5"] }
+                """)
+        let types = try #require(config.rules.first?.accept?.contentTypes)
+        #expect(types.map(\.description) == ["application/json", "text/*"])
+        for (contentType, expected) in [
+            ("application/json", true), ("application/json; charset=latin1", true), ("text/plain", true),
+            ("application/xml", false),
+        ] {
+            #expect(types.contains { $0.matches(contentType: contentType) } == expected, "\(contentType)")
         }
     }
 }

@@ -1,0 +1,174 @@
+import Foundation
+import SluiceTestKit
+import Synchronization
+import Testing
+
+@testable import Sluice
+
+/// RFC 9111 points checked through a real proxy and origin: what is reused, what goes upstream.
+@Suite("Cache conformance (RFC 9111)")
+struct CacheConformanceTests {
+    /// An IMF-fixdate `offset` seconds from now.
+    static func date(_ offset: Int = 0) -> String { HTTPDate.format(Int(Date().timeIntervalSince1970) + offset) }
+
+    /// An origin that numbers its answers per path, with the headers `headers(path)` gives.
+    static func numberedOrigin(
+        status: @escaping @Sendable (String) -> Int = { _ in 200 },
+        headers: @escaping @Sendable (String) -> [(String, String)]
+    ) throws -> OriginServer {
+        let counter = Mutex(0)
+        return try OriginServer { request in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            if request.method != "GET" && request.method != "HEAD" { return .text("changed by \(request.method)") }
+            return .respond(
+                status: status(request.target), headers: [("Content-Type", "text/plain")] + headers(request.target),
+                body: Array("answer \(n)".utf8))
+        }
+    }
+
+    @Test("Expires that is not one valid HTTP-date (another zone, two lines, a one-digit hour) is already expired")
+    func invalidExpires() throws {
+        let origin = try Self.numberedOrigin { path in
+            let valid = Self.date(3600)
+            let expires: [(String, String)] =
+                switch path {
+                case "/valid": [("Expires", valid)]
+                case "/utc": [("Expires", valid.replacingOccurrences(of: "GMT", with: "UTC"))]
+                case "/two-lines": [("Expires", valid), ("Expires", valid)]
+                case "/no-comma": [("Expires", valid.replacingOccurrences(of: ",", with: ""))]
+                default: [("Expires", "0")]
+                }
+            return [("Date", Self.date())] + expires
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for path in ["/valid", "/utc", "/two-lines", "/no-comma", "/zero"] {
+            _ = try client.request(RawClient.get(origin.url(path)))
+            let second = try client.request(RawClient.get(origin.url(path)))
+            let reused = second.header("cache-status")?.hasPrefix("Sluice; hit") == true
+            #expect(reused == (path == "/valid"), "\(path): \(second.header("cache-status") ?? "-")")
+        }
+        #expect(origin.requests.count == 9)
+    }
+
+    @Test("Age sent as a list counts by its first value")
+    func ageList() throws {
+        let origin = try Self.numberedOrigin { path in
+            [("Date", Self.date()), ("Cache-Control", "max-age=3600"), ("Age", path == "/old" ? "7200, 0" : "0, 7200")]
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for path in ["/old", "/young"] {
+            _ = try client.request(RawClient.get(origin.url(path)))
+            _ = try client.request(RawClient.get(origin.url(path)))
+        }
+        #expect(origin.requests.filter { $0.target == "/old" }.count == 2)
+        #expect(origin.requests.filter { $0.target == "/young" }.count == 1)
+    }
+
+    @Test("Errors with explicit freshness are stored and reused, and revalidated when stale; without it they are not")
+    func errorStatuses() throws {
+        let clock = TestClock()
+        let origin = try Self.numberedOrigin(status: { path in Int(path.dropFirst().prefix(3)) ?? 200 }) { path in
+            path.hasSuffix("fresh") ? [("Cache-Control", "max-age=60"), ("ETag", "\"e\"")] : [("ETag", "\"e\"")]
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        for status in [404, 410, 500, 503, 599] {
+            let first = try client.request(RawClient.get(origin.url("/\(status)-fresh")))
+            let second = try client.request(RawClient.get(origin.url("/\(status)-fresh")))
+            #expect(first.status == status && second.status == status)
+            #expect(second.text == first.text, "\(status)")
+            #expect(second.header("cache-status")?.hasPrefix("Sluice; hit") == true, "\(status)")
+        }
+        #expect(origin.requests.count == 5)
+        // Stale: revalidated with the stored validator.
+        clock.advance(61)
+        _ = try client.request(RawClient.get(origin.url("/500-fresh")))
+        #expect(origin.requests.last?.header("if-none-match") == "\"e\"")
+        // A 500 with only a validator is not stored (not heuristically cacheable).
+        _ = try client.request(RawClient.get(origin.url("/500-plain")))
+        _ = try client.request(RawClient.get(origin.url("/500-plain")))
+        #expect(origin.requests.filter { $0.target == "/500-plain" }.count == 2)
+    }
+
+    @Test("A non-error response to a method not known to be safe invalidates the URI and its Location (§4.4)")
+    func unknownMethodsInvalidate() throws {
+        let origin = try Self.numberedOrigin { _ in [("Cache-Control", "max-age=600")] }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for method in ["FOO", "M-SEARCH", "PATCH", "OPTIONS"] {
+            let first = try client.request(RawClient.get(origin.url("/r")))
+            let host = "Host: 127.0.0.1:\(origin.port)\r\n"
+            let changed = try client.request(
+                "\(method) \(origin.url("/r")) HTTP/1.1\r\n\(host)Content-Length: 0\r\n\r\n")
+            #expect(changed.status == 200, "\(method)")
+            let after = try client.request(RawClient.get(origin.url("/r")))
+            // OPTIONS is safe: it changes nothing, so the stored answer stays.
+            #expect((after.text == first.text) == (method == "OPTIONS"), "\(method): \(after.text)")
+        }
+    }
+
+    @Test("A 205 reaches the client without content, whatever the origin sent")
+    func resetContent() throws {
+        let origin = try OriginServer { _ in
+            .respond(status: 205, headers: [("Content-Type", "text/plain")], body: Array("not allowed".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/form")))
+        #expect(response.status == 205)
+        #expect(response.body.isEmpty)
+        #expect(response.header("content-length") == "0")
+        // The connection is still in step: the next response is read whole.
+        let next = try client.request(RawClient.get(origin.url("/form")))
+        #expect(next.status == 205)
+    }
+
+    @Test("If-Modified-Since against a fresh entry: Last-Modified, else Date; an invalid one is ignored")
+    func conditionalAgainstDate() throws {
+        let origin = try Self.numberedOrigin { path in
+            [("Date", "Thu, 18 Aug 2050 02:01:18 GMT"), ("Cache-Control", "max-age=600")]
+                + (path == "/lm" ? [("Last-Modified", "Wed, 17 Aug 2050 02:01:18 GMT")] : [])
+        }
+        defer { origin.stop() }
+        // The proxy's clock (TestClock: 2027) is before the origin's Date: the entries stay fresh.
+        let proxy = try ProxyHarness()
+        TestClock().install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        for path in ["/lm", "/date"] { _ = try client.request(RawClient.get(origin.url(path))) }
+        func status(_ path: String, since: String) throws -> Int {
+            try client.request(RawClient.get(origin.url(path), extra: "If-Modified-Since: \(since)\r\n")).status
+        }
+        #expect(try status("/lm", since: "Wed, 17 Aug 2050 12:00:00 GMT") == 304)
+        #expect(try status("/lm", since: "Tue, 16 Aug 2050 12:00:00 GMT") == 200)
+        #expect(try status("/date", since: "Thu, 18 Aug 2050 02:01:18 GMT") == 304)
+        #expect(try status("/date", since: "Wed, 17 Aug 2050 12:00:00 GMT") == 200)
+        #expect(try status("/date", since: "Thu, 18 Aug 2050 02:01:18 UTC") == 200)
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test("cache.store_set_cookie stores a response that sets a cookie, with its Set-Cookie")
+    func storeSetCookie() throws {
+        let origin = try Self.numberedOrigin { _ in [("Cache-Control", "max-age=60"), ("Set-Cookie", "id=1")] }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.storeSetCookie = true
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/c")))
+        let hit = try client.request(RawClient.get(origin.url("/c")))
+        #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        #expect(hit.header("set-cookie") == "id=1")
+        #expect(origin.requests.count == 1)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Synchronization
+import Testing
+
+/// Collapsed forwarding on cold misses (Varnish's waiting list) and hit-for-miss, through a
+/// real proxy and origin.
+@Suite("Collapsed forwarding on cold misses")
+struct CollapseTests {
+    /// An origin answering every request after `delay` seconds with a numbered body.
+    static func slowOrigin(delay: Double, headers: [(String, String)]) throws -> OriginServer {
+        let counter = Mutex(0)
+        return try OriginServer { _ in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            return .delay(
+                seconds: delay,
+                then: .respond(
+                    status: 200, headers: [("Content-Type", "text/plain")] + headers,
+                    body: Array("answer \(n) ".utf8) + [UInt8](repeating: 0x61, count: 4096)))
+        }
+    }
+
+    /// One request on each of `count` connections at once; the responses, and when the last one
+    /// was read whole (seconds after sending).
+    static func crowd(_ count: Int, port: UInt16, url: String) throws -> ([ReceivedResponse], Double) {
+        let clients = try (0..<count).map { _ in try RawClient(port: port) }
+        let started = Date()
+        for client in clients { try client.send(RawClient.get(url)) }
+        let responses = try clients.map { try $0.reader.readResponse() }
+        return (responses, Date().timeIntervalSince(started))
+    }
+
+    @Test("20 cold GETs of a cacheable URL that takes 1 s: one origin request, 20 identical bodies within 1.2 s")
+    func coldCrowd() throws {
+        let origin = try Self.slowOrigin(delay: 1.0, headers: [("Cache-Control", "max-age=60")])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let (responses, elapsed) = try Self.crowd(20, port: proxy.port, url: origin.url("/cold"))
+        #expect(origin.requests.count == 1)
+        #expect(responses.allSatisfy { $0.status == 200 && $0.body == responses[0].body })
+        #expect(responses[0].text.hasPrefix("answer 1 "))
+        #expect(elapsed < 1.2, "the last of 20 bodies arrived after \(elapsed) s")
+        #expect(responses.filter { $0.header("cache-status")?.hasSuffix("collapsed") == true }.count == 19)
+        #expect(proxy.onLoop { $0.collapserWaiting } == 0)
+    }
+
+    @Test("20 GETs of a no-store URL that takes 1 s go upstream side by side, cold or known (hit-for-miss)")
+    func noStoreCrowd() throws {
+        // Cold: the head comes at once and the body takes a second; the waiters are released at the
+        // head and fetch in parallel.
+        let dripping = try OriginServer { _ in
+            .drip(
+                head: "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: 5\r\n\r\n",
+                body: Array("drips".utf8), interval: 0.2)
+        }
+        defer { dripping.stop() }
+        let proxy = try ProxyHarness()
+        let (cold, coldTime) = try Self.crowd(20, port: proxy.port, url: dripping.url("/n"))
+        #expect(cold.allSatisfy { $0.status == 200 && $0.text == "drips" })
+        #expect(dripping.requests.count == 20)
+        #expect(coldTime < 1.6, "cold no-store requests waited for each other: \(coldTime) s")
+
+        // Known (remembered as uncacheable): nobody waits even for the head.
+        let slow = try Self.slowOrigin(delay: 1.0, headers: [("Cache-Control", "no-store")])
+        defer { slow.stop() }
+        _ = try RawClient(port: proxy.port).request(RawClient.get(slow.url("/m")))
+        let (known, knownTime) = try Self.crowd(20, port: proxy.port, url: slow.url("/m"))
+        #expect(known.allSatisfy { $0.status == 200 })
+        #expect(Set(known.map(\.text)).count == 20)
+        #expect(slow.requests.count == 21)
+        #expect(knownTime < 1.6, "known no-store requests waited for each other: \(knownTime) s")
+    }
+
+    @Test("A private response never reaches a waiter; the URL is then fetched side by side")
+    func privateNeverShared() throws {
+        let origin = try Self.slowOrigin(delay: 0.3, headers: [("Cache-Control", "private, max-age=60")])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let (responses, _) = try Self.crowd(10, port: proxy.port, url: origin.url("/me"))
+        #expect(responses.allSatisfy { $0.status == 200 })
+        #expect(Set(responses.map(\.text)).count == 10, "a waiter was given another client's private response")
+        #expect(origin.requests.count == 10)
+        #expect(proxy.stats.cacheHits == 0)
+    }
+
+    @Test("A URL found uncacheable collapses again once a response is stored for everyone")
+    func hitForMissEnds() throws {
+        let cacheable = Mutex(false)
+        let counter = Mutex(0)
+        let origin = try OriginServer { _ in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            let control = cacheable.withLock { $0 } ? "max-age=60" : "no-store"
+            return .delay(
+                seconds: 0.3,
+                then: .respond(status: 200, headers: [("Cache-Control", control)], body: Array("v\(n)".utf8)))
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.uncacheableTTL = 600_000
+        let proxy = try ProxyHarness(configuration: configuration)
+        let clock = TestClock()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/flip")))  // remembered as uncacheable
+        cacheable.withLock { $0 = true }
+        _ = try client.request(RawClient.get(origin.url("/flip")))  // stored for everyone: forgotten
+        #expect(proxy.waitUntil { proxy.stats.cacheStores == 1 })
+        // Stale (well within the 600 s the mark would have lasted): the crowd collapses again.
+        clock.advance(61)
+        let (crowd, _) = try Self.crowd(10, port: proxy.port, url: origin.url("/flip"))
+        #expect(crowd.allSatisfy { $0.text == crowd[0].text })
+        #expect(origin.requests.count == 3)
+    }
+}
