@@ -2,7 +2,8 @@
 /// origin's (validation, transform), then the body from the cache tiers with backpressure.
 extension Exchange {
     /// Answers from a stored response: 304 when the client's own validators match (§4.3.2),
-    /// otherwise the stored head with `Age` and the body from the tiers.
+    /// a 206 or 416 for a `Range` on a stored 200 (``ByteRange``), otherwise the stored head with
+    /// `Age` and the body from the tiers.
     /// `answersUpstream`: the entry stands for the answer to the request sent upstream.
     func serve(_ entry: CacheStore.Entry, age: Int64, answersUpstream: Bool) {
         guard let cache = env.cache else { return }
@@ -10,7 +11,7 @@ extension Exchange {
         if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
         if !answersUpstream, route.rule.accept == nil, route.stripMode == nil, notes.marks.isEmpty,
             request.method == "GET", request.minorVersion == 1, output.keepAlive, !env.isShuttingDown,
-            let status = notes.cacheStatus,
+            !request.headers.contains("range"), let status = notes.cacheStatus,
             let head = StoredResponse.plainHead(entry, age: age, request: request, cacheStatus: status, cache: cache)
         {
             // The common hit: the client head comes from memory, only Age and Cache-Status are new.
@@ -31,6 +32,19 @@ extension Exchange {
             deliverHead(StoredResponse.notModified(head), plan: .pass, fromCache: true)
             return deliverEnd()
         }
+        // A range of a stored 200 (not under null stripping: the client's representation is then
+        // not the stored bytes, so it gets the whole stripped response).
+        if request.method == "GET", head.status == 200, route.stripMode == nil, request.headers.contains("range") {
+            switch ByteRange.answer(request.headers, stored: head.headers, size: entry.size) {
+            case .whole: break
+            case .partial(let bytes):
+                deliverHead(ByteRange.partialHead(head, bytes: bytes, size: entry.size), plan: .pass, fromCache: true)
+                return startStoredBody(entry, cache: cache, range: bytes)
+            case .unsatisfiable:
+                deliverHead(ByteRange.unsatisfiableHead(head, size: entry.size), plan: .pass, fromCache: true)
+                return deliverEnd()
+            }
+        }
         deliverHead(head, plan: stripPlan(head), fromCache: true)
         if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
         startStoredBody(entry, cache: cache)
@@ -41,8 +55,8 @@ extension Exchange {
         return NullStrippingDelivery.plan(for: head, request: request, limit: env.transformLimit)
     }
 
-    private func startStoredBody(_ entry: CacheStore.Entry, cache: TieredCache) {
-        storedBody = StoredResponse.Cursor(entry, cache: cache)
+    private func startStoredBody(_ entry: CacheStore.Entry, cache: TieredCache, range: ClosedRange<Int64>? = nil) {
+        storedBody = StoredResponse.Cursor(entry, cache: cache, range: range)
         pumpStoredBody()
     }
 

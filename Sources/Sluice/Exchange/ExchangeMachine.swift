@@ -34,7 +34,8 @@ struct ExchangeMachine {
             return routed(route, now: now)
         case (.lookingUp(let key, let after), .lookedUp(let candidates, let collapse, let now)):
             return lookedUp(
-                key: key, candidates, collapse: collapse, afterCollapse: after, mayCollapse: after == nil, now: now)
+                key: key, candidates, collapse: collapse, afterCollapse: after,
+                mayCollapse: after == nil && !context.request.headers.contains("range"), now: now)
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
@@ -89,12 +90,8 @@ struct ExchangeMachine {
             }
             let key = context.url
             cacheKey = key
-            if request.headers.contains("range") {
-                // A stored complete response does not answer a range (yet): a plain miss, never collapsed.
-                return lookedUp(
-                    key: key, [], collapse: CollapseView(fetching: false, uncacheable: true), afterCollapse: nil,
-                    mayCollapse: false, now: now)
-            }
+            // A range is answered from a complete stored response (the driver cuts it out); a miss
+            // goes upstream with the Range, never collapsed.
             phase = .lookingUp(key: key, afterCollapse: nil)
             return [.lookUp(key: key)]
         }

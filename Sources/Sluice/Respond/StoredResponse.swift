@@ -54,13 +54,18 @@ enum StoredResponse {
         let size: Int64
         /// The whole body, when kept in memory.
         let bytes: [UInt8]?
+        /// The bytes sent: all of them, or one range (a `206`).
+        let window: Range<Int64>
         private var next: Int64 = 0
+        /// Body bytes read so far (sent, or skipped before the window).
         private var sent: Int64 = 0
 
-        init(_ entry: CacheStore.Entry, cache: TieredCache) {
+        init(_ entry: CacheStore.Entry, cache: TieredCache, range: ClosedRange<Int64>? = nil) {
             self.entry = entry.ref
             size = entry.size
             bytes = cache.wholeBody(entry)
+            window = range.map { $0.lowerBound..<($0.upperBound + 1) } ?? 0..<entry.size
+            if bytes != nil { sent = window.lowerBound }
         }
 
         /// How a pump ended.
@@ -83,16 +88,24 @@ enum StoredResponse {
                 if let bytes {
                     // A small body held in memory: slices of it, with the same backpressure.
                     let start = Int(sent)
-                    guard start < bytes.count else { return .ended }
-                    let end = min(bytes.count, start + CacheWriter.chunkSize)
+                    guard start < min(bytes.count, Int(window.upperBound)) else { return .ended }
+                    let end = min(bytes.count, Int(window.upperBound), start + CacheWriter.chunkSize)
                     guard bytes.withUnsafeBytes({ deliver(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }) else {
                         return .stalled
                     }
                     sent = Int64(end)
                     continue
                 }
+                if sent >= window.upperBound { return .ended }
                 guard let chunk = cache.chunk(of: entry, at: next) else { return sent == size ? .ended : .broken }
-                guard chunk.withUnsafeBytes({ deliver($0) }) else { return .stalled }
+                // The part of this chunk inside the window (all of it, unless a range is served).
+                let start = Int(max(0, window.lowerBound - sent))
+                let end = Int(min(Int64(chunk.count), window.upperBound - sent))
+                if start < end {
+                    guard chunk.withUnsafeBytes({ deliver(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }) else {
+                        return .stalled
+                    }
+                }
                 next += 1
                 sent += Int64(chunk.count)
             }

@@ -157,6 +157,54 @@ struct CacheConformanceTests {
         #expect(origin.requests.count == 2)
     }
 
+    @Test("Ranges of a stored response are answered from the file: 206 with Content-Range, 416, If-Range")
+    func rangesFromStore() throws {
+        // 200 KiB: several stored chunks, so ranges cross chunk boundaries; and 2 KiB, kept in memory.
+        let large = (0..<(200 * 1024)).map { UInt8(truncatingIfNeeded: $0 % 253) }
+        let small = Array(large[0..<2048])
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200,
+                headers: [
+                    ("Cache-Control", "max-age=600"), ("ETag", "\"r1\""), ("Content-Type", "application/octet-stream"),
+                ],
+                body: request.target == "/large" ? large : small)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for (path, body) in [("/large", large), ("/small", small)] {
+            #expect(try client.request(RawClient.get(origin.url(path))).body == body)
+            let size = body.count
+            for (range, first, last) in [
+                ("bytes=0-99", 0, 99), ("bytes=65000-140000", 65000, 140_000), ("bytes=-100", size - 100, size - 1),
+                ("bytes=1000-", 1000, size - 1), ("bytes=100-999999", 100, size - 1),
+            ] {
+                let lastByte = min(last, size - 1)
+                guard first < size else { continue }
+                let response = try client.request(RawClient.get(origin.url(path), extra: "Range: \(range)\r\n"))
+                #expect(response.status == 206, "\(path) \(range)")
+                #expect(response.header("content-range") == "bytes \(first)-\(lastByte)/\(size)", "\(path) \(range)")
+                #expect(response.body == Array(body[first...lastByte]), "\(path) \(range)")
+                #expect(response.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+            }
+            let unsatisfiable = try client.request(
+                RawClient.get(origin.url(path), extra: "Range: bytes=\(size)-\r\n"))
+            #expect(unsatisfiable.status == 416)
+            #expect(unsatisfiable.header("content-range") == "bytes */\(size)")
+            #expect(unsatisfiable.body.isEmpty)
+            let matching = try client.request(
+                RawClient.get(origin.url(path), extra: "Range: bytes=0-9\r\nIf-Range: \"r1\"\r\n"))
+            #expect(matching.status == 206 && matching.body == Array(body[0...9]))
+            let changed = try client.request(
+                RawClient.get(origin.url(path), extra: "Range: bytes=0-9\r\nIf-Range: \"r0\"\r\n"))
+            #expect(changed.status == 200 && changed.body == body)
+            let several = try client.request(RawClient.get(origin.url(path), extra: "Range: bytes=0-1,5-6\r\n"))
+            #expect(several.status == 200 && several.body == body)
+        }
+        #expect(origin.requests.count == 2)
+    }
+
     @Test("cache.store_set_cookie stores a response that sets a cookie, with its Set-Cookie")
     func storeSetCookie() throws {
         let origin = try Self.numberedOrigin { _ in [("Cache-Control", "max-age=60"), ("Set-Cookie", "id=1")] }
