@@ -8,7 +8,8 @@ struct CacheAdmission {
     let key: String
     let url: TargetURL
     /// The client's request method and header fields (Vary, Authorization, request directives).
-    let method: String
+    /// `GET`, also for a POST response stored as the answer to later GETs (``ResponseStoring``).
+    var method: String
     let request: HTTPFields
     /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
     let requestTime: Double

@@ -1,6 +1,7 @@
 /// Store, as one exchange's response streams: admission at the head (``CacheAdmission``), the
 /// origin's bytes into the entry, the entry made visible at the end when the will-cache hook
-/// agrees; responses to unsafe methods invalidate instead (RFC 9111 §4.4).
+/// agrees; responses to unsafe methods invalidate instead (RFC 9111 §4.4), and a POST response
+/// that names itself the target's representation is stored for GETs (RFC 9110 §9.3.3).
 enum ResponseStoring {
     /// What the store step did at a response head.
     enum Start {
@@ -33,10 +34,33 @@ enum ResponseStoring {
     ) -> Start {
         if isUnsafe(method), (200..<400).contains(response.status) {
             for key in invalidatedKeys(url: url, response: response) { cache.invalidate(key: key) }
-            return .invalidated
+            guard method == "POST", answersLaterGets(response, url: url) else { return .invalidated }
+            var asGet = admission()
+            asGet.method = "GET"
+            return begin(asGet, response, validationFailed: validationFailed, now: now)
         }
         guard key != nil, method == "GET" else { return .none }
-        switch admission().begin(response, validationFailed: validationFailed, now: now) {
+        return begin(admission(), response, validationFailed: validationFailed, now: now)
+    }
+
+    /// RFC 9110 §9.3.3, RFC 9111 §4: a POST response with explicit freshness whose
+    /// `Content-Location` is the target URI is the current representation of that URI, and may
+    /// answer later GETs.
+    static func answersLaterGets(_ response: ResponseHead, url: TargetURL) -> Bool {
+        guard let location = response.headers["content-location"]?.trimmingOWS(),
+            CachePolicy.hasExplicitFreshness(response.headers)
+        else { return false }
+        let target =
+            location.hasPrefix("/")
+            ? TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: location)
+            : TargetURL(location)
+        return target?.description == url.description
+    }
+
+    private static func begin(
+        _ admission: CacheAdmission, _ response: ResponseHead, validationFailed: Bool, now: Double
+    ) -> Start {
+        switch admission.begin(response, validationFailed: validationFailed, now: now) {
         case .refused(let refusal): return .refused(refusal)
         case .skipped: return .skipped
         case .writing(let writer, let personal): return .writing(writer, shareable: !personal)

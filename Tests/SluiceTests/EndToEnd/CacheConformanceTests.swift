@@ -205,6 +205,35 @@ struct CacheConformanceTests {
         #expect(origin.requests.count == 2)
     }
 
+    @Test("A POST response with explicit freshness and Content-Location equal to its target answers later GETs")
+    func postWithContentLocation() throws {
+        let origin = try OriginServer { request in
+            if request.method == "POST" {
+                let location = request.target == "/self" ? "/self" : "/elsewhere"
+                return .respond(
+                    status: 200,
+                    headers: [("Cache-Control", "max-age=60"), ("Content-Location", location)],
+                    body: Array("posted to \(request.target)".utf8))
+            }
+            return .respond(status: 200, headers: [("Cache-Control", "max-age=60")], body: Array("got".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        func post(_ path: String) throws -> ReceivedResponse {
+            try client.request(
+                "POST \(origin.url(path)) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1\r\n\r\nx")
+        }
+        #expect(try post("/self").text == "posted to /self")
+        let reused = try client.request(RawClient.get(origin.url("/self")))
+        #expect(reused.text == "posted to /self")
+        #expect(reused.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        // Content-Location naming another URI: nothing stored for the target.
+        #expect(try post("/other").text == "posted to /other")
+        #expect(try client.request(RawClient.get(origin.url("/other"))).text == "got")
+        #expect(origin.requests.map(\.method) == ["POST", "POST", "GET"])
+    }
+
     @Test("cache.store_set_cookie stores a response that sets a cookie, with its Set-Cookie")
     func storeSetCookie() throws {
         let origin = try Self.numberedOrigin { _ in [("Cache-Control", "max-age=60"), ("Set-Cookie", "id=1")] }
