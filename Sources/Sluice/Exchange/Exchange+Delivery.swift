@@ -8,7 +8,7 @@ extension Exchange: TaskDelegate {
 
     /// RFC 9110 §15.2: a proxy forwards 1xx responses, but never to an HTTP/1.0 client.
     func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead) {
-        guard self.task === task, request.minorVersion >= 1, !output.isHoldingHead,
+        guard self.task === task, !machine.isOrphaned, request.minorVersion >= 1, !output.isHoldingHead,
             notes.interimSent < Exchange.interimLimit
         else { return }
         notes.interimSent += 1
@@ -25,7 +25,9 @@ extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
         // A 304 has no body to send, and a 5xx answered by a stale entry is not sent.
         if machine.discardsBody { return true }
-        guard deliverBody(bytes) else { return false }
+        if !machine.isOrphaned {
+            guard deliverBody(bytes) else { return false }
+        }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if let writer, !writer.append(bytes, now: env.clock()) {
             self.writer = nil
@@ -35,6 +37,7 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
+        if machine.isOrphaned { return .failed }  // the client, and its request body, are gone
         if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
         switch body.read(from: client.stream, into: buffer) {
         case .bytes(let count):
@@ -87,7 +90,7 @@ extension Exchange: TaskDelegate {
         if !fromCache { client.sendHeldHeadAtEndOfTurn() }
     }
 
-    private func store(_ response: ResponseHead) {
+    func store(_ response: ResponseHead) {
         guard let cache = env.cache, let url = route.url else { return }
         let now = env.clock()
         let start = ResponseStoring.start(

@@ -100,6 +100,9 @@ final class Exchange {
             task = nil
         case .stopStoredBody: storedBody = nil
         case .finishClosing: finish(closeConnection: true)
+        case .detachClient: detachClient()
+        case .storeOnly(let head): store(head)
+        case .endOrphan: env.collapser.disown(self)
         }
     }
 
@@ -213,9 +216,26 @@ final class Exchange {
     }
 
     func finish(closeConnection: Bool) {
-        guard !machine.isDone else { return }
+        guard !machine.isDone, !machine.isOrphaned else { return }
         let aborted = output.headSent && !output.isComplete
         run(.finished(notes.error == nil && !aborted ? .completed : .failed))
+        endClientSide(closeConnection: closeConnection, aborted: aborted)
+    }
+
+    /// The client left while this leader's waiters depend on its fetch: the client's side is
+    /// recorded and its connection closed now; the fetch goes on, kept alive by the collapser,
+    /// and never touches the client again.
+    private func detachClient() {
+        held = nil
+        env.collapser.adopt(self)
+        endClientSide(closeConnection: true, aborted: output.headSent && !output.isComplete)
+        // A transfer paused for the slow client would never be resumed by it: resume it (at the
+        // next loop turn, never inside a libcurl callback).
+        env.loop.callSoon { [weak self] in self?.task?.resume() }
+    }
+
+    /// One record for the monitors, then the connection decides keep-alive (the last use of `client`).
+    private func endClientSide(closeConnection: Bool, aborted: Bool) {
         let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
         let record = ExchangeRecord(
             client: client.peerText, method: request.method, url: machine.context.url, status: output.status,

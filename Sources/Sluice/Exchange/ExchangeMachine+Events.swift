@@ -123,5 +123,12 @@ extension ExchangeMachine {
         case stopStoredBody
         /// Finish now and close the connection.
         case finishClosing
+        /// The client side is over (recorded, connection closed) while the fetch goes on for the
+        /// waiters; the driver keeps itself alive until ``endOrphan``.
+        case detachClient
+        /// Store step for a response whose client left: admission and writer, nothing for a client.
+        case storeOnly(ResponseHead)
+        /// The orphaned fetch is over.
+        case endOrphan
     }
 }

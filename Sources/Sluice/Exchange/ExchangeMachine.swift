@@ -19,6 +19,12 @@ struct ExchangeMachine {
         return false
     }
 
+    /// Whether the client left and the fetch goes on for collapsed waiters (bytes go only into the cache).
+    var isOrphaned: Bool {
+        if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return true }
+        return false
+    }
+
     /// Whether a stored response is being served.
     var servesStored: Bool { if case .servingStored = phase { true } else { false } }
 
@@ -28,6 +34,7 @@ struct ExchangeMachine {
     // MARK: - Transitions
 
     mutating func handle(_ event: Event) -> [Action] {
+        if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return orphaned(fetch, event) }
         switch (phase, event) {
         case (.routing, .routed(let route, let stripMode, let now)):
             context.stripMode = stripMode
@@ -53,6 +60,10 @@ struct ExchangeMachine {
             return completed(fetch, now: now)
         case (.fetching(let fetch), .upstreamCompleted(let failure?, let ownError, let now)):
             return failed(fetch, failure, ownError: ownError, now: now)
+        case (.fetching(var fetch), .clientGone) where Self.mayOrphan(fetch):
+            fetch.delivery = .orphaned
+            phase = .fetching(fetch)
+            return [.detachClient]
         case (.fetching, .clientGone(let reason)):
             return [
                 .abandonStore,
@@ -222,7 +233,7 @@ struct ExchangeMachine {
                 .refreshStored(entry), .setCacheStatus(Self.cacheName + "; fwd=stale; fwd-status=304"),
                 .serve(entry, age: entry.age(at: now), answersUpstream: true),
             ]
-        case .awaitingHead, .holding, .streaming:
+        case .awaitingHead, .holding, .streaming, .orphaned:
             if let release = releasing(fetch) { return [.commitStore, release, .endResponse] }
             return [.commitStore, .endResponse]
         }
@@ -277,6 +288,63 @@ struct ExchangeMachine {
         }
         if !shareable, let release = releasing(fetch) { actions.append(release) }
         return actions
+    }
+
+    // MARK: - Orphaned leader
+
+    static let orphanCancelled = SluiceError.upstreamFailed(
+        reason: .cancelled(detail: "the client left and its waiters cannot be given the response"))
+
+    /// A leader whose client leaves goes on for its waiters while its response may still reach
+    /// them: before the head, or while an entry is being written for them (a leader still
+    /// `leading` after the head is storing a shareable response). A revalidation goes on too.
+    static func mayOrphan(_ fetch: ExchangePhase.Fetch) -> Bool {
+        guard case .leading = fetch.collapse else { return false }
+        switch fetch.delivery {
+        case .awaitingHead, .streaming, .holding: return true
+        case .discarding, .orphaned: return false
+        }
+    }
+
+    /// The orphaned leader's events: store what may be shared, release the waiters, end.
+    private mutating func orphaned(_ fetch: ExchangePhase.Fetch, _ event: Event) -> [Action] {
+        switch event {
+        case .responseHead(let head, let now):
+            if let entry = fetch.revalidating, let cache = context.cache {
+                let refreshed = Revalidation.refreshed(
+                    entry, by: head, requestTime: fetch.requestTime, now: now, facts: cache.facts)
+                if head.status == 304 { return endOrphan(fetch, .completed, first: [.refreshStored(refreshed)]) }
+            }
+            var updated = fetch
+            updated.revalidating = nil
+            phase = .fetching(updated)
+            return [.storeOnly(head)]
+        case .storing(let shareable, let uncacheable):
+            var actions = storing(fetch, shareable: shareable, uncacheable: uncacheable)
+            // Not shareable: the waiters were released, and nobody needs the rest of the response.
+            if case .fetching(let current) = phase, case .none = current.collapse {
+                phase = .done(.failed)
+                actions += [.cancelUpstream(Self.orphanCancelled), .endOrphan]
+            }
+            return actions
+        case .storeEnded:
+            return endOrphan(fetch, .failed, first: [.cancelUpstream(Self.orphanCancelled)])
+        case .upstreamCompleted(nil, _, _):
+            return endOrphan(fetch, .completed, first: [.commitStore])
+        case .upstreamCompleted(.some, _, _):
+            return endOrphan(fetch, .failed, first: [.abandonStore])
+        default:
+            // The client side is gone: client events and late ones change nothing.
+            return []
+        }
+    }
+
+    private mutating func endOrphan(
+        _ fetch: ExchangePhase.Fetch, _ outcome: ExchangePhase.Outcome, first: [Action]
+    ) -> [Action] {
+        let release = releasing(fetch).map { [$0] } ?? []
+        phase = .done(outcome)
+        return first + release + [.endOrphan]
     }
 
     /// The fetch is done with the cache: waiters look again (once).

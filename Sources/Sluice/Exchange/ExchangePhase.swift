@@ -20,6 +20,7 @@
 /// 4. **fetching** (`Fetch/`): an upstream task; its ``Fetch`` says what is revalidated, what an
 ///    origin failure leads to, whether waiters depend on it, and where the body goes (``Delivery``).
 ///    At the head: validate (`Validate/`), store or invalidate (`Store/`), transform (`Transform/`).
+///    A leader whose client leaves goes on, orphaned, for its waiters: into the cache only.
 /// 5. **servingStored** (`Respond/`): a stored response is written from the cache tiers.
 /// 6. **done**: one record for the monitors; the connection decides keep-alive.
 enum ExchangePhase {
@@ -68,6 +69,9 @@ enum ExchangePhase {
         case streaming
         /// The body goes nowhere: a stored response answers at completion.
         case discarding(Discard)
+        /// The client left while waiters depend on this fetch: the response goes on into the cache
+        /// only, for them (a leader's client that goes away does not cancel their fetch).
+        case orphaned
     }
 
     /// Why an upstream body is discarded.

@@ -167,6 +167,8 @@ public final class ProxyServer {
 
     /// Exchanges waiting for another's fetch of the same URL (collapsed forwarding).
     public var collapserWaiting: Int { environment.collapser.waiting }
+    /// Fetches going on for collapsed waiters after their leader's client left.
+    public var collapserOrphans: Int { environment.collapser.orphanCount }
 
     /// Client connections open now.
     public var openConnections: Int { clients.count }

@@ -14,6 +14,8 @@ final class Collapser {
     private var waiters: [String: [any CollapseWaiter]] = [:]
     /// Keys whose responses could not be stored or shared, until when (Varnish's hit-for-miss).
     private var uncacheable: [String: Double] = [:]
+    /// Leaders whose clients left, kept alive while they fetch for their waiters.
+    private var orphans: [ObjectIdentifier: AnyObject] = [:]
     /// Most keys remembered as uncacheable; past it the expired ones go, then all of them.
     static let uncacheableLimit = 65_536
 
@@ -64,6 +66,15 @@ final class Collapser {
     func forgetUncacheable(_ key: String) {
         if !uncacheable.isEmpty { uncacheable[key] = nil }
     }
+
+    /// Keeps a leader whose client left alive until its fetch is over (``disown(_:)``).
+    func adopt(_ orphan: AnyObject) { orphans[ObjectIdentifier(orphan)] = orphan }
+
+    /// The orphaned fetch is over.
+    func disown(_ orphan: AnyObject) { orphans[ObjectIdentifier(orphan)] = nil }
+
+    /// Leaders whose clients left, fetching for their waiters.
+    var orphanCount: Int { orphans.count }
 
     /// A waiter's client went away.
     func leave(_ key: String, _ waiter: any CollapseWaiter) {

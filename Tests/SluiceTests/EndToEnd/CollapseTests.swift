@@ -75,6 +75,64 @@ struct CollapseTests {
         #expect(knownTime < 1.6, "known no-store requests waited for each other: \(knownTime) s")
     }
 
+    @Test("A leader whose client leaves does not cancel the fetch its waiters depend on")
+    func leaderLeaves() throws {
+        let origin = try Self.slowOrigin(delay: 0.6, headers: [("Cache-Control", "max-age=60")])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let leader = try RawClient(port: proxy.port)
+        try leader.send(RawClient.get(origin.url("/orphan")))
+        #expect(proxy.waitUntil { origin.requests.count == 1 })
+        let waiters = try (0..<5).map { _ in try RawClient(port: proxy.port) }
+        for waiter in waiters { try waiter.send(RawClient.get(origin.url("/orphan"))) }
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserWaiting } == 5 })
+        leader.socket.close()  // before the origin's head
+        let responses = try waiters.map { try $0.reader.readResponse() }
+        #expect(responses.allSatisfy { $0.status == 200 && $0.text.hasPrefix("answer 1 ") })
+        #expect(responses.allSatisfy { $0.header("cache-status")?.hasSuffix("collapsed") == true })
+        #expect(origin.requests.count == 1)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserOrphans } == 0 })
+        #expect(proxy.stats.cacheStores == 1)
+
+        // Leaving while the body streams: the entry is still completed for the waiters.
+        let streaming = try OriginServer { _ in
+            .drip(
+                head: "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 6\r\n\r\n",
+                body: Array("orphan".utf8), interval: 0.1)
+        }
+        defer { streaming.stop() }
+        let second = try RawClient(port: proxy.port)
+        try second.send(RawClient.get(streaming.url("/drip")))
+        #expect(proxy.waitUntil { streaming.requests.count == 1 })
+        let waiter = try RawClient(port: proxy.port)
+        try waiter.send(RawClient.get(streaming.url("/drip")))
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserWaiting } == 1 })
+        Thread.sleep(forTimeInterval: 0.15)  // the head and a byte or two went to the leader's client
+        second.socket.close()
+        let response = try waiter.reader.readResponse()
+        #expect(response.text == "orphan")
+        #expect(streaming.requests.count == 1)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserOrphans } == 0 })
+
+        // A leader whose client never read (the transfer paused for it) and then left: resumed.
+        let large = try OriginServer(keepBodies: false) { _ in
+            .stream(status: 200, headers: [("Cache-Control", "max-age=60")], total: 16 << 20)
+        }
+        defer { large.stop() }
+        let stuck = try RawClient(port: proxy.port)
+        try stuck.send(RawClient.get(large.url("/big")))
+        #expect(proxy.waitUntil { large.requests.count == 1 })
+        let patient = try RawClient(port: proxy.port, timeout: 30)
+        try patient.send(RawClient.get(large.url("/big")))
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserWaiting } == 1 })
+        Thread.sleep(forTimeInterval: 0.3)  // the client's buffers fill; the transfer pauses
+        stuck.socket.close()
+        let whole = try patient.reader.readResponse()
+        #expect(whole.status == 200 && whole.body.count == 16 << 20)
+        #expect(large.requests.count == 1)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserOrphans } == 0 })
+    }
+
     @Test("A private response never reaches a waiter; the URL is then fetched side by side")
     func privateNeverShared() throws {
         let origin = try Self.slowOrigin(delay: 0.3, headers: [("Cache-Control", "private, max-age=60")])

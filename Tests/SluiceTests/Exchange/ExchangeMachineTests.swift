@@ -82,6 +82,9 @@ struct ExchangeMachineTests {
         case .cancelUpstream: "cancelUpstream"
         case .stopStoredBody: "stopStoredBody"
         case .finishClosing: "finishClosing"
+        case .detachClient: "detachClient"
+        case .storeOnly(let head): "storeOnly(\(head.status))"
+        case .endOrphan: "endOrphan"
         }
     }
 
@@ -98,6 +101,7 @@ struct ExchangeMachineTests {
             case .streaming: text += "streaming"
             case .discarding(.notModified): text += "discarding 304"
             case .discarding(.originError(let status)): text += "discarding \(status)"
+            case .orphaned: text += "orphaned"
             }
             if fetch.revalidating != nil { text += ", revalidating" }
             switch fetch.onOriginFailure {
@@ -263,15 +267,79 @@ struct ExchangeMachineTests {
                 "commitStore", "release", "endResponse",
             ])
 
-        // The leader's client goes away: the transfer stops, and the waiters are released at the finish.
-        (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
+        // A fetch that leads nobody stops with its client.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: Self.noCollapse)
         #expect(
             machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
-        #expect(machine.handle(.finished(.failed)).map(Self.describe) == ["release"])
+        #expect(machine.handle(.finished(.failed)).isEmpty)
         #expect(Self.describe(machine.phase) == "done(failed)")
         // Late events after the end change nothing.
         #expect(machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).isEmpty)
         #expect(machine.handle(.clientGone(nil)).isEmpty)
+    }
+
+    @Test("Collapse: a leader whose client leaves goes on for its waiters, into the cache only")
+    func orphanedLeader() {
+        let cold = ExchangeMachine.CollapseView(fetching: false, uncacheable: false)
+        // Before the head: the client side ends now; the head is only stored; the commit releases.
+        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["detachClient"])
+        #expect(Self.describe(machine.phase) == "fetching(orphaned, leading)")
+        #expect(machine.isOrphaned && !machine.discardsBody)
+        #expect(machine.handle(.responseHead(Self.head(200), now: Self.now)).map(Self.describe) == ["storeOnly(200)"])
+        #expect(
+            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == ["forgetUncacheable"])
+        #expect(machine.handle(.clientGone(nil)).isEmpty)
+        #expect(
+            machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
+                "commitStore", "release", "endOrphan",
+            ])
+        #expect(Self.describe(machine.phase) == "done(completed)")
+
+        // While streaming a shared entry; then the origin fails: nothing stays, the waiters look again.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        _ = machine.handle(.storing(shareable: true, uncacheable: false))
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["detachClient"])
+        #expect(
+            machine.handle(
+                .upstreamCompleted(.upstreamFailed(reason: .timedOut(detail: "x")), ownError: nil, now: Self.now)
+            )
+            .map(Self.describe) == ["abandonStore", "release", "endOrphan"])
+        #expect(Self.describe(machine.phase) == "done(failed)")
+
+        // Orphaned before a head that may not be shared: release, remember, stop the transfer.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        _ = machine.handle(.clientGone(nil))
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        #expect(
+            machine.handle(.storing(shareable: false, uncacheable: true)).map(Self.describe) == [
+                "rememberUncacheable", "release", "cancelUpstream", "endOrphan",
+            ])
+        #expect(Self.describe(machine.phase) == "done(failed)")
+
+        // A store given up midway (too large): nobody needs the rest.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        _ = machine.handle(.storing(shareable: true, uncacheable: false))
+        _ = machine.handle(.clientGone(nil))
+        #expect(machine.handle(.storeEnded).map(Self.describe) == ["cancelUpstream", "release", "endOrphan"])
+
+        // A leader revalidating a stale entry: a 304 refreshes it for the waiters.
+        let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
+        (machine, _) = Self.lookedUp(Self.request(), [stale], collapse: cold)
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["detachClient"])
+        #expect(
+            machine.handle(.responseHead(Self.head(304), now: Self.now)).map(Self.describe) == [
+                "refreshStored", "release", "endOrphan",
+            ])
+
+        // A response already released (not shareable) leads nobody: the client's leaving stops it.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        _ = machine.handle(.storing(shareable: false, uncacheable: true))
+        #expect(
+            machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
     }
 
     @Test("Collapse: a waiter whose client goes away leaves the queue")

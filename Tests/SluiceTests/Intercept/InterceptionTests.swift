@@ -5,6 +5,10 @@ import Testing
 
 @testable import Sluice
 
+#if canImport(Glibc)
+    import Glibc  // stat()
+#endif
+
 /// HTTPS interception end to end: a real HTTPS origin (Python's `ssl`) with a certificate from a
 /// test CA made at test time, Sluice with its own local CA in a temporary folder, and curl as the
 /// client (`-x`, `--cacert`).
