@@ -1,0 +1,44 @@
+import EventIO
+
+/// The driver's end of an exchange: one record for the monitors and the connection's turn, or,
+/// for a collapse leader whose client left, the client side ended while the fetch goes on.
+extension Exchange {
+    func finishIfDone() {
+        guard output.isComplete else { return }
+        // The next request on the connection starts after this body: unread bytes mean close.
+        finish(closeConnection: !output.keepAlive || !body.isComplete)
+    }
+
+    func finish(closeConnection: Bool) {
+        guard !machine.isDone, !machine.isOrphaned else { return }
+        let aborted = output.headSent && !output.isComplete
+        run(.finished(notes.error == nil && !aborted ? .completed : .failed))
+        endClientSide(closeConnection: closeConnection, aborted: aborted)
+    }
+
+    /// The client left while this leader's waiters depend on its fetch: the client's side is
+    /// recorded and its connection closed now; the fetch goes on, kept alive by the collapser,
+    /// and never touches the client again.
+    func detachClient() {
+        held = nil
+        env.collapser.adopt(self)
+        endClientSide(closeConnection: true, aborted: output.headSent && !output.isComplete)
+        // A transfer paused for the slow client would never be resumed by it: resume it (at the
+        // next loop turn, never inside a libcurl callback).
+        env.loop.callSoon { [weak self] in self?.task?.resume() }
+    }
+
+    /// One record for the monitors, then the connection decides keep-alive (the last use of `client`).
+    private func endClientSide(closeConnection: Bool, aborted: Bool) {
+        let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
+        let record = ExchangeRecord(
+            client: client.peerText, method: request.method, url: machine.context.url, status: output.status,
+            bytesSent: output.bytesSent, duration: duration, upstreamTime: task?.timeToHead, error: notes.error,
+            aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
+            transform: notes.transformNote, cacheStatus: notes.cacheStatus,
+            timeline: task?.timeline(exchangeStart: startTime, complete: duration))
+        env.session.eventMonitor.exchangeDidComplete(record)
+        client.exchangeDidFinish(
+            self, closeConnection: closeConnection, abort: aborted && output.framing == .close)
+    }
+}
