@@ -39,6 +39,9 @@ public final class OriginServer: @unchecked Sendable {
         case rawKeepAlive([UInt8])
         /// A head, then the body one byte every `interval` seconds.
         case drip(head: String, body: [UInt8], interval: Double)
+        /// `pieces` of the body `interval` seconds apart, framed by `Content-Length: declared`
+        /// (their total when `nil`); a declared length beyond them ends in a reset.
+        case paced(status: Int, headers: [(String, String)], pieces: [[UInt8]], interval: Double, declared: Int?)
         /// Closes without answering.
         case close
     }
@@ -180,6 +183,20 @@ public final class OriginServer: @unchecked Sendable {
         case .close:
             socket.close()
             return false
+        case .paced(let status, let headers, let pieces, let interval, let declared):
+            let total = pieces.reduce(0) { $0 + $1.count }
+            var head = "HTTP/1.1 \(status) \(ReasonPhrase.standard(status))\r\nContent-Length: \(declared ?? total)\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            try socket.send(head + "\r\n")
+            for piece in pieces {
+                Thread.sleep(forTimeInterval: interval)
+                try socket.send(piece)
+            }
+            if let declared, declared > total {
+                Thread.sleep(forTimeInterval: interval)
+                socket.reset()
+                return false
+            }
         }
         return true
     }

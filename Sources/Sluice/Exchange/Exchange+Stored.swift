@@ -1,3 +1,5 @@
+import EventIO
+
 /// The driver's part in serving a stored response: the head through the same steps as an
 /// origin's (validation, transform), then the body from the cache tiers with backpressure.
 extension Exchange {
@@ -50,7 +52,7 @@ extension Exchange {
         startStoredBody(entry, cache: cache)
     }
 
-    private func stripPlan(_ head: ResponseHead) -> NullStrippingDelivery.Plan {
+    func stripPlan(_ head: ResponseHead) -> NullStrippingDelivery.Plan {
         guard route.stripMode != nil else { return .pass }
         return NullStrippingDelivery.plan(for: head, request: request, limit: env.transformLimit)
     }
@@ -76,6 +78,65 @@ extension Exchange {
         case .broken:
             storedBody = nil
             notes.error = .upstreamFailed(reason: .badResponse(detail: "the stored body could not be read whole"))
+            finish(closeConnection: true)
+        }
+    }
+}
+
+// MARK: - Read-while-write
+
+extension Exchange {
+    /// Serves the entry the awaited fetch is writing (``live``): its stored head at once, then its
+    /// chunks as they are flushed, with the client's backpressure; the end when it is committed.
+    /// An entry given up midway cuts the connection (its head was sent): never a short body
+    /// passed off as whole.
+    func serveWhileWritten() {
+        guard let writer = live else { return }
+        env.stats.cacheHits += 1
+        var head = writer.head
+        head.headers.set("Age", "0")
+        if let accept = route.rule.accept, accept.onReject == .enforce,
+            let failure = ResponseValidator.validate(
+                head, request: forwardRequest, acceptance: accept, rule: route.rule.name)
+        {
+            return fail(.validationFailed(failure))
+        }
+        if Revalidation.clientValidatorsMatch(request.headers, stored: head.headers), head.status == 200 {
+            deliverHead(StoredResponse.notModified(head), plan: .pass, fromCache: true)
+            return deliverEnd()
+        }
+        deliverHead(head, plan: stripPlan(head), fromCache: true)
+        if output.framing == .none && held == nil { return deliverEnd() }
+        liveBody = StoredResponse.LiveCursor(writer: writer)
+        let loop = env.loop
+        writer.watch(self) { [weak self] in
+            loop.callSoon { self?.pumpLiveBody() }
+        }
+        pumpLiveBody()
+    }
+
+    /// Sends the flushed chunks not sent yet, until the client falls behind or the writer must
+    /// catch up; ends the response when the entry is complete.
+    func pumpLiveBody() {
+        guard var cursor = liveBody, let cache = env.cache else { return }
+        let stop = cursor.pump(
+            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
+            deliver: { deliverBody($0) })
+        liveBody = cursor
+        switch stop {
+        case .stalled:
+            output.stall()
+        case .caughtUp:
+            break  // the writer tells when it flushes the next chunk
+        case .ended:
+            cursor.writer.unwatch(self)
+            liveBody = nil
+            deliverEnd()
+        case .broken:
+            cursor.writer.unwatch(self)
+            liveBody = nil
+            notes.error = .upstreamFailed(
+                reason: .badResponse(detail: "the response being stored for this collapsed request was cut short"))
             finish(closeConnection: true)
         }
     }

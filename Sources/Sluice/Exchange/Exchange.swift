@@ -27,7 +27,11 @@ final class Exchange {
     @exclusivity(unchecked) var held: NullStrippingDelivery?
     /// The stored body being read out.
     var storedBody: StoredResponse.Cursor?
+    /// The entry being written by the fetch this exchange waited for, streamed as it grows.
+    var liveBody: StoredResponse.LiveCursor?
     var collapseTimer: Timer?
+    /// The entry offered by ``collapseMayStream(_:)`` while the machine decides on it.
+    var live: CacheWriter?
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
@@ -75,6 +79,9 @@ final class Exchange {
             env.collapser.leave(key, self)
         case .lead(let key): env.collapser.lead(key)
         case .release(let key): env.collapser.release(key, loop: env.loop)
+        case .shareWhileWriting(let key):
+            if let writer { env.collapser.share(key, writer: writer, loop: env.loop) }
+        case .serveWhileWritten: serveWhileWritten()
         case .rememberUncacheable(let key):
             let now = env.clock()
             env.collapser.rememberUncacheable(
@@ -98,7 +105,10 @@ final class Exchange {
         case .cancelUpstream(let error):
             task?.cancel(error)
             task = nil
-        case .stopStoredBody: storedBody = nil
+        case .stopStoredBody:
+            storedBody = nil
+            liveBody?.writer.unwatch(self)
+            liveBody = nil
         case .finishClosing: finish(closeConnection: true)
         case .detachClient: detachClient()
         case .storeOnly(let head): store(head)
@@ -124,6 +134,10 @@ final class Exchange {
         }
         timer.schedule(milliseconds: max(1, env.cacheSettings.collapseTimeout))
         collapseTimer = timer
+        // The leader may already be writing an entry to share: offered at the next loop turn.
+        if let writer = env.collapser.liveWriter(key) {
+            env.loop.callSoon { [weak self] in self?.collapseMayStream(writer) }
+        }
     }
 
     private func refreshInBackground(_ entry: CacheStore.Entry) {
@@ -167,6 +181,7 @@ final class Exchange {
     func clientDrained() {
         guard output.takeDrain() else { return }
         if storedBody != nil { return pumpStoredBody() }
+        if liveBody != nil { return pumpLiveBody() }
         task?.resume()
     }
 
@@ -215,6 +230,13 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
         let view = ExchangeMachine.CollapseView(
             fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
         run(.lookedUp(candidates, collapse: view, now: now))
+    }
+
+    func collapseMayStream(_ writer: CacheWriter) {
+        guard case .awaitingCollapse = machine.phase, writer.progress == .writing else { return }
+        live = writer
+        run(.collapseMayStream(varyNames: writer.varyNames, variant: writer.variant))
+        live = nil
     }
 
     func collapseReleased() {

@@ -41,6 +41,9 @@ extension ExchangeMachine {
         case lookedUp([CacheStore.Entry], collapse: CollapseView, now: Double)
         /// The fetch this exchange waited for is done with the cache (or the wait timed out).
         case collapseReleased
+        /// The fetch this exchange waits for writes an entry chosen by `varyNames` (with this
+        /// `variant`) that may be streamed while it is written.
+        case collapseMayStream(varyNames: [String], variant: String)
         /// The final response head, after the session's hooks.
         case responseHead(ResponseHead, now: Double)
         /// The held body grew past `max_transform_body`: it streams untouched from now on.
@@ -94,6 +97,10 @@ extension ExchangeMachine {
         case lead(key: String)
         /// The waiters on `key` look again.
         case release(key: String)
+        /// The entry being written for `key` may be streamed by its waiters.
+        case shareWhileWriting(key: String)
+        /// Serve the entry the awaited fetch is writing, as it is written.
+        case serveWhileWritten
         /// `key`'s response cannot be stored or shared: its misses stop collapsing for a while.
         case rememberUncacheable(key: String)
         /// `key`'s response is stored for everyone: its misses collapse again.

@@ -46,6 +46,17 @@ struct ExchangeMachine {
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
+        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let varyNames, let variant)):
+            // A GET whose nominated fields select the same variant takes the response as it is
+            // written; any other waiter waits for the release and looks again.
+            let request = context.request
+            guard request.method == "GET", !request.headers.contains("range"),
+                CachePolicy.variant(names: varyNames, request: request.headers) == variant
+            else { return [] }
+            phase = .servingStored(.whileWritten)
+            return [
+                .leave(key: key), .setCacheStatus(Self.cacheName + "; fwd=\(forward); collapsed"), .serveWhileWritten,
+            ]
         case (.fetching(let fetch), .responseHead(let head, let now)):
             return responseHead(head, fetch, now: now)
         case (.fetching(var fetch), .holdingAbandoned):
@@ -286,6 +297,7 @@ struct ExchangeMachine {
                 actions.append(.forgetUncacheable(key: key))
             }
         }
+        if shareable, case .leading(let key) = fetch.collapse { actions.append(.shareWhileWriting(key: key)) }
         if !shareable, let release = releasing(fetch) { actions.append(release) }
         return actions
     }

@@ -88,6 +88,8 @@ enum ExchangePhase {
         case hit
         /// Refreshed by a 304.
         case revalidated
+        /// Being written by the fetch this exchange waited for (read-while-write).
+        case whileWritten
         /// Stale, because the origin failed.
         case staleIfError
     }

@@ -4,6 +4,9 @@ import EventIO
 protocol CollapseWaiter: AnyObject {
     /// The fetch is done with the cache (or the wait timed out): look again.
     func collapseReleased()
+    /// The fetch is writing an entry that may be shared: the waiter may stream it as it is
+    /// written (read-while-write), or keep waiting for the release.
+    func collapseMayStream(_ writer: CacheWriter)
 }
 
 /// Collapsed forwarding (RFC 9211's `collapsed`): per cache key, whether an exchange fetches it,
@@ -14,6 +17,8 @@ final class Collapser {
     private var waiters: [String: [any CollapseWaiter]] = [:]
     /// Keys whose responses could not be stored or shared, until when (Varnish's hit-for-miss).
     private var uncacheable: [String: Double] = [:]
+    /// Entries being written by a key's leader that its waiters may stream (read-while-write).
+    private var live: [String: CacheWriter] = [:]
     /// Leaders whose clients left, kept alive while they fetch for their waiters.
     private var orphans: [ObjectIdentifier: AnyObject] = [:]
     /// Most keys remembered as uncacheable; past it the expired ones go, then all of them.
@@ -39,11 +44,26 @@ final class Collapser {
     /// inside a libcurl callback).
     func release(_ key: String, loop: EventLoop) {
         leaders.remove(key)
+        live[key] = nil
         guard let queued = waiters.removeValue(forKey: key) else { return }
         loop.callSoon {
             for waiter in queued { waiter.collapseReleased() }
         }
     }
+
+    /// The leader of `key` writes an entry its waiters may be given: they are told at the next loop
+    /// turn (never inside a libcurl callback); waiters that join later are told as they join.
+    func share(_ key: String, writer: CacheWriter, loop: EventLoop) {
+        guard leaders.contains(key) else { return }
+        live[key] = writer
+        guard let queued = waiters[key], !queued.isEmpty else { return }
+        loop.callSoon {
+            for waiter in queued { waiter.collapseMayStream(writer) }
+        }
+    }
+
+    /// The entry `key`'s leader is writing for its waiters, if any.
+    func liveWriter(_ key: String) -> CacheWriter? { live[key] }
 
     /// Whether `key` was found not storable or shareable within its `cache.uncacheable_ttl`.
     func isUncacheable(_ key: String, now: Double) -> Bool {

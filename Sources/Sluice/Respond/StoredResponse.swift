@@ -111,4 +111,43 @@ enum StoredResponse {
             }
         }
     }
+
+    /// An entry read while it is being written (a collapsed waiter's read-while-write): the
+    /// chunks flushed so far, then the end once the writer committed.
+    struct LiveCursor {
+        let writer: CacheWriter
+        private var next: Int64 = 0
+
+        init(writer: CacheWriter) { self.writer = writer }
+
+        enum Stop {
+            /// The client is behind: resume when it drains.
+            case stalled
+            /// Every flushed chunk went out: resume when the writer flushes another.
+            case caughtUp
+            /// The entry is complete and all of it went out.
+            case ended
+            /// The writer gave the entry up, or a chunk could not be read.
+            case broken
+        }
+
+        mutating func pump(
+            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+        ) -> Stop {
+            while true {
+                if isBehind() { return .stalled }
+                guard next < writer.flushedChunks else {
+                    switch writer.progress {
+                    case .writing: return .caughtUp
+                    case .complete: return .ended
+                    case .abandoned: return .broken
+                    }
+                }
+                if writer.progress == .abandoned { return .broken }
+                guard let chunk = cache.chunk(of: EntryRef(row: writer.entry), at: next) else { return .broken }
+                guard chunk.withUnsafeBytes({ deliver($0) }) else { return .stalled }
+                next += 1
+            }
+        }
+    }
 }

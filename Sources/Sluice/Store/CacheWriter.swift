@@ -10,6 +10,23 @@ final class CacheWriter {
     let expectedLength: Int64?
     /// The header fields as received (what the will-cache hook is shown).
     let proposedHeaders: HTTPFields
+    /// The head as stored, and the request fields its variant was chosen by: what collapsed
+    /// waiters are given while the body is still being written (read-while-write).
+    let head: ResponseHead
+    let varyNames: [String]
+
+    /// How far the entry got: readers while it is written stream the chunks flushed so far.
+    enum Progress: Equatable {
+        case writing
+        /// Committed: every chunk is in the file.
+        case complete
+        /// Given up: its chunks are gone.
+        case abandoned
+    }
+    private(set) var progress = Progress.writing
+    /// Told after each flushed chunk and once at the end (never inside this call's caller's
+    /// stack for long: a reader only schedules its pump).
+    private var watchers: [ObjectIdentifier: () -> Void] = [:]
     private var seq: Int64 = 0
     private var buffer: [UInt8] = []
     private(set) var size: Int64 = 0
@@ -25,6 +42,20 @@ final class CacheWriter {
         limit = new.limit
         expectedLength = new.expectedLength
         proposedHeaders = new.proposedHeaders
+        head = new.head
+        varyNames = new.varyNames
+    }
+
+    /// Chunks in the file so far (`0..<flushedChunks` may be read while the entry is written).
+    var flushedChunks: Int64 { seq }
+
+    /// `grew` runs after each flushed chunk and at the end, until ``unwatch(_:)``.
+    func watch(_ reader: AnyObject, grew: @escaping () -> Void) { watchers[ObjectIdentifier(reader)] = grew }
+
+    func unwatch(_ reader: AnyObject) { watchers[ObjectIdentifier(reader)] = nil }
+
+    private func tellWatchers() {
+        for grew in watchers.values { grew() }
     }
 
     /// Adds body bytes; a refusal ends the entry (too large, or the database refused).
@@ -36,7 +67,10 @@ final class CacheWriter {
             return .tooLarge
         }
         buffer.append(contentsOf: bytes)
-        if buffer.count >= CacheWriter.chunkSize, !flush() { return .incomplete }
+        if buffer.count >= CacheWriter.chunkSize, !flush() {
+            abort()
+            return .incomplete
+        }
         return nil
     }
 
@@ -48,6 +82,7 @@ final class CacheWriter {
         }
         seq += 1
         buffer.removeAll(keepingCapacity: true)
+        tellWatchers()
         return true
     }
 
@@ -55,7 +90,10 @@ final class CacheWriter {
     /// - Parameter decision: the hook's answer: `.some(nil)` refuses, a proposal may change the
     ///   stored header fields or give a lifetime; `nil` = no hook ran.
     func finish(decision: CachedResponseProposal?? = nil) -> CachePolicy.Refusal? {
-        guard !failed, flush() else { return .incomplete }
+        guard !failed, flush() else {
+            abort()
+            return .incomplete
+        }
         if let expectedLength, expectedLength != size {
             abort()
             return .incomplete
@@ -75,13 +113,20 @@ final class CacheWriter {
             }
         }
         store.commit(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
+        progress = .complete
+        tellWatchers()
+        watchers = [:]
         return nil
     }
 
     /// The transfer failed: nothing of it stays.
     func abort() {
+        guard progress == .writing else { return }
         failed = true
         buffer = []
         store.discard(entry)
+        progress = .abandoned
+        tellWatchers()
+        watchers = [:]
     }
 }

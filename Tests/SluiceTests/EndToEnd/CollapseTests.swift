@@ -101,12 +101,14 @@ struct CollapseTests {
                 body: Array("orphan".utf8), interval: 0.1)
         }
         defer { streaming.stop() }
+        var hits = proxy.stats.cacheHits
         let second = try RawClient(port: proxy.port)
         try second.send(RawClient.get(streaming.url("/drip")))
         #expect(proxy.waitUntil { streaming.requests.count == 1 })
         let waiter = try RawClient(port: proxy.port)
         try waiter.send(RawClient.get(streaming.url("/drip")))
-        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserWaiting } == 1 })
+        // The waiter takes the entry as it is written (read-while-write).
+        #expect(proxy.waitUntil { proxy.stats.cacheHits == hits + 1 })
         Thread.sleep(forTimeInterval: 0.15)  // the head and a byte or two went to the leader's client
         second.socket.close()
         let response = try waiter.reader.readResponse()
@@ -119,18 +121,73 @@ struct CollapseTests {
             .stream(status: 200, headers: [("Cache-Control", "max-age=60")], total: 16 << 20)
         }
         defer { large.stop() }
+        hits = proxy.stats.cacheHits
         let stuck = try RawClient(port: proxy.port)
         try stuck.send(RawClient.get(large.url("/big")))
         #expect(proxy.waitUntil { large.requests.count == 1 })
         let patient = try RawClient(port: proxy.port, timeout: 30)
         try patient.send(RawClient.get(large.url("/big")))
-        #expect(proxy.waitUntil { proxy.onLoop { $0.collapserWaiting } == 1 })
+        #expect(proxy.waitUntil { proxy.stats.cacheHits == hits + 1 })
         Thread.sleep(forTimeInterval: 0.3)  // the client's buffers fill; the transfer pauses
         stuck.socket.close()
         let whole = try patient.reader.readResponse()
         #expect(whole.status == 200 && whole.body.count == 16 << 20)
         #expect(large.requests.count == 1)
         #expect(proxy.waitUntil { proxy.onLoop { $0.collapserOrphans } == 0 })
+    }
+
+    @Test("Read-while-write: waiters get the head and the body as it is stored, long before it is whole")
+    func readWhileWrite() throws {
+        let pieces = (0..<16).map { n in [UInt8](repeating: UInt8(65 + n), count: 64 * 1024) }
+        let origin = try OriginServer { _ in
+            .paced(
+                status: 200, headers: [("Cache-Control", "max-age=60")], pieces: pieces, interval: 0.1, declared: nil)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let leader = try RawClient(port: proxy.port)
+        try leader.send(RawClient.get(origin.url("/video")))
+        #expect(proxy.waitUntil { origin.requests.count == 1 })
+        let started = Date()
+        let waiters = try (0..<5).map { _ in try RawClient(port: proxy.port, timeout: 20) }
+        for waiter in waiters { try waiter.send(RawClient.get(origin.url("/video"))) }
+        // Every waiter has the head and the first 64 KiB while the origin is still sending (1.6 s).
+        for waiter in waiters {
+            let head = try #require(try waiter.reader.readHead())
+            #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+            #expect(head.fields.contains { $0.0.lowercased() == "cache-status" && $0.1.hasSuffix("collapsed") })
+            #expect(try waiter.reader.readExactly(64 * 1024) == pieces[0])
+        }
+        let firstBytes = Date().timeIntervalSince(started)
+        #expect(firstBytes < 1.0, "waiters' first bytes after \(firstBytes) s")
+        let whole = pieces.flatMap { $0 }
+        for waiter in waiters {
+            #expect(try waiter.reader.readExactly(whole.count - 64 * 1024) == Array(whole[(64 * 1024)...]))
+        }
+        #expect(try leader.reader.readResponse().body == whole)
+        #expect(origin.requests.count == 1)
+        #expect(proxy.waitUntil { proxy.stats.cacheStores == 1 })
+    }
+
+    @Test("Read-while-write: an entry given up midway cuts the waiters' connections, never a short body")
+    func readWhileWriteAbort() throws {
+        let pieces = (0..<4).map { n in [UInt8](repeating: UInt8(65 + n), count: 64 * 1024) }
+        let origin = try OriginServer { _ in
+            .paced(
+                status: 200, headers: [("Cache-Control", "max-age=60")], pieces: pieces, interval: 0.1,
+                declared: 1 << 20)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let leader = try RawClient(port: proxy.port)
+        try leader.send(RawClient.get(origin.url("/cut")))
+        #expect(proxy.waitUntil { origin.requests.count == 1 })
+        let waiter = try RawClient(port: proxy.port, timeout: 10)
+        try waiter.send(RawClient.get(origin.url("/cut")))
+        let head = try #require(try waiter.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        #expect(throws: (any Error).self) { _ = try waiter.reader.readExactly(1 << 20) }
+        #expect(proxy.stats.cacheStores == 0)
     }
 
     @Test("A private response never reaches a waiter; the URL is then fetched side by side")

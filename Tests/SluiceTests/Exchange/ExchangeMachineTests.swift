@@ -68,6 +68,8 @@ struct ExchangeMachineTests {
         case .lead: "lead"
         case .release: "release"
         case .rememberUncacheable: "rememberUncacheable"
+        case .shareWhileWriting: "shareWhileWriting"
+        case .serveWhileWritten: "serveWhileWritten"
         case .forgetUncacheable: "forgetUncacheable"
         case .countMiss: "countMiss"
         case .fetch(let conditions): "fetch(\(conditions.map(\.0).joined(separator: ",")))"
@@ -261,7 +263,9 @@ struct ExchangeMachineTests {
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
         #expect(
-            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == ["forgetUncacheable"])
+            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == [
+                "forgetUncacheable", "shareWhileWriting",
+            ])
         #expect(
             machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
                 "commitStore", "release", "endResponse",
@@ -288,7 +292,9 @@ struct ExchangeMachineTests {
         #expect(machine.isOrphaned && !machine.discardsBody)
         #expect(machine.handle(.responseHead(Self.head(200), now: Self.now)).map(Self.describe) == ["storeOnly(200)"])
         #expect(
-            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == ["forgetUncacheable"])
+            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == [
+                "forgetUncacheable", "shareWhileWriting",
+            ])
         #expect(machine.handle(.clientGone(nil)).isEmpty)
         #expect(
             machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
@@ -340,6 +346,30 @@ struct ExchangeMachineTests {
         _ = machine.handle(.storing(shareable: false, uncacheable: true))
         #expect(
             machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
+    }
+
+    @Test("Read-while-write: a waiting GET of the same variant takes the entry as it is written; others wait on")
+    func collapseMayStream() {
+        let fetching = ExchangeMachine.CollapseView(fetching: true, uncacheable: false)
+        var (machine, _) = Self.lookedUp(Self.request(), [], collapse: fetching)
+        #expect(
+            machine.handle(.collapseMayStream(varyNames: [], variant: "")).map(Self.describe) == [
+                "leave", "status(Sluice; fwd=uri-miss; collapsed)", "serveWhileWritten",
+            ])
+        #expect(Self.describe(machine.phase) == "servingStored(whileWritten)")
+        #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["stopStoredBody", "finishClosing"])
+        // Another variant, a range or a HEAD keeps waiting for the release.
+        let german = Self.request("GET", [("Accept-Language", "de")])
+        (machine, _) = Self.lookedUp(german, [], collapse: fetching)
+        #expect(
+            machine.handle(.collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:en")).isEmpty)
+        #expect(Self.describe(machine.phase) == "awaitingCollapse(uri-miss)")
+        #expect(
+            machine.handle(.collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:de")).map(
+                Self.describe
+            ).last == "serveWhileWritten")
+        (machine, _) = Self.lookedUp(Self.request("HEAD"), [], collapse: fetching)
+        #expect(machine.handle(.collapseMayStream(varyNames: [], variant: "")).isEmpty)
     }
 
     @Test("Collapse: a waiter whose client goes away leaves the queue")
