@@ -223,30 +223,6 @@ final class Exchange {
     }
 }
 
-extension Exchange: CacheLookupWaiter, CollapseWaiter {
-    func cacheTier(didFind candidates: [CacheStore.Entry]) {
-        guard case .lookingUp(let key, _) = machine.phase else { return }
-        let now = env.clock()
-        let view = ExchangeMachine.CollapseView(
-            fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
-        run(.lookedUp(candidates, collapse: view, now: now))
-    }
-
-    func collapseMayStream(_ writer: CacheWriter) {
-        guard case .awaitingCollapse = machine.phase, writer.progress == .writing else { return }
-        live = writer
-        run(.collapseMayStream(varyNames: writer.varyNames, variant: writer.variant))
-        live = nil
-    }
-
-    func collapseReleased() {
-        guard case .awaitingCollapse = machine.phase else { return }
-        collapseTimer?.cancel()
-        collapseTimer = nil
-        run(.collapseReleased)
-    }
-}
-
 extension Optional {
     /// The value, leaving `nil` behind.
     mutating func take() -> Wrapped? {

@@ -1,0 +1,27 @@
+import EventIO
+
+/// The driver's side of the cache tiers' answers and of collapsed forwarding: a lookup's
+/// candidates, a release, an entry offered while it is written.
+extension Exchange: CacheLookupWaiter, CollapseWaiter {
+    func cacheTier(didFind candidates: [CacheStore.Entry]) {
+        guard case .lookingUp(let key, _) = machine.phase else { return }
+        let now = env.clock()
+        let view = ExchangeMachine.CollapseView(
+            fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
+        run(.lookedUp(candidates, collapse: view, now: now))
+    }
+
+    func collapseMayStream(_ writer: CacheWriter) {
+        guard case .awaitingCollapse = machine.phase, writer.progress == .writing else { return }
+        live = writer
+        run(.collapseMayStream(varyNames: writer.varyNames, variant: writer.variant))
+        live = nil
+    }
+
+    func collapseReleased() {
+        guard case .awaitingCollapse = machine.phase else { return }
+        collapseTimer?.cancel()
+        collapseTimer = nil
+        run(.collapseReleased)
+    }
+}
