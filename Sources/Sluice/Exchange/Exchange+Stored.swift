@@ -62,24 +62,44 @@ extension Exchange {
         pumpStoredBody()
     }
 
-    /// Sends stored body pieces until the client falls behind (resumed when it drains) or the end.
+    /// Sends stored body pieces — of a stored entry, or of one being written (read-while-write) —
+    /// until the client falls behind (resumed when it drains), the writer must catch up (resumed
+    /// when it flushes), or the end. A body that cannot be read whole cuts the connection.
     func pumpStoredBody() {
-        guard var cursor = storedBody, let cache = env.cache else { return }
-        let stop = cursor.pump(
-            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
-            deliver: { deliverBody($0) })
-        storedBody = cursor
+        guard let cache = env.cache else { return }
+        let isBehind = { self.output.stream.writeBroken || (self.held == nil && self.output.isBehind) }
+        let stop: StoredResponse.Stop
+        if var cursor = storedBody {
+            stop = cursor.pump(from: cache, isBehind: isBehind, deliver: { deliverBody($0) })
+            storedBody = cursor
+        } else if var cursor = liveBody {
+            stop = cursor.pump(from: cache, isBehind: isBehind, deliver: { deliverBody($0) })
+            liveBody = cursor
+        } else {
+            return
+        }
         switch stop {
         case .stalled:
             output.stall()
+        case .caughtUp:
+            break  // the writer tells when it flushes the next chunk
         case .ended:
-            storedBody = nil
+            stopStoredBody()
             deliverEnd()
         case .broken:
-            storedBody = nil
-            notes.error = .upstreamFailed(reason: .badResponse(detail: "the stored body could not be read whole"))
+            stopStoredBody()
+            notes.error = .upstreamFailed(
+                reason: .badResponse(
+                    detail: "the stored body could not be read whole (purged, unreadable, or given up while written)"))
             finish(closeConnection: true)
         }
+    }
+
+    /// No more stored body goes out (the end, or the client left).
+    func stopStoredBody() {
+        storedBody = nil
+        liveBody?.writer.unwatch(self)
+        liveBody = nil
     }
 }
 
@@ -110,35 +130,9 @@ extension Exchange {
         liveBody = StoredResponse.LiveCursor(writer: writer)
         let loop = env.loop
         writer.watch(self) { [weak self] in
-            loop.callSoon { self?.pumpLiveBody() }
+            loop.callSoon { self?.pumpStoredBody() }
         }
-        pumpLiveBody()
-    }
-
-    /// Sends the flushed chunks not sent yet, until the client falls behind or the writer must
-    /// catch up; ends the response when the entry is complete.
-    func pumpLiveBody() {
-        guard var cursor = liveBody, let cache = env.cache else { return }
-        let stop = cursor.pump(
-            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
-            deliver: { deliverBody($0) })
-        liveBody = cursor
-        switch stop {
-        case .stalled:
-            output.stall()
-        case .caughtUp:
-            break  // the writer tells when it flushes the next chunk
-        case .ended:
-            cursor.writer.unwatch(self)
-            liveBody = nil
-            deliverEnd()
-        case .broken:
-            cursor.writer.unwatch(self)
-            liveBody = nil
-            notes.error = .upstreamFailed(
-                reason: .badResponse(detail: "the response being stored for this collapsed request was cut short"))
-            finish(closeConnection: true)
-        }
+        pumpStoredBody()
     }
 }
 

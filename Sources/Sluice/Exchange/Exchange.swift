@@ -105,10 +105,7 @@ final class Exchange {
         case .cancelUpstream(let error):
             task?.cancel(error)
             task = nil
-        case .stopStoredBody:
-            storedBody = nil
-            liveBody?.writer.unwatch(self)
-            liveBody = nil
+        case .stopStoredBody: stopStoredBody()
         case .finishClosing: finish(closeConnection: true)
         case .detachClient: detachClient()
         case .storeOnly(let head): store(head)
@@ -180,8 +177,7 @@ final class Exchange {
     /// The client's output drained below its low-water mark.
     func clientDrained() {
         guard output.takeDrain() else { return }
-        if storedBody != nil { return pumpStoredBody() }
-        if liveBody != nil { return pumpLiveBody() }
+        if storedBody != nil || liveBody != nil { return pumpStoredBody() }
         task?.resume()
     }
 

@@ -48,6 +48,20 @@ enum StoredResponse {
         return bytes
     }
 
+    /// How a stored body's pump ended.
+    enum Stop {
+        /// The client is behind (or gone): resume when it drains.
+        case stalled
+        /// Every chunk written so far went out: resume when the writer flushes another
+        /// (read-while-write only).
+        case caughtUp
+        /// The whole body went out.
+        case ended
+        /// The tier lost part of the body (purged meanwhile, unreadable, or given up while it
+        /// was written): never fake an end.
+        case broken
+    }
+
     /// A stored body being read out: from memory when the tier holds it whole, else chunk by chunk.
     struct Cursor {
         let entry: EntryRef
@@ -66,16 +80,6 @@ enum StoredResponse {
             bytes = cache.wholeBody(entry)
             window = range.map { $0.lowerBound..<($0.upperBound + 1) } ?? 0..<entry.size
             if bytes != nil { sent = window.lowerBound }
-        }
-
-        /// How a pump ended.
-        enum Stop {
-            /// The client is behind (or gone): resume when it drains.
-            case stalled
-            /// The whole body went out.
-            case ended
-            /// The tier lost part of the body (purged meanwhile, or unreadable): never fake an end.
-            case broken
         }
 
         /// Sends pieces until the client falls behind or the end; `deliver` returns `false` when a
@@ -119,17 +123,6 @@ enum StoredResponse {
         private var next: Int64 = 0
 
         init(writer: CacheWriter) { self.writer = writer }
-
-        enum Stop {
-            /// The client is behind: resume when it drains.
-            case stalled
-            /// Every flushed chunk went out: resume when the writer flushes another.
-            case caughtUp
-            /// The entry is complete and all of it went out.
-            case ended
-            /// The writer gave the entry up, or a chunk could not be read.
-            case broken
-        }
 
         mutating func pump(
             from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
