@@ -16,12 +16,14 @@
 /// 2. **lookingUp** (`Lookup/`): the cache tiers are asked for the key's stored responses (an
 ///    asynchronous tier answers later: the exchange waits in this phase); ``Freshness`` decides.
 /// 3. **awaitingCollapse** (`Lookup/Collapser`): a miss on a key that another exchange is fetching
-///    waits for it, then looks again (RFC 9211 `collapsed`).
+///    waits for it, then looks again (RFC 9211 `collapsed`) — or, once that fetch is storing a
+///    shareable response, serves it as it is written (read-while-write, `servingStored`).
 /// 4. **fetching** (`Fetch/`): an upstream task; its ``Fetch`` says what is revalidated, what an
 ///    origin failure leads to, whether waiters depend on it, and where the body goes (``Delivery``).
 ///    At the head: validate (`Validate/`), store or invalidate (`Store/`), transform (`Transform/`).
 ///    A leader whose client leaves goes on, orphaned, for its waiters: into the cache only.
-/// 5. **servingStored** (`Respond/`): a stored response is written from the cache tiers.
+/// 5. **servingStored** (`Respond/`): a stored response is written from the cache tiers (a
+///    `Range` of it as a 206 or 416).
 /// 6. **done**: one record for the monitors; the connection decides keep-alive.
 enum ExchangePhase {
     /// Route: nothing decided yet.
