@@ -23,10 +23,10 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
-        // A 304 has no body to send, and a 5xx answered by a stale entry is not sent.
-        if machine.discardsBody { return true }
-        if !machine.isOrphaned {
-            guard deliverBody(bytes) else { return false }
+        switch machine.bodyRoute {
+        case .nowhere: return true  // a 304's, or a 5xx that a stale entry answers
+        case .cacheOnly: break
+        case .client: guard deliverBody(bytes) else { return false }
         }
         // The cache keeps the origin's bytes exactly, whatever the client gets.
         if let writer, !writer.append(bytes, now: env.clock()) {
@@ -102,13 +102,13 @@ extension Exchange: TaskDelegate {
         case .none, .invalidated: return
         case .refused(let refusal):
             notes.cacheStatus = status + "; detail=" + refusal.rawValue
-            run(.storing(shareable: false, uncacheable: true))
+            run(.storing(.notShareable))
         case .skipped:
-            run(.storing(shareable: false, uncacheable: false))
+            run(.storing(.failed))
         case .writing(let writer, let shareable):
             self.writer = writer
             notes.cacheStatus = status + "; stored"
-            run(.storing(shareable: shareable, uncacheable: !shareable))
+            run(.storing(shareable ? .shared : .notShareable))
         }
     }
 

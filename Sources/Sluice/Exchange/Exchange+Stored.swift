@@ -58,7 +58,7 @@ extension Exchange {
     }
 
     private func startStoredBody(_ entry: CacheStore.Entry, cache: TieredCache, range: ClosedRange<Int64>? = nil) {
-        storedBody = StoredResponse.Cursor(entry, cache: cache, range: range)
+        storedBody = .entry(StoredResponse.Cursor(entry, cache: cache, range: range))
         pumpStoredBody()
     }
 
@@ -66,18 +66,11 @@ extension Exchange {
     /// until the client falls behind (resumed when it drains), the writer must catch up (resumed
     /// when it flushes), or the end. A body that cannot be read whole cuts the connection.
     func pumpStoredBody() {
-        guard let cache = env.cache else { return }
-        let isBehind = { self.output.stream.writeBroken || (self.held == nil && self.output.isBehind) }
-        let stop: StoredResponse.Stop
-        if var cursor = storedBody {
-            stop = cursor.pump(from: cache, isBehind: isBehind, deliver: { deliverBody($0) })
-            storedBody = cursor
-        } else if var cursor = liveBody {
-            stop = cursor.pump(from: cache, isBehind: isBehind, deliver: { deliverBody($0) })
-            liveBody = cursor
-        } else {
-            return
-        }
+        guard var reading = storedBody, let cache = env.cache else { return }
+        let stop = reading.pump(
+            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
+            deliver: { deliverBody($0) })
+        storedBody = reading
         switch stop {
         case .stalled:
             output.stall()
@@ -97,9 +90,8 @@ extension Exchange {
 
     /// No more stored body goes out (the end, or the client left).
     func stopStoredBody() {
+        if case .whileWritten(let cursor) = storedBody { cursor.writer.unwatch(self) }
         storedBody = nil
-        liveBody?.writer.unwatch(self)
-        liveBody = nil
     }
 }
 
@@ -127,7 +119,7 @@ extension Exchange {
         }
         deliverHead(head, plan: stripPlan(head), fromCache: true)
         if output.framing == .none && held == nil { return deliverEnd() }
-        liveBody = StoredResponse.LiveCursor(writer: writer)
+        storedBody = .whileWritten(StoredResponse.LiveCursor(writer: writer))
         let loop = env.loop
         writer.watch(self) { [weak self] in
             loop.callSoon { self?.pumpStoredBody() }

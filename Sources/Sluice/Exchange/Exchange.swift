@@ -25,10 +25,8 @@ final class Exchange {
     var writer: CacheWriter?
     /// The body held for null stripping.
     @exclusivity(unchecked) var held: NullStrippingDelivery?
-    /// The stored body being read out.
-    var storedBody: StoredResponse.Cursor?
-    /// The entry being written by the fetch this exchange waited for, streamed as it grows.
-    var liveBody: StoredResponse.LiveCursor?
+    /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
+    var storedBody: StoredResponse.Reading?
     var collapseTimer: Timer?
     /// The entry offered by ``collapseMayStream(_:)`` while the machine decides on it.
     var live: CacheWriter?
@@ -177,7 +175,7 @@ final class Exchange {
     /// The client's output drained below its low-water mark.
     func clientDrained() {
         guard output.takeDrain() else { return }
-        if storedBody != nil || liveBody != nil { return pumpStoredBody() }
+        if storedBody != nil { return pumpStoredBody() }
         task?.resume()
     }
 

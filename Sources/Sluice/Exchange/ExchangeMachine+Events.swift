@@ -48,10 +48,8 @@ extension ExchangeMachine {
         case responseHead(ResponseHead, now: Double)
         /// The held body grew past `max_transform_body`: it streams untouched from now on.
         case holdingAbandoned
-        /// The store step decided at the head: `shareable` = an entry is being written that
-        /// collapsed waiters may be given; `uncacheable` = the response was refused or is personal
-        /// (not a database failure).
-        case storing(shareable: Bool, uncacheable: Bool)
+        /// The store step decided at the head.
+        case storing(StoreStart)
         /// The entry being written was given up (too large, the database refused) or committed.
         case storeEnded
         /// The upstream task ended: `nil` = the response arrived whole. `ownError` is a failure of
@@ -69,6 +67,17 @@ extension ExchangeMachine {
         /// TRACE or OPTIONS with `Max-Forwards: 0`.
         case answerLocally
         case forward
+    }
+
+    /// What the store step did with a response, as far as collapsed waiters are concerned.
+    enum StoreStart: Equatable {
+        /// An entry is being written that waiters may be given (and stream as it is written).
+        case shared
+        /// Refused, or personal (`private`, a cookie kept from others): waiters cannot be given
+        /// it, and the key is remembered as uncacheable.
+        case notShareable
+        /// The database refused the row: says nothing of the key.
+        case failed
     }
 
     /// What collapsed forwarding knows of a key at lookup.

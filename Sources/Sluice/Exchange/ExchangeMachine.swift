@@ -13,17 +13,30 @@ struct ExchangeMachine {
 
     init(_ context: Context) { self.context = context }
 
-    /// Whether upstream body bytes are thrown away (a stored response answers instead).
-    var discardsBody: Bool {
-        if case .fetching(let fetch) = phase, case .discarding = fetch.delivery { return true }
-        return false
+    /// Where upstream body bytes go now.
+    enum BodyRoute {
+        /// To the client (and into the cache when stored).
+        case client
+        /// Into the cache only: the client left and collapsed waiters depend on the fetch.
+        case cacheOnly
+        /// Nowhere: a stored response answers instead.
+        case nowhere
     }
 
-    /// Whether the client left and the fetch goes on for collapsed waiters (bytes go only into the cache).
-    var isOrphaned: Bool {
-        if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return true }
-        return false
+    var bodyRoute: BodyRoute {
+        guard case .fetching(let fetch) = phase else { return .client }
+        switch fetch.delivery {
+        case .discarding: return .nowhere
+        case .orphaned: return .cacheOnly
+        case .awaitingHead, .holding, .streaming: return .client
+        }
     }
+
+    /// Whether upstream body bytes are thrown away (a stored response answers instead).
+    var discardsBody: Bool { bodyRoute == .nowhere }
+
+    /// Whether the client left and the fetch goes on for collapsed waiters (bytes go only into the cache).
+    var isOrphaned: Bool { bodyRoute == .cacheOnly }
 
     /// Whether a stored response is being served.
     var servesStored: Bool { if case .servingStored = phase { true } else { false } }
@@ -63,8 +76,8 @@ struct ExchangeMachine {
             fetch.delivery = .streaming
             phase = .fetching(fetch)
             return []
-        case (.fetching(let fetch), .storing(let shareable, let uncacheable)):
-            return storing(fetch, shareable: shareable, uncacheable: uncacheable)
+        case (.fetching(let fetch), .storing(let start)):
+            return storing(fetch, start)
         case (.fetching(let fetch), .storeEnded):
             return releasing(fetch).map { [$0] } ?? []
         case (.fetching(let fetch), .upstreamCompleted(nil, _, let now)):
@@ -288,17 +301,18 @@ struct ExchangeMachine {
 
     /// The store step's decision at the head: remember or forget the key as uncacheable, and
     /// release the waiters at once when they cannot be given this response.
-    private mutating func storing(_ fetch: ExchangePhase.Fetch, shareable: Bool, uncacheable: Bool) -> [Action] {
+    private mutating func storing(_ fetch: ExchangePhase.Fetch, _ start: StoreStart) -> [Action] {
         var actions: [Action] = []
-        if let key = cacheKey {
-            if uncacheable {
-                actions.append(.rememberUncacheable(key: key))
-            } else if shareable {
-                actions.append(.forgetUncacheable(key: key))
-            }
+        switch start {
+        case .shared:
+            if let key = cacheKey { actions.append(.forgetUncacheable(key: key)) }
+            if case .leading(let key) = fetch.collapse { actions.append(.shareWhileWriting(key: key)) }
+        case .notShareable:
+            if let key = cacheKey { actions.append(.rememberUncacheable(key: key)) }
+            if let release = releasing(fetch) { actions.append(release) }
+        case .failed:
+            if let release = releasing(fetch) { actions.append(release) }
         }
-        if shareable, case .leading(let key) = fetch.collapse { actions.append(.shareWhileWriting(key: key)) }
-        if !shareable, let release = releasing(fetch) { actions.append(release) }
         return actions
     }
 
@@ -322,17 +336,17 @@ struct ExchangeMachine {
     private mutating func orphaned(_ fetch: ExchangePhase.Fetch, _ event: Event) -> [Action] {
         switch event {
         case .responseHead(let head, let now):
-            if let entry = fetch.revalidating, let cache = context.cache {
+            if head.status == 304, let entry = fetch.revalidating, let cache = context.cache {
                 let refreshed = Revalidation.refreshed(
                     entry, by: head, requestTime: fetch.requestTime, now: now, facts: cache.facts)
-                if head.status == 304 { return endOrphan(fetch, .completed, first: [.refreshStored(refreshed)]) }
+                return endOrphan(fetch, .completed, first: [.refreshStored(refreshed)])
             }
             var updated = fetch
             updated.revalidating = nil
             phase = .fetching(updated)
             return [.storeOnly(head)]
-        case .storing(let shareable, let uncacheable):
-            var actions = storing(fetch, shareable: shareable, uncacheable: uncacheable)
+        case .storing(let start):
+            var actions = storing(fetch, start)
             // Not shareable: the waiters were released, and nobody needs the rest of the response.
             if case .fetching(let current) = phase, case .none = current.collapse {
                 phase = .done(.failed)

@@ -62,6 +62,28 @@ enum StoredResponse {
         case broken
     }
 
+    /// What a stored body is read from.
+    enum Reading {
+        /// A complete stored entry.
+        case entry(Cursor)
+        /// The entry the awaited fetch is writing (read-while-write).
+        case whileWritten(LiveCursor)
+
+        /// The pump of whichever cursor it is.
+        mutating func pump(
+            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+        ) -> Stop {
+            switch self {
+            case .entry(var cursor):
+                defer { self = .entry(cursor) }
+                return cursor.pump(from: cache, isBehind: isBehind, deliver: deliver)
+            case .whileWritten(var cursor):
+                defer { self = .whileWritten(cursor) }
+                return cursor.pump(from: cache, isBehind: isBehind, deliver: deliver)
+            }
+        }
+    }
+
     /// A stored body being read out: from memory when the tier holds it whole, else chunk by chunk.
     struct Cursor {
         let entry: EntryRef

@@ -245,7 +245,7 @@ struct ExchangeMachineTests {
         var (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
         #expect(
-            machine.handle(.storing(shareable: false, uncacheable: true)).map(Self.describe) == [
+            machine.handle(.storing(.notShareable)).map(Self.describe) == [
                 "rememberUncacheable", "release",
             ])
         #expect(
@@ -257,13 +257,13 @@ struct ExchangeMachineTests {
         // A database failure releases too, but says nothing of the key.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        #expect(machine.handle(.storing(shareable: false, uncacheable: false)).map(Self.describe) == ["release"])
+        #expect(machine.handle(.storing(.failed)).map(Self.describe) == ["release"])
 
         // A shared entry releases when it is committed, and the key collapses again.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: stored)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
         #expect(
-            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == [
+            machine.handle(.storing(.shared)).map(Self.describe) == [
                 "forgetUncacheable", "shareWhileWriting",
             ])
         #expect(
@@ -292,7 +292,7 @@ struct ExchangeMachineTests {
         #expect(machine.isOrphaned && !machine.discardsBody)
         #expect(machine.handle(.responseHead(Self.head(200), now: Self.now)).map(Self.describe) == ["storeOnly(200)"])
         #expect(
-            machine.handle(.storing(shareable: true, uncacheable: false)).map(Self.describe) == [
+            machine.handle(.storing(.shared)).map(Self.describe) == [
                 "forgetUncacheable", "shareWhileWriting",
             ])
         #expect(machine.handle(.clientGone(nil)).isEmpty)
@@ -305,7 +305,7 @@ struct ExchangeMachineTests {
         // While streaming a shared entry; then the origin fails: nothing stays, the waiters look again.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        _ = machine.handle(.storing(shareable: true, uncacheable: false))
+        _ = machine.handle(.storing(.shared))
         #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["detachClient"])
         #expect(
             machine.handle(
@@ -319,7 +319,7 @@ struct ExchangeMachineTests {
         _ = machine.handle(.clientGone(nil))
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
         #expect(
-            machine.handle(.storing(shareable: false, uncacheable: true)).map(Self.describe) == [
+            machine.handle(.storing(.notShareable)).map(Self.describe) == [
                 "rememberUncacheable", "release", "cancelUpstream", "endOrphan",
             ])
         #expect(Self.describe(machine.phase) == "done(failed)")
@@ -327,7 +327,7 @@ struct ExchangeMachineTests {
         // A store given up midway (too large): nobody needs the rest.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        _ = machine.handle(.storing(shareable: true, uncacheable: false))
+        _ = machine.handle(.storing(.shared))
         _ = machine.handle(.clientGone(nil))
         #expect(machine.handle(.storeEnded).map(Self.describe) == ["cancelUpstream", "release", "endOrphan"])
 
@@ -343,7 +343,7 @@ struct ExchangeMachineTests {
         // A response already released (not shareable) leads nobody: the client's leaving stops it.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
-        _ = machine.handle(.storing(shareable: false, uncacheable: true))
+        _ = machine.handle(.storing(.notShareable))
         #expect(
             machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
     }
