@@ -47,14 +47,17 @@ enum ResponseStoring {
     /// `Content-Location` is the target URI is the current representation of that URI, and may
     /// answer later GETs.
     static func answersLaterGets(_ response: ResponseHead, url: TargetURL) -> Bool {
-        guard let location = response.headers["content-location"]?.trimmingOWS(),
+        guard let location = response.headers["content-location"],
             CachePolicy.hasExplicitFreshness(response.headers)
         else { return false }
-        let target =
-            location.hasPrefix("/")
-            ? TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: location)
-            : TargetURL(location)
-        return target?.description == url.description
+        return resolve(location, against: url)?.description == url.description
+    }
+
+    /// A `Location` or `Content-Location` value as a URL: absolute, or a path on `url`'s origin.
+    static func resolve(_ value: String, against url: TargetURL) -> TargetURL? {
+        let text = value.trimmingOWS()
+        guard text.hasPrefix("/") else { return TargetURL(text) }
+        return TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: text)
     }
 
     private static func begin(
@@ -71,14 +74,8 @@ enum ResponseStoring {
     static func invalidatedKeys(url: TargetURL, response: ResponseHead) -> [String] {
         var keys = [url.description]
         for name in ["location", "content-location"] {
-            guard let value = response.headers[name] else { continue }
-            let target: TargetURL?
-            if value.hasPrefix("/") {
-                target = TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: value)
-            } else {
-                target = TargetURL(value)
-            }
-            if let target, target.origin == url.origin { keys.append(target.description) }
+            guard let value = response.headers[name], let target = resolve(value, against: url) else { continue }
+            if target.origin == url.origin { keys.append(target.description) }
         }
         return keys
     }

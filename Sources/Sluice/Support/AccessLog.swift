@@ -62,13 +62,15 @@ final class AccessLog: EventMonitor {
             milliseconds(upstream, into: &out)
         }
         if let timeline = record.timeline {
-            for (name, value) in [
-                (" timeline=queued:", timeline.queued), (",dns:", timeline.dns), (",connect:", timeline.connect),
-                (",tls:", timeline.tls), (",ttfb:", timeline.firstByte),
-            ] {
-                out.append(contentsOf: name.utf8)
-                milliseconds(value, into: &out)
+            func phase(_ name: StaticString, _ seconds: Double) {
+                out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+                milliseconds(seconds, into: &out)
             }
+            phase(" timeline=queued:", timeline.queued)
+            phase(",dns:", timeline.dns)
+            phase(",connect:", timeline.connect)
+            phase(",tls:", timeline.tls)
+            phase(",ttfb:", timeline.firstByte)
         }
         var text = ""
         if let error = record.error {
@@ -95,21 +97,6 @@ final class AccessLog: EventMonitor {
     }
 
     private static func decimal(_ value: Int64, into out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        var magnitude = value.magnitude
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8
-            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(0x30 + magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
-        }
+        out.append(contentsOf: String(value).utf8)  // a small string: no allocation
     }
 }
