@@ -8,7 +8,10 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
         let now = env.clock()
         let view = ExchangeMachine.CollapseView(
             fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
-        run(.lookedUp(candidates, collapse: view, now: now))
+        // A `Range` may be answered by a stored piece when no complete response answers it.
+        let pieces =
+            request.method == "GET" && request.headers.contains("range") ? env.cache?.pieces(of: key) ?? [] : []
+        run(.lookedUp(candidates, pieces: pieces, collapse: view, now: now))
     }
 
     func collapseMayStream(_ writer: CacheWriter) {

@@ -30,6 +30,9 @@ extension Exchange {
         {
             return fail(.validationFailed(failure))
         }
+        if head.status == 206, let piece = ByteRange.Piece(head.headers) {
+            return servePiece(entry, head: head, piece: piece, cache: cache)
+        }
         if Revalidation.clientValidatorsMatch(request.headers, stored: head.headers), head.status == 200 {
             deliverHead(StoredResponse.notModified(head), plan: .pass, fromCache: true)
             return deliverEnd()
@@ -50,6 +53,22 @@ extension Exchange {
         deliverHead(head, plan: stripPlan(head), fromCache: true)
         if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
         startStoredBody(entry, cache: cache)
+    }
+
+    /// A stored piece (a `206`) chosen for this `Range`: the bytes asked for, cut from it.
+    private func servePiece(_ entry: CacheStore.Entry, head: ResponseHead, piece: ByteRange.Piece, cache: TieredCache) {
+        switch ByteRange.answer(request.headers, piece: piece, stored: head.headers) {
+        case .partial(let bytes):
+            deliverHead(ByteRange.partialHead(head, bytes: bytes, size: piece.complete), plan: .pass, fromCache: true)
+            let within = (bytes.lowerBound - piece.first)...(bytes.upperBound - piece.first)
+            startStoredBody(entry, cache: cache, range: within)
+        case .unsatisfiable:
+            deliverHead(ByteRange.unsatisfiableHead(head, size: piece.complete), plan: .pass, fromCache: true)
+            deliverEnd()
+        case .whole, nil:
+            // The machine chose the piece for holding the range; nothing between changed that.
+            fail(.upstreamFailed(reason: .badResponse(detail: "the stored piece does not hold the range asked for")))
+        }
     }
 
     func stripPlan(_ head: ResponseHead) -> NullStrippingDelivery.Plan {

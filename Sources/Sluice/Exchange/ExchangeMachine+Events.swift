@@ -37,8 +37,9 @@ extension ExchangeMachine {
     enum Event {
         /// Route decided (``Route``), with the null stripping the rule or the client asked for.
         case routed(Route, stripMode: NullStripper.Mode?, now: Double)
-        /// The cache tiers answered a lookup; `collapse` is what collapsed forwarding knows of the key.
-        case lookedUp([CacheStore.Entry], collapse: CollapseView, now: Double)
+        /// The cache tiers answered a lookup; `pieces`: the stored `206`s of the key, for a `Range`
+        /// request; `collapse` is what collapsed forwarding knows of the key.
+        case lookedUp([CacheStore.Entry], pieces: [CacheStore.Entry] = [], collapse: CollapseView, now: Double)
         /// The fetch this exchange waited for is done with the cache (or the wait timed out).
         case collapseReleased
         /// The fetch this exchange waits for writes an entry chosen by `varyNames` (with this

@@ -52,9 +52,9 @@ struct ExchangeMachine {
         case (.routing, .routed(let route, let stripMode, let now)):
             context.stripMode = stripMode
             return routed(route, now: now)
-        case (.lookingUp(let key, let after), .lookedUp(let candidates, let collapse, let now)):
+        case (.lookingUp(let key, let after), .lookedUp(let candidates, let pieces, let collapse, let now)):
             return lookedUp(
-                key: key, candidates, collapse: collapse, afterCollapse: after,
+                key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
                 mayCollapse: after == nil && !context.request.headers.contains("range"), now: now)
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
@@ -144,12 +144,22 @@ struct ExchangeMachine {
     // MARK: - Lookup
 
     private mutating func lookedUp(
-        key: String, _ candidates: [CacheStore.Entry], collapse: CollapseView, afterCollapse: String?,
-        mayCollapse: Bool, now: Double
+        key: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry], collapse: CollapseView,
+        afterCollapse: String?, mayCollapse: Bool, now: Double
     ) -> [Action] {
         let settings = context.cache?.freshness ?? .init()
         let request = Freshness.Request(context.request.headers)
         let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
+        if !pieces.isEmpty, !decision.servesStored,
+            case .fresh(let piece, let age, let ttl, let detail) = Freshness.decide(
+                pieces, request: request, settings: settings, now: now),
+            let stored = ByteRange.Piece(piece.headers),
+            ByteRange.answer(context.request.headers, piece: stored, stored: piece.headers) != nil
+        {
+            // §3.4: a fresh stored piece that holds every byte asked for answers the range.
+            return serveHit(
+                piece, age: age, ttl: ttl, detail: detail.isEmpty ? "; detail=partial" : detail, afterCollapse: nil)
+        }
         var forward: String
         var fetch = ExchangePhase.Fetch(
             requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,

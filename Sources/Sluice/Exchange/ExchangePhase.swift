@@ -23,7 +23,7 @@
 ///    At the head: validate (`Validate/`), store or invalidate (`Store/`), transform (`Transform/`).
 ///    A leader whose client leaves goes on, orphaned, for its waiters: into the cache only.
 /// 5. **servingStored** (`Respond/`): a stored response is written from the cache tiers (a
-///    `Range` of it as a 206 or 416).
+///    `Range` of it as a 206 or 416, or a range cut from a stored 206 piece).
 /// 6. **done**: one record for the monitors; the connection decides keep-alive.
 enum ExchangePhase {
     /// Route: nothing decided yet.

@@ -150,7 +150,7 @@ enum CachePolicy {
     /// Any other final status is stored only when it states its freshness and says nothing of
     /// `must-understand`.
     static let understoodStatuses: Set<Int> = [
-        200, 203, 204, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
+        200, 203, 204, 206, 300, 301, 302, 303, 307, 308, 400, 403, 404, 405, 410, 414, 500, 501, 502, 503, 504,
     ]
 
     /// §3: may this response be stored? `nil` = yes.
@@ -161,7 +161,11 @@ enum CachePolicy {
         heuristic: Heuristic, storeSetCookie: Bool = false
     ) -> Refusal? {
         guard method == "GET" else { return .method }
-        if response.status == 206 || request.contains("range") { return .partial }
+        // §3.3: a 206 is stored as a piece when it says which bytes of what length it holds (a
+        // 200 to a `Range` is the whole representation, stored like any other).
+        if response.status == 206, !request.contains("range") || ByteRange.Piece(response.headers) == nil {
+            return .partial
+        }
         // 1xx are interim, 304 only updates what is stored (§4.3.4); every other final status may be stored.
         guard (200...599).contains(response.status), response.status != 304 else { return .status }
         let control = parsed ?? CacheControl(response.headers)

@@ -75,6 +75,14 @@ enum Freshness {
             CacheStore.Entry, conditions: [(String, String)], onOriginFailure: OriginFailure, forward: String)
         /// Nothing stored fits.
         case miss(Miss)
+
+        /// Whether the stored entry answers the client now (fresh, or stale while revalidated).
+        var servesStored: Bool {
+            switch self {
+            case .fresh, .staleWhileRevalidate: true
+            case .revalidate, .miss: false
+            }
+        }
     }
 
     /// The decision for `request` among a key's complete entries (newest first).

@@ -1,6 +1,7 @@
-/// Range requests answered from a complete stored response (RFC 9110 §14, RFC 9111 §3.4): one
-/// byte range of a stored `200` becomes a `206` with `Content-Range`; a range that starts past
-/// the end is a `416`. Pure functions of the request's fields, the stored head and its size.
+/// Range requests answered from the cache (RFC 9110 §14, RFC 9111 §3.3, §3.4): one byte range of
+/// a stored `200` becomes a `206` with `Content-Range`; a range that starts past the end is a
+/// `416`; a stored `206` (a ``Piece``) answers the ranges it holds whole. Pure functions of the
+/// request's fields, the stored head and its size.
 enum ByteRange {
     /// How a stored response answers a request's `Range`.
     enum Answer: Equatable {
@@ -112,8 +113,72 @@ enum ByteRange {
             status: 416, reason: "Range Not Satisfiable", version: head.version, headers: headers)
     }
 
+    /// A stored `206`'s place in its representation: `Content-Range: bytes first-last/complete`
+    /// (§14.4), with a known complete length and no more bytes than it has.
+    struct Piece: Equatable {
+        let first: Int64
+        let last: Int64
+        let complete: Int64
+
+        /// The bytes it holds, in the representation's coordinates.
+        var bytes: ClosedRange<Int64> { first...last }
+        var count: Int64 { last - first + 1 }
+
+        init(first: Int64, last: Int64, complete: Int64) {
+            self.first = first
+            self.last = last
+            self.complete = complete
+        }
+
+        /// From a response's fields: one `Content-Range` of bytes with a complete length, and a
+        /// `Content-Length` (when sent) that agrees with it; `nil` otherwise (a multipart answer,
+        /// `*` for the length, a range past the end).
+        init?(_ headers: HTTPFields) {
+            let lines = headers.values("content-range")
+            guard lines.count == 1 else { return nil }
+            let text = lines[0].trimmingOWS()
+            guard text.count > 6, text.prefix(6).lowercased() == "bytes ",
+                let dash = text.firstIndex(of: "-"), let slash = text.firstIndex(of: "/"), dash < slash
+            else { return nil }
+            let start = text.index(text.startIndex, offsetBy: 6)
+            guard let first = ByteRange.number(text[start..<dash]),
+                let last = ByteRange.number(text[text.index(after: dash)..<slash]),
+                let complete = ByteRange.number(text[text.index(after: slash)...]),
+                first <= last, last < complete
+            else { return nil }
+            if let length = headers["content-length"], Int64(length) != last - first + 1 { return nil }
+            self.init(first: first, last: last, complete: complete)
+        }
+
+        /// The `Content-Range` value for these bytes.
+        var contentRange: String { "bytes \(first)-\(last)/\(complete)" }
+    }
+
+    /// The answer to `request`'s `Range` from a stored piece: its bytes when it holds every byte
+    /// asked for, `416` when none exists in the representation; `nil` when the piece cannot
+    /// answer (no single usable range, an `If-Range` that does not match, bytes it lacks).
+    static func answer(_ request: HTTPFields, piece: Piece, stored: HTTPFields) -> Answer? {
+        let lines = request.values("range")
+        guard lines.count == 1, let ranges = parse(lines[0]), ranges.count == 1 else { return nil }
+        if let ifRange = request.values("if-range").first, !ifRangeMatches(ifRange, stored: stored) { return nil }
+        let answer = resolve(ranges[0], size: piece.complete)
+        if case .partial(let bytes) = answer, !piece.bytes.contains(bytes.lowerBound) || bytes.upperBound > piece.last {
+            return nil
+        }
+        return answer
+    }
+
+    /// Whether two stored responses are of one representation, so their bytes may be combined
+    /// (RFC 9111 §3.4): both carry the same strong entity tag.
+    static func sameRepresentation(_ one: HTTPFields, _ other: HTTPFields) -> Bool {
+        guard let tag = one["etag"]?.trimmingOWS(), !tag.hasPrefix("W/"), tag.hasPrefix("\""),
+            let otherTag = other["etag"]?.trimmingOWS()
+        else { return false }
+        return tag == otherTag
+    }
+
     /// A non-negative decimal that fits in 63 bits.
-    private static func number(_ text: Substring) -> Int64? {
+    static func number(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int64(text)
     }

@@ -47,8 +47,10 @@ struct CacheAdmission {
         let variant = CachePolicy.variant(names: names, request: request)
         var stored = response
         HopByHop.strip(&stored.headers)
+        // A 206 is a piece of the representation, kept apart from the URL's complete responses.
         let new = CacheStore.NewEntry(
-            key: key, variant: variant, varyNames: names, method: method, url: url, head: stored,
+            key: response.status == 206 ? CacheStore.piecesKey(key) : key, variant: variant, varyNames: names,
+            method: method, url: url, head: stored,
             requestTime: requestTime, responseTime: now, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }

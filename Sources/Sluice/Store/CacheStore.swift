@@ -20,7 +20,7 @@ final class CacheStore {
     private var lastDataVersion: Int64 = 0
     private var lastVersionCheck: UInt64 = 0
     /// Bytes of complete entries (kept in memory; the file is the truth at start).
-    private(set) var totalBytes: Int64 = 0
+    var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
     /// (Only this process writes the file; a key here whose rows another process purged is just a miss.)
     /// Held as 32-bit hashes (about 8 bytes a key, not the URL: 8 MiB for a million entries). A
@@ -197,7 +197,7 @@ final class CacheStore {
 
     /// Records the last storing decision for a URL (`sluice cache why`).
     func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
-        ledger.record(url: url, now: now, stored: stored, reason: reason)
+        ledger.record(url: CacheStore.urlKey(url), now: now, stored: stored, reason: reason)
     }
 
     /// Writes the batched bookkeeping (ten times a second, and forced at shutdown).
@@ -257,7 +257,7 @@ final class CacheStore {
     /// store: one line a minute says so, with the count, instead of one per response).
     private var skipReport = (at: UInt64(0), suppressed: 0)
 
-    private func warnSkipped(_ error: any Error) {
+    func warnSkipped(_ error: any Error) {
         let now = EventLoop.monotonicNanoseconds()
         guard skipReport.at == 0 || now - skipReport.at >= 60_000_000_000 else {
             skipReport.suppressed += 1
@@ -288,6 +288,9 @@ final class CacheStore {
     /// `headers` replaces the stored header fields (the will-cache hook changed them); `ttl` is its lifetime.
     func commit(entry: Int64, key: String, variant: String, size: Int64, headers: HTTPFields? = nil, ttl: Int64? = nil)
     {
+        if key.hasSuffix(CacheStore.piecesSuffix) {
+            return commitPiece(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
+        }
         do {
             try database.transaction {
                 let old = try database.prepare(
@@ -300,8 +303,7 @@ final class CacheStore {
                     try deleteRows(id)
                     totalBytes -= bytes
                 }
-                keys.insert(CacheStore.hash(key))
-                onChange(.key(key))
+                noteStored(key: key)
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
                 try mark.bind(entry, at: 1)
@@ -317,6 +319,12 @@ final class CacheStore {
             return
         }
         evictIfNeeded()
+    }
+
+    /// A key has a new complete entry: known to be cacheable, and memory forgets its old ones.
+    func noteStored(key: String) {
+        keys.insert(CacheStore.hash(key))
+        onChange(.key(key))
     }
 
     /// Stores a head refreshed by a 304 (§4.3.4): new fields and times, same body.
@@ -366,7 +374,7 @@ final class CacheStore {
         }
     }
 
-    private func deleteRows(_ entry: Int64) throws(SQLiteError) {
+    func deleteRows(_ entry: Int64) throws(SQLiteError) {
         onChange(.entry(EntryRef(row: entry)))
         let chunks = try database.prepare("DELETE FROM chunks WHERE entry=?1")
         try chunks.bind(entry, at: 1)
@@ -377,7 +385,7 @@ final class CacheStore {
     }
 
     /// Least recently used entries go until the file's content fits the capacity.
-    private func evictIfNeeded() {
+    func evictIfNeeded() {
         guard totalBytes > capacity else { return }
         do {
             let oldest = try database.prepare(

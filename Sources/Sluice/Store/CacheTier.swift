@@ -28,6 +28,9 @@ protocol CacheTier: AnyObject {
     func refresh(_ entry: CacheStore.Entry)
     /// Removes every stored response for a key (§4.4, purge).
     func invalidate(key: String)
+    /// The stored pieces (`206`s) of a key's representation, newest first: asked for by `Range`
+    /// requests only, and answered at once (pieces stay in the local tiers).
+    func pieces(of key: String) -> [CacheStore.Entry]
     /// Counts a hit.
     func touch(_ entry: EntryRef, now: Double)
     /// Counts a lookup that went upstream.
@@ -60,6 +63,10 @@ final class TieredCache: CacheTier {
 
     func lookup(_ key: String, for waiter: any CacheLookupWaiter) -> [CacheStore.Entry]? {
         guard file.hasEntries(key) else { return [] }
+        return local(key)
+    }
+
+    private func local(_ key: String) -> [CacheStore.Entry] {
         file.noticeChangesElsewhere()
         if let known = memory.entries(key) { return known }
         let entries = file.candidates(key: key)
@@ -82,7 +89,17 @@ final class TieredCache: CacheTier {
     }
 
     func refresh(_ entry: CacheStore.Entry) { file.refresh(entry) }
-    func invalidate(key: String) { file.invalidate(key: key) }
+    func invalidate(key: String) {
+        file.invalidate(key: key)
+        let pieces = CacheStore.piecesKey(key)
+        if file.hasEntries(pieces) { file.invalidate(key: pieces) }
+    }
+
+    func pieces(of key: String) -> [CacheStore.Entry] {
+        let pieces = CacheStore.piecesKey(key)
+        guard file.hasEntries(pieces) else { return [] }
+        return local(pieces)
+    }
     func touch(_ entry: EntryRef, now: Double) { file.touch(entry.row, now: now) }
     func countMiss() { file.countMiss() }
     func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {

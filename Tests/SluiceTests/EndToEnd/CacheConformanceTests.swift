@@ -205,6 +205,72 @@ struct CacheConformanceTests {
         #expect(origin.requests.count == 2)
     }
 
+    @Test("206 pieces are stored, answer the ranges they hold, combine, and become the complete response")
+    func piecesCombine() throws {
+        let body = (0..<(300 * 1000)).map { UInt8(truncatingIfNeeded: $0 % 251) }
+        // Ranges like a file server: `first-last` or `first-`; the ETag names the path's version.
+        let origin = try OriginServer { request in
+            let etag = request.target == "/changing" ? "\"v\(request.header("range") ?? "")\"" : "\"p1\""
+            var headers = [("Cache-Control", "max-age=600"), ("ETag", etag)]
+            guard let range = request.header("range"), range.hasPrefix("bytes=") else {
+                return .respond(status: 200, headers: headers, body: body)
+            }
+            let bounds = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+            let first = Int(bounds[0])!
+            let last = bounds[1].isEmpty ? body.count - 1 : min(Int(bounds[1])!, body.count - 1)
+            headers.append(("Content-Range", "bytes \(first)-\(last)/\(body.count)"))
+            if request.target == "/liar" {  // names 1000 bytes, sends 10
+                return .respond(status: 206, headers: headers, body: Array(body[first..<(first + 10)]))
+            }
+            return .respond(status: 206, headers: headers, body: Array(body[first...last]))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        func get(_ path: String, _ range: String?) throws -> ReceivedResponse {
+            try client.request(RawClient.get(origin.url(path), extra: range.map { "Range: bytes=\($0)\r\n" } ?? ""))
+        }
+        func expectPiece(_ response: ReceivedResponse, _ first: Int, _ last: Int, hit: Bool) {
+            #expect(response.status == 206)
+            #expect(response.header("content-range") == "bytes \(first)-\(last)/\(body.count)")
+            #expect(response.body == Array(body[first...last]))
+            #expect(response.header("cache-status")?.contains("hit") == hit, "\(response.header("cache-status") ?? "")")
+        }
+        expectPiece(try get("/file", "0-99999"), 0, 99999, hit: false)
+        expectPiece(try get("/file", "1000-1999"), 1000, 1999, hit: true)
+        expectPiece(try get("/file", "0-99999"), 0, 99999, hit: true)
+        expectPiece(try get("/file", "90000-100001"), 90000, 100_001, hit: false)  // two bytes it lacks
+        #expect(origin.requests.count == 2)
+        // The second piece overlapped the first: together they hold 0-100001, across the join.
+        expectPiece(try get("/file", "99990-100001"), 99990, 100_001, hit: true)
+        expectPiece(try get("/file", "100002-199999"), 100_002, 199_999, hit: false)  // touches: combined
+        expectPiece(try get("/file", "50000-150000"), 50000, 150_000, hit: true)
+        #expect(origin.requests.count == 3)
+        // The last piece completes the representation: a complete 200 from then on.
+        expectPiece(try get("/file", "200000-"), 200_000, body.count - 1, hit: false)
+        let whole = try get("/file", nil)
+        #expect(whole.status == 200 && whole.body == body)
+        #expect(whole.header("content-length") == String(body.count) && whole.header("content-range") == nil)
+        #expect(whole.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        expectPiece(try get("/file", "-100"), body.count - 100, body.count - 1, hit: true)
+        #expect(origin.requests.count == 4)
+
+        // Pieces of different representations (another ETag each time) are never combined.
+        expectPiece(try get("/changing", "0-9"), 0, 9, hit: false)
+        expectPiece(try get("/changing", "10-19"), 10, 19, hit: false)
+        expectPiece(try get("/changing", "10-19"), 10, 19, hit: true)
+        expectPiece(try get("/changing", "5-15"), 5, 15, hit: false)
+        // A 206 whose body is not the bytes its Content-Range names is never stored.
+        let lie = try get("/liar", "0-999")
+        #expect(lie.body.count == 10)
+        _ = try? get("/liar", "0-999")
+        #expect(origin.requests.filter { $0.target == "/liar" }.count == 2)
+        // An unsafe method drops the pieces with the rest.
+        _ = try client.request(
+            "DELETE \(origin.url("/changing")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 0\r\n\r\n")
+        expectPiece(try get("/changing", "5-15"), 5, 15, hit: false)
+    }
+
     @Test("A POST response with explicit freshness and Content-Location equal to its target answers later GETs")
     func postWithContentLocation() throws {
         let origin = try OriginServer { request in

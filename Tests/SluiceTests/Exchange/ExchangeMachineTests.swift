@@ -237,6 +237,26 @@ struct ExchangeMachineTests {
         #expect(!Self.lookedUp(range, [], collapse: stored).1.contains("lead"))
     }
 
+    @Test("A Range: a fresh stored piece that holds it answers; a complete response comes first; else upstream")
+    func rangeFromPiece() {
+        func look(_ range: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry]) -> [String] {
+            var machine = Self.machine(Self.request("GET", [("Range", range)]))
+            _ = machine.handle(.routed(.forward, stripMode: nil, now: Self.now))
+            return machine.handle(.lookedUp(candidates, pieces: pieces, collapse: Self.noCollapse, now: Self.now))
+                .map(Self.describe)
+        }
+        let piece = Self.entry(
+            [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 10-19/100")], age: 5, status: 206)
+        let stalePiece = Self.entry(
+            [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 10-19/100")], age: 90, status: 206)
+        let whole = Self.entry([("Cache-Control", "max-age=60")], age: 1)
+        #expect(
+            look("bytes=12-15", [], pieces: [piece]) == ["status(Sluice; hit; ttl=55; detail=partial)", "serve(age=5)"])
+        #expect(look("bytes=12-15", [whole], pieces: [piece]) == ["status(Sluice; hit; ttl=59)", "serve(age=1)"])
+        #expect(look("bytes=5-15", [], pieces: [piece]).last == "fetch()")
+        #expect(look("bytes=12-15", [], pieces: [stalePiece]).last == "fetch()")
+    }
+
     @Test("Collapse: the leader releases its waiters exactly once, whatever ends its part")
     func leaderReleases() {
         let stored = ExchangeMachine.CollapseView(fetching: false, uncacheable: false)

@@ -77,8 +77,19 @@ struct CachePolicyTests {
         let fresh = ("Cache-Control", "max-age=60")
         #expect(refusal([fresh]) == nil)
         #expect(refusal([fresh], method: "POST") == "method")
+        // A 206 is stored as a piece only when it answers a Range and names its bytes and length.
+        let range = [("Range", "bytes=0-1")]
         #expect(refusal([fresh], status: 206) == "partial")
-        #expect(refusal([fresh], request: [("Range", "bytes=0-1")]) == "partial")
+        #expect(refusal([fresh, ("Content-Range", "bytes 0-1/10")], request: range, status: 206) == nil)
+        #expect(refusal([fresh, ("Content-Range", "bytes 0-1/*")], request: range, status: 206) == "partial")
+        #expect(
+            refusal([fresh, ("Content-Type", "multipart/byteranges; boundary=x")], request: range, status: 206)
+                == "partial")
+        #expect(
+            refusal([fresh, ("Content-Range", "bytes 0-1/10"), ("Content-Length", "5")], request: range, status: 206)
+                == "partial")
+        // A 200 to a Range is the whole representation.
+        #expect(refusal([fresh], request: range) == nil)
         #expect(refusal([fresh], status: 500) == nil)
         #expect(refusal([fresh], status: 304) == "status")
         #expect(refusal([fresh], status: 103) == "status")

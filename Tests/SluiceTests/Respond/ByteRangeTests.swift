@@ -87,4 +87,58 @@ struct ByteRangeTests {
         #expect(unsatisfiable.headers["etag"] == "\"v1\"")
         #expect(unsatisfiable.headers["content-type"] == nil)
     }
+
+    @Test("A stored piece: Content-Range parsed strictly; it answers only ranges it holds whole")
+    func pieces() {
+        func piece(_ range: String, length: String? = nil) -> ByteRange.Piece? {
+            var fields = HTTPFields([("Content-Range", range)])
+            if let length { fields.append(name: "Content-Length", value: length) }
+            return ByteRange.Piece(fields)
+        }
+        #expect(piece("bytes 4-9/10") == ByteRange.Piece(first: 4, last: 9, complete: 10))
+        #expect(piece("BYTES 0-0/1", length: "1") == ByteRange.Piece(first: 0, last: 0, complete: 1))
+        for bad in ["bytes 4-9/*", "bytes */10", "bytes 9-4/10", "bytes 4-10/10", "bytes=4-9/10", "bytes 4-9", ""] {
+            #expect(piece(bad) == nil, "\(bad)")
+        }
+        #expect(piece("bytes 4-9/10", length: "5") == nil)  // the body must be the bytes it names
+
+        let held = ByteRange.Piece(first: 100, last: 199, complete: 1000)
+        func answer(_ range: String, ifRange: String? = nil) -> ByteRange.Answer? {
+            var request = HTTPFields([("Range", range)])
+            if let ifRange { request.append(name: "If-Range", value: ifRange) }
+            return ByteRange.answer(request, piece: held, stored: Self.stored)
+        }
+        #expect(answer("bytes=100-199") == .partial(100...199))
+        #expect(answer("bytes=150-160") == .partial(150...160))
+        #expect(answer("bytes=150-160", ifRange: "\"v1\"") == .partial(150...160))
+        #expect(answer("bytes=150-160", ifRange: "\"v0\"") == nil)
+        #expect(answer("bytes=99-150") == nil)  // a byte it lacks
+        #expect(answer("bytes=150-") == nil)  // to the end: 150-999
+        #expect(answer("bytes=-5") == nil)  // the last five: 995-999
+        #expect(answer("bytes=1000-") == .unsatisfiable)
+        #expect(answer("bytes=100-110,120-130") == nil)
+    }
+
+    @Test("Combining: pieces of one representation that touch or overlap; new bytes win the overlap")
+    func combining() {
+        func union(_ stored: ClosedRange<Int64>, _ new: ClosedRange<Int64>, complete: Int64 = 100) -> String {
+            let result = CacheStore.union(
+                stored: .init(first: stored.lowerBound, last: stored.upperBound, complete: complete),
+                new: .init(first: new.lowerBound, last: new.upperBound, complete: 100))
+            guard case .combined(let all, let parts) = result else { return "replaces" }
+            return "\(all): "
+                + parts.map { "\($0.source == .new ? "new" : "stored") \($0.bytes)" }.joined(separator: ", ")
+        }
+        #expect(union(0...9, 10...19) == "0...19: stored 0...9, new 10...19")
+        #expect(union(10...19, 0...9) == "0...19: new 0...9, stored 10...19")
+        #expect(union(0...49, 20...29) == "0...49: stored 0...19, new 20...29, stored 30...49")
+        #expect(union(20...29, 0...49) == "0...49: new 0...49")
+        #expect(union(0...9, 11...19) == "replaces")  // a gap
+        #expect(union(0...9, 10...19, complete: 200) == "replaces")  // another length
+        let strong = HTTPFields([("ETag", "\"a\"")])
+        #expect(ByteRange.sameRepresentation(strong, strong))
+        #expect(!ByteRange.sameRepresentation(HTTPFields([("ETag", "W/\"a\"")]), HTTPFields([("ETag", "W/\"a\"")])))
+        #expect(!ByteRange.sameRepresentation(strong, HTTPFields([("ETag", "\"b\"")])))
+        #expect(!ByteRange.sameRepresentation(HTTPFields(), HTTPFields()))
+    }
 }
