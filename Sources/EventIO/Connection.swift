@@ -245,6 +245,38 @@ public final class Connection {
         if count == 3 { queue(pieces.2) }
     }
 
+    /// Writes `head`, then bytes `range` of `file` sent by the kernel from the file's pages
+    /// (`sendfile`): nothing of the file is copied through user space. Directly when nothing is
+    /// queued; what the socket does not take now is queued (the head copied, the file's part by
+    /// reference) and goes out as the socket drains. The file's part ends the write (no `more`).
+    public func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>) {
+        guard let bev, !writeBroken else { return }
+        let output = bufferevent_get_output(bev)
+        var headSent = 0
+        var offset = range.lowerBound
+        if directWrites, evbuffer_get_length(output) == 0 {
+            let fd = bufferevent_getfd(bev)
+            if let base = head.baseAddress, head.count > 0 {
+                // MSG_MORE: the head waits for the file's first bytes to fill its packet.
+                let sent = send(fd, base, head.count, Connection.sendFlags(more: !range.isEmpty))
+                if sent > 0 { headSent = sent } else if sent < 0, peerGone(errno) { return }
+            }
+            if headSent == head.count, !range.isEmpty {
+                var position = off_t(offset)
+                let sent = sendfile(fd, file.fd, &position, range.upperBound - offset)
+                if sent > 0 { offset += sent } else if sent < 0, peerGone(errno) { return }
+            }
+            // A head held back by MSG_MORE with no file bytes after it yet goes out at the end of the turn.
+            noteHeld(offset < range.upperBound)
+        }
+        if headSent < head.count, let base = head.baseAddress {
+            bufferevent_write(bev, base + headSent, head.count - headSent)
+        }
+        if offset < range.upperBound {
+            evbuffer_add_file_segment(output, file.segment, Int64(offset), Int64(range.upperBound - offset))
+        }
+    }
+
     /// Set once a write found the peer gone: what is written after that is dropped, not queued
     /// (a dead client must not hold a body's worth of memory until its error event arrives);
     /// writers should stop producing.

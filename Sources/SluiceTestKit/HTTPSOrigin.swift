@@ -10,7 +10,7 @@ import TLS
 /// | `/json` | `{"a":1,"b":null,"c":[null,{"d":null}]}`, `application/json`, `max-age=60` |
 /// | `/html500` | a `text/html` 500 |
 /// | `/nostore` | `text/plain`, `no-store` |
-/// | `/big?n=BYTES` | BYTES of `x`, `no-store`, sent in 64 KiB pieces with an optional `&delay_ms=` each |
+/// | `/big?n=BYTES` | BYTES of printable ASCII (byte `i` of each 64 KiB piece is `33 + i % 90`), `no-store` or `&cc=`, with an optional `&delay_ms=` per piece |
 public final class HTTPSOrigin: @unchecked Sendable {
     /// The port it listens on.
     public let port: UInt16
@@ -103,9 +103,9 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     self.send_response(200)
                     self.send_header("Content-Type", "application/octet-stream")
                     self.send_header("Content-Length", str(n))
-                    self.send_header("Cache-Control", "no-store")
+                    self.send_header("Cache-Control", q.get("cc", ["no-store"])[0])
                     self.end_headers()
-                    piece = b"x" * 65536
+                    piece = bytes(33 + i % 90 for i in range(65536))
                     while n > 0:
                         k = min(n, len(piece)); self.wfile.write(piece[:k]); n -= k
                         if delay: time.sleep(delay)

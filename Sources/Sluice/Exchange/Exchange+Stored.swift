@@ -86,9 +86,12 @@ extension Exchange {
     /// when it flushes), or the end. A body that cannot be read whole cuts the connection.
     func pumpStoredBody() {
         guard var reading = storedBody, let cache = env.cache else { return }
+        // Bodies kept as files go out without a copy when nothing transforms them.
+        let output = output
         let stop = reading.pump(
             from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
-            deliver: { deliverBody($0) })
+            deliver: { deliverBody($0) },
+            deliverFile: held == nil && output.sendsFiles ? { output.deliver(file: $0, range: $1) } : nil)
         storedBody = reading
         switch stop {
         case .stalled:

@@ -26,9 +26,25 @@ protocol ClientStream: AnyObject {
     var outputCount: Int { get }
     /// A write failed (the peer is gone); its error event follows.
     var writeBroken: Bool { get }
+    /// Whether ``write(_:file:range:)`` sends a file's bytes without copying them (a plain socket).
+    var sendsFiles: Bool { get }
+    /// Writes `head`, then bytes `range` of `file`; the end of what is written together.
+    func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>)
 }
 
-extension Connection: ClientStream {}
+extension ClientStream {
+    var sendsFiles: Bool { false }
+
+    /// Any stream: the file's bytes read in place and written like others (copied into the stream).
+    func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>) {
+        write(head, UnsafeRawBufferPointer(rebasing: file.bytes[range]), more: false)
+    }
+}
+
+extension Connection: ClientStream {
+    /// The kernel sends a file's pages itself (`sendfile`).
+    var sendsFiles: Bool { true }
+}
 
 /// What an exchange needs from the client connection that runs it, besides the byte stream.
 protocol ExchangeHost: AnyObject {

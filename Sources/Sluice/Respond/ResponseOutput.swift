@@ -1,3 +1,5 @@
+import EventIO
+
 /// Respond: one response on its way to the client. The head is held back until the first body
 /// bytes so that both leave in one write (or, at the latest, at the end of the loop turn); the
 /// body is framed as the head announced; a client that falls behind pauses the source.
@@ -94,6 +96,32 @@ final class ResponseOutput {
             return false
         }
         emit(bytes)
+        return true
+    }
+
+    /// Whether body bytes kept as a file may go to ``deliver(file:range:)``: the stream sends
+    /// files without copying, and the framing is the bytes as they are.
+    var sendsFiles: Bool { stream.sendsFiles && framing == .length }
+
+    /// The rest of the body from a file, written with the held head, sent by the kernel from the
+    /// file's pages (see ``sendsFiles``); `false` = not taken (the client is behind).
+    func deliver(file: SharedFile, range: Range<Int>) -> Bool {
+        if stream.writeBroken { return true }
+        if stream.outputCount >= ResponseOutput.highWater {
+            stalled = true
+            return false
+        }
+        guard sendsFiles else {
+            emit(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
+            return true
+        }
+        if case .headHeld(let head) = state {
+            state = .sending
+            head.withUnsafeBytes { stream.write($0, file: file, range: range) }
+        } else {
+            stream.write(UnsafeRawBufferPointer(start: nil, count: 0), file: file, range: range)
+        }
+        bytesSent += Int64(range.count)
         return true
     }
 

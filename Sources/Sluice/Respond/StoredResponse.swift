@@ -1,3 +1,5 @@
+import EventIO
+
 /// Respond, from the cache: the head of a stored response and its body, read out with backpressure.
 enum StoredResponse {
     /// Header fields a 304 to the client's own conditional request carries (RFC 9110 §15.4.5).
@@ -69,14 +71,16 @@ enum StoredResponse {
         /// The entry the awaited fetch is writing (read-while-write).
         case whileWritten(LiveCursor)
 
-        /// The pump of whichever cursor it is.
+        /// The pump of whichever cursor it is; `deliverFile`: how a body kept as a file is sent
+        /// whole (`nil`: as bytes, like the others).
         mutating func pump(
-            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
+            deliverFile: ((SharedFile, Range<Int>) -> Bool)?
         ) -> Stop {
             switch self {
             case .entry(var cursor):
                 defer { self = .entry(cursor) }
-                return cursor.pump(from: cache, isBehind: isBehind, deliver: deliver)
+                return cursor.pump(from: cache, isBehind: isBehind, deliver: deliver, deliverFile: deliverFile)
             case .whileWritten(var cursor):
                 defer { self = .whileWritten(cursor) }
                 return cursor.pump(from: cache, isBehind: isBehind, deliver: deliver)
@@ -89,7 +93,7 @@ enum StoredResponse {
         let entry: EntryRef
         let size: Int64
         /// The whole body, when kept in memory.
-        let bytes: [UInt8]?
+        let bytes: HotBody?
         /// The bytes sent: all of them, or one range (a `206`).
         let window: Range<Int64>
         private var next: Int64 = 0
@@ -105,17 +109,25 @@ enum StoredResponse {
         }
 
         /// Sends pieces until the client falls behind or the end; `deliver` returns `false` when a
-        /// piece was not taken.
+        /// piece was not taken. A body kept as a file goes to `deliverFile` in one piece, when given.
         mutating func pump(
-            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
+            deliverFile: ((SharedFile, Range<Int>) -> Bool)? = nil
         ) -> Stop {
             while true {
                 if isBehind() { return .stalled }
                 if let bytes {
-                    // A small body held in memory: slices of it, with the same backpressure.
+                    // A body held in memory: the rest of it from its file without a copy, or
+                    // slices of it, with the same backpressure.
                     let start = Int(sent)
-                    guard start < min(bytes.count, Int(window.upperBound)) else { return .ended }
-                    let end = min(bytes.count, Int(window.upperBound), start + CacheWriter.chunkSize)
+                    let last = min(bytes.count, Int(window.upperBound))
+                    guard start < last else { return .ended }
+                    if case .file(let file) = bytes, let deliverFile {
+                        guard deliverFile(file, start..<last) else { return .stalled }
+                        sent = Int64(last)
+                        continue
+                    }
+                    let end = min(last, start + CacheWriter.chunkSize)
                     guard bytes.withUnsafeBytes({ deliver(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }) else {
                         return .stalled
                     }

@@ -19,7 +19,7 @@ protocol CacheTier: AnyObject {
     /// and `waiter` hears the answer later on the loop.
     func lookup(_ key: String, for waiter: any CacheLookupWaiter) -> [CacheStore.Entry]?
     /// A small body whole (kept in memory), or `nil`: read it with ``chunk(of:at:)``.
-    func wholeBody(_ entry: CacheStore.Entry) -> [UInt8]?
+    func wholeBody(_ entry: CacheStore.Entry) -> HotBody?
     /// Body chunk `seq` of an entry (`nil` past the end or on error).
     func chunk(of entry: EntryRef, at seq: Int64) -> [UInt8]?
     /// Starts writing a response; `nil` when the tier refused (the response is still delivered).
@@ -74,11 +74,11 @@ final class TieredCache: CacheTier {
         return entries
     }
 
-    func wholeBody(_ entry: CacheStore.Entry) -> [UInt8]? {
-        if let bytes = memory.body(entry.ref) { return bytes }
+    func wholeBody(_ entry: CacheStore.Entry) -> HotBody? {
+        if let body = memory.body(entry.ref) { return body }
         guard memory.wants(size: entry.size), let bytes = file.wholeBody(entry) else { return nil }
         memory.keep(body: bytes, entry: entry.ref)
-        return bytes
+        return memory.body(entry.ref) ?? .bytes(bytes)
     }
 
     func chunk(of entry: EntryRef, at seq: Int64) -> [UInt8]? { file.chunk(entry: entry.row, seq: seq) }

@@ -1,3 +1,48 @@
+import EventIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A stored body kept whole in memory: a small one as bytes; a larger one in a shared in-memory
+/// file, which plain sockets are sent from by the kernel without a copy through user space
+/// (zero-copy hits) and which anything else reads in place.
+enum HotBody {
+    case bytes([UInt8])
+    case file(SharedFile)
+
+    /// Bodies of at least this many bytes are kept as files.
+    static let fileThreshold = 16 * 1024
+
+    /// Keeps `bytes`, as a file when large enough and `mayUseFile` (as bytes when the system
+    /// refuses a file).
+    init(_ bytes: [UInt8], mayUseFile: Bool) {
+        if mayUseFile, bytes.count >= HotBody.fileThreshold,
+            let file = bytes.withUnsafeBytes({ SharedFile(copying: $0, name: "sluice-hot-body") })
+        {
+            self = .file(file)
+        } else {
+            self = .bytes(bytes)
+        }
+    }
+
+    var isFile: Bool { if case .file = self { true } else { false } }
+
+    var count: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .file(let file): file.count
+        }
+    }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        switch self {
+        case .bytes(let bytes): bytes.withUnsafeBytes(body)
+        case .file(let file): body(file.bytes)
+        }
+    }
+}
+
 /// The cache's memory tier: the decoded entries of recently used keys and the whole bodies of
 /// small ones, so that a hit needs no SQLite query. SQLite stays the truth: every change to a key
 /// (store, refresh, invalidation, eviction) drops it here, and a change by another process
@@ -20,12 +65,12 @@ final class HotSet {
     }
 
     private final class Body {
-        let bytes: [UInt8]
+        let bytes: HotBody
         /// The client head for plain GETs, without Age and Cache-Status and the final CRLF
         /// (see `StoredResponse.plainHead`); made at the second hit, gone with the body.
         var head: [UInt8]?
         var lastUse: UInt64
-        init(_ bytes: [UInt8], lastUse: UInt64) {
+        init(_ bytes: HotBody, lastUse: UInt64) {
             self.bytes = bytes
             self.lastUse = lastUse
         }
@@ -34,6 +79,10 @@ final class HotSet {
         var cost: Int { bytes.count + (head?.count ?? 0) + HotSet.bodyOverhead }
     }
 
+    /// Bodies kept as files (each holds a descriptor), at most ``fileLimit``.
+    private(set) var files = 0
+    /// An eighth of the descriptors the process may open, at most 4096: client connections keep the rest.
+    let fileLimit: Int
     private var keys: [String: Key] = [:]
     private var bodies: [EntryRef: Body] = [:]
     private(set) var bodyBytes = 0
@@ -42,6 +91,9 @@ final class HotSet {
 
     init(budget: Int) {
         self.budget = budget
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        fileLimit = Int(min(4096, limit.rlim_cur / 8))
         bodyLimit = Int64(min(budget / 16, 1 << 20))
     }
 
@@ -76,7 +128,7 @@ final class HotSet {
     }
 
     /// A stored body kept whole.
-    func body(_ entry: EntryRef) -> [UInt8]? {
+    func body(_ entry: EntryRef) -> HotBody? {
         guard let known = bodies[entry] else { return nil }
         tick &+= 1
         known.lastUse = tick
@@ -99,7 +151,9 @@ final class HotSet {
     func keep(body bytes: [UInt8], entry: EntryRef) {
         guard wants(size: Int64(bytes.count)), bodies[entry] == nil else { return }
         tick &+= 1
-        bodies[entry] = Body(bytes, lastUse: tick)
+        let body = Body(HotBody(bytes, mayUseFile: files < fileLimit), lastUse: tick)
+        if body.bytes.isFile { files += 1 }
+        bodies[entry] = body
         bodyBytes += bytes.count + HotSet.bodyOverhead
         if bodyBytes > bodyBudget { trimBodies() }
     }
@@ -113,13 +167,19 @@ final class HotSet {
 
     /// An entry left the file.
     func forget(entry: EntryRef) {
-        if let body = bodies.removeValue(forKey: entry) { bodyBytes -= body.cost }
+        if let body = bodies.removeValue(forKey: entry) { dropped(body) }
+    }
+
+    private func dropped(_ body: Body) {
+        bodyBytes -= body.cost
+        if body.bytes.isFile { files -= 1 }
     }
 
     /// Another process changed the file.
     func forgetAll() {
         keys.removeAll()
         bodies.removeAll()
+        files = 0
         bodyBytes = 0
         entryBytes = 0
     }
@@ -129,7 +189,7 @@ final class HotSet {
         let order = bodies.sorted { $0.value.lastUse < $1.value.lastUse }
         for (id, body) in order where bodyBytes > bodyBudget * 3 / 4 {
             bodies[id] = nil
-            bodyBytes -= body.cost
+            dropped(body)
         }
     }
 

@@ -122,23 +122,33 @@ struct InterceptionTests {
         #expect(second.headers["cache-status"]?.contains("hit") == true)
         #expect(origin.requests == 1)
 
+        // And a large cached body (kept in memory as a file) reaches the TLS client whole on a hit
+        let big = origin.url("/big?n=200000&cc=max-age%3D60")
+        let expected = String(decoding: (0..<200_000).map { UInt8(33 + ($0 % 65536) % 90) }, as: UTF8.self)
+        #expect(try Self.curl(big, proxy: port, cacert: setup.caCert).body == expected)
+        for _ in 0..<3 {
+            let hit = try Self.curl(big, proxy: port, cacert: setup.caCert)
+            #expect(hit.body == expected && hit.headers["cache-status"]?.contains("hit") == true)
+        }
+        #expect(origin.requests == 2)
+
         // And a response the rule rejects is a problem, over https too
         let rejected = try Self.curl(origin.url("/html500"), proxy: port, cacert: setup.caCert)
         #expect(rejected.status == 502)
         #expect(rejected.body.contains("unacceptable-status"))
         let stats = proxy!.onLoop { server in (server.stats.tlsIntercepted, server.stats.cacheHits) }
-        #expect(stats.0 == 3 && stats.1 == 1)
+        #expect(stats.0 == 7 && stats.1 == 4)
 
         // After a restart the https entry is still served from the file, and the inspector lists it
         proxy = nil
         proxy = try ProxyHarness(configuration: configuration)
         let again = try Self.curl(origin.url("/json"), proxy: proxy!.port, cacert: setup.caCert)
         #expect(again.headers["cache-status"]?.contains("hit") == true && again.body == first.body)
-        #expect(origin.requests == 2)  // /json once, /html500 once
+        #expect(origin.requests == 3)  // /json once, /big once, /html500 once
         var filter = CacheInspector.Filter()
         filter.url = "https://localhost:*"
         let listed = try CacheInspector(settings: configuration.cache).list(filter, now: Date().timeIntervalSince1970)
-        #expect(listed.map(\.url) == [origin.url("/json")])
+        #expect(Set(listed.map(\.url)) == [origin.url("/json"), big])
         // The same path over plain http is another key: a miss, never the https entry
         filter.url = "http://localhost:*"
         #expect(try CacheInspector(settings: configuration.cache).list(filter, now: 0).isEmpty)

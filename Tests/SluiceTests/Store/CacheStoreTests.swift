@@ -1,3 +1,4 @@
+import EventIO
 import Foundation
 import Logging
 import SQLite
@@ -90,6 +91,33 @@ struct CacheStoreTests {
         #expect(hot.body(EntryRef(row: 4999)) == nil)
         hot.keep(body: [UInt8](repeating: 1, count: 2 << 20), entry: EntryRef(row: 1))
         #expect(hot.body(EntryRef(row: 1)) == nil, "a body over the per-body limit is not kept")
+    }
+
+    @Test("Memory tier: bodies of 16 KiB and more are kept as files, counted, and read back whole")
+    func memoryTierFiles() {
+        let hot = HotSet(budget: 8 << 20)
+        let large = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 * 31) }
+        hot.keep(body: large, entry: EntryRef(row: 1))
+        hot.keep(body: Array(large[0..<1000]), entry: EntryRef(row: 2))
+        #expect(hot.files == 1)
+        guard case .file(let file)? = hot.body(EntryRef(row: 1)) else {
+            Issue.record("a 40 KB body is kept as a file")
+            return
+        }
+        #expect(Array(file.bytes) == large)
+        #expect(hot.body(EntryRef(row: 1))?.withUnsafeBytes { Array($0) } == large)
+        guard case .bytes(let small)? = hot.body(EntryRef(row: 2)) else {
+            Issue.record("a 1000-byte body is kept as bytes")
+            return
+        }
+        #expect(small == Array(large[0..<1000]))
+        hot.forget(entry: EntryRef(row: 1))
+        #expect(hot.files == 0 && hot.body(EntryRef(row: 1)) == nil)
+        #expect(Array(file.bytes) == large, "a file in use stays readable after the tier let go of it")
+        hot.keep(body: large, entry: EntryRef(row: 3))
+        hot.forgetAll()
+        #expect(hot.files == 0)
+        #expect(hot.fileLimit > 0)
     }
 
     @Test("Body search streams chunk by chunk and finds text that spans two chunks")
