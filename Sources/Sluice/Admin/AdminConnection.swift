@@ -108,9 +108,11 @@ final class AdminConnection: ConnectionDelegate {
         guard let host = request.headers["host"], AdminConnection.isLoopbackAuthority(host) else {
             return respond(status: 403, json: AdminConnection.error("the Host must be a loopback address"))
         }
-        // CSRF: browsers say where a cross-site request comes from; the admin API has no such callers.
-        if request.headers.contains("origin") {
-            return respond(status: 403, json: AdminConnection.error("requests from web pages (Origin) are refused"))
+        // CSRF: browsers say where a cross-site request comes from; only the admin page itself
+        // (same origin: `http://` and the loopback Host checked above) may call.
+        if let origin = request.headers["origin"], origin.lowercased() != "http://" + host.lowercased() {
+            return respond(
+                status: 403, json: AdminConnection.error("requests from other web pages (Origin) are refused"))
         }
         let (path, query) = AdminConnection.split(target)
         let mutating = request.method == "DELETE" || request.method == "POST"
@@ -134,6 +136,12 @@ final class AdminConnection: ConnectionDelegate {
             pump()
         case .events:
             startEventStream()
+        case .asset(let contentType, let bytes):
+            var headers = HTTPFields([("Content-Type", contentType)])
+            headers.append(name: "Content-Security-Policy", value: AdminPage.contentSecurityPolicy)
+            respond(status: 200, headers: headers, body: bytes)
+        case .bytes(let headers, let bytes):
+            respond(status: 200, headers: headers, body: bytes)
         }
     }
 
@@ -181,6 +189,13 @@ final class AdminConnection: ConnectionDelegate {
         headers.append(name: "Cache-Control", value: "no-store")
         headers.append(name: "Date", value: server.proxy.date.now)
         headers.append(name: "X-Content-Type-Options", value: "nosniff")
+        headers.append(name: "X-Frame-Options", value: "DENY")
+        headers.append(name: "Referrer-Policy", value: "no-referrer")
+        // Everything but the page's own files is data: never a document that runs anything,
+        // even when a stored body is opened directly (a stored `text/html` with a script).
+        if !headers.contains("content-security-policy") {
+            headers.append(name: "Content-Security-Policy", value: "sandbox; default-src 'none'")
+        }
         headers.append(name: "Connection", value: "close")
         connection.write(ResponseWriter.head(status: status, reason: "", headers: headers))
     }

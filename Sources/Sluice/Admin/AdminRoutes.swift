@@ -1,3 +1,4 @@
+import Codec
 import EventIO
 
 /// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same
@@ -11,6 +12,10 @@ struct AdminRoutes {
         /// A stored body, sent chunk by chunk as the client reads it.
         case body(HTTPFields, length: Int64, CacheInspector, entry: Int64)
         case events
+        /// A file of the admin page (``AdminPage``).
+        case asset(contentType: String, [UInt8])
+        /// Bytes kept in memory (a watched exchange's body).
+        case bytes(HTTPFields, [UInt8])
     }
 
     private var proxy: ProxyServer { server.proxy }
@@ -18,14 +23,16 @@ struct AdminRoutes {
     func answer(method: String, path: String, query: [String: String]) -> Answer {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let reading = method == "GET" || method == "HEAD"
-        let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge"]
+        if reading, let asset = AdminPage.asset(path) { return .asset(contentType: asset.type, asset.bytes) }
+        if reading, parts.count == 3, parts[0] == "exchanges", parts[2] == "body" { return exchangeBody(parts[1]) }
+        let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
         else {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try /health, /stats, /metrics, /cache, /cache/{id}, /cache/{id}/body, /events, POST /purge"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
@@ -42,6 +49,9 @@ struct AdminRoutes {
             return .text(
                 contentType: "text/plain; version=0.0.4; charset=utf-8", server.metrics.text(proxy, feed: server.feed))
         case ("events", _): return .events
+        case ("series", _):
+            let seconds = query["seconds"].flatMap { Int($0) } ?? Series.seconds
+            return .json(200, server.feed.series.json(now: proxy.clock(), seconds: seconds))
         case ("cache", 1): return cacheList(query)
         case ("cache", 2): return cacheEntry(parts[1])
         default: return cacheBody(parts[1])
@@ -147,7 +157,55 @@ struct AdminRoutes {
         .json(503, AdminConnection.error("the cache cannot be read: \(error)"))
     }
 
+    /// A watched exchange's body as the client got it (the first MiB), while the feed keeps it.
+    private func exchangeBody(_ id: String) -> Answer {
+        guard let number = Int(id), let capture = server.feed.bodies.capture(number) else {
+            return .json(404, AdminConnection.error("no body kept for exchange \(id) (kept while the page watches)"))
+        }
+        var headers = HTTPFields()
+        let fields = capture.responseFields
+        let type = fields.first { $0.0.lowercased() == "content-type" }?.1
+        headers.append(name: "Content-Type", value: type ?? "application/octet-stream")
+        let whole = capture.bodyTotal == Int64(capture.body.count)
+        if let coding = fields.first(where: { $0.0.lowercased() == "content-encoding" })?.1 {
+            // A cut compressed body cannot be decoded: it is offered as bytes.
+            if whole {
+                headers.append(name: "Content-Encoding", value: coding)
+            } else {
+                headers.set("Content-Type", "application/octet-stream")
+            }
+        }
+        headers.append(name: "Sluice-Body-Total", value: String(capture.bodyTotal))
+        return .bytes(headers, capture.body)
+    }
+
+    private func cacheSearch(_ text: String, limit: Int) -> Answer {
+        do {
+            let found = try inspector().search(
+                text, in: [.url, .headers, .body], limit: limit, now: proxy.clock(),
+                decode: { coding, body in
+                    try? ContentCoding(token: coding)?.decode(body, limit: 16 << 20)
+                })
+            return .json(
+                200,
+                .array(
+                    found.map { match in
+                        var json = match.entry.json(headers: false)
+                        if case .object(var members) = json {
+                            members.append(("matched", .array(match.places.map { .string($0.rawValue) })))
+                            json = .object(members)
+                        }
+                        return json
+                    }))
+        } catch {
+            return unavailable(error)
+        }
+    }
+
     private func cacheList(_ query: [String: String]) -> Answer {
+        if let text = query["q"], !text.isEmpty {
+            return cacheSearch(text, limit: min(Int(query["limit"] ?? "") ?? 100, 1000))
+        }
         var filter = CacheInspector.Filter()
         filter.host = query["host"]
         filter.url = query["url"]
@@ -181,10 +239,29 @@ struct AdminRoutes {
     private func cacheEntry(_ id: String) -> Answer {
         guard Int64(id) != nil else { return .json(400, AdminConnection.error("an entry is named by its id")) }
         do {
-            guard let entry = try inspector().entries(for: id, now: proxy.clock()).first else {
+            let inspector = try inspector()
+            guard let entry = try inspector.entries(for: id, now: proxy.clock()).first else {
                 return .json(404, AdminConnection.error("no entry \(id)"))
             }
-            return .json(200, entry.json(headers: true))
+            // With what the page explains: the variants of its URL and the last storing decision.
+            guard case .object(var members) = entry.json(headers: true) else { return .json(200, .null) }
+            let variants = try inspector.entries(for: entry.url, now: proxy.clock())
+            members.append(
+                (
+                    "variants",
+                    .array(variants.map { .object([("id", .number(Int($0.id))), ("variant", .string($0.variant))]) })
+                ))
+            if let decision = try inspector.decision(for: entry.key) {
+                members.append(
+                    (
+                        "decision",
+                        .object([
+                            ("time", .double(decision.time)), ("stored", .bool(decision.stored)),
+                            ("reason", .optional(decision.reason)),
+                        ])
+                    ))
+            }
+            return .json(200, .object(members))
         } catch {
             return unavailable(error)
         }

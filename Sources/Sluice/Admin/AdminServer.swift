@@ -20,7 +20,7 @@ public final class AdminServer {
         self.proxy = proxy
         self.token = token
         startTime = proxy.clock()
-        feed = EventFeed()
+        feed = EventFeed(loop: proxy.loop)
         feed.clock = { [unowned proxy] in proxy.clock() }
         metrics = AdminMetrics()
         guard let address = Configuration.socketAddress(listen) else {
@@ -29,6 +29,7 @@ public final class AdminServer {
         localAddress = address
         proxy.session.eventMonitor.add(feed)
         proxy.session.eventMonitor.add(metrics)
+        proxy.environment.watcher = feed
         let listener = try Listener(loop: proxy.loop, address: localAddress) { [unowned self] fd, peer in
             self.accept(fd: fd, peer: peer)
         }

@@ -1,8 +1,11 @@
 import EventIO
 
-/// Completed exchanges as Server-Sent Events for `GET /events` (AFNetworking's "task did
-/// complete" notification, for people), and the recent upstream outcomes for `GET /health`.
-final class EventFeed: EventMonitor {
+/// Exchanges as Server-Sent Events for `GET /events` (AFNetworking's "task did complete"
+/// notification, for people and the admin page): `start` when one begins, `progress` at most four
+/// times a second while its bytes move, `exchange` when it completes. Also what the page needs
+/// besides: the bodies of the last watched exchanges (bounded), per-second counts for the last
+/// ten minutes (`/series`) and the recent upstream outcomes for `/health`.
+final class EventFeed: EventMonitor, ExchangeWatcher {
     private var subscribers: [AdminConnection] = []
     /// Events not sent to a subscriber that had fallen behind by more than this.
     static let backlogLimit = 1 << 20
@@ -12,12 +15,92 @@ final class EventFeed: EventMonitor {
     private(set) var recent: [(time: Double, error: String?)] = []
     static let recentLimit = 20
     var clock: () -> Double = { 0 }
+    let loop: EventLoop
+    let series = Series()
+    let bodies = CapturedBodies()
 
-    func subscribe(_ connection: AdminConnection) { subscribers.append(connection) }
+    init(loop: EventLoop) { self.loop = loop }
 
-    func unsubscribe(_ connection: AdminConnection) { subscribers.removeAll { $0 === connection } }
+    func subscribe(_ connection: AdminConnection) {
+        subscribers.append(connection)
+        if progressTimer == nil {
+            let timer = Timer(loop: loop, repeats: true) { [unowned self] in self.sendProgress() }
+            timer.schedule(milliseconds: EventFeed.progressInterval)
+            progressTimer = timer
+        }
+    }
+
+    func unsubscribe(_ connection: AdminConnection) {
+        subscribers.removeAll { $0 === connection }
+        if subscribers.isEmpty {
+            progressTimer?.cancel()
+            progressTimer = nil
+            running.removeAll()
+        }
+    }
 
     var subscriberCount: Int { subscribers.count }
+
+    private func send(_ event: String, _ data: JSONValue) {
+        guard !subscribers.isEmpty else { return }
+        let frame = Array(("event: " + event + "\ndata: " + data.json + "\n\n").utf8)
+        for subscriber in subscribers {
+            if subscriber.connection.outputCount > EventFeed.backlogLimit {
+                dropped += 1
+                continue
+            }
+            subscriber.connection.write(frame)
+        }
+    }
+
+    // MARK: - ExchangeWatcher
+
+    var isWatching: Bool { !subscribers.isEmpty }
+
+    /// Exchanges running while someone watches, with the progress last sent for each.
+    private var running: [Int: (exchange: Weak<Exchange>, last: (Int64, Int64))] = [:]
+    private var progressTimer: Timer?
+    /// 4 progress events a second at most per exchange.
+    static let progressInterval = 250
+    /// Most exchanges reported per progress tick (the oldest first).
+    static let progressLimit = 200
+
+    func exchangeDidStart(_ exchange: Exchange) {
+        running[exchange.id] = (Weak(exchange), (-1, -1))
+        send(
+            "start",
+            .object([
+                ("id", .number(exchange.id)), ("time", .double(clock())), ("method", .string(exchange.request.method)),
+                ("url", .string(exchange.machine.context.url)),
+            ]))
+    }
+
+    func exchangeDidEnd(_ exchange: Exchange) { running[exchange.id] = nil }
+
+    private func sendProgress() {
+        var sent = 0
+        for id in running.keys.sorted() where sent < EventFeed.progressLimit {
+            guard let (box, last) = running[id], let exchange = box.value else {
+                running[id] = nil
+                continue
+            }
+            let progress = exchange.progress
+            guard (progress.up, progress.down) != last else { continue }
+            running[id] = (box, (progress.up, progress.down))
+            sent += 1
+            send(
+                "progress",
+                .object([
+                    ("id", .number(id)), ("method", .string(exchange.request.method)),
+                    ("url", .string(exchange.machine.context.url)), ("started", .double(exchange.startedAt)),
+                    ("up", .number(Int(progress.up))), ("up_total", progress.upTotal.map { .number(Int($0)) } ?? .null),
+                    ("down", .number(Int(progress.down))),
+                    ("down_total", progress.downTotal.map { .number(Int($0)) } ?? .null),
+                ]))
+        }
+    }
+
+    // MARK: - EventMonitor
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
         // Only the origin's own failures say something about reachability.
@@ -30,23 +113,19 @@ final class EventFeed: EventMonitor {
     }
 
     func exchangeDidComplete(_ record: ExchangeRecord) {
+        let now = clock()
+        series.count(record, now: now)
         guard !subscribers.isEmpty else { return }
-        let event = EventFeed.json(record, time: clock()).json
-        let frame = Array(("event: exchange\ndata: " + event + "\n\n").utf8)
-        for subscriber in subscribers {
-            if subscriber.connection.outputCount > EventFeed.backlogLimit {
-                dropped += 1
-                continue
-            }
-            subscriber.connection.write(frame)
-        }
+        if let capture = record.capture { bodies.keep(record.id, capture) }
+        send("exchange", EventFeed.json(record, time: now))
     }
 
     static func json(_ record: ExchangeRecord, time: Double) -> JSONValue {
         var validation: JSONValue = .string("passed")
         if let failure = record.validationFailure { validation = .string("failed: " + failure) }
         if case .validationFailed(let failure) = record.error { validation = .string("rejected: " + failure.detail) }
-        return .object([
+        var members: [(String, JSONValue)] = [
+            ("id", .number(record.id)),
             ("time", .double(time)), ("client", .string(record.client)), ("method", .string(record.method)),
             ("url", .string(record.url)), ("status", .number(record.status)), ("bytes", .number(Int(record.bytesSent))),
             ("duration_ms", .double((record.duration * 1e6).rounded() / 1e3)),
@@ -55,7 +134,27 @@ final class EventFeed: EventMonitor {
             ("validation", validation), ("transform", .optional(record.transform)),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
             ("timeline", record.timeline.map(EventFeed.json) ?? .null),
-        ])
+        ]
+        if let error = record.error {
+            let problem = Problem(error)
+            members.append(
+                (
+                    "problem",
+                    .object([
+                        ("type", .string(problem.type)), ("title", .string(problem.title)),
+                        ("status", .number(problem.status)), ("detail", .string(problem.detail)),
+                    ])
+                ))
+        }
+        if let capture = record.capture {
+            members += [
+                ("request_headers", .array(capture.requestHeaders.map { .strings([$0.0, $0.1]) })),
+                ("response_headers", .array(capture.responseFields.map { .strings([$0.0, $0.1]) })),
+                ("stripped_keys", .array(capture.strippedPaths.map { .string($0) })),
+                ("body_captured", .number(capture.body.count)),
+            ]
+        }
+        return .object(members)
     }
 
     static func json(_ timeline: Timeline) -> JSONValue {
@@ -65,5 +164,78 @@ final class EventFeed: EventMonitor {
             ("tls_ms", ms(timeline.tls)), ("first_byte_ms", ms(timeline.firstByte)),
             ("complete_ms", ms(timeline.complete)),
         ])
+    }
+}
+
+/// A reference that does not keep its object alive.
+final class Weak<T: AnyObject> {
+    weak var value: T?
+    init(_ value: T) { self.value = value }
+}
+
+/// The bodies of the last watched exchanges, as sent to the client: at most 1 MiB each and
+/// ``budget`` in all, the oldest dropped first.
+final class CapturedBodies {
+    static let budget = 32 << 20
+    private var kept: [Int: ExchangeCapture] = [:]
+    private var order: [Int] = []
+    private var bytes = 0
+
+    func keep(_ id: Int, _ capture: ExchangeCapture) {
+        guard kept[id] == nil else { return }
+        kept[id] = capture
+        order.append(id)
+        bytes += capture.body.count
+        while bytes > CapturedBodies.budget || order.count > 5000, let oldest = order.first {
+            order.removeFirst()
+            if let gone = kept.removeValue(forKey: oldest) { bytes -= gone.body.count }
+        }
+    }
+
+    func capture(_ id: Int) -> ExchangeCapture? { kept[id] }
+}
+
+/// Counts per second for the last ten minutes: requests, cache hits, responses by class,
+/// validation failures (rejected or reported). Fixed memory, updated by every exchange.
+final class Series {
+    static let seconds = 600
+    /// requests, hits, 1xx/2xx, 3xx, 4xx, 5xx (and none sent), validation failures.
+    static let names = ["requests", "hits", "2xx", "3xx", "4xx", "5xx", "validation_failures"]
+    private var buckets = [[Int]](repeating: [Int](repeating: 0, count: 7), count: Series.seconds)
+    private var stamps = [Int](repeating: -1, count: Series.seconds)
+
+    func count(_ record: ExchangeRecord, now: Double) {
+        let second = Int(now)
+        let slot = second % Series.seconds
+        if stamps[slot] != second {
+            stamps[slot] = second
+            buckets[slot] = [Int](repeating: 0, count: 7)
+        }
+        buckets[slot][0] += 1
+        if record.cacheStatus?.contains("; hit") == true { buckets[slot][1] += 1 }
+        switch record.status {
+        case 0..<300: buckets[slot][2] += 1
+        case 300..<400: buckets[slot][3] += 1
+        case 400..<500: buckets[slot][4] += 1
+        default: buckets[slot][5] += 1
+        }
+        var failed = record.validationFailure != nil
+        if case .validationFailed = record.error { failed = true }
+        if failed { buckets[slot][6] += 1 }
+    }
+
+    /// The last `seconds` seconds, oldest first, each series an array of counts.
+    func json(now: Double, seconds: Int = Series.seconds) -> JSONValue {
+        let last = Int(now)
+        let span = max(1, min(seconds, Series.seconds))
+        var columns = [[Int]](repeating: [], count: 7)
+        for second in (last - span + 1)...last {
+            let slot = ((second % Series.seconds) + Series.seconds) % Series.seconds
+            let values = stamps[slot] == second ? buckets[slot] : [Int](repeating: 0, count: 7)
+            for index in 0..<7 { columns[index].append(values[index]) }
+        }
+        return .object(
+            [("end", .number(last)), ("seconds", .number(span))]
+                + zip(Series.names, columns).map { ($0.0, .array($0.1.map { .number($0) })) })
     }
 }

@@ -150,6 +150,7 @@ extension Exchange: TaskDelegate {
             case .stripped(let head, let body, let removed):
                 env.stats.jsonStripped += 1
                 notes.transformNote = "stripped \(removed) null(s)"
+                capture?.strippedPaths = held.removedPaths()
                 prepare(head)
                 body.withUnsafeBytes { output.emit($0) }
             case .untouched(let detail):

@@ -36,9 +36,21 @@ extension Exchange {
             bytesSent: output.bytesSent, duration: duration, upstreamTime: task?.timeToHead, error: notes.error,
             aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
             transform: notes.transformNote, cacheStatus: notes.cacheStatus,
-            timeline: task?.timeline(exchangeStart: startTime, complete: duration))
+            timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id, capture: capture)
         env.session.eventMonitor.exchangeDidComplete(record)
+        if capture != nil { env.watcher?.exchangeDidEnd(self) }
         client.exchangeDidFinish(
             self, closeConnection: closeConnection, abort: aborted && output.framing == .close)
     }
+}
+
+extension Exchange {
+    /// How far the transfer got: request body bytes sent upstream of those announced, response
+    /// body bytes sent to the client of those announced (`nil`: not known).
+    var progress: (up: Int64, upTotal: Int64?, down: Int64, downTotal: Int64?) {
+        (body.received, body.expected, output.bytesSent, output.bodyLength > 0 ? output.bodyLength : nil)
+    }
+
+    /// When it started, in seconds since the epoch.
+    var startedAt: Double { env.clock() - Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9 }
 }

@@ -8,6 +8,10 @@ final class Exchange {
     let env: ExchangeEnvironment
     let request: ProxyRequest
     let startTime = EventLoop.monotonicNanoseconds()
+    /// Its number among the proxy's exchanges (the page's and `/events`' `id`).
+    let id: Int
+    /// What it keeps for a watcher, when one looks (``ExchangeWatcher``).
+    var capture: ExchangeCapture?
     // The driver's state is touched only from its own loop thread, one event at a time: the
     // dynamic exclusivity checks on these hot properties cost a few per cent of pass-through.
     @exclusivity(unchecked) private(set) var machine: ExchangeMachine
@@ -44,6 +48,7 @@ final class Exchange {
         self.client = client
         self.env = env
         self.request = request
+        id = env.nextExchangeID()
         body = RequestBody(framing: request.bodyFraming, limits: env.parserLimits)
         output = ResponseOutput(stream: client.stream, keepAlive: request.wantsKeepAlive && !env.isShuttingDown)
         (route, routed) = RouteDecision.decide(
@@ -57,6 +62,12 @@ final class Exchange {
 
     /// Lets the machine run the routed request.
     func start() {
+        if let watcher = env.watcher, watcher.isWatching {
+            let capture = ExchangeCapture(request: request.headers)
+            self.capture = capture
+            output.capture = capture
+            watcher.exchangeDidStart(self)
+        }
         run(.routed(routed, stripMode: route.stripMode, now: env.clock()))
     }
 

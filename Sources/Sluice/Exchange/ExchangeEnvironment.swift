@@ -46,6 +46,15 @@ final class ExchangeEnvironment {
     var transformLimit: Int
     /// Shutdown has begun: responses say `Connection: close`.
     var isShuttingDown = false
+    /// Who watches exchanges as they happen (the admin page), if anyone may.
+    weak var watcher: (any ExchangeWatcher)?
+    /// The last exchange number given (exchanges are numbered from 1 in the order they start).
+    private(set) var lastExchangeID = 0
+
+    func nextExchangeID() -> Int {
+        lastExchangeID += 1
+        return lastExchangeID
+    }
 
     init(
         loop: EventLoop, session: Session, hooks: UpstreamTask.Hooks, cache: TieredCache?, configuration: Configuration,

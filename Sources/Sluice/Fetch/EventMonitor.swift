@@ -82,6 +82,10 @@ public struct ExchangeRecord: Sendable {
     public var cacheStatus: String? = nil
     /// Where the time went, when the origin was contacted.
     public var timeline: Timeline? = nil
+    /// The exchange's number (from 1, in the order exchanges start).
+    public var id: Int = 0
+    /// What was kept for a watcher (the admin page), when one looked.
+    var capture: ExchangeCapture? = nil
 }
 
 /// An exchange's phases in seconds (Alamofire's `Timeline`): waiting before the upstream

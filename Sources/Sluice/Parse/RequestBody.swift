@@ -36,7 +36,13 @@ struct RequestBody {
         return true
     }
 
+    /// Body bytes handed upstream so far (upload progress).
+    private(set) var received: Int64 = 0
+    /// The length announced (`Content-Length`), `nil` for chunked or no body.
+    let expected: Int64?
+
     init(framing: ProxyRequest.BodyFraming, limits: RequestParser.Limits) {
+        if case .length(let count) = framing { expected = count } else { expected = nil }
         switch framing {
         case .none:
             remaining = 0
@@ -54,6 +60,7 @@ struct RequestBody {
     mutating func read(from connection: any ClientStream, into buffer: UnsafeMutableRawBufferPointer) -> Read {
         let read = readOnce(from: connection, into: buffer)
         if read == .wait { pace = .waitingForClient }
+        if case .bytes(let count) = read { received += Int64(count) }
         return read
     }
 

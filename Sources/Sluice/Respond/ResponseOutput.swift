@@ -27,11 +27,13 @@ final class ResponseOutput {
     /// Body bytes written.
     private(set) var bytesSent: Int64 = 0
     /// The body length announced (`Content-Length` framing), else 0.
-    private var bodyLength: Int64 = 0
+    private(set) var bodyLength: Int64 = 0
     /// The connection stays open after this response.
     var keepAlive: Bool
     /// The source paused because the client fell behind; it resumes when the client drains.
     private(set) var stalled = false
+    /// What a watched exchange keeps of the response (``ExchangeWatcher``); `nil` when nobody looks.
+    var capture: ExchangeCapture?
 
     init(stream: any ClientStream, keepAlive: Bool) {
         self.stream = stream
@@ -115,8 +117,10 @@ final class ResponseOutput {
             emit(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
             return true
         }
+        capture?.append(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
         if case .headHeld(let head) = state {
             state = .sending
+            capture?.head(head)
             head.withUnsafeBytes { stream.write($0, file: file, range: range) }
         } else {
             stream.write(UnsafeRawBufferPointer(start: nil, count: 0), file: file, range: range)
@@ -136,6 +140,7 @@ final class ResponseOutput {
 
     /// Writes body bytes in the response's framing.
     func emit(_ bytes: UnsafeRawBufferPointer) {
+        capture?.append(bytes)
         switch framing {
         case .none:
             return
@@ -166,6 +171,11 @@ final class ResponseOutput {
 
     /// A whole response written at once (a problem, a local answer).
     func complete(head: [UInt8], body: String, status: Int, bodyBytes: Int64) {
+        if let capture {
+            capture.head(head)
+            var text = body
+            text.withUTF8 { capture.append(UnsafeRawBufferPointer($0)) }
+        }
         stream.write(head)
         if !body.isEmpty { stream.write(body) }
         self.status = status
@@ -189,6 +199,7 @@ final class ResponseOutput {
             return
         }
         state = .sending
+        capture?.head(head)
         head.withUnsafeBytes { headBytes in
             switch pieces.count {
             case 0: stream.write(headBytes, more: more)

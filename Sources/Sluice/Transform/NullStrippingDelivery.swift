@@ -86,6 +86,13 @@ struct NullStrippingDelivery {
         return true
     }
 
+    /// The paths of the nulls stripping removes from the held body (for a watcher; decodes again).
+    func removedPaths(limit count: Int = 100) -> [String] {
+        guard let coding else { return NullPaths.list(held, mode: mode, limit: count) }
+        guard let decoded = try? coding.decode(held, limit: limit) else { return [] }
+        return NullPaths.list(decoded, mode: mode, limit: count)
+    }
+
     /// Strips the complete body.
     func finish() -> Result {
         var decoded: [UInt8]

@@ -74,6 +74,24 @@ struct AdminTests {
         #expect(rebound.status == 403)
         let cors = try Self.request(admin, "GET", "/stats", headers: "Origin: https://attacker.example\r\n")
         #expect(cors.status == 403)
+        // The admin page itself (same origin) may call; a page on another port of localhost may not.
+        let own = try Self.request(admin, "POST", "/purge?all", headers: "Origin: http://127.0.0.1:\(admin)\r\n")
+        #expect(own.status == 200)
+        let neighbour = try Self.request(
+            admin, "POST", "/purge?all", headers: "Origin: http://127.0.0.1:\(admin &+ 1)\r\n")
+        #expect(neighbour.status == 403)
+        // The page and its files, under a strict Content-Security-Policy; every other answer is sandboxed data.
+        let page = try Self.request(admin, "GET", "/")
+        #expect(page.status == 200 && page.header("content-type") == "text/html; charset=utf-8")
+        #expect(page.header("content-security-policy")?.hasPrefix("default-src 'self'; script-src 'self'") == true)
+        #expect(!String(decoding: page.body, as: UTF8.self).contains("<script>"), "no inline script")
+        #expect(try Self.request(admin, "GET", "/ui/app.js").header("content-type") == "text/javascript; charset=utf-8")
+        #expect(try Self.request(admin, "GET", "/ui/app.css").status == 200)
+        #expect(
+            try Self.request(admin, "GET", "/stats").header("content-security-policy") == "sandbox; default-src 'none'")
+        #expect(try Self.request(admin, "GET", "/exchanges/99/body").status == 404)
+        let series = Self.object(try Self.request(admin, "GET", "/series?seconds=60"))
+        #expect((series["requests"] as? [Int])?.count == 60)
         #expect(try Self.request(admin, "GET", "/nothing").status == 404)
         #expect(try Self.request(admin, "POST", "/stats").status == 405)
         #expect(try Self.request(admin, "GET", "/cache/abc").status == 400)
@@ -157,10 +175,13 @@ struct AdminTests {
         #expect(proxy.waitUntil { proxy.onLoop { $0.session.eventMonitor.monitors.count } >= 2 })
         let client = try RawClient(port: proxy.port)
         _ = try client.request(RawClient.get(origin.url("/watched")))
+        // `start` (and maybe `progress`) come first; the `exchange` event is the completed one.
         var data: String?
-        for _ in 0..<10 where data == nil {
+        var kind = ""
+        for _ in 0..<30 where data == nil {
             let line = try watcher.reader.readEventLine()
-            if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: "), kind == "exchange" { data = String(line.dropFirst(6)) }
         }
         let event = try #require(
             (try? JSONSerialization.jsonObject(with: Data((data ?? "").utf8))) as? [String: Any])
@@ -169,6 +190,16 @@ struct AdminTests {
         #expect(event["cache_status"] as? String == "Sluice; fwd=uri-miss; stored")
         #expect(event["validation"] as? String == "passed")
         #expect(event["duration_ms"] as? Double != nil)
+        // Watched, it carries what the page shows: its number, the header fields both ways, and
+        // its body is kept for the page.
+        let id = try #require(event["id"] as? Int)
+        let requestFields = try #require(event["request_headers"] as? [[String]])
+        #expect(requestFields.contains { $0.first?.lowercased() == "host" })
+        let responseFields = try #require(event["response_headers"] as? [[String]])
+        #expect(responseFields.contains { $0 == ["Cache-Status", "Sluice; fwd=uri-miss; stored"] })
+        let body = try RawClient(port: admin).request("GET /exchanges/\(id)/body HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(body.status == 200 && body.body == Array(#"{"path":"/watched"}"#.utf8))
+        #expect(body.header("content-security-policy") == "sandbox; default-src 'none'")
         let timeline = try #require(event["timeline"] as? [String: Any])
         for phase in ["queued_ms", "dns_ms", "connect_ms", "tls_ms", "first_byte_ms", "complete_ms"] {
             #expect((timeline[phase] as? Double ?? -1) >= 0, "\(phase)")

@@ -300,10 +300,13 @@ struct InterceptionTests {
         _ = try watcher.reader.readHead()
         #expect(proxy.waitUntil { proxy.onLoop { $0.session.eventMonitor.monitors.count } >= 2 })
         _ = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        // `start` (and maybe `progress`) come first; the `exchange` event is the completed one.
         var data: String?
-        for _ in 0..<10 where data == nil {
+        var kind = ""
+        for _ in 0..<30 where data == nil {
             let line = try watcher.reader.readEventLine()
-            if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: "), kind == "exchange" { data = String(line.dropFirst(6)) }
         }
         let event = try #require(
             (try? JSONSerialization.jsonObject(with: Data((data ?? "").utf8))) as? [String: Any])
