@@ -161,6 +161,51 @@ struct AdminTests {
         #expect(Self.object(purged)["purged"] as? Int == 4)
     }
 
+    @Test("A watched exchange still running: start, then at most four progress events a second with its byte counts")
+    func progressEvents() throws {
+        // 40 pieces of 16 KiB, 50 ms apart: two seconds of download with a known length.
+        let origin = try OriginServer { _ in
+            .paced(
+                status: 200, headers: [("Cache-Control", "no-store")],
+                pieces: Array(repeating: [UInt8](repeating: 0x61, count: 16 * 1024), count: 40), interval: 0.05,
+                declared: nil)
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let watcher = try RawClient(port: admin)
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try watcher.reader.readHead()
+        // (Subscribed in the loop turn that wrote the head just read.)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/slow")))
+        var kinds: [String] = []
+        var downs: [Int] = []
+        var times: [Double] = []
+        var kind = ""
+        while kinds.last != "exchange" {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+            guard line.hasPrefix("data: ") else { continue }
+            kinds.append(kind)
+            let event = try #require(
+                (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any])
+            #expect(event["id"] as? Int == 1)
+            if kind == "progress" {
+                downs.append(event["down"] as? Int ?? -1)
+                times.append(Date().timeIntervalSince1970)
+                #expect(event["down_total"] as? Int == 40 * 16 * 1024)
+            }
+        }
+        #expect(kinds.first == "start")
+        #expect(downs.count >= 3, "progress was reported while the body moved: \(kinds)")
+        #expect(downs == downs.sorted() && Set(downs).count == downs.count, "each reports more bytes")
+        if let first = times.first, let last = times.last, downs.count > 1 {
+            #expect(Double(downs.count - 1) / max(last - first, 0.001) <= 5, "at most about four a second")
+        }
+        _ = try client.reader.readResponse(method: "GET")
+    }
+
     @Test("GET /events streams one event per completed exchange")
     func events() throws {
         let origin = try Self.origin()

@@ -264,7 +264,7 @@ extension AdminPage {
             return lines.join("\n");
           }
 
-          async function preview(container, url, name) {
+          async function preview(container, url, name, whole) {
             container.replaceChildren(el("p", { class: "muted", text: "loading…" }));
             try {
               const response = await fetch(url);
@@ -289,9 +289,18 @@ extension AdminPage {
                 parts.push(el("pre", { class: "body-hex", text: hexDump(bytes) }));
               }
               const cut = total > bytes.length || bytes.length >= PREVIEW;
-              parts.push(el("p", { class: "muted" }, (cut ? "First " + size(bytes.length) + " of " + size(total || bytes.length) + ". " : size(bytes.length) + ". "),
-                el("a", { href: url, download: name || "body" , text: "Download" })));
+              const note = el("p", { class: "muted" }, (cut ? "First " + size(bytes.length) + " of " + size(total || bytes.length) + ". " : size(bytes.length) + ". "),
+                el("a", { href: url, download: name || "body" , text: cut ? "Download what was kept" : "Download" }));
+              parts.push(note);
               container.replaceChildren(...parts);
+              // The rest of a cut exchange body, when the cache holds the whole response.
+              if (cut && whole) {
+                const glob = whole.replace(/[[*?]/g, (c) => "[" + c + "]");
+                const stored = await (await fetch("/cache?limit=1&url=" + encodeURIComponent(glob))).json();
+                if (Array.isArray(stored) && stored.length) {
+                  note.append(" · ", el("a", { href: "/cache/" + stored[0].id + "/body", download: name || "body", text: "Download the whole body (stored)" }));
+                }
+              }
             } catch (error) {
               container.replaceChildren(el("p", { class: "muted", text: "The body could not be read: " + error.message }));
             }
@@ -396,7 +405,7 @@ extension AdminPage {
             const body = el("div", { class: "body" });
             parts.push(el("h3", { text: "Body" }), body);
             box.replaceChildren(...parts);
-            if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id);
+            if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id, e.method === "GET" ? e.url : null);
             else body.append(el("p", { class: "muted", text: "No body." }));
           }
 
@@ -566,6 +575,7 @@ extension AdminPage {
           }
 
           function chart(canvas, lines, options = {}) {
+            if (canvas.clientWidth && canvas.width !== canvas.clientWidth) canvas.width = canvas.clientWidth;
             const context = canvas.getContext("2d");
             const width = canvas.width, height = canvas.height;
             context.clearRect(0, 0, width, height);

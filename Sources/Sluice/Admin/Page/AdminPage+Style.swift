@@ -53,6 +53,7 @@ extension AdminPage {
         .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(440px, 1fr)); gap: 12px; }
         figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 4px; padding: 8px; }
         figcaption { font-weight: 600; margin-bottom: 4px; }
+        figure canvas { display: block; width: 100%; height: 120px; }
         .legend i { display: inline-block; width: 10px; height: 3px; margin: 0 3px 2px 8px; vertical-align: middle; }
         .legend .c2 { background: #2e7d32; } .legend .c3 { background: #1d5c9b; } .legend .c4 { background: #b26a00; } .legend .c5 { background: #c62828; }
         #notice, #confirm, #token-form { margin: 8px 16px 0; padding: 8px 12px; border-radius: 4px; background: #fff6e0; border: 1px solid #f1d9a0; }

@@ -120,7 +120,7 @@ enum AdminPage {
 
         <section id="view-overview" class="view" hidden>
           <div class="charts">
-            <figure><figcaption>requests / s</figcaption><canvas id="chart-requests" width="420" height="120"></canvas></figure>
+            <figure><figcaption>requests / s <span class="muted">(last 5 minutes)</span></figcaption><canvas id="chart-requests" width="420" height="120"></canvas></figure>
             <figure><figcaption>hit ratio %</figcaption><canvas id="chart-hits" width="420" height="120"></canvas></figure>
             <figure><figcaption>responses by class / s <span class="legend"><i class="c2"></i>2xx <i class="c3"></i>3xx <i class="c4"></i>4xx <i class="c5"></i>5xx</span></figcaption><canvas id="chart-classes" width="420" height="120"></canvas></figure>
             <figure><figcaption>validation failures / s</figcaption><canvas id="chart-validation" width="420" height="120"></canvas></figure>

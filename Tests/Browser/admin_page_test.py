@@ -1,0 +1,406 @@
+"""The admin page in a real Chromium (Selenium + chromedriver from Debian).
+
+Starts an origin (Python's http.server on a free loopback port), `sluice serve` with the page's
+admin port and a rule that strips nulls and one that rejects 5xx, and a headless Chromium on the
+page. Traffic goes through the proxy with plain sockets; the checks are made in the page the way
+a person would see it. Screenshots of every view go to .build/ui-artifacts/.
+
+Run by scripts/browser-test.sh (which makes the venv); SLUICE_BIN names the binary.
+"""
+import http.client
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ARTIFACTS = os.path.join(ROOT, ".build", "ui-artifacts")
+SLUICE = os.environ.get("SLUICE_BIN", os.path.join(ROOT, ".build", "debug", "sluice"))
+TOKEN = "page-t0ken"
+MIB = 1 << 20
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    counts = {}
+    lock = threading.Lock()
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, content_type, body, cache="max-age=600"):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", cache)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self):
+        path = self.path.split("?")[0]
+        with Origin.lock:
+            Origin.counts[path] = Origin.counts.get(path, 0) + 1
+        if path == "/api/user":
+            body = json.dumps({"id": 7, "name": "Ada", "middle_name": None,
+                               "address": {"city": "London", "zip": None}, "tags": ["a", "b"]})
+            self.send(200, "application/json", body.encode(), "no-store")
+        elif path == "/page/xss":
+            self.send(200, "text/html", b"<script>window.__xss = 1</script><img src=x onerror=\"window.__xss = 2\"><b>bold?</b>")
+        elif path == "/page/broken":
+            self.send(500, "text/html", b"<h1>origin failure</h1>", "no-store")
+        elif path == "/page/cached":
+            self.send(200, "text/plain", b"stored text", "max-age=600")
+        elif path == "/page/many":
+            self.send(200, "text/plain", b"x" * 100, "max-age=600")
+        elif path == "/slow/100m":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(100 * MIB))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            piece = b"z" * MIB
+            try:
+                for _ in range(100):
+                    self.wfile.write(piece)
+                    time.sleep(0.06)
+            except OSError:
+                pass
+        else:
+            self.send(404, "text/plain", b"not here", "no-store")
+
+
+def proxy_get(proxy_port, url, read=True):
+    connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
+    connection.request("GET", url)
+    response = connection.getresponse()
+    if not read:
+        return response, connection  # the caller reads the body, then closes
+    body = response.read()
+    connection.close()
+    return response, body
+
+
+class AdminPageTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        cls.origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+        cls.origin.daemon_threads = True
+        threading.Thread(target=cls.origin.serve_forever, daemon=True).start()
+        cls.origin_url = "http://127.0.0.1:%d" % cls.origin.server_address[1]
+        cls.proxy_port, cls.admin_port = free_port(), free_port()
+        cls.directory = tempfile.mkdtemp(prefix="sluice-page-")
+        config = os.path.join(cls.directory, "sluice.yaml")
+        with open(config, "w") as f:
+            f.write("""
+listen: 127.0.0.1:%d
+admin:
+  listen: 127.0.0.1:%d
+  token: %s
+cache:
+  path: %s/cache.sqlite
+log:
+  access: false
+rules:
+  - name: user-api
+    match: { path: "/api/*" }
+    strip_json_nulls: true
+  - name: pages-must-succeed
+    match: { path: "/page/*" }
+    accept: { status: ["200-299"] }
+""" % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory))
+        cls.log = open(os.path.join(ARTIFACTS, "sluice.log"), "w")
+        cls.sluice = subprocess.Popen([SLUICE, "serve", "--config", config], stdout=cls.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while True:
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/health" % cls.admin_port, timeout=1).read()
+                break
+            except OSError:
+                if time.time() > deadline or cls.sluice.poll() is not None:
+                    raise RuntimeError("sluice did not start; see .build/ui-artifacts/sluice.log")
+                time.sleep(0.1)
+        options = Options()
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--window-size=1500,950", "--no-proxy-server"]:
+            options.add_argument(argument)
+        options.binary_location = "/usr/bin/chromium"
+        cls.browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        cls.browser.set_script_timeout(30)
+        cls.page = "http://127.0.0.1:%d/" % cls.admin_port
+        cls.browser.get(cls.page)
+        cls.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+        cls.errors = []
+
+    @classmethod
+    def tearDownClass(cls):
+        logs = []
+        try:
+            logs = cls.browser.get_log("browser")
+        except Exception:
+            pass
+        with open(os.path.join(ARTIFACTS, "console.log"), "w") as f:
+            for entry in logs:
+                f.write("%s %s\n" % (entry.get("level"), entry.get("message")))
+        cls.browser.quit()
+        cls.sluice.terminate()
+        cls.sluice.wait(15)
+        cls.log.close()
+        cls.origin.shutdown()
+
+    @classmethod
+    def wait(cls, condition, seconds=5):
+        return WebDriverWait(cls.browser, seconds, poll_frequency=0.05).until(condition)
+
+    def click_row(self, table, text, seconds=5):
+        """Clicks the row of `table` whose text contains `text` (lists are redrawn: retried)."""
+        deadline = time.time() + seconds
+        while True:
+            try:
+                rows = [r for r in self.browser.find_elements(By.CSS_SELECTOR, "#%s tbody tr" % table) if text in r.text]
+                if rows:
+                    rows[0].click()
+                    return
+            except StaleElementReferenceException:
+                pass
+            if time.time() > deadline:
+                raise AssertionError("no row with %r in #%s" % (text, table))
+            time.sleep(0.05)
+
+    def shot(self, name):
+        self.browser.save_screenshot(os.path.join(ARTIFACTS, name + ".png"))
+
+    def tab(self, view):
+        self.browser.find_element(By.CSS_SELECTOR, "#tabs button[data-view='%s']" % view).click()
+
+    def live_row(self, url, seconds=5):
+        def find(browser):
+            for row in browser.find_elements(By.CSS_SELECTOR, "#live-table tbody tr"):
+                cells = row.find_elements(By.TAG_NAME, "td")
+                if len(cells) > 2 and cells[2].text == url:
+                    return row
+            return False
+        return self.wait(find, seconds)
+
+    def test_1_exchange_appears_within_a_second_and_detail_shows_fields_and_pretty_json(self):
+        self.tab("live")
+        url = self.origin_url + "/api/user"
+        sent = time.time()
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 200)
+        self.assertNotIn(b"null", body)
+        row = self.live_row(url, 3)
+        self.assertLess(time.time() - sent, 1.0, "the exchange showed up after more than 1 s")
+        row.click()
+        detail = self.wait(lambda b: b.find_element(By.ID, "detail").is_displayed() and b.find_element(By.ID, "detail"))
+        pretty = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail pre.body-text"))[0]
+        self.assertIn('{\n  "id": 7,\n  "name": "Ada",', pretty.text)
+        text = detail.text
+        for expected in ["Request header fields", "Response header fields", "Content-Type", "application/json",
+                         "Cache-Status", "user-api", "Null stripping removed", "$.middle_name", "$.address.zip",
+                         "Timeline", "first_byte" if False else "wait"]:
+            self.assertIn(expected, text)
+        detail.find_element(By.XPATH, ".//button[text()='Copy as curl']").click()
+        curl = self.browser.find_element(By.CSS_SELECTOR, "#detail pre.curl").text
+        self.assertIn("curl -x http://127.0.0.1:%d '%s'" % (self.proxy_port, url), curl)
+        self.shot("live-detail")
+
+    def test_2_rejected_response_shows_its_problem_and_rule(self):
+        url = self.origin_url + "/page/broken"
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 502)
+        self.live_row(url).click()
+        detail = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail .problem"))[0]
+        self.assertIn("unacceptable-status", detail.text)
+        self.assertIn("500", self.browser.find_element(By.CSS_SELECTOR, "#detail .problem-detail").text)
+        self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, "#detail .problem-rule").text, "pages-must-succeed")
+        # The failed-validation filter keeps it and drops the passing one.
+        self.browser.find_element(By.ID, "live-failed").click()
+        self.wait(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")) == 1)
+        self.browser.find_element(By.ID, "live-failed").click()
+        self.shot("live-rejected")
+
+    def test_3_a_stored_script_is_shown_as_text_and_never_runs(self):
+        url = self.origin_url + "/page/xss"
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 200)
+        self.live_row(url).click()
+        pretty = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail pre.body-text"))[0]
+        self.assertIn("<script>window.__xss = 1</script>", pretty.text)
+        # Also from the cache view.
+        self.tab("cache")
+        self.browser.find_element(By.ID, "cache-query").send_keys("xss\n")
+        self.click_row("cache-table", "/page/xss")
+        entry = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#entry pre.body-text"))[0]
+        self.assertIn("<img src=x onerror", entry.text)
+        time.sleep(0.3)
+        self.assertIsNone(self.browser.execute_script("return window.__xss"))
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "main img:not(.preview-image)")), 0)
+        self.shot("cache-xss-entry")
+        self.browser.find_element(By.ID, "cache-query").clear()
+
+    def test_4_a_slow_download_has_a_moving_progress_bar(self):
+        url = self.origin_url + "/slow/100m"
+        result = {}
+
+        def download():
+            try:
+                response, connection = proxy_get(self.proxy_port, url, read=False)
+                result["status"] = response.status
+                total = 0
+                while True:
+                    piece = response.read(MIB)
+                    if not piece:
+                        break
+                    total += len(piece)
+                result["total"] = total
+                connection.close()
+            except Exception as error:
+                result["error"] = repr(error)
+
+        thread = threading.Thread(target=download, daemon=True)
+        thread.start()
+        self.tab("flight")
+        bar = lambda b: b.find_elements(By.CSS_SELECTOR, "#flight-table tbody tr td progress")
+        try:
+            self.wait(lambda b: len(bar(b)) >= 2, 5)
+        except Exception:
+            self.shot("in-flight-failure")
+            print(result, file=sys.stderr)
+            raise
+
+        def downloaded():
+            value = self.browser.execute_script(
+                "const p = document.querySelectorAll('#flight-table tbody tr td progress'); return p.length ? p[1].value : -1")
+            return value or 0
+
+        first = self.wait(lambda b: downloaded() > 0, 5) and downloaded()
+        time.sleep(1.0)
+        second = downloaded()
+        self.assertGreater(second, first, "the download bar did not move")
+        maximum = self.browser.execute_script("return document.querySelectorAll('#flight-table tbody tr td progress')[1].max")
+        self.assertEqual(maximum, 100 * MIB)
+        self.shot("in-flight")
+        thread.join(60)
+        self.assertEqual(result.get("total"), 100 * MIB)
+        self.wait(lambda b: b.find_element(By.ID, "flight-empty").is_displayed(), 5)
+
+    def test_5_purge_from_the_page_asks_for_the_token_and_the_next_request_goes_upstream(self):
+        url = self.origin_url + "/page/cached"
+        proxy_get(self.proxy_port, url)
+        response, _ = proxy_get(self.proxy_port, url)
+        self.assertIn("hit", response.getheader("Cache-Status"))
+        before = Origin.counts.get("/page/cached", 0)
+        self.tab("cache")
+        query = self.browser.find_element(By.ID, "cache-query")
+        query.clear()
+        query.send_keys("page/cached\n")
+        self.click_row("cache-table", "/page/cached")
+        entry = self.wait(lambda b: b.find_element(By.ID, "entry").is_displayed() and b.find_element(By.ID, "entry"))
+        self.wait(lambda b: "freshness" in entry.text)
+        for expected in ["fresh for", "max-age", "hits", "last decision", "stored"]:
+            self.assertIn(expected, entry.text)
+        self.shot("cache-entry")
+        entry.find_element(By.XPATH, ".//button[text()='Purge']").click()
+        self.wait(lambda b: b.find_element(By.ID, "confirm").is_displayed())
+        self.browser.find_element(By.ID, "confirm-yes").click()
+        # admin.token is set: the page asks for it, then the purge goes through.
+        self.wait(lambda b: b.find_element(By.ID, "token-form").is_displayed())
+        self.browser.find_element(By.ID, "token-input").send_keys(TOKEN)
+        self.browser.find_element(By.ID, "token-save").click()
+        self.browser.find_element(By.XPATH, "//aside[@id='entry']//button[text()='Purge']").click()
+        self.wait(lambda b: b.find_element(By.ID, "confirm").is_displayed())
+        self.browser.find_element(By.ID, "confirm-yes").click()
+        self.wait(lambda b: "Purged" in b.find_element(By.ID, "notice").text)
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertIn("fwd=", response.getheader("Cache-Status"))
+        self.assertEqual(Origin.counts["/page/cached"], before + 1)
+        query.clear()
+
+    def test_6_ten_thousand_events_leave_the_page_responsive(self):
+        self.tab("live")
+        self.browser.execute_script("""
+            window.__lag = 0; let last = performance.now();
+            window.__probe = setInterval(() => { const now = performance.now();
+              window.__lag = Math.max(window.__lag, now - last - 50); last = now; }, 50);""")
+        url = self.origin_url + "/page/many"
+        proxy_get(self.proxy_port, url)
+        started = time.time()
+
+        def hammer(count):
+            connection = http.client.HTTPConnection("127.0.0.1", self.proxy_port, timeout=30)
+            for _ in range(count):
+                connection.request("GET", url)
+                connection.getresponse().read()
+            connection.close()
+
+        threads = [threading.Thread(target=hammer, args=(2500,)) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.time() - started
+        # The page took them all (bounded to the newest 5000) and still answers a click at once.
+        self.wait(lambda b: "5000 exchanges" in b.find_element(By.ID, "live-count").text, 15)
+        lag = self.browser.execute_script("clearInterval(window.__probe); return window.__lag")
+        clicked = time.time()
+        self.browser.find_element(By.ID, "live-pause").click()  # the list holds still to be clicked
+        self.browser.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")[3].click()
+        self.wait(lambda b: b.find_element(By.ID, "detail").is_displayed(), 2)
+        response_time = time.time() - clicked
+        filter_started = time.time()
+        self.browser.find_element(By.ID, "live-text").send_keys("/api/user")
+        self.wait(lambda b: "of 5000 exchanges" in b.find_element(By.ID, "live-count").text
+                  and not b.find_element(By.ID, "live-count").text.startswith("5000"), 3)
+        filtered = time.time() - filter_started
+        self.browser.find_element(By.ID, "live-text").clear()
+        self.browser.find_element(By.ID, "live-pause").click()
+        with open(os.path.join(ARTIFACTS, "responsiveness.txt"), "w") as f:
+            f.write("10000 exchanges in %.1f s (%.0f/min); longest main-thread stall %.0f ms; "
+                    "click to detail %.0f ms; filter %.0f ms\n" % (elapsed, 10000 / elapsed * 60, lag,
+                                                               response_time * 1000, filtered * 1000))
+        self.assertLess(lag, 1000, "the page stalled for %.0f ms" % lag)
+        self.assertLess(response_time, 1.0)
+        self.shot("live-10000")
+
+    def test_7_overview_draws_its_charts_and_the_upstream_view(self):
+        self.tab("overview")
+        health = self.wait(lambda b: "upstream reachable" in b.find_element(By.ID, "health").text and b.find_element(By.ID, "health"))
+        self.assertIn("yes", health.text)
+        drawn = self.browser.execute_script("""
+            const c = document.getElementById('chart-requests'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n;""")
+        self.assertGreater(drawn, 100)
+        self.shot("overview")
+        self.tab("cache")
+        self.browser.find_element(By.ID, "cache-refresh").click()
+        self.wait(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#cache-table tbody tr")) > 0)
+        self.shot("cache")
+        self.tab("live")
+        self.shot("live")
+
+
+if __name__ == "__main__":
+    result = unittest.main(verbosity=2, exit=False).result
+    sys.exit(0 if result.wasSuccessful() else 1)
