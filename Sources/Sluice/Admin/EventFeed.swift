@@ -199,6 +199,7 @@ final class CapturedBodies {
 /// validation failures (rejected or reported). Fixed memory, updated by every exchange.
 final class Series {
     static let seconds = 600
+    static let hitPrefix = "Sluice; hit".utf8
     /// requests, hits, 1xx/2xx, 3xx, 4xx, 5xx (and none sent), validation failures.
     static let names = ["requests", "hits", "2xx", "3xx", "4xx", "5xx", "validation_failures"]
     private var buckets = [[Int]](repeating: [Int](repeating: 0, count: 7), count: Series.seconds)
@@ -212,7 +213,9 @@ final class Series {
             buckets[slot] = [Int](repeating: 0, count: 7)
         }
         buckets[slot][0] += 1
-        if record.cacheStatus?.contains("; hit") == true { buckets[slot][1] += 1 }
+        // A hit's Cache-Status starts "Sluice; hit" (compared as bytes: a String search would
+        // cost a tenth of a hit).
+        if let status = record.cacheStatus, status.utf8.starts(with: Series.hitPrefix) { buckets[slot][1] += 1 }
         switch record.status {
         case 0..<300: buckets[slot][2] += 1
         case 300..<400: buckets[slot][3] += 1
