@@ -46,6 +46,9 @@ public struct CurlError: Error, CustomStringConvertible, Sendable, Equatable {
         message = String(cString: curl_multi_strerror(multiCode))
     }
 
+    /// A failure in the proxy handshake (`CURLE_PROXY`: SOCKS or the HTTPS proxy's TLS).
+    public var isProxyError: Bool { code == Int32(CURLE_PROXY.rawValue) }
+
     /// The category of this failure.
     public var kind: Kind {
         switch CURLcode(rawValue: UInt32(code)) {

@@ -95,6 +95,11 @@ public final class EasyHandle {
         sluice_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, nil)
         headers = nil
         if hasCustomTrust { resetTrust() }
+        if hasProxy {
+            sluice_easy_setopt_string(handle, CURLOPT_PROXY, "")
+            sluice_easy_setopt_string(handle, CURLOPT_NOPROXY, "*")
+            hasProxy = false
+        }
         pausedMask = 0
         errorBuffer[0] = 0
     }
@@ -187,6 +192,24 @@ public final class EasyHandle {
     }
 
     /// The absolute URL to fetch. - SeeAlso: `CURLOPT_URL`.
+    private var hasProxy = false
+
+    /// Sends the transfer through a parent proxy (`http://`, `https://`, `socks5h://`, with
+    /// credentials in the URL): absolute-form requests for `http://` targets, a CONNECT tunnel
+    /// for `https://` ones. The URL is never logged.
+    public func setProxy(_ url: String) {
+        _ = url.withCString { sluice_easy_setopt_string(handle, CURLOPT_PROXY, $0) }
+        sluice_easy_setopt_string(handle, CURLOPT_NOPROXY, "")
+        hasProxy = true
+    }
+
+    /// The status a parent proxy answered the CONNECT with (0: none was sent).
+    public var proxyConnectCode: Int {
+        var code = 0
+        sluice_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &code)
+        return code
+    }
+
     public func setURL(_ url: String) { _ = url.withCString { sluice_easy_setopt_string(handle, CURLOPT_URL, $0) } }
 
     // MARK: - Origin trust

@@ -125,7 +125,12 @@ struct AdminRoutes {
             ("tls", tlsStats),
             (
                 "upstream",
-                .object([("tasks", .number(stats.upstreamTasks)), ("connections", .number(stats.upstreamConnections))])
+                .object([
+                    ("tasks", .number(stats.upstreamTasks)), ("connections", .number(stats.upstreamConnections)),
+                    // The parents by description: never their credentials.
+                    ("parent_http", .optional(proxy.environment.parents.forHTTP?.description)),
+                    ("parent_https", .optional(proxy.environment.parents.forHTTPS?.description)),
+                ])
             ),
             (
                 "validation",

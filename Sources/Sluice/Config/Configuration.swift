@@ -102,7 +102,46 @@ public struct Configuration: Sendable, Equatable {
         public var maxIdleConnections = 256
         /// Connections per origin, 0 = unlimited; 0 by default.
         public var maxConnectionsPerHost = 0
+        /// `upstream.proxy`: a parent proxy, `env`, or none (the default).
+        public var proxy = ProxySetting.none
+        /// `upstream.no_proxy`: targets that never go through the parent.
+        public var noProxy: [ParentRouting.Exception] = []
         public init() {}
+
+        /// Where `upstream.proxy` takes the parent from.
+        public enum ProxySetting: Sendable, Equatable {
+            case none
+            case url(ParentProxy)
+            /// `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` (or their lower-case forms), read at start.
+            case environment
+        }
+
+        /// The parents in force, given the process environment (`lookup`: `getenv`).
+        public func parentRouting(environment lookup: (String) -> String?) -> Result<
+            ParentRouting, ParentProxy.ParseError
+        > {
+            switch proxy {
+            case .none:
+                return .success(ParentRouting())
+            case .url(let parent):
+                return .success(ParentRouting(forHTTP: parent, forHTTPS: parent, exceptions: noProxy))
+            case .environment:
+                func variable(_ name: String) -> String? {
+                    (lookup(name) ?? lookup(name.lowercased())).flatMap { $0.isEmpty ? nil : $0 }
+                }
+                var routing = ParentRouting(exceptions: noProxy)
+                do {
+                    if let text = variable("HTTP_PROXY") { routing.forHTTP = try ParentProxy.parse(text).get() }
+                    if let text = variable("HTTPS_PROXY") { routing.forHTTPS = try ParentProxy.parse(text).get() }
+                } catch {
+                    return .failure(error)
+                }
+                for item in variable("NO_PROXY")?.split(separator: ",") ?? [] {
+                    routing.exceptions += ParentRouting.exceptions(String(item)) ?? []
+                }
+                return .success(routing)
+            }
+        }
     }
 
     /// What to do with 3xx responses.

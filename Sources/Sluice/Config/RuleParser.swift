@@ -118,7 +118,7 @@ enum RuleParser {
         var rule = Rule(name: defaultName)
         let allowed =
             allowMatch
-            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls"]
+            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls", "proxy"]
             : ["accept", "strip_json_nulls", "cache", "tls"]
         for (name, value, line) in try mapping(node, path: path) {
             let keyPath = path + "." + name
@@ -146,6 +146,16 @@ enum RuleParser {
                 rule.redirects = policy
             case "cache": rule.cache = try parseCache(item, path: keyPath)
             case "intercept": rule.intercept = try item.bool()
+            case "proxy":
+                let text = try ConfigLoader.substitutingEnvironment(try item.string(), at: item)
+                if text == "none" || text == "direct" {
+                    rule.proxy = .direct
+                } else {
+                    switch ParentProxy.parse(text) {
+                    case .success(let parent): rule.proxy = .parent(parent)
+                    case .failure(let error): throw item.fail("proxy: \(error) (or none)")
+                    }
+                }
             case "tls":
                 let trust = try parseTrust(item, path: keyPath)
                 if !allowMatch, !trust.verify {

@@ -41,6 +41,8 @@ final class Exchange {
         var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
         upstream.fromLocalClient = client.isLocal
         upstream.trust = route.rule.tls
+        upstream.parent = env.parents.parent(
+            host: upstream.url.host, https: upstream.url.scheme == "https", rule: route.rule.proxy)
         return upstream
     }()
 

@@ -46,6 +46,8 @@ final class ExchangeEnvironment {
     var transformLimit: Int
     /// Shutdown has begun: responses say `Connection: close`.
     var isShuttingDown = false
+    /// The parent proxies in force (`upstream.proxy`, `no_proxy`), resolved at start.
+    var parents = ParentRouting()
     /// Who watches exchanges as they happen (the admin page), if anyone may.
     weak var watcher: (any ExchangeWatcher)?
     /// The last exchange number given (exchanges are numbered from 1 in the order they start).

@@ -106,6 +106,7 @@ public final class Session {
 
     func configure(_ handle: EasyHandle, for request: UpstreamRequest) {
         handle.setURL(request.url.description)
+        if let parent = request.parent { handle.setProxy(parent.curlURL) }
         let share = Session.receiveBudget / max(1, running.count)
         handle.setReceiveBuffer(
             bytes: min(max(share, Session.receiveBufferRange.lowerBound), Session.receiveBufferRange.upperBound))

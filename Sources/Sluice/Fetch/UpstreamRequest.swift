@@ -23,6 +23,8 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var fromLocalClient = true
     /// How the origin's certificate is trusted (the rule's `tls:`); `nil` = the system store, verified.
     public var trust: UpstreamTrust?
+    /// The parent proxy it goes through (`upstream.proxy`, a rule's `proxy:`); `nil` = direct.
+    public var parent: ParentProxy?
 
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
         self.method = method

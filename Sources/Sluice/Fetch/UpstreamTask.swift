@@ -175,6 +175,24 @@ public final class UpstreamTask {
     private func convert(_ error: CurlError) -> SluiceError {
         let host = currentRequest.url.host
         if let refusedTarget { return .forbidden(reason: refusedTarget) }
+        if let parent = currentRequest.parent {
+            // Through a parent: failures to reach it or refusals of the tunnel are the parent's.
+            let connectCode = handle?.proxyConnectCode ?? 0
+            if connectCode == 407 { return .upstreamFailed(reason: .parentAuthRequired(parent: parent.description)) }
+            if connectCode >= 300 {
+                return .upstreamFailed(
+                    reason: .parentFailed(
+                        parent: parent.description,
+                        detail: "it answered \(connectCode) to the CONNECT for \(currentRequest.url.authority)"))
+            }
+            switch error.kind {
+            case .resolve, .connect:
+                return .upstreamFailed(reason: .parentFailed(parent: parent.description, detail: error.message))
+            case .other where error.isProxyError:
+                return .upstreamFailed(reason: .parentFailed(parent: parent.description, detail: error.message))
+            default: break
+            }
+        }
         if error.isOutOfMemory, response == nil {
             // A header line too long for libcurl arrives whole at neither hook: say what it means.
             return .upstreamFailed(
@@ -288,6 +306,12 @@ public final class UpstreamTask {
     private func headDidComplete(_ head: ResponseHead) -> EasyHandle.Action {
         headTimer?.cancel()
         timeToHead = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
+        if head.status == 407, let parent = currentRequest.parent, currentRequest.url.scheme == "http" {
+            // The parent's own answer to an absolute-form request: Sluice is the client's proxy,
+            // so the client must not be asked for the parent's credentials.
+            failure = .upstreamFailed(reason: .parentAuthRequired(parent: parent.description))
+            return .abort
+        }
         response = head
         switch session.delegate.task(self, didReceiveHead: head) {
         case .deliver:
@@ -338,6 +362,8 @@ extension UpstreamTask: EasyHandleDelegate {
     }
 
     public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
+        // Through a parent the socket goes to the parent, which the configuration named.
+        if currentRequest.parent != nil { return true }
         guard let refusal = session.targetGuard.refusal(address, localClient: currentRequest.fromLocalClient) else {
             return true
         }

@@ -100,6 +100,38 @@ public final class ProxyServer {
         self.listener = listener
         boundAddress = listener.localAddress
         addSelfAddress(boundAddress)
+        environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
+        let parents = [environment.parents.forHTTP, environment.parents.forHTTPS].compactMap { $0 }
+        if let parent = parents.first {
+            logger.info("requests go through the parent proxy \(parent)")
+        }
+    }
+
+    /// The parent proxies in force (`upstream.proxy: env` reads the environment now); a parent
+    /// that is this very listener would send every request around in a circle and is refused.
+    static func parents(_ configuration: Configuration, listening address: SocketAddress) throws -> ParentRouting {
+        let routing: ParentRouting
+        switch configuration.upstream.parentRouting(environment: { getenv($0).map { String(cString: $0) } }) {
+        case .success(let parsed): routing = parsed
+        case .failure(let error): throw ParentProxyRefused(reason: "upstream.proxy: env: \(error)")
+        }
+        let ruleParents = (configuration.rules + [configuration.defaults]).compactMap { rule -> ParentProxy? in
+            if case .parent(let parent)? = rule.proxy { return parent }
+            return nil
+        }
+        for parent in [routing.forHTTP, routing.forHTTPS].compactMap({ $0 }) + ruleParents {
+            let loopbackName =
+                parent.host == "localhost"
+                || SocketAddress.parseIP(parent.host).map {
+                    SocketAddress(ip: $0, port: 0).isLoopback || $0.allSatisfy { $0 == 0 }
+                } == true
+            if parent.port == address.port, loopbackName || parent.host == address.host {
+                throw ParentProxyRefused(
+                    reason: "the parent proxy \(parent) is this Sluice's own listener (\(address)): requests would loop"
+                )
+            }
+        }
+        return routing
     }
 
     /// The interceptor when hosts are to be intercepted: the local CA is loaded, or created (and
@@ -251,4 +283,10 @@ public final class ProxyServer {
         shutdownCompletion = nil
         completion()
     }
+}
+
+/// `sluice serve` cannot start with this parent proxy configuration.
+public struct ParentProxyRefused: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
 }

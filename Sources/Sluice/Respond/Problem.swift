@@ -150,6 +150,18 @@ public struct Problem: Sendable, Equatable {
                 return (502, "upstream-bad-response", "Invalid upstream response", detail, false)
             case .cancelled(let detail):
                 return (502, "upstream-cancelled", "Upstream response refused", detail, false)
+            case .parentFailed(let parent, let detail):
+                return (
+                    502, "upstream-proxy-failed", "Upstream proxy failed",
+                    "The parent proxy \(parent) failed: \(detail)",
+                    false
+                )
+            case .parentAuthRequired(let parent):
+                return (
+                    502, "upstream-proxy-auth-required", "Upstream proxy wants credentials",
+                    "The parent proxy \(parent) answered 407: it needs credentials (upstream.proxy with user:password@) or refused the ones given.",
+                    false
+                )
             }
         case .redirectFailed(let reason):
             switch reason {

@@ -16,6 +16,8 @@ public struct Rule: Sendable, Equatable {
     public var intercept = false
     /// How origins' certificates are trusted; `nil` = the system store, verified.
     public var tls: UpstreamTrust?
+    /// `proxy:` a parent for the matching requests, or `none` (straight to the origin).
+    public var proxy: ParentRouting.RuleChoice?
 
     public init(name: String) { self.name = name }
 }

@@ -70,6 +70,11 @@ public enum SluiceError: Error, Sendable, Equatable {
         case badResponse(detail: String)
         /// A response handler cancelled the transfer at the headers.
         case cancelled(detail: String)
+        /// The parent proxy could not be reached, refused the request or failed
+        /// (`parent`: its ``ParentProxy/description``, never the credentials).
+        case parentFailed(parent: String, detail: String)
+        /// The parent proxy asked for credentials (407): none were configured, or they were refused.
+        case parentAuthRequired(parent: String)
     }
 
     /// Why following a redirect failed.

@@ -21,18 +21,41 @@ final class Tunnel {
     /// failure to connect can only close the connection.
     private let answered: Bool
 
+    /// The parent proxy the tunnel goes through (`upstream.proxy`, a host rule's `proxy:`), and
+    /// the CONNECT (or SOCKS5) exchange with it while the tunnel is not open yet.
+    private let parent: ParentProxy?
+    private var handshake: ParentHandshake?
+
     init(client: ClientConnection, host: String, port: UInt16, request: ProxyRequest, answered: Bool = false) {
         self.answered = answered
         self.client = client
         self.host = host
         self.port = port
         self.request = request
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let environment = client.server.environment
+        parent = environment.parents.parent(
+            host: bare, https: true, rule: environment.rules.match(method: "CONNECT", host: bare, path: "/")?.proxy)
     }
 
     func start() {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        var target = (host: bare, port: port)
+        if let parent {
+            guard let handshake = ParentHandshake(parent: parent, host: bare, port: port) else {
+                return failBeforeEstablished(
+                    .upstreamFailed(
+                        reason: .parentFailed(
+                            parent: parent.description,
+                            detail:
+                                "blind CONNECT tunnels cannot go through an https:// parent yet; use http:// or socks5h://, or intercept the host"
+                        )))
+            }
+            self.handshake = handshake
+            target = (parent.host, parent.port)
+        }
         let upstream = Connection(
-            loop: client.server.loop, connectingTo: bare, port: port, resolver: client.server.resolver)
+            loop: client.server.loop, connectingTo: target.host, port: target.port, resolver: client.server.resolver)
         upstream.delegate = self
         self.upstream = upstream
         client.connection.pauseReading()
@@ -82,12 +105,47 @@ final class Tunnel {
 
     private func didConnect() {
         guard let upstream else { return }
+        if let handshake {
+            // Connected to the parent (which the configuration named): open the tunnel through it.
+            upstream.write(handshake.opening)
+            return
+        }
         connectTimer?.cancel()
         if let address = upstream.remoteAddress,
             let refusal = client.server.session.targetGuard.refusal(address, localClient: client.isLocal)
         {
             return failBeforeEstablished(.forbidden(reason: refusal))
         }
+        becomeEstablished()
+    }
+
+    /// The parent's answers until the tunnel through it is open (or refused).
+    private func parentReadable() {
+        guard let upstream else { return }
+        while var current = handshake {
+            let step = upstream.withInput(upTo: ParentHandshake.headLimit) { current.receive($0) }
+            handshake = current
+            switch step {
+            case .needMore:
+                return
+            case .reply(let bytes, let consumed):
+                upstream.drainInput(consumed)
+                upstream.write(bytes)
+            case .established(let consumed):
+                upstream.drainInput(consumed)
+                handshake = nil
+                connectTimer?.cancel()
+                becomeEstablished()
+                if upstream.inputCount > 0 { upstreamReadable() }
+                return
+            case .failed(let error):
+                return failBeforeEstablished(error)
+            }
+        }
+    }
+
+    private func becomeEstablished() {
+        guard let upstream else { return }
         established = true
         upstream.setNoDelay()
         upstream.setWatermarks(readHigh: ResponseOutput.highWater, writeLow: ClientConnection.outputLowWater)
@@ -110,6 +168,7 @@ final class Tunnel {
     }
 
     private func upstreamReadable() {
+        if handshake != nil { return parentReadable() }
         guard let upstream else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
         bytesDown += Int64(upstream.moveInput(to: client.connection))
@@ -163,6 +222,12 @@ extension Tunnel: ConnectionDelegate {
         switch event {
         case .connected:
             didConnect()
+        case .endOfStream where handshake != nil:
+            failBeforeEstablished(
+                .upstreamFailed(
+                    reason: .parentFailed(
+                        parent: parent?.description ?? "", detail: "it closed the connection before the tunnel opened"))
+            )
         case .endOfStream:
             upstreamDone = true
             client.connection.shutdownWrite()
@@ -170,6 +235,12 @@ extension Tunnel: ConnectionDelegate {
         case .error(let code, let resolving):
             guard established else {
                 let detail = resolving ? DNSResolver.describe(code) : "error \(code)"
+                if let parent {
+                    return failBeforeEstablished(
+                        .upstreamFailed(
+                            reason: .parentFailed(
+                                parent: parent.description, detail: "could not connect to it (\(detail))")))
+                }
                 return failBeforeEstablished(
                     resolving
                         ? .upstreamFailed(reason: .resolveFailed(host: host))

@@ -1,0 +1,153 @@
+import Foundation
+import SluiceTestKit
+import Synchronization
+import Testing
+
+@testable import Sluice
+
+/// Sluice behind a parent proxy, end to end: another Sluice as the parent (plain requests, a
+/// POST body, a blind CONNECT to an HTTPS origin), parents that want credentials, parents that
+/// are down, and the targets that go direct.
+@Suite("Upstream (parent) proxy")
+struct UpstreamProxyTests {
+    static func configuration(_ yaml: String) throws -> Configuration { try ConfigLoader.load(yaml: yaml) }
+
+    static func problem(_ response: ReceivedResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    @Test(
+        "Sluice → Sluice: GET and POST go through the parent, which adds its Via; the child never reaches the origin itself"
+    )
+    func chain() throws {
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "no-store")],
+                body: Array(
+                    "\(request.method) \(request.target) via [\(request.header("via") ?? "")] body=\(request.body.count)"
+                        .utf8))
+        }
+        defer { origin.stop() }
+        let parent = try ProxyHarness()
+        let child = try ProxyHarness(
+            configuration: Self.configuration("upstream:\n  proxy: http://127.0.0.1:\(parent.port)\n"))
+        let client = try RawClient(port: child.port)
+        let got = try client.request(RawClient.get(origin.url("/chained")))
+        #expect(got.status == 200)
+        #expect(String(decoding: got.body, as: UTF8.self) == "GET /chained via [1.1 sluice, 1.1 sluice] body=0")
+        let posted = try client.request(
+            "POST \(origin.url("/form")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 5000\r\n\r\n"
+                + String(repeating: "p", count: 5000), method: "POST")
+        #expect(String(decoding: posted.body, as: UTF8.self).hasSuffix("body=5000"))
+        #expect(parent.onLoop { $0.stats.requests } == 2, "both went through the parent")
+        #expect(origin.requests.count == 2)
+    }
+
+    @Test("A blind CONNECT goes through the parent's own CONNECT to an HTTPS origin")
+    func tunnelThroughParent() throws {
+        let setup = try InterceptionTests.Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let parent = try ProxyHarness(configuration: Self.configuration("connect_ports: [\(origin.port)]\n"))
+        let child = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(origin.port)]\nupstream:\n  proxy: http://127.0.0.1:\(parent.port)\n"))
+        let response = try InterceptionTests.curl(origin.url("/json"), proxy: child.port, cacert: setup.originCAPath)
+        #expect(response.exitCode == 0 && response.status == 200)
+        #expect(response.body.contains("\"a\":1"))
+        #expect(parent.waitUntil { parent.onLoop { $0.stats.tunnels } == 1 })
+
+        // Intercepted HTTPS goes through the parent too (libcurl's tunnel), validated and cached
+        // by the child like any other.
+        let intercepting = try ProxyHarness(
+            configuration: setup.configuration(
+                tls: "upstream:\n  proxy: http://127.0.0.1:\(parent.port)", connectPort: origin.port))
+        let first = try InterceptionTests.curl(origin.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
+        #expect(parent.waitUntil { parent.onLoop { $0.stats.tunnels } == 2 }, "the child's upstream tunnel")
+        let second = try InterceptionTests.curl(origin.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(second.headers["cache-status"]?.contains("hit") == true)
+    }
+
+    @Test("A parent that wants credentials: 502 upstream-proxy-auth-required naming it; with them, the request passes")
+    func credentials() throws {
+        let expected = "Basic " + ParentProxy.base64(Array("alice:s3cret pass".utf8))
+        // A parent that answers itself: 407 without the right credentials, 200 with them.
+        let parent = try OriginServer { request in
+            guard request.header("proxy-authorization") == expected else {
+                return .respond(
+                    status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"corp\"")], body: Array("who?".utf8))
+            }
+            if request.method == "CONNECT" {
+                return .rawKeepAlive(Array("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            return .respond(
+                status: 200, headers: [("Cache-Control", "no-store")], body: Array("through \(request.target)".utf8))
+        }
+        defer { parent.stop() }
+        let anonymous = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [443]\nupstream:\n  proxy: http://127.0.0.1:\(parent.port)\n"))
+        let refused = try RawClient(port: anonymous.port).request(RawClient.get("http://example.test/x"))
+        #expect(refused.status == 502)
+        #expect(Self.problem(refused)["type"] as? String == Problem.typeBase + "upstream-proxy-auth-required")
+        #expect((Self.problem(refused)["detail"] as? String)?.contains("http://127.0.0.1:\(parent.port)") == true)
+        #expect(refused.header("proxy-authenticate") == nil, "the client is never asked for the parent's credentials")
+        let tunnel = try RawClient(port: anonymous.port).request(
+            "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n", method: "CONNECT")
+        #expect(tunnel.status == 502)
+        #expect(Self.problem(tunnel)["type"] as? String == Problem.typeBase + "upstream-proxy-auth-required")
+
+        let proxy = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [443]\nupstream:\n  proxy: http://alice:s3cret%20pass@127.0.0.1:\(parent.port)\n"))
+        let client = try RawClient(port: proxy.port)
+        let passed = try client.request(RawClient.get("http://example.test/y"))
+        #expect(passed.status == 200 && String(decoding: passed.body, as: UTF8.self) == "through http://example.test/y")
+        let forbidden = try RawClient(port: proxy.port).request(
+            "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n", method: "CONNECT")
+        #expect(forbidden.status == 502)
+        #expect(Self.problem(forbidden)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
+        #expect((Self.problem(forbidden)["detail"] as? String)?.contains("403") == true)
+        // The password is in no answer and no log line.
+        for text in [refused.body, tunnel.body, forbidden.body].map({ String(decoding: $0, as: UTF8.self) })
+            + proxy.logLines.all + anonymous.logLines.all
+        {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+    }
+
+    @Test("A parent that is down is a 502 upstream-proxy-failed; no_proxy targets and rules with proxy: none go direct")
+    func downAndDirect() throws {
+        let origin = try OriginServer { request in .text("direct \(request.target)") }
+        defer { origin.stop() }
+        let closed = try TestListener()
+        let deadPort = closed.port
+        closed.close()
+        let proxy = try ProxyHarness(
+            configuration: Self.configuration(
+                """
+                upstream:
+                  proxy: http://127.0.0.1:\(deadPort)
+                  no_proxy: [localhost]
+                rules:
+                  - name: straight
+                    match: { path: "/straight/*" }
+                    proxy: none
+                """))
+        let client = try RawClient(port: proxy.port)
+        let failed = try client.request(RawClient.get(origin.url("/anything")))
+        #expect(failed.status == 502)
+        #expect(Self.problem(failed)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
+        #expect((Self.problem(failed)["detail"] as? String)?.contains("127.0.0.1:\(deadPort)") == true)
+        let direct = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/straight/on")))
+        #expect(direct.status == 200 && String(decoding: direct.body, as: UTF8.self) == "direct /straight/on")
+        let local = try RawClient(port: proxy.port).request(
+            RawClient.get("http://localhost:\(origin.port)/local"))
+        #expect(local.status == 200 && String(decoding: local.body, as: UTF8.self) == "direct /local")
+        let tunnel = try RawClient(port: proxy.port).request(
+            "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n", method: "CONNECT")
+        #expect(tunnel.status == 502)
+        #expect(Self.problem(tunnel)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
+    }
+}
