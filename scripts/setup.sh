@@ -2,8 +2,8 @@
 # Installs the Debian packages Sluice builds against (only those missing), as root or via sudo.
 set -euo pipefail
 packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev libssl-dev openssl pkg-config curl python3-requests)
-# `--tests`: also what the test families need (the admin page's tests in a real Chromium).
-if [ "${1:-}" = "--tests" ]; then packages+=(chromium chromium-driver python3-venv); fi
+# `--tests`: also what the test families need (the admin page in a real Chromium, Squid as a parent proxy).
+if [ "${1:-}" = "--tests" ]; then packages+=(chromium chromium-driver python3-venv squid); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -150,4 +150,79 @@ struct UpstreamProxyTests {
         #expect(tunnel.status == 502)
         #expect(Self.problem(tunnel)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
     }
+
+    /// Debian's Squid on a free loopback port, for as long as the test needs it.
+    final class Squid {
+        let port: UInt16
+        let directory: URL
+        private let process = Process()
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("squid-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // Squid started as root works as the `proxy` user: its files must be reachable.
+            chmod(directory.path, 0o777)
+            let free = try TestListener()
+            port = free.port
+            free.close()
+            let config = """
+                http_port 127.0.0.1:\(port)
+                http_access allow localhost
+                http_access deny all
+                pid_filename \(directory.path)/squid.pid
+                cache_log \(directory.path)/cache.log
+                access_log none
+                cache deny all
+                pinger_enable off
+                netdb_filename none
+                shutdown_lifetime 0 seconds
+                coredump_dir \(directory.path)
+                """
+            let file = directory.appendingPathComponent("squid.conf")
+            try config.write(to: file, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/squid")
+            process.arguments = ["-N", "-f", file.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(15)
+            while (try? TestSocket.connect(port: port, timeout: 1)) == nil {
+                guard Date() < deadline, process.isRunning else { throw TestError("squid did not start") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    @Test("Sluice → Debian's Squid: plain requests and blind CONNECT tunnels go through it")
+    func throughSquid() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/squid") else {
+            Issue.record("squid is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let squid = try Squid()
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "no-store")],
+                body: Array("via [\(request.header("via") ?? "")]".utf8))
+        }
+        defer { origin.stop() }
+        let setup = try InterceptionTests.Setup()
+        let secure = try HTTPSOrigin(authority: setup.originCA)
+        defer { secure.stop() }
+        let proxy = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(secure.port)]\nupstream:\n  proxy: http://127.0.0.1:\(squid.port)\n"))
+        let got = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/through-squid")))
+        #expect(got.status == 200)
+        let via = String(decoding: got.body, as: UTF8.self)
+        #expect(via.contains("1.1 sluice") && via.contains("squid"), "\(via)")
+        let tunnelled = try InterceptionTests.curl(secure.url("/json"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
+    }
 }
