@@ -57,6 +57,12 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
 
     var isWatching: Bool { !subscribers.isEmpty }
 
+    /// Running exchanges that may keep their bodies at once (1 MiB each): more keep headers only,
+    /// so that many large transfers while the page is open stay within bounded memory.
+    static let bodyCapturesRunning = 64
+
+    var bodyRoom: Int { running.count < EventFeed.bodyCapturesRunning ? ExchangeCapture.bodyLimit : 0 }
+
     /// Exchanges running while someone watches, with the progress last sent for each.
     private var running: [Int: (exchange: Weak<Exchange>, last: (Int64, Int64))] = [:]
     private var progressTimer: Timer?

@@ -65,7 +65,7 @@ final class Exchange {
     /// Lets the machine run the routed request.
     func start() {
         if let watcher = env.watcher, watcher.isWatching {
-            let capture = ExchangeCapture(request: request.headers)
+            let capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom)
             self.capture = capture
             output.capture = capture
             watcher.exchangeDidStart(self)

@@ -5,6 +5,8 @@
 protocol ExchangeWatcher: AnyObject {
     /// Whether anyone looks now.
     var isWatching: Bool { get }
+    /// Body bytes the next watched exchange may keep (0 when enough are kept already).
+    var bodyRoom: Int { get }
     func exchangeDidStart(_ exchange: Exchange)
     func exchangeDidEnd(_ exchange: Exchange)
 }
@@ -19,6 +21,8 @@ final class ExchangeCapture: @unchecked Sendable {
     static let headerLimit = 32 * 1024
 
     let requestHeaders: [(String, String)]
+    /// Most body bytes this capture keeps (``bodyLimit``, or 0 when too many are running).
+    let bodyRoom: Int
     /// The response head as written to the client (status line and fields), at most ``headerLimit``.
     var responseHead: [UInt8] = []
     var body: [UInt8] = []
@@ -27,7 +31,8 @@ final class ExchangeCapture: @unchecked Sendable {
     /// Paths of the members (and elements) null stripping removed, the first hundred.
     var strippedPaths: [String] = []
 
-    init(request: HTTPFields) {
+    init(request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit) {
+        self.bodyRoom = min(bodyRoom, ExchangeCapture.bodyLimit)
         var kept: [(String, String)] = []
         var bytes = 0
         for field in request {
@@ -45,7 +50,7 @@ final class ExchangeCapture: @unchecked Sendable {
 
     func append(_ bytes: UnsafeRawBufferPointer) {
         bodyTotal += Int64(bytes.count)
-        let room = ExchangeCapture.bodyLimit - body.count
+        let room = bodyRoom - body.count
         if room > 0 { body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room))) }
     }
 
