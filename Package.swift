@@ -39,6 +39,9 @@ let package = Package(
         .systemLibrary(
             name: "CTLS", path: "Sources/CTLS", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CRedis", path: "Sources/CRedis", pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
@@ -46,12 +49,13 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: strict),
         .target(name: "Codec", dependencies: ["CCodec"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["CTLS"], swiftSettings: strict),
+        .target(name: "Redis", dependencies: ["CRedis", "EventIO"], swiftSettings: strict),
 
         // MARK: - The proxy
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite", "Codec", "TLS",
+                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -81,6 +85,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: strict),
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"],
             swiftSettings: strict),

@@ -17,6 +17,9 @@ import Synchronization
 /// - SeeAlso: `event_base_new(3)`, `event_base_dispatch(3)`.
 public final class EventLoop: @unchecked Sendable {
     let base: OpaquePointer
+
+    /// The `event_base`, for another C library's libevent adapter (hiredis) to run on this loop.
+    public var eventBase: OpaquePointer { base }
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
     private let pending = Mutex<[@Sendable () -> Void]>([])

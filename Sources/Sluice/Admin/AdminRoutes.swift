@@ -58,6 +58,19 @@ struct AdminRoutes {
         }
     }
 
+    /// A purge reaches the shared tier and, through it, every other instance.
+    private func announce(_ selector: CacheInspector.Selector, inspector: CacheInspector) {
+        guard let shared = proxy.environment.cache?.shared else { return }
+        switch selector {
+        case .all: shared.purgeAll()
+        case .host(let host): shared.purge(host: host)
+        case .urlGlob(let glob): shared.purgeAll(announcing: .glob(glob))
+        case .keyOrURL(let value):
+            let keys = (try? inspector.entries(for: value, now: proxy.clock()))?.map(\.key) ?? []
+            for key in Set(keys + (Int64(value) == nil ? [value] : [])) { shared.invalidate(key: key) }
+        }
+    }
+
     // MARK: - Health and stats
 
     private func health() -> JSONValue {
@@ -73,6 +86,7 @@ struct AdminRoutes {
             ("listen", .string(proxy.localAddress.description)),
             ("connections", .number(proxy.openConnections)),
             ("cache", .string(proxy.cache == nil ? (proxy.configuration.cache.enabled ? "unavailable" : "off") : "ok")),
+            ("shared_cache", sharedHealth()),
             (
                 "upstream",
                 .object([
@@ -86,6 +100,25 @@ struct AdminRoutes {
                     ),
                 ])
             ),
+        ])
+    }
+
+    private func sharedHealth() -> JSONValue {
+        guard let shared = proxy.environment.cache?.shared else { return .string("off") }
+        let state: String
+        var reason: String?
+        switch shared.health {
+        case .connecting: state = "connecting"
+        case .up: state = "up"
+        case .down(let why):
+            state = "down"
+            reason = why
+        }
+        let counts = shared.counts
+        return .object([
+            ("server", .string(shared.description)), ("state", .string(state)), ("reason", .optional(reason)),
+            ("lookups", .number(counts.lookups)), ("hits", .number(counts.hits)), ("stores", .number(counts.stores)),
+            ("failures", .number(counts.failures)),
         ])
     }
 
@@ -303,7 +336,9 @@ struct AdminRoutes {
 
     private func purge(_ selector: CacheInspector.Selector, requireEntry: Bool) -> Answer {
         do {
-            let (entries, bytes) = try inspector(writable: true).purge(selector)
+            let inspector = try inspector(writable: true)
+            announce(selector, inspector: inspector)
+            let (entries, bytes) = try inspector.purge(selector)
             if requireEntry, entries == 0 { return .json(404, AdminConnection.error("nothing stored for that")) }
             return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
         } catch {

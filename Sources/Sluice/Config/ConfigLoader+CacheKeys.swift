@@ -1,8 +1,16 @@
 import EventIO
+import Yams
 
 /// The `cache.*` and `admin.*` keys of ``ConfigLoader/keys``.
 extension ConfigLoader {
     static let cacheKeys: [Key] = [
+        Key(
+            path: "cache.shared", type: "mapping | none", defaultValue: "none",
+            summary:
+                "A second tier on Redis shared by several instances: { url: redis://host:port/db, prefix: \"sluice:\", max_entry: 4MiB, timeout: 50ms }."
+        ) {
+            config, value throws(ConfigError) in config.cache.sharedTier = try sharedTier(value)
+        },
         Key(path: "cache.enabled", type: "bool", defaultValue: "true", summary: "Store and serve cacheable responses.")
         {
             config, value throws(ConfigError) in config.cache.enabled = try value.bool()
@@ -119,4 +127,69 @@ extension ConfigLoader {
             config, value throws(ConfigError) in config.admin.token = try value.string()
         },
     ]
+}
+
+extension ConfigLoader {
+    /// `cache.shared`: `none`, or a mapping of url, prefix, max_entry, timeout (and cluster,
+    /// refused until Redis Cluster is supported).
+    static func sharedTier(_ value: Value) throws(ConfigError) -> Configuration.Cache.SharedTier? {
+        if value.node.isNull { return nil }
+        if let scalar = value.node.scalar {
+            guard scalar.string == "none" || scalar.string.isEmpty else {
+                throw value.fail("expected a mapping or none")
+            }
+            return nil
+        }
+        guard let mapping = value.node.mapping else { throw value.fail("expected a mapping or none") }
+        var tier = Configuration.Cache.SharedTier()
+        var sawURL = false
+        for (keyNode, valueNode) in mapping {
+            let name = keyNode.string ?? ""
+            let item = Value(node: valueNode, path: value.path + "." + name)
+            switch name {
+            case "url":
+                let text = try substitutingEnvironment(try item.string(), at: item)
+                guard text.hasPrefix("redis://") else { throw item.fail("expected redis://host:port[/db]") }
+                var rest = Substring(text.dropFirst(8))
+                if let slash = rest.firstIndex(of: "/") {
+                    let db = rest[rest.index(after: slash)...]
+                    guard let number = Int(db), (0...15).contains(number) else {
+                        throw item.fail("the database is 0-15")
+                    }
+                    tier.database = number
+                    rest = rest[..<slash]
+                }
+                guard !rest.contains("@") else {
+                    throw item.fail(
+                        "credentials are not supported yet: protect the server by binding it to loopback or a private network"
+                    )
+                }
+                if let colon = rest.lastIndex(of: ":") {
+                    guard let port = UInt16(rest[rest.index(after: colon)...]), port > 0 else {
+                        throw item.fail("the port must be 1-65535")
+                    }
+                    tier.port = port
+                    rest = rest[..<colon]
+                }
+                guard !rest.isEmpty else { throw item.fail("missing host") }
+                tier.host = String(rest)
+                sawURL = true
+            case "prefix": tier.prefix = try item.string()
+            case "max_entry": tier.maxEntry = try item.byteSize()
+            case "timeout":
+                tier.timeout = try item.milliseconds()
+                guard tier.timeout > 0 else { throw item.fail("must be more than 0") }
+            case "cluster":
+                if try item.bool() {
+                    throw item.fail(
+                        "Redis Cluster is not supported yet: point url at one server (or a proxy in front of the cluster)"
+                    )
+                }
+            default:
+                throw item.fail("unknown key (url, prefix, max_entry, timeout, cluster)")
+            }
+        }
+        guard sawURL else { throw value.fail("cache.shared needs url: redis://host:port") }
+        return tier
+    }
 }

@@ -189,6 +189,23 @@ public struct Configuration: Sendable, Equatable {
         /// milliseconds (Varnish's hit-for-miss): its misses then go upstream side by side instead
         /// of queueing behind each other; 120 s by default.
         public var uncacheableTTL = 120_000
+        /// `cache.shared`: a second tier on Redis shared by several Sluice instances; off by default.
+        public var sharedTier: SharedTier?
+
+        /// A shared tier on a Redis (or Valkey) server.
+        public struct SharedTier: Sendable, Equatable {
+            /// `redis://host:port[/db]`.
+            public var host = "127.0.0.1"
+            public var port: UInt16 = 6379
+            public var database = 0
+            /// What every key of this tier starts with (several caches may share one server).
+            public var prefix = "sluice:"
+            /// Largest response shared (bigger ones stay local).
+            public var maxEntry: Int64 = 4 << 20
+            /// Longest a lookup waits for the tier before it counts as a miss (ms).
+            public var timeout = 50
+            public init() {}
+        }
         /// Whether responses that set cookies are stored (with their `Set-Cookie` lines, replayed to
         /// every client the entry serves); `nil` = the mode decides: no in `shared`, yes in `private`.
         public var storeSetCookie: Bool?

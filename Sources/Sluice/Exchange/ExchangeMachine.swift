@@ -214,9 +214,10 @@ struct ExchangeMachine {
         _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String, afterCollapse: String?
     ) -> [Action] {
         phase = .servingStored(.hit)
+        let shared = entry.fromSharedTier && detail.isEmpty ? "; detail=shared" : ""
         let status =
             afterCollapse.map { Self.cacheName + "; fwd=\($0); collapsed" }
-            ?? Self.cacheName + "; hit; ttl=" + String(ttl) + detail
+            ?? Self.cacheName + "; hit; ttl=" + String(ttl) + detail + shared
         return [.setCacheStatus(status), .serve(entry, age: age, answersUpstream: false)]
     }
 

@@ -70,7 +70,12 @@ public final class ProxyServer {
         if configuration.cache.enabled {
             do {
                 let store = try CacheStore(settings: configuration.cache, logger: logger)
-                tiers = TieredCache(file: store, memoryBudget: Int(configuration.cache.memory))
+                let local = TieredCache(file: store, memoryBudget: Int(configuration.cache.memory))
+                if let settings = configuration.cache.sharedTier {
+                    local.shared = ProxyServer.sharedTier(
+                        settings, cache: configuration.cache, tiers: local, loop: loop, logger: logger)
+                }
+                tiers = local
                 // Ten times a second: at thousands of distinct URLs a second, a once-a-second batch of
                 // decisions held the loop for ~25 ms (p99 at c=1); a tenth of it is a short pause.
                 let timer = Timer(loop: loop, repeats: true) { [weak store] in store?.flushPending() }
@@ -105,6 +110,30 @@ public final class ProxyServer {
         if let parent = parents.first {
             logger.info("requests go through the parent proxy \(parent)")
         }
+    }
+
+    /// The shared tier, and what this instance does when another announces a purge.
+    private static func sharedTier(
+        _ settings: Configuration.Cache.SharedTier, cache: Configuration.Cache, tiers: TieredCache, loop: EventLoop,
+        logger: Logger
+    ) -> SharedTier {
+        let shared = SharedTier(settings: settings, loop: loop, logger: logger)
+        shared.onAnnouncement = { [unowned tiers] announcement in
+            let selector: CacheInspector.Selector
+            switch announcement {
+            case .key(let key): return tiers.invalidateLocally(key: key)
+            case .host(let host): selector = .host(host)
+            case .glob(let glob): selector = .urlGlob(glob)
+            case .all: selector = .all
+            }
+            do {
+                _ = try CacheInspector(settings: cache, writable: true).purge(selector)
+            } catch {
+                logger.warning("a purge announced by another instance could not be applied: \(error)")
+            }
+        }
+        logger.info("shared cache tier: \(shared.description) (prefix \(settings.prefix))")
+        return shared
     }
 
     /// The parent proxies in force (`upstream.proxy: env` reads the environment now); a parent

@@ -67,6 +67,9 @@ extension CacheStore {
         let ttl: Int64?
         /// What the freshness computations need from the header fields, parsed once.
         let facts: Facts
+        /// Just copied from the shared tier (the hit says `detail=shared`); only on the entries
+        /// handed to the lookup that copied it.
+        var fromSharedTier = false
 
         init(
             key: String, ref: EntryRef, variant: String, varyNames: [String], status: Int, reason: String,

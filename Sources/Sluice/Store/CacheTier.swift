@@ -1,3 +1,5 @@
+import SQLite
+
 /// Where a stored entry's body is, for the tier that holds it: opaque to everything but that tier.
 struct EntryRef: Hashable {
     /// The file tier's row.
@@ -61,9 +63,67 @@ final class TieredCache: CacheTier {
 
     func hasEntries(_ key: String) -> Bool { file.hasEntries(key) }
 
+    /// The shared tier below the file, when `cache.shared` is configured.
+    var shared: SharedTier?
+
     func lookup(_ key: String, for waiter: any CacheLookupWaiter) -> [CacheStore.Entry]? {
-        guard file.hasEntries(key) else { return [] }
+        guard file.hasEntries(key) else {
+            // A local miss asks the shared tier (never longer than its timeout); what it has is
+            // copied into the file and found there.
+            guard let shared, shared.isAvailable else { return [] }
+            weak var waiter = waiter
+            shared.lookup(key) { [weak self] record in
+                guard let self, let waiter else { return }
+                guard let record, self.copyIn(record) else { return waiter.cacheTier(didFind: []) }
+                let found = self.file.candidates(key: key)
+                for entry in found { entry.fromSharedTier = true }
+                waiter.cacheTier(didFind: found)
+            }
+            return nil
+        }
         return local(key)
+    }
+
+    /// Writes a record of the shared tier into the file, with the times it was stored with.
+    private func copyIn(_ record: SharedRecord) -> Bool {
+        guard let url = TargetURL(record.url) else { return false }
+        let head = ResponseHead(status: record.status, reason: record.reason, headers: record.headers)
+        let new = CacheStore.NewEntry(
+            key: record.key, variant: record.variant, varyNames: record.varyNames, method: "GET", url: url, head: head,
+            requestTime: record.requestTime, responseTime: record.responseTime, rule: nil,
+            limit: file.settings.entryLimit, expectedLength: Int64(record.body.count), proposedHeaders: record.headers)
+        guard let row = file.begin(new) else { return false }
+        var seq: Int64 = 0
+        var offset = 0
+        repeat {
+            let end = min(record.body.count, offset + CacheWriter.chunkSize)
+            guard file.append(entry: row, seq: seq, data: Array(record.body[offset..<end])) else { return false }
+            seq += 1
+            offset = end
+        } while offset < record.body.count
+        file.commit(
+            entry: row, key: record.key, variant: record.variant, size: Int64(record.body.count), ttl: record.ttl)
+        return file.hasEntries(record.key)
+    }
+
+    /// A response just committed by an exchange that may share it: it goes to the shared tier
+    /// too, for its freshness lifetime and stale windows, when it is small enough.
+    func share(key: String, variant: String, now: Double) {
+        guard let shared, shared.isAvailable,
+            let entry = file.candidates(key: key).first(where: { $0.variant == variant }),
+            entry.size <= shared.settings.maxEntry, let body = file.wholeBody(entry)
+        else { return }
+        let control = entry.facts.control
+        let stale = max(
+            control.staleWhileRevalidate ?? 0, control.staleIfError ?? 0, Int64(file.settings.serveStaleOnError / 1000))
+        let seconds = (entry.ttl ?? entry.facts.lifetime) - entry.age(at: now) + stale
+        let url = file.url(of: entry.ref) ?? key
+        shared.store(
+            SharedRecord(
+                key: key, variant: entry.variant, varyNames: entry.varyNames, url: url,
+                host: TargetURL(url)?.host ?? "", status: entry.status, reason: entry.reason, headers: entry.headers,
+                requestTime: entry.requestTime, responseTime: entry.responseTime, ttl: entry.ttl, body: body),
+            seconds: seconds)
     }
 
     private func local(_ key: String) -> [CacheStore.Entry] {
@@ -90,6 +150,12 @@ final class TieredCache: CacheTier {
 
     func refresh(_ entry: CacheStore.Entry) { file.refresh(entry) }
     func invalidate(key: String) {
+        invalidateLocally(key: key)
+        shared?.invalidate(key: key)
+    }
+
+    /// Drops what the file holds for a key (another instance announced its invalidation).
+    func invalidateLocally(key: String) {
         file.invalidate(key: key)
         let pieces = CacheStore.piecesKey(key)
         if file.hasEntries(pieces) { file.invalidate(key: pieces) }
@@ -125,5 +191,15 @@ extension CacheStore {
         case entry(EntryRef)
         /// Another process changed the file.
         case everything
+    }
+}
+
+extension CacheStore {
+    /// The URL an entry was stored for (the key may be normalised).
+    func url(of entry: EntryRef) -> String? {
+        guard let select = try? database.prepare("SELECT url FROM entries WHERE id=?1"),
+            (try? select.bind(entry.row, at: 1)) != nil, (try? select.step()) == true
+        else { return nil }
+        return select.text(at: 0)
     }
 }

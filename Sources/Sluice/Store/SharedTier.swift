@@ -1,0 +1,266 @@
+import EventIO
+import Logging
+import Redis
+
+/// The shared tier (`cache.shared`): stored responses on a Redis (or Valkey) server that several
+/// Sluice instances read and write, below each one's SQLite file. Spoken on the proxy's own loop
+/// (hiredis's libevent adapter): a lookup never waits longer than `timeout`, a write never holds
+/// up a client. A circuit breaker takes the tier out (local tier only) after failures and tries
+/// again with growing pauses; each change of state is logged once. Purges and invalidations are
+/// announced on a channel so that every instance drops its local copies. Loop-confined.
+final class SharedTier {
+    let settings: Configuration.Cache.SharedTier
+    private let loop: EventLoop
+    private let logger: Logger
+    private var connection: RedisConnection?
+    private var subscriber: RedisConnection?
+    /// Distinguishes this instance's announcements from the others' (its own are ignored).
+    private let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+
+    /// What another instance announced.
+    enum Announcement: Equatable {
+        case key(String)
+        case host(String)
+        case glob(String)
+        case all
+    }
+    /// Told of what other instances purged or invalidated.
+    var onAnnouncement: (Announcement) -> Void = { _ in }
+
+    /// The breaker.
+    enum Health: Equatable {
+        case connecting
+        case up
+        /// Out until the reconnect; `reason` is why.
+        case down(reason: String)
+    }
+    private(set) var health = Health.connecting
+    private var backoff = 1000
+    private var consecutiveFailures = 0
+    private var reconnectTimer: Timer?
+    private(set) var counts = (lookups: 0, hits: 0, stores: 0, failures: 0)
+
+    static let maxBackoff = 30_000
+
+    init(settings: Configuration.Cache.SharedTier, loop: EventLoop, logger: Logger) {
+        self.settings = settings
+        self.loop = loop
+        self.logger = logger
+        connect()
+    }
+
+    deinit {
+        reconnectTimer?.cancel()
+        connection?.close()
+        subscriber?.close()
+    }
+
+    /// `redis://host:port/db`, for logs and `/health`.
+    var description: String { "redis://\(settings.host):\(settings.port)/\(settings.database)" }
+
+    private var channel: String { settings.prefix + "invalidate" }
+
+    private func connect() {
+        let connection = RedisConnection(loop: loop, host: settings.host, port: settings.port) {
+            [weak self] state in self?.commandConnection(state)
+        }
+        self.connection = connection
+        if settings.database != 0 {
+            connection.send([Array("SELECT".utf8), Array(String(settings.database).utf8)]) { _ in }
+        }
+        let subscriber = RedisConnection(loop: loop, host: settings.host, port: settings.port) { _ in }
+        subscriber.subscribe(channel) { [weak self] message in
+            guard let self else { return }
+            guard let message else { return self.failed("the subscription was lost") }
+            self.received(message)
+        }
+        self.subscriber = subscriber
+    }
+
+    private func commandConnection(_ state: RedisConnection.State) {
+        switch state {
+        case .connecting: break
+        case .connected:
+            consecutiveFailures = 0
+            backoff = 1000
+            if health != .up {
+                if case .down = health { logger.notice("shared cache tier \(description) is back") }
+                health = .up
+            }
+        case .closed(let reason):
+            failed(reason)
+        }
+    }
+
+    /// Whether lookups and writes go to the tier now.
+    var isAvailable: Bool { health == .up }
+
+    /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
+    private func failed(_ reason: String) {
+        counts.failures += 1
+        consecutiveFailures += 1
+        let lost = connection.map { if case .closed = $0.state { true } else { false } } ?? true
+        guard lost || consecutiveFailures >= 3 else { return }
+        if case .down = health {
+        } else {
+            logger.warning(
+                "shared cache tier \(description) is down (\(reason)); local tier only, retrying in \(backoff / 1000) s"
+            )
+        }
+        health = .down(reason: reason)
+        connection?.close()
+        subscriber?.close()
+        connection = nil
+        subscriber = nil
+        guard reconnectTimer?.isScheduled != true else { return }
+        let timer = Timer(loop: loop) { [weak self] in
+            guard let self else { return }
+            self.backoff = min(SharedTier.maxBackoff, self.backoff * 2)
+            self.connect()
+        }
+        timer.schedule(milliseconds: backoff)
+        reconnectTimer = timer
+    }
+
+    // MARK: - Reading
+
+    /// The record stored for `key`, or `nil` (none, not whole, the tier out or too slow): at
+    /// most `timeout` later, always on a later loop turn.
+    func lookup(_ key: String, completion: @escaping (SharedRecord?) -> Void) {
+        guard isAvailable, let connection else {
+            loop.callSoon { completion(nil) }
+            return
+        }
+        counts.lookups += 1
+        final class Once {
+            var done = false
+        }
+        let once = Once()
+        let timer = Timer(loop: loop) { [weak self] in
+            guard !once.done else { return }
+            once.done = true
+            self?.failed("a lookup took longer than \(self?.settings.timeout ?? 0) ms")
+            completion(nil)
+        }
+        timer.schedule(milliseconds: settings.timeout)
+        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
+        let sent = connection.send([Array("GET".utf8), redisKey]) { [weak self] reply in
+            timer.cancel()
+            guard !once.done, let self else { return }
+            once.done = true
+            switch reply {
+            case .string(let value)?:
+                self.consecutiveFailures = 0
+                guard let record = SharedRecord(decoding: value), record.key == key else {
+                    // Torn, foreign or of another version: never served, and removed.
+                    self.logger.notice("shared cache tier: an entry for \(key) did not check out; removed")
+                    connection.send([Array("DEL".utf8), redisKey]) { _ in }
+                    return completion(nil)
+                }
+                self.counts.hits += 1
+                completion(record)
+            case .null?:
+                self.consecutiveFailures = 0
+                completion(nil)
+            case .error(let text)?:
+                self.failed(text)
+                completion(nil)
+            default:
+                self.failed("the connection was lost")
+                completion(nil)
+            }
+        }
+        if !sent {
+            timer.cancel()
+            once.done = true
+            failed("a command could not be sent")
+            loop.callSoon { completion(nil) }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Stores a record for `seconds` (its freshness lifetime and stale windows); pipelined,
+    /// unanswered by the caller. The host index lets a host's entries be purged everywhere.
+    func store(_ record: SharedRecord, seconds: Int64) {
+        guard isAvailable, let connection, seconds > 0, Int64(record.body.count) <= settings.maxEntry else { return }
+        counts.stores += 1
+        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: record.key)
+        connection.send([Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)])
+        {
+            [weak self] reply in
+            if case .error(let text)? = reply { self?.failed(text) }
+        }
+        let index = hostIndex(record.host)
+        connection.send([Array("SADD".utf8), index, redisKey]) { _ in }
+        connection.send([Array("EXPIRE".utf8), index, Array(String(max(seconds, 86_400)).utf8)]) { _ in }
+    }
+
+    private func hostIndex(_ host: String) -> [UInt8] { Array((settings.prefix + "host:" + host.lowercased()).utf8) }
+
+    // MARK: - Purges and invalidation
+
+    /// Removes `key` from the tier and tells the other instances to drop their copies.
+    func invalidate(key: String) {
+        guard let connection, isAvailable else { return }
+        connection.send([Array("DEL".utf8), SharedRecord.redisKey(prefix: settings.prefix, key: key)]) { _ in }
+        announce("key", key)
+    }
+
+    /// Removes a host's entries (through the host index) and announces it.
+    func purge(host: String) {
+        guard let connection, isAvailable else { return }
+        let index = hostIndex(host)
+        connection.send([Array("SMEMBERS".utf8), index]) { reply in
+            guard case .array(let members)? = reply else { return }
+            for case .string(let member) in members { connection.send([Array("DEL".utf8), member]) { _ in } }
+            connection.send([Array("DEL".utf8), index]) { _ in }
+        }
+        announce("host", host)
+    }
+
+    /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
+    /// purge empties it too; over-purging only costs misses) and announces what was purged.
+    func purgeAll(announcing announcement: Announcement = .all) {
+        guard let connection, isAvailable else { return }
+        scan(cursor: "0", connection: connection)
+        switch announcement {
+        case .glob(let glob): announce("glob", glob)
+        default: announce("all", "")
+        }
+    }
+
+    private func scan(cursor: String, connection: RedisConnection) {
+        connection.send([
+            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array((settings.prefix + "*").utf8),
+            Array("COUNT".utf8), Array("500".utf8),
+        ]) { [weak self] reply in
+            guard case .array(let parts)? = reply, parts.count == 2, let next = parts[0].text,
+                case .array(let keys) = parts[1]
+            else { return }
+            let names = keys.compactMap { key -> [UInt8]? in if case .string(let name) = key { name } else { nil } }
+            if !names.isEmpty { connection.send([Array("UNLINK".utf8)] + names) { _ in } }
+            if next != "0" { self?.scan(cursor: next, connection: connection) }
+        }
+    }
+
+    private func announce(_ kind: String, _ subject: String) {
+        connection?.send([Array("PUBLISH".utf8), Array(channel.utf8), Array("\(instance) \(kind) \(subject)".utf8)]) {
+            _ in
+        }
+    }
+
+    private func received(_ message: [UInt8]) {
+        let parts = String(decoding: message, as: UTF8.self).split(
+            separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] != instance else { return }
+        let subject = String(parts[2])
+        switch parts[1] {
+        case "key": onAnnouncement(.key(subject))
+        case "host": onAnnouncement(.host(subject))
+        case "glob": onAnnouncement(.glob(subject))
+        case "all": onAnnouncement(.all)
+        default: break
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import SluiceTestKit
+import Synchronization
+import Testing
+
+@testable import Sluice
+
+/// Two Sluice instances (each with its own SQLite file) and one real `redis-server`: what one
+/// stores the other serves; purges and invalidations reach both; private and Vary'd responses
+/// stay correct; the tier going away never stops either instance; a torn entry is never served.
+@Suite("Shared cache tier (Redis)")
+struct SharedTierTests {
+    static func proxy(_ redis: RedisServer, timeout: String = "200ms") throws -> ProxyHarness {
+        try ProxyHarness(
+            configuration: ConfigLoader.load(
+                yaml: "cache:\n  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: \(timeout) }\n"))
+    }
+
+    /// Waits until the instance's shared tier is connected.
+    static func waitUp(_ proxy: ProxyHarness) -> Bool {
+        proxy.waitUntil { proxy.onLoop { $0.environment.cache?.shared?.isAvailable == true } }
+    }
+
+    static func origin() throws -> OriginServer {
+        let counter = Mutex(0)
+        return try OriginServer { request in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            let control = request.target.hasPrefix("/private") ? "private, max-age=600" : "max-age=600"
+            var headers = [("Cache-Control", control), ("Content-Type", "text/plain")]
+            if request.target.hasPrefix("/vary") { headers.append(("Vary", "Accept-Language")) }
+            let language = request.header("accept-language") ?? "-"
+            return .respond(status: 200, headers: headers, body: Array("answer \(n) lang \(language)".utf8))
+        }
+    }
+
+    @Test("A miss on A, then a hit on B from the shared tier with one origin request; purges and POSTs reach B")
+    func sharing() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let redis = try RedisServer()
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let a = try Self.proxy(redis)
+        let b = try Self.proxy(redis)
+        #expect(Self.waitUp(a) && Self.waitUp(b))
+        let url = origin.url("/shared")
+        let first = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(first.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        #expect(a.waitUntil { (try? redis.command(["DBSIZE"])) == ":2" }, "the entry and its host index")
+        let onB = try RawClient(port: b.port).request(RawClient.get(url))
+        #expect(onB.body == first.body)
+        #expect(onB.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        #expect(onB.header("cache-status")?.hasSuffix("detail=shared") == true)
+        #expect(Int(onB.header("age") ?? "-1").map { $0 >= 0 } == true)
+        let again = try RawClient(port: b.port).request(RawClient.get(url))
+        #expect(again.header("cache-status")?.contains("detail=shared") == false, "now a local hit on B")
+        #expect(origin.requests.count == 1)
+
+        // A purge through A's admin API reaches the tier and B's own file.
+        let admin = try a.startAdmin()
+        let purged = try RawClient(port: admin).request(
+            "POST /purge?key=\(url) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n", method: "POST")
+        #expect(purged.status == 200)
+        #expect(b.waitUntil { b.onLoop { $0.cache?.hasEntries(url) } == false }, "B dropped its copy")
+        let afterPurge = try RawClient(port: b.port).request(RawClient.get(url))
+        #expect(afterPurge.header("cache-status") == "Sluice; fwd=uri-miss; stored")
+        #expect(origin.requests.count == 2)
+
+        // A POST through B invalidates the URL on A too.
+        #expect(
+            a.waitUntil {
+                (try? RawClient(port: a.port).request(RawClient.get(url)))?.header("cache-status")?.contains("hit")
+                    == true
+            })
+        _ = try RawClient(port: b.port).request(
+            "POST \(url) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1\r\n\r\nx", method: "POST")
+        #expect(a.waitUntil { a.onLoop { $0.cache?.hasEntries(url) } == false }, "A dropped its copy")
+    }
+
+    @Test("private never leaves the instance; Vary selects across instances")
+    func privateAndVary() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let redis = try RedisServer()
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let privateMode = try ConfigLoader.load(
+            yaml: "cache:\n  mode: private\n  shared: { url: \"redis://127.0.0.1:\(redis.port)\", timeout: 200ms }\n")
+        let a = try ProxyHarness(configuration: privateMode)
+        let b = try Self.proxy(redis)
+        #expect(Self.waitUp(a) && Self.waitUp(b))
+        // Stored by A (a private cache), but never shared.
+        let mine = try RawClient(port: a.port).request(RawClient.get(origin.url("/private/me")))
+        #expect(mine.header("cache-status")?.hasSuffix("stored") == true)
+        let english = try RawClient(port: a.port).request(
+            RawClient.get(origin.url("/vary/doc"), extra: "Accept-Language: en\r\n"))
+        #expect(a.waitUntil { (try? redis.command(["DBSIZE"])) == ":2" })
+        let notMine = try RawClient(port: b.port).request(RawClient.get(origin.url("/private/me")))
+        #expect(notMine.header("cache-status")?.contains("hit") == false)
+        let german = try RawClient(port: b.port).request(
+            RawClient.get(origin.url("/vary/doc"), extra: "Accept-Language: de\r\n"))
+        #expect(german.header("cache-status")?.contains("hit") == false)
+        #expect(String(decoding: german.body, as: UTF8.self).hasSuffix("lang de"))
+        let englishOnB = try RawClient(port: b.port).request(
+            RawClient.get(origin.url("/vary/doc"), extra: "Accept-Language: en\r\n"))
+        #expect(englishOnB.body == english.body && englishOnB.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+    }
+
+    @Test(
+        "Redis killed: both keep answering from their own tiers; restarted: sharing resumes; torn entries are never served"
+    )
+    func outageAndTornEntries() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let redis = try RedisServer()
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let a = try Self.proxy(redis)
+        let b = try Self.proxy(redis)
+        #expect(Self.waitUp(a) && Self.waitUp(b))
+        redis.stop()
+        #expect(a.waitUntil { a.onLoop { $0.environment.cache?.shared?.isAvailable } == false })
+        let started = Date()
+        let during = try RawClient(port: a.port).request(RawClient.get(origin.url("/during")))
+        #expect(during.status == 200 && Date().timeIntervalSince(started) < 1)
+        #expect(
+            try RawClient(port: a.port).request(RawClient.get(origin.url("/during"))).header("cache-status")?.hasPrefix(
+                "Sluice; hit") == true)
+        #expect(try RawClient(port: b.port).request(RawClient.get(origin.url("/during"))).status == 200)
+        try redis.start()
+        #expect(a.waitUntil(timeout: 10) { a.onLoop { $0.environment.cache?.shared?.isAvailable } == true })
+        #expect(b.waitUntil(timeout: 10) { b.onLoop { $0.environment.cache?.shared?.isAvailable } == true })
+        _ = try RawClient(port: a.port).request(RawClient.get(origin.url("/after")))
+        #expect(
+            a.waitUntil {
+                (try? redis.command([
+                    "EXISTS",
+                    String(
+                        decoding: SharedRecord.redisKey(prefix: "sluice:", key: origin.url("/after")), as: UTF8.self),
+                ])) == ":1"
+            })
+        let shared = try RawClient(port: b.port).request(RawClient.get(origin.url("/after")))
+        #expect(shared.header("cache-status")?.hasSuffix("detail=shared") == true)
+
+        // A value that is not a whole record (torn, foreign, an old version) is a miss, and removed.
+        let tornURL = origin.url("/torn")
+        let key = SharedRecord.redisKey(prefix: "sluice:", key: tornURL)
+        var valid = SharedRecord(
+            key: tornURL, variant: "", varyNames: [], url: tornURL, host: "127.0.0.1", status: 200, reason: "OK",
+            headers: HTTPFields([("Cache-Control", "max-age=600"), ("Content-Length", "5")]),
+            requestTime: Date().timeIntervalSince1970, responseTime: Date().timeIntervalSince1970, ttl: nil,
+            body: Array("whole".utf8)
+        ).encoded()
+        valid.removeLast(2)
+        try redis.raw([Array("SET".utf8), key, valid])
+        let torn = try RawClient(port: b.port).request(RawClient.get(tornURL))
+        #expect(torn.header("cache-status")?.contains("hit") == false)
+        #expect(String(decoding: torn.body, as: UTF8.self).hasPrefix("answer"))
+        #expect(b.logLines.all.contains { $0.contains("an entry for \(tornURL) did not check out; removed") })
+    }
+}

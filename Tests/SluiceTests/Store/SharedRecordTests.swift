@@ -1,0 +1,48 @@
+import Testing
+
+@testable import Sluice
+
+@Suite("Shared tier records and settings")
+struct SharedRecordTests {
+    static let record = SharedRecord(
+        key: "http://a/x", variant: "accept-language=en", varyNames: ["accept-language"], url: "http://a/x",
+        host: "a", status: 200, reason: "OK",
+        headers: HTTPFields([("Cache-Control", "max-age=60"), ("ETag", "\"1\"")]),
+        requestTime: 1_700_000_000.25, responseTime: 1_700_000_000.5, ttl: 30,
+        body: (0..<70_000).map { UInt8(truncatingIfNeeded: $0) })
+
+    @Test("A record round-trips; any cut, flipped byte or other version is refused")
+    func roundTrip() {
+        let value = Self.record.encoded()
+        #expect(SharedRecord(decoding: value) == Self.record)
+        #expect(SharedRecord(decoding: Array(value.dropLast())) == nil)
+        var flipped = value
+        flipped[value.count / 2] ^= 1
+        #expect(SharedRecord(decoding: flipped) == nil)
+        var version = value
+        version[3] = UInt8(ascii: "2")
+        #expect(SharedRecord(decoding: version) == nil)
+        #expect(SharedRecord(decoding: []) == nil)
+        let key = String(decoding: SharedRecord.redisKey(prefix: "p:", key: "http://a/x"), as: UTF8.self)
+        #expect(key.hasPrefix("p:{") && key.hasSuffix("}:entry"))
+    }
+
+    @Test("cache.shared: url with a database, prefix, max_entry, timeout; Cluster and credentials are refused for now")
+    func settings() throws {
+        let configuration = try ConfigLoader.load(
+            yaml:
+                "cache:\n  shared: { url: \"redis://10.0.0.5:6380/2\", prefix: \"team:\", max_entry: 1MiB, timeout: 20ms }\n"
+        )
+        let tier = try #require(configuration.cache.sharedTier)
+        #expect(tier.host == "10.0.0.5" && tier.port == 6380 && tier.database == 2)
+        #expect(tier.prefix == "team:" && tier.maxEntry == 1 << 20 && tier.timeout == 20)
+        #expect(try ConfigLoader.load(yaml: "cache:\n  shared: none\n").cache.sharedTier == nil)
+        for bad in [
+            "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:p@x\" }",
+            "{ cluster: true, url: \"redis://x\" }",
+            "{ prefix: \"p\" }", "{ url: \"redis://x\", extra: 1 }",
+        ] {
+            #expect(throws: ConfigError.self, "\(bad)") { try ConfigLoader.load(yaml: "cache:\n  shared: \(bad)\n") }
+        }
+    }
+}
