@@ -132,7 +132,10 @@ final class Exchange {
     // MARK: - Lookup and collapse
 
     private func lookUp(_ key: String) {
-        guard let cache = env.cache, let candidates = cache.lookup(key, for: self) else { return }
+        // A key just found not storable (hit-for-miss) is not asked of the shared tier either:
+        // pass-through traffic never waits on it.
+        let remote = env.cache?.shared != nil && !env.collapser.isUncacheable(key, now: env.clock())
+        guard let cache = env.cache, let candidates = cache.lookup(key, for: self, remote: remote) else { return }
         cacheTier(didFind: candidates)
     }
 

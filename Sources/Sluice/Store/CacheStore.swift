@@ -227,9 +227,11 @@ final class CacheStore {
     }
 
     /// Starts an invisible entry; `nil` if the database refused (the response is still delivered).
-    func begin(_ new: NewEntry) -> Int64? {
+    /// `flushFirst`: write the batched bookkeeping first (`false` inside a transaction: the
+    /// ledger opens its own).
+    func begin(_ new: NewEntry, flushFirst: Bool = true) -> Int64? {
         defer { insertEntry.reset() }
-        flushPending()  // decisions first: the entry's own writes follow
+        if flushFirst { flushPending() }  // decisions first: the entry's own writes follow
         do {
             try insertEntry.bind(new.key, at: 1)
             try insertEntry.bind(new.variant, at: 2)

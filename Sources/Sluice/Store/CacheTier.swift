@@ -1,4 +1,4 @@
-import SQLite
+import EventIO
 
 /// Where a stored entry's body is, for the tier that holds it: opaque to everything but that tier.
 struct EntryRef: Hashable {
@@ -19,7 +19,8 @@ protocol CacheTier: AnyObject {
     func hasEntries(_ key: String) -> Bool
     /// The key's complete entries, newest first, when the tier knows them now; otherwise `nil`,
     /// and `waiter` hears the answer later on the loop.
-    func lookup(_ key: String, for waiter: any CacheLookupWaiter) -> [CacheStore.Entry]?
+    /// `remote`: a local miss may ask a shared tier (not for a key just found not storable).
+    func lookup(_ key: String, for waiter: any CacheLookupWaiter, remote: Bool) -> [CacheStore.Entry]?
     /// A small body whole (kept in memory), or `nil`: read it with ``chunk(of:at:)``.
     func wholeBody(_ entry: CacheStore.Entry) -> HotBody?
     /// Body chunk `seq` of an entry (`nil` past the end or on error).
@@ -66,44 +67,55 @@ final class TieredCache: CacheTier {
     /// The shared tier below the file, when `cache.shared` is configured.
     var shared: SharedTier?
 
-    func lookup(_ key: String, for waiter: any CacheLookupWaiter) -> [CacheStore.Entry]? {
+    func lookup(_ key: String, for waiter: any CacheLookupWaiter, remote: Bool = true) -> [CacheStore.Entry]? {
         guard file.hasEntries(key) else {
             // A local miss asks the shared tier (never longer than its timeout); what it has is
             // copied into the file and found there.
-            guard let shared, shared.isAvailable else { return [] }
+            guard remote, let shared, shared.isAvailable else { return [] }
             weak var waiter = waiter
             shared.lookup(key) { [weak self] record in
                 guard let self, let waiter else { return }
-                guard let record, self.copyIn(record) else { return waiter.cacheTier(didFind: []) }
-                let found = self.file.candidates(key: key)
-                for entry in found { entry.fromSharedTier = true }
-                waiter.cacheTier(didFind: found)
+                guard let record else { return waiter.cacheTier(didFind: []) }
+                // Copies that arrive in one loop turn are written in one transaction at its end.
+                self.copies.append((record, waiter))
+                if self.copies.count == 1 { shared.loop.callSoon { [weak self] in self?.writeCopies() } }
             }
             return nil
         }
         return local(key)
     }
 
-    /// Writes a record of the shared tier into the file, with the times it was stored with.
-    private func copyIn(_ record: SharedRecord) -> Bool {
-        guard let url = TargetURL(record.url) else { return false }
-        let head = ResponseHead(status: record.status, reason: record.reason, headers: record.headers)
-        let new = CacheStore.NewEntry(
-            key: record.key, variant: record.variant, varyNames: record.varyNames, method: "GET", url: url, head: head,
-            requestTime: record.requestTime, responseTime: record.responseTime, rule: nil,
-            limit: file.settings.entryLimit, expectedLength: Int64(record.body.count), proposedHeaders: record.headers)
-        guard let row = file.begin(new) else { return false }
-        var seq: Int64 = 0
-        var offset = 0
-        repeat {
-            let end = min(record.body.count, offset + CacheWriter.chunkSize)
-            guard file.append(entry: row, seq: seq, data: Array(record.body[offset..<end])) else { return false }
-            seq += 1
-            offset = end
-        } while offset < record.body.count
-        file.commit(
-            entry: row, key: record.key, variant: record.variant, size: Int64(record.body.count), ttl: record.ttl)
-        return file.hasEntries(record.key)
+    /// Records of the shared tier waiting to be written into the file, and who waits for each.
+    private var copies: [(record: SharedRecord, waiter: any CacheLookupWaiter)] = []
+
+    /// Writes the waiting copies into the file in one transaction, with the times they were
+    /// stored with, and hands each waiter its entry (nothing when it could not be written).
+    private func writeCopies() {
+        let batch = copies
+        copies = []
+        var writable: [(index: Int, new: CacheStore.NewEntry, body: [UInt8], ttl: Int64?)] = []
+        for (index, (record, _)) in batch.enumerated() {
+            guard let url = TargetURL(record.url), Int64(record.body.count) <= file.settings.entryLimit else {
+                continue
+            }
+            let head = ResponseHead(status: record.status, reason: record.reason, headers: record.headers)
+            let new = CacheStore.NewEntry(
+                key: record.key, variant: record.variant, varyNames: record.varyNames, method: "GET", url: url,
+                head: head, requestTime: record.requestTime, responseTime: record.responseTime, rule: nil,
+                limit: file.settings.entryLimit, expectedLength: Int64(record.body.count),
+                proposedHeaders: record.headers)
+            writable.append((index, new, record.body, record.ttl))
+        }
+        let written = file.insertComplete(writable.map { ($0.new, $0.body, $0.ttl) })
+        var entries = [CacheStore.Entry?](repeating: nil, count: batch.count)
+        for (slot, entry) in zip(writable, written) {
+            guard let entry else { continue }
+            entry.fromSharedTier = true
+            // The body is at hand: a small one goes straight to memory (the hit reads nothing).
+            memory.keep(body: slot.body, entry: entry.ref)
+            entries[slot.index] = entry
+        }
+        for (index, (_, waiter)) in batch.enumerated() { waiter.cacheTier(didFind: entries[index].map { [$0] } ?? []) }
     }
 
     /// A response just committed by an exchange that may share it: it goes to the shared tier
@@ -117,7 +129,7 @@ final class TieredCache: CacheTier {
         let stale = max(
             control.staleWhileRevalidate ?? 0, control.staleIfError ?? 0, Int64(file.settings.serveStaleOnError / 1000))
         let seconds = (entry.ttl ?? entry.facts.lifetime) - entry.age(at: now) + stale
-        let url = file.url(of: entry.ref) ?? key
+        let url = key  // the key is the URL as requested
         shared.store(
             SharedRecord(
                 key: key, variant: entry.variant, varyNames: entry.varyNames, url: url,
@@ -191,15 +203,5 @@ extension CacheStore {
         case entry(EntryRef)
         /// Another process changed the file.
         case everything
-    }
-}
-
-extension CacheStore {
-    /// The URL an entry was stored for (the key may be normalised).
-    func url(of entry: EntryRef) -> String? {
-        guard let select = try? database.prepare("SELECT url FROM entries WHERE id=?1"),
-            (try? select.bind(entry.row, at: 1)) != nil, (try? select.step()) == true
-        else { return nil }
-        return select.text(at: 0)
     }
 }

@@ -10,7 +10,7 @@ import Redis
 /// announced on a channel so that every instance drops its local copies. Loop-confined.
 final class SharedTier {
     let settings: Configuration.Cache.SharedTier
-    private let loop: EventLoop
+    let loop: EventLoop
     private let logger: Logger
     private var connection: RedisConnection?
     private var subscriber: RedisConnection?
