@@ -1,6 +1,7 @@
 import ArgumentParser
 import Codec
 import Foundation
+import Logging
 import Sluice
 
 /// `sluice cache …`: look into the cache file, whether or not `sluice serve` runs.
@@ -347,9 +348,24 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let selector: CacheInspector.Selector =
                 all ? .all : host.map { .host($0) } ?? url.map { .urlGlob($0) } ?? .keyOrURL(target ?? "")
-            let (entries, bytes) = try common.inspector(writable: true).purge(selector)
-            if common.json { return CacheCommand.printJSON(["purged": entries, "bytes": bytes]) }
-            print("purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))")
+            let inspector = try common.inspector(writable: true)
+            let keys = CacheInspector.keys(of: selector, in: inspector, now: CacheCommand.now)
+            let (entries, bytes) = try inspector.purge(selector)
+            // With a shared tier, the purge reaches it and every instance (announced there).
+            var shared: String?
+            if let settings = try common.options.load().0.cache.sharedTier {
+                let failure = SharedTier.purgeFromCommandLine(
+                    selector, keys: keys, settings: settings, logger: Logger(label: "sluice"))
+                shared = failure.map { "not reached: \($0)" } ?? "purged and announced"
+            }
+            if common.json {
+                return CacheCommand.printJSON([
+                    "purged": entries, "bytes": bytes, "shared": CacheCommand.orNull(shared),
+                ])
+            }
+            print(
+                "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))"
+                    + (shared.map { "; shared tier: \($0)" } ?? ""))
         }
     }
 

@@ -61,14 +61,7 @@ struct AdminRoutes {
     /// A purge reaches the shared tier and, through it, every other instance.
     private func announce(_ selector: CacheInspector.Selector, inspector: CacheInspector) {
         guard let shared = proxy.environment.cache?.shared else { return }
-        switch selector {
-        case .all: shared.purgeAll()
-        case .host(let host): shared.purge(host: host)
-        case .urlGlob(let glob): shared.purgeAll(announcing: .glob(glob))
-        case .keyOrURL(let value):
-            let keys = (try? inspector.entries(for: value, now: proxy.clock()))?.map(\.key) ?? []
-            for key in Set(keys + (Int64(value) == nil ? [value] : [])) { shared.invalidate(key: key) }
-        }
+        shared.purge(selector, keys: CacheInspector.keys(of: selector, in: inspector, now: proxy.clock()))
     }
 
     // MARK: - Health and stats

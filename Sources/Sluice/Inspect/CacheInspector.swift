@@ -277,6 +277,13 @@ public final class CacheInspector {
         case keyOrURL(String)
     }
 
+    /// The URL keys a `keyOrURL` purge names (what the shared tier is told), read before it runs.
+    public static func keys(of selector: Selector, in inspector: CacheInspector, now: Double) -> [String] {
+        guard case .keyOrURL(let value) = selector else { return [] }
+        let stored = (try? inspector.entries(for: value, now: now))?.map(\.key) ?? []
+        return stored + (Int64(value) == nil ? [value] : [])
+    }
+
     /// Removes the selected entries, every variant, with their bodies. Returns what went.
     public func purge(_ selector: Selector) throws -> (entries: Int, bytes: Int64) {
         let condition: String

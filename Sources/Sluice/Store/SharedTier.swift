@@ -8,7 +8,7 @@ import Redis
 /// up a client. A circuit breaker takes the tier out (local tier only) after failures and tries
 /// again with growing pauses; each change of state is logged once. Purges and invalidations are
 /// announced on a channel so that every instance drops its local copies. Loop-confined.
-final class SharedTier {
+public final class SharedTier {
     let settings: Configuration.Cache.SharedTier
     let loop: EventLoop
     private let logger: Logger
@@ -86,9 +86,20 @@ final class SharedTier {
             if health != .up {
                 if case .down = health { logger.notice("shared cache tier \(description) is back") }
                 health = .up
+                whenUp?()
             }
         case .closed(let reason):
             failed(reason)
+        }
+    }
+
+    /// Runs each time the tier comes up.
+    var whenUp: (() -> Void)?
+
+    /// `done` runs once every command sent before has been answered (or the connection is gone).
+    func flush(_ done: @escaping (Bool) -> Void) {
+        guard let connection, connection.send([Array("PING".utf8)], reply: { done($0 != nil) }) else {
+            return done(false)
         }
     }
 

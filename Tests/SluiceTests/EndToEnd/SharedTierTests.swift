@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SluiceTestKit
 import Synchronization
 import Testing
@@ -80,6 +81,32 @@ struct SharedTierTests {
         _ = try RawClient(port: b.port).request(
             "POST \(url) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1\r\n\r\nx", method: "POST")
         #expect(a.waitUntil { a.onLoop { $0.cache?.hasEntries(url) } == false }, "A dropped its copy")
+
+        // `sluice cache purge` (another process, its own loop) reaches the tier and both instances.
+        #expect(
+            a.waitUntil {
+                (try? RawClient(port: a.port).request(RawClient.get(url)))?.header("cache-status")?.contains("hit")
+                    == true
+            })
+        #expect(
+            b.waitUntil {
+                (try? RawClient(port: b.port).request(RawClient.get(url)))?.header("cache-status")?.contains("hit")
+                    == true
+            })
+        var settings = Configuration.Cache.SharedTier()
+        settings.port = redis.port
+        #expect(
+            SharedTier.purgeFromCommandLine(
+                .keyOrURL(url), keys: [url], settings: settings, logger: Logger(label: "cli")) == nil)
+        #expect(a.waitUntil { a.onLoop { $0.cache?.hasEntries(url) } == false }, "A heard the CLI's purge")
+        #expect(b.waitUntil { b.onLoop { $0.cache?.hasEntries(url) } == false }, "B heard the CLI's purge")
+        var down = Configuration.Cache.SharedTier()
+        let closed = try TestListener()
+        down.port = closed.port  // nothing listens there
+        closed.close()
+        #expect(
+            SharedTier.purgeFromCommandLine(.all, keys: [], settings: down, logger: Logger(label: "cli"), timeout: 300)
+                != nil)
     }
 
     @Test("private never leaves the instance; Vary selects across instances")
