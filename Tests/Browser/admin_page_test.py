@@ -180,7 +180,9 @@ rules:
         deadline = time.time() + seconds
         while True:
             try:
-                rows = [r for r in self.browser.find_elements(By.CSS_SELECTOR, "#%s tbody tr" % table) if text in r.text]
+                # One query in the page (not a round trip per row: a list holds hundreds).
+                rows = self.browser.find_elements(
+                    By.XPATH, "//table[@id='%s']/tbody/tr[td[contains(., '%s')]]" % (table, text))
                 if rows:
                     rows[0].click()
                     return
