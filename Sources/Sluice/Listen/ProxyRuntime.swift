@@ -61,7 +61,8 @@ public enum ProxyRuntime {
             })
         logger.notice("sluice listening on \(server.localAddress) (libcurl \(Curl.version))")
         if let admin {
-            logger.notice("admin API on http://\(admin.localAddress)/ (health, stats, metrics, cache, events)")
+            logger.notice(
+                "admin page on http://\(admin.localAddress)/ (and the API: health, stats, metrics, cache, events)")
         }
         // Buffered log lines (`LogOutput`) are written at least every second, and at the stop.
         let logFlush = Timer(loop: loop, repeats: true) { LogOutput.standardOutput.flush() }
