@@ -7,7 +7,11 @@ public final class RedisServer: @unchecked Sendable {
     private let directory: URL
     private var process: Process?
 
-    public init() throws {
+    /// Started with `--cluster-enabled yes` (a node for ``RedisServer/makeCluster(_:)``).
+    public let clusterNode: Bool
+
+    public init(clusterNode: Bool = false) throws {
+        self.clusterNode = clusterNode
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let free = try TestListener()
@@ -28,10 +32,14 @@ public final class RedisServer: @unchecked Sendable {
     public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory.path,
-            "--daemonize", "no",
-        ]
+        process.arguments =
+            [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
+                directory.path,
+                "--daemonize", "no",
+            ]
+            + (clusterNode
+                ? ["--cluster-enabled", "yes", "--cluster-config-file", directory.path + "/nodes.conf"] : [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -40,6 +48,68 @@ public final class RedisServer: @unchecked Sendable {
         while (try? command(["PING"])) != "+PONG" {
             guard Date() < deadline, process.isRunning else { throw TestError("redis-server did not start") }
             Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// Joins cluster nodes into a Redis Cluster of masters (`redis-cli --cluster create`) and
+    /// waits until it reports `cluster_state:ok` everywhere.
+    public static func makeCluster(_ nodes: [RedisServer]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        process.arguments =
+            ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
+                "--cluster-replicas", "0", "--cluster-yes",
+            ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestError("redis-cli --cluster create failed") }
+        let deadline = Date().addingTimeInterval(15)
+        for node in nodes {
+            while !((try? node.bulk(["CLUSTER", "INFO"])) ?? "").contains("cluster_state:ok") {
+                guard Date() < deadline else { throw TestError("the cluster did not become ok") }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    /// Moves every slot of `from` to `to` with their keys (`redis-cli --cluster reshard`).
+    public static func moveAllSlots(from: RedisServer, to: RedisServer) throws {
+        let fromID = try from.bulk(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let toID = try to.bulk(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        process.arguments = [
+            "--cluster", "reshard", "127.0.0.1:\(from.port)", "--cluster-from", fromID, "--cluster-to", toID,
+            "--cluster-slots", "16384", "--cluster-yes",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestError("redis-cli --cluster reshard failed") }
+    }
+
+    /// A command whose answer is a bulk string: its text.
+    public func bulk(_ arguments: [String]) throws -> String {
+        let socket = try TestSocket.connect(port: port, timeout: 2)
+        defer { socket.close() }
+        var request = Array("*\(arguments.count)\r\n".utf8)
+        for argument in arguments {
+            request += Array("$\(argument.utf8.count)\r\n".utf8) + Array(argument.utf8) + Array("\r\n".utf8)
+        }
+        try socket.send(request)
+        var answer: [UInt8] = []
+        while true {
+            answer += try socket.receive()
+            guard let end = answer.firstIndex(of: 0x0A) else { continue }
+            let head = String(decoding: answer[..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard head.hasPrefix("$"), let length = Int(head.dropFirst()) else { return head }
+            if length < 0 { return "" }
+            if answer.count >= end + 1 + length {
+                return String(decoding: answer[(end + 1)..<(end + 1 + length)], as: UTF8.self)
+            }
         }
     }
 

@@ -7,7 +7,7 @@ extension ConfigLoader {
         Key(
             path: "cache.shared", type: "mapping | none", defaultValue: "none",
             summary:
-                "A second tier on Redis shared by several instances: { url: redis://host:port/db, prefix: \"sluice:\", max_entry: 4MiB, timeout: 50ms }."
+                "A second tier on Redis shared by several instances: { url: redis://host:port/db, prefix: \"sluice:\", max_entry: 4MiB, timeout: 50ms, cluster: false }."
         ) {
             config, value throws(ConfigError) in config.cache.sharedTier = try sharedTier(value)
         },
@@ -130,8 +130,7 @@ extension ConfigLoader {
 }
 
 extension ConfigLoader {
-    /// `cache.shared`: `none`, or a mapping of url, prefix, max_entry, timeout (and cluster,
-    /// refused until Redis Cluster is supported).
+    /// `cache.shared`: `none`, or a mapping of url, prefix, max_entry, timeout and cluster.
     static func sharedTier(_ value: Value) throws(ConfigError) -> Configuration.Cache.SharedTier? {
         if value.node.isNull { return nil }
         if let scalar = value.node.scalar {
@@ -179,17 +178,13 @@ extension ConfigLoader {
             case "timeout":
                 tier.timeout = try item.milliseconds()
                 guard tier.timeout > 0 else { throw item.fail("must be more than 0") }
-            case "cluster":
-                if try item.bool() {
-                    throw item.fail(
-                        "Redis Cluster is not supported yet: point url at one server (or a proxy in front of the cluster)"
-                    )
-                }
+            case "cluster": tier.cluster = try item.bool()
             default:
                 throw item.fail("unknown key (url, prefix, max_entry, timeout, cluster)")
             }
         }
         guard sawURL else { throw value.fail("cache.shared needs url: redis://host:port") }
+        if tier.cluster, tier.database != 0 { throw value.fail("a Redis Cluster has only database 0") }
         return tier
     }
 }

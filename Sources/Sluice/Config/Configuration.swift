@@ -204,6 +204,8 @@ public struct Configuration: Sendable, Equatable {
             public var maxEntry: Int64 = 4 << 20
             /// Longest a lookup waits for the tier before it counts as a miss (ms).
             public var timeout = 50
+            /// The server is a node of a Redis Cluster: the slot map is read from it.
+            public var cluster = false
             public init() {}
         }
         /// Whether responses that set cookies are stored (with their `Set-Cookie` lines, replayed to

@@ -12,7 +12,7 @@ public final class SharedTier {
     let settings: Configuration.Cache.SharedTier
     let loop: EventLoop
     private let logger: Logger
-    private var connection: RedisConnection?
+    private var backend: Backend?
     private var subscriber: RedisConnection?
     /// Distinguishes this instance's announcements from the others' (its own are ignored).
     private let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -51,22 +51,31 @@ public final class SharedTier {
 
     deinit {
         reconnectTimer?.cancel()
-        connection?.close()
+        backend?.close()
         subscriber?.close()
     }
 
     /// `redis://host:port/db`, for logs and `/health`.
-    var description: String { "redis://\(settings.host):\(settings.port)/\(settings.database)" }
+    var description: String {
+        "redis://\(settings.host):\(settings.port)/\(settings.database)" + (settings.cluster ? " (cluster)" : "")
+    }
 
     private var channel: String { settings.prefix + "invalidate" }
 
     private func connect() {
-        let connection = RedisConnection(loop: loop, host: settings.host, port: settings.port) {
-            [weak self] state in self?.commandConnection(state)
-        }
-        self.connection = connection
-        if settings.database != 0 {
-            connection.send([Array("SELECT".utf8), Array(String(settings.database).utf8)]) { _ in }
+        if settings.cluster {
+            backend = .cluster(
+                RedisCluster(loop: loop, seeds: [(settings.host, settings.port)]) { [weak self] state in
+                    self?.commandConnection(state)
+                })
+        } else {
+            let connection = RedisConnection(loop: loop, host: settings.host, port: settings.port) {
+                [weak self] state in self?.commandConnection(state)
+            }
+            if settings.database != 0 {
+                connection.send([Array("SELECT".utf8), Array(String(settings.database).utf8)]) { _ in }
+            }
+            backend = .single(connection)
         }
         let subscriber = RedisConnection(loop: loop, host: settings.host, port: settings.port) { _ in }
         subscriber.subscribe(channel) { [weak self] message in
@@ -98,9 +107,15 @@ public final class SharedTier {
 
     /// `done` runs once every command sent before has been answered (or the connection is gone).
     func flush(_ done: @escaping (Bool) -> Void) {
-        guard let connection, connection.send([Array("PING".utf8)], reply: { done($0 != nil) }) else {
-            return done(false)
+        guard let backend else { return done(false) }
+        var waiting = 0
+        var confirmed = true
+        waiting = backend.sendToEach([Array("PING".utf8)]) { _, reply in
+            if reply == nil { confirmed = false }
+            waiting -= 1
+            if waiting == 0 { done(confirmed) }
         }
+        if waiting == 0 { done(false) }
     }
 
     /// Whether lookups and writes go to the tier now.
@@ -110,7 +125,7 @@ public final class SharedTier {
     private func failed(_ reason: String) {
         counts.failures += 1
         consecutiveFailures += 1
-        let lost = connection.map { if case .closed = $0.state { true } else { false } } ?? true
+        let lost = backend?.isClosed ?? true
         guard lost || consecutiveFailures >= 3 else { return }
         if case .down = health {
         } else {
@@ -119,9 +134,9 @@ public final class SharedTier {
             )
         }
         health = .down(reason: reason)
-        connection?.close()
+        backend?.close()
         subscriber?.close()
-        connection = nil
+        backend = nil
         subscriber = nil
         guard reconnectTimer?.isScheduled != true else { return }
         let timer = Timer(loop: loop) { [weak self] in
@@ -138,7 +153,7 @@ public final class SharedTier {
     /// The record stored for `key`, or `nil` (none, not whole, the tier out or too slow): at
     /// most `timeout` later, always on a later loop turn.
     func lookup(_ key: String, completion: @escaping (SharedRecord?) -> Void) {
-        guard isAvailable, let connection else {
+        guard isAvailable, let backend else {
             loop.callSoon { completion(nil) }
             return
         }
@@ -155,7 +170,7 @@ public final class SharedTier {
         }
         timer.schedule(milliseconds: settings.timeout)
         let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
-        let sent = connection.send([Array("GET".utf8), redisKey]) { [weak self] reply in
+        let sent = backend.send(key: redisKey, [Array("GET".utf8), redisKey]) { [weak self] reply in
             timer.cancel()
             guard !once.done, let self else { return }
             once.done = true
@@ -165,7 +180,7 @@ public final class SharedTier {
                 guard let record = SharedRecord(decoding: value), record.key == key else {
                     // Torn, foreign or of another version: never served, and removed.
                     self.logger.notice("shared cache tier: an entry for \(key) did not check out; removed")
-                    connection.send([Array("DEL".utf8), redisKey]) { _ in }
+                    backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
                     return completion(nil)
                 }
                 self.counts.hits += 1
@@ -194,17 +209,16 @@ public final class SharedTier {
     /// Stores a record for `seconds` (its freshness lifetime and stale windows); pipelined,
     /// unanswered by the caller. The host index lets a host's entries be purged everywhere.
     func store(_ record: SharedRecord, seconds: Int64) {
-        guard isAvailable, let connection, seconds > 0, Int64(record.body.count) <= settings.maxEntry else { return }
+        guard isAvailable, let backend, seconds > 0, Int64(record.body.count) <= settings.maxEntry else { return }
         counts.stores += 1
         let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: record.key)
-        connection.send([Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)])
-        {
-            [weak self] reply in
+        let set = [Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)]
+        backend.send(key: redisKey, set) { [weak self] reply in
             if case .error(let text)? = reply { self?.failed(text) }
         }
         let index = hostIndex(record.host)
-        connection.send([Array("SADD".utf8), index, redisKey]) { _ in }
-        connection.send([Array("EXPIRE".utf8), index, Array(String(max(seconds, 86_400)).utf8)]) { _ in }
+        backend.send(key: index, [Array("SADD".utf8), index, redisKey]) { _ in }
+        backend.send(key: index, [Array("EXPIRE".utf8), index, Array(String(max(seconds, 86_400)).utf8)]) { _ in }
     }
 
     private func hostIndex(_ host: String) -> [UInt8] { Array((settings.prefix + "host:" + host.lowercased()).utf8) }
@@ -213,19 +227,20 @@ public final class SharedTier {
 
     /// Removes `key` from the tier and tells the other instances to drop their copies.
     func invalidate(key: String) {
-        guard let connection, isAvailable else { return }
-        connection.send([Array("DEL".utf8), SharedRecord.redisKey(prefix: settings.prefix, key: key)]) { _ in }
+        guard let backend, isAvailable else { return }
+        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
+        backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
         announce("key", key)
     }
 
     /// Removes a host's entries (through the host index) and announces it.
     func purge(host: String) {
-        guard let connection, isAvailable else { return }
+        guard let backend, isAvailable else { return }
         let index = hostIndex(host)
-        connection.send([Array("SMEMBERS".utf8), index]) { reply in
+        backend.send(key: index, [Array("SMEMBERS".utf8), index]) { reply in
             guard case .array(let members)? = reply else { return }
-            for case .string(let member) in members { connection.send([Array("DEL".utf8), member]) { _ in } }
-            connection.send([Array("DEL".utf8), index]) { _ in }
+            for case .string(let member) in members { backend.send(key: member, [Array("DEL".utf8), member]) { _ in } }
+            backend.send(key: index, [Array("DEL".utf8), index]) { _ in }
         }
         announce("host", host)
     }
@@ -233,32 +248,33 @@ public final class SharedTier {
     /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
-        guard let connection, isAvailable else { return }
-        scan(cursor: "0", connection: connection)
+        guard let backend, isAvailable else { return }
+        for server in backend.servers { scan(cursor: "0", server: server, backend: backend) }
         switch announcement {
         case .glob(let glob): announce("glob", glob)
         default: announce("all", "")
         }
     }
 
-    private func scan(cursor: String, connection: RedisConnection) {
-        connection.send([
+    /// SCAN one server for this prefix's keys and unlink them (one by one: in a Cluster each key
+    /// may live in another slot).
+    private func scan(cursor: String, server: String, backend: Backend) {
+        let command = [
             Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array((settings.prefix + "*").utf8),
             Array("COUNT".utf8), Array("500".utf8),
-        ]) { [weak self] reply in
+        ]
+        backend.send(to: server, command) { [weak self] reply in
             guard case .array(let parts)? = reply, parts.count == 2, let next = parts[0].text,
                 case .array(let keys) = parts[1]
             else { return }
-            let names = keys.compactMap { key -> [UInt8]? in if case .string(let name) = key { name } else { nil } }
-            if !names.isEmpty { connection.send([Array("UNLINK".utf8)] + names) { _ in } }
-            if next != "0" { self?.scan(cursor: next, connection: connection) }
+            for case .string(let name) in keys { backend.send(key: name, [Array("UNLINK".utf8), name]) { _ in } }
+            if next != "0" { self?.scan(cursor: next, server: server, backend: backend) }
         }
     }
 
     private func announce(_ kind: String, _ subject: String) {
-        connection?.send([Array("PUBLISH".utf8), Array(channel.utf8), Array("\(instance) \(kind) \(subject)".utf8)]) {
-            _ in
-        }
+        let message = [Array("PUBLISH".utf8), Array(channel.utf8), Array("\(instance) \(kind) \(subject)".utf8)]
+        backend?.sendToAny(message) { _ in }
     }
 
     private func received(_ message: [UInt8]) {
@@ -272,6 +288,69 @@ public final class SharedTier {
         case "glob": onAnnouncement(.glob(subject))
         case "all": onAnnouncement(.all)
         default: break
+        }
+    }
+}
+
+extension SharedTier {
+    /// One server, or a Cluster (commands routed by their key's slot).
+    enum Backend {
+        case single(RedisConnection)
+        case cluster(RedisCluster)
+
+        var isClosed: Bool {
+            switch self {
+            case .single(let connection): if case .closed = connection.state { true } else { false }
+            case .cluster(let cluster): if case .closed = cluster.state { true } else { false }
+            }
+        }
+
+        /// The servers that hold keys (`""`: the one server), for SCAN and PING on each.
+        var servers: [String] {
+            switch self {
+            case .single: [""]
+            case .cluster(let cluster): cluster.masters
+            }
+        }
+
+        /// A command about `key` (sent to its slot's master in a Cluster).
+        @discardableResult
+        func send(key: [UInt8], _ arguments: [[UInt8]], reply: @escaping (RedisConnection.Reply?) -> Void) -> Bool {
+            switch self {
+            case .single(let connection): connection.send(arguments, reply: reply)
+            case .cluster(let cluster): cluster.send(key: key, arguments, reply: reply)
+            }
+        }
+
+        /// One server's command, by address.
+        @discardableResult
+        func send(to server: String, _ arguments: [[UInt8]], reply: @escaping (RedisConnection.Reply?) -> Void) -> Bool
+        {
+            switch self {
+            case .single(let connection): connection.send(arguments, reply: reply)
+            case .cluster(let cluster): cluster.send(toMaster: server, arguments, reply: reply)
+            }
+        }
+
+        /// The same command on every server; returns how many were sent.
+        func sendToEach(_ arguments: [[UInt8]], reply: @escaping (String, RedisConnection.Reply?) -> Void) -> Int {
+            servers.filter { server in send(to: server, arguments) { reply(server, $0) } }.count
+        }
+
+        /// A command for any server (PUBLISH reaches a whole Cluster).
+        @discardableResult
+        func sendToAny(_ arguments: [[UInt8]], reply: @escaping (RedisConnection.Reply?) -> Void) -> Bool {
+            switch self {
+            case .single(let connection): connection.send(arguments, reply: reply)
+            case .cluster(let cluster): cluster.sendToAny(arguments, reply: reply)
+            }
+        }
+
+        func close() {
+            switch self {
+            case .single(let connection): connection.close()
+            case .cluster(let cluster): cluster.close()
+            }
         }
     }
 }

@@ -194,4 +194,49 @@ struct SharedTierTests {
         #expect(String(decoding: torn.body, as: UTF8.self).hasPrefix("answer"))
         #expect(b.logLines.all.contains { $0.contains("an entry for \(tornURL) did not check out; removed") })
     }
+
+    @Test("A three-master Redis Cluster: entries spread over the masters are shared, and a resharded slot is followed")
+    func cluster() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let nodes = try (0..<3).map { _ in try RedisServer(clusterNode: true) }
+        try RedisServer.makeCluster(nodes)
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        func proxy() throws -> ProxyHarness {
+            try ProxyHarness(
+                configuration: ConfigLoader.load(
+                    yaml:
+                        "cache:\n  shared: { url: \"redis://127.0.0.1:\(nodes[0].port)\", cluster: true, timeout: 300ms }\n"
+                ))
+        }
+        let a = try proxy()
+        let b = try proxy()
+        let c = try proxy()
+        #expect(Self.waitUp(a) && Self.waitUp(b) && Self.waitUp(c))
+        let urls = (0..<30).map { origin.url("/spread/\($0)") }
+        for url in urls { _ = try RawClient(port: a.port).request(RawClient.get(url)) }
+        // Every master holds some of them (30 hash tags over three masters).
+        #expect(
+            a.waitUntil {
+                nodes.allSatisfy { node in (try? node.command(["DBSIZE"])).map { $0 != ":0" } == true }
+            })
+        #expect(
+            a.waitUntil { nodes.reduce(0) { $0 + (Int((try? $1.command(["DBSIZE"]))?.dropFirst() ?? "") ?? 0) } >= 31 })
+        for url in urls {
+            let hit = try RawClient(port: b.port).request(RawClient.get(url))
+            #expect(hit.header("cache-status")?.hasSuffix("detail=shared") == true, "\(url)")
+        }
+        #expect(origin.requests.count == 30)
+        // The first master's slots (and keys) move to the second; C, which read the slot map
+        // before, follows the MOVED answers.
+        try RedisServer.moveAllSlots(from: nodes[0], to: nodes[1])
+        for url in urls {
+            let hit = try RawClient(port: c.port).request(RawClient.get(url))
+            #expect(hit.header("cache-status")?.hasSuffix("detail=shared") == true, "\(url) after the reshard")
+        }
+        #expect(origin.requests.count == 30)
+    }
 }

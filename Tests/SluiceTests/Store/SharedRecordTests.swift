@@ -27,7 +27,7 @@ struct SharedRecordTests {
         #expect(key.hasPrefix("p:{") && key.hasSuffix("}:entry"))
     }
 
-    @Test("cache.shared: url with a database, prefix, max_entry, timeout; Cluster and credentials are refused for now")
+    @Test("cache.shared: url with a database, prefix, max_entry, timeout, cluster; credentials are refused for now")
     func settings() throws {
         let configuration = try ConfigLoader.load(
             yaml:
@@ -39,7 +39,7 @@ struct SharedRecordTests {
         #expect(try ConfigLoader.load(yaml: "cache:\n  shared: none\n").cache.sharedTier == nil)
         for bad in [
             "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:p@x\" }",
-            "{ cluster: true, url: \"redis://x\" }",
+            "{ cluster: true, url: \"redis://x/1\" }",
             "{ prefix: \"p\" }", "{ url: \"redis://x\", extra: 1 }",
         ] {
             #expect(throws: ConfigError.self, "\(bad)") { try ConfigLoader.load(yaml: "cache:\n  shared: \(bad)\n") }
