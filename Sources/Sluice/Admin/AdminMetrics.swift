@@ -75,7 +75,17 @@ final class AdminMetrics: EventMonitor {
         cacheBytes = Metrics.Gauge(label: "sluice_cache_bytes", factory: factory)
         cacheCapacity = Metrics.Gauge(label: "sluice_cache_capacity_bytes", factory: factory)
         eventSubscribers = Metrics.Gauge(label: "sluice_event_subscribers", factory: factory)
+        sharedUp = Metrics.Gauge(label: "sluice_shared_cache_up", factory: factory)
+        sharedCounters = ["lookup", "hit", "store", "failure"].map { operation in
+            Metrics.Counter(
+                label: "sluice_shared_cache_operations_total", dimensions: [("operation", operation)], factory: factory)
+        }
     }
+
+    /// The shared tier: 1 while it is in use, and its lookups, hits, stores and failures.
+    private let sharedUp: Metrics.Gauge
+    private let sharedCounters: [Metrics.Counter]
+    private var sharedReported = [0, 0, 0, 0]
 
     func exchangeDidComplete(_ record: ExchangeRecord) {
         if (100..<600).contains(record.status) { responsesByClass[record.status / 100 - 1].increment() }
@@ -113,6 +123,15 @@ final class AdminMetrics: EventMonitor {
         cacheBytes.record(proxy.cache?.totalBytes ?? 0)
         cacheCapacity.record(proxy.cache?.capacity ?? 0)
         eventSubscribers.record(feed.subscriberCount)
+        if let shared = proxy.environment.cache?.shared {
+            sharedUp.record(shared.isAvailable ? 1 : 0)
+            let counts = shared.counts
+            for (index, value) in [counts.lookups, counts.hits, counts.stores, counts.failures].enumerated()
+            where value > sharedReported[index] {
+                sharedCounters[index].increment(by: value - sharedReported[index])
+                sharedReported[index] = value
+            }
+        }
         var bytes: [UInt8] = []
         registry.emit(into: &bytes)
         return String(decoding: bytes, as: UTF8.self)

@@ -64,6 +64,16 @@ struct SharedTierTests {
 
         // A purge through A's admin API reaches the tier and B's own file.
         let admin = try a.startAdmin()
+        let health = try RawClient(port: admin).request("GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+        #expect(
+            String(decoding: health.body, as: UTF8.self).contains(
+                #""shared_cache":{"server":"redis://127.0.0.1:\#(redis.port)/0","state":"up""#))
+        let metrics = String(
+            decoding: try RawClient(port: admin).request("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+                .body,
+            as: UTF8.self)
+        #expect(metrics.contains("sluice_shared_cache_up 1"))
+        #expect(metrics.contains(#"sluice_shared_cache_operations_total{operation="store"} 1"#))
         let purged = try RawClient(port: admin).request(
             "POST /purge?key=\(url) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n", method: "POST")
         #expect(purged.status == 200)
