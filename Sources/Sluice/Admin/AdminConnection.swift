@@ -236,21 +236,5 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     /// `%XX` and `+` decoded (malformed escapes are kept as they are).
-    static func percentDecoded(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == 0x2B {
-                bytes.append(0x20)
-            } else if byte == 0x25, utf8.count >= 2,
-                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func percentDecoded(_ text: String) -> String { PercentEncoding.decode(text, plusAsSpace: true) }
 }

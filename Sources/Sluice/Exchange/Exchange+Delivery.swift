@@ -107,7 +107,6 @@ extension Exchange: TaskDelegate {
             run(.storing(.failed))
         case .writing(let writer, let shareable):
             self.writer = writer
-            writerShareable = shareable
             notes.cacheStatus = status + "; stored"
             run(.storing(shareable ? .shared : .notShareable))
         }

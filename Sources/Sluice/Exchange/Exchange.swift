@@ -27,8 +27,6 @@ final class Exchange {
     var task: UpstreamTask?
     /// The entry being written for this response.
     var writer: CacheWriter?
-    /// Whether what ``writer`` stores may be given to others (collapsed waiters, the shared tier).
-    var writerShareable = false
     /// The body held for null stripping.
     @exclusivity(unchecked) var held: NullStrippingDelivery?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
@@ -110,7 +108,7 @@ final class Exchange {
         case .commitStore:
             if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? nil, now: env.clock()) {
                 env.stats.cacheStores += 1
-                if writerShareable, !writer.key.hasSuffix(CacheStore.piecesSuffix) {
+                if !writer.personal, !writer.key.hasSuffix(CacheStore.piecesSuffix) {
                     env.cache?.share(key: writer.key, variant: writer.variant, now: env.clock())
                 }
             }

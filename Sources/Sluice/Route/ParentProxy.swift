@@ -63,10 +63,10 @@ public struct ParentProxy: Sendable, Equatable, CustomStringConvertible {
             let userinfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             if let colon = userinfo.firstIndex(of: ":") {
-                username = percentDecoded(userinfo[..<colon])
-                password = percentDecoded(userinfo[userinfo.index(after: colon)...])
+                username = PercentEncoding.decode(userinfo[..<colon], plusAsSpace: false)
+                password = PercentEncoding.decode(userinfo[userinfo.index(after: colon)...], plusAsSpace: false)
             } else {
-                username = percentDecoded(userinfo)
+                username = PercentEncoding.decode(userinfo, plusAsSpace: false)
             }
             guard username?.isEmpty == false else { return .failure(.init("empty user name")) }
         }
@@ -118,22 +118,6 @@ public struct ParentProxy: Sendable, Equatable, CustomStringConvertible {
             index += 3
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == 0x25, utf8.count >= 2,
-                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func percentEncoded(_ text: String) -> String {

@@ -55,7 +55,8 @@ struct CacheAdmission {
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
         let cookie = response.headers.contains("set-cookie") && !settings.storesSetCookie
-        return .writing(writer, personal: control.isPrivate || cookie)
+        writer.personal = control.isPrivate || cookie
+        return .writing(writer, personal: writer.personal)
     }
 }
 

@@ -24,6 +24,9 @@ final class CacheWriter {
         case abandoned
     }
     private(set) var progress = Progress.writing
+    /// `private`, or a cookie kept from others: stored for this instance's own use only, never
+    /// given to collapsed waiters or the shared tier.
+    var personal = false
     /// Told after each flushed chunk and once at the end (never inside this call's caller's
     /// stack for long: a reader only schedules its pump).
     private var watchers: [ObjectIdentifier: () -> Void] = [:]

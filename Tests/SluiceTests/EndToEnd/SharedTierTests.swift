@@ -17,6 +17,15 @@ struct SharedTierTests {
                 yaml: "cache:\n  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: \(timeout) }\n"))
     }
 
+    /// A redis-server for the test, or an issue recorded when Debian's is not installed.
+    static func redis(clusterNode: Bool = false) throws -> RedisServer? {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return nil
+        }
+        return try RedisServer(clusterNode: clusterNode)
+    }
+
     /// Waits until the instance's shared tier is connected.
     static func waitUp(_ proxy: ProxyHarness) -> Bool {
         proxy.waitUntil { proxy.onLoop { $0.environment.cache?.shared?.isAvailable == true } }
@@ -39,11 +48,7 @@ struct SharedTierTests {
 
     @Test("A miss on A, then a hit on B from the shared tier with one origin request; purges and POSTs reach B")
     func sharing() throws {
-        guard RedisServer.isInstalled else {
-            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
-        let redis = try RedisServer()
+        guard let redis = try Self.redis() else { return }
         let origin = try Self.origin()
         defer { origin.stop() }
         let a = try Self.proxy(redis)
@@ -121,11 +126,7 @@ struct SharedTierTests {
 
     @Test("private never leaves the instance; Vary selects across instances")
     func privateAndVary() throws {
-        guard RedisServer.isInstalled else {
-            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
-        let redis = try RedisServer()
+        guard let redis = try Self.redis() else { return }
         let origin = try Self.origin()
         defer { origin.stop() }
         let privateMode = try ConfigLoader.load(
@@ -154,11 +155,7 @@ struct SharedTierTests {
         "Redis killed: both keep answering from their own tiers; restarted: sharing resumes; torn entries are never served"
     )
     func outageAndTornEntries() throws {
-        guard RedisServer.isInstalled else {
-            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
-        let redis = try RedisServer()
+        guard let redis = try Self.redis() else { return }
         let origin = try Self.origin()
         defer { origin.stop() }
         let a = try Self.proxy(redis)
@@ -207,11 +204,8 @@ struct SharedTierTests {
 
     @Test("A three-master Redis Cluster: entries spread over the masters are shared, and a resharded slot is followed")
     func cluster() throws {
-        guard RedisServer.isInstalled else {
-            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
-        let nodes = try (0..<3).map { _ in try RedisServer(clusterNode: true) }
+        guard let first = try Self.redis(clusterNode: true) else { return }
+        let nodes = try [first] + (1..<3).map { _ in try RedisServer(clusterNode: true) }
         try RedisServer.makeCluster(nodes)
         let origin = try Self.origin()
         defer { origin.stop() }
