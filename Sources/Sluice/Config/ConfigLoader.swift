@@ -241,38 +241,6 @@ public enum ConfigLoader {
                 config.upstream.maxConnectionsPerHost = try value.integer(in: 0...100_000)
             },
             Key(
-                path: "upstream.proxy", type: "URL | env | none", defaultValue: "none",
-                summary:
-                    "A parent proxy for every request (http://, https:// or socks5h://host:port, credentials in the URL or from ${VAR}); env: HTTP_PROXY/HTTPS_PROXY/NO_PROXY, read at start."
-            ) {
-                config, value throws(ConfigError) in
-                let text = try substitutingEnvironment(try value.string(), at: value)
-                switch text {
-                case "", "none": config.upstream.proxy = .none
-                case "env": config.upstream.proxy = .environment
-                default:
-                    switch ParentProxy.parse(text) {
-                    case .success(let parent): config.upstream.proxy = .url(parent)
-                    case .failure(let error): throw value.fail("\(error) (or env, or none)")
-                    }
-                }
-            },
-            Key(
-                path: "upstream.no_proxy", type: "list of host, .domain, glob, IP or CIDR", defaultValue: "[]",
-                summary: "Targets that never go through the parent (`*` for all); a domain covers its subdomains."
-            ) {
-                config, value throws(ConfigError) in
-                var exceptions: [ParentRouting.Exception] = []
-                for item in try value.list() {
-                    let text = try item.string()
-                    guard let parsed = ParentRouting.exceptions(text) else {
-                        throw item.fail("not a host, domain, glob, IP or CIDR: \(text)")
-                    }
-                    exceptions += parsed
-                }
-                config.upstream.noProxy = exceptions
-            },
-            Key(
                 path: "redirects.policy", type: "pass | follow | refuse", defaultValue: "pass",
                 summary:
                     "pass: the client gets the 3xx; follow: Sluice follows (limit, cycles, RFC 9110 §15.4 method rewrite); refuse: 502."
@@ -304,7 +272,7 @@ public enum ConfigLoader {
             Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
                 config, value throws(ConfigError) in config.log.access = try value.bool()
             },
-        ] + cacheKeys + adminKeys + tlsKeys + [
+        ] + parentKeys + cacheKeys + adminKeys + tlsKeys + [
             Key(
                 path: "defaults", type: "rule settings", defaultValue: "{}",
                 summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."
@@ -426,37 +394,5 @@ extension Node {
         if scalar.string.isEmpty { return true }
         guard scalar.style == .plain || scalar.style == .any else { return false }
         return ["~", "null", "Null", "NULL"].contains(scalar.string)
-    }
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-extension ConfigLoader {
-    /// `${NAME}` replaced by the environment variable's value (credentials kept out of the
-    /// file); an unset variable is an error that names it, never an empty credential.
-    static func substitutingEnvironment(
-        _ text: String, at value: Value, lookup: (String) -> String? = { getenv($0).map { String(cString: $0) } }
-    ) throws(ConfigError) -> String {
-        guard text.contains("${") else { return text }
-        var out = ""
-        var rest = Substring(text)
-        while let start = rest.firstIndex(of: "$") {
-            out += rest[..<start]
-            let after = rest[rest.index(after: start)...]
-            guard after.hasPrefix("{"), let close = after.firstIndex(of: "}") else {
-                out += "$"
-                rest = after
-                continue
-            }
-            let name = String(after[after.index(after: after.startIndex)..<close])
-            guard !name.isEmpty, let replacement = lookup(name) else {
-                throw value.fail("${\(name)} is not set in the environment")
-            }
-            out += replacement
-            rest = after[after.index(after: close)...]
-        }
-        return out + rest
     }
 }
