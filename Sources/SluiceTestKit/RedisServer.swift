@@ -54,17 +54,10 @@ public final class RedisServer: @unchecked Sendable {
     /// Joins cluster nodes into a Redis Cluster of masters (`redis-cli --cluster create`) and
     /// waits until it reports `cluster_state:ok` everywhere.
     public static func makeCluster(_ nodes: [RedisServer]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        process.arguments =
+        try cli(
             ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
                 "--cluster-replicas", "0", "--cluster-yes",
-            ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestError("redis-cli --cluster create failed") }
+            ])
         let deadline = Date().addingTimeInterval(15)
         for node in nodes {
             while !((try? node.bulk(["CLUSTER", "INFO"])) ?? "").contains("cluster_state:ok") {
@@ -78,38 +71,50 @@ public final class RedisServer: @unchecked Sendable {
     public static func moveAllSlots(from: RedisServer, to: RedisServer) throws {
         let fromID = try from.bulk(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
         let toID = try to.bulk(["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        process.arguments = [
+        try cli([
             "--cluster", "reshard", "127.0.0.1:\(from.port)", "--cluster-from", fromID, "--cluster-to", toID,
             "--cluster-slots", "16384", "--cluster-yes",
-        ]
+        ])
+    }
+
+    /// Runs `redis-cli` to its end; a failure names the command.
+    private static func cli(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestError("redis-cli --cluster reshard failed") }
+        guard process.terminationStatus == 0 else {
+            throw TestError("redis-cli \(arguments.prefix(2).joined(separator: " ")) failed")
+        }
     }
 
-    /// A command whose answer is a bulk string: its text.
+    /// A command whose answer is a bulk string: its text (other answers: their first line).
     public func bulk(_ arguments: [String]) throws -> String {
+        try exchange(arguments.map { Array($0.utf8) }) { answer in
+            guard let end = answer.firstIndex(of: 0x0A) else { return nil }
+            let head = String(decoding: answer[..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard head.hasPrefix("$"), let length = Int(head.dropFirst()) else { return head }
+            if length < 0 { return "" }
+            guard answer.count >= end + 1 + length else { return nil }
+            return String(decoding: answer[(end + 1)..<(end + 1 + length)], as: UTF8.self)
+        }
+    }
+
+    /// Sends one command in RESP on a fresh connection and reads until `complete` makes sense of
+    /// what arrived.
+    private func exchange(_ arguments: [[UInt8]], complete: ([UInt8]) -> String?) throws -> String {
         let socket = try TestSocket.connect(port: port, timeout: 2)
         defer { socket.close() }
         var request = Array("*\(arguments.count)\r\n".utf8)
-        for argument in arguments {
-            request += Array("$\(argument.utf8.count)\r\n".utf8) + Array(argument.utf8) + Array("\r\n".utf8)
-        }
+        for argument in arguments { request += Array("$\(argument.count)\r\n".utf8) + argument + Array("\r\n".utf8) }
         try socket.send(request)
         var answer: [UInt8] = []
         while true {
             answer += try socket.receive()
-            guard let end = answer.firstIndex(of: 0x0A) else { continue }
-            let head = String(decoding: answer[..<end], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard head.hasPrefix("$"), let length = Int(head.dropFirst()) else { return head }
-            if length < 0 { return "" }
-            if answer.count >= end + 1 + length {
-                return String(decoding: answer[(end + 1)..<(end + 1 + length)], as: UTF8.self)
-            }
+            if let text = complete(answer) { return text }
         }
     }
 
@@ -127,17 +132,11 @@ public final class RedisServer: @unchecked Sendable {
         try raw(arguments.map { Array($0.utf8) })
     }
 
-    /// Sends one command with binary arguments; returns the reply's first line (and a bulk
-    /// string's bytes as text after it).
+    /// Sends one command with binary arguments; returns the reply's first line.
     @discardableResult
     public func raw(_ arguments: [[UInt8]]) throws -> String {
-        let socket = try TestSocket.connect(port: port, timeout: 2)
-        defer { socket.close() }
-        var request = Array("*\(arguments.count)\r\n".utf8)
-        for argument in arguments { request += Array("$\(argument.count)\r\n".utf8) + argument + Array("\r\n".utf8) }
-        try socket.send(request)
-        var answer: [UInt8] = []
-        while !answer.contains(0x0A) { answer += try socket.receive() }
-        return String(decoding: answer.prefix { $0 != 0x0D }, as: UTF8.self)
+        try exchange(arguments) { answer in
+            answer.contains(0x0A) ? String(decoding: answer.prefix { $0 != 0x0D }, as: UTF8.self) : nil
+        }
     }
 }

@@ -139,8 +139,9 @@ extension CacheStore {
         return CacheStore.decode(select.text(at: 0) ?? "")
     }
 
-    /// Drops the complete responses of a key's variant that a combined one replaces.
-    private func replaceComplete(key: String, variant: String) throws(SQLiteError) {
+    /// Drops the complete responses of a key's variant that a new one replaces (a commit, a
+    /// combined piece, a copy from the shared tier); inside the caller's transaction.
+    func replaceComplete(key: String, variant: String) throws(SQLiteError) {
         let old = try database.prepare("SELECT id, size FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
         try old.bind(key, at: 1)
         try old.bind(variant, at: 2)
@@ -201,80 +202,5 @@ extension CacheStore {
         try drop.bind(entry, at: 1)
         try drop.bind(aside, at: 2)
         try drop.step()
-    }
-}
-
-extension CacheStore {
-    /// A complete response written in one transaction (a copy from the shared tier): the row,
-    /// its chunks, the older entry of the same key and variant replaced. Returns the entry as a
-    /// lookup would, or `nil` when the file refused (then nothing of it is there).
-    func insertComplete(_ new: NewEntry, body: [UInt8], ttl: Int64?) -> Entry? {
-        insertComplete([(new, body, ttl)]).first ?? nil
-    }
-
-    /// Several complete responses in one transaction (copies that arrived in one loop turn: one
-    /// WAL commit for all); an entry per response, `nil` where it could not be written.
-    func insertComplete(_ responses: [(new: NewEntry, body: [UInt8], ttl: Int64?)]) -> [Entry?] {
-        var written: [Entry?] = []
-        flushPending()  // the ledger's own transaction, before this one
-        do {
-            try database.transaction {
-                for (new, body, ttl) in responses {
-                    written.append(try insertOne(new, body: body, ttl: ttl))
-                }
-            }
-        } catch {
-            warnSkipped(error)
-            return responses.map { _ in nil }
-        }
-        for entry in written { if let entry { totalBytes += entry.size } }
-        evictIfNeeded()
-        return written
-    }
-
-    private func insertOne(_ new: NewEntry, body: [UInt8], ttl: Int64?) throws -> Entry? {
-        var row: Int64 = 0
-        do {
-            do {
-                guard let begun = begin(new, flushFirst: false) else { return nil }
-                row = begun
-                var seq: Int64 = 0
-                var offset = 0
-                repeat {
-                    let end = min(body.count, offset + CacheWriter.chunkSize)
-                    try insertChunkRow(entry: row, seq: seq, data: Array(body[offset..<end]))
-                    seq += 1
-                    offset = end
-                } while offset < body.count
-                let old = try database.prepare(
-                    "SELECT id, size FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
-                try old.bind(new.key, at: 1)
-                try old.bind(new.variant, at: 2)
-                var replaced: [(Int64, Int64)] = []
-                while try old.step() { replaced.append((old.int64(at: 0), old.int64(at: 1))) }
-                for (id, bytes) in replaced {
-                    try deleteRows(id)
-                    totalBytes -= bytes
-                }
-                let mark = try database.prepare("UPDATE entries SET complete=1, size=?2, ttl=?3 WHERE id=?1")
-                try mark.bind(row, at: 1)
-                try mark.bind(Int64(body.count), at: 2)
-                if let ttl { try mark.bind(ttl, at: 3) }
-                try mark.step()
-                noteStored(key: new.key)
-            }
-        }
-        return Entry(
-            key: new.key, ref: EntryRef(row: row), variant: new.variant, varyNames: new.varyNames,
-            status: new.head.status, reason: new.head.reason, headers: new.head.headers, requestTime: new.requestTime,
-            responseTime: new.responseTime, size: Int64(body.count), ttl: ttl, facts: facts(new.head.headers))
-    }
-
-    private func insertChunkRow(entry: Int64, seq: Int64, data: [UInt8]) throws(SQLiteError) {
-        let insert = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
-        try insert.bind(entry, at: 1)
-        try insert.bind(seq, at: 2)
-        try insert.bind(data, at: 3)
-        try insert.step()
     }
 }

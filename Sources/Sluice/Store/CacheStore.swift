@@ -32,7 +32,7 @@ final class CacheStore {
     private let selectCandidates: Statement
     private let selectChunk: Statement
     private let insertEntry: Statement
-    private let insertChunk: Statement
+    let insertChunk: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
     init(settings: Configuration.Cache, logger: Logger) throws {
@@ -295,16 +295,7 @@ final class CacheStore {
         }
         do {
             try database.transaction {
-                let old = try database.prepare(
-                    "SELECT id, size FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
-                try old.bind(key, at: 1)
-                try old.bind(variant, at: 2)
-                var replaced: [(Int64, Int64)] = []
-                while try old.step() { replaced.append((old.int64(at: 0), old.int64(at: 1))) }
-                for (id, bytes) in replaced {
-                    try deleteRows(id)
-                    totalBytes -= bytes
-                }
+                try replaceComplete(key: key, variant: variant)
                 noteStored(key: key)
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
