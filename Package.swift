@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS"],
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],
             swiftSettings: strict),
         .testTarget(
             name: "SluiceCLITests", dependencies: ["SluiceCLI", "SluiceTestKit", "SQLite", "TLS"],

@@ -57,3 +57,5 @@ static inline long ctls_bio_set_mem_eof_return(BIO *bio, int value) {
 static inline int ctls_bio_reset(BIO *bio) { return (int)BIO_reset(bio); }
 
 static inline unsigned long ctls_name_flags_oneline(void) { return XN_FLAG_ONELINE & ~ASN1_STRFLGS_ESC_MSB; }
+
+static inline int ctls_set_tlsext_host_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }

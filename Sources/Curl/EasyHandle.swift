@@ -203,6 +203,20 @@ public final class EasyHandle {
         hasProxy = true
     }
 
+    /// Checks an `https://` parent's certificate against the PEM CA certificates in `path`
+    /// instead of the system store. - SeeAlso: `CURLOPT_PROXY_CAINFO`.
+    public func setProxyCAFile(_ path: String) {
+        _ = path.withCString { sluice_easy_setopt_string(handle, CURLOPT_PROXY_CAINFO, $0) }
+    }
+
+    /// The verdict on an `https://` parent's certificate: 0 when it passed or was not checked,
+    /// otherwise OpenSSL's `X509_V_ERR_…` code. - SeeAlso: `CURLINFO_PROXY_SSL_VERIFYRESULT`.
+    public var proxyVerifyResult: Int {
+        var result = 0
+        sluice_easy_getinfo_long(handle, CURLINFO_PROXY_SSL_VERIFYRESULT, &result)
+        return result
+    }
+
     /// The status a parent proxy answered the CONNECT with (0: none was sent).
     public var proxyConnectCode: Int {
         var code = 0

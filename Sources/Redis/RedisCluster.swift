@@ -9,6 +9,7 @@ public final class RedisCluster {
 
     private let loop: EventLoop
     private let seeds: [(host: String, port: UInt16)]
+    private let credentials: RedisConnection.Credentials?
     /// The master of each slot, as `host:port` (empty until the map is read).
     private var slots = [String](repeating: "", count: RedisCluster.slotCount)
     private var nodes: [String: RedisConnection] = [:]
@@ -18,10 +19,12 @@ public final class RedisCluster {
 
     /// Connects to the first seed, reads the slot map, and reports `.connected` (or `.closed`).
     public init(
-        loop: EventLoop, seeds: [(host: String, port: UInt16)], onStateChange: @escaping (RedisConnection.State) -> Void
+        loop: EventLoop, seeds: [(host: String, port: UInt16)], credentials: RedisConnection.Credentials? = nil,
+        onStateChange: @escaping (RedisConnection.State) -> Void
     ) {
         self.loop = loop
         self.seeds = seeds
+        self.credentials = credentials
         self.onStateChange = onStateChange
         refreshMap()
     }
@@ -50,7 +53,8 @@ public final class RedisCluster {
         guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
             return nil
         }
-        let node = RedisConnection(loop: loop, host: String(address[..<colon]), port: port) { [weak self] state in
+        let node = RedisConnection(loop: loop, host: String(address[..<colon]), port: port, credentials: credentials) {
+            [weak self] state in
             if case .closed(let reason) = state { self?.changed(.closed("\(address): \(reason)")) }
         }
         nodes[address] = node

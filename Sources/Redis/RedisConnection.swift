@@ -32,12 +32,35 @@ public final class RedisConnection {
         case closed(String)
     }
 
+    /// What `AUTH` sends before any other command (Redis 6 ACL user, or the `requirepass` password
+    /// alone). Never part of a description or a log line.
+    public struct Credentials: Sendable, Equatable {
+        public var user: String?
+        public var password: String
+        public init(user: String?, password: String) {
+            self.user = user
+            self.password = password
+        }
+    }
+
+    /// With credentials, `.connected` waits for the server to accept them.
+    private enum Login: Equatable {
+        case notNeeded
+        case pending(socketUp: Bool)
+        case accepted
+    }
+
     public private(set) var state = State.connecting
     private var context: UnsafeMutablePointer<redisAsyncContext>?
     private let onStateChange: (State) -> Void
+    private var login = Login.notNeeded
 
-    /// Starts connecting to `host:port`; `onStateChange` hears `.connected` or `.closed` (once).
-    public init(loop: EventLoop, host: String, port: UInt16, onStateChange: @escaping (State) -> Void) {
+    /// Starts connecting to `host:port`, authenticating with `credentials` first when given;
+    /// `onStateChange` hears `.connected` (once the credentials are accepted) or `.closed` (once).
+    public init(
+        loop: EventLoop, host: String, port: UInt16, credentials: Credentials? = nil,
+        onStateChange: @escaping (State) -> Void
+    ) {
         self.onStateChange = onStateChange
         var error = [CChar](repeating: 0, count: 256)
         let data = Unmanaged.passUnretained(self).toOpaque()
@@ -47,7 +70,7 @@ public final class RedisConnection {
                 guard let context, let data = sluice_redis_data(context) else { return }
                 let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
                 if status == REDIS_OK {
-                    connection.changed(.connected)
+                    connection.socketConnected()
                 } else {
                     // hiredis frees the context after this callback.
                     connection.context = nil
@@ -66,9 +89,42 @@ public final class RedisConnection {
             state = .closed(reason)
             loop.callSoon { [weak self] in self?.onStateChange(.closed(reason)) }
         }
+        if let credentials, context != nil {
+            login = .pending(socketUp: false)
+            let arguments = [credentials.user.map { Array($0.utf8) }, Array(credentials.password.utf8)].compactMap {
+                $0
+            }
+            send([Array("AUTH".utf8)] + arguments) { [weak self] reply in self?.authAnswered(reply) }
+        }
     }
 
     deinit { close() }
+
+    private func socketConnected() {
+        if case .pending = login {
+            login = .pending(socketUp: true)
+        } else {
+            changed(.connected)
+        }
+    }
+
+    /// The answer to `AUTH`: connected, or closed with the server's refusal.
+    private func authAnswered(_ reply: Reply?) {
+        guard let reply else { return }  // the connection went away: its own callback says why
+        guard case .status("OK") = reply else {
+            let reason: String
+            if case .error(let text) = reply { reason = text } else { reason = "an unexpected answer" }
+            // The state says why before close() fails what was pending (their callbacks may ask).
+            let refused = State.closed("the server refused the credentials (\(reason))")
+            state = refused
+            close()
+            onStateChange(refused)
+            return
+        }
+        let socketUp = login == .pending(socketUp: true)
+        login = .accepted
+        if socketUp { changed(.connected) }
+    }
 
     private func changed(_ new: State) {
         guard state != new else { return }

@@ -61,9 +61,13 @@ struct CacheCommand: ParsableCommand {
         entry.isFresh ? "fresh \(entry.lifetime - entry.age)s" : "stale \(entry.age - entry.lifetime)s"
     }
 
-    static func object(_ entry: CacheInspector.Entry, headers: Bool) -> Any {
+    static func object(_ entry: CacheInspector.Entry, headers: Bool, adding extra: [String: Any] = [:]) -> Any {
         let text = entry.json(headers: headers).json
-        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) ?? NSNull()
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            return NSNull()
+        }
+        object.merge(extra) { _, new in new }
+        return object
     }
 
     /// Rows as an aligned text table.
@@ -109,14 +113,18 @@ struct CacheCommand: ParsableCommand {
             filter.order = CacheInspector.Filter.Order(rawValue: sort) ?? .recent
             filter.limit = limit
             let entries = try common.inspector().list(filter, now: CacheCommand.now)
-            if common.json { return CacheCommand.printJSON(entries.map { CacheCommand.object($0, headers: false) }) }
+            let shared = try SharedView(common, keys: entries.map(\.key))
+            if common.json {
+                return CacheCommand.printJSON(
+                    entries.map { CacheCommand.object($0, headers: false, adding: shared.members($0.key)) })
+            }
             CacheCommand.table(
-                ["ID", "STATUS", "SIZE", "HITS", "FRESHNESS", "TYPE", "URL"],
+                ["ID", "STATUS", "SIZE", "HITS", "FRESHNESS", "TYPE"] + (shared.isOff ? [] : ["TIERS"]) + ["URL"],
                 entries.map {
                     [
                         String($0.id), String($0.status), CacheCommand.bytes($0.size), String($0.hits),
-                        CacheCommand.freshness($0), $0.contentType.map(CacheInspector.mediaType) ?? "-", $0.url,
-                    ]
+                        CacheCommand.freshness($0), $0.contentType.map(CacheInspector.mediaType) ?? "-",
+                    ] + (shared.isOff ? [] : [shared.text($0.key)]) + [$0.url]
                 })
         }
     }
@@ -139,8 +147,11 @@ struct CacheCommand: ParsableCommand {
                 try inspector.body(of: first.id) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
                 return
             }
+            let shared = try SharedView(common, keys: entries.map(\.key))
             if common.json {
-                var objects = entries.map { CacheCommand.object($0, headers: true) as? [String: Any] ?? [:] }
+                var objects = entries.map {
+                    CacheCommand.object($0, headers: true, adding: shared.members($0.key)) as? [String: Any] ?? [:]
+                }
                 if body || pretty {
                     for index in objects.indices {
                         objects[index]["body"] = String(
@@ -169,6 +180,13 @@ struct CacheCommand: ParsableCommand {
                 }
                 print("  hits       \(entry.hits), last \(CacheCommand.date(entry.lastAccess))")
                 print("  rule       \(entry.rule ?? "defaults")")
+                if !shared.isOff {
+                    if case .unknown(let reason) = shared {
+                        print("  tiers      local; the shared tier did not say (\(reason))")
+                    } else {
+                        print("  tiers      \(shared.tiers(entry.key).joined(separator: " and "))")
+                    }
+                }
                 if headers || body || pretty {
                     print("")
                     for field in entry.headers { print("\(field.name): \(field.value)") }
@@ -249,8 +267,10 @@ struct CacheCommand: ParsableCommand {
 
         func run() throws {
             let stats = try common.inspector().stats()
+            let shared = try CacheCommand.sharedStats(common)
             if common.json {
                 return CacheCommand.printJSON([
+                    "shared": CacheCommand.orNull(shared?.json),
                     "entries": stats.entries, "bytes": stats.bytes, "capacity": stats.capacity, "hits": stats.hits,
                     "lookups": ["hits": stats.lookupHits, "misses": stats.lookupMisses],
                     "hit_ratio": CacheCommand.orNull(stats.hitRatio),
@@ -273,6 +293,7 @@ struct CacheCommand: ParsableCommand {
             print(
                 "decisions  \(stats.decisionsStored) URLs stored, \(stats.decisionsRefused) not (see: sluice cache why URL)"
             )
+            for line in shared?.lines ?? [] { print(line) }
             if !stats.topHosts.isEmpty {
                 print("")
                 CacheCommand.table(

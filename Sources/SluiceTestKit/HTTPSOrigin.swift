@@ -58,6 +58,9 @@ public final class HTTPSOrigin: @unchecked Sendable {
     deinit { stop() }
 
     /// `https://localhost:PORT/path` (or the name given).
+    /// What `/big?n=count` sends.
+    public static func bigBody(count: Int) -> [UInt8] { (0..<count).map { UInt8(33 + ($0 % 65536) % 90) } }
+
     public func url(_ path: String, host: String = "localhost") -> String { "https://\(host):\(port)\(path)" }
 
     /// Requests answered so far.

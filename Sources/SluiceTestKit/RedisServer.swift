@@ -9,9 +9,12 @@ public final class RedisServer: @unchecked Sendable {
 
     /// Started with `--cluster-enabled yes` (a node for ``RedisServer/makeCluster(_:)``).
     public let clusterNode: Bool
+    /// `--requirepass`: the test's own commands authenticate with it.
+    public let password: String?
 
-    public init(clusterNode: Bool = false) throws {
+    public init(clusterNode: Bool = false, password: String? = nil) throws {
         self.clusterNode = clusterNode
+        self.password = password
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let free = try TestListener()
@@ -40,6 +43,7 @@ public final class RedisServer: @unchecked Sendable {
             ]
             + (clusterNode
                 ? ["--cluster-enabled", "yes", "--cluster-config-file", directory.path + "/nodes.conf"] : [])
+            + (password.map { ["--requirepass", $0] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -108,13 +112,22 @@ public final class RedisServer: @unchecked Sendable {
     private func exchange(_ arguments: [[UInt8]], complete: ([UInt8]) -> String?) throws -> String {
         let socket = try TestSocket.connect(port: port, timeout: 2)
         defer { socket.close() }
-        var request = Array("*\(arguments.count)\r\n".utf8)
-        for argument in arguments { request += Array("$\(argument.count)\r\n".utf8) + argument + Array("\r\n".utf8) }
-        try socket.send(request)
+        func resp(_ arguments: [[UInt8]]) -> [UInt8] {
+            var request = Array("*\(arguments.count)\r\n".utf8)
+            for argument in arguments {
+                request += Array("$\(argument.count)\r\n".utf8) + argument + Array("\r\n".utf8)
+            }
+            return request
+        }
+        // With a password, AUTH goes first and its +OK is skipped.
+        let login = password.map { resp([Array("AUTH".utf8), Array($0.utf8)]) } ?? []
+        try socket.send(login + resp(arguments))
         var answer: [UInt8] = []
+        let skip = password == nil ? 0 : 5
         while true {
             answer += try socket.receive()
-            if let text = complete(answer) { return text }
+            guard answer.count > skip else { continue }
+            if let text = complete(Array(answer[skip...])) { return text }
         }
     }
 

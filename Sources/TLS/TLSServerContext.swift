@@ -37,7 +37,8 @@ public final class TLSServerContext {
     /// A server session for one accepted connection; `defaultName` is the name its leaf is for
     /// when the client sends no SNI (the CONNECT host).
     public func makeSession(defaultName: String) throws(TLSError) -> TLSSession {
-        try TLSSession(context: self, defaultName: defaultName)
+        guard let ssl = SSL_new(context) else { throw TLSError("create a TLS session") }
+        return try TLSSession(ssl: ssl, role: .server(minter: minter, defaultName: defaultName))
     }
 
     /// ALPN: `http/1.1` when offered, otherwise no protocol is agreed (the client speaks HTTP/1.1).

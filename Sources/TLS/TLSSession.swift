@@ -1,7 +1,8 @@
 import CTLS
 
-/// One TLS server session over memory BIOs: the owner feeds it the bytes read from the socket and
-/// writes out what it produces, so it runs on any byte stream and never blocks.
+/// One TLS session over memory BIOs, the server side of an intercepted connection or the client
+/// side of a connection to an `https://` parent: the owner feeds it the bytes read from the socket
+/// and writes out what it produces, so it runs on any byte stream and never blocks.
 /// - SeeAlso: `SSL_do_handshake(3)`, `SSL_read(3)`, `SSL_write(3)`, `BIO_s_mem(3)`.
 public final class TLSSession {
     /// A handshake's progress.
@@ -18,6 +19,8 @@ public final class TLSSession {
     public enum Failure: Equatable, Sendable {
         /// The client refused the certificate it was shown (alert `unknown_ca`, `bad_certificate`…).
         case certificateRejected(String)
+        /// A client session: the server's certificate is not trusted for its name (OpenSSL's words).
+        case certificateUntrusted(String)
         /// Not TLS, or a protocol error; OpenSSL's words.
         case protocolError(String)
         /// The certificate could not be made.
@@ -34,37 +37,48 @@ public final class TLSSession {
         case failed(String)
     }
 
+    /// Which end of the connection the session is.
+    enum Role {
+        /// Shows leaves minted by `minter`: the one for `defaultName` unless the SNI names another.
+        case server(minter: LeafMinter, defaultName: String)
+        /// Verifies the server's certificate for the name it was made for.
+        case client
+    }
+
     let ssl: OpaquePointer
     private let input: OpaquePointer
     private let output: OpaquePointer
-    unowned let context: TLSServerContext
-    /// The name shown when the client sends no SNI.
-    public let defaultName: String
-    /// The SNI name the client sent, if any.
+    private let role: Role
+    /// The SNI name the client sent (a server session), if any.
     public private(set) var serverName: String?
     private var certificateFailure: String?
 
-    init(context: TLSServerContext, defaultName: String) throws(TLSError) {
-        guard let ssl = SSL_new(context.context) else { throw TLSError("create a TLS session") }
+    /// A server session (``TLSServerContext/makeSession(defaultName:)``) or a client session
+    /// (``TLSClientContext/makeSession(host:)``), on `ssl` made from the context.
+    init(ssl: OpaquePointer, role: Role) throws(TLSError) {
         guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             throw TLSError("create the session's buffers")
         }
         _ = ctls_bio_set_mem_eof_return(input, -1)  // empty = "more to come", not end of file
         SSL_set_bio(ssl, input, output)  // the session owns both now
-        SSL_set_accept_state(ssl)
         self.ssl = ssl
         self.input = input
         self.output = output
-        self.context = context
-        self.defaultName = defaultName
-        _ = ctls_set_ex_data(ssl, Unmanaged.passUnretained(self).toOpaque())
-        // The CONNECT host's leaf unless the SNI names another.
-        do {
-            let certificate = try context.minter.certificate(for: defaultName, now: monotonicNanoseconds())
-            SSL_use_certificate(ssl, certificate)
-        } catch {
-            certificateFailure = error.description
+        self.role = role
+        switch role {
+        case .server(let minter, let defaultName):
+            SSL_set_accept_state(ssl)
+            _ = ctls_set_ex_data(ssl, Unmanaged.passUnretained(self).toOpaque())
+            // The CONNECT host's leaf unless the SNI names another.
+            do {
+                let certificate = try minter.certificate(for: defaultName, now: monotonicNanoseconds())
+                SSL_use_certificate(ssl, certificate)
+            } catch {
+                certificateFailure = error.description
+            }
+        case .client:
+            SSL_set_connect_state(ssl)
         }
     }
 
@@ -72,14 +86,16 @@ public final class TLSSession {
 
     /// Called during the ClientHello: shows the leaf for the SNI name.
     func serverNameArrived() -> Bool {
-        guard let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) else {
+        guard case .server(let minter, let defaultName) = role,
+            let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name)
+        else {
             return certificateFailure == nil
         }
         let text = String(cString: name)
         serverName = text
         guard text.lowercased() != defaultName.lowercased() else { return certificateFailure == nil }
         do {
-            let certificate = try context.minter.certificate(for: text, now: monotonicNanoseconds())
+            let certificate = try minter.certificate(for: text, now: monotonicNanoseconds())
             SSL_use_certificate(ssl, certificate)
             certificateFailure = nil
             return true
@@ -107,6 +123,13 @@ public final class TLSSession {
 
     private func failure() -> Failure {
         if let certificateFailure { return .noCertificate(certificateFailure) }
+        if case .client = role {
+            let verdict = SSL_get_verify_result(ssl)
+            if verdict != X509_V_OK {
+                _ = TLSError.drainCodes()
+                return .certificateUntrusted(String(cString: X509_verify_cert_error_string(verdict)))
+            }
+        }
         var rejected: String?
         let errors = TLSError.drainCodes()
         for (code, line) in errors where ctls_is_certificate_rejection(ctls_err_reason(code)) != 0 {

@@ -75,6 +75,52 @@ struct RedisConnectionTests {
         #expect(lines.contains("message hello") && lines.contains("message nil"))
     }
 
+    @Test(
+        "Credentials: AUTH goes first and .connected waits for it; a wrong password closes with the server's refusal; an ACL user"
+    )
+    func credentials() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let server = try RedisServer(password: "s3cret pass")
+        #expect(try server.command(["ACL", "SETUSER", "app", "on", ">app-pw", "~*", "+@all"]) == "+OK")
+        let port = server.port
+        let log = Mutex<[String]>([])
+        let holder = Holder()
+        try Self.onLoop { loop, done in
+            var remaining = 3
+            func finished() {
+                remaining -= 1
+                if remaining == 0 { done() }
+            }
+            for (name, credentials) in [
+                ("right", RedisConnection.Credentials(user: nil, password: "s3cret pass")),
+                ("wrong", RedisConnection.Credentials(user: nil, password: "nope")),
+                ("user", RedisConnection.Credentials(user: "app", password: "app-pw")),
+            ] {
+                var connection: RedisConnection?
+                connection = RedisConnection(loop: loop, host: "127.0.0.1", port: port, credentials: credentials) {
+                    state in
+                    log.withLock { $0.append("\(name) \(state)") }
+                    guard state == .connected, let connection else { return finished() }
+                    connection.send([Array("PING".utf8)]) { reply in
+                        log.withLock { $0.append("\(name) ping \(reply?.text ?? "nil")") }
+                        finished()
+                    }
+                }
+                holder.connections.append(connection!)
+            }
+        }
+        let lines = log.withLock { $0 }
+        #expect(lines.contains("right connected") && lines.contains("right ping PONG"), "\(lines)")
+        #expect(lines.contains("user connected") && lines.contains("user ping PONG"), "\(lines)")
+        #expect(!lines.contains("wrong connected"), "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("wrong closed(\"the server refused the credentials (WRONGPASS") }, "\(lines)")
+        #expect(!lines.joined().contains("nope") && !lines.joined().contains("s3cret"))
+    }
+
     @Test("Nothing listening: the connection reports closed, and sends are refused")
     func refused() throws {
         let free = try TestListener()

@@ -174,6 +174,56 @@ struct CacheCommandTests {
         #expect(abs((final["hit_ratio"] as? Double ?? 0) - 1.0 / 7.0) < 0.001)
     }
 
+    @Test("With a shared tier: list and show say which tiers hold an entry, stats counts the shared tier's entries")
+    func tiers() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let redis = try RedisServer()
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let directory = try CLI.workingDirectory()
+        let file = directory.appendingPathComponent("cache.sqlite").path
+        let config = try CLI.temporaryFile(
+            "cache:\n  path: \(file)\n  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: 300ms }\nlog: { access: false }\n"
+        )
+        defer { CLI.remove(config, directory.path) }
+        let (process, pipe, port) = try CLI.serve(["--config", config])
+        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
+        let url = origin.url("/api/item")
+        // The first request may come before the tier is connected: ask until the entry is shared.
+        let deadline = Date().addingTimeInterval(10)
+        while (try? redis.command(["DBSIZE"])) != ":2", Date() < deadline {
+            _ = try CLI.connect(port).request(RawClient.get(url, extra: "Cache-Control: no-cache\r\n"))
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let (_, listed) = try Self.json(["list"], config: config)
+        let first = (listed as? [[String: Any]])?.first
+        #expect(first?["tiers"] as? [String] == ["local", "shared"] && first?["shared"] as? Bool == true)
+        let (_, table) = try CLI.run(["cache", "list", "--config", config])
+        #expect(table.contains("TIERS") && table.contains("local+shared"), "\(table)")
+        let (_, shown) = try CLI.run(["cache", "show", url, "--config", config])
+        #expect(shown.contains("tiers      local and shared"), "\(shown)")
+        let (_, stats) = try CLI.run(["cache", "stats", "--config", config])
+        #expect(stats.contains("shared     1 entry on redis://127.0.0.1:\(redis.port)/0"), "\(stats)")
+        let (_, statsObject) = try Self.json(["stats"], config: config)
+        #expect(((statsObject as? [String: Any])?["shared"] as? [String: Any])?["entries"] as? Int == 1)
+
+        // The tier gone: the local file still answers, and says it could not ask.
+        redis.stop()
+        let (status, unknown) = try CLI.run(["cache", "list", "--config", config])
+        #expect(status == 0 && unknown.contains("local, shared?"), "\(unknown)")
+        let (_, statsDown) = try CLI.run(["cache", "stats", "--config", config])
+        #expect(statsDown.contains("entries    1") && statsDown.contains("not reached"), "\(statsDown)")
+    }
+
     @Test("verify finds an entry whose body does not add up, and exits 1; bad arguments are explained")
     func verifyAndErrors() throws {
         let origin = try Self.origin()

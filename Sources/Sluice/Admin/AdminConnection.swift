@@ -121,8 +121,11 @@ final class AdminConnection: ConnectionDelegate {
                 status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),
                 extra: [("WWW-Authenticate", "Bearer")])
         }
-        let routes = AdminRoutes(server: server)
-        switch routes.answer(method: request.method, path: path, query: query) {
+        deliver(AdminRoutes(server: server).answer(method: request.method, path: path, query: query), to: request)
+    }
+
+    private func deliver(_ answer: AdminRoutes.Answer, to request: ProxyRequest) {
+        switch answer {
         case .json(let status, let value):
             respond(status: status, json: value)
         case .text(let contentType, let text):
@@ -142,6 +145,12 @@ final class AdminConnection: ConnectionDelegate {
             respond(status: 200, headers: headers, body: bytes)
         case .bytes(let headers, let bytes):
             respond(status: 200, headers: headers, body: bytes)
+        case .awaiting(let start):
+            answered = true  // nothing more is read meanwhile
+            start { [weak self] answer in
+                guard let self, !self.connection.isClosed else { return }
+                self.deliver(answer, to: request)
+            }
         }
     }
 

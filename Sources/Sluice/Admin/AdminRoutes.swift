@@ -16,6 +16,8 @@ struct AdminRoutes {
         case asset(contentType: String, [UInt8])
         /// Bytes kept in memory (a watched exchange's body).
         case bytes(HTTPFields, [UInt8])
+        /// An answer that waits for the shared tier (never longer than a second or its timeout).
+        case awaiting((@escaping (Answer) -> Void) -> Void)
     }
 
     private var proxy: ProxyServer { server.proxy }
@@ -123,6 +125,7 @@ struct AdminRoutes {
                 ("bytes", .number(Int(store.totalBytes))), ("capacity", .number(Int(store.capacity))),
                 ("hits", .number(stats.cacheHits)), ("stores", .number(stats.cacheStores)),
                 ("collapsed_waiting", .number(proxy.collapserWaiting)),
+                ("shared", sharedHealth()),
             ]
         }
         let minter = proxy.interceptor?.context.minter
@@ -261,7 +264,7 @@ struct AdminRoutes {
         }
         do {
             let entries = try inspector().list(filter, now: proxy.clock())
-            return .json(200, .array(entries.map { $0.json(headers: false) }))
+            return withTiers(entries.map { ($0.key, $0.json(headers: false)) }) { .json(200, .array($0)) }
         } catch {
             return unavailable(error)
         }
@@ -292,9 +295,41 @@ struct AdminRoutes {
                         ])
                     ))
             }
-            return .json(200, .object(members))
+            return withTiers([(entry.key, .object(members))]) { .json(200, $0.first ?? .null) }
         } catch {
             return unavailable(error)
+        }
+    }
+
+    /// Entries of the local file with the tiers that hold them: `tiers` (`local`, and `shared`
+    /// when the shared tier has the key too) and `shared` (`null` when the tier did not say).
+    /// Without a shared tier only `tiers`, at once.
+    private func withTiers(_ entries: [(key: String, json: JSONValue)], _ answer: @escaping ([JSONValue]) -> Answer)
+        -> Answer
+    {
+        func adding(_ json: JSONValue, _ extra: [(String, JSONValue)]) -> JSONValue {
+            guard case .object(let members) = json else { return json }
+            return .object(members + extra)
+        }
+        guard let shared = proxy.environment.cache?.shared else {
+            return answer(entries.map { adding($0.json, [("tiers", .array([.string("local")]))]) })
+        }
+        return .awaiting { deliver in
+            shared.holds(entries.map(\.key), within: max(shared.settings.timeout, 1000)) { held in
+                deliver(
+                    answer(
+                        entries.map { entry in
+                            let inShared = held?.contains(entry.key)
+                            let tiers = ["local"] + (inShared == true ? ["shared"] : [])
+                            return adding(
+                                entry.json,
+                                [
+                                    ("tiers", .array(tiers.map { .string($0) })),
+                                    ("shared", inShared.map { .bool($0) } ?? .null),
+                                ]
+                            )
+                        }))
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import EventIO
+import Redis
 import Yams
 
 /// The `cache.*` and `admin.*` keys of ``ConfigLoader/keys``.
@@ -7,7 +8,7 @@ extension ConfigLoader {
         Key(
             path: "cache.shared", type: "mapping | none", defaultValue: "none",
             summary:
-                "A second tier on Redis shared by several instances: { url: redis://host:port/db, prefix: \"sluice:\", max_entry: 4MiB, timeout: 50ms, cluster: false }."
+                "A second tier on Redis shared by several instances: { url: redis://[[user]:password@]host:port/db, prefix: \"sluice:\", max_entry: 4MiB, timeout: 50ms, cluster: false }."
         ) {
             config, value throws(ConfigError) in config.cache.sharedTier = try sharedTier(value)
         },
@@ -148,7 +149,12 @@ extension ConfigLoader {
             switch name {
             case "url":
                 let text = try substitutingEnvironment(try item.string(), at: item)
-                guard text.hasPrefix("redis://") else { throw item.fail("expected redis://host:port[/db]") }
+                guard text.hasPrefix("redis://") else {
+                    throw item.fail(
+                        text.hasPrefix("rediss://")
+                            ? "TLS to Redis (rediss://) is not supported: Debian's hiredis 0.14 has no TLS"
+                            : "expected redis://[[user]:password@]host:port[/db]")
+                }
                 var rest = Substring(text.dropFirst(8))
                 if let slash = rest.firstIndex(of: "/") {
                     let db = rest[rest.index(after: slash)...]
@@ -158,10 +164,16 @@ extension ConfigLoader {
                     tier.database = number
                     rest = rest[..<slash]
                 }
-                guard !rest.contains("@") else {
-                    throw item.fail(
-                        "credentials are not supported yet: protect the server by binding it to loopback or a private network"
-                    )
+                if let at = rest.lastIndex(of: "@") {
+                    // user:password@ (an ACL user), :password@ or password@ (requirepass).
+                    let userinfo = rest[..<at]
+                    rest = rest[rest.index(after: at)...]
+                    let colon = userinfo.firstIndex(of: ":")
+                    let user = colon.map { PercentEncoding.decode(userinfo[..<$0], plusAsSpace: false) }
+                    let password = PercentEncoding.decode(
+                        colon.map { userinfo[userinfo.index(after: $0)...] } ?? userinfo, plusAsSpace: false)
+                    guard !password.isEmpty else { throw item.fail("an empty password") }
+                    tier.credentials = .init(user: user?.isEmpty == true ? nil : user, password: password)
                 }
                 if let colon = rest.lastIndex(of: ":") {
                     guard let port = UInt16(rest[rest.index(after: colon)...]), port > 0 else {

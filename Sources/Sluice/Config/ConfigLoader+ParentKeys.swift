@@ -34,5 +34,15 @@ extension ConfigLoader {
             }
             config.upstream.noProxy = exceptions
         },
+        Key(
+            path: "upstream.proxy_ca_file", type: "path", defaultValue: "system store",
+            summary:
+                "PEM CA certificates an https:// parent's certificate is checked against, instead of the system store."
+        ) {
+            config, value throws(ConfigError) in
+            let text = try value.string()
+            guard !text.isEmpty else { throw value.fail("an empty path") }
+            config.upstream.proxyCAFile = text
+        },
     ]
 }

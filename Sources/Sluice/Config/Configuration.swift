@@ -1,4 +1,5 @@
 import EventIO
+import Redis
 
 /// Everything `sluice serve` can be told, with defaults. Every key, its type and default is
 /// documented once, in ``ConfigLoader/keys`` (and `conf/sluice.yaml` mirrors it).
@@ -106,6 +107,9 @@ public struct Configuration: Sendable, Equatable {
         public var proxy = ProxySetting.none
         /// `upstream.no_proxy`: targets that never go through the parent.
         public var noProxy: [ParentRouting.Exception] = []
+        /// `upstream.proxy_ca_file`: PEM CA certificates trusted for `https://` parents instead of
+        /// the system store.
+        public var proxyCAFile: String?
         public init() {}
 
         /// Where `upstream.proxy` takes the parent from.
@@ -124,12 +128,13 @@ public struct Configuration: Sendable, Equatable {
             case .none:
                 return .success(ParentRouting())
             case .url(let parent):
-                return .success(ParentRouting(forHTTP: parent, forHTTPS: parent, exceptions: noProxy))
+                return .success(
+                    ParentRouting(forHTTP: parent, forHTTPS: parent, exceptions: noProxy, caFile: proxyCAFile))
             case .environment:
                 func variable(_ name: String) -> String? {
                     (lookup(name) ?? lookup(name.lowercased())).flatMap { $0.isEmpty ? nil : $0 }
                 }
-                var routing = ParentRouting(exceptions: noProxy)
+                var routing = ParentRouting(exceptions: noProxy, caFile: proxyCAFile)
                 do {
                     if let text = variable("HTTP_PROXY") { routing.forHTTP = try ParentProxy.parse(text).get() }
                     if let text = variable("HTTPS_PROXY") { routing.forHTTPS = try ParentProxy.parse(text).get() }
@@ -206,6 +211,8 @@ public struct Configuration: Sendable, Equatable {
             public var timeout = 50
             /// The server is a node of a Redis Cluster: the slot map is read from it.
             public var cluster = false
+            /// `redis://[user]:password@…`: sent with `AUTH` on every connection; never shown.
+            public var credentials: RedisConnection.Credentials?
             public init() {}
         }
         /// Whether responses that set cookies are stored (with their `Set-Cookie` lines, replayed to

@@ -1,5 +1,6 @@
 import EventIO
 import Logging
+import TLS
 
 #if canImport(Glibc)
     import Glibc
@@ -48,6 +49,9 @@ final class ExchangeEnvironment {
     var isShuttingDown = false
     /// The parent proxies in force (`upstream.proxy`, `no_proxy`), resolved at start.
     var parents = ParentRouting()
+    /// TLS to `https://` parents (blind tunnels through them; libcurl has its own), made at start
+    /// when one is configured.
+    var parentTLS: TLSClientContext?
     /// Who watches exchanges as they happen (the admin page), if anyone may.
     weak var watcher: (any ExchangeWatcher)?
     /// The last exchange number given (exchanges are numbered from 1 in the order they start).

@@ -106,7 +106,10 @@ public final class Session {
 
     func configure(_ handle: EasyHandle, for request: UpstreamRequest) {
         handle.setURL(request.url.description)
-        if let parent = request.parent { handle.setProxy(parent.curlURL) }
+        if let parent = request.parent {
+            handle.setProxy(parent.curlURL)
+            if parent.scheme == .https, let caFile = parent.caFile { handle.setProxyCAFile(caFile) }
+        }
         let share = Session.receiveBudget / max(1, running.count)
         handle.setReceiveBuffer(
             bytes: min(max(share, Session.receiveBufferRange.lowerBound), Session.receiveBufferRange.upperBound))

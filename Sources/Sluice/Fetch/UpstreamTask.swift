@@ -172,6 +172,12 @@ public final class UpstreamTask {
         handle = nil
     }
 
+    /// Whether a TLS failure was with the `https://` parent itself: an `http://` target has no
+    /// TLS of its own, and libcurl keeps the verdict on the parent's certificate apart.
+    private static func parentTLSFailed(_ request: UpstreamRequest, _ handle: EasyHandle?) -> Bool {
+        request.url.scheme == "http" || (handle?.proxyVerifyResult ?? 0) != 0
+    }
+
     private func convert(_ error: CurlError) -> SluiceError {
         let host = currentRequest.url.host
         if let refusedTarget { return .forbidden(reason: refusedTarget) }
@@ -188,6 +194,15 @@ public final class UpstreamTask {
             switch error.kind {
             case .resolve, .connect:
                 return .upstreamFailed(reason: .parentFailed(parent: parent.description, detail: error.message))
+            case .certificate where parent.scheme == .https && Self.parentTLSFailed(currentRequest, handle):
+                let reason = Self.certificateReason(error.message)
+                return .upstreamFailed(
+                    reason: .parentFailed(
+                        parent: parent.description,
+                        detail: "its TLS certificate is not trusted (\(reason)); see upstream.proxy_ca_file"))
+            case .tls where parent.scheme == .https && Self.parentTLSFailed(currentRequest, handle):
+                return .upstreamFailed(
+                    reason: .parentFailed(parent: parent.description, detail: "TLS with it failed (\(error.message))"))
             case .other where error.isProxyError:
                 return .upstreamFailed(reason: .parentFailed(parent: parent.description, detail: error.message))
             default: break

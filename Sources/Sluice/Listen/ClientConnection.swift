@@ -19,7 +19,7 @@ final class ClientConnection {
         /// An intercepted CONNECT was answered; the first bytes tell TLS from anything else.
         case peeking(Authority, ProxyRequest)
         /// The client's TLS handshake with the leaf for its host.
-        case handshaking(Authority, TLSClientStream)
+        case handshaking(Authority, TLSStream)
         case closed
     }
 
@@ -44,7 +44,7 @@ final class ClientConnection {
     private(set) var stream: any ClientStream
     /// The TLS stream and the CONNECT's authority, once an interception's handshake completed:
     /// requests inside are `https://` requests for that authority.
-    private var intercepted: (tls: TLSClientStream, authority: Authority)?
+    private var intercepted: (tls: TLSStream, authority: Authority)?
     /// Set while the request body is still being read.
     private var bodyPending = false
 
@@ -184,7 +184,7 @@ final class ClientConnection {
             return tunnel.start()
         }
         do {
-            let tls = TLSClientStream(raw: connection, session: try interceptor.makeSession(host: authority.host))
+            let tls = TLSStream(raw: connection, session: try interceptor.makeSession(host: authority.host))
             state = .handshaking(authority, tls)
             handshake()
         } catch {
@@ -215,7 +215,7 @@ final class ClientConnection {
         switch failure {
         case .certificateRejected(let reason):
             certificateRefused(authority, reason: "it sent the alert \"\(reason)\"")
-        case .protocolError(let reason), .noCertificate(let reason):
+        case .protocolError(let reason), .noCertificate(let reason), .certificateUntrusted(let reason):
             server.stats.tlsHandshakeFailures += 1
             server.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
             close()

@@ -106,6 +106,7 @@ public final class ProxyServer {
         boundAddress = listener.localAddress
         addSelfAddress(boundAddress)
         environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
+        environment.parentTLS = try ProxyServer.parentTLS(configuration, routing: environment.parents)
         let parents = [environment.parents.forHTTP, environment.parents.forHTTPS].compactMap { $0 }
         if let parent = parents.first {
             logger.info("requests go through the parent proxy \(parent)")
@@ -144,11 +145,7 @@ public final class ProxyServer {
         case .success(let parsed): routing = parsed
         case .failure(let error): throw ParentProxyRefused(reason: "upstream.proxy: env: \(error)")
         }
-        let ruleParents = (configuration.rules + [configuration.defaults]).compactMap { rule -> ParentProxy? in
-            if case .parent(let parent)? = rule.proxy { return parent }
-            return nil
-        }
-        for parent in [routing.forHTTP, routing.forHTTPS].compactMap({ $0 }) + ruleParents {
+        for parent in configuredParents(configuration, routing) {
             let loopbackName =
                 parent.host == "localhost"
                 || SocketAddress.parseIP(parent.host).map {
@@ -161,6 +158,27 @@ public final class ProxyServer {
             }
         }
         return routing
+    }
+
+    /// Every parent named: `upstream.proxy` (or the environment's) and the rules' `proxy:`.
+    private static func configuredParents(_ configuration: Configuration, _ routing: ParentRouting) -> [ParentProxy] {
+        let ruleParents = (configuration.rules + [configuration.defaults]).compactMap { rule -> ParentProxy? in
+            if case .parent(let parent)? = rule.proxy { return parent }
+            return nil
+        }
+        return [routing.forHTTP, routing.forHTTPS].compactMap { $0 } + ruleParents
+    }
+
+    /// TLS for blind tunnels through `https://` parents, when any is configured; a CA file that
+    /// cannot be read stops the start.
+    static func parentTLS(_ configuration: Configuration, routing: ParentRouting) throws -> TLSClientContext? {
+        let parents = configuredParents(configuration, routing)
+        guard parents.contains(where: { $0.scheme == .https }) || routing.caFile != nil else { return nil }
+        do {
+            return try TLSClientContext(caFile: routing.caFile)
+        } catch {
+            throw ParentProxyRefused(reason: "upstream.proxy_ca_file: \(error)")
+        }
     }
 
     /// The interceptor when hosts are to be intercepted: the local CA is loaded, or created (and

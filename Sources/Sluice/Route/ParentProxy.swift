@@ -23,6 +23,9 @@ public struct ParentProxy: Sendable, Equatable, CustomStringConvertible {
     /// Credentials, percent-decoded.
     let username: String?
     let password: String?
+    /// PEM CA certificates its TLS certificate is checked against (an `https://` parent), set by
+    /// the routing that chose it; `nil` = the system store.
+    var caFile: String?
 
     /// `scheme://host:port`, never the credentials.
     public var description: String {
@@ -152,6 +155,9 @@ public struct ParentRouting: Sendable, Equatable {
     public var forHTTPS: ParentProxy?
     /// Targets that always go direct.
     public var exceptions: [Exception] = []
+    /// `upstream.proxy_ca_file`: what `https://` parents' certificates are checked against
+    /// (`nil`: the system store).
+    public var caFile: String?
 
     public enum Exception: Sendable, Equatable {
         case host(Glob)
@@ -160,10 +166,13 @@ public struct ParentRouting: Sendable, Equatable {
         case all
     }
 
-    public init(forHTTP: ParentProxy? = nil, forHTTPS: ParentProxy? = nil, exceptions: [Exception] = []) {
+    public init(
+        forHTTP: ParentProxy? = nil, forHTTPS: ParentProxy? = nil, exceptions: [Exception] = [], caFile: String? = nil
+    ) {
         self.forHTTP = forHTTP
         self.forHTTPS = forHTTPS
         self.exceptions = exceptions
+        self.caFile = caFile
     }
 
     /// A rule's own choice.
@@ -173,8 +182,17 @@ public struct ParentRouting: Sendable, Equatable {
         case direct
     }
 
-    /// The parent for a target (`https`: the origin is reached over TLS or a tunnel).
+    /// The parent for a target (`https`: the origin is reached over TLS or a tunnel), with the
+    /// trust its certificate is checked against.
     func parent(host: String, https: Bool, rule: RuleChoice?) -> ParentProxy? {
+        chosen(host: host, https: https, rule: rule).map {
+            var parent = $0
+            parent.caFile = caFile
+            return parent
+        }
+    }
+
+    private func chosen(host: String, https: Bool, rule: RuleChoice?) -> ParentProxy? {
         switch rule {
         case .direct?: return nil
         case .parent(let parent)?: return parent

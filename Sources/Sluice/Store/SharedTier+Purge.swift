@@ -14,28 +14,17 @@ extension SharedTier {
     }
 
     /// `sluice cache purge` (another process than the proxies): the same purge in the shared tier
-    /// and the same announcement, on a loop of its own, within `timeout` milliseconds.
-    /// Returns why it could not, or `nil` when the tier confirmed every command.
+    /// and the same announcement. Returns why it could not, or `nil` when the tier confirmed
+    /// every command.
     public static func purgeFromCommandLine(
         _ selector: CacheInspector.Selector, keys: [String], settings: Configuration.Cache.SharedTier,
         logger: Logger, timeout: Int = 3000
     ) -> String? {
-        let loop: EventLoop
-        do { loop = try EventLoop() } catch { return "no event loop: \(error)" }
-        var failure: String? = "the shared tier \(settings.host):\(settings.port) did not answer within \(timeout) ms"
-        let tier = SharedTier(settings: settings, loop: loop, logger: logger)
-        tier.whenUp = { [unowned tier] in
-            tier.whenUp = nil
+        onCommandLine(settings: settings, logger: logger, timeout: timeout) { tier, finish in
             tier.purge(selector, keys: keys)
             tier.flush { confirmed in
-                failure = confirmed ? nil : "the shared tier went away before it confirmed the purge"
-                loop.stop()
+                finish(confirmed ? nil : "the shared tier went away before it confirmed the purge")
             }
         }
-        let deadline = Timer(loop: loop) { loop.stop() }
-        deadline.schedule(milliseconds: timeout)
-        loop.run()
-        deadline.cancel()
-        return failure
     }
 }

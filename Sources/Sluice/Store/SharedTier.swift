@@ -12,7 +12,7 @@ public final class SharedTier {
     let settings: Configuration.Cache.SharedTier
     let loop: EventLoop
     private let logger: Logger
-    private var backend: Backend?
+    private(set) var backend: Backend?
     private var subscriber: RedisConnection?
     /// Distinguishes this instance's announcements from the others' (its own are ignored).
     private let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
@@ -56,7 +56,10 @@ public final class SharedTier {
     }
 
     /// `redis://host:port/db`, for logs and `/health`.
-    var description: String {
+    var description: String { Self.describe(settings) }
+
+    /// `redis://host:port/db`, and ` (cluster)` for a Cluster.
+    public static func describe(_ settings: Configuration.Cache.SharedTier) -> String {
         "redis://\(settings.host):\(settings.port)/\(settings.database)" + (settings.cluster ? " (cluster)" : "")
     }
 
@@ -65,11 +68,14 @@ public final class SharedTier {
     private func connect() {
         if settings.cluster {
             backend = .cluster(
-                RedisCluster(loop: loop, seeds: [(settings.host, settings.port)]) { [weak self] state in
+                RedisCluster(loop: loop, seeds: [(settings.host, settings.port)], credentials: settings.credentials) {
+                    [weak self] state in
                     self?.commandConnection(state)
                 })
         } else {
-            let connection = RedisConnection(loop: loop, host: settings.host, port: settings.port) {
+            let connection = RedisConnection(
+                loop: loop, host: settings.host, port: settings.port, credentials: settings.credentials
+            ) {
                 [weak self] state in self?.commandConnection(state)
             }
             if settings.database != 0 {
@@ -77,10 +83,15 @@ public final class SharedTier {
             }
             backend = .single(connection)
         }
-        let subscriber = RedisConnection(loop: loop, host: settings.host, port: settings.port) { _ in }
+        let subscriber = RedisConnection(
+            loop: loop, host: settings.host, port: settings.port, credentials: settings.credentials
+        ) { _ in }
         subscriber.subscribe(channel) { [weak self] message in
             guard let self else { return }
-            guard let message else { return self.failed("the subscription was lost") }
+            guard let message else {
+                if case .closed(let reason)? = self.subscriber?.state { return self.failed(reason) }
+                return self.failed("the subscription was lost")
+            }
             self.received(message)
         }
         self.subscriber = subscriber
@@ -104,6 +115,8 @@ public final class SharedTier {
 
     /// Runs each time the tier comes up.
     var whenUp: (() -> Void)?
+    /// Runs each time the tier goes down, with why.
+    var whenDown: ((String) -> Void)?
 
     /// `done` runs once every command sent before has been answered (or the connection is gone).
     func flush(_ done: @escaping (Bool) -> Void) {
@@ -134,6 +147,7 @@ public final class SharedTier {
             )
         }
         health = .down(reason: reason)
+        whenDown?(reason)
         backend?.close()
         subscriber?.close()
         backend = nil

@@ -29,15 +29,14 @@ struct ParentHandshake {
     /// Largest answer read from the parent before the tunnel opens.
     static let headLimit = 16 * 1024
 
-    /// `nil` when blind tunnels cannot go through this kind of parent (an `https://` one).
-    init?(parent: ParentProxy, host: String, port: UInt16) {
+    /// With an `https://` parent, the bytes go through the TLS the ``Tunnel`` agreed with it.
+    init(parent: ParentProxy, host: String, port: UInt16) {
         self.parent = parent
         self.host = host
         self.port = port
         switch parent.scheme {
-        case .http: stage = .httpResponse
+        case .http, .https: stage = .httpResponse
         case .socks5h: stage = .socksMethod
-        case .https: return nil
         }
     }
 

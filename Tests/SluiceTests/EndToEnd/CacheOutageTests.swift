@@ -237,7 +237,9 @@ struct CacheOutageTests {
         let crowd = try Self.crowd(5, port: proxy.port, url: origin.url("/slow"))
         #expect(crowd.allSatisfy { $0.status == 200 })
         #expect(Date().timeIntervalSince(started) < 2.5, "the waiters were held for the slow fetch")
-        #expect(origin.requests.count == 7)
+        // Each waiter that gave up fetched for itself, or (on a loaded machine, when it gave up a
+        // little later) was answered by what another waiter had stored meanwhile.
+        #expect((3...7).contains(origin.requests.count), "\(origin.requests.count) origin requests")
         #expect(try leader.reader.readResponse().text == "version 2")
     }
 

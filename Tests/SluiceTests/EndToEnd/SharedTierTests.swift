@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Redis
 import SluiceTestKit
 import Synchronization
 import Testing
@@ -79,6 +80,17 @@ struct SharedTierTests {
             as: UTF8.self)
         #expect(metrics.contains("sluice_shared_cache_up 1"))
         #expect(metrics.contains(#"sluice_shared_cache_operations_total{operation="store"} 1"#))
+        // Which tier holds what: the admin API's list and entry, and what the command line counts.
+        let listed = try RawClient(port: admin).request("GET /cache HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+        #expect(String(decoding: listed.body, as: UTF8.self).contains(#""tiers":["local","shared"],"shared":true"#))
+        var settings = Configuration.Cache.SharedTier()
+        settings.port = redis.port
+        let census = try SharedTier.censusFromCommandLine(settings: settings, logger: Logger(label: "cli")).get()
+        #expect(census.entries == 1 && census.servers == 1 && census.memory > 0)
+        #expect(
+            try SharedTier.holdsFromCommandLine(
+                [url, origin.url("/never")], settings: settings, logger: Logger(label: "cli")
+            ).get() == [url])
         let purged = try RawClient(port: admin).request(
             "POST /purge?key=\(url) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n", method: "POST")
         #expect(purged.status == 200)
@@ -108,8 +120,6 @@ struct SharedTierTests {
                 (try? RawClient(port: b.port).request(RawClient.get(url)))?.header("cache-status")?.contains("hit")
                     == true
             })
-        var settings = Configuration.Cache.SharedTier()
-        settings.port = redis.port
         #expect(
             SharedTier.purgeFromCommandLine(
                 .keyOrURL(url), keys: [url], settings: settings, logger: Logger(label: "cli")) == nil)
@@ -122,6 +132,62 @@ struct SharedTierTests {
         #expect(
             SharedTier.purgeFromCommandLine(.all, keys: [], settings: down, logger: Logger(label: "cli"), timeout: 300)
                 != nil)
+        #expect(
+            (try? SharedTier.holdsFromCommandLine([url], settings: down, logger: Logger(label: "cli"), timeout: 300)
+                .get())
+                == nil)
+    }
+
+    @Test(
+        "Credentials in the URL (requirepass, an ACL user, ${VAR}): shared with them; refused without the right ones, never shown"
+    )
+    func credentials() throws {
+        guard RedisServer.isInstalled else {
+            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let redis = try RedisServer(password: "s3cret/pass")
+        #expect(try redis.command(["ACL", "SETUSER", "fleet", "on", ">fleet-pw", "~sluice:*", "&*", "+@all"]) == "+OK")
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        setenv("SLUICE_TEST_REDIS_PASSWORD", "fleet-pw", 1)
+        func proxy(_ userinfo: String) throws -> ProxyHarness {
+            try ProxyHarness(
+                configuration: ConfigLoader.load(
+                    yaml:
+                        "cache:\n  shared: { url: \"redis://\(userinfo)@127.0.0.1:\(redis.port)/0\", timeout: 300ms }\n"
+                ))
+        }
+        let a = try proxy(":s3cret%2Fpass")
+        let b = try proxy("fleet:${SLUICE_TEST_REDIS_PASSWORD}")
+        let wrong = try proxy(":guess")
+        #expect(Self.waitUp(a) && Self.waitUp(b))
+        let url = origin.url("/with-credentials")
+        _ = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(a.waitUntil { (try? redis.command(["DBSIZE"])) == ":2" })
+        let onB = try RawClient(port: b.port).request(RawClient.get(url))
+        #expect(onB.header("cache-status")?.hasSuffix("detail=shared") == true)
+        // Refused: the instance goes on with its own file and says why, without the password.
+        let health = wrong.waitUntil {
+            wrong.onLoop { proxy -> Bool in
+                if case .down(let reason)? = proxy.environment.cache?.shared?.health {
+                    return reason.contains("refused the credentials")
+                }
+                return false
+            }
+        }
+        #expect(health)
+        let local = try RawClient(port: wrong.port).request(RawClient.get(url))
+        #expect(local.status == 200 && local.header("cache-status")?.contains("detail=shared") == false)
+        for line in a.logLines.all + b.logLines.all + wrong.logLines.all {
+            #expect(!line.contains("s3cret") && !line.contains("fleet-pw") && !line.contains("guess"), "\(line)")
+        }
+        #expect(throws: ConfigError.self) {
+            try ConfigLoader.load(yaml: "cache:\n  shared: { url: \"rediss://127.0.0.1:6380\" }\n")
+        }
+        let parsed = try ConfigLoader.load(yaml: "cache:\n  shared: { url: \"redis://u%40x:p%3Aw@h:1/2\" }\n")
+        #expect(parsed.cache.sharedTier?.credentials == .init(user: "u@x", password: "p:w"))
+        #expect(parsed.cache.sharedTier.map(SharedTier.describe) == "redis://h:1/2")
     }
 
     @Test("private never leaves the instance; Vary selects across instances")
@@ -234,6 +300,11 @@ struct SharedTierTests {
             #expect(hit.header("cache-status")?.hasSuffix("detail=shared") == true, "\(url)")
         }
         #expect(origin.requests.count == 30)
+        var settings = Configuration.Cache.SharedTier()
+        settings.port = nodes[0].port
+        settings.cluster = true
+        let census = try SharedTier.censusFromCommandLine(settings: settings, logger: Logger(label: "cli")).get()
+        #expect(census.entries == 30 && census.servers == 3, "\(census)")
         // The first master's slots (and keys) move to the second; C, which read the slot map
         // before, follows the MOVED answers.
         try RedisServer.moveAllSlots(from: nodes[0], to: nodes[1])

@@ -152,60 +152,33 @@ struct UpstreamProxyTests {
     }
 
     /// Debian's Squid on a free loopback port, for as long as the test needs it.
-    final class Squid {
-        let port: UInt16
-        let directory: URL
-        private let process = Process()
-
-        init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("squid-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            // Squid started as root works as the `proxy` user: its files must be reachable.
-            chmod(directory.path, 0o777)
-            let free = try TestListener()
-            port = free.port
-            free.close()
-            let config = """
-                http_port 127.0.0.1:\(port)
-                http_access allow localhost
-                http_access deny all
-                pid_filename \(directory.path)/squid.pid
-                cache_log \(directory.path)/cache.log
-                access_log none
-                cache deny all
-                pinger_enable off
-                netdb_filename none
-                shutdown_lifetime 0 seconds
-                coredump_dir \(directory.path)
-                """
-            let file = directory.appendingPathComponent("squid.conf")
-            try config.write(to: file, atomically: true, encoding: .utf8)
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/squid")
-            process.arguments = ["-N", "-f", file.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(15)
-            while (try? TestSocket.connect(port: port, timeout: 1)) == nil {
-                guard Date() < deadline, process.isRunning else { throw TestError("squid did not start") }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-        }
-
-        deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-
     @Test("Sluice → Debian's Squid: plain requests and blind CONNECT tunnels go through it")
     func throughSquid() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/squid") else {
+        guard LoopbackDaemon.isInstalled("/usr/sbin/squid") else {
             Issue.record("squid is not installed (scripts/setup.sh --tests installs it)")
             return
         }
-        let squid = try Squid()
+        // Squid started as root works as the `proxy` user: its folder is open to it.
+        let squid = try LoopbackDaemon(
+            "/usr/sbin/squid",
+            files: { port, directory in
+                [
+                    "squid.conf": """
+                    http_port 127.0.0.1:\(port)
+                    http_access allow localhost
+                    http_access deny all
+                    pid_filename \(directory.path)/squid.pid
+                    cache_log \(directory.path)/cache.log
+                    access_log none
+                    cache deny all
+                    pinger_enable off
+                    netdb_filename none
+                    shutdown_lifetime 0 seconds
+                    coredump_dir \(directory.path)
+                    """
+                ]
+            }, shared: true
+        ) { _, directory in ["-N", "-f", directory.appendingPathComponent("squid.conf").path] }
         let origin = try OriginServer { request in
             .respond(
                 status: 200, headers: [("Cache-Control", "no-store")],
@@ -224,5 +197,136 @@ struct UpstreamProxyTests {
         #expect(via.contains("1.1 sluice") && via.contains("squid"), "\(via)")
         let tunnelled = try InterceptionTests.curl(secure.url("/json"), proxy: proxy.port, cacert: setup.originCAPath)
         #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
+    }
+
+    /// An `https://` parent: Debian's stunnel terminating TLS (a certificate for 127.0.0.1 from
+    /// the test CA) in front of another Sluice.
+    static func httpsParent(_ setup: InterceptionTests.Setup, to parent: ProxyHarness) throws -> LoopbackDaemon {
+        let issued = try setup.originCA.issueServerCertificate(for: "127.0.0.1", validFrom: -1, validDays: 30)
+        return try LoopbackDaemon(
+            "/usr/bin/stunnel4",
+            files: { port, directory in
+                [
+                    "cert.pem": issued.certificate, "key.pem": issued.key,
+                    "stunnel.conf": """
+                    foreground = yes
+                    pid =
+                    [parent]
+                    accept = 127.0.0.1:\(port)
+                    connect = 127.0.0.1:\(parent.port)
+                    cert = \(directory.path)/cert.pem
+                    key = \(directory.path)/key.pem
+                    """,
+                ]
+            }
+        ) { _, directory in [directory.appendingPathComponent("stunnel.conf").path] }
+    }
+
+    @Test(
+        "An https:// parent (stunnel in front of Sluice): blind CONNECT tunnels inside TLS to it, 5 MB intact; plain and intercepted requests through libcurl; an untrusted parent is a 502 that says so"
+    )
+    func throughHTTPSParent() throws {
+        guard LoopbackDaemon.isInstalled("/usr/bin/stunnel4") else {
+            Issue.record("stunnel4 is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let setup = try InterceptionTests.Setup()
+        let secure = try HTTPSOrigin(authority: setup.originCA)
+        defer { secure.stop() }
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "no-store")],
+                body: Array("via [\(request.header("via") ?? "")]".utf8))
+        }
+        defer { origin.stop() }
+        let parent = try ProxyHarness(configuration: Self.configuration("connect_ports: [\(secure.port)]\n"))
+        let stunnel = try Self.httpsParent(setup, to: parent)
+        let upstream = "upstream:\n  proxy: https://127.0.0.1:\(stunnel.port)\n"
+        let child = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(secure.port)]\n\(upstream)  proxy_ca_file: \(setup.originCAPath)\n"))
+
+        // A blind tunnel: CONNECT inside TLS to the parent, then the origin's own TLS inside that.
+        let tunnelled = try InterceptionTests.curl(secure.url("/json"), proxy: child.port, cacert: setup.originCAPath)
+        #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
+        #expect(parent.waitUntil { parent.onLoop { $0.stats.tunnels } == 1 })
+        // 5 MB through both TLS layers, checked byte for byte by curl's own count and a digest.
+        let size = 5_000_000
+        let big = try InterceptionTests.curl(
+            secure.url("/big?n=\(size)"), proxy: child.port, cacert: setup.originCAPath)
+        #expect(big.exitCode == 0 && big.status == 200)
+        #expect(Array(big.body.utf8) == HTTPSOrigin.bigBody(count: size), "the 5 MB arrived intact")
+
+        // Plain requests go through it as libcurl's https:// proxy.
+        let plain = try RawClient(port: child.port).request(RawClient.get(origin.url("/over-tls")))
+        #expect(plain.status == 200)
+        #expect(String(decoding: plain.body, as: UTF8.self) == "via [1.1 sluice, 1.1 sluice]")
+
+        // Intercepted HTTPS goes through it as libcurl's tunnel, and is cached by the child.
+        let intercepting = try ProxyHarness(
+            configuration: setup.configuration(
+                tls: "\(upstream)  proxy_ca_file: \(setup.originCAPath)", connectPort: secure.port))
+        let first = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
+        let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(second.headers["cache-status"]?.contains("hit") == true)
+
+        // Without the CA file the parent's certificate is not trusted: a 502 naming it and why.
+        let untrusting = try ProxyHarness(
+            configuration: Self.configuration("connect_ports: [\(secure.port)]\n\(upstream)"))
+        let refused = try RawClient(port: untrusting.port).request(
+            "CONNECT 127.0.0.1:\(secure.port) HTTP/1.1\r\nHost: 127.0.0.1:\(secure.port)\r\n\r\n", method: "CONNECT")
+        #expect(refused.status == 502)
+        #expect(Self.problem(refused)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
+        let detail = Self.problem(refused)["detail"] as? String ?? ""
+        #expect(detail.contains("https://127.0.0.1:\(stunnel.port)") && detail.contains("not trusted"), "\(detail)")
+        let refusedPlain = try RawClient(port: untrusting.port).request(RawClient.get(origin.url("/over-tls")))
+        #expect(refusedPlain.status == 502)
+        #expect(Self.problem(refusedPlain)["type"] as? String == Problem.typeBase + "upstream-proxy-failed")
+        let plainDetail = Self.problem(refusedPlain)["detail"] as? String ?? ""
+        #expect(plainDetail.contains("not trusted"), "\(plainDetail)")
+        #expect(
+            parent.onLoop { ($0.stats.requests, $0.stats.tunnels) } == (4, 3),
+            "only the trusting children's three tunnels and one plain request reached the parent")
+    }
+
+    @Test(
+        "A SOCKS5 parent (Debian's microsocks, with user and password): plain requests and blind tunnels by name; a wrong password is a 502 auth-required"
+    )
+    func throughSOCKS() throws {
+        guard LoopbackDaemon.isInstalled("/usr/bin/microsocks") else {
+            Issue.record("microsocks is not installed (scripts/setup.sh --tests installs it)")
+            return
+        }
+        let socks = try LoopbackDaemon("/usr/bin/microsocks") { port, _ in
+            ["-i", "127.0.0.1", "-p", String(port), "-u", "sluice", "-P", "s0cks pass"]
+        }
+        let setup = try InterceptionTests.Setup()
+        let secure = try HTTPSOrigin(authority: setup.originCA)
+        defer { secure.stop() }
+        let origin = try OriginServer { request in .text("socks \(request.target)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(secure.port)]\nupstream:\n  proxy: socks5h://sluice:s0cks%20pass@127.0.0.1:\(socks.port)\n"
+            ))
+        let plain = try RawClient(port: proxy.port).request(RawClient.get("http://localhost:\(origin.port)/by-name"))
+        #expect(plain.status == 200 && String(decoding: plain.body, as: UTF8.self) == "socks /by-name")
+        // `localhost` is resolved by the SOCKS server, not by Sluice (socks5h).
+        let tunnelled = try InterceptionTests.curl(secure.url("/json"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
+        #expect(origin.requests.count == 1)
+
+        let wrong = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(secure.port)]\nupstream:\n  proxy: socks5h://sluice:nope@127.0.0.1:\(socks.port)\n"))
+        let refused = try RawClient(port: wrong.port).request(
+            "CONNECT localhost:\(secure.port) HTTP/1.1\r\nHost: localhost:\(secure.port)\r\n\r\n", method: "CONNECT")
+        #expect(refused.status == 502)
+        #expect(Self.problem(refused)["type"] as? String == Problem.typeBase + "upstream-proxy-auth-required")
+        let refusedPlain = try RawClient(port: wrong.port).request(RawClient.get(origin.url("/nope")))
+        #expect(refusedPlain.status == 502)
+        #expect(origin.requests.count == 1)
+        for line in proxy.logLines.all + wrong.logLines.all { #expect(!line.contains("s0cks"), "\(line)") }
     }
 }

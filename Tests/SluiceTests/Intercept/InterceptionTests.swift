@@ -124,7 +124,7 @@ struct InterceptionTests {
 
         // And a large cached body (kept in memory as a file) reaches the TLS client whole on a hit
         let big = origin.url("/big?n=200000&cc=max-age%3D60")
-        let expected = String(decoding: (0..<200_000).map { UInt8(33 + ($0 % 65536) % 90) }, as: UTF8.self)
+        let expected = String(decoding: HTTPSOrigin.bigBody(count: 200_000), as: UTF8.self)
         #expect(try Self.curl(big, proxy: port, cacert: setup.caCert).body == expected)
         for _ in 0..<3 {
             let hit = try Self.curl(big, proxy: port, cacert: setup.caCert)

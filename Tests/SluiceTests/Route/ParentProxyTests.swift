@@ -98,6 +98,15 @@ struct ParentProxyTests {
         #expect(throws: ParentProxyRefused.self) { try ProxyServer.parents(looped, listening: listening) }
         looped.upstream.proxy = .url(try ParentProxy.parse("http://127.0.0.1:8081").get())
         #expect(try ProxyServer.parents(looped, listening: listening).forHTTP?.port == 8081)
+
+        // An https:// parent's CA file travels with the parent chosen; one that cannot be read
+        // stops the start.
+        let secure = try ConfigLoader.load(
+            yaml: "upstream:\n  proxy: https://proxy.corp:8443\n  proxy_ca_file: /nonexistent/corp-ca.pem\n")
+        let routing = try ProxyServer.parents(secure, listening: listening)
+        #expect(routing.parent(host: "example.com", https: true, rule: nil)?.caFile == "/nonexistent/corp-ca.pem")
+        #expect(throws: ParentProxyRefused.self) { try ProxyServer.parentTLS(secure, routing: routing) }
+        #expect(try ProxyServer.parentTLS(looped, routing: ProxyServer.parents(looped, listening: listening)) == nil)
     }
 
     @Test("The tunnel handshake: HTTP CONNECT with Basic credentials; SOCKS5 with user and password; refusals")
@@ -106,7 +115,7 @@ struct ParentProxyTests {
             bytes.withUnsafeBytes { handshake.receive($0) }
         }
         let http = try ParentProxy.parse("http://u:p@parent:3128").get()
-        var connect = try #require(ParentHandshake(parent: http, host: "example.com", port: 443))
+        var connect = ParentHandshake(parent: http, host: "example.com", port: 443)
         #expect(
             String(decoding: connect.opening, as: UTF8.self)
                 == "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nProxy-Authorization: Basic dTpw\r\n\r\n"
@@ -114,11 +123,11 @@ struct ParentProxyTests {
         #expect(receive(&connect, Array("HTTP/1.1 200 Connection established\r\n".utf8)) == .needMore)
         let answer = Array("HTTP/1.1 200 Connection established\r\nVia: 1.1 p\r\n\r\nTLS".utf8)
         #expect(receive(&connect, answer) == .established(consumed: answer.count - 3))
-        var refused = try #require(ParentHandshake(parent: http, host: "example.com", port: 443))
+        var refused = ParentHandshake(parent: http, host: "example.com", port: 443)
         #expect(
             receive(&refused, Array("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n".utf8))
                 == .failed(.upstreamFailed(reason: .parentAuthRequired(parent: http.description))))
-        var forbidden = try #require(ParentHandshake(parent: http, host: "example.com", port: 443))
+        var forbidden = ParentHandshake(parent: http, host: "example.com", port: 443)
         guard case .failed(let error) = receive(&forbidden, Array("HTTP/1.1 403 Forbidden\r\n\r\n".utf8)) else {
             Issue.record("a 403 fails the tunnel")
             return
@@ -126,18 +135,20 @@ struct ParentProxyTests {
         #expect(Problem(error).detail.contains("403") && !Problem(error).detail.contains("u:p"))
 
         let socks = try ParentProxy.parse("socks5h://user:pw@s:1080").get()
-        var shake = try #require(ParentHandshake(parent: socks, host: "example.com", port: 443))
+        var shake = ParentHandshake(parent: socks, host: "example.com", port: 443)
         #expect(shake.opening == [5, 2, 0, 2])
         #expect(receive(&shake, [5, 2]) == .reply([1, 4] + Array("user".utf8) + [2] + Array("pw".utf8), consumed: 2))
         #expect(
             receive(&shake, [1, 0]) == .reply([5, 1, 0, 3, 11] + Array("example.com".utf8) + [1, 187], consumed: 2))
         #expect(receive(&shake, [5, 0, 0, 1, 10, 0, 0]) == .needMore)
         #expect(receive(&shake, [5, 0, 0, 1, 10, 0, 0, 1, 0, 80]) == .established(consumed: 10))
-        var badPassword = try #require(ParentHandshake(parent: socks, host: "example.com", port: 443))
+        var badPassword = ParentHandshake(parent: socks, host: "example.com", port: 443)
         _ = receive(&badPassword, [5, 2])
         #expect(
             receive(&badPassword, [1, 1])
                 == .failed(.upstreamFailed(reason: .parentAuthRequired(parent: socks.description))))
-        #expect(ParentHandshake(parent: try ParentProxy.parse("https://p:443").get(), host: "a", port: 443) == nil)
+        // An https:// parent gets the same CONNECT, inside the TLS the tunnel agreed with it.
+        let secure = ParentHandshake(parent: try ParentProxy.parse("https://p:443").get(), host: "a", port: 443)
+        #expect(String(decoding: secure.opening, as: UTF8.self) == "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n")
     }
 }

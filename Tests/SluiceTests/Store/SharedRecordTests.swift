@@ -27,7 +27,7 @@ struct SharedRecordTests {
         #expect(key.hasPrefix("p:{") && key.hasSuffix("}:entry"))
     }
 
-    @Test("cache.shared: url with a database, prefix, max_entry, timeout, cluster; credentials are refused for now")
+    @Test("cache.shared: url with a database, prefix, max_entry, timeout, cluster; credentials; no TLS")
     func settings() throws {
         let configuration = try ConfigLoader.load(
             yaml:
@@ -38,7 +38,7 @@ struct SharedRecordTests {
         #expect(tier.prefix == "team:" && tier.maxEntry == 1 << 20 && tier.timeout == 20)
         #expect(try ConfigLoader.load(yaml: "cache:\n  shared: none\n").cache.sharedTier == nil)
         for bad in [
-            "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:p@x\" }",
+            "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:@x\" }", "{ url: \"rediss://x\" }",
             "{ cluster: true, url: \"redis://x/1\" }",
             "{ prefix: \"p\" }", "{ url: \"redis://x\", extra: 1 }",
         ] {

@@ -533,6 +533,7 @@ extension AdminPage {
             add("ETag", entry.etag);
             add("Last-Modified", entry.last_modified);
             add("rule", entry.rule || "(defaults)");
+            if (entry.tiers) add("tiers", entry.tiers.join(" and ") + (entry.shared === null ? " (the shared tier did not answer)" : ""));
             if (entry.ttl_override != null) add("rule ttl", entry.ttl_override + " s");
             add("variant", entry.variant || "(no Vary)");
             if (entry.variants && entry.variants.length > 1) add("variants", entry.variants.map((v) => "#" + v.id + " " + (v.variant || "(none)")).join(", "));

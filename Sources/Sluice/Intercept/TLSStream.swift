@@ -1,11 +1,12 @@
 import EventIO
 import TLS
 
-/// The decrypted side of an intercepted connection: a ``ClientStream`` over a ``TLSSession`` that
-/// reads from and writes to the client's socket. Plain text is decrypted as the reader asks for
+/// The decrypted side of a TLS connection (an intercepted client's, or Sluice's own to an
+/// `https://` parent): a ``ClientStream`` over a ``TLSSession`` that reads from and writes to the
+/// socket. Plain text is decrypted as the reader asks for
 /// it (at most ``plainLimit`` ahead), so a client that sends faster than the exchange reads is
 /// held back by the socket's own buffer, as on the plain port.
-final class TLSClientStream: ClientStream {
+final class TLSStream: ClientStream {
     /// Decrypted bytes held ahead of the reader, at most.
     static let plainLimit = 256 * 1024
 
@@ -13,7 +14,9 @@ final class TLSClientStream: ClientStream {
     enum Phase: Equatable {
         case handshaking
         case open
-        /// The client sent close_notify, or TLS failed after the handshake.
+        /// close_notify sent (``closeWriting()``): the peer's bytes are still read.
+        case readOnly
+        /// The peer sent close_notify, or TLS failed after the handshake.
         case closed
     }
 
@@ -57,7 +60,7 @@ final class TLSClientStream: ClientStream {
                 refill()
                 return .established
             }
-        case .open:
+        case .open, .readOnly:
             refill()
             return .open
         case .closed:
@@ -76,6 +79,14 @@ final class TLSClientStream: ClientStream {
         phase = .closed
     }
 
+    /// Sends close_notify and writes nothing more, but goes on reading (a half-closed tunnel).
+    func closeWriting() {
+        guard phase == .open else { return }
+        session.close()
+        flush()
+        phase = .readOnly
+    }
+
     // MARK: - Reading
 
     private func feedAll() {
@@ -92,8 +103,8 @@ final class TLSClientStream: ClientStream {
     private func refill() {
         // Nothing new from the client and nothing held by the session: no read to try (this is
         // asked whenever the connection checks for a next request).
-        guard phase == .open, raw.inputCount > 0 || session.hasBufferedInput else { return }
-        while plain.count - start < TLSClientStream.plainLimit {
+        guard phase == .open || phase == .readOnly, raw.inputCount > 0 || session.hasBufferedInput else { return }
+        while plain.count - start < TLSStream.plainLimit {
             let read = scratch.withUnsafeMutableBytes { session.read(into: $0) }
             switch read {
             case .bytes(let count):
@@ -180,13 +191,13 @@ final class TLSClientStream: ClientStream {
     /// TLS record instead of a record each (each costs a header, a tag and a cipher pass).
     private func seal(_ pieces: UnsafeRawBufferPointer...) {
         let total = pieces.reduce(0) { $0 + $1.count }
-        guard total <= TLSClientStream.recordSize else {
+        guard total <= TLSStream.recordSize else {
             for piece in pieces { session.write(piece) }
             return
         }
         gather.removeAll(keepingCapacity: true)
         for piece in pieces { gather.append(contentsOf: piece) }
-        gather.withUnsafeBytes { session.write($0) }
+        _ = gather.withUnsafeBytes { session.write($0) }
     }
 
     /// The most plain text one TLS record holds.
