@@ -65,16 +65,30 @@ public final class SharedTier {
 
     private var channel: String { settings.prefix + "invalidate" }
 
+    /// Resolves the server's name on the loop (hiredis would block on it), then connects.
     private func connect() {
+        guard SocketAddress.parseIP(settings.host) == nil else { return connect(to: settings.host) }
+        resolver.resolve(settings.host) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let address): self.connect(to: address.host)
+            case .failure(let error): self.failed("\(self.settings.host) did not resolve (\(error))")
+            }
+        }
+    }
+
+    private lazy var resolver = DNSResolver(loop: loop)
+
+    private func connect(to host: String) {
         if settings.cluster {
             backend = .cluster(
-                RedisCluster(loop: loop, seeds: [(settings.host, settings.port)], credentials: settings.credentials) {
+                RedisCluster(loop: loop, seeds: [(host, settings.port)], credentials: settings.credentials) {
                     [weak self] state in
                     self?.commandConnection(state)
                 })
         } else {
             let connection = RedisConnection(
-                loop: loop, host: settings.host, port: settings.port, credentials: settings.credentials
+                loop: loop, host: host, port: settings.port, credentials: settings.credentials
             ) {
                 [weak self] state in self?.commandConnection(state)
             }
@@ -84,7 +98,7 @@ public final class SharedTier {
             backend = .single(connection)
         }
         let subscriber = RedisConnection(
-            loop: loop, host: settings.host, port: settings.port, credentials: settings.credentials
+            loop: loop, host: host, port: settings.port, credentials: settings.credentials
         ) { _ in }
         subscriber.subscribe(channel) { [weak self] message in
             guard let self else { return }

@@ -12,10 +12,13 @@ import Testing
 /// stay correct; the tier going away never stops either instance; a torn entry is never served.
 @Suite("Shared cache tier (Redis)")
 struct SharedTierTests {
-    static func proxy(_ redis: RedisServer, timeout: String = "200ms") throws -> ProxyHarness {
+    /// An instance on `redis`; `host`: how the url names it (a name is resolved on the loop).
+    static func proxy(_ redis: RedisServer, host: String = "127.0.0.1", timeout: String = "200ms") throws
+        -> ProxyHarness
+    {
         try ProxyHarness(
             configuration: ConfigLoader.load(
-                yaml: "cache:\n  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: \(timeout) }\n"))
+                yaml: "cache:\n  shared: { url: \"redis://\(host):\(redis.port)/0\", timeout: \(timeout) }\n"))
     }
 
     /// A redis-server for the test, or an issue recorded when Debian's is not installed.
@@ -53,7 +56,7 @@ struct SharedTierTests {
         let origin = try Self.origin()
         defer { origin.stop() }
         let a = try Self.proxy(redis)
-        let b = try Self.proxy(redis)
+        let b = try Self.proxy(redis, host: "localhost")
         #expect(Self.waitUp(a) && Self.waitUp(b))
         let url = origin.url("/shared")
         let first = try RawClient(port: a.port).request(RawClient.get(url))
