@@ -5,6 +5,7 @@
 # Also the peak RSS of A against an instance C without a tier doing the same work.
 # Proxies, origin and Redis share CPU 0; wrk runs on CPU 1. Needs redis-server, wrk, nginx-light.
 #   Benchmarks/shared-tier.sh          # FILL=8 (seconds of misses) RUN=2 (seconds per measured run)
+#   CLUSTER=1 Benchmarks/shared-tier.sh   # the tier on a three-master Redis Cluster instead of one server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILL="${FILL:-8}"
@@ -17,11 +18,27 @@ swift build -c release >/dev/null
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 start_origin "$ORIGIN_PORT" "$work" "public, max-age=3600"
-taskset -c 0 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" > "$work/logs/redis.log" 2>&1 &
-echo $! > "$work/redis.pid"
+redis() {  # port, extra arguments
+  local port=$1; shift
+  mkdir -p "$work/redis-$port"
+  taskset -c 0 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/redis-$port" "$@" \
+    > "$work/logs/redis-$port.log" 2>&1 &
+  echo $! > "$work/redis-$port.pid"
+  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+}
+tier="url: \"redis://127.0.0.1:$REDIS_PORT/0\""
+if [ -n "${CLUSTER:-}" ]; then
+  for port in $REDIS_PORT $((REDIS_PORT + 10)) $((REDIS_PORT + 20)); do redis "$port" --cluster-enabled yes; done
+  redis-cli --cluster create 127.0.0.1:$REDIS_PORT 127.0.0.1:$((REDIS_PORT + 10)) 127.0.0.1:$((REDIS_PORT + 20)) \
+    --cluster-replicas 0 --cluster-yes >/dev/null
+  until redis-cli -p "$REDIS_PORT" cluster info | grep -q cluster_state:ok; do sleep 0.1; done
+  tier="url: \"redis://127.0.0.1:$REDIS_PORT\", cluster: true"
+else
+  redis "$REDIS_PORT"
+fi
 start() {  # name port shared?
   local shared=""
-  [ "$3" = yes ] && shared="  shared: { url: \"redis://127.0.0.1:$REDIS_PORT/0\", timeout: 50ms }"
+  [ "$3" = yes ] && shared="  shared: { $tier, timeout: 50ms }"
   printf 'listen: 127.0.0.1:%s\nadmin: {listen: ""}\nlog:\n  access: false\ncache:\n  path: %s/%s.sqlite\n%s\n' \
     "$2" "$work" "$1" "$shared" > "$work/$1.yaml"
   taskset -c 0 .build/release/sluice serve --config "$work/$1.yaml" > "$work/logs/$1.log" 2>&1 &
@@ -43,7 +60,11 @@ run() {  # port seconds
 field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
 fill=$(run "$A_PORT" "$FILL")
 echo "A fills (misses, stored locally and shared): $fill"
-echo "Redis keys: $(redis-cli -p "$REDIS_PORT" dbsize)"
+if [ -n "${CLUSTER:-}" ]; then
+  echo "Redis keys per master: $(for port in $REDIS_PORT $((REDIS_PORT + 10)) $((REDIS_PORT + 20)); do redis-cli -p "$port" dbsize; done | tr '\n' ' ')"
+else
+  echo "Redis keys: $(redis-cli -p "$REDIS_PORT" dbsize)"
+fi
 if [ -n "${PERF:-}" ]; then (sleep 0.5; perf record -F 2000 -g -p "$(cat "$work/b.pid")" -o "$PERF" -- sleep 1 >/dev/null 2>&1) & fi
 shared=$(run "$B_PORT" "$RUN")
 echo "B, the same URLs (shared-tier hits):           $shared"

@@ -204,12 +204,18 @@ final class Tunnel {
         guard let upstream else { return }
         phase = .open
         upstream.setNoDelay()
-        upstream.setWatermarks(readHigh: ResponseOutput.highWater, writeLow: ClientConnection.outputLowWater)
+        upstream.setWatermarks(readHigh: Tunnel.highWater, writeLow: ClientConnection.outputLowWater)
+        upstream.setMaxSingleIO(Tunnel.highWater)
+        client.connection.setMaxSingleIO(Tunnel.highWater)
         if !answered { client.connection.write(Tunnel.acceptedResponse) }
         client.connection.resumeReading()
         client.server.stats.tunnels += 1
         if client.connection.inputCount > 0 { clientReadable() }
     }
+
+    /// Bytes held for a side that does not read (the other side pauses above it); also the most
+    /// one read or write moves.
+    static let highWater = 256 * 1024
 
     /// The answer to a CONNECT that was accepted.
     static let acceptedResponse = "HTTP/1.1 200 Connection Established\r\nVia: 1.1 sluice\r\n\r\n"
@@ -230,7 +236,7 @@ final class Tunnel {
         } else {
             client.connection.moveInput(to: upstream)
         }
-        if upstream.outputCount >= ResponseOutput.highWater { client.connection.pauseReading() }
+        if upstream.outputCount >= Tunnel.highWater { client.connection.pauseReading() }
     }
 
     /// The far side ended (end of stream, or close_notify from a TLS parent) while plain text
@@ -248,12 +254,12 @@ final class Tunnel {
         lastActivity = EventLoop.monotonicNanoseconds()
         guard let parentTLS else {
             bytesDown += Int64(upstream.moveInput(to: client.connection))
-            if client.connection.outputCount >= ResponseOutput.highWater { upstream.pauseReading() }
+            if client.connection.outputCount >= Tunnel.highWater { upstream.pauseReading() }
             return
         }
         // Plain text from the parent's TLS, as much as the client's buffer takes.
         _ = parentTLS.advance()
-        while client.connection.outputCount < ResponseOutput.highWater, parentTLS.inputCount > 0 {
+        while client.connection.outputCount < Tunnel.highWater, parentTLS.inputCount > 0 {
             let count = parentTLS.withFirstInputSegment { segment -> Int in
                 client.connection.write(segment, more: false)
                 return segment.count
@@ -261,7 +267,7 @@ final class Tunnel {
             parentTLS.drainInput(count)
             bytesDown += Int64(count)
         }
-        if client.connection.outputCount >= ResponseOutput.highWater {
+        if client.connection.outputCount >= Tunnel.highWater {
             upstream.pauseReading()
         } else if farEnded || parentTLS.inputEnded {
             upstreamEnded()
