@@ -150,7 +150,9 @@ struct SharedTierTests {
             return
         }
         let redis = try RedisServer(password: "s3cret/pass")
-        #expect(try redis.command(["ACL", "SETUSER", "fleet", "on", ">fleet-pw", "~sluice:*", "&sluice:*", "+@all"]) == "+OK")
+        #expect(
+            try redis.command(["ACL", "SETUSER", "fleet", "on", ">fleet-pw", "~sluice:*", "&sluice:*", "+@all"])
+                == "+OK")
         let origin = try Self.origin()
         defer { origin.stop() }
         setenv("SLUICE_TEST_REDIS_PASSWORD", "fleet-pw", 1)

@@ -239,7 +239,10 @@ struct UpstreamProxyTests {
                 body: Array("via [\(request.header("via") ?? "")]".utf8))
         }
         defer { origin.stop() }
-        let parent = try ProxyHarness(configuration: Self.configuration("connect_ports: [\(secure.port)]\n"))
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let parent = try ProxyHarness(
+            configuration: Self.configuration("connect_ports: [\(secure.port), \(echo.port)]\n"))
         let stunnel = try Self.httpsParent(setup, to: parent)
         let upstream = "upstream:\n  proxy: https://127.0.0.1:\(stunnel.port)\n"
         let child = try ProxyHarness(
@@ -256,6 +259,23 @@ struct UpstreamProxyTests {
             secure.url("/big?n=\(size)"), proxy: child.port, cacert: setup.originCAPath)
         #expect(big.exitCode == 0 && big.status == 200)
         #expect(Array(big.body.utf8) == HTTPSOrigin.bigBody(count: size), "the 5 MB arrived intact")
+
+        // Both ways, with a half-close: the client's end becomes close_notify to the parent, and
+        // the echo's bytes and end still come back.
+        let echoing = try ProxyHarness(
+            configuration: Self.configuration(
+                "connect_ports: [\(echo.port)]\n\(upstream)  proxy_ca_file: \(setup.originCAPath)\n"))
+        let client = try RawClient(port: echoing.port)
+        try client.send("CONNECT 127.0.0.1:\(echo.port) HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\n\r\n")
+        #expect(try client.reader.readHead()?.startLine.hasPrefix("HTTP/1.1 200") == true)
+        let payload = [UInt8]((0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 31) })
+        let socket = client.socket
+        Thread {
+            try? socket.send(payload)
+            socket.shutdownWrite()
+        }.start()
+        #expect(try client.reader.readToEnd() == payload, "the echoed bytes through TLS to the parent")
+        #expect(echoing.waitUntil { echoing.stats.connectionsOpen == 0 })
 
         // Plain requests go through it as libcurl's https:// proxy.
         let plain = try RawClient(port: child.port).request(RawClient.get(origin.url("/over-tls")))
@@ -286,8 +306,8 @@ struct UpstreamProxyTests {
         let plainDetail = Self.problem(refusedPlain)["detail"] as? String ?? ""
         #expect(plainDetail.contains("not trusted"), "\(plainDetail)")
         #expect(
-            parent.onLoop { ($0.stats.requests, $0.stats.tunnels) } == (4, 3),
-            "only the trusting children's three tunnels and one plain request reached the parent")
+            parent.onLoop { ($0.stats.requests, $0.stats.tunnels) } == (5, 4),
+            "only the trusting children's four tunnels and one plain request reached the parent")
     }
 
     @Test(
