@@ -3,9 +3,13 @@ import CTLS
 /// The client side of TLS connections Sluice opens itself (to an `https://` parent proxy):
 /// TLS 1.2 and 1.3, the peer's certificate verified against the system store or a PEM file of
 /// CA certificates, and its name checked (a DNS name, or an IP literal against its IP entries).
-/// - SeeAlso: `SSL_CTX_set_verify(3)`, `SSL_set1_host(3)`, `X509_VERIFY_PARAM_set1_ip_asc(3)`.
+/// The last session each server sent is kept and offered on the next connection to it
+/// (resumption: no certificate exchange, no full key agreement). Loop-confined.
+/// - SeeAlso: `SSL_CTX_set_verify(3)`, `SSL_set1_host(3)`, `SSL_CTX_sess_set_new_cb(3)`.
 public final class TLSClientContext {
     let context: OpaquePointer
+    /// The last session per server name (each holds a reference).
+    private var sessions: [String: OpaquePointer] = [:]
 
     /// `caFile`: PEM CA certificates trusted instead of the system store (`nil`: the system store).
     public init(caFile: String? = nil) throws(TLSError) {
@@ -22,12 +26,24 @@ public final class TLSClientContext {
         } else if SSL_CTX_set_default_verify_paths(context) != 1 {
             throw TLSError("read the system's CA certificates")
         }
+        // Sessions are kept here, per server name, not in OpenSSL's internal store.
+        _ = ctls_ctx_set_session_cache_mode(
+            context, Int(SSL_SESS_CACHE_CLIENT) | Int(SSL_SESS_CACHE_NO_INTERNAL_STORE))
+        SSL_CTX_sess_set_new_cb(context) { ssl, session in
+            guard let ssl, let session, let owner = ctls_get_ex_data(ssl) else { return 0 }
+            // 1: the reference is ours now.
+            return Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue().sessionArrived(session) ? 1 : 0
+        }
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        for session in sessions.values { SSL_SESSION_free(session) }
+        SSL_CTX_free(context)
+    }
 
     /// A client session for a connection to `host` (a name, or an IP literal without brackets):
-    /// SNI names it (unless it is an address) and the certificate must be valid for it.
+    /// SNI names it (unless it is an address), the certificate must be valid for it, and the
+    /// last session it sent is offered.
     public func makeSession(host: String) throws(TLSError) -> TLSSession {
         guard let ssl = SSL_new(context) else { throw TLSError("create a TLS session") }
         let named: Bool
@@ -40,6 +56,12 @@ public final class TLSClientContext {
             SSL_free(ssl)
             throw TLSError("name the server \(host)")
         }
-        return try TLSSession(ssl: ssl, role: .client)
+        if let session = sessions[host] { SSL_set_session(ssl, session) }
+        return try TLSSession(ssl: ssl, role: .client(host: host, context: self))
+    }
+
+    /// Keeps `session` (whose reference passes to this context) for the next connection to `host`.
+    func remember(_ session: OpaquePointer, for host: String) {
+        if let old = sessions.updateValue(session, forKey: host) { SSL_SESSION_free(old) }
     }
 }

@@ -41,8 +41,8 @@ public final class TLSSession {
     enum Role {
         /// Shows leaves minted by `minter`: the one for `defaultName` unless the SNI names another.
         case server(minter: LeafMinter, defaultName: String)
-        /// Verifies the server's certificate for the name it was made for.
-        case client
+        /// Verifies the server's certificate for `host`; `context` keeps its sessions for resumption.
+        case client(host: String, context: TLSClientContext)
     }
 
     let ssl: OpaquePointer
@@ -79,6 +79,7 @@ public final class TLSSession {
             }
         case .client:
             SSL_set_connect_state(ssl)
+            _ = ctls_set_ex_data(ssl, Unmanaged.passUnretained(self).toOpaque())
         }
     }
 
@@ -187,6 +188,16 @@ public final class TLSSession {
     /// Whether a read could produce anything without more bytes from the client: records fed
     /// but not decrypted, or plain text decrypted but not read.
     public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || BIO_ctrl_pending(input) > 0 }
+
+    /// A client session: the server sent a session (ticket) to resume with next time.
+    func sessionArrived(_ session: OpaquePointer) -> Bool {
+        guard case .client(let host, let context) = role else { return false }
+        context.remember(session, for: host)
+        return true
+    }
+
+    /// Whether the handshake resumed an earlier session (no certificate exchange, no full key agreement).
+    public var resumed: Bool { SSL_session_reused(ssl) == 1 }
 
     /// The protocol version agreed (`TLSv1.3`).
     public var version: String { String(cString: SSL_get_version(ssl)) }

@@ -47,6 +47,30 @@ struct TLSSessionTests {
         }
     }
 
+    @Test("The session a server sent is offered on the next connection to it: resumed, without its certificate")
+    func resumption() throws {
+        let (_, serverContext, caFile) = try Self.setup()
+        defer { try? FileManager.default.removeItem(atPath: caFile) }
+        let context = try TLSClientContext(caFile: caFile)
+        let first = try context.makeSession(host: "parent.test")
+        let firstServer = try serverContext.makeSession(defaultName: "parent.test")
+        #expect(Self.handshake(first, firstServer) == .established)
+        #expect(!first.resumed)
+        // TLS 1.3 sends its tickets once the server has the client's Finished; the client meets
+        // them when it reads.
+        first.withOutput { firstServer.feed($0) }
+        #expect(firstServer.handshake() == .established)
+        firstServer.withOutput { first.feed($0) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(buffer.withUnsafeMutableBytes { first.read(into: $0) } == .needMore)
+        let second = try context.makeSession(host: "parent.test")
+        #expect(Self.handshake(second, try serverContext.makeSession(defaultName: "parent.test")) == .established)
+        #expect(second.resumed, "the second connection resumed the first one's session")
+        let other = try context.makeSession(host: "127.0.0.1")
+        #expect(Self.handshake(other, try serverContext.makeSession(defaultName: "127.0.0.1")) == .established)
+        #expect(!other.resumed, "sessions are kept per server name")
+    }
+
     @Test("A leaf for another name, or from a CA not trusted: certificateUntrusted with OpenSSL's reason")
     func untrusted() throws {
         let (_, serverContext, caFile) = try Self.setup()

@@ -159,6 +159,13 @@ struct AdminRoutes {
                     // The parents by description: never their credentials.
                     ("parent_http", .optional(proxy.environment.parents.forHTTP?.description)),
                     ("parent_https", .optional(proxy.environment.parents.forHTTPS?.description)),
+                    (
+                        "parent_tls",
+                        .object([
+                            ("handshakes", .number(stats.parentTLSHandshakes)),
+                            ("resumed", .number(stats.parentTLSResumed)),
+                        ])
+                    ),
                 ])
             ),
             (

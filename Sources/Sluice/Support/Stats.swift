@@ -21,6 +21,9 @@ public final class Stats {
     /// Intercepted clients that refused the certificate (alert unknown_ca, bad_certificate, or a
     /// reset during the handshake): that host is tunnelled blind for them for a while.
     public var tlsCertificateRefusals = 0
+    /// TLS agreed with `https://` parents for blind tunnels, and how many of those resumed a session.
+    public var parentTLSHandshakes = 0
+    public var parentTLSResumed = 0
     /// Upstream tasks started.
     public var upstreamTasks = 0
     /// Upstream tasks that opened a new connection (the rest reused one).

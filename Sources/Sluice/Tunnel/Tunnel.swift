@@ -159,6 +159,8 @@ final class Tunnel {
             return
         case .established, .open:
             parentTLS = tls
+            client.server.stats.parentTLSHandshakes += 1
+            if tls.session.resumed { client.server.stats.parentTLSResumed += 1 }
             ask(parent)
         case .failed(.certificateUntrusted(let reason)):
             parentFailed("its TLS certificate is not trusted (\(reason)); see upstream.proxy_ca_file")

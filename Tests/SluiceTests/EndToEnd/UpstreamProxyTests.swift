@@ -259,6 +259,8 @@ struct UpstreamProxyTests {
             secure.url("/big?n=\(size)"), proxy: child.port, cacert: setup.originCAPath)
         #expect(big.exitCode == 0 && big.status == 200)
         #expect(Array(big.body.utf8) == HTTPSOrigin.bigBody(count: size), "the 5 MB arrived intact")
+        // The second tunnel resumed the TLS session the parent gave the first.
+        #expect(child.onLoop { ($0.stats.parentTLSHandshakes, $0.stats.parentTLSResumed) } == (2, 1))
 
         // Both ways, with a half-close: the client's end becomes close_notify to the parent, and
         // the echo's bytes and end still come back.
