@@ -259,8 +259,12 @@ struct UpstreamProxyTests {
             secure.url("/big?n=\(size)"), proxy: child.port, cacert: setup.originCAPath)
         #expect(big.exitCode == 0 && big.status == 200)
         #expect(Array(big.body.utf8) == HTTPSOrigin.bigBody(count: size), "the 5 MB arrived intact")
-        // The second tunnel resumed the TLS session the parent gave the first.
-        #expect(child.onLoop { ($0.stats.parentTLSHandshakes, $0.stats.parentTLSResumed) } == (2, 1))
+        // Later tunnels resume a TLS session the parent gave an earlier one (a full handshake
+        // remains possible: a loaded machine once showed a resumption the parent did not take).
+        for _ in 0..<3 where child.onLoop({ $0.stats.parentTLSResumed }) == 0 {
+            _ = try InterceptionTests.curl(secure.url("/json"), proxy: child.port, cacert: setup.originCAPath)
+        }
+        #expect(child.onLoop { $0.stats.parentTLSResumed } >= 1, "no tunnel resumed the parent's TLS session")
 
         // Both ways, with a half-close: the client's end becomes close_notify to the parent, and
         // the echo's bytes and end still come back.
@@ -293,7 +297,9 @@ struct UpstreamProxyTests {
         let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
         #expect(second.headers["cache-status"]?.contains("hit") == true)
 
-        // Without the CA file the parent's certificate is not trusted: a 502 naming it and why.
+        // Without the CA file the parent's certificate is not trusted: a 502 naming it and why,
+        // and nothing reaches the parent.
+        let reached = parent.onLoop { ($0.stats.requests, $0.stats.tunnels) }
         let untrusting = try ProxyHarness(
             configuration: Self.configuration("connect_ports: [\(secure.port)]\n\(upstream)"))
         let refused = try RawClient(port: untrusting.port).request(
@@ -308,8 +314,8 @@ struct UpstreamProxyTests {
         let plainDetail = Self.problem(refusedPlain)["detail"] as? String ?? ""
         #expect(plainDetail.contains("not trusted"), "\(plainDetail)")
         #expect(
-            parent.onLoop { ($0.stats.requests, $0.stats.tunnels) } == (5, 4),
-            "only the trusting children's four tunnels and one plain request reached the parent")
+            parent.onLoop { ($0.stats.requests, $0.stats.tunnels) } == reached,
+            "none of the untrusting child's requests reached the parent")
     }
 
     @Test(
