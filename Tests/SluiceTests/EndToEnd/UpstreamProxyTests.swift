@@ -319,7 +319,7 @@ struct UpstreamProxyTests {
     }
 
     @Test(
-        "A SOCKS5 parent (Debian's microsocks, with user and password): plain requests and blind tunnels by name; a wrong password is a 502 auth-required"
+        "A SOCKS5 parent (Debian's microsocks, with user and password): plain, intercepted and blind requests by name; a wrong password is a 502 auth-required"
     )
     func throughSOCKS() throws {
         guard LoopbackDaemon.isInstalled("/usr/bin/microsocks") else {
@@ -344,6 +344,15 @@ struct UpstreamProxyTests {
         let tunnelled = try InterceptionTests.curl(secure.url("/json"), proxy: proxy.port, cacert: setup.originCAPath)
         #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
         #expect(origin.requests.count == 1)
+        // Intercepted HTTPS goes through it too (libcurl's SOCKS5), validated and cached.
+        let intercepting = try ProxyHarness(
+            configuration: setup.configuration(
+                tls: "upstream:\n  proxy: socks5h://sluice:s0cks%20pass@127.0.0.1:\(socks.port)",
+                connectPort: secure.port))
+        let first = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
+        let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(second.headers["cache-status"]?.contains("hit") == true)
 
         let wrong = try ProxyHarness(
             configuration: Self.configuration(
