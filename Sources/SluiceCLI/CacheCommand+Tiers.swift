@@ -4,7 +4,7 @@ import Logging
 import Sluice
 
 /// Which tier holds what: `list` and `show` say whether the shared tier (`cache.shared`) has
-/// each entry too, and `stats` counts the shared tier's entries.
+/// each entry too.
 extension CacheCommand {
     /// What the shared tier says about entries of the local file.
     enum SharedView {
@@ -51,30 +51,6 @@ extension CacheCommand {
             case .held: ["tiers": tiers(key), "shared": tiers(key).count == 2]
             case .unknown(let reason): ["tiers": tiers(key), "shared": NSNull(), "shared_error": reason]
             }
-        }
-    }
-
-    /// The shared tier's part of `stats`, when one is configured: its text lines and its JSON.
-    static func sharedStats(_ common: Common) throws -> (lines: [String], json: Any)? {
-        guard let settings = try common.options.load().0.cache.sharedTier else { return nil }
-        let server = SharedTier.describe(settings)
-        switch SharedTier.censusFromCommandLine(settings: settings, logger: Logger(label: "sluice")) {
-        case .success(let census):
-            return (
-                [
-                    "shared     \(census.entries) entr\(census.entries == 1 ? "y" : "ies") on \(server), prefix \(settings.prefix)",
-                    "           \(census.servers) server\(census.servers == 1 ? "" : "s"), \(bytes(census.memory)) used in all",
-                ],
-                [
-                    "server": server, "prefix": settings.prefix, "entries": census.entries, "servers": census.servers,
-                    "memory": census.memory,
-                ]
-            )
-        case .failure(let failure):
-            return (
-                ["shared     \(server): not reached (\(failure))"],
-                ["server": server, "prefix": settings.prefix, "error": failure.description]
-            )
         }
     }
 }

@@ -261,48 +261,6 @@ struct CacheCommand: ParsableCommand {
         }
     }
 
-    struct Stats: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Entries, bytes, capacity, hits, top hosts.")
-        @OptionGroup var common: Common
-
-        func run() throws {
-            let stats = try common.inspector().stats()
-            let shared = try CacheCommand.sharedStats(common)
-            if common.json {
-                return CacheCommand.printJSON([
-                    "shared": CacheCommand.orNull(shared?.json),
-                    "entries": stats.entries, "bytes": stats.bytes, "capacity": stats.capacity, "hits": stats.hits,
-                    "lookups": ["hits": stats.lookupHits, "misses": stats.lookupMisses],
-                    "hit_ratio": CacheCommand.orNull(stats.hitRatio),
-                    "oldest": CacheCommand.orNull(stats.oldest.map(CacheCommand.date)),
-                    "newest": CacheCommand.orNull(stats.newest.map(CacheCommand.date)),
-                    "top_hosts": stats.topHosts.map { ["host": $0.host, "entries": $0.entries, "bytes": $0.bytes] },
-                    "decisions": ["stored": stats.decisionsStored, "not_stored": stats.decisionsRefused],
-                ])
-            }
-            let used = stats.capacity > 0 ? Double(stats.bytes) * 100 / Double(stats.capacity) : 0
-            print("entries    \(stats.entries)")
-            print(
-                "bytes      \(CacheCommand.bytes(stats.bytes)) of \(CacheCommand.bytes(stats.capacity)) (\(String(format: "%.1f", used)) %)"
-            )
-            print("hits       \(stats.hits) served from the file")
-            let ratio = stats.hitRatio.map { String(format: "%.1f %%", $0 * 100) } ?? "-"
-            print("hit ratio  \(ratio) (\(stats.lookupHits) hits, \(stats.lookupMisses) went upstream)")
-            print("oldest     \(stats.oldest.map(CacheCommand.date) ?? "-")")
-            print("newest     \(stats.newest.map(CacheCommand.date) ?? "-")")
-            print(
-                "decisions  \(stats.decisionsStored) URLs stored, \(stats.decisionsRefused) not (see: sluice cache why URL)"
-            )
-            for line in shared?.lines ?? [] { print(line) }
-            if !stats.topHosts.isEmpty {
-                print("")
-                CacheCommand.table(
-                    ["HOST", "ENTRIES", "BYTES"],
-                    stats.topHosts.map { [$0.host, String($0.entries), CacheCommand.bytes($0.bytes)] })
-            }
-        }
-    }
-
     struct Why: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Why the last response for a URL was (not) stored.")
         @OptionGroup var common: Common

@@ -37,6 +37,37 @@ struct CacheCommandTests {
         }
     }
 
+    /// `sluice serve` on a cache file in a folder of its own (`cache:` holds `path` plus
+    /// `cacheLines`), stopped and removed with its folder when released.
+    final class ServedCache {
+        let directory: URL
+        let file: String
+        let config: String
+        let port: UInt16
+        private let process: Process
+
+        init(cacheLines: String = "") throws {
+            directory = try CLI.workingDirectory()
+            file = directory.appendingPathComponent("cache.sqlite").path
+            config = try CLI.temporaryFile("cache:\n  path: \(file)\n\(cacheLines)log: { access: false }\n")
+            let pipe: Pipe
+            (process, pipe, port) = try CLI.serve(["--config", config])
+            pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        }
+
+        /// Stops the proxy (it writes its counts on the way out).
+        func stop() {
+            guard process.isRunning else { return }
+            process.terminate()
+            process.waitUntilExit()
+        }
+
+        deinit {
+            stop()
+            CLI.remove(config, directory.path)
+        }
+    }
+
     /// Runs `sluice cache ARGS --config CONFIG --json` and parses its output.
     static func json(_ arguments: [String], config: String) throws -> (Int32, Any?) {
         let (status, output) = try CLI.run(["cache"] + arguments + ["--config", config, "--json"])
@@ -47,19 +78,9 @@ struct CacheCommandTests {
     func commands() throws {
         let origin = try Self.origin()
         defer { origin.stop() }
-        let directory = try CLI.workingDirectory()
-        let file = directory.appendingPathComponent("cache.sqlite").path
-        let config = try CLI.temporaryFile("cache: { path: \(file) }\nlog: { access: false }\n")
-        defer { CLI.remove(config, directory.path) }
-        let (process, pipe, port) = try CLI.serve(["--config", config])
-        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
-        defer {
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
-        }
-        let client = try CLI.connect(port)
+        let served = try ServedCache()
+        let (directory, file, config) = (served.directory, served.file, served.config)
+        let client = try CLI.connect(served.port)
         for (path, extra) in [
             ("/api/item", ""), ("/page", ""), ("/lang", "Accept-Language: de\r\n"),
             ("/lang", "Accept-Language: fr\r\n"),
@@ -165,8 +186,7 @@ struct CacheCommandTests {
 
         // Hit ratio: lookups are counted by the proxy and written with the hit counts (at the
         // latest when it stops): 1 hit, and 6 requests that went upstream.
-        process.terminate()
-        process.waitUntilExit()
+        served.stop()
         let (_, finalStats) = try Self.json(["stats"], config: config)
         let final = try #require(finalStats as? [String: Any])
         #expect((final["lookups"] as? [String: Any])?["hits"] as? Int == 1)
@@ -183,20 +203,9 @@ struct CacheCommandTests {
         let redis = try RedisServer()
         let origin = try Self.origin()
         defer { origin.stop() }
-        let directory = try CLI.workingDirectory()
-        let file = directory.appendingPathComponent("cache.sqlite").path
-        let config = try CLI.temporaryFile(
-            "cache:\n  path: \(file)\n  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: 300ms }\nlog: { access: false }\n"
-        )
-        defer { CLI.remove(config, directory.path) }
-        let (process, pipe, port) = try CLI.serve(["--config", config])
-        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
-        defer {
-            if process.isRunning {
-                process.terminate()
-                process.waitUntilExit()
-            }
-        }
+        let served = try ServedCache(
+            cacheLines: "  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: 300ms }\n")
+        let (config, port) = (served.config, served.port)
         let url = origin.url("/api/item")
         // The first request may come before the tier is connected: ask until the entry is shared.
         let deadline = Date().addingTimeInterval(10)

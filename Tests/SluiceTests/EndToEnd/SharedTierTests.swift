@@ -22,12 +22,12 @@ struct SharedTierTests {
     }
 
     /// A redis-server for the test, or an issue recorded when Debian's is not installed.
-    static func redis(clusterNode: Bool = false) throws -> RedisServer? {
+    static func redis(clusterNode: Bool = false, password: String? = nil) throws -> RedisServer? {
         guard RedisServer.isInstalled else {
             Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
             return nil
         }
-        return try RedisServer(clusterNode: clusterNode)
+        return try RedisServer(clusterNode: clusterNode, password: password)
     }
 
     /// Waits until the instance's shared tier is connected.
@@ -145,11 +145,7 @@ struct SharedTierTests {
         "Credentials in the URL (requirepass, an ACL user, ${VAR}): shared with them; refused without the right ones, never shown"
     )
     func credentials() throws {
-        guard RedisServer.isInstalled else {
-            Issue.record("redis-server is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
-        let redis = try RedisServer(password: "s3cret/pass")
+        guard let redis = try Self.redis(password: "s3cret/pass") else { return }
         #expect(
             try redis.command(["ACL", "SETUSER", "fleet", "on", ">fleet-pw", "~sluice:*", "&sluice:*", "+@all"])
                 == "+OK")

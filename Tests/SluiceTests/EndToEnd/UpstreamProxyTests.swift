@@ -16,6 +16,37 @@ struct UpstreamProxyTests {
         (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
     }
 
+    /// Whether the server program a test runs is there; an issue is recorded when it is not.
+    static func installed(_ path: String) -> Bool {
+        guard LoopbackDaemon.isInstalled(path) else {
+            Issue.record("\(path) is not installed (scripts/setup.sh --tests installs it)")
+            return false
+        }
+        return true
+    }
+
+    /// An origin that answers with the `Via` its request arrived with.
+    static func viaOrigin() throws -> OriginServer {
+        try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "no-store")],
+                body: Array("via [\(request.header("via") ?? "")]".utf8))
+        }
+    }
+
+    /// An intercepting Sluice with `upstream` (configuration lines) fetches `/json` from
+    /// `secure` through its parent twice: validated and stripped, then a cache hit.
+    static func expectInterceptedAndCached(
+        through upstream: String, _ setup: InterceptionTests.Setup, _ secure: HTTPSOrigin
+    ) throws {
+        let intercepting = try ProxyHarness(
+            configuration: setup.configuration(tls: upstream, connectPort: secure.port))
+        let first = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
+        let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
+        #expect(second.headers["cache-status"]?.contains("hit") == true)
+    }
+
     @Test(
         "Sluice → Sluice: GET and POST go through the parent, which adds its Via; the child never reaches the origin itself"
     )
@@ -59,14 +90,9 @@ struct UpstreamProxyTests {
 
         // Intercepted HTTPS goes through the parent too (libcurl's tunnel), validated and cached
         // by the child like any other.
-        let intercepting = try ProxyHarness(
-            configuration: setup.configuration(
-                tls: "upstream:\n  proxy: http://127.0.0.1:\(parent.port)", connectPort: origin.port))
-        let first = try InterceptionTests.curl(origin.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
+        try Self.expectInterceptedAndCached(
+            through: "upstream:\n  proxy: http://127.0.0.1:\(parent.port)", setup, origin)
         #expect(parent.waitUntil { parent.onLoop { $0.stats.tunnels } == 2 }, "the child's upstream tunnel")
-        let second = try InterceptionTests.curl(origin.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(second.headers["cache-status"]?.contains("hit") == true)
     }
 
     @Test("A parent that wants credentials: 502 upstream-proxy-auth-required naming it; with them, the request passes")
@@ -154,10 +180,7 @@ struct UpstreamProxyTests {
     /// Debian's Squid on a free loopback port, for as long as the test needs it.
     @Test("Sluice → Debian's Squid: plain requests and blind CONNECT tunnels go through it")
     func throughSquid() throws {
-        guard LoopbackDaemon.isInstalled("/usr/sbin/squid") else {
-            Issue.record("squid is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
+        guard Self.installed("/usr/sbin/squid") else { return }
         // Squid started as root works as the `proxy` user: its folder is open to it.
         let squid = try LoopbackDaemon(
             "/usr/sbin/squid",
@@ -179,11 +202,7 @@ struct UpstreamProxyTests {
                 ]
             }, shared: true
         ) { _, directory in ["-N", "-f", directory.appendingPathComponent("squid.conf").path] }
-        let origin = try OriginServer { request in
-            .respond(
-                status: 200, headers: [("Cache-Control", "no-store")],
-                body: Array("via [\(request.header("via") ?? "")]".utf8))
-        }
+        let origin = try Self.viaOrigin()
         defer { origin.stop() }
         let setup = try InterceptionTests.Setup()
         let secure = try HTTPSOrigin(authority: setup.originCA)
@@ -226,18 +245,11 @@ struct UpstreamProxyTests {
         "An https:// parent (stunnel in front of Sluice): blind CONNECT tunnels inside TLS to it, 5 MB intact; plain and intercepted requests through libcurl; an untrusted parent is a 502 that says so"
     )
     func throughHTTPSParent() throws {
-        guard LoopbackDaemon.isInstalled("/usr/bin/stunnel4") else {
-            Issue.record("stunnel4 is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
+        guard Self.installed("/usr/bin/stunnel4") else { return }
         let setup = try InterceptionTests.Setup()
         let secure = try HTTPSOrigin(authority: setup.originCA)
         defer { secure.stop() }
-        let origin = try OriginServer { request in
-            .respond(
-                status: 200, headers: [("Cache-Control", "no-store")],
-                body: Array("via [\(request.header("via") ?? "")]".utf8))
-        }
+        let origin = try Self.viaOrigin()
         defer { origin.stop() }
         let echo = try EchoServer()
         defer { echo.stop() }
@@ -289,13 +301,7 @@ struct UpstreamProxyTests {
         #expect(String(decoding: plain.body, as: UTF8.self) == "via [1.1 sluice, 1.1 sluice]")
 
         // Intercepted HTTPS goes through it as libcurl's tunnel, and is cached by the child.
-        let intercepting = try ProxyHarness(
-            configuration: setup.configuration(
-                tls: "\(upstream)  proxy_ca_file: \(setup.originCAPath)", connectPort: secure.port))
-        let first = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
-        let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(second.headers["cache-status"]?.contains("hit") == true)
+        try Self.expectInterceptedAndCached(through: "\(upstream)  proxy_ca_file: \(setup.originCAPath)", setup, secure)
 
         // Without the CA file the parent's certificate is not trusted: a 502 naming it and why,
         // and nothing reaches the parent.
@@ -322,10 +328,7 @@ struct UpstreamProxyTests {
         "A SOCKS5 parent (Debian's microsocks, with user and password): plain, intercepted and blind requests by name; a wrong password is a 502 auth-required"
     )
     func throughSOCKS() throws {
-        guard LoopbackDaemon.isInstalled("/usr/bin/microsocks") else {
-            Issue.record("microsocks is not installed (scripts/setup.sh --tests installs it)")
-            return
-        }
+        guard Self.installed("/usr/bin/microsocks") else { return }
         let socks = try LoopbackDaemon("/usr/bin/microsocks") { port, _ in
             ["-i", "127.0.0.1", "-p", String(port), "-u", "sluice", "-P", "s0cks pass"]
         }
@@ -345,14 +348,8 @@ struct UpstreamProxyTests {
         #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body.contains("\"a\":1"))
         #expect(origin.requests.count == 1)
         // Intercepted HTTPS goes through it too (libcurl's SOCKS5), validated and cached.
-        let intercepting = try ProxyHarness(
-            configuration: setup.configuration(
-                tls: "upstream:\n  proxy: socks5h://sluice:s0cks%20pass@127.0.0.1:\(socks.port)",
-                connectPort: secure.port))
-        let first = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(first.status == 200 && first.body == #"{"a":1,"c":[null,{}]}"#)
-        let second = try InterceptionTests.curl(secure.url("/json"), proxy: intercepting.port, cacert: setup.caCert)
-        #expect(second.headers["cache-status"]?.contains("hit") == true)
+        try Self.expectInterceptedAndCached(
+            through: "upstream:\n  proxy: socks5h://sluice:s0cks%20pass@127.0.0.1:\(socks.port)", setup, secure)
 
         let wrong = try ProxyHarness(
             configuration: Self.configuration(
