@@ -491,7 +491,8 @@ extension AdminPage {
                 body.append(el("tr", { "data-id": entry.id, class: entry.id === state.entryPicked ? "picked" : null },
                   el("td", { text: entry.url, title: entry.url }), el("td", { class: "s" + Math.floor(entry.status / 100), text: entry.status }),
                   el("td", { class: "num", text: size(entry.size) }), el("td", { class: "num", text: entry.hits }),
-                  el("td", { class: "num", text: entry.age + " s" }), el("td", {}, tag(entry.fresh ? "fresh" : "stale", entry.fresh ? "hit" : "failed"))));
+                  el("td", { class: "num", text: entry.age + " s" }), el("td", {}, tag(entry.fresh ? "fresh" : "stale", entry.fresh ? "hit" : "failed"),
+                    entry.shared ? tag("shared", "hit") : "")));
               }
               $("cache-table").tBodies[0].replaceChildren(body);
               $("cache-count").textContent = state.cacheRows.length + " entries";
