@@ -54,3 +54,38 @@ extension CacheCommand {
         }
     }
 }
+
+extension CacheCommand.Show {
+    /// Nothing in this instance's file: what the shared tier holds for the URL, if one is
+    /// configured and has it.
+    func showShared() throws {
+        let nothing = ValidationError("nothing stored for \(target)")
+        guard Int64(target) == nil, let settings = try common.options.load().0.cache.sharedTier else { throw nothing }
+        switch SharedTier.entryFromCommandLine(key: target, settings: settings, logger: Logger(label: "sluice")) {
+        case .failure(let failure):
+            throw ValidationError("nothing stored for \(target) in this file; the shared tier did not say (\(failure))")
+        case .success(nil):
+            throw ValidationError("nothing stored for \(target), in this file or the shared tier")
+        case .success(let entry?):
+            if common.json {
+                var object: [String: Any] = [
+                    "url": entry.url, "status": entry.status, "reason": entry.reason, "size": entry.size,
+                    "response_time": entry.responseTime, "variant": entry.variant, "tiers": ["shared"], "shared": true,
+                ]
+                if headers { object["headers"] = entry.headers.map { [$0.name, $0.value] } }
+                return CacheCommand.printJSON([object])
+            }
+            print("GET \(entry.url)  (in the shared tier only, not in this instance's file)")
+            print("  status     \(entry.status) \(entry.reason)")
+            print("  stored     \(CacheCommand.date(entry.responseTime)), \(CacheCommand.bytes(Int64(entry.size)))")
+            if !entry.variant.isEmpty {
+                print("  variant    \(entry.variant.replacingOccurrences(of: "\n", with: "; "))")
+            }
+            print("  tiers      shared")
+            if headers {
+                print("")
+                for field in entry.headers { print("\(field.name): \(field.value)") }
+            }
+        }
+    }
+}

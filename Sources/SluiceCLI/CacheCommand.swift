@@ -142,7 +142,7 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let inspector = try common.inspector()
             let entries = try inspector.entries(for: target, now: CacheCommand.now)
-            guard let first = entries.first else { throw ValidationError("nothing stored for \(target)") }
+            guard let first = entries.first else { return try showShared() }
             if raw {
                 try inspector.body(of: first.id) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
                 return

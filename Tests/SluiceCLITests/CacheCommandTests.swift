@@ -225,6 +225,18 @@ struct CacheCommandTests {
         let (_, statsObject) = try Self.json(["stats"], config: config)
         #expect(((statsObject as? [String: Any])?["shared"] as? [String: Any])?["entries"] as? Int == 1)
 
+        // Another instance's file does not have it; `show` finds it in the shared tier.
+        let other = try ServedCache(
+            cacheLines: "  shared: { url: \"redis://127.0.0.1:\(redis.port)/0\", timeout: 300ms }\n")
+        _ = try CLI.connect(other.port)  // listening: its file is there
+        let (shownStatus, sharedOnly) = try CLI.run(["cache", "show", url, "--config", other.config])
+        #expect(shownStatus == 0 && sharedOnly.contains("in the shared tier only"), "\(sharedOnly)")
+        #expect(sharedOnly.contains("status     200 OK") && sharedOnly.contains("tiers      shared"), "\(sharedOnly)")
+        let (_, sharedJSON) = try Self.json(["show", url], config: other.config)
+        #expect(((sharedJSON as? [[String: Any]])?.first?["tiers"] as? [String]) == ["shared"])
+        let (missingStatus, missing) = try CLI.run(["cache", "show", origin.url("/never"), "--config", other.config])
+        #expect(missingStatus != 0 && missing.contains("in this file or the shared tier"), "\(missing)")
+
         // The tier gone: the local file still answers, and says it could not ask.
         redis.stop()
         let (status, unknown) = try CLI.run(["cache", "list", "--config", config])

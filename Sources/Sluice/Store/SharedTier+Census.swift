@@ -103,7 +103,43 @@ extension SharedTier {
         }
     }
 
+    /// An entry of the shared tier, as `sluice cache show` prints it.
+    public struct Entry: Sendable {
+        public let url: String
+        public let status: Int
+        public let reason: String
+        /// When the response arrived (seconds since 1970).
+        public let responseTime: Double
+        public let size: Int
+        /// The request header values it was selected by (`Vary`), one `name: value` per line.
+        public let variant: String
+        public let headers: [(name: String, value: String)]
+    }
+
     // MARK: - From the command line
+
+    /// `sluice cache show URL` when this instance's file has nothing for it: the shared tier's
+    /// entry for the key (`nil`: none), or why the tier could not say.
+    public static func entryFromCommandLine(
+        key: String, settings: Configuration.Cache.SharedTier, logger: Logger, timeout: Int = 3000
+    ) -> Result<Entry?, CommandLineFailure> {
+        var patient = settings
+        patient.timeout = timeout  // not a proxy's lookup: there is time
+        var found: Entry?
+        let failure = onCommandLine(settings: patient, logger: logger, timeout: timeout + 1000) { tier, finish in
+            tier.lookup(key) { record in
+                found = record.map {
+                    Entry(
+                        url: $0.url, status: $0.status, reason: $0.reason, responseTime: $0.responseTime,
+                        size: $0.body.count, variant: $0.variant, headers: $0.headers.map { ($0.name, $0.value) })
+                }
+                // A lookup that failed took the tier down (and said why there); none is nil.
+                finish(tier.isAvailable ? nil : "the shared tier did not answer")
+            }
+        }
+        if let failure { return .failure(CommandLineFailure(failure)) }
+        return .success(found)
+    }
 
     /// `sluice cache stats`: the census, or why there is none.
     public static func censusFromCommandLine(
