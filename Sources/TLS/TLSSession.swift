@@ -176,10 +176,14 @@ public final class TLSSession {
         _ = ctls_bio_reset(output)
     }
 
-    /// Sends close_notify (its bytes wait in ``withOutput(_:)``).
+    /// Sends close_notify (its bytes wait in ``withOutput(_:)``), once, after a finished handshake
+    /// (also after the peer's own close_notify). A client session closed without it is not
+    /// resumed later: OpenSSL forgets sessions that ended abruptly.
     public func close() {
+        guard SSL_is_init_finished(ssl) == 1, SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 else { return }
         ERR_clear_error()
         SSL_shutdown(ssl)
+        ERR_clear_error()
     }
 
     /// Bytes fed but not yet processed.

@@ -71,10 +71,10 @@ final class TLSStream: ClientStream {
     /// Whether the client ended its side (close_notify or a failed record).
     var inputEnded: Bool { phase == .closed }
 
-    /// Sends close_notify (before the socket closes).
+    /// Sends close_notify (before the socket closes), unless it was sent already or the
+    /// handshake never finished.
     func close() {
-        guard phase != .closed || session.pendingOutput > 0 else { return }
-        if phase == .open { session.close() }
+        session.close()
         flush()
         phase = .closed
     }

@@ -318,6 +318,7 @@ final class Tunnel {
         phase = .finished
         idleTimer?.cancel()
         connectTimer?.cancel()
+        parentTLS?.close()  // close_notify: the parent's session stays resumable
         upstream?.close()
         upstream = nil
         parentTLS = nil
