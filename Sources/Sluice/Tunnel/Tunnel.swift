@@ -227,6 +227,8 @@ final class Tunnel {
     func clientReadable() {
         guard isOpen, let upstream else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
+        // Everything the socket holds, not libevent's 4 KiB per wakeup.
+        if upstream.outputCount < Tunnel.highWater { client.connection.readAvailable(upTo: Tunnel.highWater) }
         if let parentTLS {
             while client.connection.inputCount > 0 {
                 let count = client.connection.withFirstInputSegment { segment -> Int in
@@ -254,6 +256,7 @@ final class Tunnel {
         }
         guard let upstream else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
+        if client.connection.outputCount < Tunnel.highWater { upstream.readAvailable(upTo: Tunnel.highWater) }
         guard let parentTLS else {
             bytesDown += Int64(upstream.moveInput(to: client.connection))
             if client.connection.outputCount >= Tunnel.highWater { upstream.pauseReading() }
