@@ -318,7 +318,10 @@ extension ClientConnection: ConnectionDelegate {
     func connectionDidRead(_ connection: Connection) {
         switch state {
         case .idle, .readingHead: processInput()
-        case .exchanging(let exchange): exchange.clientDataAvailable()
+        case .exchanging(let exchange):
+            // An upload: everything the socket holds (up to the mark), not 4 KiB per wakeup.
+            connection.readAvailable(upTo: inputHighWater)
+            exchange.clientDataAvailable()
         case .tunnelling(let tunnel): tunnel.clientReadable()
         case .peeking: peek()
         case .handshaking: handshake()
