@@ -62,6 +62,10 @@ public final class ProxyHarness: @unchecked Sendable {
             self.loop = loop
             self.port = port
         case .failure(let error):
+            // No deinit for a harness that never started: its file goes now.
+            if let file = ownedCacheFile {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            }
             throw error
         }
     }
