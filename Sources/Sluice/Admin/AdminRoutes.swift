@@ -227,17 +227,15 @@ struct AdminRoutes {
                 decode: { coding, body in
                     try? ContentCoding(token: coding)?.decode(body, limit: 16 << 20)
                 })
-            return .json(
-                200,
-                .array(
-                    found.map { match in
-                        var json = match.entry.json(headers: false)
-                        if case .object(var members) = json {
-                            members.append(("matched", .array(match.places.map { .string($0.rawValue) })))
-                            json = .object(members)
-                        }
-                        return json
-                    }))
+            let entries = found.map { match in
+                var json = match.entry.json(headers: false)
+                if case .object(var members) = json {
+                    members.append(("matched", .array(match.places.map { .string($0.rawValue) })))
+                    json = .object(members)
+                }
+                return (key: match.entry.key, json: json)
+            }
+            return withTiers(entries) { .json(200, .array($0)) }
         } catch {
             return unavailable(error)
         }

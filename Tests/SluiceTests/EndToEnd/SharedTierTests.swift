@@ -86,6 +86,9 @@ struct SharedTierTests {
         // Which tier holds what: the admin API's list and entry, and what the command line counts.
         let listed = try RawClient(port: admin).request("GET /cache HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
         #expect(String(decoding: listed.body, as: UTF8.self).contains(#""tiers":["local","shared"],"shared":true"#))
+        let searched = try RawClient(port: admin).request(
+            "GET /cache?q=shared HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+        #expect(String(decoding: searched.body, as: UTF8.self).contains(#""tiers":["local","shared"],"shared":true"#))
         var settings = Configuration.Cache.SharedTier()
         settings.port = redis.port
         let census = try SharedTier.censusFromCommandLine(settings: settings, logger: Logger(label: "cli")).get()
