@@ -36,30 +36,13 @@ extension SharedTier {
                 settle(line != nil)
             }
             if !askedMemory { settle(false) }
-            count(cursor: "0", server: server, backend: backend) { entries in
-                census.entries += entries ?? 0
-                settle(entries != nil)
+            scan(settings.prefix + "{*}:entry", on: server, backend: backend) { names in
+                census.entries += names.count
+            } done: { finished in
+                settle(finished)
             }
         }
         if waiting == 0 { done(nil) }
-    }
-
-    /// The entries on one server, SCAN page by page.
-    private func count(
-        cursor: String, server: String, backend: Backend, sum: Int = 0, _ done: @escaping (Int?) -> Void
-    ) {
-        let command = [
-            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array((settings.prefix + "{*}:entry").utf8),
-            Array("COUNT".utf8), Array("1000".utf8),
-        ]
-        let sent = backend.send(to: server, command) { [weak self] reply in
-            guard let self, case .array(let parts)? = reply, parts.count == 2, let next = parts[0].text,
-                case .array(let keys) = parts[1]
-            else { return done(nil) }
-            guard next != "0" else { return done(sum + keys.count) }
-            self.count(cursor: next, server: server, backend: backend, sum: sum + keys.count, done)
-        }
-        if !sent { done(nil) }
     }
 
     /// Which of `keys` (cache keys) the tier holds now, one EXISTS each, pipelined; `nil` when

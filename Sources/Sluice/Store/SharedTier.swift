@@ -277,27 +277,37 @@ public final class SharedTier {
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
         guard let backend, isAvailable else { return }
-        for server in backend.servers { scan(cursor: "0", server: server, backend: backend) }
+        // Unlinked one by one: in a Cluster each key may live in another slot.
+        for server in backend.servers {
+            scan(settings.prefix + "*", on: server, backend: backend) { names in
+                for name in names { backend.send(key: name, [Array("UNLINK".utf8), name]) { _ in } }
+            }
+        }
         switch announcement {
         case .glob(let glob): announce("glob", glob)
         default: announce("all", "")
         }
     }
 
-    /// SCAN one server for this prefix's keys and unlink them (one by one: in a Cluster each key
-    /// may live in another slot).
-    private func scan(cursor: String, server: String, backend: Backend) {
+    /// Walks one server's keys that match `pattern` with SCAN, handing each page of names to
+    /// `page`; `done(true)` after the last page, `done(false)` when a page did not come.
+    func scan(
+        _ pattern: String, on server: String, backend: Backend, cursor: String = "0",
+        page: @escaping ([[UInt8]]) -> Void, done: @escaping (Bool) -> Void = { _ in }
+    ) {
         let command = [
-            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array((settings.prefix + "*").utf8),
-            Array("COUNT".utf8), Array("500".utf8),
+            Array("SCAN".utf8), Array(cursor.utf8), Array("MATCH".utf8), Array(pattern.utf8),
+            Array("COUNT".utf8), Array("1000".utf8),
         ]
-        backend.send(to: server, command) { [weak self] reply in
-            guard case .array(let parts)? = reply, parts.count == 2, let next = parts[0].text,
+        let sent = backend.send(to: server, command) { [weak self] reply in
+            guard let self, case .array(let parts)? = reply, parts.count == 2, let next = parts[0].text,
                 case .array(let keys) = parts[1]
-            else { return }
-            for case .string(let name) in keys { backend.send(key: name, [Array("UNLINK".utf8), name]) { _ in } }
-            if next != "0" { self?.scan(cursor: next, server: server, backend: backend) }
+            else { return done(false) }
+            page(keys.compactMap { if case .string(let name) = $0 { name } else { nil } })
+            guard next != "0" else { return done(true) }
+            self.scan(pattern, on: server, backend: backend, cursor: next, page: page, done: done)
         }
+        if !sent { done(false) }
     }
 
     private func announce(_ kind: String, _ subject: String) {

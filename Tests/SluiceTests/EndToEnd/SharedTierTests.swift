@@ -317,5 +317,11 @@ struct SharedTierTests {
             #expect(hit.header("cache-status")?.hasSuffix("detail=shared") == true, "\(url) after the reshard")
         }
         #expect(origin.requests.count == 30)
+        // Purging everything SCANs every master and unlinks what it finds, key by key.
+        #expect(
+            SharedTier.purgeFromCommandLine(.all, keys: [], settings: settings, logger: Logger(label: "cli")) == nil)
+        #expect(
+            a.waitUntil { nodes.allSatisfy { node in (try? node.command(["DBSIZE"])) == ":0" } },
+            "every master emptied")
     }
 }
