@@ -39,9 +39,9 @@ let package = Package(
         .systemLibrary(
             name: "CTLS", path: "Sources/CTLS", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(
-            name: "CRedis", path: "Sources/CRedis", pkgConfig: "hiredis",
-            providers: [.apt(["libhiredis-dev"])]),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with a
+        // warning on every build; the shim includes <hiredis/…> from the default include path.
+        .systemLibrary(name: "CRedis", path: "Sources/CRedis", providers: [.apt(["libhiredis-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),

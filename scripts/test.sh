@@ -3,6 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
-swift build --build-tests
+mkdir -p .build
+# The build is kept free of warnings: a new one fails the run (SwiftPM prints each with `warning:`).
+swift build --build-tests 2>&1 | tee .build/build-tests.log
+if grep -q 'warning: ' .build/build-tests.log; then
+  echo "test: the build has warnings (above); fix them" >&2
+  exit 1
+fi
 swift test --skip-build
 scripts/browser-test.sh

@@ -14,7 +14,7 @@ struct CACommand: ParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() throws {
-            let settings = try options.load().0.tls
+            let settings = try options.load(creatingDataDirectory: true).0.tls
             do {
                 let info = try LocalCA.create(settings, now: Date().timeIntervalSince1970).info
                 print("created \(settings.caCert) and \(settings.caKey) (mode 0600)")
@@ -22,7 +22,7 @@ struct CACommand: ParsableCommand {
                 FileHandle.standardError.write(
                     Data(("\n" + LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
             } catch {
-                throw ValidationError(error.description)
+                throw CommandFailure.failed(error.description)
             }
         }
     }
@@ -33,11 +33,7 @@ struct CACommand: ParsableCommand {
 
         func run() throws {
             let settings = try options.load().0.tls
-            do {
-                CACommand.describe(try LocalCA.certificate(settings), settings: settings)
-            } catch {
-                throw ValidationError(error.description)
-            }
+            CACommand.describe(try CACommand.certificate(settings, options: options), settings: settings)
         }
     }
 
@@ -50,15 +46,25 @@ struct CACommand: ParsableCommand {
 
         func run() throws {
             let settings = try options.load().0.tls
-            let info: CertificateInfo
-            do {
-                info = try LocalCA.certificate(settings)
-            } catch {
-                throw ValidationError(error.description)
-            }
+            let info = try CACommand.certificate(settings, options: options)
             FileHandle.standardOutput.write(der ? Data(info.der) : Data(info.pem.utf8))
             FileHandle.standardError.write(
                 Data((LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
+        }
+    }
+
+    /// The CA certificate, or a failure that says what to do next.
+    static func certificate(_ settings: Configuration.TLS, options: ConfigOptions) throws -> CertificateInfo {
+        guard FileManager.default.fileExists(atPath: settings.caCert) else {
+            let flag = options.file.map { " --config \($0)" } ?? ""
+            throw CommandFailure.noInput(
+                "no CA yet at \(settings.caCert): run `sluice ca init\(flag)`, or, if Sluice runs with another --config, pass that one here"
+            )
+        }
+        do {
+            return try LocalCA.certificate(settings)
+        } catch {
+            throw CommandFailure.failed(error.description)
         }
     }
 

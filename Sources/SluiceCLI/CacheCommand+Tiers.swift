@@ -59,13 +59,14 @@ extension CacheCommand.Show {
     /// Nothing in this instance's file: what the shared tier holds for the URL, if one is
     /// configured and has it.
     func showShared() throws {
-        let nothing = ValidationError("nothing stored for \(target)")
+        let nothing = CommandFailure.failed("nothing stored for \(target)")
         guard Int64(target) == nil, let settings = try common.options.load().0.cache.sharedTier else { throw nothing }
         switch SharedTier.entryFromCommandLine(key: target, settings: settings, logger: Logger(label: "sluice")) {
         case .failure(let failure):
-            throw ValidationError("nothing stored for \(target) in this file; the shared tier did not say (\(failure))")
+            throw CommandFailure.failed(
+                "nothing stored for \(target) in this file; the shared tier did not say (\(failure))")
         case .success(nil):
-            throw ValidationError("nothing stored for \(target), in this file or the shared tier")
+            throw CommandFailure.failed("nothing stored for \(target), in this file or the shared tier")
         case .success(let entry?):
             if common.json {
                 var object: [String: Any] = [

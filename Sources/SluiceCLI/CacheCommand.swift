@@ -19,12 +19,13 @@ struct CacheCommand: ParsableCommand {
         func inspector(writable: Bool = false) throws -> CacheInspector {
             let (configuration, _) = try options.load()
             guard FileManager.default.fileExists(atPath: configuration.cache.path) else {
-                throw ValidationError("no cache file at \(configuration.cache.path) (cache.path)")
+                throw CommandFailure.noInput(
+                    "no cache at \(configuration.cache.path) (cache.path): \(options.elsewhereHint)")
             }
             do {
                 return try CacheInspector(settings: configuration.cache, writable: writable)
             } catch {
-                throw ValidationError("cannot open \(configuration.cache.path): \(error)")
+                throw CommandFailure.failed("cannot open \(configuration.cache.path): \(error)")
             }
         }
     }
@@ -207,12 +208,8 @@ struct CacheCommand: ParsableCommand {
             if let encoding, let coding = ContentCoding(token: encoding) {
                 bytes = (try? coding.decode(bytes, limit: 256 << 20)) ?? bytes
             }
-            if pretty, let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]),
-                let data = try? JSONSerialization.data(
-                    withJSONObject: object, options: [.prettyPrinted, .fragmentsAllowed, .withoutEscapingSlashes])
-            {
-                bytes = Array(data)
-            }
+            // Key order and number text as the origin sent them; only the whitespace changes.
+            if pretty, let indented = JSONPrettyPrinter.format(bytes) { bytes = indented }
             return bytes
         }
     }

@@ -25,7 +25,7 @@ extension CacheCommand {
             let entries = try inspector.list(filter, now: CacheCommand.now)
             guard FileManager.default.createFile(atPath: har, contents: nil),
                 let output = FileHandle(forWritingAtPath: har)
-            else { throw ValidationError("cannot write \(har)") }
+            else { throw CommandFailure.failed("cannot write \(har)") }
             defer { try? output.close() }
             // One entry at a time: the file grows, memory does not.
             let creator = ["name": "Sluice", "version": SluiceVersion.current]

@@ -10,29 +10,75 @@ struct SluiceCommand: ParsableCommand {
         commandName: "sluice",
         abstract: "A local HTTP forward proxy with response validation and caching.",
         version: SluiceVersion.current,
-        subcommands: [ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, CACommand.self],
+        subcommands: [
+            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, CACommand.self, PathsCommand.self,
+        ],
         defaultSubcommand: ServeCommand.self)
+
+    /// ArgumentParser's entry point, except that a ``CommandFailure`` is printed without the
+    /// usage text and exits with its own code.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as CommandFailure {
+            FileHandle.standardError.write(Data("Error: \(failure.description)\n".utf8))
+            Foundation.exit(failure.exitCode)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options shared by commands that read the configuration.
 struct ConfigOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file (default: conf/sluice.yaml if present, else built-in defaults).")
+    @Option(
+        name: .long,
+        help: "Configuration file (default: $SLUICE_CONFIG if set, else built-in defaults; `sluice paths` shows which)."
+    )
     var config: String?
 
-    /// Loads the configuration, or explains exactly what is wrong.
-    func load() throws -> (Configuration, String) {
-        let path = config ?? (FileManager.default.fileExists(atPath: "conf/sluice.yaml") ? "conf/sluice.yaml" : nil)
-        guard let path else { return (Configuration(), "built-in defaults") }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
-        else {
-            throw ValidationError("cannot read configuration file \(path)")
-        }
-        do {
-            return (try ConfigLoader.load(yaml: text, file: path), path)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+    /// The configuration file in force: `--config`, else `$SLUICE_CONFIG`; `nil` for the built-in defaults.
+    var file: String? {
+        config ?? ProcessInfo.processInfo.environment["SLUICE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
     }
+
+    /// Where files no configuration names live.
+    var locations: FileLocations { .standard() }
+
+    /// Loads the configuration with every file path absolute (relative ones in the file against
+    /// its directory, the rest in the data directory), or explains exactly what is wrong.
+    /// - Parameter creatingDataDirectory: create the data directory (0700) when a file lives there.
+    func load(creatingDataDirectory: Bool = false) throws -> (Configuration, String) {
+        var configuration: Configuration
+        let source: String
+        if let file {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw CommandFailure.noInput("cannot read the configuration file \(file)")
+            }
+            do {
+                configuration = try ConfigLoader.load(file: file)
+            } catch {
+                throw CommandFailure.failed("\(error)")
+            }
+            source = file
+        } else {
+            configuration = Configuration()
+            source = "built-in defaults"
+        }
+        configuration = configuration.placingDefaultFiles(in: locations)
+        if creatingDataDirectory, configuration.usesDataDirectory(locations) {
+            do {
+                try locations.createDataDirectory()
+            } catch {
+                throw CommandFailure.failed("cannot create the data directory \(locations.dataDirectory): \(error)")
+            }
+        }
+        return (configuration, source)
+    }
+
+    /// A hint for a file that is not where this configuration says: another `--config` may be in use.
+    var elsewhereHint: String { "is Sluice running with another --config? Pass that one here (or set SLUICE_CONFIG)" }
 }
 
 struct ServeCommand: ParsableCommand {
@@ -47,7 +93,7 @@ struct ServeCommand: ParsableCommand {
     var adminListen: String?
 
     func run() throws {
-        var (configuration, source) = try options.load()
+        var (configuration, source) = try options.load(creatingDataDirectory: true)
         if let listen {
             do {
                 configuration = try ConfigLoader.load(yaml: "listen: \"\(listen)\"").with(listen: listen)
@@ -73,10 +119,10 @@ struct ServeCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "sluice")
-        logger.info("configuration: \(source)")
+        logger.info("configuration: \(source); cache \(configuration.cache.path) (`sluice paths` lists every file)")
         do {
             let reload: (() throws -> Configuration)? =
-                source == "built-in defaults" ? nil : { [options] in try options.load().0 }
+                options.file == nil ? nil : { [options] in try options.load().0 }
             try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload)
         } catch {
             logger.critical("cannot start: \(error)")

@@ -81,7 +81,7 @@ struct DatabaseTests {
             let broken = try Database(path: garbage)
             _ = try broken.quickCheck()
             Issue.record("garbage opened as a database")
-        } catch let error as SQLiteError {
+        } catch {
             #expect(error.isCorrupt)
         }
     }

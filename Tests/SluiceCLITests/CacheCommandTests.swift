@@ -79,7 +79,7 @@ struct CacheCommandTests {
         let origin = try Self.origin()
         defer { origin.stop() }
         let served = try ServedCache()
-        let (directory, file, config) = (served.directory, served.file, served.config)
+        let (directory, config) = (served.directory, served.config)
         let client = try CLI.connect(served.port)
         for (path, extra) in [
             ("/api/item", ""), ("/page", ""), ("/lang", "Accept-Language: de\r\n"),
@@ -118,6 +118,8 @@ struct CacheCommandTests {
         let (rawStatus, raw) = try CLI.run(["cache", "show", origin.url("/api/item"), "--raw", "--config", config])
         #expect(rawStatus == 0)
         #expect(Array(raw.utf8) == Self.json)
+        let (_, pretty) = try CLI.run(["cache", "show", origin.url("/api/item"), "--pretty", "--config", config])
+        #expect(pretty.contains("{\n  \"id\": 1,\n  \"name\": \"first\",\n  \"missing\": null\n}"), "\(pretty)")
 
         let (_, inBody) = try Self.json(["search", "\"name\":\"first\"", "--in", "body"], config: config)
         #expect((inBody as? [[String: Any]])?.compactMap { $0["url"] as? String } == [origin.url("/api/item")])
@@ -254,8 +256,8 @@ struct CacheCommandTests {
         let config = try CLI.temporaryFile("cache: { path: \(file) }\n")
         defer { CLI.remove(config, directory.path) }
         let (missingStatus, missing) = try CLI.run(["cache", "list", "--config", config])
-        #expect(missingStatus != 0)
-        #expect(missing.contains("no cache file at"))
+        #expect(missingStatus == 66)
+        #expect(missing.contains("no cache at"))
         do {
             let (process, pipe, port) = try CLI.serve(["--config", config])
             pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }

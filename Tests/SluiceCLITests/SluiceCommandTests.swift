@@ -13,10 +13,25 @@ struct CLI {
         return directory.appendingPathComponent("sluice")
     }
 
-    static func run(_ arguments: [String], currentDirectory: URL? = nil) throws -> (status: Int32, output: String) {
+    /// A data directory of the tests' own (`XDG_DATA_HOME`): no test writes into the user's.
+    static let dataHome = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "sluice-data-\(UUID().uuidString)")
+
+    /// The environment a `sluice` process runs with: the tests' data directory, no `SLUICE_CONFIG`.
+    static func environment(dataHome: URL = CLI.dataHome) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = dataHome.path
+        environment["SLUICE_CONFIG"] = nil
+        return environment
+    }
+
+    static func run(_ arguments: [String], currentDirectory: URL? = nil, dataHome: URL = CLI.dataHome) throws -> (
+        status: Int32, output: String
+    ) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = environment(dataHome: dataHome)
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -55,7 +70,10 @@ struct CLI {
             process.executableURL = binary
             process.arguments = serve
         }
-        process.currentDirectoryURL = try workingDirectory()
+        // Its own working and data directory: files no configuration names land there.
+        let directory = try workingDirectory()
+        process.currentDirectoryURL = directory
+        process.environment = environment(dataHome: directory)
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -63,7 +81,7 @@ struct CLI {
         return (process, pipe, port)
     }
 
-    /// A fresh directory for a `serve` run (its cache file lands in `var/` there).
+    /// A fresh directory for a `serve` run (its working directory and `XDG_DATA_HOME`).
     static func workingDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -116,6 +134,7 @@ struct SluiceCommandTests {
         let directory = try CLI.workingDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         process.currentDirectoryURL = directory
+        process.environment = CLI.environment(dataHome: directory)
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

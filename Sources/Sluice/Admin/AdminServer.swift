@@ -16,7 +16,7 @@ public final class AdminServer {
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
 
     /// Binds `listen` (a loopback `host:port`) next to `proxy`, on its loop.
-    public init(proxy: ProxyServer, listen: String, token: String) throws(EventIOError) {
+    public init(proxy: ProxyServer, listen: String, token: String) throws(ListenFailure) {
         self.proxy = proxy
         self.token = token
         startTime = proxy.clock()
@@ -24,14 +24,16 @@ public final class AdminServer {
         feed.clock = { [unowned proxy] in proxy.clock() }
         metrics = AdminMetrics()
         guard let address = Configuration.socketAddress(listen) else {
-            throw EventIOError(operation: "parse admin address \(listen)", code: 0)
+            throw ListenFailure(key: "admin.listen", address: listen, code: 0)
         }
         localAddress = address
         proxy.session.eventMonitor.add(feed)
         proxy.session.eventMonitor.add(metrics)
         proxy.environment.watcher = feed
-        let listener = try Listener(loop: proxy.loop, address: localAddress) { [unowned self] fd, peer in
-            self.accept(fd: fd, peer: peer)
+        let listener = try ListenFailure.binding(key: "admin.listen", address: listen) { () throws(EventIOError) in
+            try Listener(loop: proxy.loop, address: address) { [unowned self] fd, peer in
+                self.accept(fd: fd, peer: peer)
+            }
         }
         localAddress = listener.localAddress
         self.listener = listener

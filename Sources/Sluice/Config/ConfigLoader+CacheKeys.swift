@@ -17,8 +17,9 @@ extension ConfigLoader {
             config, value throws(ConfigError) in config.cache.enabled = try value.bool()
         },
         Key(
-            path: "cache.path", type: "path", defaultValue: "var/sluice.sqlite",
-            summary: "The SQLite cache file (relative paths start at the working directory)."
+            path: "cache.path", type: "path", defaultValue: "sluice.sqlite",
+            summary:
+                "The SQLite cache file; relative to the configuration file's directory, and without one in the data directory (`sluice paths`)."
         ) {
             config, value throws(ConfigError) in
             let text = try value.string()

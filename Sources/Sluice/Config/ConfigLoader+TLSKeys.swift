@@ -14,13 +14,13 @@ extension ConfigLoader {
             config, value throws(ConfigError) in config.tls.passthrough = try hostGlobs(value)
         },
         Key(
-            path: "tls.ca_cert", type: "path", defaultValue: "var/sluice-ca.pem",
+            path: "tls.ca_cert", type: "path", defaultValue: "sluice-ca.pem",
             summary: "The local CA's certificate (PEM); `sluice ca export` prints it."
         ) {
             config, value throws(ConfigError) in config.tls.caCert = try nonEmptyPath(value)
         },
         Key(
-            path: "tls.ca_key", type: "path", defaultValue: "var/sluice-ca.key",
+            path: "tls.ca_key", type: "path", defaultValue: "sluice-ca.key",
             summary: "The local CA's private key (PEM, mode 0600; serve refuses a key others can read)."
         ) {
             config, value throws(ConfigError) in config.tls.caKey = try nonEmptyPath(value)

@@ -293,17 +293,17 @@ public enum ConfigLoader {
             key.path.split(separator: ".").count > 1 ? String(key.path.split(separator: ".")[0]) : nil
         })
 
-    /// Parses YAML text; `file` only labels errors.
+    /// Parses YAML text; `file` only labels errors. Paths stay as written (see ``load(file:)``).
     public static func load(yaml: String, file: String? = nil) throws(ConfigError) -> Configuration {
         do {
-            return try parse(yaml: yaml)
+            return try parse(yaml: yaml).configuration
         } catch var error {
             error.file = file
             throw error
         }
     }
 
-    private static func parse(yaml: String) throws(ConfigError) -> Configuration {
+    static func parse(yaml: String) throws(ConfigError) -> (configuration: Configuration, written: Set<String>) {
         let root: Node?
         do {
             // No implicit typing: each key's reader knows its type, and Yams' resolver would run a
@@ -313,13 +313,18 @@ public enum ConfigLoader {
             throw ConfigError(key: "", line: nil, message: "not valid YAML: \(error)")
         }
         var config = Configuration()
-        guard let root else { return config }
+        guard let root else { return (config, []) }
         guard let mapping = root.mapping else {
             throw ConfigError(key: "", line: root.mark?.line, message: "the file must be a mapping of keys")
         }
         let byPath = Dictionary(uniqueKeysWithValues: keys.map { ($0.path, $0) })
         try walk(mapping, prefix: "", byPath: byPath, into: &config)
-        return config
+        let written = Set(
+            Configuration.defaultedPathKeys.filter { key in
+                let parts = key.split(separator: ".").map(String.init)
+                return mapping[parts[0]]?.mapping?[parts[1]] != nil
+            })
+        return (config, written)
     }
 
     private static func walk(
@@ -368,22 +373,6 @@ public enum ConfigLoader {
             previous = current
         }
         return previous[b.count]
-    }
-
-    /// The key reference as a Markdown table (README, `sluice check-config --reference`).
-    public static var referenceMarkdown: String {
-        var lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
-        // A `|` inside a cell would end it: escape it.
-        func cell(_ text: String) -> String {
-            text.split(separator: "|", omittingEmptySubsequences: false).joined(separator: "\\|")
-        }
-        for key in keys {
-            lines.append("| `\(key.path)` | \(cell(key.type)) | `\(key.defaultValue)` | \(cell(key.summary)) |")
-        }
-        for key in RuleParser.ruleKeys {
-            lines.append("| `\(key.path)` | \(cell(key.type)) | `\(key.defaultValue)` | \(cell(key.summary)) |")
-        }
-        return lines.joined(separator: "\n")
     }
 }
 

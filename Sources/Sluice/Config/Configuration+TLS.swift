@@ -7,9 +7,11 @@ extension Configuration {
         /// Hosts never intercepted; wins over ``intercept`` and rules' `intercept: true`.
         public var passthrough: [Glob] = []
         /// The CA certificate (PEM), created by `sluice ca init` or at the first intercepting start.
-        public var caCert = "var/sluice-ca.pem"
+        /// `sluice-ca.pem` in the data directory by default (``FileLocations``).
+        public var caCert = "sluice-ca.pem"
         /// The CA private key (PEM, mode 0600); never logged, served or exported.
-        public var caKey = "var/sluice-ca.key"
+        /// `sluice-ca.key` in the data directory by default (``FileLocations``).
+        public var caKey = "sluice-ca.key"
         /// A client that refused the certificate gets blind tunnels to that host for this long
         /// (milliseconds); 0 = off.
         public var passthroughAfterFailure = 600_000

@@ -167,8 +167,8 @@ public struct Configuration: Sendable, Equatable {
     public struct Cache: Sendable, Equatable {
         /// Whether responses are cached; `true` by default.
         public var enabled = true
-        /// The SQLite file; `var/sluice.sqlite` by default (relative to the working directory).
-        public var path = "var/sluice.sqlite"
+        /// The SQLite file; `sluice.sqlite` in the data directory by default (``FileLocations``).
+        public var path = "sluice.sqlite"
         /// Most bytes of stored bodies; least recently used entries go beyond it; 1 GiB by default.
         public var capacity: Int64 = 1 << 30
         /// Largest entry; 0 = 5 % of the capacity (NSURLCache's rule).

@@ -20,16 +20,12 @@ public enum ProxyRuntime {
         EventLoop.keepFreedMemory(trimThreshold: 8 << 20, mapThreshold: 1 << 20)
         let loop = try EventLoop()
         let server = try ProxyServer(configuration: configuration, loop: loop, logger: logger)
-        var admin: AdminServer?
-        if !configuration.admin.listen.isEmpty {
-            // The proxy is what apps depend on: it serves even when the admin port cannot be had.
-            do {
-                admin = try AdminServer(
-                    proxy: server, listen: configuration.admin.listen, token: configuration.admin.token)
-            } catch {
-                logger.error("admin API not started on \(configuration.admin.listen): \(error)")
-            }
-        }
+        // Every port must be had, or nothing starts (`ListenFailure`); `admin.listen: ""` is how
+        // to run without the page.
+        let admin =
+            configuration.admin.listen.isEmpty
+            ? nil
+            : try AdminServer(proxy: server, listen: configuration.admin.listen, token: configuration.admin.token)
         var signals: [SignalWatcher] = []
         for signal in [SignalWatcher.Signal.interrupt, .terminate] {
             signals.append(

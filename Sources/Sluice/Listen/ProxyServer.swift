@@ -96,11 +96,12 @@ public final class ProxyServer {
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
         guard let address = Configuration.socketAddress(configuration.listen) else {
-            throw EventIOError(operation: "parse listen address \(configuration.listen)", code: 0)
+            throw ListenFailure(key: "listen", address: configuration.listen, code: 0)
         }
         boundAddress = address
-        let listener = try Listener(loop: loop, address: boundAddress) { [unowned self] fd, peer in
-            self.accept(fd: fd, peer: peer)
+        let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {
+            () throws(EventIOError) in
+            try Listener(loop: loop, address: address) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
         }
         self.listener = listener
         boundAddress = listener.localAddress

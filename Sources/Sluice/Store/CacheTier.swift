@@ -72,7 +72,7 @@ final class TieredCache: CacheTier {
             // A local miss asks the shared tier (never longer than its timeout); what it has is
             // copied into the file and found there.
             guard remote, let shared, shared.isAvailable else { return [] }
-            weak var waiter = waiter
+            weak let waiter = waiter
             shared.lookup(key) { [weak self] record in
                 guard let self, let waiter else { return }
                 guard let record else { return waiter.cacheTier(didFind: []) }

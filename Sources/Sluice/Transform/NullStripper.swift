@@ -3,9 +3,10 @@
 ///
 /// The output is the input minus the removed members and the separator and whitespace that belonged
 /// to them; every other byte (key order, number text, string escapes, indentation) is kept. A member
-/// owns its preceding comma, or, when no member of its object has been kept yet, the whitespace
-/// before it and the comma after it — so `{"a":null,"b":1}` becomes `{"b":1}` and
-/// `{"a":1,"b":null}` becomes `{"a":1}`.
+/// owns its preceding comma, or, when no member of its object has been kept yet, the comma after it
+/// and the whitespace after that comma (the whitespace before it goes to the member that takes its
+/// place) — so `{"a": null, "b": 1}` becomes `{"b": 1}`, `{"a": 1, "b": null}` becomes `{"a": 1}`,
+/// and an indented document keeps its indentation.
 ///
 /// One pass over the bytes with an explicit stack (no recursion: depth is bounded by memory only);
 /// kept stretches are copied in whole runs; strings and indentation are skipped eight bytes at a time.
@@ -99,6 +100,8 @@ private struct Scanner {
         var copied = 0
         var written = 0
         var removed = 0
+        // Whitespace at the end of the output kept for the member after a removed first one.
+        var lead = 0
         /// The enclosing containers' flags: bit 0 = object, bit 1 = a member/element was kept.
         var stack = ContainerStack()
         defer { stack.deallocate() }
@@ -154,6 +157,8 @@ private struct Scanner {
             var dropped = false
             while true {
                 guard i < n else { return .invalid(offset: i) }
+                // Where this member's own text starts (after the whitespace before it).
+                let ownStart = i
                 if isObject {
                     guard p[i] == 0x22 else { return .invalid(offset: i) }
                     let end = Lex.string(p, n, i, table)
@@ -183,20 +188,24 @@ private struct Scanner {
                         (out + written).update(from: p + copied, count: memberStart - copied)
                         written += memberStart - copied
                     }
+                    // The container ends empty: the whitespace kept for a successor has none.
+                    written -= lead
+                    lead = 0
                     copied = valueEnd
                     removed += 1
                 } else {
-                    // First member so far: it owns the whitespace before it and the comma after it.
-                    if memberStart > copied {
-                        (out + written).update(from: p + copied, count: memberStart - copied)
-                        written += memberStart - copied
+                    // First member so far: it owns the comma after it and the whitespace after
+                    // that; the whitespace before it stays for the member that takes its place.
+                    if ownStart > copied {
+                        (out + written).update(from: p + copied, count: ownStart - copied)
+                        written += ownStart - copied
+                        lead = ownStart - max(memberStart, copied)
                     }
-                    copied = i &+ 1
                     removed += 1
-                    i &+= 1
+                    i = Lex.skipWhitespace(p, n, i &+ 1)
+                    copied = i
                     memberStart = i
                     comma = -1
-                    i = Lex.skipWhitespace(p, n, i)
                     continue
                 }
                 i = valueEnd
@@ -206,6 +215,7 @@ private struct Scanner {
             // After a dropped member the loop goes on with the `,` or the close that follows it.
             if dropped { continue }
             current |= Scanner.keptBit
+            lead = 0
             guard i < n else { return .invalid(offset: i) }
             switch p[i] {
             case 0x7B:

@@ -18,6 +18,9 @@ struct NullStripperTests {
             (#"{ "a" : null , "b" : 2 }"#, #"{ "b" : 2 }"#),
             (#"{ "a": 1, "b": null }"#, #"{ "a": 1 }"#),
             (#"{ "a": null }"#, #"{ }"#),
+            (#"{"d": null, "e": "x"}"#, #"{"e": "x"}"#),
+            (#"{"a": null, "b": null, "c": 1, "d": null}"#, #"{"c": 1}"#),
+            ("{\n  \"a\": null,\n  \"b\": null,\n  \"c\": 3\n}", "{\n  \"c\": 3\n}"),
             ("{\n  \"a\": 1,\n  \"b\": null,\n  \"c\": 3\n}", "{\n  \"a\": 1,\n  \"c\": 3\n}"),
             ("{\n  \"a\": null,\n  \"b\": 2\n}", "{\n  \"b\": 2\n}"),
             ("{\n  \"a\": 1,\n  \"b\": null\n}", "{\n  \"a\": 1\n}"),
@@ -36,6 +39,9 @@ struct NullStripperTests {
         #expect(Self.strip(#"[null,1,null,2,null]"#, .all) == "[1,2]")
         #expect(Self.strip(#"[null]"#, .all) == "[]")
         #expect(Self.strip(#"[ null , null ]"#, .all) == "[ ]")
+        #expect(Self.strip(#"[null, 1, null, 2]"#, .all) == "[1, 2]")
+        #expect(Self.strip("[\n  null,\n  null\n]", .all) == "[\n]")
+        #expect(Self.strip("{\n  \"a\": null,\n  \"b\": [null, null]\n}", .all) == "{\n  \"b\": []\n}")
         #expect(Self.strip(#"{"a":[null,{"b":null}],"c":null}"#, .all) == #"{"a":[{}]}"#)
         #expect(Self.strip(#"[null,1]"#, .members) == "[null,1]")
     }
