@@ -18,6 +18,16 @@ public struct CachedResponseProposal: Sendable, Equatable {
     }
 }
 
+/// What the will-cache hook said about a complete response (``UpstreamTask/cachingDecision``).
+public enum CachingDecision: Sendable, Equatable {
+    /// No hook ran: the response is stored as admitted.
+    case notAsked
+    /// The hook refused: nothing is stored.
+    case doNotStore
+    /// Store this proposal (the hook may have changed its header fields or given a lifetime).
+    case store(CachedResponseProposal)
+}
+
 /// Decides, before admission, whether and what to store (the will-cache hook).
 public protocol CachedResponseHandler: Sendable {
     /// - Returns: the proposal to store (as given or changed), or `nil` to store nothing.

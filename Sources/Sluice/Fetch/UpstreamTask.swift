@@ -27,9 +27,8 @@ public final class UpstreamTask {
     public private(set) var startedAt: UInt64 = 0
     /// New upstream connections this task opened (0 = it reused pooled ones).
     public private(set) var openedConnections = 0
-    /// The will-cache hook's answer at completion: `nil` = no hook ran, `.some(nil)` = store nothing,
-    /// otherwise the proposal to store (perhaps changed).
-    public private(set) var cachingDecision: CachedResponseProposal?? = nil
+    /// The will-cache hook's answer at completion.
+    public private(set) var cachingDecision = CachingDecision.notAsked
     /// Whether a request body read has begun (the body cannot be replayed after that).
     public private(set) var bodyStarted = false
 
@@ -39,23 +38,42 @@ public final class UpstreamTask {
         let proposal = CachedResponseProposal(request: currentRequest, response: response, bodyBytes: bodyBytes)
         guard let handler = hooks.cachedResponseHandler else { return proposal }
         let decided = handler.task(self, willCache: proposal)
-        cachingDecision = .some(decided)
+        cachingDecision = decided.map(CachingDecision.store) ?? .doNotStore
         return decided
     }
 
     weak var delegate: (any TaskDelegate)?
     unowned let session: Session
-    var handle: EasyHandle?
     private var headTimer: Timer?
-    private var startTime: UInt64 = 0
-    private var building: ResponseHead?
-    /// Bytes of the header section being received (`limits.max_header_bytes`).
-    private var headBytes = 0
-    private var pendingRedirect: UpstreamRequest?
-    private var failure: SluiceError?
-    private var finished = false
     /// Set by the connection filter when it refused an address that is this proxy.
     var refusedTarget: SluiceError.ForbiddenReason?
+
+    /// One libcurl transfer of the task (the first request, or one after a followed redirect).
+    struct Transfer {
+        /// The handle, checked out of the session's pool for this transfer.
+        let handle: EasyHandle
+        /// The header sections as they arrive.
+        var head: ResponseHeadParser
+        /// When it started (monotonic nanoseconds), for ``UpstreamTask/timeToHead``.
+        let startTime: UInt64
+    }
+
+    /// Where the task stands; each case carries what only it has.
+    enum Phase {
+        /// Made, not started.
+        case idle
+        /// A transfer runs.
+        case transferring(Transfer)
+        /// A followed 3xx arrived: its body is discarded until its transfer ends; then `next` is sent.
+        case redirecting(Transfer, next: UpstreamRequest)
+        /// The task failed (a cancel, a refused head, a failed upload): the transfer, if any, is
+        /// being stopped, and the completion reports `error`.
+        case failing(Transfer?, SluiceError)
+        /// The delegate heard the completion.
+        case finished
+    }
+
+    private var phase = Phase.idle
 
     init(id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session) {
         self.id = id
@@ -78,21 +96,38 @@ public final class UpstreamTask {
     }
 
     /// Whether the task has finished (successfully or not).
-    public var isFinished: Bool { finished }
+    public var isFinished: Bool {
+        if case .finished = phase { return true }
+        return false
+    }
+
+    /// The running transfer's handle, in any phase that has one.
+    var handle: EasyHandle? {
+        switch phase {
+        case .transferring(let transfer), .redirecting(let transfer, _), .failing(let transfer?, _):
+            return transfer.handle
+        case .idle, .failing(nil, _), .finished:
+            return nil
+        }
+    }
 
     // MARK: - Control
 
     /// Sends the request (the first time) or the next one after a followed redirect.
     /// The delegate may hear the completion before this returns (an immediate failure).
     public func start() {
-        if startTime == 0 { session.eventMonitor.taskDidStart(self) }
-        startTime = EventLoop.monotonicNanoseconds()
-        if startedAt == 0 { startedAt = startTime }
+        let now = EventLoop.monotonicNanoseconds()
+        if case .idle = phase {
+            session.eventMonitor.taskDidStart(self)
+            startedAt = now
+        }
         let handle = session.checkoutHandle()
-        self.handle = handle
         handle.delegate = self
         session.configure(handle, for: currentRequest)
-        building = nil
+        phase = .transferring(
+            Transfer(
+                handle: handle, head: ResponseHeadParser(maxHeaderBytes: session.settings.maxHeaderBytes),
+                startTime: now))
         response = nil
         armHeadTimer()
         do {
@@ -117,21 +152,35 @@ public final class UpstreamTask {
 
     /// Resumes a transfer paused by the delegate (the client drained, or body bytes arrived).
     public func resume() {
-        guard !finished, let handle, handle.isActive else { return }
-        handle.unpause()
+        guard case .transferring(let transfer) = phase, transfer.handle.isActive else { return }
+        transfer.handle.unpause()
     }
 
     /// Stops the task; the delegate hears `didCompleteWith` at the next loop turn.
     public func cancel(_ error: SluiceError) { fail(error) }
 
+    /// Fails the task now: the transfer is taken off the multi handle and the completion comes
+    /// at the next loop turn (never from inside a libcurl callback).
     private func fail(_ error: SluiceError) {
-        guard !finished, failure == nil else { return }
-        failure = error
-        pendingRedirect = nil
-        if let handle, handle.isActive {
-            session.multi.remove(handle)
+        let transfer: Transfer?
+        switch phase {
+        case .transferring(let running), .redirecting(let running, _): transfer = running
+        case .idle: transfer = nil
+        case .failing, .finished: return
         }
+        phase = .failing(transfer, error)
+        if let handle = transfer?.handle, handle.isActive { session.multi.remove(handle) }
         session.loop.callSoon { [self] in self.finish(curlError: nil) }
+    }
+
+    /// Marks the task failed from inside a libcurl callback, which then aborts the transfer:
+    /// libcurl completes it and ``transferDidComplete(error:)`` reports `error`.
+    private func abort(_ error: SluiceError) -> EasyHandle.Action {
+        switch phase {
+        case .transferring(let transfer), .redirecting(let transfer, _): phase = .failing(transfer, error)
+        case .idle, .failing, .finished: break
+        }
+        return .abort
     }
 
     // MARK: - Completion
@@ -140,9 +189,8 @@ public final class UpstreamTask {
         headTimer?.cancel()
         openedConnections += handle?.newConnections ?? 0
         timings = handle?.timings
-        if failure == nil, let next = pendingRedirect {
-            pendingRedirect = nil
-            recycleHandle()
+        if case .redirecting(let transfer, let next) = phase {
+            recycle(transfer.handle)
             currentRequest = next
             start()
             return
@@ -151,105 +199,62 @@ public final class UpstreamTask {
     }
 
     private func finish(curlError: CurlError?) {
-        guard !finished else { return }
-        finished = true
-        headTimer?.cancel()
-        var error = failure
-        if error == nil, let curlError { error = convert(curlError) }
-        if error == nil, response == nil {
-            error = .upstreamFailed(
-                reason: .badResponse(detail: "The origin closed the connection without a response."))
+        let error: SluiceError?
+        switch phase {
+        case .finished: return
+        case .failing(_, let failure): error = failure
+        case .idle, .transferring, .redirecting:
+            error =
+                curlError.map(convert)
+                ?? (response == nil
+                    ? .upstreamFailed(
+                        reason: .badResponse(detail: "The origin closed the connection without a response."))
+                    : nil)
         }
-        recycleHandle()
+        headTimer?.cancel()
+        if let handle { recycle(handle) }
+        phase = .finished
         session.delegate.task(self, didCompleteWith: error)
     }
 
-    private func recycleHandle() {
-        if let handle {
-            handle.delegate = nil
-            if !handle.isActive { session.recycle(handle) }
-        }
-        handle = nil
+    private func recycle(_ handle: EasyHandle) {
+        handle.delegate = nil
+        if !handle.isActive { session.recycle(handle) }
     }
 
     // MARK: - Response head
 
     private func headerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        let text = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        headBytes += line.count
-        if headBytes > session.settings.maxHeaderBytes {
-            // libcurl's own limit (100 KiB per header section) would only say "Out of memory".
-            return refuse("The origin's response header section exceeds \(session.settings.maxHeaderBytes) bytes.")
-        }
-        if text.isEmpty {
-            headBytes = 0
-            guard var head = building else { return .proceed }
-            building = nil
-            guard head.status >= 200 else {
-                // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. 100 answers an
-                // Expect that Sluice owns (libcurl sends none) and 101 an Upgrade it never forwards.
-                if head.status != 100, head.status != 101 {
-                    HopByHop.strip(&head.headers)
-                    delegate?.task(self, didReceiveInterim: head)
-                }
-                return .proceed
-            }
-            if let violation = ResponseFraming.violation(&head) { return refuse(violation) }
-            return headDidComplete(head)
-        }
-        if building == nil {
-            building = StatusLine.parse(text)
-            return building == nil ? .abort : .proceed
-        }
-        guard building != nil else { return .proceed }
-        if let first = text.first, first == 0x20 || first == 0x09, let last = building!.headers.fields.last {
-            // obs-fold from an origin: replace with a space (RFC 9112 §5.2).
-            if let violation = ResponseFraming.valueViolation(UnsafeRawBufferPointer(rebasing: text[1...])) {
-                return refuse(violation)
-            }
-            var headers = building!.headers
-            headers.remove(last.name)
-            headers.append(
-                name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
-            building!.headers = headers
+        guard case .transferring(var transfer) = phase else { return .proceed }
+        let step = transfer.head.consume(line)
+        phase = .transferring(transfer)
+        switch step {
+        case .more:
             return .proceed
+        case .interim(var head):
+            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. 100 answers an
+            // Expect that Sluice owns (libcurl sends none) and 101 an Upgrade it never forwards.
+            if head.status != 100, head.status != 101 {
+                HopByHop.strip(&head.headers)
+                delegate?.task(self, didReceiveInterim: head)
+            }
+            return .proceed
+        case .final(let head):
+            return headDidComplete(head, transfer: transfer)
+        case .refused(let detail):
+            return abort(.upstreamFailed(reason: .badResponse(detail: detail)))
+        case .notHTTP:
+            return .abort
         }
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else {
-            return refuse("The origin sent a header line without a colon.")
-        }
-        var start = colon + 1
-        var stop = text.count
-        while start < stop, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
-        while stop > start, text[stop - 1] == 0x20 || text[stop - 1] == 0x09 { stop -= 1 }
-        var nameEnd = colon
-        while nameEnd > 0, text[nameEnd - 1] == 0x20 || text[nameEnd - 1] == 0x09 { nameEnd -= 1 }
-        let nameBytes = UnsafeRawBufferPointer(rebasing: text[..<nameEnd])
-        let valueBytes = UnsafeRawBufferPointer(rebasing: text[start..<stop])
-        if let violation = ResponseFraming.nameViolation(nameBytes) ?? ResponseFraming.valueViolation(valueBytes) {
-            return refuse(violation)
-        }
-        let name = String(decoding: nameBytes, as: UTF8.self)
-        let value = String(decoding: valueBytes, as: UTF8.self)
-        building!.headers.append(name: name, value: value)
-        return .proceed
     }
 
-    /// Stops a transfer whose head must not be relayed: the client gets 502.
-    private func refuse(_ detail: String) -> EasyHandle.Action {
-        failure = .upstreamFailed(reason: .badResponse(detail: detail))
-        return .abort
-    }
-
-    private func headDidComplete(_ head: ResponseHead) -> EasyHandle.Action {
+    private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> EasyHandle.Action {
         headTimer?.cancel()
-        timeToHead = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
+        timeToHead = Double(EventLoop.monotonicNanoseconds() - transfer.startTime) / 1e9
         if head.status == 407, let parent = currentRequest.parent, currentRequest.url.scheme == "http" {
             // The parent's own answer to an absolute-form request: Sluice is the client's proxy,
             // so the client must not be asked for the parent's credentials.
-            failure = .upstreamFailed(reason: .parentAuthRequired(parent: parent.description))
-            return .abort
+            return abort(.upstreamFailed(reason: .parentAuthRequired(parent: parent.description)))
         }
         response = head
         switch session.delegate.task(self, didReceiveHead: head) {
@@ -258,11 +263,10 @@ public final class UpstreamTask {
             return .proceed
         case .follow(let next, let state):
             redirectState = state
-            pendingRedirect = next
+            phase = .redirecting(transfer, next: next)
             return .proceed
         case .fail(let error):
-            failure = error
-            return .abort
+            return abort(error)
         }
     }
 }
@@ -276,7 +280,7 @@ extension UpstreamTask: EasyHandleDelegate {
     }
 
     public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        if pendingRedirect != nil { return .proceed }  // a followed 3xx: its body is discarded
+        if case .redirecting = phase { return .proceed }  // a followed 3xx: its body is discarded
         guard let delegate else { return .abort }
         if delegate.task(self, didReceive: bytes) {
             bodyBytes += Int64(bytes.count)
@@ -295,7 +299,7 @@ extension UpstreamTask: EasyHandleDelegate {
         case .end: return .end
         case .wait: return .pause
         case .failed:
-            failure = failure ?? .badRequest(reason: .malformed("the request body failed"))
+            _ = abort(.badRequest(reason: .malformed("the request body failed")))
             return .abort
         }
     }
@@ -308,32 +312,5 @@ extension UpstreamTask: EasyHandleDelegate {
         }
         refusedTarget = refusal
         return false
-    }
-}
-
-/// Status lines of upstream responses.
-enum StatusLine {
-    /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
-    static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
-        guard text.starts(with: "HTTP/".utf8), let space = text.firstIndex(of: 0x20) else { return nil }
-        let version = String(decoding: text[5..<space], as: UTF8.self)
-        let rest = text[(space + 1)...]
-        guard rest.count >= 3 else { return nil }
-        let codeBytes = rest.prefix(3)
-        guard codeBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let code = Int(String(decoding: codeBytes, as: UTF8.self))
-        else { return nil }
-        var reason = ""
-        if rest.count > 3 {
-            guard rest[rest.startIndex + 3] == 0x20 else { return nil }
-            // Control bytes never reach a client's status line.
-            let text = rest.dropFirst(4)
-            func allowed(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x7F || byte == 0x09 }
-            reason =
-                text.allSatisfy(allowed)
-                ? String(decoding: text, as: UTF8.self) : String(decoding: text.filter(allowed), as: UTF8.self)
-        }
-        return ResponseHead(
-            status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields(capacity: 16))
     }
 }

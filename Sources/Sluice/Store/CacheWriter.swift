@@ -90,9 +90,9 @@ final class CacheWriter {
     }
 
     /// The body ended normally: commit if it is whole and the will-cache hook agrees.
-    /// - Parameter decision: the hook's answer: `.some(nil)` refuses, a proposal may change the
-    ///   stored header fields or give a lifetime; `nil` = no hook ran.
-    func finish(decision: CachedResponseProposal?? = nil) -> CachePolicy.Refusal? {
+    /// - Parameter decision: the will-cache hook's answer: a proposal may change the stored
+    ///   header fields or give a lifetime; ``CachingDecision/notAsked`` by default.
+    func finish(decision: CachingDecision = .notAsked) -> CachePolicy.Refusal? {
         guard !failed, flush() else {
             abort()
             return .incomplete
@@ -103,11 +103,13 @@ final class CacheWriter {
         }
         var headers: HTTPFields?
         var ttl: Int64?
-        if let decision {
-            guard let proposal = decision else {
-                abort()
-                return .rule
-            }
+        switch decision {
+        case .notAsked:
+            break
+        case .doNotStore:
+            abort()
+            return .rule
+        case .store(let proposal):
             ttl = proposal.lifetime
             if proposal.response.headers != proposedHeaders {
                 var changed = proposal.response.headers

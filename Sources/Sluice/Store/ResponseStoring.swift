@@ -90,7 +90,7 @@ extension CacheWriter {
     }
 
     /// The body is whole: commit it as the will-cache hook decided; `true` = stored.
-    func commit(decision: CachedResponseProposal??, now: Double) -> Bool {
+    func commit(decision: CachingDecision, now: Double) -> Bool {
         let refusal = finish(decision: decision)
         store.recordDecision(url: key, now: now, stored: refusal == nil, reason: refusal?.rawValue)
         return refusal == nil

@@ -1,0 +1,119 @@
+import Testing
+
+@testable import Sluice
+
+@Suite("ResponseHeadParser")
+struct ResponseHeadParserTests {
+    /// Feeds `lines` (each without its CRLF, which is added) and returns every step that was not `.more`.
+    static func steps(_ lines: [String], limit: Int = 64 * 1024) -> [ResponseHeadParser.Step] {
+        var parser = ResponseHeadParser(maxHeaderBytes: limit)
+        var steps: [ResponseHeadParser.Step] = []
+        for line in lines {
+            let bytes = Array((line + "\r\n").utf8)
+            let step = bytes.withUnsafeBytes { parser.consume($0) }
+            if step != .more { steps.append(step) }
+            if case .refused = step { break }
+            if case .notHTTP = step { break }
+        }
+        return steps
+    }
+
+    static func head(_ status: Int, _ reason: String, _ version: String = "1.1", _ fields: [(String, String)] = [])
+        -> ResponseHead
+    {
+        var headers = HTTPFields()
+        for (name, value) in fields { headers.append(name: name, value: value) }
+        return ResponseHead(status: status, reason: reason, version: version, headers: headers)
+    }
+
+    @Test("A final head with its fields, names and values trimmed of optional whitespace")
+    func finalHead() {
+        #expect(
+            Self.steps(["HTTP/1.1 200 OK", "Content-Type:  text/plain ", "X-Empty:", "Content-Length: 2", ""])
+                == [
+                    .final(
+                        Self.head(
+                            200, "OK", "1.1",
+                            [("Content-Type", "text/plain"), ("X-Empty", ""), ("Content-Length", "2")]))
+                ])
+    }
+
+    @Test(
+        "Status-line variants",
+        arguments: [
+            ("HTTP/2 204", Self.head(204, "", "2")),
+            ("HTTP/1.0 404 Not Found", Self.head(404, "Not Found", "1.0")),
+            ("HTTP/1.1 599 ", Self.head(599, "", "1.1")),
+            ("HTTP/1.1 200 Fine\u{01}ish", Self.head(200, "Fineish", "1.1")),
+            ("HTTP/1.1 200 Tab\there", Self.head(200, "Tab\there", "1.1")),
+        ])
+    func statusLines(line: String, expected: ResponseHead) {
+        #expect(Self.steps([line, ""]) == [.final(expected)])
+    }
+
+    @Test(
+        "What is not a status line stops the transfer",
+        arguments: ["ICY 200 OK", "HTTP/1.1 20", "HTTP/1.1 2x0 OK", "HTTP/1.1 200OK", "garbage"])
+    func notHTTP(line: String) {
+        #expect(Self.steps([line, ""]) == [.notHTTP])
+    }
+
+    @Test("Interim heads come before the final one, each complete, and the size limit restarts per section")
+    func interim() {
+        let steps = Self.steps(
+            [
+                "HTTP/1.1 103 Early Hints", "Link: </a.css>; rel=preload", "", "HTTP/1.1 100 Continue", "",
+                "HTTP/1.1 200 OK", "A: b", "",
+            ],
+            limit: 64)
+        #expect(
+            steps == [
+                .interim(Self.head(103, "Early Hints", "1.1", [("Link", "</a.css>; rel=preload")])),
+                .interim(Self.head(100, "Continue")),
+                .final(Self.head(200, "OK", "1.1", [("A", "b")])),
+            ])
+    }
+
+    @Test("An obs-folded line joins the field before it with one space (RFC 9112 §5.2)")
+    func folded() {
+        #expect(
+            Self.steps(["HTTP/1.1 200 OK", "X-Long: one", " \t two", "\tthree ", "B: c", ""])
+                == [.final(Self.head(200, "OK", "1.1", [("X-Long", "one two three"), ("B", "c")]))])
+    }
+
+    @Test("Sections over the limit, lines without a colon, bad names and values are refused")
+    func refused() {
+        let big = String(repeating: "v", count: 100)
+        guard case .refused(let detail) = Self.steps(["HTTP/1.1 200 OK", "A: \(big)", ""], limit: 64).first else {
+            Issue.record("an oversized section passed")
+            return
+        }
+        #expect(detail.contains("exceeds 64 bytes"))
+        #expect(
+            Self.steps(["HTTP/1.1 200 OK", "no colon here", ""]) == [
+                .refused("The origin sent a header line without a colon.")
+            ])
+        for line in ["Bad Name: x", "A: x\u{00}y", ": no name"] {
+            guard case .refused = Self.steps(["HTTP/1.1 200 OK", line, ""]).first else {
+                Issue.record("\(line) passed")
+                continue
+            }
+        }
+        // Framing: two different lengths
+        guard case .refused = Self.steps(["HTTP/1.1 200 OK", "Content-Length: 1", "Content-Length: 2", ""]).first
+        else {
+            Issue.record("conflicting Content-Length passed")
+            return
+        }
+    }
+
+    @Test("A line with or without its line end reads the same")
+    func lineEnds() {
+        var parser = ResponseHeadParser(maxHeaderBytes: 1024)
+        for line in ["HTTP/1.1 200 OK\n", "A: b"] {
+            _ = Array(line.utf8).withUnsafeBytes { parser.consume($0) }
+        }
+        let last = Array("\r\n".utf8).withUnsafeBytes { parser.consume($0) }
+        #expect(last == .final(Self.head(200, "OK", "1.1", [("A", "b")])))
+    }
+}
