@@ -149,7 +149,8 @@ final class ClientConnection {
         {
             return beginInterception(request, Authority(host: host, port: port))
         }
-        let tunnel = Tunnel(client: self, host: host, port: port, request: request)
+        let tunnel = Tunnel(
+            client: self, environment: server.tunnelEnvironment, host: host, port: port, request: request)
         state = .tunnelling(tunnel)
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
         tunnel.start()
@@ -178,7 +179,8 @@ final class ClientConnection {
         guard first == 0x16, let interceptor = server.interceptor else {
             // Not a TLS handshake record: the tunnel the client asked for, blind.
             let tunnel = Tunnel(
-                client: self, host: authority.host, port: authority.port, request: request, answered: true)
+                client: self, environment: server.tunnelEnvironment, host: authority.host, port: authority.port,
+                request: request, answered: true)
             state = .tunnelling(tunnel)
             connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
             return tunnel.start()

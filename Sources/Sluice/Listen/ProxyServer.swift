@@ -57,7 +57,7 @@ public final class ProxyServer {
     ///   - loop: the loop to run on (the caller runs it).
     ///   - logger: access and error lines go here.
     ///   - hooks: per-exchange hooks; the redirect hook defaults to the configured policy.
-    /// - Throws: ``EventIOError`` when the port cannot be bound, ``LocalCA/Failure`` when
+    /// - Throws: ``ListenFailure`` when the port cannot be bound, ``LocalCA/Failure`` when
     ///   interception is configured and the local CA cannot be used (a key others can read).
     public init(
         configuration: Configuration, loop: EventLoop, logger: Logger, hooks: UpstreamTask.Hooks? = nil

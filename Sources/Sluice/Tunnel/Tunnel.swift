@@ -10,25 +10,23 @@ final class Tunnel {
     let port: UInt16
     let request: ProxyRequest
 
-    /// Where the tunnel stands.
+    /// Where the tunnel stands; each case carries the connections it has.
     enum Phase {
+        /// Made, not started.
+        case idle
         /// Connecting to the origin, or to the parent.
-        case connecting
+        case connecting(Connection)
         /// Agreeing TLS with an `https://` parent.
-        case securing(TLSStream)
-        /// Asking the parent to open the tunnel.
-        case asking(ParentHandshake)
-        /// Bytes flow both ways.
-        case open
+        case securing(Connection, TLSStream)
+        /// Asking the parent to open the tunnel (over TLS to an `https://` parent).
+        case asking(Connection, TLSStream?, ParentHandshake)
+        /// Bytes flow.
+        case open(Relay)
         case finished
     }
 
-    private var phase = Phase.connecting
-    private var upstream: Connection?
-    /// TLS over `upstream` to an `https://` parent, once agreed: the tunnel's bytes are its plain text.
-    private var parentTLS: TLSStream?
-    private var clientDone = false
-    private var upstreamDone = false
+    private var phase = Phase.idle
+    private let env: TunnelEnvironment
     private var lastActivity = EventLoop.monotonicNanoseconds()
     private var idleTimer: Timer?
     private var connectTimer: Timer?
@@ -44,14 +42,17 @@ final class Tunnel {
     /// The host without an IPv6 literal's brackets.
     private let bareHost: String
 
-    init(client: ClientConnection, host: String, port: UInt16, request: ProxyRequest, answered: Bool = false) {
+    init(
+        client: ClientConnection, environment: TunnelEnvironment, host: String, port: UInt16, request: ProxyRequest,
+        answered: Bool = false
+    ) {
         self.answered = answered
         self.client = client
+        env = environment
         self.host = host
         self.port = port
         self.request = request
         bareHost = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let environment = client.server.environment
         parent = environment.parents.parent(
             host: bareHost, https: true,
             rule: environment.rules.match(method: "CONNECT", host: bareHost, path: "/")?.proxy
@@ -63,42 +64,44 @@ final class Tunnel {
         return false
     }
 
-    private var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
+    /// The socket to the origin or the parent, in any phase that has one.
+    private var upstream: Connection? {
+        switch phase {
+        case .connecting(let upstream), .securing(let upstream, _), .asking(let upstream, _, _): return upstream
+        case .open(let relay): return relay.upstream
+        case .idle, .finished: return nil
+        }
     }
-
-    /// The far side's byte stream: the socket, or the plain text of TLS to the parent.
-    private var far: (any ClientStream)? { parentTLS ?? upstream }
 
     func start() {
         let target = parent.map { ($0.host, $0.port) } ?? (bareHost, port)
-        let upstream = Connection(
-            loop: client.server.loop, connectingTo: target.0, port: target.1, resolver: client.server.resolver)
+        let upstream = Connection(loop: env.loop, connectingTo: target.0, port: target.1, resolver: env.resolver)
         upstream.delegate = self
-        self.upstream = upstream
+        phase = .connecting(upstream)
         client.connection.pauseReading()
-        let limit = client.server.configuration.timeouts.tunnelIdle
-        idleTimer = Timer(loop: client.server.loop, repeats: true) { [unowned self] in
+        let limit = env.idleLimit
+        idleTimer = Timer(loop: env.loop, repeats: true) { [unowned self] in
             let idle = (EventLoop.monotonicNanoseconds() - self.lastActivity) / 1_000_000
             if idle >= UInt64(limit) { self.finish(error: nil) }
         }
         idleTimer?.schedule(milliseconds: max(100, min(limit, 10_000) / 2))
         // Connect timeout: until the tunnel is open, through TLS and the parent's answer.
-        let connectLimit = client.server.configuration.timeouts.upstreamConnect
-        let connectTimer = Timer(loop: client.server.loop) { [weak self] in
-            guard let self, !self.isOpen, !self.isFinished else { return }
-            self.failBeforeOpen(
-                .upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
+        let connectTimer = Timer(loop: env.loop) { [weak self] in
+            guard let self else { return }
+            switch self.phase {
+            case .connecting, .securing, .asking:
+                self.failBeforeOpen(
+                    .upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
+            case .idle, .open, .finished:
+                return
+            }
         }
-        connectTimer.schedule(milliseconds: connectLimit)
+        connectTimer.schedule(milliseconds: env.connectLimit)
         self.connectTimer = connectTimer
     }
 
     private func failBeforeOpen(_ error: SluiceError) {
         upstream?.close()
-        upstream = nil
-        parentTLS = nil
         connectTimer?.cancel()
         idleTimer?.cancel()
         phase = .finished
@@ -107,8 +110,7 @@ final class Tunnel {
             log(status: problem.status, error: error)
             return client.closeAfterFlush()
         }
-        client.connection.write(
-            ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: client.server.date.now))
+        client.connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.date()))
         log(status: problem.status, error: error)
         client.closeAfterFlush()
     }
@@ -118,7 +120,7 @@ final class Tunnel {
     }
 
     private func log(status: Int, error: SluiceError?) {
-        client.server.log(
+        env.log(
             ExchangeRecord(
                 client: client.peerText, method: "CONNECT", url: "\(host):\(port)", status: status,
                 bytesSent: bytesDown,
@@ -127,24 +129,24 @@ final class Tunnel {
     }
 
     private func didConnect() {
-        guard let upstream else { return }
+        guard case .connecting(let upstream) = phase else { return }
         guard let parent else {
             connectTimer?.cancel()
             if let address = upstream.remoteAddress,
-                let refusal = client.server.session.targetGuard.refusal(address, localClient: client.isLocal)
+                let refusal = env.targetGuard.refusal(address, localClient: client.isLocal)
             {
                 return failBeforeOpen(.forbidden(reason: refusal))
             }
-            return becomeOpen()
+            return becomeOpen(Relay(upstream: upstream, parentTLS: nil))
         }
         // Connected to the parent (which the configuration named): TLS first if it is https://.
-        guard parent.scheme == .https else { return ask(parent) }
-        guard let context = client.server.environment.parentTLS else {
+        guard parent.scheme == .https else { return ask(parent, upstream, over: nil) }
+        guard let context = env.parentTLS else {
             return parentFailed("no TLS context for https:// parents")
         }
         do {
             let tls = TLSStream(raw: upstream, session: try context.makeSession(host: parent.host))
-            phase = .securing(tls)
+            phase = .securing(upstream, tls)
             secure()
         } catch {
             parentFailed("TLS could not start: \(error)")
@@ -153,15 +155,14 @@ final class Tunnel {
 
     /// Advances TLS with an `https://` parent; once agreed, asks it for the tunnel.
     private func secure() {
-        guard case .securing(let tls) = phase, let parent else { return }
+        guard case .securing(let upstream, let tls) = phase, let parent else { return }
         switch tls.advance() {
         case .handshaking:
             return
         case .established, .open:
-            parentTLS = tls
-            client.server.stats.parentTLSHandshakes += 1
-            if tls.session.resumed { client.server.stats.parentTLSResumed += 1 }
-            ask(parent)
+            env.stats.parentTLSHandshakes += 1
+            if tls.session.resumed { env.stats.parentTLSResumed += 1 }
+            ask(parent, upstream, over: tls)
         case .failed(.certificateUntrusted(let reason)):
             parentFailed("its TLS certificate is not trusted (\(reason)); see upstream.proxy_ca_file")
         case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
@@ -171,19 +172,20 @@ final class Tunnel {
     }
 
     /// Sends the parent the CONNECT (or the SOCKS5 greeting).
-    private func ask(_ parent: ParentProxy) {
+    private func ask(_ parent: ParentProxy, _ upstream: Connection, over tls: TLSStream?) {
         let handshake = ParentHandshake(parent: parent, host: bareHost, port: port)
-        phase = .asking(handshake)
-        far?.write(handshake.opening)
-        if (far?.inputCount ?? 0) > 0 { parentAnswered() }
+        phase = .asking(upstream, tls, handshake)
+        let far: any ClientStream = tls ?? upstream
+        far.write(handshake.opening)
+        if far.inputCount > 0 { parentAnswered() }
     }
 
     /// The parent's answers until the tunnel through it is open (or refused).
     private func parentAnswered() {
-        guard let far else { return }
-        while case .asking(var handshake) = phase {
+        while case .asking(let upstream, let tls, var handshake) = phase {
+            let far: any ClientStream = tls ?? upstream
             let step = far.withInput(upTo: ParentHandshake.headLimit) { handshake.receive($0) }
-            phase = .asking(handshake)
+            phase = .asking(upstream, tls, handshake)
             switch step {
             case .needMore:
                 return
@@ -193,7 +195,7 @@ final class Tunnel {
             case .established(let consumed):
                 far.drainInput(consumed)
                 connectTimer?.cancel()
-                becomeOpen()
+                becomeOpen(Relay(upstream: upstream, parentTLS: tls))
                 if far.inputCount > 0 { upstreamReadable() }
                 return
             case .failed(let error):
@@ -202,16 +204,16 @@ final class Tunnel {
         }
     }
 
-    private func becomeOpen() {
-        guard let upstream else { return }
-        phase = .open
+    private func becomeOpen(_ relay: Relay) {
+        phase = .open(relay)
+        let upstream = relay.upstream
         upstream.setNoDelay()
         upstream.setWatermarks(readHigh: Tunnel.highWater, writeLow: ClientConnection.outputLowWater)
         upstream.setMaxSingleIO(Tunnel.highWater)
         client.connection.setMaxSingleIO(Tunnel.highWater)
         if !answered { client.connection.write(Tunnel.acceptedResponse) }
         client.connection.resumeReading()
-        client.server.stats.tunnels += 1
+        env.stats.tunnels += 1
         if client.connection.inputCount > 0 { clientReadable() }
     }
 
@@ -225,11 +227,12 @@ final class Tunnel {
     // MARK: - Relay
 
     func clientReadable() {
-        guard isOpen, let upstream else { return }
+        guard case .open(let relay) = phase else { return }
+        let upstream = relay.upstream
         lastActivity = EventLoop.monotonicNanoseconds()
         // Everything the socket holds, not libevent's 4 KiB per wakeup.
         if upstream.outputCount < Tunnel.highWater { client.connection.readAvailable(upTo: Tunnel.highWater) }
-        if let parentTLS {
+        if let parentTLS = relay.parentTLS {
             while client.connection.inputCount > 0 {
                 let count = client.connection.withFirstInputSegment { segment -> Int in
                     parentTLS.write(segment, more: false)
@@ -243,26 +246,25 @@ final class Tunnel {
         if upstream.outputCount >= Tunnel.highWater { client.connection.pauseReading() }
     }
 
-    /// The far side ended (end of stream, or close_notify from a TLS parent) while plain text
-    /// was still waiting for the client: the end is passed on once it is all written.
-    private var farEnded = false
-
     private func upstreamReadable() {
         switch phase {
-        case .securing: return secure()
-        case .asking: return parentAnswered()
-        case .open: break
-        case .connecting, .finished: return
+        case .securing: secure()
+        case .asking: parentAnswered()
+        case .open(let relay): relayDown(relay)
+        case .idle, .connecting, .finished: return
         }
-        guard let upstream else { return }
+    }
+
+    /// Moves what the far side sent to the client, as much as the client's buffer takes.
+    private func relayDown(_ relay: Relay) {
+        let upstream = relay.upstream
         lastActivity = EventLoop.monotonicNanoseconds()
         if client.connection.outputCount < Tunnel.highWater { upstream.readAvailable(upTo: Tunnel.highWater) }
-        guard let parentTLS else {
+        guard let parentTLS = relay.parentTLS else {
             bytesDown += Int64(upstream.moveInput(to: client.connection))
             if client.connection.outputCount >= Tunnel.highWater { upstream.pauseReading() }
             return
         }
-        // Plain text from the parent's TLS, as much as the client's buffer takes.
         _ = parentTLS.advance()
         while client.connection.outputCount < Tunnel.highWater, parentTLS.inputCount > 0 {
             let count = parentTLS.withFirstInputSegment { segment -> Int in
@@ -274,29 +276,30 @@ final class Tunnel {
         }
         if client.connection.outputCount >= Tunnel.highWater {
             upstream.pauseReading()
-        } else if farEnded || parentTLS.inputEnded {
-            upstreamEnded()
+        } else if relay.halfClose.down == .ending || parentTLS.inputEnded {
+            downEnded()
         }
     }
 
     /// Nothing more comes from the far side: the client's side is shut for writing.
-    private func upstreamEnded() {
-        guard !upstreamDone else { return }
-        upstreamDone = true
+    private func downEnded() {
+        guard case .open(var relay) = phase, relay.halfClose.down != .ended else { return }
+        relay.halfClose.down = .ended
+        phase = .open(relay)
         client.connection.shutdownWrite()
-        if clientDone { finish(error: nil) }
+        if relay.halfClose.up == .ended { finish(error: nil) }
     }
 
     func clientDrained() {
-        guard let upstream, !upstreamDone else { return }
+        guard case .open(let relay) = phase, relay.halfClose.down != .ended else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
-        upstream.resumeReading()
+        relay.upstream.resumeReading()
         // Plain text already decrypted gets no read event of its own.
-        if parentTLS != nil { upstreamReadable() }
+        if relay.parentTLS != nil { relayDown(relay) }
     }
 
     private func upstreamDrained() {
-        guard !clientDone else { return }
+        guard case .open(let relay) = phase, relay.halfClose.up != .ended else { return }
         lastActivity = EventLoop.monotonicNanoseconds()
         client.connection.resumeReading()
     }
@@ -304,11 +307,12 @@ final class Tunnel {
     func clientEvent(_ event: Connection.Event) {
         switch event {
         case .endOfStream:
-            clientDone = true
-            if !isOpen { return finish(error: nil) }
-            parentTLS?.closeWriting()
-            upstream?.shutdownWrite()
-            if upstreamDone { finish(error: nil) }
+            guard case .open(var relay) = phase else { return finish(error: nil) }
+            relay.halfClose.up = .ended
+            phase = .open(relay)
+            relay.parentTLS?.closeWriting()
+            relay.upstream.shutdownWrite()
+            if relay.halfClose.down == .ended { finish(error: nil) }
         case .error, .timeout:
             finish(error: nil)
         case .connected:
@@ -317,14 +321,19 @@ final class Tunnel {
     }
 
     private func finish(error: SluiceError?) {
-        guard !isFinished else { return }
+        let tls: TLSStream?
+        switch phase {
+        case .finished: return
+        case .open(let relay): tls = relay.parentTLS
+        case .asking(_, let agreed, _): tls = agreed
+        case .idle, .connecting, .securing: tls = nil
+        }
+        let upstream = self.upstream
         phase = .finished
         idleTimer?.cancel()
         connectTimer?.cancel()
-        parentTLS?.close()  // close_notify: the parent's session stays resumable
+        tls?.close()  // close_notify: the parent's session stays resumable
         upstream?.close()
-        upstream = nil
-        parentTLS = nil
         log(status: 200, error: error)
         client.tunnelDidFinish()
     }
@@ -341,10 +350,11 @@ extension Tunnel: ConnectionDelegate {
             didConnect()
         case (.endOfStream, .securing), (.endOfStream, .asking):
             parentFailed("it closed the connection before the tunnel opened")
-        case (.endOfStream, _):
-            guard parentTLS != nil else { return upstreamEnded() }
-            farEnded = true
-            upstreamReadable()
+        case (.endOfStream, .open(var relay)):
+            guard relay.parentTLS != nil else { return downEnded() }
+            if relay.halfClose.down == .open { relay.halfClose.down = .ending }
+            phase = .open(relay)
+            relayDown(relay)
         case (.error(let code, _), .securing), (.error(let code, _), .asking):
             parentFailed("the connection to it failed before the tunnel opened (error \(code))")
         case (.error(let code, let resolving), .connecting):
@@ -354,7 +364,7 @@ extension Tunnel: ConnectionDelegate {
                 resolving
                     ? .upstreamFailed(reason: .resolveFailed(host: host))
                     : .upstreamFailed(reason: .connectFailed(host: "\(host):\(port)", detail: detail)))
-        case (.error, _), (.timeout, _):
+        case (.endOfStream, _), (.error, _), (.timeout, _):
             finish(error: nil)
         }
     }
