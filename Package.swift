@@ -61,6 +61,12 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The admin page's files, compiled into the binary as bytes (`PackageResources`): one
+            // binary, nothing read from disk at run time.
+            resources: [
+                .embedInCode("Admin/Page/index.html"), .embedInCode("Admin/Page/app.js"),
+                .embedInCode("Admin/Page/app.css"), .embedInCode("Admin/Page/favicon.svg"),
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "SluiceCLI",

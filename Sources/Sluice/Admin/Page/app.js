@@ -1,0 +1,631 @@
+"use strict";
+// The Sluice admin page. Everything that came from traffic (URLs, header fields, bodies,
+// problem texts) is put in the page as text (textContent, text nodes), never as markup.
+(() => {
+  const LIMIT = 5000;        // exchanges kept in the page
+  const SHOWN = 500;         // rows drawn at once (the newest that match the filters)
+  const PREVIEW = 1 << 20;   // body bytes previewed
+  const state = {
+    events: [], byId: new Map(), paused: false, held: [], picked: null, flight: new Map(),
+    token: sessionStorage.getItem("sluice-token") || "", proxy: null, view: "live",
+    renderDue: false, entryPicked: null, cacheRows: [],
+  };
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value == null) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) {
+      if (child == null) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  const size = (n) => n == null ? "" : n < 1024 ? n + " B" : n < 1048576 ? (n / 1024).toFixed(1) + " KiB" :
+    (n / 1048576).toFixed(1) + " MiB";
+  const clock = (t) => { const d = new Date(t * 1000);
+    return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0"); };
+  const hostOf = (url) => { try { return new URL(url).host; } catch { return url.split("/")[0]; } };
+
+  function notice(text) {
+    const box = $("notice");
+    box.textContent = text;
+    box.hidden = !text;
+    if (text) setTimeout(() => { if (box.textContent === text) box.hidden = true; }, 6000);
+  }
+
+  // ---- admin calls (the token, when admin.token is set) ----
+  async function admin(url, options = {}) {
+    const headers = Object.assign({}, options.headers || {});
+    if (state.token) headers["Authorization"] = "Bearer " + state.token;
+    const response = await fetch(url, Object.assign({}, options, { headers }));
+    if (response.status === 401) {
+      askToken();
+      throw new Error("this needs the admin token (admin.token): enter it and try again");
+    }
+    return response;
+  }
+  function askToken() { $("token-form").hidden = false; $("token-input").focus(); }
+  $("token-button").addEventListener("click", askToken);
+  $("token-cancel").addEventListener("click", () => { $("token-form").hidden = true; });
+  $("token-save").addEventListener("click", () => {
+    state.token = $("token-input").value;
+    sessionStorage.setItem("sluice-token", state.token);
+    $("token-form").hidden = true;
+    notice("Token set for this tab.");
+  });
+
+  function confirmAction(text) {
+    return new Promise((resolve) => {
+      $("confirm-text").textContent = text;
+      $("confirm").hidden = false;
+      const done = (answer) => { $("confirm").hidden = true; yes.onclick = no.onclick = null; resolve(answer); };
+      const yes = $("confirm-yes"), no = $("confirm-no");
+      yes.onclick = () => done(true);
+      no.onclick = () => done(false);
+    });
+  }
+
+  // ---- tabs ----
+  for (const button of document.querySelectorAll("#tabs button")) {
+    button.addEventListener("click", () => show(button.dataset.view));
+  }
+  function show(view) {
+    state.view = view;
+    for (const button of document.querySelectorAll("#tabs button")) {
+      button.classList.toggle("active", button.dataset.view === view);
+    }
+    for (const section of document.querySelectorAll(".view")) section.hidden = section.id !== "view-" + view;
+    if (view === "cache") loadCache();
+    if (view === "overview") loadOverview();
+    if (view === "flight") renderFlight();
+    if (view === "live") scheduleRender();
+  }
+
+  // ---- the event stream ----
+  function connect() {
+    const source = new EventSource("/events");
+    source.onopen = () => { $("stream-state").textContent = "live"; $("stream-state").className = "state live"; };
+    source.onerror = () => { $("stream-state").textContent = "reconnecting…"; $("stream-state").className = "state"; };
+    source.addEventListener("exchange", (message) => received(JSON.parse(message.data)));
+    source.addEventListener("start", (message) => {
+      const start = JSON.parse(message.data);
+      state.flight.set(start.id, { id: start.id, method: start.method, url: start.url, started: start.time,
+        up: 0, up_total: null, down: 0, down_total: null });
+      flightChanged();
+    });
+    source.addEventListener("progress", (message) => {
+      const progress = JSON.parse(message.data);
+      state.flight.set(progress.id, progress);
+      flightChanged();
+    });
+  }
+
+  function received(event) {
+    if (state.flight.delete(event.id)) flightChanged();
+    if (state.paused) {
+      state.held.push(event);
+      if (state.held.length > LIMIT) state.held.shift();
+      $("live-count").textContent = "paused, " + state.held.length + " waiting";
+      return;
+    }
+    keep(event);
+    scheduleRender();
+  }
+  function keep(event) {
+    state.events.push(event);
+    state.byId.set(event.id, event);
+    while (state.events.length > LIMIT) state.byId.delete(state.events.shift().id);
+  }
+
+  // ---- live list ----
+  const filters = ["live-host", "live-text", "live-status", "live-cache", "live-failed"];
+  for (const id of filters) $(id).addEventListener("input", scheduleRender);
+  $("live-pause").addEventListener("click", () => {
+    state.paused = !state.paused;
+    $("live-pause").textContent = state.paused ? "Resume" : "Pause";
+    if (!state.paused) { for (const event of state.held) keep(event); state.held = []; scheduleRender(); }
+  });
+  $("live-clear").addEventListener("click", () => {
+    state.events = []; state.byId.clear(); state.held = []; closeDetail(); scheduleRender();
+  });
+  $("live-har").addEventListener("click", () => downloadHar(matching().map((e) => harEntry(e, null)), "sluice-exchanges.har"));
+
+  function matching() {
+    const host = $("live-host").value.trim().toLowerCase();
+    const text = $("live-text").value.trim().toLowerCase();
+    const status = $("live-status").value, cache = $("live-cache").value, failed = $("live-failed").checked;
+    return state.events.filter((e) => {
+      if (host && !hostOf(e.url).toLowerCase().includes(host)) return false;
+      if (text && ![e.url, e.rule, e.error, e.transform, e.method].some((v) => v && String(v).toLowerCase().includes(text))) return false;
+      if (status === "err" ? !e.error : status && String(Math.floor(e.status / 100)) !== status) return false;
+      const cs = e.cache_status || "";
+      if (cache === "hit" && !cs.includes("; hit")) return false;
+      if (cache === "fwd" && !cs.includes("fwd=")) return false;
+      if (cache === "stored" && !cs.includes("stored")) return false;
+      if (failed && e.validation === "passed") return false;
+      return true;
+    });
+  }
+
+  function scheduleRender() {
+    if (state.renderDue) return;
+    state.renderDue = true;
+    setTimeout(renderLive, 120);
+  }
+
+  function tag(text, kind) { return el("span", { class: "tag " + (kind || ""), text }); }
+  function cacheTag(status) {
+    if (!status) return "";
+    const short = status.replace(/^Sluice; /, "");
+    return tag(short, short.startsWith("hit") ? "hit" : short.includes("stored") ? "stored" : "");
+  }
+  function validationTag(validation) {
+    if (!validation || validation === "passed") return "";
+    return tag(validation.split(":")[0], validation.startsWith("rejected") ? "rejected" : "failed");
+  }
+
+  function renderLive() {
+    state.renderDue = false;
+    if (state.view !== "live") return;
+    const rows = matching();
+    const shown = rows.slice(-SHOWN).reverse();
+    const body = document.createDocumentFragment();
+    for (const e of shown) {
+      const row = el("tr", { "data-id": e.id, class: e.id === state.picked ? "picked" : null },
+        el("td", { text: clock(e.time) }), el("td", { text: e.method }),
+        el("td", { text: e.url, title: e.url }),
+        el("td", { class: "s" + Math.floor(e.status / 100), text: e.status || "—" }),
+        el("td", {}, cacheTag(e.cache_status)), el("td", {}, validationTag(e.validation)),
+        el("td", { class: "num", text: size(e.bytes) }), el("td", { class: "num", text: Math.round(e.duration_ms) }));
+      body.append(row);
+    }
+    $("live-table").tBodies[0].replaceChildren(body);
+    $("live-count").textContent = (state.paused ? "paused · " : "") + rows.length + " of " + state.events.length +
+      " exchanges" + (rows.length > SHOWN ? " (newest " + SHOWN + " shown)" : "");
+  }
+
+  $("live-table").tBodies[0].addEventListener("click", (click) => {
+    const row = click.target.closest("tr");
+    if (row) showDetail(Number(row.dataset.id));
+  });
+
+  // ---- one exchange ----
+  function closeDetail() { state.picked = null; $("detail").hidden = true; $("detail").replaceChildren(); }
+
+  function fieldsTable(fields) {
+    const table = el("table", { class: "fields" });
+    for (const [name, value] of fields || []) table.append(el("tr", {}, el("td", { text: name }), el("td", { text: value })));
+    return table;
+  }
+
+  function waterfall(timeline) {
+    const total = Math.max(timeline.complete_ms, 0.001);
+    const box = el("div", { class: "timeline" });
+    const phases = [
+      ["queued", 0, timeline.queued_ms],
+      ["dns", timeline.queued_ms, timeline.dns_ms],
+      ["connect", timeline.queued_ms + timeline.dns_ms, timeline.connect_ms],
+      ["tls", timeline.queued_ms + timeline.dns_ms + timeline.connect_ms, timeline.tls_ms],
+      ["wait", timeline.queued_ms + timeline.dns_ms + timeline.connect_ms + timeline.tls_ms,
+        Math.max(0, timeline.first_byte_ms - timeline.dns_ms - timeline.connect_ms - timeline.tls_ms)],
+    ];
+    const firstByte = timeline.queued_ms + timeline.first_byte_ms;
+    phases.push(["receive", firstByte, Math.max(0, timeline.complete_ms - firstByte)]);
+    for (const [name, start, length] of phases) {
+      const bar = el("span", { class: "phase-" + name });
+      bar.style.left = (100 * start / total).toFixed(2) + "%";
+      bar.style.width = (100 * length / total).toFixed(2) + "%";
+      box.append(el("div", { class: "timeline-row" }, el("span", { text: name }),
+        el("div", { class: "waterfall" }, bar), el("span", { class: "num", text: length.toFixed(2) + " ms" })));
+    }
+    return box;
+  }
+
+  async function readUpTo(response, limit) {
+    const reader = response.body.getReader();
+    const parts = [];
+    let count = 0;
+    while (count < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      count += value.length;
+    }
+    if (count >= limit) reader.cancel().catch(() => {});
+    const bytes = new Uint8Array(Math.min(count, limit));
+    let offset = 0;
+    for (const part of parts) {
+      const piece = part.subarray(0, Math.min(part.length, bytes.length - offset));
+      bytes.set(piece, offset);
+      offset += piece.length;
+      if (offset >= bytes.length) break;
+    }
+    return bytes;
+  }
+
+  function hexDump(bytes) {
+    const lines = [];
+    for (let offset = 0; offset < Math.min(bytes.length, 4096); offset += 16) {
+      const row = bytes.subarray(offset, offset + 16);
+      const hex = Array.from(row, (b) => b.toString(16).padStart(2, "0")).join(" ");
+      const text = Array.from(row, (b) => b >= 32 && b < 127 ? String.fromCharCode(b) : ".").join("");
+      lines.push(offset.toString(16).padStart(8, "0") + "  " + hex.padEnd(48) + "  " + text);
+    }
+    return lines.join("\n");
+  }
+
+  async function preview(container, url, name, whole) {
+    container.replaceChildren(el("p", { class: "muted", text: "loading…" }));
+    try {
+      const response = await fetch(url);
+      if (!response.ok) {
+        container.replaceChildren(el("p", { class: "muted", text: "No body kept (" + response.status + ")." }));
+        return;
+      }
+      const type = (response.headers.get("content-type") || "").toLowerCase();
+      const total = Number(response.headers.get("sluice-body-total") || response.headers.get("content-length") || 0);
+      const bytes = await readUpTo(response, PREVIEW);
+      const parts = [];
+      if (type.startsWith("image/")) {
+        const image = el("img", { class: "preview-image", alt: "response image" });
+        image.src = URL.createObjectURL(new Blob([bytes], { type }));
+        parts.push(image);
+      } else if (/json|^text\/|xml|javascript|x-www-form-urlencoded/.test(type) || bytes.length === 0) {
+        let text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+        if (/json/.test(type)) { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch {} }
+        parts.push(el("pre", { class: "body-text", text }));
+      } else {
+        parts.push(el("p", { class: "muted", text: "binary (" + (type || "no type") + "), first bytes:" }));
+        parts.push(el("pre", { class: "body-hex", text: hexDump(bytes) }));
+      }
+      const cut = total > bytes.length || bytes.length >= PREVIEW;
+      const note = el("p", { class: "muted" }, (cut ? "First " + size(bytes.length) + " of " + size(total || bytes.length) + ". " : size(bytes.length) + ". "),
+        el("a", { href: url, download: name || "body" , text: cut ? "Download what was kept" : "Download" }));
+      parts.push(note);
+      container.replaceChildren(...parts);
+      // The rest of a cut exchange body, when the cache holds the whole response.
+      if (cut && whole) {
+        const glob = whole.replace(/[[*?]/g, (c) => "[" + c + "]");
+        const stored = await (await fetch("/cache?limit=1&url=" + encodeURIComponent(glob))).json();
+        if (Array.isArray(stored) && stored.length) {
+          note.append(" · ", el("a", { href: "/cache/" + stored[0].id + "/body", download: name || "body", text: "Download the whole body (stored)" }));
+        }
+      }
+    } catch (error) {
+      container.replaceChildren(el("p", { class: "muted", text: "The body could not be read: " + error.message }));
+    }
+  }
+
+  function shellQuote(text) { return "'" + String(text).replace(/'/g, "'\\''") + "'"; }
+  function curlCommand(e) {
+    const parts = ["curl"];
+    if (state.proxy) parts.push("-x", "http://" + state.proxy);
+    if (e.method !== "GET") parts.push("-X", shellQuote(e.method));
+    parts.push(shellQuote(e.url));
+    for (const [name, value] of e.request_headers || []) {
+      if (/^(host|content-length|connection|proxy-connection|proxy-authorization|transfer-encoding)$/i.test(name)) continue;
+      parts.push("-H", shellQuote(name + ": " + value));
+    }
+    return parts.join(" ");
+  }
+
+  function harEntry(e, bodyText) {
+    const t = e.timeline;
+    const headers = (fields) => (fields || []).map(([name, value]) => ({ name, value }));
+    const type = (e.response_headers || []).find(([n]) => n.toLowerCase() === "content-type");
+    return {
+      startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
+      time: e.duration_ms,
+      request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.request_headers),
+        queryString: [], headersSize: -1, bodySize: -1 },
+      response: { status: e.status, statusText: "", httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.response_headers),
+        content: Object.assign({ size: e.bytes, mimeType: type ? type[1] : "" }, bodyText != null ? { text: bodyText } : {}),
+        redirectURL: "", headersSize: -1, bodySize: e.bytes },
+      cache: {},
+      timings: t ? { blocked: t.queued_ms, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
+        wait: Math.max(0, t.first_byte_ms - t.dns_ms - t.connect_ms - t.tls_ms),
+        receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms) }
+        : { send: 0, wait: e.duration_ms, receive: 0 },
+      comment: [e.cache_status, e.rule && "rule " + e.rule, e.validation, e.transform, e.error].filter(Boolean).join("; "),
+    };
+  }
+
+  function downloadHar(entries, name) {
+    const har = { log: { version: "1.2", creator: { name: "Sluice", version: "1" }, entries } };
+    const link = el("a", { download: name });
+    link.href = URL.createObjectURL(new Blob([JSON.stringify(har, null, 2)], { type: "application/json" }));
+    document.body.append(link);
+    link.click();
+    link.remove();
+  }
+
+  function showDetail(id) {
+    const e = state.byId.get(id);
+    if (!e) return;
+    state.picked = id;
+    for (const row of $("live-table").tBodies[0].rows) row.classList.toggle("picked", Number(row.dataset.id) === id);
+    const box = $("detail");
+    box.hidden = false;
+    const curl = el("pre", { class: "curl", hidden: "" });
+    const parts = [
+      el("h2", {}, e.method + " ", el("span", { class: "s" + Math.floor(e.status / 100), text: String(e.status) }), " ", e.url),
+      el("div", { class: "actions" },
+        el("button", { text: "Copy as curl", onclick: () => {
+          curl.textContent = curlCommand(e); curl.hidden = false;
+          if (navigator.clipboard) navigator.clipboard.writeText(curl.textContent).catch(() => {});
+        } }),
+        el("button", { text: "HAR", onclick: async () => {
+          let text = null;
+          if (e.body_captured) { try { text = await (await fetch("/exchanges/" + e.id + "/body")).text(); } catch {} }
+          downloadHar([harEntry(e, text)], "sluice-exchange-" + e.id + ".har");
+        } }),
+        el("button", { class: "quiet", text: "Close", onclick: closeDetail })),
+      curl,
+    ];
+    const summary = el("dl", {});
+    const add = (name, value) => { if (value != null && value !== "") summary.append(el("dt", { text: name }), el("dd", { text: String(value) })); };
+    add("time", new Date(e.time * 1000).toLocaleString());
+    add("client", e.client);
+    add("cache", e.cache_status);
+    add("rule", e.rule || "(defaults)");
+    add("validation", e.validation);
+    add("transform", e.transform);
+    add("size", size(e.bytes));
+    add("duration", e.duration_ms + " ms");
+    add("error", e.error);
+    if (e.aborted) add("aborted", "the connection was cut after the head");
+    parts.push(summary);
+    if (e.problem) {
+      parts.push(el("h3", { text: "Rejected: the problem sent" }),
+        el("div", { class: "problem" }, el("dl", {},
+          el("dt", { text: "type" }), el("dd", { text: e.problem.type }),
+          el("dt", { text: "title" }), el("dd", { text: e.problem.title }),
+          el("dt", { text: "status" }), el("dd", { text: String(e.problem.status) }),
+          el("dt", { text: "detail" }), el("dd", { class: "problem-detail", text: e.problem.detail }),
+          el("dt", { text: "rule" }), el("dd", { class: "problem-rule", text: e.rule || "(defaults)" }))));
+    }
+    if (e.stripped_keys && e.stripped_keys.length) {
+      const list = el("ul", { class: "stripped" });
+      for (const key of e.stripped_keys) list.append(el("li", { text: key }));
+      parts.push(el("h3", { text: "Null stripping removed" }), list);
+    }
+    if (e.timeline) parts.push(el("h3", { text: "Timeline" }), waterfall(e.timeline));
+    if (e.request_headers) parts.push(el("h3", { text: "Request header fields" }), fieldsTable(e.request_headers));
+    if (e.response_headers) parts.push(el("h3", { text: "Response header fields" }), fieldsTable(e.response_headers));
+    const body = el("div", { class: "body" });
+    parts.push(el("h3", { text: "Body" }), body);
+    box.replaceChildren(...parts);
+    if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id, e.method === "GET" ? e.url : null);
+    else body.append(el("p", { class: "muted", text: "No body." }));
+  }
+
+  // ---- in flight ----
+  let flightDue = false;
+  function flightChanged() {
+    $("flight-count").textContent = String(state.flight.size);
+    if (state.view !== "flight" || flightDue) return;
+    flightDue = true;
+    setTimeout(renderFlight, 100);
+  }
+  function bar(done, total) {
+    const cell = el("td", {});
+    const progress = el("progress", {});
+    if (total) { progress.max = total; progress.value = Math.min(done, total); }
+    else if (done > 0) { progress.removeAttribute("value"); }
+    else { progress.max = 1; progress.value = 0; }
+    cell.append(progress, " ", el("span", { class: "progress-text", text: size(done) + (total ? " / " + size(total) : "") }));
+    return cell;
+  }
+  function renderFlight() {
+    flightDue = false;
+    const rows = document.createDocumentFragment();
+    const now = Date.now() / 1000;
+    for (const f of [...state.flight.values()].sort((a, b) => a.id - b.id)) {
+      rows.append(el("tr", { "data-id": f.id }, el("td", { text: f.id }), el("td", { text: f.method }),
+        el("td", { text: f.url, title: f.url }), el("td", { class: "num", text: Math.max(0, now - (f.started || now)).toFixed(1) }),
+        bar(f.up, f.up_total), bar(f.down, f.down_total)));
+    }
+    $("flight-table").tBodies[0].replaceChildren(rows);
+    $("flight-empty").hidden = state.flight.size > 0;
+    $("flight-count").textContent = String(state.flight.size);
+  }
+
+  // ---- cache ----
+  $("cache-refresh").addEventListener("click", loadCache);
+  $("cache-query").addEventListener("keydown", (key) => { if (key.key === "Enter") loadCache(); });
+  $("cache-host").addEventListener("keydown", (key) => { if (key.key === "Enter") loadCache(); });
+  $("cache-sort").addEventListener("change", loadCache);
+  $("cache-purge-all").addEventListener("click", () => purge("?all", "Purge every stored response?"));
+  $("cache-purge-host").addEventListener("click", () => {
+    const host = $("cache-host").value.trim();
+    if (!host) { notice("Type the host to purge in the host field."); return; }
+    purge("?host=" + encodeURIComponent(host), "Purge everything stored for " + host + "?");
+  });
+  $("cache-har").addEventListener("click", () => downloadHar(state.cacheRows.map(cacheHar), "sluice-cache.har"));
+
+  function cacheHar(entry) {
+    return {
+      startedDateTime: new Date(entry.response_time * 1000).toISOString(), time: 0,
+      request: { method: entry.method, url: entry.url, httpVersion: "HTTP/1.1", cookies: [], headers: [], queryString: [], headersSize: -1, bodySize: -1 },
+      response: { status: entry.status, statusText: "", httpVersion: "HTTP/1.1", cookies: [],
+        headers: (entry.headers || []).map(([name, value]) => ({ name, value })),
+        content: { size: entry.size, mimeType: entry.content_type || "" }, redirectURL: "", headersSize: -1, bodySize: entry.size },
+      cache: {}, timings: { send: 0, wait: 0, receive: 0 },
+    };
+  }
+
+  async function purge(query, question) {
+    if (!(await confirmAction(question))) return;
+    try {
+      const response = await admin("/purge" + query, { method: "POST" });
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || response.status);
+      notice("Purged " + answer.purged + " entries (" + size(answer.bytes) + ").");
+      closeEntry();
+      loadCache();
+    } catch (error) { notice(error.message); }
+  }
+
+  async function loadCache() {
+    const query = $("cache-query").value.trim(), host = $("cache-host").value.trim();
+    const params = new URLSearchParams({ limit: "500", sort: $("cache-sort").value });
+    if (query) params.set("q", query);
+    if (host) params.set("host", host);
+    try {
+      const response = await fetch("/cache?" + params);
+      const rows = await response.json();
+      if (!response.ok) throw new Error(rows.error || response.status);
+      state.cacheRows = host && query ? rows.filter((r) => r.host === host.toLowerCase()) : rows;
+      const body = document.createDocumentFragment();
+      for (const entry of state.cacheRows) {
+        body.append(el("tr", { "data-id": entry.id, class: entry.id === state.entryPicked ? "picked" : null },
+          el("td", { text: entry.url, title: entry.url }), el("td", { class: "s" + Math.floor(entry.status / 100), text: entry.status }),
+          el("td", { class: "num", text: size(entry.size) }), el("td", { class: "num", text: entry.hits }),
+          el("td", { class: "num", text: entry.age + " s" }), el("td", {}, tag(entry.fresh ? "fresh" : "stale", entry.fresh ? "hit" : "failed"),
+            entry.shared ? tag("shared", "hit") : "")));
+      }
+      $("cache-table").tBodies[0].replaceChildren(body);
+      $("cache-count").textContent = state.cacheRows.length + " entries";
+    } catch (error) { notice("The cache could not be listed: " + error.message); }
+  }
+
+  $("cache-table").tBodies[0].addEventListener("click", (click) => {
+    const row = click.target.closest("tr");
+    if (row) showEntry(Number(row.dataset.id));
+  });
+  function closeEntry() { state.entryPicked = null; $("entry").hidden = true; $("entry").replaceChildren(); }
+
+  function freshness(entry) {
+    const left = entry.lifetime - entry.age;
+    return (entry.fresh ? "fresh for " + left + " s more" : "stale for " + (-left) + " s") +
+      " (age " + entry.age + " s of a " + entry.lifetime + " s lifetime from " + entry.lifetime_source + ")";
+  }
+
+  async function showEntry(id) {
+    state.entryPicked = id;
+    for (const row of $("cache-table").tBodies[0].rows) row.classList.toggle("picked", Number(row.dataset.id) === id);
+    const box = $("entry");
+    box.hidden = false;
+    box.replaceChildren(el("p", { class: "muted", text: "loading…" }));
+    let entry;
+    try {
+      const response = await fetch("/cache/" + id);
+      entry = await response.json();
+      if (!response.ok) throw new Error(entry.error || response.status);
+    } catch (error) { box.replaceChildren(el("p", { text: "Gone: " + error.message })); return; }
+    const facts = el("dl", {});
+    const add = (name, value) => { if (value != null && value !== "") facts.append(el("dt", { text: name }), el("dd", { text: String(value) })); };
+    add("status", entry.status);
+    add("freshness", freshness(entry));
+    add("stored", entry.stored_at);
+    add("last used", entry.last_access);
+    add("hits", entry.hits);
+    add("size", size(entry.size));
+    add("ETag", entry.etag);
+    add("Last-Modified", entry.last_modified);
+    add("rule", entry.rule || "(defaults)");
+    if (entry.tiers) add("tiers", entry.tiers.join(" and ") + (entry.shared === null ? " (the shared tier did not answer)" : ""));
+    if (entry.ttl_override != null) add("rule ttl", entry.ttl_override + " s");
+    add("variant", entry.variant || "(no Vary)");
+    if (entry.variants && entry.variants.length > 1) add("variants", entry.variants.map((v) => "#" + v.id + " " + (v.variant || "(none)")).join(", "));
+    if (entry.decision) add("last decision", (entry.decision.stored ? "stored" : "not stored: " + entry.decision.reason) +
+      " at " + new Date(entry.decision.time * 1000).toLocaleString());
+    const body = el("div", { class: "body" });
+    box.replaceChildren(
+      el("h2", { text: entry.url }),
+      el("div", { class: "actions" },
+        el("button", { class: "danger", text: "Purge", onclick: async () => {
+          if (!(await confirmAction("Purge " + entry.url + " (every variant)?"))) return;
+          try {
+            const response = await admin("/cache/" + entry.id, { method: "DELETE" });
+            const answer = await response.json();
+            if (!response.ok) throw new Error(answer.error || response.status);
+            notice("Purged " + entry.url + ".");
+            closeEntry();
+            loadCache();
+          } catch (error) { notice(error.message); }
+        } }),
+        el("button", { text: "HAR", onclick: () => downloadHar([cacheHar(entry)], "sluice-entry-" + entry.id + ".har") }),
+        el("button", { class: "quiet", text: "Close", onclick: closeEntry })),
+      facts, el("h3", { text: "Stored header fields" }), fieldsTable(entry.headers), el("h3", { text: "Body" }), body);
+    preview(body, "/cache/" + entry.id + "/body", "entry-" + entry.id);
+  }
+
+  // ---- overview ----
+  let overviewTimer = null;
+  function loadOverview() {
+    if (overviewTimer) return;
+    const tick = async () => {
+      if (state.view !== "overview") { clearInterval(overviewTimer); overviewTimer = null; return; }
+      try {
+        const [series, health, stats] = await Promise.all(["/series?seconds=300", "/health", "/stats"].map((u) => fetch(u).then((r) => r.json())));
+        drawOverview(series, health, stats);
+      } catch (error) { notice("The overview could not be read: " + error.message); }
+    };
+    tick();
+    overviewTimer = setInterval(tick, 2000);
+  }
+
+  function chart(canvas, lines, options = {}) {
+    if (canvas.clientWidth && canvas.width !== canvas.clientWidth) canvas.width = canvas.clientWidth;
+    const context = canvas.getContext("2d");
+    const width = canvas.width, height = canvas.height;
+    context.clearRect(0, 0, width, height);
+    const values = lines.flatMap((line) => line.values.filter((v) => v != null));
+    const top = options.max || Math.max(1, ...values);
+    context.fillStyle = "#6b7485";
+    context.font = "11px system-ui";
+    context.fillText(String(Math.round(top * 10) / 10), 2, 11);
+    context.strokeStyle = "#eef1f5";
+    context.beginPath(); context.moveTo(0, height - 1); context.lineTo(width, height - 1); context.stroke();
+    for (const line of lines) {
+      context.strokeStyle = line.color;
+      context.lineWidth = 1.5;
+      context.beginPath();
+      let started = false;
+      line.values.forEach((value, index) => {
+        if (value == null) { started = false; return; }
+        const x = (index / Math.max(1, line.values.length - 1)) * (width - 2) + 1;
+        const y = height - 2 - (value / top) * (height - 16);
+        if (started) context.lineTo(x, y); else { context.moveTo(x, y); started = true; }
+      });
+      context.stroke();
+    }
+  }
+
+  function drawOverview(series, health, stats) {
+    state.proxy = health.listen;
+    chart($("chart-requests"), [{ values: series.requests, color: "#1d5c9b" }]);
+    chart($("chart-hits"), [{ values: series.requests.map((r, i) => r ? 100 * series.hits[i] / r : null), color: "#2e7d32" }], { max: 100 });
+    chart($("chart-classes"), [
+      { values: series["2xx"], color: "#2e7d32" }, { values: series["3xx"], color: "#1d5c9b" },
+      { values: series["4xx"], color: "#b26a00" }, { values: series["5xx"], color: "#c62828" }]);
+    chart($("chart-validation"), [{ values: series.validation_failures, color: "#c62828" }]);
+    const list = $("health");
+    const rows = [
+      ["status", health.status], ["listening on", health.listen], ["uptime", health.uptime_s + " s"],
+      ["connections", health.connections], ["cache", health.cache],
+      ["upstream reachable", health.upstream.reachable ? "yes" : "no"],
+      ["recent upstream attempts", health.upstream.recent_attempts + " (" + health.upstream.recent_failures + " failed)"],
+      ["last success", health.upstream.last_success ? new Date(health.upstream.last_success * 1000).toLocaleString() : "—"],
+      ["last failure", health.upstream.last_failure ? new Date(health.upstream.last_failure.time * 1000).toLocaleString() + ": " + health.upstream.last_failure.error : "—"],
+      ["requests", stats.requests], ["errors", stats.errors],
+      ["cache hits / stores", (stats.cache.hits ?? 0) + " / " + (stats.cache.stores ?? 0)],
+      ["cache size", size(stats.cache.bytes) + (stats.cache.capacity ? " of " + size(stats.cache.capacity) : "")],
+      ["validation rejected / reported", stats.validation.rejected + " / " + stats.validation.reported],
+    ];
+    list.replaceChildren(...rows.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: String(value) })]));
+  }
+
+  // The proxy's address, for "Copy as curl".
+  fetch("/health").then((r) => r.json()).then((health) => { state.proxy = health.listen; }).catch(() => {});
+  connect();
+})();
