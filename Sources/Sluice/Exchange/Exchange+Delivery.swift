@@ -97,17 +97,19 @@ extension Exchange: TaskDelegate {
             response, method: request.method, url: url, key: machine.cacheKey, cache: cache,
             admission: { admission(cache: cache, now: now) }, validationFailed: notes.validationFailure != nil,
             now: now)
-        let status = notes.cacheStatus ?? ExchangeMachine.cacheName + "; fwd=miss"
+        var status = notes.cacheStatus ?? .forward(.miss)
         switch start {
         case .none, .invalidated: return
         case .refused(let refusal):
-            notes.cacheStatus = status + "; detail=" + refusal.rawValue
+            status.detail = refusal.rawValue
+            notes.cacheStatus = status
             run(.storing(.notShareable))
         case .skipped:
             run(.storing(.failed))
         case .writing(let writer, let shareable):
             self.writer = writer
-            notes.cacheStatus = status + "; stored"
+            status.stored = true
+            notes.cacheStatus = status
             run(.storing(shareable ? .shared : .notShareable))
         }
     }

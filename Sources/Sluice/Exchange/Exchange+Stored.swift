@@ -14,7 +14,8 @@ extension Exchange {
         if !answersUpstream, route.rule.accept == nil, route.stripMode == nil, notes.marks.isEmpty,
             request.method == "GET", request.minorVersion == 1, output.keepAlive, !env.isShuttingDown,
             !request.headers.contains("range"), let status = notes.cacheStatus,
-            let head = StoredResponse.plainHead(entry, age: age, request: request, cacheStatus: status, cache: cache)
+            let head = StoredResponse.plainHead(
+                entry, age: age, request: request, cacheStatus: status.description, cache: cache)
         {
             // The common hit: the client head comes from memory, only Age and Cache-Status are new.
             output.hold(head, framing: .length)

@@ -96,7 +96,7 @@ extension ExchangeMachine {
         case fail(SluiceError)
         case answerLocally
         /// `Cache-Status` for the response (RFC 9211).
-        case setCacheStatus(String)
+        case setCacheStatus(CacheStatus)
         /// Ask the cache tiers for the key's entries (answered by ``Event/lookedUp(_:collapse:now:)``).
         case lookUp(key: String)
         /// Wait behind the fetch of `key` (with the collapse timeout).

@@ -2,7 +2,6 @@
 /// moved on and the ``Action``s for the driver out. No I/O, no clock (times arrive with events),
 /// no references to sockets or libcurl: tested alone, a table of cases (`ExchangeMachineTests`).
 struct ExchangeMachine {
-    static let cacheName = "Sluice"
     /// The origin answers that count as an error for `stale-if-error` (RFC 5861 §4).
     static let errorStatuses: Set<Int> = [500, 502, 503, 504]
 
@@ -68,7 +67,7 @@ struct ExchangeMachine {
             else { return [] }
             phase = .servingStored(.whileWritten)
             return [
-                .leave(key: key), .setCacheStatus(Self.cacheName + "; fwd=\(forward); collapsed"), .serveWhileWritten,
+                .leave(key: key), .setCacheStatus(CacheStatus(.forward(forward), collapsed: true)), .serveWhileWritten,
             ]
         case (.fetching(let fetch), .responseHead(let head, let now)):
             return responseHead(head, fetch, now: now)
@@ -118,10 +117,10 @@ struct ExchangeMachine {
             guard context.cache != nil else { return [fetchUncached(now: now)] }
             let request = context.request
             guard request.method == "GET" || request.method == "HEAD" else {
-                return [.setCacheStatus(Self.cacheName + "; fwd=method"), fetchUncached(now: now)]
+                return [.setCacheStatus(.forward(.method)), fetchUncached(now: now)]
             }
             if request.headers.contains("cache-control"), CacheControl(request.headers).noStore {
-                return [.setCacheStatus(Self.cacheName + "; fwd=request; detail=no-store"), fetchUncached(now: now)]
+                return [.setCacheStatus(.forward(.request, detail: "no-store")), fetchUncached(now: now)]
             }
             let key = context.url
             cacheKey = key
@@ -145,7 +144,7 @@ struct ExchangeMachine {
 
     private mutating func lookedUp(
         key: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry], collapse: CollapseView,
-        afterCollapse: String?, mayCollapse: Bool, now: Double
+        afterCollapse: CacheStatus.Forward?, mayCollapse: Bool, now: Double
     ) -> [Action] {
         let settings = context.cache?.freshness ?? .init()
         let request = Freshness.Request(context.request.headers)
@@ -158,9 +157,9 @@ struct ExchangeMachine {
         {
             // §3.4: a fresh stored piece that holds every byte asked for answers the range.
             return serveHit(
-                piece, age: age, ttl: ttl, detail: detail.isEmpty ? "; detail=partial" : detail, afterCollapse: nil)
+                piece, age: age, ttl: ttl, detail: detail ?? "partial", afterCollapse: nil)
         }
-        var forward: String
+        var forward: CacheStatus.Forward
         var fetch = ExchangePhase.Fetch(
             requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
             delivery: .awaitingHead)
@@ -172,22 +171,22 @@ struct ExchangeMachine {
             let refresh: [Action] = context.request.method == "GET" ? [.refreshInBackground(entry)] : []
             return refresh
                 + serveHit(
-                    entry, age: age, ttl: ttl, detail: "; detail=stale-while-revalidate", afterCollapse: afterCollapse)
+                    entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse)
         case .revalidate(let entry, let conditions, let onFailure, let reason):
             forward = reason
             if !conditions.isEmpty { fetch.revalidating = entry }
             fetch.onOriginFailure = onFailure
         case .miss(let miss):
-            forward = miss.rawValue
+            forward = miss.forward
         }
         if request.control.onlyIfCached {
             return [
-                .setCacheStatus(Self.cacheName + "; fwd=\(forward); detail=only-if-cached"),
+                .setCacheStatus(.forward(forward, detail: "only-if-cached")),
                 .fail(
                     .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))),
             ]
         }
-        actions.append(.setCacheStatus(Self.cacheName + "; fwd=" + forward))
+        actions.append(.setCacheStatus(.forward(forward)))
         // Collapsed forwarding (Varnish's waiting list): a miss on a key that another exchange
         // fetches waits for it; a GET miss leads, unless the key was just found not storable
         // (hit-for-miss). Requests that would not take a stored answer (`no-cache`), ranges, and
@@ -211,13 +210,12 @@ struct ExchangeMachine {
     }
 
     private mutating func serveHit(
-        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String, afterCollapse: String?
+        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String?, afterCollapse: CacheStatus.Forward?
     ) -> [Action] {
         phase = .servingStored(.hit)
-        let shared = entry.fromSharedTier && detail.isEmpty ? "; detail=shared" : ""
         let status =
-            afterCollapse.map { Self.cacheName + "; fwd=\($0); collapsed" }
-            ?? Self.cacheName + "; hit; ttl=" + String(ttl) + detail + shared
+            afterCollapse.map { CacheStatus(.forward($0), collapsed: true) }
+            ?? CacheStatus(.hit(ttl: ttl), detail: detail ?? (entry.fromSharedTier ? "shared" : nil))
         return [.setCacheStatus(status), .serve(entry, age: age, answersUpstream: false)]
     }
 
@@ -265,7 +263,7 @@ struct ExchangeMachine {
         case .discarding(.notModified(let entry)):
             phase = .servingStored(.revalidated)
             return (releasing(fetch).map { [$0] } ?? []) + [
-                .refreshStored(entry), .setCacheStatus(Self.cacheName + "; fwd=stale; fwd-status=304"),
+                .refreshStored(entry), .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
                 .serve(entry, age: entry.age(at: now), answersUpstream: true),
             ]
         case .awaitingHead, .holding, .streaming, .orphaned:
@@ -302,9 +300,7 @@ struct ExchangeMachine {
         guard case .serveStale(let entry) = fetch.onOriginFailure else { return nil }
         if case .streaming = fetch.delivery { return nil }
         phase = .servingStored(.staleIfError)
-        let status =
-            Self.cacheName + "; fwd=stale" + (originStatus.map { "; fwd-status=\($0)" } ?? "")
-            + "; detail=stale-if-error"
+        let status = CacheStatus(.forward(.stale), forwardStatus: originStatus, detail: "stale-if-error")
         return [.abandonStore] + (releasing(fetch).map { [$0] } ?? []) + [
             .setCacheStatus(status), .serve(entry, age: entry.age(at: now), answersUpstream: true),
         ]

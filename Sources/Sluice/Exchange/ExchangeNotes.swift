@@ -2,7 +2,7 @@
 /// `Sluice-Validation`) and in its record for the monitors and the access log.
 struct ExchangeNotes {
     /// `Cache-Status` for the response (RFC 9211).
-    var cacheStatus: String?
+    var cacheStatus: CacheStatus?
     /// `Sluice-Validation` members for the response head.
     var marks: [String] = []
     /// Why validation failed in report mode.

@@ -30,9 +30,9 @@ enum ExchangePhase {
     case routing
     /// Lookup: waiting for the cache tiers' candidates. `afterCollapse` is the first lookup's
     /// forward reason when this is the look after a collapsed wait.
-    case lookingUp(key: String, afterCollapse: String?)
+    case lookingUp(key: String, afterCollapse: CacheStatus.Forward?)
     /// Waiting for the exchange that fetches `key`; `forward` is why the first lookup missed.
-    case awaitingCollapse(key: String, forward: String)
+    case awaitingCollapse(key: String, forward: CacheStatus.Forward)
     /// The upstream task runs.
     case fetching(Fetch)
     /// A stored response goes to the client.

@@ -79,7 +79,7 @@ public struct ExchangeRecord: Sendable {
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
     /// The response's `Cache-Status`.
-    public var cacheStatus: String? = nil
+    public var cacheStatus: CacheStatus? = nil
     /// Where the time went, when the origin was contacted.
     public var timeline: Timeline? = nil
     /// The exchange's number (from 1, in the order exchanges start).

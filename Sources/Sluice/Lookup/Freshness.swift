@@ -60,19 +60,23 @@ enum Freshness {
         case uri = "uri-miss"
         /// Stored responses, none for this request's Vary'd fields.
         case vary = "vary-miss"
+
+        /// The `fwd=` reason it gives.
+        var forward: CacheStatus.Forward { self == .uri ? .uriMiss : .varyMiss }
     }
 
     /// The decision.
     enum Decision {
         /// Serve the entry; `detail` goes into `Cache-Status` (`stale` when the client's
         /// `max-stale` allowed it, `ttl-override` for a rule's lifetime).
-        case fresh(CacheStore.Entry, age: Int64, ttl: Int64, detail: String)
+        case fresh(CacheStore.Entry, age: Int64, ttl: Int64, detail: String?)
         /// Serve the stale entry now and refresh it behind the client's back (RFC 5861 §3).
         case staleWhileRevalidate(CacheStore.Entry, age: Int64, ttl: Int64)
         /// Ask the origin. `conditions` are the validators to send (empty: the entry has none, or
         /// the client brought its own); `forward` is `request` (the client said `no-cache`) or `stale`.
         case revalidate(
-            CacheStore.Entry, conditions: [(String, String)], onOriginFailure: OriginFailure, forward: String)
+            CacheStore.Entry, conditions: [(String, String)], onOriginFailure: OriginFailure,
+            forward: CacheStatus.Forward)
         /// Nothing stored fits.
         case miss(Miss)
 
@@ -117,11 +121,11 @@ enum Freshness {
         if !request.noCache {
             if usable {
                 return .fresh(
-                    entry, age: age, ttl: lifetime - age, detail: entry.ttl != nil ? "; detail=ttl-override" : "")
+                    entry, age: age, ttl: lifetime - age, detail: entry.ttl != nil ? "ttl-override" : nil)
             }
             if staleness >= 0, mayServeStale, control.maxAge.map({ age <= $0 }) ?? true {
                 if control.maxStaleAny || control.maxStale.map({ staleness <= $0 }) == true {
-                    return .fresh(entry, age: age, ttl: lifetime - age, detail: "; detail=stale")
+                    return .fresh(entry, age: age, ttl: lifetime - age, detail: "stale")
                 }
                 if control.minFresh == nil, let window = stored.staleWhileRevalidate, staleness <= window {
                     return .staleWhileRevalidate(entry, age: age, ttl: lifetime - age)
@@ -138,6 +142,6 @@ enum Freshness {
         }
         let conditions = request.hasOwnValidators ? [] : Revalidation.conditions(for: entry)
         return .revalidate(
-            entry, conditions: conditions, onOriginFailure: onFailure, forward: request.noCache ? "request" : "stale")
+            entry, conditions: conditions, onOriginFailure: onFailure, forward: request.noCache ? .request : .stale)
     }
 }

@@ -58,12 +58,12 @@ final class ResponseOutput {
 
     /// The client head for `response`, held until the body's first bytes.
     func prepare(
-        _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: String?,
+        _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: CacheStatus?,
         marks: [String]
     ) {
         var (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
-        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         hold(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers), framing: framing)
         status = response.status

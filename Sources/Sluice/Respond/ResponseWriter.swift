@@ -81,7 +81,7 @@ enum ResponseWriter {
 
     /// A complete problem response; `headOnly` omits the body (HEAD requests).
     static func problem(
-        _ problem: Problem, keepAlive: Bool, headOnly: Bool, date: String, cacheStatus: String? = nil
+        _ problem: Problem, keepAlive: Bool, headOnly: Bool, date: String, cacheStatus: CacheStatus? = nil
     ) -> [UInt8] {
         let body = problem.body
         var headers = HTTPFields()
@@ -90,7 +90,7 @@ enum ResponseWriter {
         headers.append(name: "Cache-Control", value: "no-store")
         headers.append(name: "Date", value: date)
         headers.append(name: "Via", value: "1.1 sluice")
-        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus) }
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         return head(status: problem.status, reason: "", headers: headers) + (headOnly ? [] : Array(body.utf8))
     }

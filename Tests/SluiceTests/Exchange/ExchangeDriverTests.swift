@@ -112,7 +112,7 @@ struct ExchangeDriverTests {
                     outcomes.append(
                         Outcome(
                             text: String(decoding: host.memory.output, as: UTF8.self),
-                            cacheStatus: records.last?.cacheStatus, closed: host.finished?.close ?? true))
+                            cacheStatus: records.last?.cacheStatus?.description, closed: host.finished?.close ?? true))
                 }
                 result.withLock { $0 = .success(outcomes) }
             } catch {

@@ -93,8 +93,8 @@ struct ExchangeMachineTests {
     static func describe(_ phase: ExchangePhase) -> String {
         switch phase {
         case .routing: return "routing"
-        case .lookingUp(_, let after): return "lookingUp" + (after.map { "(after \($0))" } ?? "")
-        case .awaitingCollapse(_, let forward): return "awaitingCollapse(\(forward))"
+        case .lookingUp(_, let after): return "lookingUp" + (after.map { "(after \($0.rawValue))" } ?? "")
+        case .awaitingCollapse(_, let forward): return "awaitingCollapse(\(forward.rawValue))"
         case .fetching(let fetch):
             var text = "fetching("
             switch fetch.delivery {
