@@ -18,8 +18,6 @@ import Synchronization
 public final class EventLoop: @unchecked Sendable {
     let base: OpaquePointer
 
-    /// The `event_base`, for another C library's libevent adapter (hiredis) to run on this loop.
-    public var eventBase: OpaquePointer { base }
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
     private let pending = Mutex<[@Sendable () -> Void]>([])
@@ -32,6 +30,15 @@ public final class EventLoop: @unchecked Sendable {
     public static func keepFreedMemory(trimThreshold: Int, mapThreshold: Int) {
         mallopt(M_TRIM_THRESHOLD, Int32(clamping: trimThreshold))
         mallopt(M_MMAP_THRESHOLD, Int32(clamping: mapThreshold))
+    }
+
+    /// Runs `attach` with this loop's `event_base`, for another C library's libevent adapter
+    /// (hiredis' `redisLibeventAttach`) to put its events on this loop. Only the Swift faces of C
+    /// libraries see it (`@_spi(LibeventAdapter) import EventIO`); the pointer must not outlive
+    /// the loop.
+    @_spi(LibeventAdapter)
+    public func attach<Result>(_ attach: (_ eventBase: OpaquePointer) throws -> Result) rethrows -> Result {
+        try attach(base)
     }
 
     /// Creates a loop with its own `event_base` and a wake-up descriptor for other threads.

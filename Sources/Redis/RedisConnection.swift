@@ -1,5 +1,5 @@
 import CRedis
-import EventIO
+@_spi(LibeventAdapter) import EventIO
 
 /// One connection to a Redis (or Valkey) server on an ``EventLoop``, through hiredis's async API
 /// and its libevent adapter: commands are sent as binary-safe argument vectors and answered by
@@ -64,26 +64,28 @@ public final class RedisConnection {
         self.onStateChange = onStateChange
         var error = [CChar](repeating: 0, count: 256)
         let data = Unmanaged.passUnretained(self).toOpaque()
-        context = sluice_redis_connect(
-            host, Int32(port), loop.eventBase, data,
-            { context, status in
-                guard let context, let data = sluice_redis_data(context) else { return }
-                let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
-                if status == REDIS_OK {
-                    connection.socketConnected()
-                } else {
-                    // hiredis frees the context after this callback.
+        context = loop.attach { eventBase in
+            sluice_redis_connect(
+                host, Int32(port), eventBase, data,
+                { context, status in
+                    guard let context, let data = sluice_redis_data(context) else { return }
+                    let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
+                    if status == REDIS_OK {
+                        connection.socketConnected()
+                    } else {
+                        // hiredis frees the context after this callback.
+                        connection.context = nil
+                        connection.changed(.closed(String(cString: sluice_redis_error(context))))
+                    }
+                },
+                { context, status in
+                    guard let context, let data = sluice_redis_data(context) else { return }
+                    let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
                     connection.context = nil
-                    connection.changed(.closed(String(cString: sluice_redis_error(context))))
-                }
-            },
-            { context, status in
-                guard let context, let data = sluice_redis_data(context) else { return }
-                let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
-                connection.context = nil
-                let reason = status == REDIS_OK ? "closed" : String(cString: sluice_redis_error(context))
-                connection.changed(.closed(reason.isEmpty ? "the connection was lost" : reason))
-            }, &error, error.count)
+                    let reason = status == REDIS_OK ? "closed" : String(cString: sluice_redis_error(context))
+                    connection.changed(.closed(reason.isEmpty ? "the connection was lost" : reason))
+                }, &error, error.count)
+        }
         if context == nil {
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             state = .closed(reason)

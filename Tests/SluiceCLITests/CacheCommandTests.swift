@@ -88,7 +88,13 @@ struct CacheCommandTests {
         ] {
             #expect(try client.request(RawClient.get(origin.url(path), extra: extra)).status == 200)
         }
-        Thread.sleep(forTimeInterval: 1.2)  // storing decisions are written once a second
+        // Storing decisions are written once a second: wait until the file has the refusal.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let (_, decided) = try Self.json(["why", origin.url("/secret")], config: config)
+            if (decided as? [String: Any])?["reason"] as? String == "no-store" { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
 
         let (listed, all) = try Self.json(["list"], config: config)
         #expect(listed == 0)

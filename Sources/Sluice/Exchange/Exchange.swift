@@ -106,7 +106,8 @@ final class Exchange {
         case .invalidate(let key): env.cache?.invalidate(key: key)
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
         case .commitStore:
-            if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? .notAsked, now: env.clock()) {
+            if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? .notAsked, now: env.clock())
+            {
                 env.stats.cacheStores += 1
                 if !writer.personal, !writer.key.hasSuffix(CacheStore.piecesSuffix) {
                     env.cache?.share(key: writer.key, variant: writer.variant, now: env.clock())

@@ -23,6 +23,16 @@ final class ClientConnection {
         case closed
     }
 
+    /// The client's side of the byte stream, apart from what the connection does with it.
+    enum Input: Equatable {
+        /// Open; no request body is being read.
+        case open
+        /// Open, and the current request's body is still being read.
+        case readingBody
+        /// The client sent FIN: nothing more comes on this connection.
+        case ended
+    }
+
     /// The host and port of an intercepted CONNECT.
     struct Authority {
         let host: String
@@ -37,16 +47,15 @@ final class ClientConnection {
     private(set) var state = State.idle
     private var parser: RequestParser
     private var headerTimer: Timer?
+    private(set) var input = Input.open
     /// The client sent FIN.
-    private(set) var inputClosed = false
+    var inputClosed: Bool { input == .ended }
     /// The byte stream requests are read from and responses written to: the socket, or the
     /// decrypted stream of an intercepted connection.
     private(set) var stream: any ClientStream
     /// The TLS stream and the CONNECT's authority, once an interception's handshake completed:
     /// requests inside are `https://` requests for that authority.
     private var intercepted: (tls: TLSStream, authority: Authority)?
-    /// Set while the request body is still being read.
-    private var bodyPending = false
 
     init(connection: Connection, server: ProxyServer) {
         self.connection = connection
@@ -128,10 +137,10 @@ final class ClientConnection {
         }
         let exchange = Exchange(client: self, env: server.environment, request: request)
         state = .exchanging(exchange)
-        bodyPending = request.bodyFraming != .none
+        if input != .ended { input = request.bodyFraming != .none ? .readingBody : .open }
         let timeouts = server.configuration.timeouts
         connection.setTimeouts(
-            readMilliseconds: bodyPending ? timeouts.clientBody : 0, writeMilliseconds: timeouts.clientBody)
+            readMilliseconds: input == .readingBody ? timeouts.clientBody : 0, writeMilliseconds: timeouts.clientBody)
         exchange.start()
     }
 
@@ -255,7 +264,7 @@ final class ClientConnection {
     }
 
     func requestBodyDidEnd() {
-        bodyPending = false
+        if input == .readingBody { input = .open }
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: server.configuration.timeouts.clientBody)
     }
 
@@ -265,7 +274,7 @@ final class ClientConnection {
         guard case .exchanging(let current) = state, current === exchange else { return }
         if abort { return resetConnection() }
         if closeConnection || inputClosed { return closeAfterFlush() }
-        bodyPending = false
+        input = .open
         parser.reset()
         enterIdle()
         if server.isShuttingDown, stream.inputCount == 0 { return closeAfterFlush() }
@@ -357,8 +366,9 @@ extension ClientConnection: ConnectionDelegate {
         case (.exchanging(let exchange), .timeout(let reading)):
             exchange.clientFailed(reading ? .badRequest(reason: .timedOut) : nil)
         case (.exchanging(let exchange), .endOfStream):
-            inputClosed = true
-            if bodyPending {
+            let wasReadingBody = input == .readingBody
+            input = .ended
+            if wasReadingBody {
                 exchange.clientFailed(
                     .badRequest(reason: .malformed("the client closed the connection during the request body")))
             } else {
@@ -367,11 +377,11 @@ extension ClientConnection: ConnectionDelegate {
         case (.exchanging(let exchange), .error):
             exchange.clientFailed(nil)
         case (.readingHead, .endOfStream):
-            inputClosed = true
+            input = .ended
             processInput()
             if case .readingHead = state { close() }
         case (_, .endOfStream), (_, .error):
-            inputClosed = true
+            input = .ended
             if connection.outputCount == 0 { close() } else { closeAfterFlush() }
         default:
             break

@@ -1,3 +1,5 @@
+import SQLite
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -5,46 +7,53 @@
 /// The cache file's shape: the schema and its ordered migrations, the stored entry as the
 /// proxy reads it, and the header-field text format.
 extension CacheStore {
-    static let schemaVersion = 4
-    static let migrations = [
-        """
-        CREATE TABLE entries(
-          id INTEGER PRIMARY KEY,
-          key TEXT NOT NULL,
-          variant TEXT NOT NULL,
-          vary TEXT NOT NULL,
-          method TEXT NOT NULL,
-          url TEXT NOT NULL,
-          host TEXT NOT NULL,
-          status INTEGER NOT NULL,
-          reason TEXT NOT NULL,
-          headers TEXT NOT NULL,
-          request_time REAL NOT NULL,
-          response_time REAL NOT NULL,
-          etag TEXT,
-          last_modified TEXT,
-          size INTEGER NOT NULL DEFAULT 0,
-          hits INTEGER NOT NULL DEFAULT 0,
-          last_access REAL NOT NULL,
-          rule TEXT,
-          complete INTEGER NOT NULL DEFAULT 0);
-        CREATE INDEX entries_key ON entries(key, complete);
-        CREATE INDEX entries_access ON entries(last_access);
-        CREATE TABLE chunks(
-          entry INTEGER NOT NULL,
-          seq INTEGER NOT NULL,
-          data BLOB NOT NULL,
-          PRIMARY KEY(entry, seq)) WITHOUT ROWID;
-        CREATE TABLE decisions(
-          url TEXT PRIMARY KEY,
-          time REAL NOT NULL,
-          stored INTEGER NOT NULL,
-          reason TEXT) WITHOUT ROWID;
-        """,
-        "ALTER TABLE entries ADD COLUMN ttl INTEGER",
-        "CREATE INDEX decisions_time ON decisions(time)",
-        "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID",
-    ]
+    /// The cache file's migrations, in order (`PRAGMA user_version` counts those applied).
+    static let migrator = Migrator([
+        Migrator.Migration(
+            "entries, chunks and storing decisions",
+            sql: """
+                CREATE TABLE entries(
+                  id INTEGER PRIMARY KEY,
+                  key TEXT NOT NULL,
+                  variant TEXT NOT NULL,
+                  vary TEXT NOT NULL,
+                  method TEXT NOT NULL,
+                  url TEXT NOT NULL,
+                  host TEXT NOT NULL,
+                  status INTEGER NOT NULL,
+                  reason TEXT NOT NULL,
+                  headers TEXT NOT NULL,
+                  request_time REAL NOT NULL,
+                  response_time REAL NOT NULL,
+                  etag TEXT,
+                  last_modified TEXT,
+                  size INTEGER NOT NULL DEFAULT 0,
+                  hits INTEGER NOT NULL DEFAULT 0,
+                  last_access REAL NOT NULL,
+                  rule TEXT,
+                  complete INTEGER NOT NULL DEFAULT 0);
+                CREATE INDEX entries_key ON entries(key, complete);
+                CREATE INDEX entries_access ON entries(last_access);
+                CREATE TABLE chunks(
+                  entry INTEGER NOT NULL,
+                  seq INTEGER NOT NULL,
+                  data BLOB NOT NULL,
+                  PRIMARY KEY(entry, seq)) WITHOUT ROWID;
+                CREATE TABLE decisions(
+                  url TEXT PRIMARY KEY,
+                  time REAL NOT NULL,
+                  stored INTEGER NOT NULL,
+                  reason TEXT) WITHOUT ROWID;
+                """),
+        Migrator.Migration(
+            "a rule's lifetime per entry (entries.ttl)", sql: "ALTER TABLE entries ADD COLUMN ttl INTEGER"),
+        Migrator.Migration("storing decisions by time", sql: "CREATE INDEX decisions_time ON decisions(time)"),
+        Migrator.Migration(
+            "counters kept across restarts",
+            sql: "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"),
+    ])
+    /// The version a file this code writes has.
+    static var schemaVersion: Int { migrator.migrations.count }
 
     /// Most storing decisions kept (one per URL, the newest); older ones are dropped.
     static let decisionLimit = 100_000

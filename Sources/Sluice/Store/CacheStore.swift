@@ -59,10 +59,8 @@ final class CacheStore {
         let database: Database
         if let opened { database = opened } else { database = try Database(path: path) }
         self.database = database
-        if database.userVersion < CacheStore.schemaVersion {
-            for (index, sql) in CacheStore.migrations.enumerated() where index >= database.userVersion {
-                try database.execute("BEGIN IMMEDIATE; \(sql); PRAGMA user_version=\(index + 1); COMMIT")
-            }
+        if case .tooNew(let version, _) = try CacheStore.migrator.migrate(database) {
+            throw CacheStoreError.tooNew(version)
         }
         // Leftovers of a crash mid-store are never visible; drop them.
         try database.execute(

@@ -29,7 +29,7 @@ struct CacheStoreTests {
         defer { Self.remove(path) }
         do {
             let old = try Database(path: path)
-            try old.execute(CacheStore.migrations[0])
+            try old.execute(CacheStore.migrator.migrations[0].sql)
             try old.execute("PRAGMA user_version=1")
             try old.execute(
                 """

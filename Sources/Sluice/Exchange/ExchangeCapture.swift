@@ -1,0 +1,52 @@
+/// What a watched exchange keeps for the page: the client's header fields, the response head as
+/// sent, the first ``bodyLimit`` bytes of the body as sent, and the keys null stripping removed.
+/// Loop-confined (it travels in an ``ExchangeRecord`` to the monitors on the same loop).
+final class ExchangeCapture: @unchecked Sendable {
+    /// Body bytes kept (the page shows the first MiB and links the rest when the cache has it).
+    static let bodyLimit = 1 << 20
+    /// Header bytes kept of the request and of the response head each.
+    static let headerLimit = 32 * 1024
+
+    let requestHeaders: [(String, String)]
+    /// Most body bytes this capture keeps (``bodyLimit``, or 0 when too many are running).
+    let bodyRoom: Int
+    /// The response head as written to the client (status line and fields), at most ``headerLimit``.
+    var responseHead: [UInt8] = []
+    var body: [UInt8] = []
+    /// Body bytes sent in all (more than `body.count` when cut).
+    var bodyTotal: Int64 = 0
+    /// Paths of the members (and elements) null stripping removed, the first hundred.
+    var strippedPaths: [String] = []
+
+    init(request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit) {
+        self.bodyRoom = min(bodyRoom, ExchangeCapture.bodyLimit)
+        var kept: [(String, String)] = []
+        var bytes = 0
+        for field in request {
+            bytes += field.name.utf8.count + field.value.utf8.count + 4
+            if bytes > ExchangeCapture.headerLimit { break }
+            kept.append((field.name, field.value))
+        }
+        requestHeaders = kept
+    }
+
+    func head(_ bytes: [UInt8]) {
+        guard responseHead.isEmpty else { return }  // the final head; interim ones are not kept
+        responseHead = Array(bytes.prefix(ExchangeCapture.headerLimit))
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        bodyTotal += Int64(bytes.count)
+        let room = bodyRoom - body.count
+        if room > 0 { body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room))) }
+    }
+
+    /// The response head's fields, parsed back from the bytes sent.
+    var responseFields: [(String, String)] {
+        let text = String(decoding: responseHead, as: UTF8.self)
+        return text.split(separator: "\r\n").dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingOWS())
+        }
+    }
+}
