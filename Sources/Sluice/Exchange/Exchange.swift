@@ -59,7 +59,7 @@ final class Exchange {
             .init(
                 request: request, url: RouteDecision.urlText(request), stripMode: nil,
                 transformLimit: env.transformLimit,
-                cache: env.machineCache))
+                cache: env.machineCache, acceptance: route.rule.accept, ruleName: route.rule.name))
     }
 
     /// Lets the machine run the routed request.
@@ -92,7 +92,7 @@ final class Exchange {
         case .release(let key): env.collapser.release(key, loop: env.loop)
         case .shareWhileWriting(let key):
             if let writer { env.collapser.share(key, writer: writer, loop: env.loop) }
-        case .serveWhileWritten: serveWhileWritten()
+        case .serveWhileWritten(let answer): serveWhileWritten(as: answer)
         case .rememberUncacheable(let key):
             let now = env.clock()
             env.collapser.rememberUncacheable(
@@ -101,7 +101,7 @@ final class Exchange {
         case .countMiss: env.cache?.countMiss()
         case .fetch(let conditions): fetch(conditions: conditions)
         case .refreshInBackground(let entry): refreshInBackground(entry)
-        case .serve(let entry, let age, let answersUpstream): serve(entry, age: age, answersUpstream: answersUpstream)
+        case .serve(let entry, let age, let answer): serve(entry, age: age, as: answer)
         case .refreshStored(let entry): env.cache?.refresh(entry)
         case .invalidate(let key): env.cache?.invalidate(key: key)
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)

@@ -31,6 +31,10 @@ extension ExchangeMachine {
         var transformLimit: Int
         /// The cache settings; `nil` when there is no cache.
         var cache: CacheRules?
+        /// The rule's acceptable statuses and types (`accept:`), and its name; `nil`: no rule
+        /// validates this exchange. In `enforce` mode a stored response that fails is not served.
+        var acceptance: Acceptance? = nil
+        var ruleName = ""
     }
 
     /// What happened.
@@ -44,7 +48,7 @@ extension ExchangeMachine {
         case collapseReleased
         /// The fetch this exchange waits for writes an entry chosen by `varyNames` (with this
         /// `variant`) that may be streamed while it is written.
-        case collapseMayStream(varyNames: [String], variant: String)
+        case collapseMayStream(varyNames: [String], variant: String, head: ResponseHead)
         /// The final response head, after the session's hooks.
         case responseHead(ResponseHead, now: Double)
         /// The held body grew past `max_transform_body`: it streams untouched from now on.
@@ -109,8 +113,9 @@ extension ExchangeMachine {
         case release(key: String)
         /// The entry being written for `key` may be streamed by its waiters.
         case shareWhileWriting(key: String)
-        /// Serve the entry the awaited fetch is writing, as it is written.
-        case serveWhileWritten
+        /// Serve the entry the awaited fetch is writing, as it is written, in this form
+        /// (``StoredAnswer/notModified`` or ``StoredAnswer/whole(_:)``).
+        case serveWhileWritten(StoredAnswer)
         /// `key`'s response cannot be stored or shared: its misses stop collapsing for a while.
         case rememberUncacheable(key: String)
         /// `key`'s response is stored for everyone: its misses collapse again.
@@ -121,8 +126,8 @@ extension ExchangeMachine {
         case fetch(conditions: [(String, String)])
         /// Refresh `entry` with one background request (RFC 5861 `stale-while-revalidate`).
         case refreshInBackground(CacheStore.Entry)
-        /// Serve a stored response; `answersUpstream`: it stands for the upstream request's answer.
-        case serve(CacheStore.Entry, age: Int64, answersUpstream: Bool)
+        /// Serve a stored response `age` seconds old, in this form.
+        case serve(CacheStore.Entry, age: Int64, as: StoredAnswer)
         /// Store `entry`'s refreshed head (a 304, or a 200 to HEAD that agrees).
         case refreshStored(CacheStore.Entry)
         /// Drop every stored response for a key (§4.3.5: a HEAD showed the entry is out of date).

@@ -58,7 +58,7 @@ struct ExchangeMachine {
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
-        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let varyNames, let variant)):
+        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let varyNames, let variant, let head)):
             // A GET whose nominated fields select the same variant takes the response as it is
             // written; any other waiter waits for the release and looks again.
             let request = context.request
@@ -66,9 +66,11 @@ struct ExchangeMachine {
                 CachePolicy.variant(names: varyNames, request: request.headers) == variant
             else { return [] }
             phase = .servingStored(.whileWritten)
-            return [
-                .leave(key: key), .setCacheStatus(CacheStatus(.forward(forward), collapsed: true)), .serveWhileWritten,
-            ]
+            let status = Action.setCacheStatus(CacheStatus(.forward(forward), collapsed: true))
+            switch answer(head, size: 0, fromUpstream: true) {
+            case .success(let answer): return [.leave(key: key), status, .serveWhileWritten(answer)]
+            case .failure(let error): return [.leave(key: key), status, .fail(error)]
+            }
         case (.fetching(let fetch), .responseHead(let head, let now)):
             return responseHead(head, fetch, now: now)
         case (.fetching(var fetch), .holdingAbandoned):
@@ -216,7 +218,30 @@ struct ExchangeMachine {
         let status =
             afterCollapse.map { CacheStatus(.forward($0), collapsed: true) }
             ?? CacheStatus(.hit(ttl: ttl), detail: detail ?? (entry.fromSharedTier ? "shared" : nil))
-        return [.setCacheStatus(status), .serve(entry, age: age, answersUpstream: false)]
+        return [.setCacheStatus(status), serve(entry, age: age, fromUpstream: false)]
+    }
+
+    /// How a stored response answers the client (``StoredAnswer``), or the failure that replaces
+    /// it: the rule's enforce verdict is part of the decision.
+    private func answer(_ head: ResponseHead, size: Int64, fromUpstream: Bool) -> Result<StoredAnswer, SluiceError> {
+        let verdict = context.acceptance.flatMap { acceptance in
+            acceptance.onReject == .enforce
+                ? ResponseValidator.validate(
+                    head, method: context.request.method, requestHeaders: context.request.headers,
+                    acceptance: acceptance, rule: context.ruleName) : nil
+        }
+        let exchange = StoredAnswer.Request(
+            request: context.request, stripMode: context.stripMode, transformLimit: context.transformLimit,
+            validated: context.acceptance != nil)
+        return StoredAnswer.decide(head, size: size, for: exchange, verdict: verdict, fromUpstream: fromUpstream)
+    }
+
+    /// Serves `entry` in the form ``answer(_:size:fromUpstream:)`` decides, or fails.
+    private func serve(_ entry: CacheStore.Entry, age: Int64, fromUpstream: Bool) -> Action {
+        switch answer(entry.head, size: entry.size, fromUpstream: fromUpstream) {
+        case .success(let answer): .serve(entry, age: age, as: answer)
+        case .failure(let error): .fail(error)
+        }
     }
 
     // MARK: - Fetch
@@ -264,7 +289,7 @@ struct ExchangeMachine {
             phase = .servingStored(.revalidated)
             return (releasing(fetch).map { [$0] } ?? []) + [
                 .refreshStored(entry), .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
-                .serve(entry, age: entry.age(at: now), answersUpstream: true),
+                serve(entry, age: entry.age(at: now), fromUpstream: true),
             ]
         case .awaitingHead, .holding, .streaming, .orphaned:
             if let release = releasing(fetch) { return [.commitStore, release, .endResponse] }
@@ -302,7 +327,7 @@ struct ExchangeMachine {
         phase = .servingStored(.staleIfError)
         let status = CacheStatus(.forward(.stale), forwardStatus: originStatus, detail: "stale-if-error")
         return [.abandonStore] + (releasing(fetch).map { [$0] } ?? []) + [
-            .setCacheStatus(status), .serve(entry, age: entry.age(at: now), answersUpstream: true),
+            .setCacheStatus(status), serve(entry, age: entry.age(at: now), fromUpstream: true),
         ]
     }
 

@@ -74,12 +74,20 @@ public enum ResponseValidator {
     public static func validate(
         _ head: ResponseHead, request: UpstreamRequest, acceptance: Acceptance, rule: String
     ) -> ValidationFailure? {
+        validate(head, method: request.method, requestHeaders: request.headers, acceptance: acceptance, rule: rule)
+    }
+
+    /// The same, for a request given by its method and header fields (a stored response served
+    /// to the client's own request).
+    static func validate(
+        _ head: ResponseHead, method: String, requestHeaders: HTTPFields, acceptance: Acceptance, rule: String
+    ) -> ValidationFailure? {
         var reasons: [ValidationFailure.Reason] = []
-        if !statusPasses(head.status, request: request, acceptance: acceptance) {
+        if !statusPasses(head.status, requestHeaders: requestHeaders, acceptance: acceptance) {
             reasons.append(.unacceptableStatus)
         }
         let contentType = head.headers["content-type"]
-        if let ranges = acceptance.contentTypes, hasBody(head, method: request.method) {
+        if let ranges = acceptance.contentTypes, hasBody(head, method: method) {
             if var text = contentType, !text.isEmpty {
                 let accepted = text.withUTF8 { bytes in
                     guard let (type, subtype) = MediaType.bounds(bytes) else { return false }
@@ -97,9 +105,9 @@ public enum ResponseValidator {
 
     /// Status check: the set decides, except that redirects passed back and a 304 answering the
     /// client's own conditional request are never failures.
-    static func statusPasses(_ status: Int, request: UpstreamRequest, acceptance: Acceptance) -> Bool {
+    static func statusPasses(_ status: Int, requestHeaders: HTTPFields, acceptance: Acceptance) -> Bool {
         if acceptance.status.contains(status) { return true }
-        if status == 304 { return conditionalFields.contains { request.headers.contains($0) } }
+        if status == 304 { return conditionalFields.contains { requestHeaders.contains($0) } }
         return (300...399).contains(status)
     }
 

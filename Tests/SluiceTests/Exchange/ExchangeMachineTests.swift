@@ -57,6 +57,20 @@ struct ExchangeMachineTests {
         ResponseHead(status: status, headers: HTTPFields(fields))
     }
 
+    /// A stored answer in a few words, after a comma (nothing for the plain hit).
+    static func describe(_ answer: StoredAnswer) -> String {
+        switch answer {
+        case .plain: ""
+        case .whole(.pass): ", whole"
+        case .whole(let plan): ", whole(\(plan))"
+        case .notModified: ", 304"
+        case .range(let bytes): ", 206 \(bytes.lowerBound)-\(bytes.upperBound)"
+        case .piece(let bytes, let within, let complete):
+            ", 206 \(bytes.lowerBound)-\(bytes.upperBound)/\(complete) from \(within.lowerBound)-\(within.upperBound)"
+        case .unsatisfiable(let complete): ", 416 */\(complete)"
+        }
+    }
+
     static func describe(_ action: ExchangeMachine.Action) -> String {
         switch action {
         case .fail(let error): "fail(\(Problem(error).status))"
@@ -69,12 +83,12 @@ struct ExchangeMachineTests {
         case .release: "release"
         case .rememberUncacheable: "rememberUncacheable"
         case .shareWhileWriting: "shareWhileWriting"
-        case .serveWhileWritten: "serveWhileWritten"
+        case .serveWhileWritten(let answer): "serveWhileWritten\(describe(answer))"
         case .forgetUncacheable: "forgetUncacheable"
         case .countMiss: "countMiss"
         case .fetch(let conditions): "fetch(\(conditions.map(\.0).joined(separator: ",")))"
         case .refreshInBackground: "refreshInBackground"
-        case .serve(_, let age, let upstream): "serve(age=\(age)\(upstream ? ", upstream" : ""))"
+        case .serve(_, let age, let answer): "serve(age=\(age)\(describe(answer)))"
         case .refreshStored: "refreshStored"
         case .invalidate: "invalidate"
         case .deliverHead(let head, let plan): "deliverHead(\(head.status), \(plan))"
@@ -251,8 +265,12 @@ struct ExchangeMachineTests {
             [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 10-19/100")], age: 90, status: 206)
         let whole = Self.entry([("Cache-Control", "max-age=60")], age: 1)
         #expect(
-            look("bytes=12-15", [], pieces: [piece]) == ["status(Sluice; hit; ttl=55; detail=partial)", "serve(age=5)"])
-        #expect(look("bytes=12-15", [whole], pieces: [piece]) == ["status(Sluice; hit; ttl=59)", "serve(age=1)"])
+            look("bytes=12-15", [], pieces: [piece]) == [
+                "status(Sluice; hit; ttl=55; detail=partial)", "serve(age=5, 206 12-15/100 from 2-5)",
+            ])
+        // The complete response (3 bytes here) comes first: the range is past its end.
+        #expect(
+            look("bytes=12-15", [whole], pieces: [piece]) == ["status(Sluice; hit; ttl=59)", "serve(age=1, 416 */3)"])
         #expect(look("bytes=5-15", [], pieces: [piece]).last == "fetch()")
         #expect(look("bytes=12-15", [], pieces: [stalePiece]).last == "fetch()")
     }
@@ -373,8 +391,8 @@ struct ExchangeMachineTests {
         let fetching = ExchangeMachine.CollapseView(fetching: true, uncacheable: false)
         var (machine, _) = Self.lookedUp(Self.request(), [], collapse: fetching)
         #expect(
-            machine.handle(.collapseMayStream(varyNames: [], variant: "")).map(Self.describe) == [
-                "leave", "status(Sluice; fwd=uri-miss; collapsed)", "serveWhileWritten",
+            machine.handle(.collapseMayStream(varyNames: [], variant: "", head: Self.head(200))).map(Self.describe) == [
+                "leave", "status(Sluice; fwd=uri-miss; collapsed)", "serveWhileWritten, whole",
             ])
         #expect(Self.describe(machine.phase) == "servingStored(whileWritten)")
         #expect(machine.handle(.clientGone(nil)).map(Self.describe) == ["stopStoredBody", "finishClosing"])
@@ -382,14 +400,18 @@ struct ExchangeMachineTests {
         let german = Self.request("GET", [("Accept-Language", "de")])
         (machine, _) = Self.lookedUp(german, [], collapse: fetching)
         #expect(
-            machine.handle(.collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:en")).isEmpty)
+            machine.handle(
+                .collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:en", head: Self.head(200))
+            ).isEmpty)
         #expect(Self.describe(machine.phase) == "awaitingCollapse(uri-miss)")
         #expect(
-            machine.handle(.collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:de")).map(
+            machine.handle(
+                .collapseMayStream(varyNames: ["accept-language"], variant: "accept-language:de", head: Self.head(200))
+            ).map(
                 Self.describe
-            ).last == "serveWhileWritten")
+            ).last == "serveWhileWritten, whole")
         (machine, _) = Self.lookedUp(Self.request("HEAD"), [], collapse: fetching)
-        #expect(machine.handle(.collapseMayStream(varyNames: [], variant: "")).isEmpty)
+        #expect(machine.handle(.collapseMayStream(varyNames: [], variant: "", head: Self.head(200))).isEmpty)
     }
 
     @Test("Collapse: a waiter whose client goes away leaves the queue")
@@ -413,7 +435,7 @@ struct ExchangeMachineTests {
         let done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
         #expect(
             done.map(Self.describe) == [
-                "refreshStored", "status(Sluice; fwd=stale; fwd-status=304)", "serve(age=1, upstream)",
+                "refreshStored", "status(Sluice; fwd=stale; fwd-status=304)", "serve(age=1, whole)",
             ])
         guard case .refreshStored(let refreshed) = done[0] else { return #expect(Bool(false)) }
         #expect(refreshed.headers["x-old"] == "1" && refreshed.headers["x-new"] == "2")
@@ -447,7 +469,7 @@ struct ExchangeMachineTests {
         #expect(
             machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).map(Self.describe) == [
                 "abandonStore", "status(Sluice; fwd=stale; fwd-status=503; detail=stale-if-error)",
-                "serve(age=10, upstream)",
+                "serve(age=10, whole)",
             ])
         #expect(Self.describe(machine.phase) == "servingStored(staleIfError)")
 
@@ -455,7 +477,7 @@ struct ExchangeMachineTests {
         (machine, _) = Self.lookedUp(Self.request(), [sie])
         #expect(
             machine.handle(.upstreamCompleted(dead, ownError: nil, now: Self.now)).map(Self.describe) == [
-                "abandonStore", "status(Sluice; fwd=stale; detail=stale-if-error)", "serve(age=10, upstream)",
+                "abandonStore", "status(Sluice; fwd=stale; detail=stale-if-error)", "serve(age=10, whole)",
             ])
 
         // Once the origin's response streams, it is too late for the stale entry.
@@ -488,7 +510,7 @@ struct ExchangeMachineTests {
         #expect(
             machine.handle(.upstreamCompleted(rejected(502), ownError: nil, now: Self.now)).map(Self.describe) == [
                 "abandonStore", "status(Sluice; fwd=stale; fwd-status=502; detail=stale-if-error)",
-                "serve(age=10, upstream)",
+                "serve(age=10, whole)",
             ])
         (machine, _) = Self.lookedUp(Self.request(), [])
         #expect(
