@@ -10,7 +10,7 @@ extension Exchange {
     }
 
     func finish(closeConnection: Bool) {
-        guard !machine.isDone, !machine.isOrphaned else { return }
+        guard !hasFinished, !machine.isOrphaned else { return }
         let aborted = output.headSent && !output.isComplete
         run(.finished(notes.error == nil && !aborted ? .completed : .failed))
         endClientSide(closeConnection: closeConnection, aborted: aborted)

@@ -34,6 +34,8 @@ final class Exchange {
     var collapseTimer: Timer?
     /// The entry offered by ``collapseMayStream(_:)`` while the machine decides on it.
     var live: CacheWriter?
+    /// Whether an event is being handled, and what waits for its turn.
+    private var turn = Turn.idle
     /// The request as sent upstream.
     var upstreamRequest: UpstreamRequest?
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
@@ -73,9 +75,39 @@ final class Exchange {
         run(.routed(routed, stripMode: route.stripMode, now: env.clock()))
     }
 
-    /// Feeds one event to the machine and carries out its actions in order.
+    /// Where the driver's loop stands (Varnish's `CNT_Request`: one loop kicks the request along).
+    enum Turn {
+        /// No event is being handled.
+        case idle
+        /// The loop is carrying out an event's actions; events they raise wait here, in order.
+        case draining([ExchangeMachine.Event])
+    }
+
+    /// Feeds one event to the machine and carries out its actions in order; events raised while
+    /// they run are queued and handled after them by the same loop, so the machine never sees an
+    /// event in the middle of another's actions and `run` is never re-entered.
     func run(_ event: ExchangeMachine.Event) {
-        for action in machine.handle(event) { perform(action) }
+        if case .draining(var queued) = turn {
+            queued.append(event)
+            turn = .draining(queued)
+            return
+        }
+        turn = .draining([])
+        var next = event
+        while true {
+            for action in machine.handle(next) { perform(action) }
+            guard case .draining(var queued) = turn, !queued.isEmpty else { break }
+            next = queued.removeFirst()
+            turn = .draining(queued)
+        }
+        turn = .idle
+    }
+
+    /// Whether the exchange ended, or its end waits for its turn in the loop.
+    var hasFinished: Bool {
+        if machine.isDone { return true }
+        guard case .draining(let queued) = turn else { return false }
+        return queued.contains { if case .finished = $0 { true } else { false } }
     }
 
     private func perform(_ action: ExchangeMachine.Action) {
@@ -207,7 +239,7 @@ final class Exchange {
 
     /// Sends a head still held back for the body (none came in this loop turn).
     func sendHeldHead() {
-        guard !machine.isDone else { return }
+        guard !hasFinished else { return }
         output.flushHeldHead()
     }
 

@@ -5,10 +5,6 @@ import Testing
 
 @testable import Sluice
 
-#if canImport(Glibc)
-    import Glibc  // stat()
-#endif
-
 /// HTTPS interception end to end: a real HTTPS origin (Python's `ssl`) with a certificate from a
 /// test CA made at test time, Sluice with its own local CA in a temporary folder, and curl as the
 /// client (`-x`, `--cacert`).
@@ -108,8 +104,8 @@ struct InterceptionTests {
         var proxy: ProxyHarness? = try ProxyHarness(configuration: configuration)
         let port = proxy!.port
         // Then the local CA was created, its key private to its owner
-        var info = stat()
-        #expect(stat(setup.caKey, &info) == 0 && info.st_mode & 0o077 == 0)
+        let mode = try FileManager.default.attributesOfItem(atPath: setup.caKey)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o077 == 0 } == true)
 
         // When a client that trusts Sluice's CA asks for JSON twice
         let first = try Self.curl(origin.url("/json"), proxy: port, cacert: setup.caCert)

@@ -1,0 +1,104 @@
+/// The lookup's decisions: serve a stored response (in which form), or go upstream (collapsed or not).
+extension ExchangeMachine {
+    // MARK: - Lookup
+
+    mutating func lookedUp(
+        key: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry], collapse: CollapseView,
+        afterCollapse: CacheStatus.Forward?, mayCollapse: Bool, now: Double
+    ) -> [Action] {
+        let settings = context.cache?.freshness ?? .init()
+        let request = Freshness.Request(context.request.headers)
+        let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
+        if !pieces.isEmpty, !decision.servesStored,
+            case .fresh(let piece, let age, let ttl, let detail) = Freshness.decide(
+                pieces, request: request, settings: settings, now: now),
+            let stored = ByteRange.Piece(piece.headers),
+            ByteRange.answer(context.request.headers, piece: stored, stored: piece.headers) != nil
+        {
+            // §3.4: a fresh stored piece that holds every byte asked for answers the range.
+            return serveHit(
+                piece, age: age, ttl: ttl, detail: detail ?? "partial", afterCollapse: nil)
+        }
+        var forward: CacheStatus.Forward
+        var fetch = ExchangePhase.Fetch(
+            requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
+            delivery: .awaitingHead)
+        var actions: [Action] = []
+        switch decision {
+        case .fresh(let entry, let age, let ttl, let detail):
+            return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse)
+        case .staleWhileRevalidate(let entry, let age, let ttl):
+            let refresh: [Action] = context.request.method == "GET" ? [.refreshInBackground(entry)] : []
+            return refresh
+                + serveHit(
+                    entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse)
+        case .revalidate(let entry, let conditions, let onFailure, let reason):
+            forward = reason
+            if !conditions.isEmpty { fetch.revalidating = entry }
+            fetch.onOriginFailure = onFailure
+        case .miss(let miss):
+            forward = miss.forward
+        }
+        if request.control.onlyIfCached {
+            return [
+                .setCacheStatus(.forward(forward, detail: "only-if-cached")),
+                .fail(
+                    .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))),
+            ]
+        }
+        actions.append(.setCacheStatus(.forward(forward)))
+        // Collapsed forwarding (Varnish's waiting list): a miss on a key that another exchange
+        // fetches waits for it; a GET miss leads, unless the key was just found not storable
+        // (hit-for-miss). Requests that would not take a stored answer (`no-cache`), ranges, and
+        // the look after a wait never collapse.
+        if mayCollapse, !request.noCache, context.cache?.collapseForwarding == true {
+            if collapse.fetching {
+                phase = .awaitingCollapse(key: key, forward: forward)
+                actions.append(.wait(key: key))
+                return actions
+            }
+            if context.request.method == "GET", !collapse.uncacheable {
+                fetch.collapse = .leading(key: key)
+                actions.append(.lead(key: key))
+            }
+        }
+        phase = .fetching(fetch)
+        let conditions = fetch.revalidating.map(Revalidation.conditions(for:)) ?? []
+        actions.append(.countMiss)
+        actions.append(.fetch(conditions: conditions))
+        return actions
+    }
+
+    mutating func serveHit(
+        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String?, afterCollapse: CacheStatus.Forward?
+    ) -> [Action] {
+        phase = .servingStored(.hit)
+        let status =
+            afterCollapse.map { CacheStatus(.forward($0), collapsed: true) }
+            ?? CacheStatus(.hit(ttl: ttl), detail: detail ?? (entry.fromSharedTier ? "shared" : nil))
+        return [.setCacheStatus(status), serve(entry, age: age, fromUpstream: false)]
+    }
+
+    /// How a stored response answers the client (``StoredAnswer``), or the failure that replaces
+    /// it: the rule's enforce verdict is part of the decision.
+    func answer(_ head: ResponseHead, size: Int64, fromUpstream: Bool) -> Result<StoredAnswer, SluiceError> {
+        let verdict = context.acceptance.flatMap { acceptance in
+            acceptance.onReject == .enforce
+                ? ResponseValidator.validate(
+                    head, method: context.request.method, requestHeaders: context.request.headers,
+                    acceptance: acceptance, rule: context.ruleName) : nil
+        }
+        let exchange = StoredAnswer.Request(
+            request: context.request, stripMode: context.stripMode, transformLimit: context.transformLimit,
+            validated: context.acceptance != nil)
+        return StoredAnswer.decide(head, size: size, for: exchange, verdict: verdict, fromUpstream: fromUpstream)
+    }
+
+    /// Serves `entry` in the form ``answer(_:size:fromUpstream:)`` decides, or fails.
+    func serve(_ entry: CacheStore.Entry, age: Int64, fromUpstream: Bool) -> Action {
+        switch answer(entry.head, size: entry.size, fromUpstream: fromUpstream) {
+        case .success(let answer): .serve(entry, age: age, as: answer)
+        case .failure(let error): .fail(error)
+        }
+    }
+}
