@@ -40,7 +40,8 @@ final class ClientConnection {
     }
 
     let connection: Connection
-    unowned let server: ProxyServer
+    /// What it needs from the proxy.
+    let env: ClientEnvironment
     let peerText: String
     /// Whether the client is on this machine (a loopback peer).
     let isLocal: Bool
@@ -57,14 +58,14 @@ final class ClientConnection {
     /// requests inside are `https://` requests for that authority.
     private var intercepted: (tls: TLSStream, authority: Authority)?
 
-    init(connection: Connection, server: ProxyServer) {
+    init(connection: Connection, environment: ClientEnvironment) {
         self.connection = connection
-        self.server = server
+        env = environment
         peerText = connection.peer?.description ?? "?"
         stream = connection
         isLocal = connection.peer?.unmapped.isLoopback ?? true
-        parser = RequestParser(limits: server.parserLimits)
-        inputHighWater = max(256 * 1024, server.parserLimits.maxHeaderBytes + 16 * 1024)
+        parser = RequestParser(limits: env.exchanges.parserLimits)
+        inputHighWater = max(256 * 1024, env.exchanges.parserLimits.maxHeaderBytes + 16 * 1024)
         connection.delegate = self
         connection.setNoDelay()
         connection.setWatermarks(readHigh: inputHighWater, writeLow: ClientConnection.outputLowWater)
@@ -82,7 +83,7 @@ final class ClientConnection {
 
     private func enterIdle() {
         state = .idle
-        let timeouts = server.configuration.timeouts
+        let timeouts = env.timeouts
         connection.setTimeouts(readMilliseconds: timeouts.clientIdle, writeMilliseconds: timeouts.clientBody)
     }
 
@@ -98,7 +99,7 @@ final class ClientConnection {
                 state = .readingHead
                 armHeaderTimer()
             }
-            let limit = server.parserLimits.maxHeaderBytes + 4
+            let limit = env.exchanges.parserLimits.maxHeaderBytes + 4
             let outcome = stream.withInput(upTo: limit) { parser.parse($0) }
             switch outcome {
             case .needMore:
@@ -117,15 +118,15 @@ final class ClientConnection {
 
     private func armHeaderTimer() {
         if headerTimer == nil {
-            headerTimer = Timer(loop: server.loop) { [unowned self] in
+            headerTimer = Timer(loop: env.exchanges.loop) { [unowned self] in
                 if case .readingHead = self.state { self.reject(.badRequest(reason: .timedOut)) }
             }
         }
-        headerTimer?.schedule(milliseconds: server.configuration.timeouts.clientHeader)
+        headerTimer?.schedule(milliseconds: env.timeouts.clientHeader)
     }
 
     private func begin(_ received: ProxyRequest) {
-        server.stats.requests += 1
+        env.exchanges.stats.requests += 1
         var request = received
         if let (_, authority) = intercepted {
             switch Interception.target(of: received, authority: authority) {
@@ -135,10 +136,10 @@ final class ClientConnection {
         } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
-        let exchange = Exchange(client: self, env: server.environment, request: request)
+        let exchange = Exchange(client: self, env: env.exchanges, request: request)
         state = .exchanging(exchange)
         if input != .ended { input = request.bodyFraming != .none ? .readingBody : .open }
-        let timeouts = server.configuration.timeouts
+        let timeouts = env.timeouts
         connection.setTimeouts(
             readMilliseconds: input == .readingBody ? timeouts.clientBody : 0, writeMilliseconds: timeouts.clientBody)
         exchange.start()
@@ -147,19 +148,20 @@ final class ClientConnection {
     private func beginTunnel(_ request: ProxyRequest, host: String, port: UInt16) {
         // A refused CONNECT closes: the client may already be sending the tunnel's first bytes
         // (a TLS ClientHello), which must not be read as the next request.
-        if let refusal = server.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
+        if let refusal = env.exchanges.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
             return rejectRequest(request, refusal, closing: true)
         }
         guard request.bodyFraming == .none else {
             return rejectRequest(request, .badRequest(reason: .malformed("CONNECT with a body")), closing: true)
         }
-        if let interceptor = server.interceptor,
-            interceptor.intercepts(host: host, client: clientAddress, rules: server.ruleBook, now: monotonicSeconds())
+        if let interceptor = env.interceptor,
+            interceptor.intercepts(
+                host: host, client: clientAddress, rules: env.exchanges.rules, now: monotonicSeconds())
         {
             return beginInterception(request, Authority(host: host, port: port))
         }
         let tunnel = Tunnel(
-            client: self, environment: server.tunnelEnvironment, host: host, port: port, request: request)
+            client: self, environment: env.tunnels(), host: host, port: port, request: request)
         state = .tunnelling(tunnel)
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
         tunnel.start()
@@ -177,7 +179,7 @@ final class ClientConnection {
     private func beginInterception(_ request: ProxyRequest, _ authority: Authority) {
         connection.write(Tunnel.acceptedResponse)
         state = .peeking(authority, request)
-        let limit = server.configuration.tls.handshakeTimeout
+        let limit = env.tls.handshakeTimeout
         connection.setTimeouts(readMilliseconds: limit, writeMilliseconds: limit)
         if connection.inputCount > 0 { peek() }
     }
@@ -185,10 +187,10 @@ final class ClientConnection {
     private func peek() {
         guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
         let first = connection.withFirstInputSegment { $0.first }
-        guard first == 0x16, let interceptor = server.interceptor else {
+        guard first == 0x16, let interceptor = env.interceptor else {
             // Not a TLS handshake record: the tunnel the client asked for, blind.
             let tunnel = Tunnel(
-                client: self, environment: server.tunnelEnvironment, host: authority.host, port: authority.port,
+                client: self, environment: env.tunnels(), host: authority.host, port: authority.port,
                 request: request, answered: true)
             state = .tunnelling(tunnel)
             connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
@@ -199,7 +201,7 @@ final class ClientConnection {
             state = .handshaking(authority, tls)
             handshake()
         } catch {
-            server.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
+            env.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
             close()
         }
     }
@@ -212,7 +214,7 @@ final class ClientConnection {
         case .established:
             intercepted = (tls, authority)
             stream = tls
-            server.stats.tlsIntercepted += 1
+            env.exchanges.stats.tlsIntercepted += 1
             enterIdle()
             processInput()
         case .failed(let failure):
@@ -227,17 +229,17 @@ final class ClientConnection {
         case .certificateRejected(let reason):
             certificateRefused(authority, reason: "it sent the alert \"\(reason)\"")
         case .protocolError(let reason), .noCertificate(let reason), .certificateUntrusted(let reason):
-            server.stats.tlsHandshakeFailures += 1
-            server.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
+            env.exchanges.stats.tlsHandshakeFailures += 1
+            env.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
             close()
         }
     }
 
     private func certificateRefused(_ authority: Authority, reason: String) {
-        server.stats.tlsCertificateRefusals += 1
-        let window = server.configuration.tls.passthroughAfterFailure
-        server.interceptor?.noteRefusal(host: authority.host, client: clientAddress, now: monotonicSeconds())
-        server.logger.warning(
+        env.exchanges.stats.tlsCertificateRefusals += 1
+        let window = env.tls.passthroughAfterFailure
+        env.interceptor?.noteRefusal(host: authority.host, client: clientAddress, now: monotonicSeconds())
+        env.logger.warning(
             "client \(peerText) refused the certificate for \(authority.host) (\(reason))\(window > 0 ? "; its tunnels to \(authority.host) are blind for \(window / 1000) s" : "")"
         )
         close()
@@ -245,7 +247,7 @@ final class ClientConnection {
 
     /// Answers a parsed request with a problem without contacting anyone.
     private func rejectRequest(_ request: ProxyRequest, _ error: SluiceError, closing: Bool = false) {
-        let exchange = Exchange(client: self, env: server.environment, request: request)
+        let exchange = Exchange(client: self, env: env.exchanges, request: request)
         if closing { exchange.output.keepAlive = false }
         state = .exchanging(exchange)
         exchange.fail(error)
@@ -254,8 +256,8 @@ final class ClientConnection {
     /// Answers an unparseable request with a problem and closes.
     func reject(_ error: SluiceError) {
         let problem = Problem(error)
-        stream.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: server.date.now))
-        server.log(
+        stream.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.exchanges.date.now))
+        env.log(
             ExchangeRecord(
                 client: peerText, method: "-", url: "-", status: problem.status,
                 bytesSent: Int64(problem.body.utf8.count),
@@ -265,7 +267,7 @@ final class ClientConnection {
 
     func requestBodyDidEnd() {
         if input == .readingBody { input = .open }
-        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: server.configuration.timeouts.clientBody)
+        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: env.timeouts.clientBody)
     }
 
     // MARK: - After an exchange
@@ -277,14 +279,14 @@ final class ClientConnection {
         input = .open
         parser.reset()
         enterIdle()
-        if server.isShuttingDown, stream.inputCount == 0 { return closeAfterFlush() }
+        if env.exchanges.isShuttingDown, stream.inputCount == 0 { return closeAfterFlush() }
         processInput()
     }
 
     /// A response head waits for the body's first bytes so that both leave in one write; if none
     /// came in this loop turn (an origin that sends its head and then thinks), it goes alone.
     func sendHeldHeadAtEndOfTurn() { headFlush.fireSoon() }
-    private lazy var headFlush = Timer(loop: server.loop) { [unowned self] in
+    private lazy var headFlush = Timer(loop: env.exchanges.loop) { [unowned self] in
         if case .exchanging(let exchange) = state { exchange.sendHeldHead() }
     }
 
@@ -299,7 +301,7 @@ final class ClientConnection {
         state = .closed
         headerTimer?.cancel()
         connection.closeAfterFlush()
-        server.connectionDidClose(self)
+        env.closed(self)
     }
 
     func close() {
@@ -308,7 +310,7 @@ final class ClientConnection {
         state = .closed
         headerTimer?.cancel()
         connection.close()
-        server.connectionDidClose(self)
+        env.closed(self)
     }
 
     private func resetConnection() {
@@ -316,7 +318,7 @@ final class ClientConnection {
         state = .closed
         headerTimer?.cancel()
         connection.reset()
-        server.connectionDidClose(self)
+        env.closed(self)
     }
 
     /// Shutdown: idle connections close now; busy ones after their exchange.

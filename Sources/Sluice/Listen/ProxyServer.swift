@@ -267,7 +267,7 @@ public final class ProxyServer {
         }
         stats.connectionsAccepted += 1
         stats.connectionsOpen += 1
-        let client = ClientConnection(connection: connection, server: self)
+        let client = ClientConnection(connection: connection, environment: clientEnvironment)
         clients[ObjectIdentifier(client)] = client
     }
 
