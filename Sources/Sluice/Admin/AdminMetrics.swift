@@ -111,7 +111,7 @@ final class AdminMetrics: EventMonitor {
         cacheBytes.record(proxy.cache?.totalBytes ?? 0)
         cacheCapacity.record(proxy.cache?.capacity ?? 0)
         eventSubscribers.record(feed.subscriberCount)
-        if let shared = proxy.environment.cache?.shared {
+        if let shared = proxy.tiers?.shared {
             sharedUp.record(shared.isAvailable ? 1 : 0)
             let counts = shared.counts
             for (index, value) in [counts.lookups, counts.hits, counts.stores, counts.failures].enumerated()

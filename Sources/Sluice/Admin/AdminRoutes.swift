@@ -62,7 +62,7 @@ struct AdminRoutes {
 
     /// A purge reaches the shared tier and, through it, every other instance.
     private func announce(_ selector: CacheInspector.Selector, inspector: CacheInspector) {
-        guard let shared = proxy.environment.cache?.shared else { return }
+        guard let shared = proxy.tiers?.shared else { return }
         shared.purge(selector, keys: CacheInspector.keys(of: selector, in: inspector, now: proxy.clock()))
     }
 
@@ -99,7 +99,7 @@ struct AdminRoutes {
     }
 
     private func sharedHealth() -> JSONValue {
-        guard let shared = proxy.environment.cache?.shared else { return .string("off") }
+        guard let shared = proxy.tiers?.shared else { return .string("off") }
         let state: String
         var reason: String?
         switch shared.health {
@@ -316,7 +316,7 @@ struct AdminRoutes {
             guard case .object(let members) = json else { return json }
             return .object(members + extra)
         }
-        guard let shared = proxy.environment.cache?.shared else {
+        guard let shared = proxy.tiers?.shared else {
             return answer(entries.map { adding($0.json, [("tiers", .array([.string("local")]))]) })
         }
         return .awaiting { deliver in

@@ -43,14 +43,14 @@ extension Exchange {
 
     /// The stored head with `Age`, then the body from the tiers.
     private func serveWhole(
-        _ entry: CacheStore.Entry, head: ResponseHead, plan: NullStrippingDelivery.Plan, cache: TieredCache
+        _ entry: CacheStore.Entry, head: ResponseHead, plan: NullStrippingDelivery.Plan, cache: any CacheTier
     ) {
         deliverHead(head, plan: plan, fromCache: true)
         if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
         startStoredBody(entry, cache: cache)
     }
 
-    private func startStoredBody(_ entry: CacheStore.Entry, cache: TieredCache, range: ClosedRange<Int64>? = nil) {
+    private func startStoredBody(_ entry: CacheStore.Entry, cache: any CacheTier, range: ClosedRange<Int64>? = nil) {
         storedBody = .entry(StoredResponse.Cursor(entry, cache: cache, range: range))
         pumpStoredBody()
     }

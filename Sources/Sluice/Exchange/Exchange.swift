@@ -165,7 +165,7 @@ final class Exchange {
     private func lookUp(_ key: String) {
         // A key just found not storable (hit-for-miss) is not asked of the shared tier either:
         // pass-through traffic never waits on it.
-        let remote = env.cache?.shared != nil && !env.collapser.isUncacheable(key, now: env.clock())
+        let remote = env.cache?.hasRemoteTier == true && !env.collapser.isUncacheable(key, now: env.clock())
         guard let cache = env.cache, let candidates = cache.lookup(key, for: self, remote: remote) else { return }
         cacheTier(didFind: candidates)
     }

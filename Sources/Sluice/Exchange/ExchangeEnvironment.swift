@@ -23,7 +23,7 @@ final class ExchangeEnvironment {
     /// Per-exchange hooks (the session's own are consulted by the session).
     let hooks: UpstreamTask.Hooks
     /// The cache tiers; `nil` when there is no cache.
-    let cache: TieredCache?
+    let cache: (any CacheTier)?
     /// The cache settings in force.
     let cacheSettings: Configuration.Cache
     /// What the exchange machine needs of them; `nil` without a cache.
@@ -63,7 +63,8 @@ final class ExchangeEnvironment {
     }
 
     init(
-        loop: EventLoop, session: Session, hooks: UpstreamTask.Hooks, cache: TieredCache?, configuration: Configuration,
+        loop: EventLoop, session: Session, hooks: UpstreamTask.Hooks, cache: (any CacheTier)?,
+        configuration: Configuration,
         policy: Policy, stats: Stats, logger: Logger
     ) {
         self.loop = loop

@@ -24,8 +24,11 @@ public final class ProxyServer {
 
     /// The rules in force (replaced by ``reload(_:)``).
     public var ruleBook: RuleBook { environment.rules }
-    /// The response cache's file (`nil` when disabled or when its file could not be opened).
-    var cache: CacheStore? { environment.cache?.file }
+    /// The local cache tiers (`nil` when disabled or when the file could not be opened); exchanges
+    /// see them as ``CacheTier`` through ``environment``.
+    let tiers: TieredCache?
+    /// The response cache's file.
+    var cache: CacheStore? { tiers?.file }
     private var cacheFlushTimer: Timer?
     /// What every exchange runs with (the collaborators it would otherwise reach through the server).
     let environment: ExchangeEnvironment
@@ -85,6 +88,7 @@ public final class ProxyServer {
                 logger.error("cache disabled: cannot open \(configuration.cache.path): \(error)")
             }
         }
+        self.tiers = tiers
         policy = Policy(configuration: configuration)
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)

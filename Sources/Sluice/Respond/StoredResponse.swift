@@ -21,7 +21,7 @@ enum StoredResponse {
     /// memory with its Date — made by the general path (`Forwarding.clientResponse`) once per
     /// kept body, then completed here with Age and Cache-Status. `nil`: take the general path.
     static func plainHead(
-        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: String, cache: TieredCache
+        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: String, cache: any CacheTier
     ) -> [UInt8]? {
         guard !Revalidation.clientValidatorsMatch(request.headers, stored: entry.head.headers) else { return nil }
         var template = cache.hotHead(entry.ref)
@@ -74,7 +74,7 @@ enum StoredResponse {
         /// The pump of whichever cursor it is; `deliverFile`: how a body kept as a file is sent
         /// whole (`nil`: as bytes, like the others).
         mutating func pump(
-            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
+            from cache: any CacheTier, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
             deliverFile: ((SharedFile, Range<Int>) -> Bool)?
         ) -> Stop {
             switch self {
@@ -100,7 +100,7 @@ enum StoredResponse {
         /// Body bytes read so far (sent, or skipped before the window).
         private var sent: Int64 = 0
 
-        init(_ entry: CacheStore.Entry, cache: TieredCache, range: ClosedRange<Int64>? = nil) {
+        init(_ entry: CacheStore.Entry, cache: any CacheTier, range: ClosedRange<Int64>? = nil) {
             self.entry = entry.ref
             size = entry.size
             bytes = cache.wholeBody(entry)
@@ -111,7 +111,7 @@ enum StoredResponse {
         /// Sends pieces until the client falls behind or the end; `deliver` returns `false` when a
         /// piece was not taken. A body kept as a file goes to `deliverFile` in one piece, when given.
         mutating func pump(
-            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
+            from cache: any CacheTier, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool,
             deliverFile: ((SharedFile, Range<Int>) -> Bool)? = nil
         ) -> Stop {
             while true {
@@ -159,7 +159,7 @@ enum StoredResponse {
         init(writer: CacheWriter) { self.writer = writer }
 
         mutating func pump(
-            from cache: TieredCache, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
+            from cache: any CacheTier, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool
         ) -> Stop {
             while true {
                 if isBehind() { return .stalled }

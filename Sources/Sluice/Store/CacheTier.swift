@@ -40,6 +40,16 @@ protocol CacheTier: AnyObject {
     func countMiss()
     /// Records the last storing decision for a URL (`sluice cache why`).
     func recordDecision(url: String, now: Double, stored: Bool, reason: String?)
+    /// Whether a remote (shared) tier may be asked on a local miss.
+    var hasRemoteTier: Bool { get }
+    /// A response just committed by an exchange that may share it: offered to a remote tier.
+    func share(key: String, variant: String, now: Double)
+    /// The client head kept for a plain GET hit of an entry (``StoredResponse/plainHead(_:age:request:cacheStatus:cache:)``).
+    func hotHead(_ entry: EntryRef) -> [UInt8]?
+    /// Keeps a client head next to the entry's body in memory (only while that body is kept).
+    func keepHotHead(_ bytes: [UInt8], entry: EntryRef)
+    /// Whether the entry's body is in memory.
+    func bodyIsHot(_ entry: EntryRef) -> Bool
 }
 
 /// The local tiers composed: memory (``HotSet``: decoded entries and small bodies of recent keys)
@@ -194,6 +204,8 @@ final class TieredCache: CacheTier {
 
     /// Whether the entry's body is in memory.
     func bodyIsHot(_ entry: EntryRef) -> Bool { memory.body(entry) != nil }
+
+    var hasRemoteTier: Bool { shared != nil }
 }
 
 extension CacheStore {

@@ -23,7 +23,7 @@ struct HotBodyTests {
     /// How the memory tier keeps the body of `url`'s entry: "file", "bytes" or "none".
     static func kept(_ proxy: ProxyHarness, _ url: String) -> String {
         proxy.onLoop { server in
-            guard let tiers = server.environment.cache, let entry = tiers.file.candidates(key: url).first else {
+            guard let tiers = server.tiers, let entry = tiers.file.candidates(key: url).first else {
                 return "none"
             }
             switch tiers.memory.body(entry.ref) {

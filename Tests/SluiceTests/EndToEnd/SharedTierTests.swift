@@ -32,7 +32,7 @@ struct SharedTierTests {
 
     /// Waits until the instance's shared tier is connected.
     static func waitUp(_ proxy: ProxyHarness) -> Bool {
-        proxy.waitUntil { proxy.onLoop { $0.environment.cache?.shared?.isAvailable == true } }
+        proxy.waitUntil { proxy.onLoop { $0.tiers?.shared?.isAvailable == true } }
     }
 
     static func origin() throws -> OriginServer {
@@ -174,7 +174,7 @@ struct SharedTierTests {
         // Refused: the instance goes on with its own file and says why, without the password.
         let health = wrong.waitUntil {
             wrong.onLoop { proxy -> Bool in
-                if case .down(let reason)? = proxy.environment.cache?.shared?.health {
+                if case .down(let reason)? = proxy.tiers?.shared?.health {
                     return reason.contains("refused the credentials")
                 }
                 return false
@@ -232,7 +232,7 @@ struct SharedTierTests {
         let b = try Self.proxy(redis)
         #expect(Self.waitUp(a) && Self.waitUp(b))
         redis.stop()
-        #expect(a.waitUntil { a.onLoop { $0.environment.cache?.shared?.isAvailable } == false })
+        #expect(a.waitUntil { a.onLoop { $0.tiers?.shared?.isAvailable } == false })
         let started = Date()
         let during = try RawClient(port: a.port).request(RawClient.get(origin.url("/during")))
         #expect(during.status == 200 && Date().timeIntervalSince(started) < 1)
@@ -241,8 +241,8 @@ struct SharedTierTests {
                 "Sluice; hit") == true)
         #expect(try RawClient(port: b.port).request(RawClient.get(origin.url("/during"))).status == 200)
         try redis.start()
-        #expect(a.waitUntil(timeout: 10) { a.onLoop { $0.environment.cache?.shared?.isAvailable } == true })
-        #expect(b.waitUntil(timeout: 10) { b.onLoop { $0.environment.cache?.shared?.isAvailable } == true })
+        #expect(a.waitUntil(timeout: 10) { a.onLoop { $0.tiers?.shared?.isAvailable } == true })
+        #expect(b.waitUntil(timeout: 10) { b.onLoop { $0.tiers?.shared?.isAvailable } == true })
         _ = try RawClient(port: a.port).request(RawClient.get(origin.url("/after")))
         #expect(
             a.waitUntil {
