@@ -49,9 +49,11 @@ struct CacheAdmission {
         HopByHop.strip(&stored.headers)
         // A 206 is a piece of the representation, kept apart from the URL's complete responses.
         let new = CacheStore.NewEntry(
-            key: response.status == 206 ? CacheStore.piecesKey(key) : key, variant: variant, varyNames: names,
-            method: method, url: url, head: stored,
-            requestTime: requestTime, responseTime: now, rule: ruleName, limit: limit, expectedLength: expected,
+            stored: StoredHead(
+                key: response.status == 206 ? CacheStore.piecesKey(key) : key, variant: variant, varyNames: names,
+                status: stored.status, reason: stored.reason, headers: stored.headers, requestTime: requestTime,
+                responseTime: now),
+            method: method, url: url, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
         let cookie = response.headers.contains("set-cookie") && !settings.storesSetCookie

@@ -39,16 +39,15 @@ extension CacheStore {
             seq += 1
             offset = end
         } while offset < body.count
-        try replaceComplete(key: new.key, variant: new.variant)
+        try replaceComplete(key: new.stored.key, variant: new.stored.variant)
         let mark = try database.prepare("UPDATE entries SET complete=1, size=?2, ttl=?3 WHERE id=?1")
         try mark.bind(row, at: 1)
         try mark.bind(Int64(body.count), at: 2)
         if let ttl { try mark.bind(ttl, at: 3) }
         try mark.step()
-        noteStored(key: new.key)
-        return Entry(
-            key: new.key, ref: EntryRef(row: row), variant: new.variant, varyNames: new.varyNames,
-            status: new.head.status, reason: new.head.reason, headers: new.head.headers, requestTime: new.requestTime,
-            responseTime: new.responseTime, size: Int64(body.count), ttl: ttl, facts: facts(new.head.headers))
+        noteStored(key: new.stored.key)
+        var stored = new.stored
+        stored.ttl = ttl
+        return Entry(stored: stored, ref: EntryRef(row: row), size: Int64(body.count), facts: facts(stored.headers))
     }
 }

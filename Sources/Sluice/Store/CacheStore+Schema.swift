@@ -61,55 +61,57 @@ extension CacheStore {
     /// A stored response, without its body. Immutable and shared by reference: the lookup, the
     /// memory tier, the exchange's phase and its actions all hold the same one.
     final class Entry {
-        let key: String
+        /// The head, key and times, as every tier keeps them.
+        let stored: StoredHead
         /// Where the body is, for the tier that holds it.
         let ref: EntryRef
-        let variant: String
-        let varyNames: [String]
-        let status: Int
-        let reason: String
-        let headers: HTTPFields
-        let requestTime: Double
-        let responseTime: Double
         let size: Int64
-        /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
-        let ttl: Int64?
         /// What the freshness computations need from the header fields, parsed once.
         let facts: Facts
         /// Just copied from the shared tier (the hit says `detail=shared`); only on the entries
         /// handed to the lookup that copied it.
         var fromSharedTier = false
 
-        init(
+        init(stored: StoredHead, ref: EntryRef, size: Int64, facts: Facts) {
+            self.stored = stored
+            self.ref = ref
+            self.size = size
+            self.facts = facts
+        }
+
+        convenience init(
             key: String, ref: EntryRef, variant: String, varyNames: [String], status: Int, reason: String,
             headers: HTTPFields, requestTime: Double, responseTime: Double, size: Int64, ttl: Int64?, facts: Facts
         ) {
-            self.key = key
-            self.ref = ref
-            self.variant = variant
-            self.varyNames = varyNames
-            self.status = status
-            self.reason = reason
-            self.headers = headers
-            self.requestTime = requestTime
-            self.responseTime = responseTime
-            self.size = size
-            self.ttl = ttl
-            self.facts = facts
+            self.init(
+                stored: StoredHead(
+                    key: key, variant: variant, varyNames: varyNames, status: status, reason: reason, headers: headers,
+                    requestTime: requestTime, responseTime: responseTime, ttl: ttl),
+                ref: ref, size: size, facts: facts)
         }
+
+        var key: String { stored.key }
+        var variant: String { stored.variant }
+        var varyNames: [String] { stored.varyNames }
+        var status: Int { stored.status }
+        var reason: String { stored.reason }
+        var headers: HTTPFields { stored.headers }
+        var requestTime: Double { stored.requestTime }
+        var responseTime: Double { stored.responseTime }
+        /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
+        var ttl: Int64? { stored.ttl }
 
         /// The same entry with a new head and times (a 304 refreshed it, §4.3.4).
         func refreshed(headers: HTTPFields, facts: Facts, requestTime: Double, responseTime: Double, ttl: Int64?)
             -> Entry
         {
-            Entry(
-                key: key, ref: ref, variant: variant, varyNames: varyNames, status: status, reason: reason,
-                headers: headers, requestTime: requestTime, responseTime: responseTime, size: size, ttl: ttl,
-                facts: facts)
+            var head = stored
+            (head.headers, head.requestTime, head.responseTime, head.ttl) = (headers, requestTime, responseTime, ttl)
+            return Entry(stored: head, ref: ref, size: size, facts: facts)
         }
 
         /// The stored status line and header fields.
-        var head: ResponseHead { ResponseHead(status: status, reason: reason, headers: headers) }
+        var head: ResponseHead { stored.response }
 
         /// The entry's current age at `now`.
         func age(at now: Double) -> Int64 {

@@ -205,15 +205,10 @@ final class CacheStore {
 
     /// A response about to be written: where it goes and what limits it.
     struct NewEntry {
-        var key: String
-        var variant: String
-        var varyNames: [String]
+        /// The head as stored (hop-by-hop fields removed), its key and times.
+        var stored: StoredHead
         var method: String
         var url: TargetURL
-        /// The head as stored (hop-by-hop fields removed).
-        var head: ResponseHead
-        var requestTime: Double
-        var responseTime: Double
         /// The rule's name when a rule matched.
         var rule: String?
         /// Largest body stored.
@@ -231,19 +226,20 @@ final class CacheStore {
         defer { insertEntry.reset() }
         if flushFirst { flushPending() }  // decisions first: the entry's own writes follow
         do {
-            try insertEntry.bind(new.key, at: 1)
-            try insertEntry.bind(new.variant, at: 2)
-            try insertEntry.bind(new.varyNames.joined(separator: ","), at: 3)
+            let stored = new.stored
+            try insertEntry.bind(stored.key, at: 1)
+            try insertEntry.bind(stored.variant, at: 2)
+            try insertEntry.bind(stored.varyNames.joined(separator: ","), at: 3)
             try insertEntry.bind(new.method, at: 4)
             try insertEntry.bind(new.url.description, at: 5)
             try insertEntry.bind(new.url.host, at: 6)
-            try insertEntry.bind(Int64(new.head.status), at: 7)
-            try insertEntry.bind(new.head.reason, at: 8)
-            try insertEntry.bind(CacheStore.encode(new.head.headers), at: 9)
-            try insertEntry.bind(new.requestTime, at: 10)
-            try insertEntry.bind(new.responseTime, at: 11)
-            if let etag = new.head.headers["etag"] { try insertEntry.bind(etag, at: 12) }
-            if let modified = new.head.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
+            try insertEntry.bind(Int64(stored.status), at: 7)
+            try insertEntry.bind(stored.reason, at: 8)
+            try insertEntry.bind(CacheStore.encode(stored.headers), at: 9)
+            try insertEntry.bind(stored.requestTime, at: 10)
+            try insertEntry.bind(stored.responseTime, at: 11)
+            if let etag = stored.headers["etag"] { try insertEntry.bind(etag, at: 12) }
+            if let modified = stored.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
             if let rule = new.rule { try insertEntry.bind(rule, at: 14) }
             try insertEntry.step()
             return database.lastInsertRowID

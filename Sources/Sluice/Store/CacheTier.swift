@@ -108,12 +108,9 @@ final class TieredCache: CacheTier {
             guard let url = TargetURL(record.url), Int64(record.body.count) <= file.settings.entryLimit else {
                 continue
             }
-            let head = ResponseHead(status: record.status, reason: record.reason, headers: record.headers)
             let new = CacheStore.NewEntry(
-                key: record.key, variant: record.variant, varyNames: record.varyNames, method: "GET", url: url,
-                head: head, requestTime: record.requestTime, responseTime: record.responseTime, rule: nil,
-                limit: file.settings.entryLimit, expectedLength: Int64(record.body.count),
-                proposedHeaders: record.headers)
+                stored: record.stored, method: "GET", url: url, rule: nil, limit: file.settings.entryLimit,
+                expectedLength: Int64(record.body.count), proposedHeaders: record.headers)
             writable.append((index, new, record.body, record.ttl))
         }
         let written = file.insertComplete(writable.map { ($0.new, $0.body, $0.ttl) })
@@ -141,10 +138,7 @@ final class TieredCache: CacheTier {
         let seconds = (entry.ttl ?? entry.facts.lifetime) - entry.age(at: now) + stale
         let url = key  // the key is the URL as requested
         shared.store(
-            SharedRecord(
-                key: key, variant: entry.variant, varyNames: entry.varyNames, url: url,
-                host: TargetURL(url)?.host ?? "", status: entry.status, reason: entry.reason, headers: entry.headers,
-                requestTime: entry.requestTime, responseTime: entry.responseTime, ttl: entry.ttl, body: body),
+            SharedRecord(stored: entry.stored, url: url, host: TargetURL(url)?.host ?? "", body: body),
             seconds: seconds)
     }
 

@@ -3,17 +3,20 @@
 final class CacheWriter {
     let store: CacheStore
     let entry: Int64
-    let key: String
-    let variant: String
+    /// The head as stored, its key and times: what collapsed waiters are given while the body
+    /// is still being written (read-while-write).
+    let stored: StoredHead
     let limit: Int64
     /// `Content-Length` of the origin's response, when it framed the body that way.
     let expectedLength: Int64?
     /// The header fields as received (what the will-cache hook is shown).
     let proposedHeaders: HTTPFields
-    /// The head as stored, and the request fields its variant was chosen by: what collapsed
-    /// waiters are given while the body is still being written (read-while-write).
-    let head: ResponseHead
-    let varyNames: [String]
+    var key: String { stored.key }
+    var variant: String { stored.variant }
+    /// The request fields the variant was chosen by.
+    var varyNames: [String] { stored.varyNames }
+    /// The stored status line and header fields.
+    var head: ResponseHead { stored.response }
 
     /// How far the entry got: readers while it is written stream the chunks flushed so far.
     enum Progress: Equatable {
@@ -40,13 +43,10 @@ final class CacheWriter {
     init(store: CacheStore, entry: Int64, new: CacheStore.NewEntry) {
         self.store = store
         self.entry = entry
-        key = new.key
-        variant = new.variant
+        stored = new.stored
         limit = new.limit
         expectedLength = new.expectedLength
         proposedHeaders = new.proposedHeaders
-        head = new.head
-        varyNames = new.varyNames
     }
 
     /// Chunks in the file so far (`0..<flushedChunks` may be read while the entry is written).

@@ -3,19 +3,22 @@
 /// and freshness hold across instances) and the body, under a version and a checksum: a value
 /// that does not decode and check out whole is never served.
 struct SharedRecord: Equatable {
-    var key: String
-    var variant: String
-    var varyNames: [String]
+    /// The head, key and times, as every tier keeps them.
+    var stored: StoredHead
     var url: String
     var host: String
-    var status: Int
-    var reason: String
-    var headers: HTTPFields
-    var requestTime: Double
-    var responseTime: Double
-    /// A rule's lifetime (the will-cache hook's `ttl`), if one was given.
-    var ttl: Int64?
     var body: [UInt8]
+
+    var key: String { stored.key }
+    var variant: String { stored.variant }
+    var varyNames: [String] { stored.varyNames }
+    var status: Int { stored.status }
+    var reason: String { stored.reason }
+    var headers: HTTPFields { stored.headers }
+    var requestTime: Double { stored.requestTime }
+    var responseTime: Double { stored.responseTime }
+    /// A rule's lifetime (the will-cache hook's `ttl`), if one was given.
+    var ttl: Int64? { stored.ttl }
 
     static let magic = Array("SLC1".utf8)
 
@@ -58,36 +61,32 @@ struct SharedRecord: Equatable {
         guard let status = Int(text[5]), let requestTime = Double(text[8]), let responseTime = Double(text[9]) else {
             return nil
         }
-        key = text[0]
-        variant = text[1]
-        varyNames = text[2].isEmpty ? [] : text[2].split(separator: ",").map(String.init)
+        stored = StoredHead(
+            key: text[0], variant: text[1],
+            varyNames: text[2].isEmpty ? [] : text[2].split(separator: ",").map(String.init), status: status,
+            reason: text[6], headers: CacheStore.decode(text[7]), requestTime: requestTime,
+            responseTime: responseTime, ttl: Int64(text[10]))
         url = text[3]
         host = text[4]
-        self.status = status
-        reason = text[6]
-        headers = CacheStore.decode(text[7])
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        ttl = Int64(text[10])
         body = Array(parts[11])
+    }
+
+    init(stored: StoredHead, url: String, host: String, body: [UInt8]) {
+        self.stored = stored
+        self.url = url
+        self.host = host
+        self.body = body
     }
 
     init(
         key: String, variant: String, varyNames: [String], url: String, host: String, status: Int, reason: String,
         headers: HTTPFields, requestTime: Double, responseTime: Double, ttl: Int64?, body: [UInt8]
     ) {
-        self.key = key
-        self.variant = variant
-        self.varyNames = varyNames
-        self.url = url
-        self.host = host
-        self.status = status
-        self.reason = reason
-        self.headers = headers
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-        self.ttl = ttl
-        self.body = body
+        self.init(
+            stored: StoredHead(
+                key: key, variant: variant, varyNames: varyNames, status: status, reason: reason, headers: headers,
+                requestTime: requestTime, responseTime: responseTime, ttl: ttl),
+            url: url, host: host, body: body)
     }
 
     private static func append(_ bytes: [UInt8], to payload: inout [UInt8]) {

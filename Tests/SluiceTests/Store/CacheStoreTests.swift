@@ -132,8 +132,10 @@ struct CacheStoreTests {
         let url = try #require(TargetURL("http://a/long"))
         let head = ResponseHead(status: 200, headers: HTTPFields([("Cache-Control", "max-age=60")]))
         let new = CacheStore.NewEntry(
-            key: url.description, variant: "", varyNames: [], method: "GET", url: url, head: head, requestTime: 0,
-            responseTime: 0, rule: nil, limit: 1 << 30, expectedLength: nil, proposedHeaders: head.headers)
+            stored: StoredHead(
+                key: url.description, variant: "", varyNames: [], status: head.status, reason: head.reason,
+                headers: head.headers, requestTime: 0, responseTime: 0),
+            method: "GET", url: url, rule: nil, limit: 1 << 30, expectedLength: nil, proposedHeaders: head.headers)
         let id = try #require(store.begin(new))
         let writer = CacheWriter(store: store, entry: id, new: new)
         _ = body.withUnsafeBytes { writer.append($0) }
