@@ -9,8 +9,12 @@ extension Exchange {
         guard let cache = env.cache else { return }
         env.stats.cacheHits += 1
         if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
-        var head = entry.head
-        head.headers.set("Age", String(max(0, age)))
+        // The head with Age, made only off the plain path (a copy of the fields per hit otherwise).
+        var head: ResponseHead {
+            var head = entry.head
+            head.headers.set("Age", String(max(0, age)))
+            return head
+        }
         switch answer {
         case .plain:
             // The common hit: the client head comes from memory, only Age and Cache-Status are
@@ -20,7 +24,7 @@ extension Exchange {
                     entry, age: age, request: request, cacheStatus: status.description, cache: cache)
             {
                 output.hold(plain, framing: .length)
-                output.status = entry.head.status
+                output.status = entry.status
                 return startStoredBody(entry, cache: cache)
             }
             serveWhole(entry, head: head, plan: .pass, cache: cache)

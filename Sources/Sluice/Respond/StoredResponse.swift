@@ -17,13 +17,13 @@ enum StoredResponse {
     }
 
     /// The client head of a hit that needs nothing but the stored head — a keep-alive HTTP/1.1
-    /// GET, no validation, no stripping, no conditional match, a Content-Length body kept in
-    /// memory with its Date — made by the general path (`Forwarding.clientResponse`) once per
-    /// kept body, then completed here with Age and Cache-Status. `nil`: take the general path.
+    /// GET, no validation, no stripping, no conditional match (``StoredAnswer/plain``, decided by
+    /// the machine), a Content-Length body kept in memory with its Date — made by the general
+    /// path (`Forwarding.clientResponse`) once per kept body, then completed here with Age and
+    /// Cache-Status. `nil`: take the general path.
     static func plainHead(
         _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: String, cache: any CacheTier
     ) -> [UInt8]? {
-        guard !Revalidation.clientValidatorsMatch(request.headers, stored: entry.head.headers) else { return nil }
         var template = cache.hotHead(entry.ref)
         if template == nil {
             let stored = entry.head.headers
