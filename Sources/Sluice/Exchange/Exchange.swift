@@ -79,26 +79,30 @@ final class Exchange {
     enum Turn {
         /// No event is being handled.
         case idle
-        /// The loop is carrying out an event's actions; events they raise wait here, in order.
-        case draining([ExchangeMachine.Event])
+        /// The loop is carrying out an event's actions; the events they raised wait, in order:
+        /// the first in `next` (most exchanges raise at most one: no array is made), the rest in
+        /// `later`.
+        case draining(next: ExchangeMachine.Event?, later: [ExchangeMachine.Event])
     }
 
     /// Feeds one event to the machine and carries out its actions in order; events raised while
     /// they run are queued and handled after them by the same loop, so the machine never sees an
     /// event in the middle of another's actions and `run` is never re-entered.
     func run(_ event: ExchangeMachine.Event) {
-        if case .draining(var queued) = turn {
-            queued.append(event)
-            turn = .draining(queued)
+        if case .draining(let next, var later) = turn {
+            if next == nil {
+                turn = .draining(next: event, later: later)
+            } else {
+                later.append(event)
+                turn = .draining(next: next, later: later)
+            }
             return
         }
-        turn = .draining([])
-        var next = event
-        while true {
+        turn = .draining(next: nil, later: [])
+        for action in machine.handle(event) { perform(action) }
+        while case .draining(let next?, var later) = turn {
+            turn = .draining(next: later.isEmpty ? nil : later.removeFirst(), later: later)
             for action in machine.handle(next) { perform(action) }
-            guard case .draining(var queued) = turn, !queued.isEmpty else { break }
-            next = queued.removeFirst()
-            turn = .draining(queued)
         }
         turn = .idle
     }
@@ -106,8 +110,9 @@ final class Exchange {
     /// Whether the exchange ended, or its end waits for its turn in the loop.
     var hasFinished: Bool {
         if machine.isDone { return true }
-        guard case .draining(let queued) = turn else { return false }
-        return queued.contains { if case .finished = $0 { true } else { false } }
+        guard case .draining(let next, let later) = turn, let next else { return false }
+        func isFinished(_ event: ExchangeMachine.Event) -> Bool { if case .finished = event { true } else { false } }
+        return isFinished(next) || later.contains(where: isFinished)
     }
 
     private func perform(_ action: ExchangeMachine.Action) {

@@ -70,13 +70,14 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
 
     /// The field value.
     public var description: String {
-        var text = Self.cacheName
+        // Built in few pieces: a hit's field is made for every hit.
+        var text: String
         switch outcome {
-        case .hit: text += "; hit"
-        case .forward(let reason): text += "; fwd=" + reason.rawValue
+        case .hit(let ttl): text = "\(Self.cacheName); hit; ttl=\(ttl)"
+        case .forward(let reason):
+            text = Self.cacheName + "; fwd=" + reason.rawValue
+            if let forwardStatus { text += "; fwd-status=\(forwardStatus)" }
         }
-        if let forwardStatus { text += "; fwd-status=" + String(forwardStatus) }
-        if case .hit(let ttl) = outcome { text += "; ttl=" + String(ttl) }
         if collapsed { text += "; collapsed" }
         if stored { text += "; stored" }
         if let detail { text += "; detail=" + detail }
