@@ -16,9 +16,7 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
 
     func collapseMayStream(_ writer: CacheWriter) {
         guard case .awaitingCollapse = machine.phase, writer.progress == .writing else { return }
-        live = writer
-        run(.collapseMayStream(varyNames: writer.varyNames, variant: writer.variant, head: writer.head))
-        live = nil
+        run(.collapseMayStream(writer))
     }
 
     func collapseReleased() {

@@ -102,8 +102,7 @@ extension Exchange {
     /// chunks as they are flushed, with the client's backpressure; the end when it is committed.
     /// An entry given up midway cuts the connection (its head was sent): never a short body
     /// passed off as whole.
-    func serveWhileWritten(as answer: StoredAnswer) {
-        guard let writer = live else { return }
+    func serveWhileWritten(_ writer: CacheWriter, as answer: StoredAnswer) {
         env.stats.cacheHits += 1
         var head = writer.head
         head.headers.set("Age", "0")

@@ -32,8 +32,6 @@ final class Exchange {
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
     var collapseTimer: Timer?
-    /// The entry offered by ``collapseMayStream(_:)`` while the machine decides on it.
-    var live: CacheWriter?
     /// Whether an event is being handled, and what waits for its turn.
     private var turn = Turn.idle
     /// The request as sent upstream.
@@ -79,29 +77,26 @@ final class Exchange {
     enum Turn {
         /// No event is being handled.
         case idle
-        /// The loop is carrying out an event's actions; the events they raised wait, in order:
-        /// the first in `next` (most exchanges raise at most one: no array is made), the rest in
-        /// `later`.
-        case draining(next: ExchangeMachine.Event?, later: [ExchangeMachine.Event])
+        /// The loop is carrying out an event's actions; the events they raised wait, in order.
+        case draining([ExchangeMachine.Event])
     }
 
     /// Feeds one event to the machine and carries out its actions in order; events raised while
     /// they run are queued and handled after them by the same loop, so the machine never sees an
     /// event in the middle of another's actions and `run` is never re-entered.
     func run(_ event: ExchangeMachine.Event) {
-        if case .draining(let next, var later) = turn {
-            if next == nil {
-                turn = .draining(next: event, later: later)
-            } else {
-                later.append(event)
-                turn = .draining(next: next, later: later)
-            }
+        if case .draining(var waiting) = turn {
+            turn = .idle  // the array's only owner is `waiting` now: appended in place
+            waiting.append(event)
+            turn = .draining(waiting)
             return
         }
-        turn = .draining(next: nil, later: [])
+        turn = .draining([])
         for action in machine.handle(event) { perform(action) }
-        while case .draining(let next?, var later) = turn {
-            turn = .draining(next: later.isEmpty ? nil : later.removeFirst(), later: later)
+        while case .draining(var waiting) = turn, !waiting.isEmpty {
+            turn = .idle
+            let next = waiting.removeFirst()
+            turn = .draining(waiting)
             for action in machine.handle(next) { perform(action) }
         }
         turn = .idle
@@ -110,9 +105,8 @@ final class Exchange {
     /// Whether the exchange ended, or its end waits for its turn in the loop.
     var hasFinished: Bool {
         if machine.isDone { return true }
-        guard case .draining(let next, let later) = turn, let next else { return false }
-        func isFinished(_ event: ExchangeMachine.Event) -> Bool { if case .finished = event { true } else { false } }
-        return isFinished(next) || later.contains(where: isFinished)
+        guard case .draining(let waiting) = turn else { return false }
+        return waiting.contains { if case .finished = $0 { true } else { false } }
     }
 
     private func perform(_ action: ExchangeMachine.Action) {
@@ -129,7 +123,7 @@ final class Exchange {
         case .release(let key): env.collapser.release(key, loop: env.loop)
         case .shareWhileWriting(let key):
             if let writer { env.collapser.share(key, writer: writer, loop: env.loop) }
-        case .serveWhileWritten(let answer): serveWhileWritten(as: answer)
+        case .serveWhileWritten(let writer, let answer): serveWhileWritten(writer, as: answer)
         case .rememberUncacheable(let key):
             let now = env.clock()
             env.collapser.rememberUncacheable(

@@ -48,7 +48,7 @@ extension ExchangeMachine {
         case collapseReleased
         /// The fetch this exchange waits for writes an entry chosen by `varyNames` (with this
         /// `variant`) that may be streamed while it is written.
-        case collapseMayStream(varyNames: [String], variant: String, head: ResponseHead)
+        case collapseMayStream(CacheWriter)
         /// The final response head, after the session's hooks.
         case responseHead(ResponseHead, now: Double)
         /// The held body grew past `max_transform_body`: it streams untouched from now on.
@@ -115,7 +115,7 @@ extension ExchangeMachine {
         case shareWhileWriting(key: String)
         /// Serve the entry the awaited fetch is writing, as it is written, in this form
         /// (``StoredAnswer/notModified`` or ``StoredAnswer/whole(_:)``).
-        case serveWhileWritten(StoredAnswer)
+        case serveWhileWritten(CacheWriter, StoredAnswer)
         /// `key`'s response cannot be stored or shared: its misses stop collapsing for a while.
         case rememberUncacheable(key: String)
         /// `key`'s response is stored for everyone: its misses collapse again.

@@ -59,17 +59,17 @@ struct ExchangeMachine {
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
-        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let varyNames, let variant, let head)):
+        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let writer)):
             // A GET whose nominated fields select the same variant takes the response as it is
             // written; any other waiter waits for the release and looks again.
             let request = context.request
             guard request.method == "GET", !request.headers.contains("range"),
-                CachePolicy.variant(names: varyNames, request: request.headers) == variant
+                CachePolicy.variant(names: writer.varyNames, request: request.headers) == writer.variant
             else { return [] }
             phase = .servingStored(.whileWritten)
             let status = Action.setCacheStatus(CacheStatus(.forward(forward), collapsed: true))
-            switch answer(head, size: 0, fromUpstream: true) {
-            case .success(let answer): return [.leave(key: key), status, .serveWhileWritten(answer)]
+            switch answer(writer.head, size: 0, fromUpstream: true) {
+            case .success(let answer): return [.leave(key: key), status, .serveWhileWritten(writer, answer)]
             case .failure(let error): return [.leave(key: key), status, .fail(error)]
             }
         case (.fetching(let fetch), .responseHead(let head, let now)):
