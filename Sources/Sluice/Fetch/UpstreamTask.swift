@@ -49,13 +49,21 @@ public final class UpstreamTask {
     var refusedTarget: SluiceError.ForbiddenReason?
 
     /// One libcurl transfer of the task (the first request, or one after a followed redirect).
-    struct Transfer {
+    /// A class: the phases hold it by reference, so reading a header line never copies the
+    /// section read so far, and a phase change moves one pointer.
+    final class Transfer {
         /// The handle, checked out of the session's pool for this transfer.
         let handle: EasyHandle
         /// The header sections as they arrive.
         var head: ResponseHeadParser
         /// When it started (monotonic nanoseconds), for ``UpstreamTask/timeToHead``.
         let startTime: UInt64
+
+        init(handle: EasyHandle, head: ResponseHeadParser, startTime: UInt64) {
+            self.handle = handle
+            self.head = head
+            self.startTime = startTime
+        }
     }
 
     /// Where the task stands; each case carries what only it has.
@@ -65,10 +73,10 @@ public final class UpstreamTask {
         /// A transfer runs.
         case transferring(Transfer)
         /// A followed 3xx arrived: its body is discarded until its transfer ends; then `next` is sent.
-        case redirecting(Transfer, next: UpstreamRequest)
+        indirect case redirecting(Transfer, next: UpstreamRequest)
         /// The task failed (a cancel, a refused head, a failed upload): the transfer, if any, is
         /// being stopped, and the completion reports `error`.
-        case failing(Transfer?, SluiceError)
+        indirect case failing(Transfer?, SluiceError)
         /// The delegate heard the completion.
         case finished
     }
@@ -225,9 +233,8 @@ public final class UpstreamTask {
     // MARK: - Response head
 
     private func headerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        guard case .transferring(var transfer) = phase else { return .proceed }
+        guard case .transferring(let transfer) = phase else { return .proceed }
         let step = transfer.head.consume(line)
-        phase = .transferring(transfer)
         switch step {
         case .more:
             return .proceed
