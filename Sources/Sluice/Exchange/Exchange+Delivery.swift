@@ -137,7 +137,6 @@ extension Exchange: TaskDelegate {
             if held!.append(bytes) { return true }
             // Past max_transform_body: what was held goes out untouched, the rest streams.
             let gaveUp = held.take()!
-            run(.holdingAbandoned)
             noteUntouched(NullStrippingDelivery.tooLarge(gaveUp.limit))
             prepare(gaveUp.head)
             gaveUp.held.withUnsafeBytes { output.emit($0) }

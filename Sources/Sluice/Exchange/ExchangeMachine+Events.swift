@@ -51,8 +51,6 @@ extension ExchangeMachine {
         case collapseMayStream(CacheWriter)
         /// The final response head, after the session's hooks.
         case responseHead(ResponseHead, now: Double)
-        /// The held body grew past `max_transform_body`: it streams untouched from now on.
-        case holdingAbandoned
         /// The store step decided at the head.
         case storing(StoreStart)
         /// The entry being written was given up (too large, the database refused) or committed.

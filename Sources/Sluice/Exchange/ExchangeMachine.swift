@@ -28,7 +28,7 @@ struct ExchangeMachine {
         switch fetch.delivery {
         case .discarding: return .nowhere
         case .orphaned: return .cacheOnly
-        case .awaitingHead, .holding, .streaming: return .client
+        case .awaitingHead, .streaming: return .client
         }
     }
 
@@ -74,10 +74,6 @@ struct ExchangeMachine {
             }
         case (.fetching(let fetch), .responseHead(let head, let now)):
             return responseHead(head, fetch, now: now)
-        case (.fetching(var fetch), .holdingAbandoned):
-            fetch.delivery = .streaming
-            phase = .fetching(fetch)
-            return []
         case (.fetching(let fetch), .storing(let start)):
             return storing(fetch, start)
         case (.fetching(let fetch), .storeEnded):
@@ -174,7 +170,7 @@ struct ExchangeMachine {
         if context.stripMode != nil {
             plan = NullStrippingDelivery.plan(for: head, request: context.request, limit: context.transformLimit)
         }
-        if case .hold = plan { fetch.delivery = .holding } else { fetch.delivery = .streaming }
+        fetch.delivery = .streaming
         phase = .fetching(fetch)
         actions.append(.deliverHead(head, plan))
         return actions
@@ -190,7 +186,7 @@ struct ExchangeMachine {
                 .refreshStored(entry), .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
                 serve(entry, age: entry.age(at: now), fromUpstream: true),
             ]
-        case .awaitingHead, .holding, .streaming, .orphaned:
+        case .awaitingHead, .streaming, .orphaned:
             if let release = releasing(fetch) { return [.commitStore, release, .endResponse] }
             return [.commitStore, .endResponse]
         }
@@ -258,7 +254,7 @@ struct ExchangeMachine {
     static func mayOrphan(_ fetch: ExchangePhase.Fetch) -> Bool {
         guard case .leading = fetch.collapse else { return false }
         switch fetch.delivery {
-        case .awaitingHead, .streaming, .holding: return true
+        case .awaitingHead, .streaming: return true
         case .discarding, .orphaned: return false
         }
     }

@@ -134,7 +134,6 @@ struct ExchangeMachineTests {
             var text = "fetching("
             switch fetch.delivery {
             case .awaitingHead: text += "awaitingHead"
-            case .holding: text += "holding"
             case .streaming: text += "streaming"
             case .discarding(.notModified): text += "discarding 304"
             case .discarding(.originError(let status)): text += "discarding \(status)"
@@ -566,14 +565,13 @@ struct ExchangeMachineTests {
         #expect(machine.handle(.responseHead(Self.head(500), now: Self.now)).isEmpty)
     }
 
-    @Test("Stripping holds a JSON body, and streams it untouched once it outgrows the limit")
+    @Test("Stripping plans to hold a JSON body; the machine's phase is the same as streaming")
     func holding() {
         var (machine, _) = Self.lookedUp(Self.request(), [], strip: .members)
         let json = Self.head(200, [("Content-Type", "application/json")])
         #expect(
             machine.handle(.responseHead(json, now: Self.now)).map(Self.describe) == ["deliverHead(200, hold(nil))"])
-        #expect(Self.describe(machine.phase) == "fetching(holding)")
-        #expect(machine.handle(.holdingAbandoned).isEmpty)
+        // The driver holds the bytes (and knows it does); for the machine the body goes to the client.
         #expect(Self.describe(machine.phase) == "fetching(streaming)")
         // Not JSON: nothing to hold.
         (machine, _) = Self.lookedUp(Self.request(), [], strip: .members)
