@@ -60,7 +60,7 @@ extension CacheStore {
 
     /// A stored response, without its body. Immutable and shared by reference: the lookup, the
     /// memory tier, the exchange's phase and its actions all hold the same one.
-    final class Entry {
+    final class Entry: KeepsStoredHead {
         /// The head, key and times, as every tier keeps them.
         let stored: StoredHead
         /// Where the body is, for the tier that holds it.
@@ -90,17 +90,6 @@ extension CacheStore {
                 ref: ref, size: size, facts: facts)
         }
 
-        var key: String { stored.key }
-        var variant: String { stored.variant }
-        var varyNames: [String] { stored.varyNames }
-        var status: Int { stored.status }
-        var reason: String { stored.reason }
-        var headers: HTTPFields { stored.headers }
-        var requestTime: Double { stored.requestTime }
-        var responseTime: Double { stored.responseTime }
-        /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
-        var ttl: Int64? { stored.ttl }
-
         /// The same entry with a new head and times (a 304 refreshed it, §4.3.4).
         func refreshed(headers: HTTPFields, facts: Facts, requestTime: Double, responseTime: Double, ttl: Int64?)
             -> Entry
@@ -109,9 +98,6 @@ extension CacheStore {
             (head.headers, head.requestTime, head.responseTime, head.ttl) = (headers, requestTime, responseTime, ttl)
             return Entry(stored: head, ref: ref, size: size, facts: facts)
         }
-
-        /// The stored status line and header fields.
-        var head: ResponseHead { stored.response }
 
         /// The entry's current age at `now`.
         func age(at now: Double) -> Int64 {

@@ -1,6 +1,6 @@
 /// Writes one response into the cache as its body streams: chunks of up to 64 KiB, the entry made
 /// visible only by ``finish()`` when the body is whole and within the size limit.
-final class CacheWriter {
+final class CacheWriter: KeepsStoredHead {
     let store: CacheStore
     let entry: Int64
     /// The head as stored, its key and times: what collapsed waiters are given while the body
@@ -11,12 +11,6 @@ final class CacheWriter {
     let expectedLength: Int64?
     /// The header fields as received (what the will-cache hook is shown).
     let proposedHeaders: HTTPFields
-    var key: String { stored.key }
-    var variant: String { stored.variant }
-    /// The request fields the variant was chosen by.
-    var varyNames: [String] { stored.varyNames }
-    /// The stored status line and header fields.
-    var head: ResponseHead { stored.response }
 
     /// How far the entry got: readers while it is written stream the chunks flushed so far.
     enum Progress: Equatable {

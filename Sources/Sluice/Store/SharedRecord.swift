@@ -2,23 +2,12 @@
 /// (so it is there whole or not at all), holding the head, the times it was stored with (so Age
 /// and freshness hold across instances) and the body, under a version and a checksum: a value
 /// that does not decode and check out whole is never served.
-struct SharedRecord: Equatable {
+struct SharedRecord: Equatable, KeepsStoredHead {
     /// The head, key and times, as every tier keeps them.
     var stored: StoredHead
     var url: String
     var host: String
     var body: [UInt8]
-
-    var key: String { stored.key }
-    var variant: String { stored.variant }
-    var varyNames: [String] { stored.varyNames }
-    var status: Int { stored.status }
-    var reason: String { stored.reason }
-    var headers: HTTPFields { stored.headers }
-    var requestTime: Double { stored.requestTime }
-    var responseTime: Double { stored.responseTime }
-    /// A rule's lifetime (the will-cache hook's `ttl`), if one was given.
-    var ttl: Int64? { stored.ttl }
 
     static let magic = Array("SLC1".utf8)
 

@@ -22,3 +22,25 @@ struct StoredHead: Equatable {
     /// The status line and header fields as a response head.
     var response: ResponseHead { ResponseHead(status: status, reason: reason, headers: headers) }
 }
+
+/// Something that keeps a ``StoredHead`` (an entry of the file, a response being written, a
+/// record of the shared tier): its parts read through it.
+protocol KeepsStoredHead {
+    var stored: StoredHead { get }
+}
+
+extension KeepsStoredHead {
+    var key: String { stored.key }
+    var variant: String { stored.variant }
+    /// The request fields the variant was chosen by.
+    var varyNames: [String] { stored.varyNames }
+    var status: Int { stored.status }
+    var reason: String { stored.reason }
+    var headers: HTTPFields { stored.headers }
+    var requestTime: Double { stored.requestTime }
+    var responseTime: Double { stored.responseTime }
+    /// A freshness lifetime given by the will-cache hook (a rule's `cache.ttl`), in seconds.
+    var ttl: Int64? { stored.ttl }
+    /// The stored status line and header fields.
+    var head: ResponseHead { stored.response }
+}
