@@ -42,6 +42,8 @@ let package = Package(
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, a flag SwiftPM refuses with a
         // warning on every build; the shim includes <hiredis/…> from the default include path.
         .systemLibrary(name: "CRedis", path: "Sources/CRedis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(
+            name: "CPCRE2", path: "Sources/CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
@@ -50,6 +52,7 @@ let package = Package(
         .target(name: "Codec", dependencies: ["CCodec"], swiftSettings: strict),
         .target(name: "TLS", dependencies: ["CTLS"], swiftSettings: strict),
         .target(name: "Redis", dependencies: ["CRedis", "EventIO"], swiftSettings: strict),
+        .target(name: "Regexp", dependencies: ["CPCRE2"], swiftSettings: strict),
 
         // MARK: - The proxy
         .target(
@@ -92,6 +95,7 @@ let package = Package(
         .testTarget(name: "CodecTests", dependencies: ["Codec"], swiftSettings: strict),
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
+        .testTarget(name: "RegexpTests", dependencies: ["Regexp"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],
             swiftSettings: strict),
