@@ -6,10 +6,11 @@ import CPCRE2
 /// ``Outcome/limitExceeded`` after a bounded amount of work instead of stalling its thread.
 ///
 /// ECMA-262 semantics are approximated with PCRE2's compatibility options: UTF-8 code points
-/// (`PCRE2_UTF`), `\uXXXX` and `\u{…}` escapes (`PCRE2_ALT_BSUX`, `PCRE2_EXTRA_ALT_BSUX`), `$` only
-/// at the very end (`PCRE2_DOLLAR_ENDONLY`), unset back-references matching the empty string
-/// (`PCRE2_MATCH_UNSET_BACKREF`), `[]` as the empty class (`PCRE2_ALLOW_EMPTY_CLASS`), and any of
-/// CR, LF and CRLF as line ends (`.` matches neither). `\d` and `\w` are ASCII, as in ECMA-262.
+/// (`PCRE2_UTF`), `\u` escapes of four hex digits and `\u{…}` (`PCRE2_ALT_BSUX`,
+/// `PCRE2_EXTRA_ALT_BSUX`), `$` only at the very end (`PCRE2_DOLLAR_ENDONLY`), unset
+/// back-references matching the empty string (`PCRE2_MATCH_UNSET_BACKREF`), `[]` as the empty
+/// class (`PCRE2_ALLOW_EMPTY_CLASS`), and any of CR, LF and CRLF as line ends (`.` matches
+/// neither). `\d` and `\w` are ASCII, as in ECMA-262.
 ///
 /// Not thread-safe: one owner (the loop thread, or one CLI command) matches with it.
 public final class Pattern {
