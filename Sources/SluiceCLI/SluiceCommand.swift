@@ -93,7 +93,35 @@ struct ServeCommand: ParsableCommand {
     var adminListen: String?
 
     func run() throws {
-        var (configuration, source) = try options.load(creatingDataDirectory: true)
+        let (loaded, source) = try options.load(creatingDataDirectory: true)
+        let configuration = try overriding(loaded)
+        let level = Logger.Level(rawValue: configuration.log.level) ?? .info
+        // Lines are gathered and written in large pieces (`LogOutput`): the access log costs a
+        // copy per request, not a system call.
+        LoggingSystem.bootstrap { label in
+            var handler = BufferedLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "sluice")
+        logger.info("configuration: \(source); cache \(configuration.cache.path) (`sluice paths` lists every file)")
+        do {
+            // A reload reads the same file and applies the same flags (a SIGHUP after `--listen`
+            // must not look like a changed listen address).
+            let reload: (() throws -> Configuration)? =
+                options.file == nil ? nil : { [self] in try overriding(options.load().0) }
+            try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension ServeCommand {
+    /// `configuration` with `--listen` and `--admin-listen` applied.
+    func overriding(_ loaded: Configuration) throws -> Configuration {
+        var configuration = loaded
         if let listen {
             do {
                 configuration = try ConfigLoader.load(yaml: "listen: \"\(listen)\"").with(listen: listen)
@@ -110,24 +138,7 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--admin-listen: \(error)")
             }
         }
-        let level = Logger.Level(rawValue: configuration.log.level) ?? .info
-        // Lines are gathered and written in large pieces (`LogOutput`): the access log costs a
-        // copy per request, not a system call.
-        LoggingSystem.bootstrap { label in
-            var handler = BufferedLogHandler(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "sluice")
-        logger.info("configuration: \(source); cache \(configuration.cache.path) (`sluice paths` lists every file)")
-        do {
-            let reload: (() throws -> Configuration)? =
-                options.file == nil ? nil : { [options] in try options.load().0 }
-            try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload)
-        } catch {
-            logger.critical("cannot start: \(error)")
-            throw ExitCode(1)
-        }
+        return configuration
     }
 }
 
