@@ -111,8 +111,9 @@ public enum ConfigLoader {
                 config.allowClients = try value.cidrList()
             },
             Key(
-                path: "connect_ports", type: "list of port", defaultValue: "[443]",
-                summary: "Ports CONNECT tunnels may reach; others get 403."
+                path: "connect_ports", type: "list of port", defaultValue: "[80, 443]",
+                summary:
+                    "Ports CONNECT tunnels may reach (80: browsers tunnel ws:// there); others get `403 Port N not in connect_ports`."
             ) {
                 config, value throws(ConfigError) in
                 config.connectPorts = try value.list().map { item throws(ConfigError) in

@@ -8,8 +8,8 @@ public struct Configuration: Sendable, Equatable {
     public var listen = "127.0.0.1:8080"
     /// Client networks allowed besides loopback, as CIDRs; empty by default (loopback only).
     public var allowClients: [CIDR] = []
-    /// Ports that CONNECT may reach; `[443]` by default.
-    public var connectPorts: [UInt16] = [443]
+    /// Ports that CONNECT may reach; `[80, 443]` by default (browsers tunnel `ws://` to 80).
+    public var connectPorts: [UInt16] = [80, 443]
     /// Upstream networks never connected to (checked on the resolved address): link-local, cloud
     /// metadata services and "this network" by default.
     public var denyTargets: [CIDR] = Configuration.defaultDenyTargets

@@ -16,6 +16,9 @@ public struct Problem: Sendable, Equatable {
 
     /// Whether the connection must be closed after this response (framing is no longer trustworthy).
     public var closesConnection: Bool
+    /// A status line that says why, for clients that show only that line (curl's `CONNECT tunnel
+    /// failed, response 403`); `nil`: the standard phrase.
+    public var reasonPhrase: String?
 
     public static func == (lhs: Problem, rhs: Problem) -> Bool {
         lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
@@ -41,6 +44,9 @@ public struct Problem: Sendable, Equatable {
             extras = failure.problemMembers(url: url)
         } else if let url {
             extras.append(("url", .string(url)))
+        }
+        if case .forbidden(.connectPortNotAllowed(let port)) = error {
+            reasonPhrase = "Port \(port) not in connect_ports"
         }
     }
 

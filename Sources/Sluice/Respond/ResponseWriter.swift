@@ -92,7 +92,8 @@ enum ResponseWriter {
         headers.append(name: "Via", value: "1.1 sluice")
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
-        return head(status: problem.status, reason: "", headers: headers) + (headOnly ? [] : Array(body.utf8))
+        return head(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
+            + (headOnly ? [] : Array(body.utf8))
     }
 }
 

@@ -57,13 +57,19 @@ struct TunnelTests {
         #expect(proxy.stats.tunnels == 1)
     }
 
-    @Test("CONNECT to a port that is not allowed is 403")
+    @Test("CONNECT to a port that is not allowed is 403, and its status line says why")
     func disallowedPort() throws {
         let proxy = try ProxyHarness()
         let client = try RawClient(port: proxy.port)
         let response = try client.request("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
         #expect(response.status == 403)
+        #expect(response.statusLine == "HTTP/1.1 403 Port 22 not in connect_ports")
         #expect(ErrorTests.problemType(response) == "connect-port-not-allowed")
+    }
+
+    @Test("Ports 80 and 443 are the default connect_ports (browsers tunnel ws:// to 80)")
+    func defaultPorts() {
+        #expect(Configuration().connectPorts == [80, 443])
     }
 
     @Test("CONNECT to a closed port is 502 and to the proxy itself is 403")
