@@ -2,10 +2,18 @@
 extension ConfigLoader {
     static let tlsKeys: [Key] = [
         Key(
-            path: "tls.intercept", type: "list of host glob", defaultValue: "[]",
-            summary: "Hosts whose CONNECT tunnels are intercepted (TLS terminated with the local CA); none by default."
+            path: "tls.intercept", type: "list of host glob[:port]", defaultValue: "[]",
+            summary:
+                "Hosts whose CONNECT tunnels are intercepted (TLS terminated with the local CA); none by default. `host:port` intercepts that port only, and lets CONNECT reach it."
         ) {
-            config, value throws(ConfigError) in config.tls.intercept = try hostGlobs(value)
+            config, value throws(ConfigError) in
+            config.tls.intercept = try value.list().map { item throws(ConfigError) in
+                let text = try item.string()
+                switch InterceptTarget.parse(text) {
+                case .success(let target): return target
+                case .failure(let error): throw item.fail("bad host or port \"\(text)\": \(error.message)")
+                }
+            }
         },
         Key(
             path: "tls.passthrough", type: "list of host glob", defaultValue: "[]",

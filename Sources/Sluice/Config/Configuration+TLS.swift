@@ -2,8 +2,9 @@ extension Configuration {
     /// HTTPS interception (`tls:`): which CONNECT tunnels are opened, and the local CA that signs
     /// what intercepted clients are shown. Off by default: every CONNECT is a blind tunnel.
     public struct TLS: Sendable, Equatable {
-        /// Hosts whose tunnels are intercepted (rule host globs); none by default.
-        public var intercept: [Glob] = []
+        /// Hosts whose tunnels are intercepted (rule host globs, each with a port or not); none
+        /// by default.
+        public var intercept: [InterceptTarget] = []
         /// Hosts never intercepted; wins over ``intercept`` and rules' `intercept: true`.
         public var passthrough: [Glob] = []
         /// The CA certificate (PEM), created by `sluice ca init` or at the first intercepting start.
@@ -42,4 +43,44 @@ public struct UpstreamTrust: Sendable, Equatable {
     public var minVersion: String?
 
     public init() {}
+}
+
+/// One `tls.intercept` entry: a host glob, and a port when the entry names one
+/// (`localhost:18443`). An entry with a port intercepts that port only, and lets CONNECT reach it
+/// whatever `connect_ports` says (listing it is asking for it); one without intercepts the host on
+/// every port `connect_ports` allows.
+public struct InterceptTarget: Sendable, Equatable {
+    public var host: Glob
+    public var port: UInt16?
+
+    public init(host: Glob, port: UInt16? = nil) {
+        self.host = host
+        self.port = port
+    }
+
+    /// The entry as written (`localhost:18443`).
+    public var text: String { port.map { "\(host.text):\($0)" } ?? host.text }
+
+    /// Whether a CONNECT to `host` (without IPv6 brackets) and `port` is this entry's.
+    public func matches(host: String, port: UInt16) -> Bool {
+        (self.port == nil || self.port == port) && self.host.matches(host)
+    }
+
+    /// `host-glob` or `host-glob:port` (`[v6]:port` for an IPv6 literal).
+    static func parse(_ text: String) -> Result<InterceptTarget, GlobError> {
+        var hostText = text
+        var port: UInt16?
+        if let colon = text.lastIndex(of: ":"),
+            text.hasPrefix("[") ? text[..<colon].hasSuffix("]") : !text[..<colon].contains(":"),
+            !text[text.index(after: colon)...].isEmpty, text[text.index(after: colon)...].allSatisfy(\.isNumber)
+        {
+            guard let number = UInt16(text[text.index(after: colon)...]), number > 0 else {
+                return .failure(GlobError("port out of range"))
+            }
+            port = number
+            hostText = String(text[..<colon])
+        }
+        if hostText.hasPrefix("["), hostText.hasSuffix("]") { hostText = String(hostText.dropFirst().dropLast()) }
+        return Glob.parse(hostText, kind: .host).map { InterceptTarget(host: $0, port: port) }
+    }
 }

@@ -16,11 +16,11 @@ final class Interceptor {
     }
 
     /// Whether a CONNECT to `host` from `client` is intercepted.
-    func intercepts(host: String, client: String, rules: RuleBook, now: Double) -> Bool {
+    func intercepts(host: String, port: UInt16, client: String, rules: RuleBook, now: Double) -> Bool {
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         if settings.passthrough.contains(where: { $0.matches(bare) }) { return false }
         let listed =
-            settings.intercept.contains { $0.matches(bare) }
+            settings.intercept.contains { $0.matches(host: bare, port: port) }
             || rules.rules.contains { rule in rule.intercept && rule.match.host.map { $0.matches(bare) } == true }
         guard listed else { return false }
         let key = client + " " + bare.lowercased()

@@ -156,7 +156,7 @@ final class ClientConnection {
         }
         if let interceptor = env.interceptor,
             interceptor.intercepts(
-                host: host, client: clientAddress, rules: env.exchanges.rules, now: monotonicSeconds())
+                host: host, port: port, client: clientAddress, rules: env.exchanges.rules, now: monotonicSeconds())
         {
             return beginInterception(request, Authority(host: host, port: port))
         }

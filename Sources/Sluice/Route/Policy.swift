@@ -35,8 +35,18 @@ final class Policy {
     func connectRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError? {
         let target = Target(host: host, port: port)
         if isSelf(target) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
-        guard configuration.connectPorts.contains(port) else { return .forbidden(reason: .connectPortNotAllowed(port)) }
+        guard configuration.connectPorts.contains(port) || listedForInterception(target) else {
+            return .forbidden(reason: .connectPortNotAllowed(port))
+        }
         return literalRefusal(target, localClient: localClient)
+    }
+
+    /// A `tls.intercept` entry names this host with this very port (`localhost:18443`): listing it
+    /// is asking for it, whatever `connect_ports` says.
+    private func listedForInterception(_ target: Target) -> Bool {
+        configuration.tls.intercept.contains {
+            $0.port == target.port && $0.matches(host: target.bare, port: target.port)
+        }
     }
 
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.

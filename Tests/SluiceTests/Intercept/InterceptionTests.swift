@@ -150,6 +150,34 @@ struct InterceptionTests {
         #expect(try CacheInspector(settings: configuration.cache).list(filter, now: 0).isEmpty)
     }
 
+    @Test("A host listed in tls.intercept with its port is reached on that port without connect_ports")
+    func listedPort() throws {
+        // Given an HTTPS origin on a high port, listed as localhost:PORT, and connect_ports left alone
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let configuration = try ConfigLoader.load(
+            yaml: """
+                tls:
+                  intercept: ["localhost:\(origin.port)"]
+                  ca_cert: \(setup.caCert)
+                  ca_key: \(setup.caKey)
+                cache: { enabled: false }
+                defaults:
+                  tls: { ca_file: \(setup.originCAPath) }
+                """)
+        #expect(configuration.connectPorts == [80, 443])
+        let proxy = try ProxyHarness(configuration: configuration)
+
+        // When a client asks for it through the proxy
+        let response = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+
+        // Then it was intercepted (Sluice's certificate, Sluice's Via) and answered
+        #expect(response.exitCode == 0 && response.status == 200, "\(response)")
+        #expect(response.headers["via"]?.contains("sluice") == true)
+        #expect(proxy.onLoop { $0.stats.tlsIntercepted } == 1)
+    }
+
     @Test("Origins whose certificates are not trusted or not pinned are problems that say why")
     func upstreamTrust() throws {
         let setup = try Setup()

@@ -56,6 +56,38 @@ struct PolicyTests {
         #expect(policy.connectRefusal(host: "127.0.0.1", port: 443, localClient: false) != nil)
     }
 
+    @Test("A tls.intercept entry with a port lets CONNECT reach that host on that port only")
+    func interceptListedPort() throws {
+        let configuration = try ConfigLoader.load(
+            yaml: "tls: { intercept: [\"localhost:18443\", \"*.example.com\", \"[::1]:8443\"] }\n")
+        let policy = Policy(configuration: configuration)
+        #expect(policy.connectRefusal(host: "localhost", port: 18443, localClient: true) == nil)
+        #expect(policy.connectRefusal(host: "[::1]", port: 8443, localClient: true) == nil)
+        #expect(
+            policy.connectRefusal(host: "localhost", port: 18444, localClient: true)
+                == .forbidden(reason: .connectPortNotAllowed(18444)))
+        #expect(
+            policy.connectRefusal(host: "other.test", port: 18443, localClient: true)
+                == .forbidden(reason: .connectPortNotAllowed(18443)))
+        // A glob without a port intercepts, but opens no port.
+        #expect(
+            policy.connectRefusal(host: "api.example.com", port: 8443, localClient: true)
+                == .forbidden(reason: .connectPortNotAllowed(8443)))
+        #expect(policy.connectRefusal(host: "api.example.com", port: 443, localClient: true) == nil)
+    }
+
+    @Test("tls.intercept entries: a host glob with or without a port; a bad port is an error with its key")
+    func interceptEntries() throws {
+        let targets = try ConfigLoader.load(
+            yaml: "tls: { intercept: [\"*.example.com\", \"localhost:18443\", \"[::1]:8443\"] }\n"
+        ).tls.intercept
+        #expect(targets.map(\.port) == [nil, 18443, 8443])
+        #expect(targets[0].matches(host: "api.example.com", port: 443))
+        #expect(targets[1].matches(host: "localhost", port: 18443) && !targets[1].matches(host: "localhost", port: 443))
+        #expect(targets[2].matches(host: "::1", port: 8443))
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(yaml: "tls: { intercept: [\"localhost:99999\"] }\n") }
+    }
+
     @Test("The target guard: self, deny_targets, and loopback by client locality")
     func targetGuard() {
         var guardian = TargetGuard()
