@@ -23,6 +23,7 @@ struct CACommandTests {
         #expect(made.status == 0, "\(made.output)")
         #expect(made.output.contains("sha256:"))
         #expect(made.output.contains("update-ca-certificates") && made.output.contains("NODE_EXTRA_CA_CERTS"))
+        #expect(made.output.contains("certutil -d sql:$HOME/.pki/nssdb"))
         let mode = try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let keyText = try String(contentsOfFile: key, encoding: .utf8)

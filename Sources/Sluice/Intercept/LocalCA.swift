@@ -86,6 +86,10 @@ public enum LocalCA {
                           app trust user CAs: <network-security-config><base-config><trust-anchors>
                           <certificates src="user"/></trust-anchors></base-config></network-security-config>
           Firefox:        Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import
+          Chromium/Chrome on Linux (NSS, libnss3-tools):
+                          certutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n sluice -i \(path)
+                          and, for origins on loopback, --proxy-bypass-list="<-loopback>"
+          Chrome on macOS: the macOS line above (the system keychain)
           Java:           keytool -importcert -cacerts -alias sluice -file \(path)
           Per runtime:    SSL_CERT_FILE=\(path)  REQUESTS_CA_BUNDLE=\(path)  NODE_EXTRA_CA_CERTS=\(path)
                           CURL_CA_BUNDLE=\(path)  (or curl --cacert \(path))
