@@ -14,26 +14,15 @@ struct PathsCommandTests {
     /// Serves with `arguments` from `workingDirectory` until one request went through, then stops.
     static func serveOnce(_ arguments: [String], from workingDirectory: URL, dataHome: URL, origin: OriginServer) throws
     {
-        let probe = try TestListener()
-        let port = probe.port
-        probe.closeUnused()
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--admin-listen", ""] + arguments
-        process.currentDirectoryURL = workingDirectory
-        process.environment = CLI.environment(dataHome: dataHome)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        let (process, pipe, port) = try CLI.serve(arguments, currentDirectory: workingDirectory, dataHome: dataHome)
         pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
-        try process.run()
+        // SIGTERM lets the exchange finish and its entry be committed before the process exits.
         defer {
             process.terminate()
             process.waitUntilExit()
         }
         let response = try CLI.connect(port).request(RawClient.get(origin.url("/stored")))
         #expect(response.status == 200)
-        Thread.sleep(forTimeInterval: 0.2)
     }
 
     static func origin() throws -> OriginServer {

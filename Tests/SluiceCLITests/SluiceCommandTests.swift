@@ -54,8 +54,13 @@ struct CLI {
     }
 
     /// Starts `sluice serve` with `arguments` on a free port; returns the process, its output pipe and the port.
-    /// - Parameter fileSizeLimitKiB: `ulimit -f` for the process (a full disk, as far as its files go).
-    static func serve(_ arguments: [String], fileSizeLimitKiB: Int? = nil) throws -> (Process, Pipe, UInt16) {
+    /// - Parameters:
+    ///   - fileSizeLimitKiB: `ulimit -f` for the process (a full disk, as far as its files go).
+    ///   - currentDirectory: its working directory; a fresh one by default.
+    ///   - dataHome: its `XDG_DATA_HOME`; the working directory by default.
+    static func serve(
+        _ arguments: [String], fileSizeLimitKiB: Int? = nil, currentDirectory: URL? = nil, dataHome: URL? = nil
+    ) throws -> (Process, Pipe, UInt16) {
         let probe = try TestListener()
         let port = probe.port
         probe.closeUnused()
@@ -71,9 +76,9 @@ struct CLI {
             process.arguments = serve
         }
         // Its own working and data directory: files no configuration names land there.
-        let directory = try workingDirectory()
+        let directory = try currentDirectory ?? workingDirectory()
         process.currentDirectoryURL = directory
-        process.environment = environment(dataHome: directory)
+        process.environment = environment(dataHome: dataHome ?? directory)
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
