@@ -44,9 +44,7 @@ final class Policy {
     /// A `tls.intercept` entry names this host with this very port (`localhost:18443`): listing it
     /// is asking for it, whatever `connect_ports` says.
     private func listedForInterception(_ target: Target) -> Bool {
-        configuration.tls.intercept.contains {
-            $0.port == target.port && $0.matches(host: target.bare, port: target.port)
-        }
+        configuration.tls.intercept.contains { $0.port == target.port && $0.host.matches(target.bare) }
     }
 
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
