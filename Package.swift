@@ -54,6 +54,11 @@ let package = Package(
         .target(name: "Redis", dependencies: ["CRedis", "EventIO"], swiftSettings: strict),
         .target(name: "Regexp", dependencies: ["CPCRE2"], swiftSettings: strict),
 
+        // MARK: - API contracts (pure Swift; PCRE2 through Regexp)
+        .target(
+            name: "Contract", dependencies: ["Regexp", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+
         // MARK: - The proxy
         .target(
             name: "Sluice",
@@ -96,6 +101,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "RegexpTests", dependencies: ["Regexp"], swiftSettings: strict),
+        .testTarget(name: "ContractTests", dependencies: ["Contract"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],
             swiftSettings: strict),

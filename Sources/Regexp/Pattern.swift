@@ -45,6 +45,7 @@ public final class Pattern {
     /// - Throws: ``PatternError`` with PCRE2's message and the offset in the pattern.
     public init(_ source: String, matchLimit: UInt32 = 1_000_000, depthLimit: UInt32 = 10_000) throws(PatternError) {
         self.source = source
+        let source = Pattern.translatingPropertyNames(source)
         guard let compileContext = pcre2_compile_context_create_8(nil) else {
             throw PatternError(message: "out of memory", offset: 0)
         }
@@ -105,6 +106,45 @@ public final class Pattern {
         var subject = subject
         return subject.withUTF8 { search(UnsafeRawBufferPointer($0)) }
     }
+
+    /// ECMA-262 writes Unicode properties with long names (`\p{Letter}`, `\p{Script=Greek}`,
+    /// `\p{gc=Lu}`); PCRE2 takes the short general categories and bare script names.
+    static func translatingPropertyNames(_ source: String) -> String {
+        guard source.contains("\\p{") || source.contains("\\P{") else { return source }
+        var out = ""
+        var rest = Substring(source)
+        while let range = rest.firstRange(of: "{"), range.lowerBound > rest.startIndex {
+            let before = rest[..<range.lowerBound]
+            out += before
+            rest = rest[range.lowerBound...]
+            guard before.hasSuffix("\\p") || before.hasSuffix("\\P"), let close = rest.firstIndex(of: "}") else {
+                out += "{"
+                rest = rest.dropFirst()
+                continue
+            }
+            var name = String(rest[rest.index(after: rest.startIndex)..<close])
+            for prefix in ["General_Category=", "gc=", "Script=", "sc=", "Script_Extensions=", "scx="]
+            where name.hasPrefix(prefix) {
+                name = String(name.dropFirst(prefix.count))
+            }
+            out += "{" + (longCategories[name] ?? name) + "}"
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
+    }
+
+    private static let longCategories: [String: String] = [
+        "Letter": "L", "Cased_Letter": "L&", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll",
+        "Titlecase_Letter": "Lt", "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M",
+        "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N",
+        "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl", "Other_Number": "No", "Punctuation": "P",
+        "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd", "Open_Punctuation": "Ps",
+        "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi", "Final_Punctuation": "Pf",
+        "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc",
+        "Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs",
+        "Line_Separator": "Zl", "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc",
+        "Format": "Cf", "Surrogate": "Cs", "Private_Use": "Co", "Unassigned": "Cn",
+    ]
 
     static func message(_ code: Int32) -> String {
         var buffer = [UInt8](repeating: 0, count: 256)

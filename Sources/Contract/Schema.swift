@@ -1,0 +1,273 @@
+import Regexp
+
+/// One compiled schema: its keywords turned into the checks the streaming validator runs, with
+/// member names in a hash table, `required` as bits, `$ref`s to other nodes (cycles included).
+/// Built once per contract load; read-only afterwards.
+public final class Schema {
+    /// JSON Schema's instance types, as bits.
+    struct Types: OptionSet {
+        let rawValue: UInt8
+        static let null = Types(rawValue: 1)
+        static let boolean = Types(rawValue: 2)
+        static let object = Types(rawValue: 4)
+        static let array = Types(rawValue: 8)
+        static let number = Types(rawValue: 16)
+        static let integer = Types(rawValue: 32)
+        static let string = Types(rawValue: 64)
+        static let all: Types = [.null, .boolean, .object, .array, .number, .integer, .string]
+
+        var names: [String] {
+            var names: [String] = []
+            if contains(.array) { names.append("array") }
+            if contains(.boolean) { names.append("boolean") }
+            if contains(.integer) && !contains(.number) { names.append("integer") }
+            if contains(.null) { names.append("null") }
+            if contains(.number) { names.append("number") }
+            if contains(.object) { names.append("object") }
+            if contains(.string) { names.append("string") }
+            return names
+        }
+    }
+
+    /// `#/components/schemas/Item` (document-relative when in the contract's main document).
+    public internal(set) var location: String
+    /// The schema resource (base URI) it belongs to: the dynamic scope's unit.
+    var resource: String = ""
+    /// `true`/`false` schemas; `nil` for objects.
+    var constant: Bool?
+    var types: Types = .all
+    var typesWritten = false
+    var enumValues: [Value]?
+    var constValue: Value?
+    /// `enum`/`const` name an object or array: the validator keeps the instance value (bounded).
+    var needsWholeValue = false
+
+    // Numbers
+    var minimum: Number?
+    var maximum: Number?
+    var exclusiveMinimum: Number?
+    var exclusiveMaximum: Number?
+    var multipleOf: Number?
+    var hasNumberChecks = false
+
+    // Strings
+    var minLength: Int?
+    var maxLength: Int?
+    var pattern: Pattern?
+    var format: Format?
+    var hasStringChecks = false
+
+    // Arrays
+    var prefixItems: [Schema] = []
+    var items: Schema?
+    var contains: Schema?
+    var minContains = 1
+    var maxContains: Int?
+    var minItems: Int?
+    var maxItems: Int?
+    var uniqueItems = false
+    var unevaluatedItems: Schema?
+    var hasArrayChecks = false
+
+    // Objects
+    var keys = KeyTable()
+    /// Per known key (index in ``keys``): its `properties` schema.
+    var propertySchemas: [Schema?] = []
+    /// Bits of the required keys (indices < 64) and the required indices beyond 64.
+    var requiredMask: UInt64 = 0
+    var requiredBeyond: [Int] = []
+    var patternProperties: [(Pattern, Schema)] = []
+    var additionalProperties: Schema?
+    var minProperties: Int?
+    var maxProperties: Int?
+    /// (trigger key index, required key indices).
+    var dependentRequired: [(Int, [Int])] = []
+    /// (trigger key index, schema): applied in place when the key is present.
+    var dependentSchemas: [(Int, Schema)] = []
+    var propertyNames: Schema?
+    var unevaluatedProperties: Schema?
+    var hasObjectChecks = false
+    /// OpenAPI `readOnly` (`writeOnly`) properties: not required in requests (responses).
+    var readOnlyMask: UInt64 = 0
+    var writeOnlyMask: UInt64 = 0
+
+    // In place
+    var allOf: [Schema] = []
+    var anyOf: [Schema] = []
+    var oneOf: [Schema] = []
+    var not: Schema?
+    var ifSchema: Schema?
+    var thenSchema: Schema?
+    var elseSchema: Schema?
+    var ref: Schema?
+    var dynamicRef: DynamicRef?
+    var discriminator: Discriminator?
+    var hasInPlace = false
+    var hasUnevaluated = false
+
+    init(location: String) { self.location = location }
+
+    /// The compiled target of a `$dynamicRef`: the static target, and the anchor name to look for
+    /// in the dynamic scope when the static target has a `$dynamicAnchor` of that name.
+    struct DynamicRef {
+        var target: Schema
+        var anchor: String?
+    }
+
+    /// OpenAPI's discriminator: the property that names the branch, and which branch each value picks.
+    struct Discriminator {
+        var property: String
+        var keyIndex: Int
+        /// Value → index in `oneOf` (or `anyOf`).
+        var branches: [String: Int]
+    }
+
+    func finish() {
+        hasInPlace =
+            !allOf.isEmpty || !anyOf.isEmpty || !oneOf.isEmpty || not != nil || ifSchema != nil || ref != nil
+            || dynamicRef != nil || !dependentSchemas.isEmpty
+        hasUnevaluated = unevaluatedItems != nil || unevaluatedProperties != nil
+        hasNumberChecks =
+            minimum != nil || maximum != nil || exclusiveMinimum != nil || exclusiveMaximum != nil || multipleOf != nil
+        hasStringChecks = minLength != nil || maxLength != nil || pattern != nil || format != nil
+        hasArrayChecks =
+            !prefixItems.isEmpty || items != nil || contains != nil || minItems != nil || maxItems != nil || uniqueItems
+            || unevaluatedItems != nil
+        hasObjectChecks =
+            keys.count > 0 || !patternProperties.isEmpty || additionalProperties != nil || minProperties != nil
+            || maxProperties != nil || propertyNames != nil || unevaluatedProperties != nil || requiredMask != 0
+            || !requiredBeyond.isEmpty || !dependentRequired.isEmpty || discriminator != nil
+    }
+
+    /// Drops every reference to other nodes (the graph has cycles; its owner breaks them when it goes).
+    func unlink() {
+        propertySchemas = []
+        prefixItems = []
+        items = nil
+        contains = nil
+        unevaluatedItems = nil
+        patternProperties = []
+        additionalProperties = nil
+        dependentSchemas = []
+        propertyNames = nil
+        unevaluatedProperties = nil
+        allOf = []
+        anyOf = []
+        oneOf = []
+        not = nil
+        ifSchema = nil
+        thenSchema = nil
+        elseSchema = nil
+        ref = nil
+        dynamicRef = nil
+    }
+
+    /// Whether the schema accepts every instance with no check at all (`true`, `{}`).
+    var acceptsEverything: Bool {
+        constant == true
+            || (constant == nil && types == .all && enumValues == nil && constValue == nil && !hasNumberChecks
+                && !hasStringChecks && !hasArrayChecks && !hasObjectChecks && !hasInPlace)
+    }
+}
+
+/// Member names → small integers: open addressing over the UTF-8 bytes with a cheap hash, plus
+/// the names in one byte run so that a lookup is a hash, one compare of lengths and a `memcmp`.
+struct KeyTable {
+    private(set) var names: [String] = []
+    private var bytes: [UInt8] = []
+    private var starts: [Int] = [0]
+    private var slots: [Int32] = []
+    private var mask = 0
+
+    var count: Int { names.count }
+
+    /// The index of `name`, adding it when new.
+    mutating func index(of name: String) -> Int {
+        let utf8 = Array(name.utf8)
+        if let found = utf8.withUnsafeBytes({ lookup($0) }) { return found }
+        names.append(name)
+        bytes.append(contentsOf: utf8)
+        starts.append(bytes.count)
+        rebuild()
+        return names.count - 1
+    }
+
+    private mutating func rebuild() {
+        var size = 8
+        while size < names.count * 3 { size <<= 1 }
+        mask = size - 1
+        slots = [Int32](repeating: -1, count: size)
+        for index in names.indices {
+            let hash = bytes.withUnsafeBytes { all in
+                KeyTable.hash(UnsafeRawBufferPointer(rebasing: all[starts[index]..<starts[index + 1]]))
+            }
+            var slot = hash & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(index)
+        }
+    }
+
+    @inline(__always) static func hash(_ key: UnsafeRawBufferPointer) -> Int {
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(key.count)
+        var index = 0
+        while index + 8 <= key.count {
+            h = (h ^ key.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 29
+            index += 8
+        }
+        if index < key.count {
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while index < key.count {
+                tail |= UInt64(key[index]) << shift
+                shift += 8
+                index += 1
+            }
+            h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+            h ^= h >> 32
+        }
+        return Int(truncatingIfNeeded: h)
+    }
+
+    /// The index of the name spelled by `key`, or `nil`.
+    @inline(__always) func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
+        guard !names.isEmpty else { return nil }
+        var slot = KeyTable.hash(key) & mask
+        while true {
+            let candidate = Int(slots[slot])
+            if candidate < 0 { return nil }
+            if matches(candidate, key) { return candidate }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Whether name `index` is spelled `key`.
+    @inline(__always) func matches(_ index: Int, _ key: UnsafeRawBufferPointer) -> Bool {
+        let start = starts[index]
+        let length = starts[index + 1] - start
+        guard length == key.count else { return false }
+        if length == 0 { return true }
+        return bytes.withUnsafeBytes { all in
+            memcmpBytes(all.baseAddress! + start, key.baseAddress!, length)
+        }
+    }
+}
+
+@inline(__always) func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+    var index = 0
+    while index + 8 <= count {
+        if a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            != b.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        {
+            return false
+        }
+        index += 8
+    }
+    while index < count {
+        if a.load(fromByteOffset: index, as: UInt8.self) != b.load(fromByteOffset: index, as: UInt8.self) {
+            return false
+        }
+        index += 1
+    }
+    return true
+}

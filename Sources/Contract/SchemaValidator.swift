@@ -1,0 +1,140 @@
+import Foundation
+
+/// A compiled JSON Schema, ready to validate bodies: one per contract load, shared by every
+/// validation (read-only).
+public final class SchemaValidator: @unchecked Sendable {
+    let root: Schema
+    let dynamicTargets: [String: Schema]
+    /// Every node of the graph (they reference each other, cycles included).
+    let nodes: [Schema]
+    /// Where the schema is (`file:///…#/…` or `#/components/…`).
+    public var location: String { root.location }
+
+    init(root: Schema, dynamicTargets: [String: Schema], nodes: [Schema]) {
+        self.root = root
+        self.dynamicTargets = dynamicTargets
+        self.nodes = nodes
+    }
+
+    deinit {
+        for node in nodes { node.unlink() }
+    }
+
+    /// Compiles the schema at `reference` (absolute, or relative to `base`) in `registry`.
+    public static func compile(
+        _ reference: String, base: String, registry: SchemaRegistry, formats: FormatMode = .annotate
+    ) throws(ContractError) -> SchemaValidator {
+        let compiler = SchemaCompiler(registry: registry, formats: formats, home: URIReference(base).withoutFragment)
+        let root = try compiler.compile(reference: reference, base: base)
+        let targets = try compiler.dynamicTargets()
+        compiler.finish()
+        return SchemaValidator(root: root, dynamicTargets: targets, nodes: compiler.all)
+    }
+
+    /// Compiles a schema file (JSON or YAML; `$ref`s to files beside it load as needed, `refs`
+    /// maps `http(s)://` URIs to local files).
+    public static func load(
+        file path: String, refs: [String: String] = [:], formats: FormatMode = .annotate
+    ) throws(ContractError) -> SchemaValidator {
+        let uri = FileSource.uri(forPath: path)
+        let registry = SchemaRegistry(loader: FileSource.loader(refs: refs))
+        registry.add(try FileSource.read(uri: uri))
+        return try compile(uri, base: uri, registry: registry, formats: formats)
+    }
+
+    /// A validation of one body, fed as it arrives.
+    public func validation(direction: Direction = .response, keep: Int = 20, maxDepth: Int = 512) -> BodyValidation {
+        var options = Engine.Options()
+        options.direction = direction
+        options.keep = keep
+        options.maxDepth = maxDepth
+        return BodyValidation(engine: Engine(root: root, options: options, dynamicTargets: dynamicTargets))
+    }
+
+    /// Validates a whole body.
+    public func validate(_ body: some Collection<UInt8>, direction: Direction = .response) -> Verdict {
+        var validation = validation(direction: direction)
+        let bytes = Array(body)
+        bytes.withUnsafeBytes { validation.feed($0) }
+        return validation.finish()
+    }
+}
+
+/// One body's validation in progress: the tokenizer's state and the open groups, nothing else.
+public struct BodyValidation {
+    var engine: Engine
+    var tokenizer = Tokenizer()
+
+    init(engine: Engine) { self.engine = engine }
+
+    /// Whether more bytes can change the verdict (false after malformed JSON or `max-depth`).
+    public var isOpen: Bool { !engine.stopped && !tokenizer.failed }
+
+    /// The violations so far.
+    public var verdictSoFar: Verdict { engine.verdict }
+
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard isOpen else { return }
+        tokenizer.feed(bytes, into: &engine)
+    }
+
+    public mutating func feed(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { feed($0) }
+    }
+
+    /// The end of the body: the verdict.
+    public mutating func finish() -> Verdict {
+        if isOpen { tokenizer.finish(into: &engine) }
+        return engine.verdict
+    }
+}
+
+/// Contract files on disk.
+public enum FileSource {
+    public static func uri(forPath path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return "file://" + URIReference.removeDotSegments(absolute)
+    }
+
+    /// The document at a `file://` URI.
+    public static func read(uri: String) throws(ContractError) -> SourceDocument {
+        let path = String(URIReference(uri).path)
+        let decoded = SchemaRegistry.percentDecode(path)
+        guard let data = FileManager.default.contents(atPath: decoded) else {
+            throw ContractError(file: uri, line: nil, pointer: nil, message: "cannot read the file")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        return try SourceDocument.read(text: text, uri: uri)
+    }
+
+    /// A registry loader: `file://` URIs from disk, `http(s)://` ones only through `refs`.
+    public static func loader(refs: [String: String]) -> SchemaRegistry.Loader {
+        { (uri: String) throws(ContractError) -> SourceDocument? in
+            if uri.hasPrefix("file://") { return try read(uri: uri) }
+            if let local = refs[uri] ?? refs[uri + "#"] {
+                let document = try read(uri: Self.uri(forPath: local))
+                return SourceDocument(uri: uri, root: document.root, lines: document.lines)
+            }
+            if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
+                throw ContractError(
+                    file: uri, line: nil, pointer: nil,
+                    message:
+                        "a $ref to a network URI: Sluice never fetches while validating; map it to a local file with contract.refs"
+                )
+            }
+            return nil
+        }
+    }
+}
+
+extension SchemaCompiler {
+    /// Every `$dynamicAnchor` in the registry, compiled, keyed `resource#name`.
+    func dynamicTargets() throws(ContractError) -> [String: Schema] {
+        var targets: [String: Schema] = [:]
+        guard usesDynamicReferences else { return targets }
+        for (key, location) in registry.dynamicAnchors {
+            targets[key] = try compile(location)
+        }
+        return targets
+    }
+}
