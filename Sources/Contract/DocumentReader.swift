@@ -392,6 +392,128 @@ enum JSONGrammar {
         return isValidUTF8(out[runStart...])
     }
 
+    /// Unescapes `count` bytes of string content into `out` (room for `count` bytes: escapes only
+    /// shrink); the decoded length, or `nil` on a bad escape or a lone surrogate. Runs between
+    /// backslashes are copied whole.
+    static func unescape(_ p: UnsafePointer<UInt8>, _ count: Int, into out: UnsafeMutablePointer<UInt8>) -> Int? {
+        var i = 0
+        var o = 0
+        while i < count {
+            var run = i
+            while run < count, p[run] != 0x5C { run += 1 }
+            if run > i {
+                (out + o).update(from: p + i, count: run - i)
+                o += run - i
+                i = run
+            }
+            guard i < count else { break }
+            guard i + 1 < count else { return nil }
+            let escaped = p[i + 1]
+            i += 2
+            switch escaped {
+            case 0x22, 0x5C, 0x2F: out[o] = escaped
+            case UInt8(ascii: "b"): out[o] = 0x08
+            case UInt8(ascii: "f"): out[o] = 0x0C
+            case UInt8(ascii: "n"): out[o] = 0x0A
+            case UInt8(ascii: "r"): out[o] = 0x0D
+            case UInt8(ascii: "t"): out[o] = 0x09
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(UnsafeBufferPointer(start: p, count: count), i) else { return nil }
+                i += 4
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard i + 6 <= count, p[i] == 0x5C, p[i + 1] == UInt8(ascii: "u"),
+                        let low = hex4(UnsafeBufferPointer(start: p, count: count), i + 2),
+                        (0xDC00...0xDFFF).contains(low)
+                    else { return nil }
+                    i += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    return nil
+                }
+                // UTF-8 of the scalar: never longer than the escape it replaces.
+                if scalar < 0x80 {
+                    out[o] = UInt8(scalar)
+                } else if scalar < 0x800 {
+                    out[o] = UInt8(0xC0 | (scalar >> 6))
+                    out[o + 1] = UInt8(0x80 | (scalar & 0x3F))
+                    o += 1
+                } else if scalar < 0x10000 {
+                    out[o] = UInt8(0xE0 | (scalar >> 12))
+                    out[o + 1] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
+                    out[o + 2] = UInt8(0x80 | (scalar & 0x3F))
+                    o += 2
+                } else {
+                    out[o] = UInt8(0xF0 | (scalar >> 18))
+                    out[o + 1] = UInt8(0x80 | ((scalar >> 12) & 0x3F))
+                    out[o + 2] = UInt8(0x80 | ((scalar >> 6) & 0x3F))
+                    out[o + 3] = UInt8(0x80 | (scalar & 0x3F))
+                    o += 3
+                }
+            default: return nil
+            }
+            o += 1
+        }
+        return o
+    }
+
+    static func isASCII(_ p: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var i = 0
+        var acc: UInt64 = 0
+        while i + 8 <= count {
+            acc |= UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+            i += 8
+        }
+        var tail: UInt8 = 0
+        while i < count {
+            tail |= p[i]
+            i += 1
+        }
+        return acc & 0x8080_8080_8080_8080 == 0 && tail < 0x80
+    }
+
+    /// Strict UTF-8 over memory, ASCII eight bytes at a time.
+    static func isValidUTF8(_ p: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var i = 0
+        while i < count {
+            if i + 8 <= count, UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
+            }
+            let lead = p[i]
+            if lead < 0x80 {
+                i += 1
+                continue
+            }
+            let length: Int
+            var minimum: UInt32
+            var scalar: UInt32
+            switch lead {
+            case 0xC2...0xDF:
+                length = 1
+                minimum = 0x80
+                scalar = UInt32(lead & 0x1F)
+            case 0xE0...0xEF:
+                length = 2
+                minimum = 0x800
+                scalar = UInt32(lead & 0x0F)
+            case 0xF0...0xF4:
+                length = 3
+                minimum = 0x10000
+                scalar = UInt32(lead & 0x07)
+            default: return false
+            }
+            for k in 1...length {
+                guard i + k < count else { return false }
+                let next = p[i + k]
+                guard next & 0xC0 == 0x80 else { return false }
+                scalar = scalar << 6 | UInt32(next & 0x3F)
+            }
+            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else { return false }
+            i += length + 1
+        }
+        return true
+    }
+
     private static func hex4<Bytes: Collection>(_ raw: Bytes, _ index: Int) -> UInt32?
     where Bytes.Element == UInt8, Bytes.Index == Int {
         guard index + 4 <= raw.endIndex else { return nil }

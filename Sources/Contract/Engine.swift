@@ -70,9 +70,9 @@ struct Engine: TokenSink {
     let options: Options
     let dynamicTargets: [String: Schema]
     var verdict = Verdict()
-    private var slots: [Slot] = []
-    private var frames: [Frame] = []
-    private var path: [UInt8] = []
+    private let slots = Arena<Slot>(capacity: 64)
+    private let frames = Arena<Frame>(capacity: 16)
+    private let path = ByteStack()
     private var scopes: [(resource: String, parent: Int32)] = []
     private var scopeMemo: [String: Int32] = [:]
     private var capture = Capture()
@@ -92,8 +92,6 @@ struct Engine: TokenSink {
         self.options = options
         self.dynamicTargets = dynamicTargets
         pendingSchema = root
-        slots.reserveCapacity(64)
-        frames.reserveCapacity(16)
         if !dynamicTargets.isEmpty {
             scopes.append((root.resource, -1))
             scopeMemo["-1 " + root.resource] = 0
@@ -108,7 +106,7 @@ struct Engine: TokenSink {
         for index in 0..<min(depth, frames.count) {
             let frame = frames[index]
             if frame.isObject {
-                let key = String(decoding: path[frame.keyStart..<frame.keyEnd], as: UTF8.self)
+                let key = path.text(frame.keyStart, frame.keyEnd)
                 out += "/" + Value.escape(key)
             } else {
                 out += "/\(max(frame.count - 1, 0))"
@@ -350,10 +348,9 @@ struct Engine: TokenSink {
         if capture.active { capture.key(token) }
         let top = frames.count - 1
         frames[top].count += 1
-        path.removeSubrange(frames[top].keyStart...)
-        path.append(contentsOf: token.bytes)
+        path.replace(from: frames[top].keyStart, with: token.bytes)
         frames[top].keyEnd = path.count
-        watches.removeAll(keepingCapacity: true)
+        if !watches.isEmpty { watches.removeAll(keepingCapacity: true) }
         let start = frames[top].start
         let end = frames[top].end
         if start == end { return true }
@@ -365,7 +362,7 @@ struct Engine: TokenSink {
                     names, parent: index, role: .propertyName, branch: 0, reporting: false, collects: false,
                     scope: slots[index].scope)
                 fold(mark, slots.count, .scalar(token), depth: frames.count)
-                slots.removeSubrange(mark...)
+                slots.truncate(to: mark)
             }
         }
         for index in start..<end where slots[index].active {
@@ -382,7 +379,13 @@ struct Engine: TokenSink {
             if let known {
                 slots[index].lastKey = Int32(known)
                 if known < 64 {
-                    slots[index].seen |= 1 << UInt64(known)
+                    let bit: UInt64 = 1 << UInt64(known)
+                    if slots[index].seen & bit != 0 {
+                        fail(
+                            index, "duplicate-key", "each member name once", "\"\(token.text)\" again",
+                            depth: frames.count)
+                    }
+                    slots[index].seen |= bit
                 } else {
                     extra(index).seenBeyond.insert(known)
                 }
@@ -408,7 +411,13 @@ struct Engine: TokenSink {
             }
             if !matched, let additional = schema.additionalProperties {
                 matched = true
-                addChild(additional, parent: index, role: .property, branch: -1)
+                if additional.constant == false {
+                    fail(
+                        index, "additionalProperties", "no properties besides those listed", "\"\(token.text)\"",
+                        depth: frames.count)
+                } else {
+                    addChild(additional, parent: index, role: .property, branch: -1)
+                }
             }
             if slots[index].collects, matched { extra(index).keys.insert(token.text) }
             if !matched, let unevaluated = schema.unevaluatedProperties {
@@ -431,7 +440,11 @@ struct Engine: TokenSink {
             if position < schema.prefixItems.count {
                 addChild(schema.prefixItems[position], parent: index, role: .item, branch: position)
             } else if let items = schema.items {
-                addChild(items, parent: index, role: .item, branch: position)
+                if items.constant == false {
+                    fail(index, "items", "at most \(schema.prefixItems.count) items", "more", depth: frames.count)
+                } else {
+                    addChild(items, parent: index, role: .item, branch: position)
+                }
             } else if let unevaluated = schema.unevaluatedItems {
                 let extra = extra(index)
                 extra.pendingItems.append((position, true, nil))
@@ -448,7 +461,7 @@ struct Engine: TokenSink {
         if depth == 0 {
             push(root, parent: -1, role: .root, branch: 0, reporting: true, collects: false, scope: 0)
             fold(0, slots.count, .scalar(token), depth: 0)
-            slots.removeAll(keepingCapacity: true)
+            slots.truncate(to: 0)
             return true
         }
         if capture.active { capture.scalar(token) }
@@ -464,7 +477,7 @@ struct Engine: TokenSink {
         } else if slots.count > frames[top].end {
             let mark = frames[top].end
             fold(mark, slots.count, .scalar(token), depth: depth)
-            slots.removeSubrange(mark...)
+            slots.truncate(to: mark)
         }
         if !watches.isEmpty {
             if token.kind == .string { for index in watches { extra(index).tag = token.text } }
@@ -479,7 +492,7 @@ struct Engine: TokenSink {
 
     private mutating func end() -> Bool {
         let frame = frames.removeLast()
-        path.removeSubrange(frame.keyStart...)
+        path.truncate(to: frame.keyStart)
         var kept: Value?
         var keptTooLarge = false
         if capture.active {
@@ -490,10 +503,10 @@ struct Engine: TokenSink {
                 frame.start, frame.end,
                 .container(object: frame.isObject, count: frame.count, value: kept, tooLarge: keptTooLarge),
                 depth: frames.count)
-            slots.removeSubrange(frame.start...)
+            slots.truncate(to: frame.start)
         }
         if !frames.isEmpty {
-            watches.removeAll(keepingCapacity: true)
+            if !watches.isEmpty { watches.removeAll(keepingCapacity: true) }
             let top = frames.count - 1
             if frames[top].unique {
                 if let kept {
@@ -719,8 +732,16 @@ struct Engine: TokenSink {
             if object, schema.unevaluatedProperties != nil {
                 for (name, valid, violation) in extra.pendingKeys
                 where !valid && !extra.allKeys && !extra.keys.contains(name) {
-                    fail(index, with: violation, otherwise: "unevaluatedProperties", depth: depth)
-                    if violation == nil { continue }
+                    if violation == nil || violation?.keyword == "false" {
+                        fail(
+                            index,
+                            with: Violation(
+                                pointer: pointer(depth) + "/" + Value.escape(name), keyword: "unevaluatedProperties",
+                                expected: "no properties the schema does not evaluate", found: "\"\(name)\"",
+                                schema: schema.location), otherwise: "unevaluatedProperties", depth: depth)
+                    } else {
+                        fail(index, with: violation, otherwise: "unevaluatedProperties", depth: depth)
+                    }
                 }
             }
             if !object, schema.unevaluatedItems != nil {

@@ -170,38 +170,59 @@ public final class Schema {
     }
 }
 
-/// Member names → small integers: open addressing over the UTF-8 bytes with a cheap hash, plus
-/// the names in one byte run so that a lookup is a hash, one compare of lengths and a `memcmp`.
-struct KeyTable {
+/// Member names → small integers: open addressing over the UTF-8 bytes with a cheap hash, the
+/// names in one byte run, so that a lookup is a hash, one compare of lengths and a compare of
+/// bytes. Read through raw pointers once built (no copies, no reference counting on the hot path).
+final class KeyTable {
     private(set) var names: [String] = []
-    private var bytes: [UInt8] = []
-    private var starts: [Int] = [0]
-    private var slots: [Int32] = []
+    private var bytes: UnsafeMutablePointer<UInt8> = .allocate(capacity: 1)
+    private var byteCount = 0
+    private var starts: UnsafeMutablePointer<Int> = .allocate(capacity: 1)
+    private var slots: UnsafeMutablePointer<Int32> = .allocate(capacity: 1)
     private var mask = 0
+    private(set) var count = 0
 
-    var count: Int { names.count }
+    init() { starts[0] = 0 }
+
+    deinit {
+        bytes.deallocate()
+        starts.deallocate()
+        slots.deallocate()
+    }
 
     /// The index of `name`, adding it when new.
-    mutating func index(of name: String) -> Int {
-        let utf8 = Array(name.utf8)
-        if let found = utf8.withUnsafeBytes({ lookup($0) }) { return found }
+    func index(of name: String) -> Int {
+        var name = name
+        if let found = name.withUTF8({ lookup(UnsafeRawBufferPointer($0)) }) { return found }
         names.append(name)
-        bytes.append(contentsOf: utf8)
-        starts.append(bytes.count)
         rebuild()
         return names.count - 1
     }
 
-    private mutating func rebuild() {
+    private func rebuild() {
+        let all = names.flatMap { Array($0.utf8) }
+        bytes.deallocate()
+        bytes = .allocate(capacity: max(all.count, 1))
+        bytes.initialize(from: all, count: all.count)
+        byteCount = all.count
+        starts.deallocate()
+        starts = .allocate(capacity: names.count + 1)
+        var offset = 0
+        starts[0] = 0
+        for (index, name) in names.enumerated() {
+            offset += name.utf8.count
+            starts[index + 1] = offset
+        }
+        count = names.count
         var size = 8
         while size < names.count * 3 { size <<= 1 }
         mask = size - 1
-        slots = [Int32](repeating: -1, count: size)
-        for index in names.indices {
-            let hash = bytes.withUnsafeBytes { all in
-                KeyTable.hash(UnsafeRawBufferPointer(rebasing: all[starts[index]..<starts[index + 1]]))
-            }
-            var slot = hash & mask
+        slots.deallocate()
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: -1, count: size)
+        for index in 0..<count {
+            let key = UnsafeRawBufferPointer(start: bytes + starts[index], count: starts[index + 1] - starts[index])
+            var slot = KeyTable.hash(key) & mask
             while slots[slot] >= 0 { slot = (slot + 1) & mask }
             slots[slot] = Int32(index)
         }
@@ -231,7 +252,7 @@ struct KeyTable {
 
     /// The index of the name spelled by `key`, or `nil`.
     @inline(__always) func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
-        guard !names.isEmpty else { return nil }
+        guard count > 0 else { return nil }
         var slot = KeyTable.hash(key) & mask
         while true {
             let candidate = Int(slots[slot])
@@ -247,9 +268,7 @@ struct KeyTable {
         let length = starts[index + 1] - start
         guard length == key.count else { return false }
         if length == 0 { return true }
-        return bytes.withUnsafeBytes { all in
-            memcmpBytes(all.baseAddress! + start, key.baseAddress!, length)
-        }
+        return memcmpBytes(UnsafeRawPointer(bytes + start), key.baseAddress!, length)
     }
 }
 

@@ -4,20 +4,22 @@ import Foundation
 /// validation (read-only).
 public final class SchemaValidator: @unchecked Sendable {
     let root: Schema
-    let dynamicTargets: [String: Schema]
-    /// Every node of the graph (they reference each other, cycles included).
-    let nodes: [Schema]
+    private(set) var dynamicTargets: [String: Schema]
+    /// The graph the root belongs to (shared by every schema of one contract).
+    private(set) var graph: SchemaGraph
+
+    /// Joins the contract's graph once every schema of it is compiled.
+    func seal(graph: SchemaGraph, targets: [String: Schema]) {
+        self.graph = graph
+        dynamicTargets = targets
+    }
     /// Where the schema is (`file:///…#/…` or `#/components/…`).
     public var location: String { root.location }
 
-    init(root: Schema, dynamicTargets: [String: Schema], nodes: [Schema]) {
+    init(root: Schema, dynamicTargets: [String: Schema], graph: SchemaGraph) {
         self.root = root
         self.dynamicTargets = dynamicTargets
-        self.nodes = nodes
-    }
-
-    deinit {
-        for node in nodes { node.unlink() }
+        self.graph = graph
     }
 
     /// Compiles the schema at `reference` (absolute, or relative to `base`) in `registry`.
@@ -28,7 +30,7 @@ public final class SchemaValidator: @unchecked Sendable {
         let root = try compiler.compile(reference: reference, base: base)
         let targets = try compiler.dynamicTargets()
         compiler.finish()
-        return SchemaValidator(root: root, dynamicTargets: targets, nodes: compiler.all)
+        return SchemaValidator(root: root, dynamicTargets: targets, graph: SchemaGraph(nodes: compiler.all))
     }
 
     /// Compiles a schema file (JSON or YAML; `$ref`s to files beside it load as needed, `refs`
@@ -58,6 +60,14 @@ public final class SchemaValidator: @unchecked Sendable {
         bytes.withUnsafeBytes { validation.feed($0) }
         return validation.finish()
     }
+}
+
+/// Every compiled node of one contract: they reference each other (cycles included), so the
+/// graph is owned here and unlinked when the last validator using it goes.
+final class SchemaGraph: @unchecked Sendable {
+    let nodes: [Schema]
+    init(nodes: [Schema]) { self.nodes = nodes }
+    deinit { for node in nodes { node.unlink() } }
 }
 
 /// One body's validation in progress: the tokenizer's state and the open groups, nothing else.

@@ -36,7 +36,7 @@ struct Tokenizer {
     private(set) var depth = 0
     private var partial = Partial.none
     private var carry: [UInt8] = []
-    private var scratch: [UInt8] = []
+    private let scratch = ByteStack()
     /// Bytes before the current piece (for error offsets).
     private var consumed = 0
     let maxToken: Int
@@ -148,7 +148,10 @@ struct Tokenizer {
         let ok = bytes.withUnsafeBufferPointer { buffer -> Bool in
             let q = buffer.baseAddress!
             switch kind {
-            case .string: return stringToken(q, 0, buffer.count, into: &sink)
+            case .string:
+                var flags: UInt8 = 0
+                _ = Self.stringEnd(q, buffer.count, 0, &flags)
+                return stringToken(q, 0, buffer.count, flags: flags, into: &sink)
             default: return token(q, 0, buffer.count, isNumber: kind == .number, into: &sink)
             }
         }
@@ -204,12 +207,13 @@ struct Tokenizer {
                     afterValue()
                     guard sink.endArray() else { return halt() }
                 case 0x22:  // "
-                    let end = Self.stringEnd(p, n, i)
+                    var flags: UInt8 = 0
+                    let end = Self.stringEnd(p, n, i, &flags)
                     if end < 0 {
                         carryFrom(p, i, n, .string)
                         return
                     }
-                    guard stringToken(p, i, end, into: &sink) else { return }
+                    guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
                     i = end
                 default:
                     var j = i
@@ -233,12 +237,13 @@ struct Tokenizer {
                     fail("expected a member name", at: consumed + i, into: &sink)
                     return
                 }
-                let end = Self.stringEnd(p, n, i)
+                var flags: UInt8 = 0
+                let end = Self.stringEnd(p, n, i, &flags)
                 if end < 0 {
                     carryFrom(p, i, n, .string)
                     return
                 }
-                guard stringToken(p, i, end, into: &sink) else { return }
+                guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
                 i = end
             case .colon:
                 guard c == 0x3A else {
@@ -292,96 +297,100 @@ struct Tokenizer {
         return true
     }
 
+    /// Bits of what a string holds besides plain ASCII.
+    static let hasEscape: UInt8 = 1
+    static let hasHigh: UInt8 = 2
+    static let hasControl: UInt8 = 4
+
     /// The index after the closing quote of the string opening at `start`, or -1 when it does
-    /// not end in this piece.
-    @inline(__always) static func stringEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int) -> Int {
+    /// not end in this piece; `flags` gets ``hasEscape``, ``hasHigh`` and ``hasControl``. One pass,
+    /// eight bytes at a time.
+    @inline(__always) static func stringEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, _ flags: inout UInt8)
+        -> Int
+    {
         var i = start + 1
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        var highMask: UInt64 = 0x8080_8080_8080_8080
         while true {
             while i &+ 8 <= n {
                 let word = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-                let found = quoteOrBackslash(word)
-                if found == 0 {
+                let quote = word ^ (ones &* 0x22)
+                let backslash = word ^ (ones &* 0x5C)
+                let special =
+                    (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+                        | (word & highMask)) & 0x8080_8080_8080_8080
+                if special == 0 {
                     i &+= 8
                     continue
                 }
-                i &+= found.trailingZeroBitCount >> 3
+                // The lowest flagged byte is exact.
+                i &+= special.trailingZeroBitCount >> 3
                 break
             }
-            while i < n, p[i] != 0x22, p[i] != 0x5C { i += 1 }
             guard i < n else { return -1 }
-            if p[i] == 0x22 { return i + 1 }
-            i += 2
-            guard i < n else { return -1 }
+            let c = p[i]
+            if c == 0x22 { return i + 1 }
+            if c == 0x5C {
+                flags |= hasEscape
+                i += 2
+                guard i <= n else { return -1 }
+                continue
+            }
+            if c >= 0x80 {
+                flags |= hasHigh
+                highMask = 0
+            } else if c < 0x20 {
+                flags |= hasControl
+            }
+            i += 1
         }
-    }
-
-    @inline(__always) static func quoteOrBackslash(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        return (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & 0x8080_8080_8080_8080
     }
 
     /// The string from `start` (its opening quote) to `end` (after its closing quote), checked and
     /// delivered as a member name or a value.
-    private mutating func stringToken<Sink: TokenSink>(
-        _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, into sink: inout Sink
+    @inline(__always) private mutating func stringToken<Sink: TokenSink>(
+        _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, flags: UInt8, into sink: inout Sink
     ) -> Bool {
         let contentStart = start + 1
         let count = end - 1 - contentStart
-        // Controls, backslashes and non-ASCII bytes, eight at a time.
-        var flags: UInt64 = 0
-        var k = contentStart
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        while k &+ 8 <= end - 1 {
-            let word = UInt64(littleEndian: UnsafeRawPointer(p + k).loadUnaligned(as: UInt64.self))
-            let backslash = word ^ (ones &* 0x5C)
-            flags |= ((word &- ones &* 0x20) & ~word) | ((backslash &- ones) & ~backslash) | word
-            k &+= 8
+        if flags == 0 {
+            return deliverString(
+                Token(kind: .string, bytes: UnsafeRawBufferPointer(start: p + contentStart, count: count), ascii: true),
+                into: &sink)
         }
-        var tail: UInt8 = 0
-        var control = false
-        var escaped = false
-        while k < end - 1 {
-            let c = p[k]
-            tail |= c
-            if c < 0x20 { control = true }
-            if c == 0x5C { escaped = true }
-            k += 1
-        }
-        let high = (flags & 0x8080_8080_8080_8080) != 0 || tail >= 0x80
-        if flags & 0x8080_8080_8080_8080 != 0 {
-            // Something flagged in the words: find out what, exactly.
-            for index in contentStart..<(end - 1) {
-                let c = p[index]
-                if c < 0x20 { control = true }
-                if c == 0x5C { escaped = true }
-            }
-        }
-        if control {
+        return unusualString(p + contentStart, count, at: start, flags: flags, into: &sink)
+    }
+
+    @inline(never) private mutating func unusualString<Sink: TokenSink>(
+        _ content: UnsafePointer<UInt8>, _ count: Int, at start: Int, flags: UInt8, into sink: inout Sink
+    ) -> Bool {
+        if flags & Self.hasControl != 0 {
             fail("a control character inside a string", at: consumed + start, into: &sink)
             return false
         }
-        var bytes = UnsafeRawBufferPointer(start: p + contentStart, count: count)
-        var ascii = !high
-        if escaped {
-            scratch.removeAll(keepingCapacity: true)
-            guard JSONGrammar.unescape(UnsafeBufferPointer(start: p + contentStart, count: count), into: &scratch)
-            else {
-                fail("a string with a bad escape or invalid UTF-8", at: consumed + start, into: &sink)
+        if flags & Self.hasEscape != 0 {
+            let out = scratch.reserve(count)
+            guard let length = JSONGrammar.unescape(content, count, into: out) else {
+                fail("a string with a bad escape", at: consumed + start, into: &sink)
                 return false
             }
-            ascii = !scratch.contains { $0 >= 0x80 }
-            return scratch.withUnsafeBytes { decoded in
-                deliverString(Token(kind: .string, bytes: decoded, ascii: ascii), into: &sink)
+            let decoded = UnsafePointer(out)
+            let ascii = JSONGrammar.isASCII(decoded, length)
+            if !ascii, !JSONGrammar.isValidUTF8(decoded, length) {
+                fail("a string with invalid UTF-8", at: consumed + start, into: &sink)
+                return false
             }
+            return deliverString(
+                Token(kind: .string, bytes: UnsafeRawBufferPointer(start: decoded, count: length), ascii: ascii),
+                into: &sink)
         }
-        if high, !JSONGrammar.isValidUTF8(UnsafeBufferPointer(start: p + contentStart, count: count)) {
+        guard JSONGrammar.isValidUTF8(content, count) else {
             fail("a string with invalid UTF-8", at: consumed + start, into: &sink)
             return false
         }
-        bytes = UnsafeRawBufferPointer(start: p + contentStart, count: count)
-        return deliverString(Token(kind: .string, bytes: bytes, ascii: ascii), into: &sink)
+        return deliverString(
+            Token(kind: .string, bytes: UnsafeRawBufferPointer(start: content, count: count), ascii: false), into: &sink
+        )
     }
 
     @inline(__always) private mutating func deliverString<Sink: TokenSink>(_ token: Token, into sink: inout Sink)
@@ -415,11 +424,13 @@ struct Tokenizer {
                 return false
             }
             kind = .number
-        } else if bytes.elementsEqual("true".utf8) {
+        } else if bytes.count == 4, p[start] == 0x74, p[start + 1] == 0x72, p[start + 2] == 0x75, p[start + 3] == 0x65 {
             kind = .trueLiteral
-        } else if bytes.elementsEqual("false".utf8) {
+        } else if bytes.count == 5, p[start] == 0x66, p[start + 1] == 0x61, p[start + 2] == 0x6C, p[start + 3] == 0x73,
+            p[start + 4] == 0x65
+        {
             kind = .falseLiteral
-        } else if bytes.elementsEqual("null".utf8) {
+        } else if bytes.count == 4, p[start] == 0x6E, p[start + 1] == 0x75, p[start + 2] == 0x6C, p[start + 3] == 0x6C {
             kind = .null
         } else {
             fail("not a JSON value", at: consumed + start, into: &sink)

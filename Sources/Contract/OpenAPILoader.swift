@@ -1,0 +1,340 @@
+/// Reads an OpenAPI document (and the files its `$ref`s name) into an ``OpenAPIContract``.
+struct OpenAPILoader {
+    let registry: SchemaRegistry
+    let compiler: SchemaCompiler
+    let uri: String
+    let dialect: Dialect
+    var warnings: [ContractError] = []
+    /// Schemas compiled so far, by location (every `schema` is compiled once).
+    private var validators: [String: SchemaValidator] = [:]
+
+    init(registry: SchemaRegistry, compiler: SchemaCompiler, uri: String, dialect: Dialect) {
+        self.registry = registry
+        self.compiler = compiler
+        self.uri = uri
+        self.dialect = dialect
+    }
+
+    static func load(
+        file path: String, refs: [String: String], formats: FormatMode, basePath: String?
+    ) throws(ContractError) -> OpenAPIContract {
+        let uri = FileSource.uri(forPath: path)
+        let document = try FileSource.read(uri: uri)
+        return try load(document: document, loader: FileSource.loader(refs: refs), formats: formats, basePath: basePath)
+    }
+
+    static func load(
+        document: SourceDocument, loader: SchemaRegistry.Loader?, formats: FormatMode, basePath: String?
+    ) throws(ContractError) -> OpenAPIContract {
+        let root = document.root
+        guard let version = root["openapi"]?.string else {
+            if root["swagger"] != nil {
+                throw ContractError(
+                    file: document.uri, line: 1, pointer: "/swagger",
+                    message: "a Swagger 2.0 document: Sluice reads OpenAPI 3.0 and 3.1")
+            }
+            throw ContractError(
+                file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")
+        }
+        let dialect: Dialect
+        if version.hasPrefix("3.0") {
+            dialect = .openAPI30
+        } else if version.hasPrefix("3.1") || version.hasPrefix("3.2") {
+            if let declared = root["jsonSchemaDialect"]?.string, Dialect(metaSchema: declared) == nil {
+                throw ContractError(
+                    file: document.uri, line: document.line(of: "/jsonSchemaDialect"), pointer: "/jsonSchemaDialect",
+                    message: "unknown dialect \"\(declared)\"")
+            }
+            dialect = root["jsonSchemaDialect"]?.string.flatMap { Dialect(metaSchema: $0) } ?? .draft2020
+        } else {
+            throw ContractError(
+                file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
+                message: "OpenAPI \(version): Sluice reads 3.0 and 3.1")
+        }
+        let registry = SchemaRegistry(defaultDialect: dialect, loader: loader)
+        registry.addContainer(document)
+        let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
+        var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)
+        loader.indexSchemas(root, pointer: "")
+        let operations = try loader.operations(root)
+        let targets = try compiler.dynamicTargets()
+        compiler.finish()
+        let graph = SchemaGraph(nodes: compiler.all)
+        loader.seal(graph: graph, targets: targets)
+        let servers = root["servers"]?.items?.first?["url"]?.string
+        let base = basePath ?? servers.map(Self.path(ofServer:)) ?? ""
+        return OpenAPIContract(
+            version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,
+            operations: operations, warnings: loader.warnings + registry.warnings, graph: graph)
+    }
+
+    /// The path of a server URL (`https://api.example.com/v2` → `/v2`; variables left as written).
+    static func path(ofServer url: String) -> String {
+        let parsed = URIReference(url)
+        var path = parsed.path
+        while path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    /// Indexes every schema of the document (components and inline `schema`s) so that `$id`s and
+    /// anchors inside them resolve.
+    private mutating func indexSchemas(_ value: Value, pointer: String) {
+        guard case .object(let members) = value else {
+            if case .array(let items) = value {
+                for (index, item) in items.enumerated() { indexSchemas(item, pointer: pointer + "/\(index)") }
+            }
+            return
+        }
+        for (key, child) in members {
+            let childPointer = pointer + "/" + Value.escape(key)
+            if ["description", "summary", "title"].contains(key), child.string == nil {
+                warnings.append(warn(childPointer, "\(key) should be a string (ignored)"))
+                continue
+            }
+            if key == "schema" || (pointer == "/components/schemas") {
+                registry.indexSchema(document: uri, pointer: childPointer, dialect: dialect)
+            } else if key == "schemas" && pointer == "/components" {
+                indexSchemas(child, pointer: childPointer)
+            } else if key != "example" && key != "examples" {
+                indexSchemas(child, pointer: childPointer)
+            }
+        }
+    }
+
+    private func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
+        let file = file ?? uri
+        return ContractError(
+            file: file, line: registry.documents[file]?.line(of: pointer), pointer: pointer, message: message)
+    }
+
+    /// Follows `$ref`s of non-schema objects (responses, parameters, …) to the object itself.
+    private mutating func resolve(_ value: Value, at location: SchemaLocation) throws(ContractError) -> (
+        Value, SchemaLocation
+    ) {
+        var value = value
+        var location = location
+        var steps = 0
+        while let reference = value["$ref"] {
+            guard let text = reference.string else {
+                throw warn(location.pointer + "/$ref", "$ref must be a string", file: location.document)
+            }
+            steps += 1
+            guard steps < 32 else { throw warn(location.pointer, "$ref loop", file: location.document) }
+            let target = try registry.locate(text, base: location.document)
+            guard let resolved = registry.value(at: target) else {
+                throw warn(location.pointer, "$ref \"\(text)\" points to nothing", file: location.document)
+            }
+            value = resolved
+            location = target
+        }
+        return (value, location)
+    }
+
+    private mutating func schema(at location: SchemaLocation) throws(ContractError) -> SchemaValidator? {
+        if let known = validators[location.key] { return known }
+        if location.document != uri {
+            registry.indexSchema(document: location.document, pointer: location.pointer, dialect: dialect)
+        }
+        let node = try compiler.compile(location)
+        let validator = SchemaValidator(root: node, dynamicTargets: [:], graph: SchemaGraph(nodes: []))
+        validators[location.key] = validator
+        return validator
+    }
+
+    /// After compiling: every validator shares the contract's graph and dynamic targets.
+    private func seal(graph: SchemaGraph, targets: [String: Schema]) {
+        for validator in validators.values { validator.seal(graph: graph, targets: targets) }
+    }
+
+    // MARK: - Operations
+
+    private static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+    private mutating func operations(_ root: Value) throws(ContractError) -> [OpenAPIContract.Operation] {
+        guard let paths = root["paths"]?.members else {
+            if root["webhooks"] == nil && root["components"] == nil {
+                throw ContractError(file: uri, line: 1, pointer: "", message: "the document has no paths")
+            }
+            return []
+        }
+        var drafts: [Draft] = []
+        for (template, rawItem) in paths {
+            let itemLocation = SchemaLocation(document: uri, pointer: "/paths/" + Value.escape(template))
+            let (item, location) = try resolve(rawItem, at: itemLocation)
+            guard template.hasPrefix("/") else {
+                warnings.append(warn(itemLocation.pointer, "a path that does not start with / (ignored)"))
+                continue
+            }
+            let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
+            for method in Self.methods {
+                guard let rawOperation = item[method] else { continue }
+                let operationLocation = SchemaLocation(
+                    document: location.document, pointer: location.pointer + "/" + method)
+                var own = try parameters(
+                    rawOperation["parameters"], at: operationLocation,
+                    pointer: operationLocation.pointer + "/parameters")
+                // Operation parameters override path-item ones with the same name and place.
+                for parameter in shared
+                where !own.contains(where: { $0.name == parameter.name && $0.location == parameter.location }) {
+                    own.append(parameter)
+                }
+                let requestBody = try body(rawOperation["requestBody"], at: operationLocation, name: "requestBody")
+                var responses: [(String, OpenAPIContract.Response)] = []
+                if let rawResponses = rawOperation["responses"]?.members {
+                    for (key, rawResponse) in rawResponses {
+                        let responseLocation = SchemaLocation(
+                            document: operationLocation.document,
+                            pointer: operationLocation.pointer + "/responses/" + Value.escape(key))
+                        let (response, resolved) = try resolve(rawResponse, at: responseLocation)
+                        responses.append((key, try self.response(response, at: resolved)))
+                    }
+                } else {
+                    warnings.append(warn(operationLocation.pointer, "an operation without responses"))
+                }
+                drafts.append(
+                    Draft(
+                        id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
+                        segments: Self.segments(template), parameters: own, requestBody: requestBody,
+                        responses: responses))
+            }
+        }
+        return drafts.map {
+            OpenAPIContract.Operation(
+                id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
+                parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses)
+        }
+    }
+
+    private struct Draft {
+        var id: String?
+        var method: String
+        var template: String
+        var segments: [OpenAPIContract.Segment]
+        var parameters: [ParameterDraft]
+        var requestBody: OpenAPIContract.Body?
+        var responses: [(String, OpenAPIContract.Response)]
+    }
+
+    struct ParameterDraft {
+        var parameter: OpenAPIContract.Parameter
+        var schemaKey: String?
+        var name: String { parameter.name }
+        var location: OpenAPIContract.Parameter.Location { parameter.location }
+    }
+
+    static func segments(_ template: String) -> [OpenAPIContract.Segment] {
+        template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { segment in
+            guard let open = segment.firstIndex(of: "{"), let close = segment.firstIndex(of: "}"), open < close else {
+                return .literal(String(segment))
+            }
+            return .parameter(
+                name: String(segment[segment.index(after: open)..<close]), prefix: String(segment[..<open]),
+                suffix: String(segment[segment.index(after: close)...]))
+        }
+    }
+
+    private mutating func parameters(_ value: Value?, at location: SchemaLocation, pointer: String)
+        throws(ContractError)
+        -> [ParameterDraft]
+    {
+        guard let items = value?.items else { return [] }
+        var out: [ParameterDraft] = []
+        for (index, raw) in items.enumerated() {
+            let itemLocation = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
+            let (parameter, resolved) = try resolve(raw, at: itemLocation)
+            guard let name = parameter["name"]?.string, let place = parameter["in"]?.string,
+                let kind = OpenAPIContract.Parameter.Location(rawValue: place)
+            else {
+                warnings.append(
+                    warn(itemLocation.pointer, "a parameter without name or in (ignored)", file: itemLocation.document))
+                continue
+            }
+            var schemaKey: String?
+            var validator: SchemaValidator?
+            var type: String?
+            var itemType: String?
+            if let schemaValue = parameter["schema"] {
+                let schemaLocation = SchemaLocation(document: resolved.document, pointer: resolved.pointer + "/schema")
+                validator = try schema(at: schemaLocation)
+                schemaKey = schemaLocation.key
+                let (plain, _) = try resolve(schemaValue, at: schemaLocation)
+                type = Self.typeName(plain)
+                if type == "array", let items = plain["items"] {
+                    itemType = Self.typeName((try? resolve(items, at: schemaLocation))?.0 ?? items)
+                }
+            }
+            let style = parameter["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
+            out.append(
+                ParameterDraft(
+                    parameter: OpenAPIContract.Parameter(
+                        name: name, location: kind, required: kind == .path || parameter["required"]?.bool == true,
+                        explode: parameter["explode"]?.bool ?? (style == "form"), style: style, schema: validator,
+                        type: type,
+                        itemType: itemType),
+                    schemaKey: schemaKey))
+        }
+        return out
+    }
+
+    static func typeName(_ schema: Value) -> String? {
+        if let type = schema["type"]?.string { return type }
+        if let types = schema["type"]?.items?.compactMap(\.string) { return types.first { $0 != "null" } }
+        return nil
+    }
+
+    private mutating func body(_ value: Value?, at location: SchemaLocation, name: String) throws(ContractError)
+        -> OpenAPIContract.Body?
+    {
+        guard let value else { return nil }
+        let (body, resolved) = try resolve(
+            value, at: SchemaLocation(document: location.document, pointer: location.pointer + "/" + name))
+        return OpenAPIContract.Body(
+            required: body["required"]?.bool == true, content: try content(body["content"], at: resolved))
+    }
+
+    private mutating func content(_ value: Value?, at location: SchemaLocation) throws(ContractError) -> [(
+        range: String, schema: SchemaValidator?
+    )] {
+        guard let members = value?.members else { return [] }
+        var out: [(range: String, schema: SchemaValidator?)] = []
+        for (range, media) in members {
+            let mediaPointer = location.pointer + "/content/" + Value.escape(range)
+            if media["schema"] != nil {
+                out.append(
+                    (
+                        range,
+                        try schema(at: SchemaLocation(document: location.document, pointer: mediaPointer + "/schema"))
+                    ))
+            } else {
+                out.append((range, nil))
+            }
+        }
+        return out
+    }
+
+    private mutating func response(_ value: Value, at location: SchemaLocation) throws(ContractError)
+        -> OpenAPIContract.Response
+    {
+        var headers: [(name: String, required: Bool, schema: SchemaValidator?, type: String?)] = []
+        if let members = value["headers"]?.members {
+            for (name, raw) in members {
+                let headerLocation = SchemaLocation(
+                    document: location.document, pointer: location.pointer + "/headers/" + Value.escape(name))
+                let (header, resolved) = try resolve(raw, at: headerLocation)
+                var validator: SchemaValidator?
+                var type: String?
+                if let schemaValue = header["schema"] {
+                    let schemaLocation = SchemaLocation(
+                        document: resolved.document, pointer: resolved.pointer + "/schema")
+                    validator = try schema(at: schemaLocation)
+                    type = Self.typeName((try? resolve(schemaValue, at: schemaLocation))?.0 ?? schemaValue)
+                }
+                headers.append((name, header["required"]?.bool == true, validator, type))
+            }
+        }
+        let body: OpenAPIContract.Body? =
+            value["content"] != nil
+            ? OpenAPIContract.Body(required: false, content: try content(value["content"], at: location)) : nil
+        return OpenAPIContract.Response(headers: headers, body: body)
+    }
+}

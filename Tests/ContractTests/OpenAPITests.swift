@@ -1,0 +1,230 @@
+import Contract
+import Foundation
+import XCTest
+
+/// OpenAPI documents written for these tests (Tests/Fixtures/contracts): a multi-file 3.0 shop
+/// and a 3.1 library.
+final class OpenAPITests: XCTestCase {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/contracts")
+
+    static func shop() throws -> OpenAPIContract {
+        try OpenAPIContract.load(file: fixtures.appendingPathComponent("shop.yaml").path)
+    }
+
+    static let item = """
+        {"id": 7, "name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z",
+         "secret": "s", "tags": ["home", "light"], "category": {"name": "Home", "parent": {"name": "All"}}}
+        """
+
+    func testLoadsAMultiFileDocumentAndWarnsAboutWhatItIgnores() throws {
+        let shop = try Self.shop()
+        XCTAssertEqual(shop.version, "3.0.3")
+        XCTAssertEqual(shop.basePath, "/v2")
+        XCTAssertEqual(shop.operations.count, 6)
+        XCTAssertTrue(shop.warnings.contains { $0.pointer == "/info/description" }, "\(shop.warnings)")
+        XCTAssertTrue(shop.warnings.contains { $0.pointer == "/tags/0/description" }, "\(shop.warnings)")
+    }
+
+    func testPathTemplatesLiteralSegmentsWinAndTheBasePathIsRemoved() throws {
+        let shop = try Self.shop()
+        guard case .operation(let featured, _) = shop.match(method: "GET", path: "/v2/items/featured") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(featured.id, "featuredItem")
+        guard case .operation(let one, let parameters) = shop.match(method: "GET", path: "/v2/items/42?x=1") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(one.id, "getItem")
+        XCTAssertEqual(parameters["itemId"], "42")
+        guard case .methodNotDocumented = shop.match(method: "DELETE", path: "/v2/items/42") else { return XCTFail() }
+        guard case .outsideBasePath = shop.match(method: "GET", path: "/items") else { return XCTFail() }
+        guard case .pathNotDocumented = shop.match(method: "GET", path: "/v2/orders") else { return XCTFail() }
+    }
+
+    func testResponseHeadChecks() throws {
+        let shop = try Self.shop()
+        var check = shop.checkResponse(
+            method: "GET", path: "/v2/items", status: 200,
+            headers: [("Content-Type", "application/json; charset=utf-8")])
+        XCTAssertEqual(check.operation, "listItems (GET /items)")
+        XCTAssertEqual(check.violations.map(\.keyword), ["required"])
+        XCTAssertEqual(check.violations.first?.pointer, "header:X-Rate-Limit")
+        XCTAssertNotNil(check.bodySchema)
+        check = shop.checkResponse(
+            method: "GET", path: "/v2/items", status: 200,
+            headers: [("content-type", "application/json"), ("x-rate-limit", "many")])
+        XCTAssertEqual(check.violations.map(\.keyword), ["type"])
+        check = shop.checkResponse(
+            method: "GET", path: "/v2/items", status: 429, headers: [("content-type", "application/problem+json")])
+        XCTAssertEqual(check.violations.count + check.undocumented.count, 0, "4XX matches 429")
+        check = shop.checkResponse(method: "GET", path: "/v2/items/3", status: 500, headers: [])
+        XCTAssertEqual(check.undocumented.map(\.keyword), ["undocumented-status"])
+        check = shop.checkResponse(
+            method: "GET", path: "/v2/items/3", status: 200, headers: [("content-type", "text/html")])
+        XCTAssertEqual(check.undocumented.map(\.keyword), ["undocumented-content-type"])
+        check = shop.checkResponse(
+            method: "GET", path: "/v2/pets/1", status: 200, headers: [("content-type", "text/plain")])
+        XCTAssertNil(check.bodySchema, "only JSON bodies are validated")
+        XCTAssertTrue(check.undocumented.isEmpty)
+        check = shop.checkResponse(
+            method: "GET", path: "/v2/report.csv", status: 200, headers: [("content-type", "text/csv")])
+        XCTAssertTrue(check.undocumented.isEmpty && check.violations.isEmpty)
+    }
+
+    func testBodiesAgainstTheOperationsSchemas() throws {
+        let shop = try Self.shop()
+        let schema = try XCTUnwrap(
+            shop.checkResponse(
+                method: "GET", path: "/v2/items", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(schema.validate(Array("{\"items\": [\(Self.item)], \"total\": 1, \"next\": null}".utf8)).passed)
+        // A null where a number is promised, deep in an array.
+        let broken = Self.item.replacingOccurrences(of: "12.5", with: "null")
+        let verdict = schema.validate(Array("{\"items\": [\(Self.item), \(broken)], \"total\": 2}".utf8))
+        XCTAssertEqual(verdict.total, 1)
+        let violation = try XCTUnwrap(verdict.violations.first)
+        XCTAssertEqual(violation.pointer, "/items/1/price")
+        XCTAssertEqual(violation.keyword, "type")
+        XCTAssertEqual(violation.expected, "number")
+        XCTAssertEqual(violation.found, "null")
+        XCTAssertTrue(violation.schema.hasSuffix("item.yaml#/Item/properties/price"), violation.schema)
+        // nullable admits null; exclusiveMinimum as a boolean (3.0); enums; formats stay annotations.
+        XCTAssertTrue(
+            schema.validate(
+                Array(
+                    "{\"items\": [\(Self.item.replacingOccurrences(of: "\"tags\"", with: "\"discount\": null, \"tags\""))], \"total\": 1}"
+                        .utf8)
+            ).passed)
+        XCTAssertEqual(
+            schema.validate(
+                Array("{\"items\": [\(Self.item.replacingOccurrences(of: "12.5", with: "0"))], \"total\": 1}".utf8)
+            ).violations.first?.keyword, "exclusiveMinimum")
+        XCTAssertEqual(
+            schema.validate(
+                Array(
+                    "{\"items\": [\(Self.item.replacingOccurrences(of: "available", with: "gone"))], \"total\": 1}".utf8
+                )
+            ).violations.first?.keyword, "enum")
+        // writeOnly properties are not required in responses; readOnly ones not in requests.
+        let withoutSecret = Self.item.replacingOccurrences(of: "\"secret\": \"s\",", with: "")
+        XCTAssertTrue(schema.validate(Array("{\"items\": [\(withoutSecret)], \"total\": 1}".utf8)).passed)
+        let request = try XCTUnwrap(
+            shop.checkRequest(
+                method: "POST", path: "/v2/items", query: nil,
+                headers: [
+                    ("Content-Type", "application/json"), ("X-Request-Id", "3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60"),
+                ], hasBody: true
+            ).bodySchema)
+        let withoutID = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "")
+        XCTAssertTrue(request.validate(Array(withoutID.utf8), direction: .request).passed)
+        XCTAssertFalse(request.validate(Array(withoutSecret.utf8), direction: .request).passed)
+    }
+
+    func testDiscriminatorPicksTheBranchAndWordsTheViolation() throws {
+        let shop = try Self.shop()
+        let schema = try XCTUnwrap(
+            shop.checkResponse(
+                method: "GET", path: "/v2/pets/1", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"{"petType": "cat", "name": "Tom", "lives": 7}"#.utf8)).passed)
+        var verdict = schema.validate(Array(#"{"name": "Rex", "petType": "dog", "bark": "woof"}"#.utf8))
+        XCTAssertEqual(verdict.violations.map(\.keyword), ["enum"], "\(verdict.violations)")
+        XCTAssertEqual(verdict.violations.first?.pointer, "/bark")
+        verdict = schema.validate(Array(#"{"petType": "dog", "name": "Rex"}"#.utf8))
+        XCTAssertEqual(verdict.violations.first?.keyword, "required")
+        XCTAssertEqual(verdict.violations.first?.expected, "property \"bark\"")
+        verdict = schema.validate(Array(#"{"petType": "bird", "name": "Tweety"}"#.utf8))
+        XCTAssertEqual(verdict.violations.first?.keyword, "discriminator")
+        XCTAssertEqual(verdict.violations.first?.found, "\"bird\"")
+    }
+
+    func testRequestParameters() throws {
+        let shop = try Self.shop()
+        var check = shop.checkRequest(
+            method: "GET", path: "/v2/items", query: "limit=abc&status=sold_out&tag=a&tag=b", headers: [],
+            hasBody: false)
+        XCTAssertEqual(check.violations.map(\.pointer), ["query:limit"])
+        check = shop.checkRequest(method: "GET", path: "/v2/items", query: "limit=500", headers: [], hasBody: false)
+        XCTAssertEqual(check.violations.map(\.keyword), ["maximum"])
+        check = shop.checkRequest(method: "GET", path: "/v2/items/0", query: nil, headers: [], hasBody: false)
+        XCTAssertEqual(check.violations.map(\.pointer), ["path:itemId"])
+        check = shop.checkRequest(
+            method: "POST", path: "/v2/items", query: nil, headers: [("content-type", "application/json")],
+            hasBody: false)
+        XCTAssertEqual(Set(check.violations.map(\.keyword)), ["required"])
+        XCTAssertEqual(check.violations.count, 2, "\(check.violations)")
+    }
+
+    func testOpenAPI31Document() throws {
+        let library = try OpenAPIContract.load(file: Self.fixtures.appendingPathComponent("library.json").path)
+        XCTAssertEqual(library.basePath, "")
+        let book = try XCTUnwrap(
+            library.checkResponse(
+                method: "GET", path: "/books/9780000000001", status: 200,
+                headers: [("content-type", "application/json")]
+            ).bodySchema)
+        let valid =
+            #"{"isbn": "9780000000001", "title": "T", "subtitle": null, "authors": [{"name": "A"}], "edition": 2, "dimensions": [1.5, 2], "kind": "book"}"#
+        XCTAssertTrue(book.validate(Array(valid.utf8)).passed, "\(book.validate(Array(valid.utf8)).violations)")
+        let extra = valid.replacingOccurrences(of: "\"kind\"", with: "\"shelf\": 3, \"kind\"")
+        XCTAssertEqual(book.validate(Array(extra.utf8)).violations.first?.keyword, "unevaluatedProperties")
+        let tooLong = valid.replacingOccurrences(of: "[1.5, 2]", with: "[1.5, 2, 3]")
+        XCTAssertFalse(book.validate(Array(tooLong.utf8)).passed)
+        let shelves = try XCTUnwrap(
+            library.checkResponse(
+                method: "GET", path: "/shelves", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(
+            shelves.validate(
+                Array(
+                    "[{\"books\": [\(valid.replacingOccurrences(of: "\"edition\": 2", with: "\"edition\": 1"))]}]".utf8)
+            ).passed)
+        XCTAssertFalse(shelves.validate(Array("[{\"books\": [\(valid)]}]".utf8)).passed, "minContains")
+        XCTAssertFalse(shelves.validate(Array(#"[{"label": "ab"}]"#.utf8)).passed, "if/then")
+        XCTAssertEqual(
+            library.checkResponse(method: "GET", path: "/books/1", status: 404, headers: []).undocumented.count, 0)
+    }
+
+    func testBrokenDocumentsSayWhereAndWhy() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-contract-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func load(_ text: String, name: String = "api.yaml") -> ContractError? {
+            let path = directory.appendingPathComponent(name).path
+            _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            do {
+                _ = try OpenAPIContract.load(file: path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        var error = load("openapi: 3.0.0\npaths:\n  /a: {get: {responses: {'200': {description: x}}\n")
+        XCTAssertNotNil(error?.line, "\(String(describing: error))")
+        error = load(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/Missing'}\n"
+        )
+        XCTAssertEqual(error?.pointer, "/components/schemas/Missing", "\(String(describing: error))")
+        error = load(
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: 'https://schemas.example/x.json'}\n"
+        )
+        XCTAssertTrue(error?.message.contains("contract.refs") == true, "\(String(describing: error))")
+        error = load("openapi: 3.1.0\njsonSchemaDialect: https://example.com/mine\npaths: {}\n")
+        XCTAssertTrue(error?.message.contains("unknown dialect") == true, "\(String(describing: error))")
+        error = load("swagger: '2.0'\n")
+        XCTAssertTrue(error?.message.contains("Swagger 2.0") == true)
+        // A $ref cycle between files loads.
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent("a.yaml").path,
+            contents: Data("A: {type: object, properties: {b: {$ref: 'b.yaml#/B'}}}\n".utf8))
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent("b.yaml").path,
+            contents: Data("B: {type: object, properties: {a: {$ref: 'a.yaml#/A'}}}\n".utf8))
+        XCTAssertNil(
+            load(
+                "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: 'a.yaml#/A'}\n"
+            ))
+    }
+}
