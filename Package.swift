@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis",
+                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis", "Contract",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -165,6 +165,11 @@ struct CheckConfigCommand: ParsableCommand {
                 )
             }
         }
+        for rule in configuration.rules {
+            guard let contract = rule.contract else { continue }
+            print("contract: rule \(rule.name) loads \(contract.source.path)")
+        }
+        for warning in configuration.contractWarnings { print("warning: " + warning) }
         for rule in configuration.rules where rule.tls?.verify == false {
             print(
                 "warning: rule \(rule.name) has tls.verify: false: its origins' certificates are not checked (allowInvalidCertificates)"

@@ -109,6 +109,7 @@ public final class ProxyHarness: @unchecked Sendable {
                 upstreamConnections: server.stats.upstreamConnections, tunnels: server.stats.tunnels,
                 validationRejected: server.stats.validationRejected,
                 validationReported: server.stats.validationReported,
+                contractChecked: server.stats.contractChecked, contractFailed: server.stats.contractFailed,
                 jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched,
                 cacheHits: server.stats.cacheHits, cacheStores: server.stats.cacheStores)
         }
@@ -156,6 +157,8 @@ public struct StatsSnapshot: Sendable, Equatable {
     public var tunnels: Int
     public var validationRejected: Int
     public var validationReported: Int
+    public var contractChecked: Int
+    public var contractFailed: Int
     public var jsonStripped: Int
     public var jsonUntouched: Int
     public var cacheHits: Int

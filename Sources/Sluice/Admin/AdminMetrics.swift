@@ -1,3 +1,4 @@
+import Contract
 import Metrics
 import Prometheus
 
@@ -87,7 +88,35 @@ final class AdminMetrics: EventMonitor {
     private let sharedCounters: [Metrics.Counter]
     private var sharedReported = [0, 0, 0, 0]
 
+    /// `sluice_contract_checks_total{rule,outcome}` and
+    /// `sluice_contract_violations_total{rule,operation,keyword}`, made as they are first seen.
+    private var contractCounters: [String: Metrics.Counter] = [:]
+
+    private func contractCounter(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Counter {
+        let key = label + dimensions.map { $0.0 + "=" + $0.1 }.joined(separator: ",")
+        if let known = contractCounters[key] { return known }
+        let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
+        contractCounters[key] = counter
+        return counter
+    }
+
+    private func countContract(_ record: ExchangeRecord) {
+        guard let outcome = record.contract, let rule = record.rule else { return }
+        let kind = outcome.hasPrefix("not-validated") ? "not-validated" : outcome
+        contractCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", kind)]).increment()
+        guard let failure = record.contractFailure, contractCounters.count < 2000 else { return }
+        let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
+        var keywords: [String: Int] = [:]
+        for violation in failure.violations { keywords[violation.keyword, default: 0] += 1 }
+        for (keyword, count) in keywords {
+            contractCounter(
+                "sluice_contract_violations_total", [("rule", rule), ("operation", operation), ("keyword", keyword)]
+            ).increment(by: count)
+        }
+    }
+
     func exchangeDidComplete(_ record: ExchangeRecord) {
+        countContract(record)
         if (100..<600).contains(record.status) { responsesByClass[record.status / 100 - 1].increment() }
         exchangeDuration.recordNanoseconds(Int64(record.duration * 1e9))
         if let status = record.cacheStatus { cacheOutcomes[status.summary]?.increment() }

@@ -1,3 +1,4 @@
+import Contract
 import EventIO
 
 /// Exchanges as Server-Sent Events for `GET /events` (AFNetworking's "task did complete"
@@ -126,6 +127,14 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         send("exchange", EventFeed.json(record, time: now))
     }
 
+    /// `null` without a contract; else its outcome and, when broken, the violations.
+    static func contract(_ record: ExchangeRecord) -> JSONValue {
+        guard let outcome = record.contract else { return .null }
+        var members: [(String, JSONValue)] = [("outcome", .string(outcome))]
+        if let failure = record.contractFailure, case .object(let details) = failure.jsonValue { members += details }
+        return .object(members)
+    }
+
     static func json(_ record: ExchangeRecord, time: Double) -> JSONValue {
         var validation: JSONValue = .string("passed")
         if let failure = record.validationFailure { validation = .string("failed: " + failure) }
@@ -140,6 +149,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             ("validation", validation), ("transform", .optional(record.transform)),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
             ("timeline", record.timeline.map(EventFeed.json) ?? .null),
+            ("contract", EventFeed.contract(record)),
         ]
         if let error = record.error {
             let problem = Problem(error)

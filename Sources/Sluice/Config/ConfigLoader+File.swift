@@ -17,6 +17,11 @@ extension ConfigLoader {
         }
         let absolute = FileLocations.resolve(file, against: FileManager.default.currentDirectoryPath)
         let directory = (absolute as NSString).deletingLastPathComponent
-        return parsed.configuration.anchoringPaths(in: directory, written: parsed.written)
+        do {
+            return try parsed.configuration.anchoringPaths(in: directory, written: parsed.written).loadingContracts()
+        } catch var error {
+            error.file = error.file ?? file
+            throw error
+        }
     }
 }

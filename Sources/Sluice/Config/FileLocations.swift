@@ -66,6 +66,16 @@ extension Configuration {
         copy.upstream.proxyCAFile = upstream.proxyCAFile.map { FileLocations.resolve($0, against: directory) }
         copy.defaults.tls?.caFile = defaults.tls?.caFile.map { FileLocations.resolve($0, against: directory) }
         for index in copy.rules.indices {
+            if let contract = rules[index].contract {
+                copy.rules[index].contract?.source =
+                    switch contract.source {
+                    case .openAPI(let path): .openAPI(FileLocations.resolve(path, against: directory))
+                    case .schema(let path): .schema(FileLocations.resolve(path, against: directory))
+                    }
+                copy.rules[index].contract?.refs = contract.refs.mapValues {
+                    FileLocations.resolve($0, against: directory)
+                }
+            }
             copy.rules[index].tls?.caFile = rules[index].tls?.caFile.map {
                 FileLocations.resolve($0, against: directory)
             }

@@ -1,3 +1,4 @@
+import Contract
 import Yams
 
 /// Reads `rules:` and `defaults:` (the keys inside a rule are documented in ``ruleKeys``).
@@ -30,6 +31,26 @@ enum RuleParser {
             "rules[].strip_json_nulls", "false | true | all", "false",
             "Remove null-valued object members from JSON bodies; `all` also drops null array elements."
         ),
+        (
+            "rules[].contract.openapi", "path", "none",
+            "An OpenAPI 3.0/3.1 document (YAML or JSON, relative to the config file): responses are checked against its operations."
+        ),
+        (
+            "rules[].contract.schema", "path", "none",
+            "A JSON Schema (2020-12 unless its $schema says draft-04/06/07) for the rule's 2xx JSON bodies."
+        ),
+        (
+            "rules[].contract.on_violation", "enforce | report", "report",
+            "enforce: hold the body (up to limits.max_transform_body) and answer 502 contract-violation; report: pass and record."
+        ),
+        ("rules[].contract.requests", "off | report | enforce", "off", "Check requests too; enforce answers 400."),
+        (
+            "rules[].contract.undocumented", "pass | report | enforce", "report",
+            "An operation, status or media type the document does not describe."
+        ),
+        ("rules[].contract.base_path", "path", "first servers[] path", "Prefix removed before matching paths."),
+        ("rules[].contract.refs", "map of URI to path", "{}", "Local files for http(s) $refs (never fetched)."),
+        ("rules[].contract.formats", "annotate | assert", "annotate", "Whether `format` is checked."),
         ("rules[].redirects", "pass | follow | refuse", "redirects.policy", "Redirect policy for matching requests."),
         (
             "rules[].cache.store", "bool", "true",
@@ -118,7 +139,10 @@ enum RuleParser {
         var rule = Rule(name: defaultName)
         let allowed =
             allowMatch
-            ? ["name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls", "proxy"]
+            ? [
+                "name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls", "proxy",
+                "contract",
+            ]
             : ["accept", "strip_json_nulls", "cache", "tls"]
         for (name, value, line) in try mapping(node, path: path) {
             let keyPath = path + "." + name
@@ -145,6 +169,7 @@ enum RuleParser {
                 }
                 rule.redirects = policy
             case "cache": rule.cache = try parseCache(item, path: keyPath)
+            case "contract": rule.contract = try parseContract(item, path: keyPath)
             case "intercept": rule.intercept = try item.bool()
             case "proxy":
                 let text = try ConfigLoader.substitutingEnvironment(try item.string(), at: item)
@@ -166,6 +191,53 @@ enum RuleParser {
             }
         }
         return rule
+    }
+
+    /// `contract: { openapi: PATH | schema: PATH, on_violation, requests, undocumented, base_path, refs, formats }`.
+    private static func parseContract(_ item: ConfigLoader.Value, path: String) throws(ConfigError) -> ContractRule {
+        var source: ContractRule.Source?
+        var settings: [(String, ConfigLoader.Value)] = []
+        let allowed = ["openapi", "schema", "on_violation", "requests", "undocumented", "base_path", "refs", "formats"]
+        for (name, value, line) in try mapping(item.node, path: path) {
+            let entry = ConfigLoader.Value(node: value, path: path + "." + name)
+            switch name {
+            case "openapi", "schema":
+                guard source == nil else { throw entry.fail("name one document: openapi or schema") }
+                let file = try entry.string()
+                source = name == "openapi" ? .openAPI(file) : .schema(file)
+            case _ where allowed.contains(name): settings.append((name, entry))
+            default: throw unknown(name, path: path, line: line, allowed: allowed)
+            }
+        }
+        guard let source else {
+            throw ConfigError(key: path, line: item.node.mark?.line, message: "a contract names openapi: or schema:")
+        }
+        var contract = ContractRule(source: source)
+        for (name, entry) in settings {
+            func choice<T: RawRepresentable>(_: T.Type, _ words: String) throws(ConfigError) -> T
+            where T.RawValue == String {
+                let text = try entry.string()
+                guard let value = T(rawValue: text) else { throw entry.fail("expected \(words), not \(text)") }
+                return value
+            }
+            switch name {
+            case "on_violation": contract.onViolation = try choice(ContractRule.Mode.self, "enforce or report")
+            case "requests": contract.requests = try choice(ContractRule.RequestMode.self, "off, report or enforce")
+            case "undocumented":
+                contract.undocumented = try choice(ContractRule.Undocumented.self, "pass, report or enforce")
+            case "formats": contract.formats = try choice(FormatMode.self, "annotate or assert")
+            case "base_path":
+                let text = try entry.string()
+                guard text.isEmpty || text.hasPrefix("/") else { throw entry.fail("a base path starts with /") }
+                contract.basePath = text.hasSuffix("/") ? String(text.dropLast()) : text
+            case "refs":
+                for (uri, value, _) in try mapping(entry.node, path: entry.path) {
+                    contract.refs[uri] = try ConfigLoader.Value(node: value, path: entry.path + "." + uri).string()
+                }
+            default: break
+            }
+        }
+        return contract
     }
 
     /// `cache: false`, `cache: true` or `cache: { store: …, ttl: … }`.

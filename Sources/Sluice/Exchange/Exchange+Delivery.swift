@@ -41,9 +41,22 @@ extension Exchange: TaskDelegate {
         if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
         switch body.read(from: client.stream, into: buffer) {
         case .bytes(let count):
+            requestContract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
             return .bytes(count)
         case .end:
             client.requestBodyDidEnd()
+            if let contract = requestContract, contract.validatesBody || !contract.headViolations.isEmpty {
+                let outcome = contract.finish()
+                record(outcome, of: contract)
+                if case .failed(let failure) = outcome {
+                    if contract.settings.requests == .enforce {
+                        // The origin never sees the end of this body: the transfer is cut before it.
+                        notes.error = .contractViolation(failure)
+                        return .failed
+                    }
+                    if notes.contract == nil { notes.contract = outcome }
+                }
+            }
             return .end
         case .wait:
             if client.inputClosed {
@@ -76,6 +89,18 @@ extension Exchange: TaskDelegate {
             notes.validationFailure = failure.detail
             env.stats.validationReported += 1
         }
+        if !fromCache, let run = contractCheck(response) {
+            contract = run
+            if run.validatesBody, holdsForVerdict(run, response), !isHold(plan) {
+                contractHold = (response, [])
+                store(response)
+                output.status = response.status
+                return
+            }
+            if run.settings.onViolation == .report, !run.headViolations.isEmpty {
+                notes.marks.append(ContractRun.mark(.failed(run.headFailure()), rule: run.rule))
+            }
+        }
         if !fromCache { store(response) }
         switch plan {
         case .pass: break
@@ -88,6 +113,44 @@ extension Exchange: TaskDelegate {
         }
         prepare(response)
         if !fromCache { client.sendHeldHeadAtEndOfTurn() }
+    }
+
+    // MARK: - Contract
+
+    /// The contract check of a response from the origin, if its rule has a contract.
+    private func contractCheck(_ response: ResponseHead) -> ContractRun? {
+        guard route.rule.contract != nil else { return nil }
+        let sent = upstreamRequest ?? forwardRequest
+        return ContractRun.response(
+            response, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)
+    }
+
+    /// Enforce mode holds the body for its verdict; report mode holds a small body whose length
+    /// is announced (64 KiB at most), so that its head can say the verdict.
+    private func holdsForVerdict(_ run: ContractRun, _ response: ResponseHead) -> Bool {
+        let length = response.headers["content-length"].flatMap { Int64($0) }
+        if run.settings.onViolation == .enforce {
+            if let length, length > Int64(env.transformLimit) {
+                run.skipBody(NullStrippingDelivery.tooLarge(env.transformLimit))
+                notes.marks.append(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule))
+                return false
+            }
+            return true
+        }
+        return !response.headers.contains("transfer-encoding") && length.map { $0 <= 65536 } == true
+    }
+
+    private func isHold(_ plan: NullStrippingDelivery.Plan) -> Bool {
+        if case .hold = plan { return true }
+        return false
+    }
+
+    /// Counters by rule, operation and keyword; the report-mode failure for the record.
+    func record(_ outcome: ContractRun.Outcome, of run: ContractRun) {
+        env.stats.contractChecked += 1
+        guard case .failed(let failure) = outcome else { return }
+        env.stats.contractFailed += 1
+        if run.settings.onViolation == .report { notes.validationFailure = notes.validationFailure ?? failure.detail }
     }
 
     func store(_ response: ResponseHead) {
@@ -133,6 +196,21 @@ extension Exchange: TaskDelegate {
 
     /// Body bytes for the client; `false` = not taken (the client is behind: retry after it drains).
     func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let contract {
+            contract.feed(bytes)
+            if contractHold != nil {
+                if contractHold!.bytes.count + bytes.count <= env.transformLimit {
+                    contractHold!.bytes.append(contentsOf: bytes)
+                    return true
+                }
+                // Past max_transform_body: what was held goes out unvalidated, the rest streams.
+                let gaveUp = contractHold.take()!
+                contract.skipBody(NullStrippingDelivery.tooLarge(env.transformLimit))
+                notes.marks.append(ContractRun.mark(.notValidated("body-too-large"), rule: contract.rule))
+                prepare(gaveUp.head)
+                gaveUp.bytes.withUnsafeBytes { output.emit($0) }
+            }
+        }
         if held != nil {
             if held!.append(bytes) { return true }
             // Past max_transform_body: what was held goes out untouched, the rest streams.
@@ -146,6 +224,23 @@ extension Exchange: TaskDelegate {
 
     /// The body is complete: release what was held and close the framing.
     func deliverEnd() {
+        if let contract {
+            let outcome = contract.finish()
+            notes.contract = outcome
+            record(outcome, of: contract)
+            if case .failed(let failure) = outcome, contract.settings.onViolation == .enforce,
+                contractHold != nil || held != nil
+            {
+                contractHold = nil
+                held = nil
+                return fail(.contractViolation(failure))
+            }
+            if let hold = contractHold.take() {
+                notes.marks.append(ContractRun.mark(outcome, rule: contract.rule))
+                prepare(hold.head)
+                hold.bytes.withUnsafeBytes { output.emit($0) }
+            }
+        }
         if let held = held.take() {
             switch held.finish() {
             case .stripped(let head, let body, let removed):

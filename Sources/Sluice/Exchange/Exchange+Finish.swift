@@ -31,12 +31,24 @@ extension Exchange {
     /// One record for the monitors, then the connection decides keep-alive (the last use of `client`).
     private func endClientSide(closeConnection: Bool, aborted: Bool) {
         let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
-        let record = ExchangeRecord(
+        var record = ExchangeRecord(
             client: client.peerText, method: request.method, url: machine.context.url, status: output.status,
             bytesSent: output.bytesSent, duration: duration, upstreamTime: task?.timeToHead, error: notes.error,
             aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
             transform: notes.transformNote, cacheStatus: notes.cacheStatus,
             timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id, capture: capture)
+        if let outcome = notes.contract {
+            switch outcome {
+            case .passed: record.contract = "passed"
+            case .failed(let failure):
+                record.contract = "failed"
+                record.contractFailure = failure
+            case .notValidated(let why): record.contract = "not-validated: " + why
+            }
+        } else if case .contractViolation(let failure) = notes.error {
+            record.contract = "failed"
+            record.contractFailure = failure
+        }
         env.session.eventMonitor.exchangeDidComplete(record)
         if capture != nil { env.watcher?.exchangeDidEnd(self) }
         client.exchangeDidFinish(

@@ -29,6 +29,12 @@ final class Exchange {
     var writer: CacheWriter?
     /// The body held for null stripping.
     @exclusivity(unchecked) var held: NullStrippingDelivery?
+    /// The response's contract check, when its rule has a contract.
+    var contract: ContractRun?
+    /// The request's contract check (`contract.requests: report | enforce`).
+    var requestContract: ContractRun?
+    /// The head and body held for the contract's verdict (enforce mode, or a small body in report mode).
+    var contractHold: (head: ResponseHead, bytes: [UInt8])?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
     var collapseTimer: Timer?
@@ -137,6 +143,10 @@ final class Exchange {
         case .invalidate(let key): env.cache?.invalidate(key: key)
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
         case .commitStore:
+            // An enforced contract's broken promise is never stored.
+            if let contract, contract.settings.onViolation == .enforce, case .failed = contract.finish() {
+                writer.take()?.abandon(now: env.clock())
+            }
             if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? .notAsked, now: env.clock())
             {
                 env.stats.cacheStores += 1
@@ -207,6 +217,18 @@ final class Exchange {
         var upstream = forwardRequest
         for (name, value) in conditions { upstream.headers.set(name, value) }
         upstreamRequest = upstream
+        if route.rule.contract?.requests ?? .off != .off, requestContract == nil,
+            let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)
+        {
+            requestContract = check
+            if check.headFailsEnforced {
+                // Nothing reaches the origin: the exchange ends as a failed fetch would.
+                env.stats.contractChecked += 1
+                env.stats.contractFailed += 1
+                let failure = check.headFailure()
+                return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
+            }
+        }
         let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks())
         self.task = task
         task.start()

@@ -7,6 +7,8 @@ struct ExchangeNotes {
     var marks: [String] = []
     /// Why validation failed in report mode.
     var validationFailure: String?
+    /// The contract's verdict on the response (or request).
+    var contract: ContractRun.Outcome?
     /// What null stripping did.
     var transformNote: String?
     /// The failure the client got (or that cut its connection).

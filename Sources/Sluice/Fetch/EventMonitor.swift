@@ -1,3 +1,5 @@
+import Contract
+
 /// Sees every moment of an upstream task's life; logs, counters and tests observe here.
 /// Every method has an empty default, so a monitor implements only what it needs.
 public protocol EventMonitor: AnyObject {
@@ -76,6 +78,10 @@ public struct ExchangeRecord: Sendable {
     public var rule: String? = nil
     /// A report-mode validation failure (the response passed, marked).
     public var validationFailure: String? = nil
+    /// The contract's verdict: `passed`, `failed` (with ``contractFailure``) or `not-validated: why`.
+    public var contract: String? = nil
+    /// The broken contract (report and enforce modes).
+    public var contractFailure: ContractFailure? = nil
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
     /// The response's `Cache-Status`.

@@ -196,6 +196,7 @@ public final class ProxyServer {
                 "rule \(rule.name): tls.verify is false: origins' certificates are not checked (allowInvalidCertificates)"
             )
         }
+        for warning in configuration.contractWarnings { logger.warning("\(warning)") }
         let settings = configuration.tls
         guard settings.isConfigured(rules: configuration.rules) else { return nil }
         let authority: CertificateAuthority

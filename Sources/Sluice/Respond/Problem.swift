@@ -1,3 +1,5 @@
+import Contract
+
 /// An `application/problem+json` body (RFC 9457) and its status: the one way errors reach clients.
 public struct Problem: Sendable, Equatable {
     /// Where problem types live; `type` is this plus a slug.
@@ -42,6 +44,8 @@ public struct Problem: Sendable, Equatable {
         (status, slug, title, detail, closesConnection) = Problem.describe(error)
         if case .validationFailed(let failure) = error {
             extras = failure.problemMembers(url: url)
+        } else if case .contractViolation(let failure) = error {
+            extras = failure.problemMembers(url: url)
         } else if let url {
             extras.append(("url", .string(url)))
         }
@@ -63,6 +67,13 @@ public struct Problem: Sendable, Equatable {
         switch error {
         case .validationFailed(let failure):
             return (502, failure.reasons[0].rawValue, failure.reasons[0].title, failure.detail, false)
+        case .contractViolation(let failure):
+            return (
+                failure.direction == .response ? 502 : 400, "contract-violation",
+                failure.direction == .response
+                    ? "The response breaks the API contract" : "The request breaks the API contract",
+                failure.detail, false
+            )
         case .badRequest(let reason):
             switch reason {
             case .malformed(let what): return (400, "bad-request", "Malformed request", what, true)

@@ -8,6 +8,8 @@ public struct Rule: Sendable, Equatable {
     public var accept: Acceptance?
     /// JSON null stripping; `nil` = off (the client can still ask with `Sluice-Strip-Nulls`).
     public var stripJSONNulls: NullStripper.Mode?
+    /// The API contract responses (and, when asked, requests) are validated against.
+    public var contract: ContractRule?
     /// The redirect policy for matching requests; `nil` = `redirects.policy`.
     public var redirects: Configuration.RedirectPolicy?
     /// What the cache may do with matching responses; `nil` = RFC 9111 alone.
@@ -81,8 +83,18 @@ public struct RuleBook: Sendable, Equatable {
     }
 
     private static func gate(_ rule: Rule) -> (any ResponseHandler)? {
-        guard let accept = rule.accept, accept.onReject == .enforce else { return nil }
-        return ValidationGate(acceptance: accept, rule: rule.name)
+        var gates: [any ResponseHandler] = []
+        if let accept = rule.accept, accept.onReject == .enforce {
+            gates.append(ValidationGate(acceptance: accept, rule: rule.name))
+        }
+        if let contract = rule.contract, contract.onViolation == .enforce || contract.undocumented == .enforce {
+            gates.append(ContractGate(rule: rule))
+        }
+        switch gates.count {
+        case 0: return nil
+        case 1: return gates[0]
+        default: return GateChain(gates: gates)
+        }
     }
 
     private static func cacher(_ rule: Rule) -> (any CachedResponseHandler)? {

@@ -1,3 +1,4 @@
+import Contract
 import Logging
 
 /// Writes one log line per exchange: the access log, and the one line every error gets.
@@ -81,6 +82,11 @@ final class AccessLog: EventMonitor {
         if let rule = record.rule { text += " rule=" + JSONText.quote(rule) }
         if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
+        if let failure = record.contractFailure {
+            text += " contract=" + JSONText.quote(failure.logField)
+        } else if let contract = record.contract, contract != "passed" {
+            text += " contract=" + JSONText.quote(contract)
+        }
         if !text.isEmpty { out.append(contentsOf: text.utf8) }
     }
 

@@ -13,6 +13,8 @@ public enum SluiceError: Error, Sendable, Equatable {
     case unavailable(reason: UnavailableReason)
     /// The response failed its rule's `accept:` checks (enforce mode).
     case validationFailed(ValidationFailure)
+    /// A response (502) or request (400) broke its rule's API contract (enforce mode).
+    case contractViolation(ContractFailure)
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

@@ -36,6 +36,9 @@ public final class Stats {
     public var validationRejected = 0
     /// Responses that failed validation in report mode (passed, marked).
     public var validationReported = 0
+    /// Responses and requests checked against a contract, and those that broke it.
+    public var contractChecked = 0
+    public var contractFailed = 0
     /// JSON bodies delivered with null members removed.
     public var jsonStripped = 0
     /// JSON bodies that stripping was asked for but left untouched (invalid, too large, no-transform…).

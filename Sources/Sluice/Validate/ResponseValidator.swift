@@ -138,6 +138,34 @@ struct ValidationGate: ResponseHandler {
     }
 }
 
+/// The did-receive-response hook of an enforced contract: a head that breaks it (a required
+/// header missing, an undocumented status under `undocumented: enforce`) is cancelled at the
+/// headers, like a rejected `accept:`; the body's verdict comes later, at delivery.
+struct ContractGate: ResponseHandler {
+    let rule: Rule
+
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead) -> ResponseDisposition {
+        let request = task.currentRequest
+        guard
+            let run = ContractRun.response(response, method: request.method, url: request.url, rule: rule, limit: 0),
+            run.headFailsEnforced
+        else { return .allow }
+        return .cancel(.contractViolation(run.headFailure()))
+    }
+}
+
+/// Gates in order; the first that cancels decides.
+struct GateChain: ResponseHandler {
+    let gates: [any ResponseHandler]
+
+    func task(_ task: UpstreamTask, didReceive response: ResponseHead) -> ResponseDisposition {
+        for gate in gates {
+            if case .cancel(let error) = gate.task(task, didReceive: response) { return .cancel(error) }
+        }
+        return .allow
+    }
+}
+
 /// RFC 8941 helpers for the `Sluice-Validation` field.
 enum StructuredField {
     /// An sf-string: printable ASCII, with `"` and `\` escaped; other bytes become `?`.

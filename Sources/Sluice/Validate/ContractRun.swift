@@ -1,0 +1,264 @@
+import Codec
+import Contract
+
+/// A broken contract: the rule, which way (request or response), the operation, and the
+/// violations (the first 20, and how many in all).
+public struct ContractFailure: Sendable, Equatable {
+    public var rule: String
+    public var direction: Direction
+    public var operationId: String?
+    public var method: String
+    public var template: String?
+    public var violations: [Violation]
+    public var total: Int
+
+    public static func == (lhs: ContractFailure, rhs: ContractFailure) -> Bool {
+        lhs.rule == rhs.rule && lhs.total == rhs.total
+            && lhs.violations.map(\.description) == rhs.violations.map(\.description)
+    }
+
+    /// `The response to getPet (GET /pets/{petId}) breaks the contract: 2 violations; first: /bark: enum: …`.
+    public var detail: String {
+        let what = direction == .response ? "The response to" : "The request for"
+        let operation =
+            operationId.map { "\($0) (\(method) \(template ?? ""))" } ?? template.map { "\(method) \($0)" } ?? method
+        let first = violations.first.map { "; first: \($0.description)" } ?? ""
+        return
+            "\(what) \(operation) breaks the contract of rule \(rule): \(total) violation\(total == 1 ? "" : "s")\(first)"
+    }
+
+    /// One short field for the access log: `2:/items/3/price:type,/total:minimum`.
+    public var logField: String {
+        "\(total):"
+            + violations.prefix(3).map { "\($0.pointer.isEmpty ? "/" : $0.pointer):\($0.keyword)" }.joined(
+                separator: ",")
+    }
+
+    func problemMembers(url: String?) -> [(String, ProblemValue)] {
+        var operation: [(String, ProblemValue)] = [("method", .string(method))]
+        operation.insert(("operationId", operationId.map(ProblemValue.string) ?? .null), at: 0)
+        operation.append(("path", template.map(ProblemValue.string) ?? .null))
+        return [
+            ("rule", .string(rule)), ("url", url.map(ProblemValue.string) ?? .null), ("operation", .object(operation)),
+            ("violations", .array(violations.map(ContractFailure.json))), ("violations_total", .number(total)),
+        ]
+    }
+
+    static func json(_ violation: Violation) -> ProblemValue {
+        .object([
+            ("pointer", .string(violation.pointer)), ("keyword", .string(violation.keyword)),
+            ("expected", .string(violation.expected)), ("found", .string(violation.found)),
+            ("schema", .string(violation.schema)),
+        ])
+    }
+
+    /// The same list for the event stream and the page.
+    var jsonValue: JSONValue {
+        .object([
+            ("rule", .string(rule)), ("direction", .string(direction == .response ? "response" : "request")),
+            ("operation", .optional(operationId)), ("method", .string(method)), ("path", .optional(template)),
+            ("violations_total", .number(total)),
+            (
+                "violations",
+                .array(
+                    violations.map {
+                        .object([
+                            ("pointer", .string($0.pointer)), ("keyword", .string($0.keyword)),
+                            ("expected", .string($0.expected)), ("found", .string($0.found)),
+                            ("schema", .string($0.schema)),
+                        ])
+                    })
+            ),
+        ])
+    }
+}
+
+/// One response's (or request's) contract check in progress: the head checks done at once, the
+/// body fed to the streaming validator as it passes (or as it is held, in enforce mode).
+final class ContractRun {
+    enum Outcome: Equatable {
+        case passed
+        case failed(ContractFailure)
+        /// The body could not be validated (too large to decode, say); the reason.
+        case notValidated(String)
+    }
+
+    let rule: String
+    let settings: ContractRule
+    let direction: Direction
+    let method: String
+    let check: HeadCheck
+    let limit: Int
+    private var validation: BodyValidation?
+    /// A compressed body, kept (up to `limit`) to decode at its end.
+    private var compressed: [UInt8]?
+    private let coding: ContentCoding?
+    private(set) var skipped: String?
+    private(set) var outcome: Outcome?
+
+    init(
+        rule: String, settings: ContractRule, direction: Direction, method: String, check: HeadCheck,
+        coding: ContentCoding?, limit: Int
+    ) {
+        self.rule = rule
+        self.settings = settings
+        self.direction = direction
+        self.method = method
+        self.check = check
+        self.coding = coding
+        self.limit = limit
+        if let schema = check.bodySchema {
+            validation = schema.validation(direction: direction)
+            if coding != nil { compressed = [] }
+        }
+    }
+
+    /// Whether a body is validated at all.
+    var validatesBody: Bool { check.bodySchema != nil }
+
+    /// Violations that decide the outcome: the contract's, and undocumented parts unless `pass`.
+    var headViolations: [Violation] {
+        check.violations + (settings.undocumented == .pass ? [] : check.undocumented)
+    }
+
+    /// Whether the head alone breaks an enforced promise.
+    var headFailsEnforced: Bool {
+        let enforced = direction == .response ? settings.onViolation == .enforce : settings.requests == .enforce
+        return (enforced && !check.violations.isEmpty)
+            || (settings.undocumented == .enforce && !check.undocumented.isEmpty)
+    }
+
+    func feed(_ bytes: UnsafeRawBufferPointer) {
+        guard skipped == nil else { return }
+        if compressed != nil {
+            guard compressed!.count + bytes.count <= limit else {
+                compressed = nil
+                validation = nil
+                skipped = "a compressed body larger than max_transform_body (\(limit) bytes)"
+                return
+            }
+            compressed!.append(contentsOf: bytes)
+            return
+        }
+        validation?.feed(bytes)
+    }
+
+    /// The end of the body: the outcome.
+    @discardableResult
+    func finish() -> Outcome {
+        if let outcome { return outcome }
+        var verdict = Verdict()
+        for violation in headViolations { verdict.add(violation) }
+        if let coding, let bytes = compressed.take() {
+            do {
+                let decoded = try coding.decode(bytes, limit: limit)
+                validation?.feed(decoded)
+            } catch {
+                validation = nil
+                skipped = "the \(coding.rawValue) body does not decode: \(error)"
+            }
+        }
+        if var validation = validation.take() {
+            verdict.merge(validation.finish())
+        }
+        let result: Outcome
+        if verdict.total > 0 {
+            result = .failed(failure(verdict))
+        } else if let skipped {
+            result = .notValidated(skipped)
+        } else {
+            result = .passed
+        }
+        outcome = result
+        return result
+    }
+
+    /// Stops validating the body (it streams on unvalidated); the head checks still count.
+    func skipBody(_ reason: String) {
+        validation = nil
+        compressed = nil
+        skipped = reason
+    }
+
+    func failure(_ verdict: Verdict) -> ContractFailure {
+        ContractFailure(
+            rule: rule, direction: direction, operationId: check.operationId, method: method, template: check.template,
+            violations: verdict.violations, total: verdict.total)
+    }
+
+    /// The head's failure alone (enforced before any body).
+    func headFailure() -> ContractFailure {
+        var verdict = Verdict()
+        for violation in headViolations { verdict.add(violation) }
+        return failure(verdict)
+    }
+
+    /// A `Sluice-Validation` member for the outcome.
+    static func mark(_ outcome: Outcome, rule: String) -> String {
+        switch outcome {
+        case .passed: "passed; reason=\"contract\"; rule=\(StructuredField.quote(rule))"
+        case .failed(let failure):
+            "failed; reason=\"contract\"; violations=\(failure.total); rule=\(StructuredField.quote(rule))"
+        case .notValidated(let why):
+            "not-validated; reason=\(StructuredField.quote(why)); rule=\(StructuredField.quote(rule))"
+        }
+    }
+}
+
+extension ContractRun {
+    /// The check of a request under a rule's contract (`requests: report | enforce`, OpenAPI only).
+    static func request(_ request: UpstreamRequest, rule: Rule, limit: Int) -> ContractRun? {
+        guard let settings = rule.contract, settings.requests != .off, let loaded = settings.loaded,
+            case .openAPI(let document) = loaded.kind
+        else { return nil }
+        let target = request.url.pathAndQuery
+        let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) }
+        let hasBody: Bool =
+            switch request.body {
+            case .none: false
+            default: true
+            }
+        let check = document.checkRequest(
+            method: request.method, path: target, query: query, headers: request.headers.map { ($0.name, $0.value) },
+            hasBody: hasBody)
+        let coding = request.headers["content-encoding"].flatMap { ContentCoding(token: $0) }
+        return ContractRun(
+            rule: rule.name, settings: settings, direction: .request, method: request.method, check: check,
+            coding: coding, limit: limit)
+    }
+
+    /// The check of a response head under a rule's contract, or `nil` when there is nothing to check.
+    static func response(
+        _ head: ResponseHead, method: String, url: TargetURL, rule: Rule, limit: Int
+    ) -> ContractRun? {
+        guard let settings = rule.contract, let loaded = settings.loaded else { return nil }
+        var check: HeadCheck
+        let fields = head.headers.map { ($0.name, $0.value) }
+        switch loaded.kind {
+        case .openAPI(let document):
+            check = document.checkResponse(method: method, path: url.pathAndQuery, status: head.status, headers: fields)
+        case .schema(let schema):
+            check = HeadCheck()
+            guard (200...299).contains(head.status), head.status != 204, method != "HEAD",
+                let type = head.headers["content-type"], Contract.MediaRange.isJSON(type)
+            else { return nil }
+            check.bodySchema = schema
+        }
+        let codings = head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        var coding: ContentCoding?
+        var unknownCoding: String?
+        if let first = codings.first {
+            if codings.count == 1, let known = ContentCoding(token: first) {
+                coding = known
+            } else {
+                unknownCoding = codings.joined(separator: ", ")
+            }
+        }
+        let run = ContractRun(
+            rule: rule.name, settings: settings, direction: .response, method: method, check: check, coding: coding,
+            limit: limit)
+        if let unknownCoding, run.validatesBody { run.skipBody("Content-Encoding \(unknownCoding) is not decoded") }
+        if head.status == 206, run.validatesBody { run.skipBody("a partial response (206) cannot be validated") }
+        return run
+    }
+}

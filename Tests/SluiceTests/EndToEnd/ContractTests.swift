@@ -1,0 +1,166 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// API contracts through the proxy, with the shop document of Tests/Fixtures/contracts (a
+/// multi-file OpenAPI 3.0 document) and a real origin on loopback.
+@Suite("Contracts through the proxy")
+struct ContractTests {
+    static let shop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/contracts/shop.yaml").path
+
+    static func configuration(
+        _ mode: String, requests: String = "off", undocumented: String = "report", cache: String? = nil
+    )
+        throws -> Configuration
+    {
+        var yaml = """
+            rules:
+              - name: shop
+                match: { host: "127.0.0.1", path: "/v2/**" }
+                contract:
+                  openapi: \(shop)
+                  on_violation: \(mode)
+                  requests: \(requests)
+                  undocumented: \(undocumented)
+            """
+        if let cache { yaml = "cache:\n  path: \(cache)\n" + yaml }
+        var configuration = try ConfigLoader.load(yaml: yaml).loadingContracts()
+        configuration.log.access = true
+        return configuration
+    }
+
+    static func item(id: Int, price: String = "12.5") -> String {
+        #"{"id": \#(id), "name": "Lamp", "price": \#(price), "status": "available", "created_at": "2026-11-25T10:00:00Z", "tags": ["home"]}"#
+    }
+
+    static func page(_ items: [String]) -> [UInt8] {
+        Array("{\"items\": [\(items.joined(separator: ","))], \"total\": \(items.count)}".utf8)
+    }
+
+    static func origin(body: [UInt8], headers: [(String, String)] = [("X-Rate-Limit", "10")]) throws -> OriginServer {
+        try OriginServer { _ in
+            .respond(
+                status: 200,
+                headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=60")] + headers,
+                body: body)
+        }
+    }
+
+    static func problem(_ response: ReceivedResponse) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    @Test("enforce: a null where the document promises a number becomes a 502 contract-violation problem, never stored")
+    func enforceBody() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-contract-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try Self.origin(body: Self.page([Self.item(id: 1), Self.item(id: 2, price: "null")]))
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration("enforce", cache: directory.appendingPathComponent("c.sqlite").path))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(response.status == 502)
+        #expect(response.header("content-type") == "application/problem+json")
+        let problem = try Self.problem(response)
+        #expect(problem["type"] as? String == "https://sluice.dev/problems/contract-violation")
+        #expect(problem["rule"] as? String == "shop")
+        #expect(problem["violations_total"] as? Int == 1)
+        let operation = try #require(problem["operation"] as? [String: Any])
+        #expect(operation["operationId"] as? String == "listItems")
+        #expect(operation["method"] as? String == "GET")
+        #expect(operation["path"] as? String == "/items")
+        let violations = try #require(problem["violations"] as? [[String: Any]])
+        #expect(violations.first?["pointer"] as? String == "/items/1/price")
+        #expect(violations.first?["keyword"] as? String == "type")
+        #expect(violations.first?["expected"] as? String == "number")
+        #expect(violations.first?["found"] as? String == "null")
+        #expect((violations.first?["schema"] as? String)?.hasSuffix("item.yaml#/Item/properties/price") == true)
+        // Not stored: the next request goes to the origin again.
+        let again = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(again.status == 502)
+        #expect(origin.requests.count == 2)
+        #expect(proxy.stats.contractFailed == 2)
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.filter { $0.contains("contract=\"1:/items/1/price:type") }.count == 2 }
+        )
+    }
+
+    @Test("enforce: a body that keeps the promise passes, marked, and is stored")
+    func enforcePasses() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-contract-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let body = Self.page([Self.item(id: 1)])
+        let origin = try Self.origin(body: body)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration("enforce", cache: directory.appendingPathComponent("c.sqlite").path))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(response.status == 200)
+        #expect(response.body == body)
+        #expect(response.header("sluice-validation")?.contains("passed; reason=\"contract\"") == true)
+        let hit = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(hit.status == 200)
+        #expect(hit.body == body)
+        #expect(origin.requests.count == 1)
+    }
+
+    @Test("enforce: a required response header missing fails at the headers")
+    func enforceHeader() throws {
+        let origin = try Self.origin(body: Self.page([Self.item(id: 1)]), headers: [])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("enforce"))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(response.status == 502)
+        let violations = try #require(try Self.problem(response)["violations"] as? [[String: Any]])
+        #expect(violations.first?["pointer"] as? String == "header:X-Rate-Limit")
+        #expect(violations.first?["keyword"] as? String == "required")
+    }
+
+    @Test("report: the response passes unchanged with Sluice-Validation saying how many violations")
+    func report() throws {
+        let body = Self.page([Self.item(id: 1, price: "\"12\""), Self.item(id: 2, price: "-1")])
+        let origin = try Self.origin(body: body)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("report"))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(response.status == 200)
+        #expect(response.body == body)
+        #expect(response.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=2") == true)
+        #expect(proxy.stats.contractFailed == 1)
+        // An undocumented status is reported too (undocumented: report).
+        let other = try OriginServer { _ in .text("{}", status: 418, headers: [("Content-Type", "application/json")]) }
+        defer { other.stop() }
+        let teapot = try client.request(RawClient.get(other.url("/v2/items/7")))
+        #expect(teapot.status == 418)
+        #expect(teapot.header("sluice-validation")?.contains("violations=1") == true)
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-status") } })
+    }
+
+    @Test("requests: enforce answers 400 and nothing reaches the origin")
+    func requestsEnforced() throws {
+        let origin = try Self.origin(body: Self.page([]))
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("report", requests: "enforce"))
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/v2/items?limit=abc")))
+        #expect(response.status == 400)
+        let problem = try Self.problem(response)
+        #expect(problem["type"] as? String == "https://sluice.dev/problems/contract-violation")
+        let violations = try #require(problem["violations"] as? [[String: Any]])
+        #expect(violations.first?["pointer"] as? String == "query:limit")
+        #expect(origin.requests.isEmpty)
+        let fine = try client.request(RawClient.get(origin.url("/v2/items?limit=5")))
+        #expect(fine.status == 200)
+        #expect(origin.requests.count == 1)
+    }
+}
