@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "SluiceCLI",
             dependencies: [
-                "Sluice", "Codec",
+                "Sluice", "Codec", "Contract",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -399,3 +399,51 @@ extension Substring {
         String(self).replacingOccurrences(target, replacement)
     }
 }
+
+extension OpenAPIContract {
+    /// The operation with this `operationId`.
+    public func operation(id: String) -> Operation? { operations.first { $0.id == id } }
+
+    /// The JSON body schema of an operation's response for `status` (exact, `2XX`, `default`).
+    public func responseSchema(of operation: Operation, status: Int) -> SchemaValidator? {
+        let code = String(status)
+        let range = String(code.prefix(1)) + "XX"
+        let response =
+            operation.responses.first(where: { $0.key == code })?.response
+            ?? operation.responses.first(where: { $0.key.uppercased() == range })?.response
+            ?? operation.responses.first(where: { $0.key == "default" })?.response
+        return response?.body?.content.first { MediaRange.isJSON($0.range) }?.schema
+    }
+
+    /// The JSON schema of an operation's request body.
+    public func requestSchema(of operation: Operation) -> SchemaValidator? {
+        operation.requestBody?.content.first { MediaRange.isJSON($0.range) }?.schema
+    }
+}
+
+extension Value {
+    /// Parses JSON text (strict RFC 8259; nesting up to 512).
+    public static func parse(_ bytes: [UInt8]) throws(ContractError) -> Value {
+        var reader = JSONReader(bytes: bytes)
+        do throws(JSONReader.Failure) {
+            return try reader.document()
+        } catch {
+            throw ContractError(file: "-", line: error.line, pointer: nil, message: error.message)
+        }
+    }
+
+    /// Pretty JSON text (two spaces), member order kept.
+    public func pretty(indent: String = "") -> String {
+        switch self {
+        case .array(let items) where !items.isEmpty:
+            let inner = indent + "  "
+            return "[\n" + items.map { inner + $0.pretty(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members) where !members.isEmpty:
+            let inner = indent + "  "
+            return "{\n"
+                + members.map { inner + Value.string($0.0).json + ": " + $0.1.pretty(indent: inner) }.joined(
+                    separator: ",\n") + "\n" + indent + "}"
+        default: return json
+        }
+    }
+}

@@ -11,7 +11,8 @@ struct SluiceCommand: ParsableCommand {
         abstract: "A local HTTP forward proxy with response validation and caching.",
         version: SluiceVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, CACommand.self, PathsCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
+            PathsCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
 

@@ -1,0 +1,361 @@
+import ArgumentParser
+import Codec
+import Contract
+import Foundation
+import Sluice
+
+/// `sluice contract …`: the contract engine for scripts and for what the cache already holds.
+struct ContractCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contract",
+        abstract: "Validate bodies against API contracts, check the cache against them, infer schemas from it.",
+        subcommands: [Validate.self, Check.self, Infer.self])
+
+    /// Progress on a terminal, nothing in a pipe (standard error).
+    struct Progress {
+        let enabled = isatty(2) == 1
+        var last = 0.0
+
+        mutating func show(_ text: String, force: Bool = false) {
+            guard enabled else { return }
+            let now = Date().timeIntervalSince1970
+            guard force || now - last > 0.1 else { return }
+            last = now
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        }
+
+        func done() {
+            guard enabled else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        }
+    }
+
+    static func violationJSON(_ violation: Violation) -> Value {
+        .object([
+            ("pointer", .string(violation.pointer)), ("keyword", .string(violation.keyword)),
+            ("expected", .string(violation.expected)), ("found", .string(violation.found)),
+            ("schema", .string(violation.schema)),
+        ])
+    }
+
+    // MARK: - validate
+
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate one body (or one per line with --jsonl); exit 1 on a violation.",
+            discussion: """
+                sluice contract validate --schema feed.schema.json body.json
+                sluice contract validate --openapi shop.yaml --operation getItem --status 200 - < item.json
+                sluice contract validate --schema event.json --jsonl events.jsonl
+                """)
+
+        @Option(help: "An OpenAPI 3.0/3.1 document.") var openapi: String?
+        @Option(help: "The operationId whose body is validated (with --openapi).") var operation: String?
+        @Option(help: "The response status whose body is validated (with --openapi); without it, the request body.")
+        var status: Int?
+        @Option(help: "A JSON Schema file.") var schema: String?
+        @Option(help: "annotate (default) or assert: whether format is checked.") var formats = "annotate"
+        @Flag(help: "One JSON body per line.") var jsonl = false
+        @Flag(help: "The verdicts as JSON.") var json = false
+        @Argument(help: "The body file, or - (default) for standard input.") var file = "-"
+
+        func run() throws {
+            guard let mode = FormatMode(rawValue: formats) else {
+                throw ValidationError("--formats is annotate or assert")
+            }
+            let validator = try loadValidator(formats: mode)
+            let data: Data
+            if file == "-" {
+                data = FileHandle.standardInput.readDataToEndOfFile()
+            } else {
+                guard let read = FileManager.default.contents(atPath: file) else {
+                    throw CommandFailure.noInput("cannot read \(file)")
+                }
+                data = read
+            }
+            let bytes = [UInt8](data)
+            var failed = 0
+            var results: [Value] = []
+            if jsonl {
+                var progress = Progress()
+                var line = 0
+                for piece in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                    line += 1
+                    if piece.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+                    let verdict = validator.validate(piece)
+                    progress.show("line \(line)")
+                    if !verdict.passed { failed += 1 }
+                    report(verdict, label: "line \(line)", into: &results)
+                }
+                progress.done()
+            } else {
+                let verdict = validator.validate(bytes)
+                if !verdict.passed { failed += 1 }
+                report(verdict, label: file == "-" ? "stdin" : file, into: &results)
+            }
+            if json { print(Value.array(results).pretty()) }
+            if failed > 0 { throw ExitCode(1) }
+        }
+
+        private func report(_ verdict: Verdict, label: String, into results: inout [Value]) {
+            if json {
+                results.append(
+                    .object([
+                        ("input", .string(label)), ("valid", .bool(verdict.passed)),
+                        ("violations_total", .number(Number(verdict.total))),
+                        ("violations", .array(verdict.violations.map(ContractCommand.violationJSON))),
+                    ]))
+                return
+            }
+            if verdict.passed {
+                print("\(label): valid")
+            } else {
+                print("\(label): \(verdict.total) violation\(verdict.total == 1 ? "" : "s")")
+                for violation in verdict.violations { print("  \(violation)  [\(violation.schema)]") }
+            }
+            for note in verdict.notes { print("  note: \(note)") }
+        }
+
+        private func loadValidator(formats: FormatMode) throws -> SchemaValidator {
+            do {
+                if let schema {
+                    guard openapi == nil else { throw ValidationError("give --schema or --openapi, not both") }
+                    return try SchemaValidator.load(file: schema, formats: formats)
+                }
+                guard let openapi, let operationID = operation else {
+                    throw ValidationError("give --schema FILE, or --openapi FILE --operation ID [--status CODE]")
+                }
+                let document = try OpenAPIContract.load(file: openapi, formats: formats)
+                guard let found = document.operation(id: operationID) else {
+                    throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
+                }
+                let validator =
+                    status.map { document.responseSchema(of: found, status: $0) }
+                    ?? document.requestSchema(of: found)
+                guard let validator else {
+                    throw CommandFailure.failed(
+                        "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")"
+                    )
+                }
+                return validator
+            } catch let error as ContractError {
+                throw CommandFailure.noInput(error.description)
+            }
+        }
+    }
+
+    // MARK: - check
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the responses already in the cache against today's contracts.")
+
+        @OptionGroup var options: ConfigOptions
+        @Option(help: "Only this rule's contract.") var rule: String?
+        @Option(help: "Only URLs matching this glob (* within a segment, ** across).") var url: String?
+        @Flag(help: "The verdicts as JSON.") var json = false
+
+        func run() throws {
+            let (configuration, _) = try options.load()
+            let rules = configuration.rules.filter { $0.contract?.loaded != nil && (rule == nil || $0.name == rule) }
+            guard !rules.isEmpty else {
+                throw CommandFailure.failed(rule.map { "no rule \($0) with a contract" } ?? "no rule has a contract")
+            }
+            guard FileManager.default.fileExists(atPath: configuration.cache.path) else {
+                throw CommandFailure.noInput(
+                    "no cache at \(configuration.cache.path) (cache.path): \(options.elsewhereHint)")
+            }
+            let inspector = try CacheInspector(settings: configuration.cache, writable: false)
+            var filter = CacheInspector.Filter()
+            filter.limit = 1_000_000
+            let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)
+            let glob = url.map(URLGlob.init)
+            var progress = Progress()
+            var results: [Value] = []
+            var broken = 0
+            var checked = 0
+            for (index, entry) in entries.enumerated() {
+                progress.show("checked \(index) of \(entries.count) stored responses")
+                guard entry.method == "GET" || entry.method == "HEAD" || entry.method == "POST" else { continue }
+                if let glob, !glob.matches(entry.url) { continue }
+                guard let parsed = URLParts(entry.url),
+                    let owner = rules.first(where: {
+                        $0.match.matches(method: entry.method, host: parsed.host, path: parsed.path)
+                    })
+                else { continue }
+                checked += 1
+                let verdict = try check(entry, rule: owner, path: parsed.path, inspector: inspector)
+                if !verdict.passed { broken += 1 }
+                if json {
+                    results.append(
+                        .object([
+                            ("url", .string(entry.url)), ("rule", .string(owner.name)),
+                            ("status", .number(Number(entry.status))),
+                            ("valid", .bool(verdict.passed)), ("violations_total", .number(Number(verdict.total))),
+                            ("violations", .array(verdict.violations.map(ContractCommand.violationJSON))),
+                        ]))
+                } else if !verdict.passed {
+                    print("BROKEN  \(entry.status)  \(entry.url)  (rule \(owner.name))")
+                    for violation in verdict.violations.prefix(5) { print("        \(violation)") }
+                    if verdict.total > 5 { print("        … \(verdict.total - 5) more") }
+                }
+            }
+            progress.done()
+            if json {
+                print(Value.array(results).pretty())
+            } else {
+                print(
+                    "\(checked) stored response\(checked == 1 ? "" : "s") checked, \(broken) break\(broken == 1 ? "s" : "") the contract"
+                )
+            }
+            if broken > 0 { throw ExitCode(1) }
+        }
+
+        private func check(_ entry: CacheInspector.Entry, rule: Rule, path: String, inspector: CacheInspector) throws
+            -> Verdict
+        {
+            var verdict = Verdict()
+            guard let loaded = rule.contract?.loaded else { return verdict }
+            let fields = entry.headers.map { ($0.name, $0.value) }
+            var schema: SchemaValidator?
+            switch loaded.kind {
+            case .openAPI(let document):
+                let head = document.checkResponse(
+                    method: entry.method, path: path, status: entry.status, headers: fields)
+                for violation in head.violations + (rule.contract?.undocumented == .pass ? [] : head.undocumented) {
+                    verdict.add(violation)
+                }
+                schema = head.bodySchema
+            case .schema(let validator):
+                if (200...299).contains(entry.status), let type = entry.contentType, Contract.MediaRange.isJSON(type) {
+                    schema = validator
+                }
+            }
+            guard let schema else { return verdict }
+            var body: [UInt8] = []
+            _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }
+            if let coding = entry.headers["content-encoding"].flatMap({ ContentCoding(token: $0) }) {
+                body = try coding.decode(body, limit: 256 << 20)
+            }
+            verdict.merge(schema.validate(body))
+            return verdict
+        }
+    }
+
+    // MARK: - infer
+
+    struct Infer: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a JSON Schema 2020-12 per operation seen in the cache for a host.")
+
+        @OptionGroup var options: ConfigOptions
+        @Option(help: "The host whose stored JSON responses are read.") var host: String
+        @Option(help: "A directory for one METHOD-path.schema.json per operation (default: print them).") var out:
+            String?
+
+        func run() throws {
+            let (configuration, _) = try options.load()
+            guard FileManager.default.fileExists(atPath: configuration.cache.path) else {
+                throw CommandFailure.noInput(
+                    "no cache at \(configuration.cache.path) (cache.path): \(options.elsewhereHint)")
+            }
+            let inspector = try CacheInspector(settings: configuration.cache, writable: false)
+            var filter = CacheInspector.Filter()
+            filter.host = host
+            filter.limit = 1_000_000
+            let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)
+            var operations: [(String, SchemaInference)] = []
+            var progress = Progress()
+            for (index, entry) in entries.enumerated() {
+                progress.show("read \(index) of \(entries.count) stored responses")
+                guard (200...299).contains(entry.status), let type = entry.contentType,
+                    Contract.MediaRange.isJSON(type),
+                    let parts = URLParts(entry.url)
+                else { continue }
+                var body: [UInt8] = []
+                _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }
+                if let coding = entry.headers["content-encoding"].flatMap({ ContentCoding(token: $0) }) {
+                    guard let decoded = try? coding.decode(body, limit: 64 << 20) else { continue }
+                    body = decoded
+                }
+                guard let value = try? Value.parse(body) else { continue }
+                let name = entry.method + " " + Self.template(parts.path)
+                if let index = operations.firstIndex(where: { $0.0 == name }) {
+                    operations[index].1.add(value)
+                } else {
+                    var inference = SchemaInference()
+                    inference.add(value)
+                    operations.append((name, inference))
+                }
+            }
+            progress.done()
+            guard !operations.isEmpty else { throw CommandFailure.failed("no stored 2xx JSON responses for \(host)") }
+            if let out {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                for (name, inference) in operations {
+                    let file = (out as NSString).appendingPathComponent(Self.fileName(name))
+                    let text = inference.schema(title: "\(name) (\(host))").pretty() + "\n"
+                    try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+                    print("\(file)  (\(inference.samples) sample\(inference.samples == 1 ? "" : "s"))")
+                }
+            } else {
+                print(Value.object(operations.map { ($0.0, $0.1.schema(title: "\($0.0) (\(host))")) }).pretty())
+            }
+        }
+
+        /// `/items/42/reviews` → `/items/{id}/reviews`: numeric and UUID-like segments are parameters.
+        static func template(_ path: String) -> String {
+            let bare = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+            return bare.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+                let isNumber = !segment.isEmpty && segment.allSatisfy(\.isNumber)
+                let isUUID = segment.count == 36 && segment.filter { $0 == "-" }.count == 4
+                return isNumber || isUUID ? "{id}" : String(segment)
+            }.joined(separator: "/")
+        }
+
+        static func fileName(_ name: String) -> String {
+            let slug = name.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined()
+            var collapsed = ""
+            for character in slug where !(character == "-" && collapsed.hasSuffix("-")) { collapsed.append(character) }
+            return collapsed.trimmingCharacters(in: CharacterSet(charactersIn: "-")) + ".schema.json"
+        }
+    }
+}
+
+/// The host and path of a stored URL.
+struct URLParts {
+    let host: String
+    let path: String
+
+    init?(_ url: String) {
+        guard let components = URLComponents(string: url), let host = components.host else { return nil }
+        self.host = host
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        self.path = path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+    }
+}
+
+/// `--url` globs: `*` within a path segment, `**` across.
+struct URLGlob {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    func matches(_ url: String) -> Bool { Self.match(Array(text.utf8)[...], Array(url.utf8)[...]) }
+
+    private static func match(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
+        guard let first = pattern.first else { return text.isEmpty }
+        if first == UInt8(ascii: "*") {
+            let double = pattern.dropFirst().first == UInt8(ascii: "*")
+            let rest = pattern.dropFirst(double ? 2 : 1)
+            var index = text.startIndex
+            while true {
+                if match(rest, text[index...]) { return true }
+                guard index < text.endIndex, double || text[index] != UInt8(ascii: "/") else { return false }
+                index += 1
+            }
+        }
+        guard let head = text.first, head == first else { return false }
+        return match(pattern.dropFirst(), text.dropFirst())
+    }
+}

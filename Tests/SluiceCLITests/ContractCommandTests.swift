@@ -1,0 +1,102 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+/// `sluice contract …` with the shop document copied next to a configuration, and a cache
+/// filled through a running `sluice serve`.
+@Suite("sluice contract")
+struct ContractCommandTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/contracts")
+
+    static let item =
+        #"{"id": 7, "name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z", "tags": ["home"]}"#
+
+    @Test("validate: one body, JSONL, an OpenAPI operation; exit 1 on a violation, 66 on a missing file")
+    func validate() throws {
+        let shop = Self.fixtures.appendingPathComponent("shop.yaml").path
+        let body = try CLI.temporaryFile(#"{"petType": "dog", "name": "Rex", "bark": "woof"}"#)
+        defer { CLI.remove(body) }
+        let broken = try CLI.run([
+            "contract", "validate", "--openapi", shop, "--operation", "getPet", "--status", "200", body,
+        ])
+        #expect(broken.status == 1)
+        #expect(broken.output.contains("/bark: enum: expected one of [\"soft\", \"loud\"], found \"woof\""))
+        let lines = try CLI.temporaryFile("\(Self.item)\n\(Self.item.replacingOccurrences(of: "12.5", with: "null"))\n")
+        defer { CLI.remove(lines) }
+        let jsonl = try CLI.run([
+            "contract", "validate", "--openapi", shop, "--operation", "getItem", "--status", "200", "--jsonl", "--json",
+            lines,
+        ])
+        #expect(jsonl.status == 1)
+        let verdicts = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.output.utf8)) as? [[String: Any]])
+        #expect(verdicts.map { $0["valid"] as? Bool } == [true, false])
+        let missing = try CLI.run(["contract", "validate", "--schema", "/nonexistent/schema.json", body])
+        #expect(missing.status == 66)
+    }
+
+    @Test("check finds the stored responses a changed document breaks; infer writes a schema per operation")
+    func checkAndInfer() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The document beside the configuration (relative paths start at the config file).
+        let contracts = directory.appendingPathComponent("contracts")
+        try FileManager.default.copyItem(at: Self.fixtures, to: contracts)
+        let origin = try OriginServer { request in
+            let body = request.target.hasSuffix("/items/7") ? Self.item : "{\"items\": [\(Self.item)], \"total\": 1}"
+            return .respond(
+                status: 200,
+                headers: [
+                    ("Content-Type", "application/json"), ("Cache-Control", "max-age=600"), ("X-Rate-Limit", "5"),
+                ],
+                body: Array(body.utf8))
+        }
+        defer { origin.stop() }
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try """
+        cache: { path: cache.sqlite }
+        log: { access: false }
+        rules:
+          - name: shop
+            match: { host: "127.0.0.1", path: "/v2/**" }
+            contract: { openapi: contracts/shop.yaml, on_violation: report }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let checked = try CLI.run(["check-config", "--config", config])
+        #expect(checked.status == 0)
+        #expect(checked.output.contains("contract: rule shop loads"))
+        #expect(checked.output.contains("warning: rule shop: contract:"))
+        let (process, pipe, port) = try CLI.serve(["--config", config])
+        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        let client = try CLI.connect(port)
+        #expect(try client.request(RawClient.get(origin.url("/v2/items/7"))).status == 200)
+        #expect(try client.request(RawClient.get(origin.url("/v2/items"))).status == 200)
+        process.terminate()
+        process.waitUntilExit()
+
+        let clean = try CLI.run(["contract", "check", "--config", config])
+        #expect(clean.status == 0, "\(clean.output)")
+        #expect(clean.output.contains("2 stored responses checked, 0 break the contract"))
+        // Today's document says a name has at most 3 characters: both stored responses break it.
+        let item = contracts.appendingPathComponent("schemas/item.yaml").path
+        let text = try String(contentsOfFile: item, encoding: .utf8)
+        try text.replacingOccurrences(of: "maxLength: 80", with: "maxLength: 3").write(
+            toFile: item, atomically: true, encoding: .utf8)
+        let broken = try CLI.run(["contract", "check", "--config", config, "--url", "**/items/*"])
+        #expect(broken.status == 1)
+        #expect(broken.output.contains("BROKEN  200  \(origin.url("/v2/items/7"))"))
+        #expect(broken.output.contains("/name: maxLength"))
+        #expect(broken.output.contains("1 stored response checked, 1 breaks the contract"))
+
+        let out = directory.appendingPathComponent("inferred").path
+        let inferred = try CLI.run(["contract", "infer", "--config", config, "--host", "127.0.0.1", "--out", out])
+        #expect(inferred.status == 0, "\(inferred.output)")
+        let one = try #require(FileManager.default.contents(atPath: out + "/GET-v2-items-id.schema.json"))
+        let schema = try #require(try JSONSerialization.jsonObject(with: one) as? [String: Any])
+        #expect(schema["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")
+        #expect(schema["type"] as? String == "object")
+        #expect((schema["required"] as? [String])?.contains("price") == true)
+        let properties = try #require(schema["properties"] as? [String: Any])
+        #expect((properties["price"] as? [String: Any])?["type"] as? String == "number")
+        #expect((properties["tags"] as? [String: Any])?["type"] as? String == "array")
+    }
+}
