@@ -29,10 +29,16 @@ extension Engine {
                 return
             }
         }
-        if let values = schema.enumValues, !values.contains(where: { Self.equals(token, $0) }) {
-            flag(&outcome, reporting, schema, "enum", "one of \(Self.list(values))", Self.describe(token), depth)
+        if schema.hasEnum {
+            let accepted = schema.enumAccepts(token) ?? schema.enumValues!.contains(where: { Self.equals(token, $0) })
+            if !accepted {
+                flag(
+                    &outcome, reporting, schema, "enum", "one of \(Self.list(schema.enumValues!))",
+                    Self.describe(token),
+                    depth)
+            }
         }
-        if let constant = schema.constValue, !Self.equals(token, constant) {
+        if schema.hasConst, let constant = schema.constValue, !Self.equals(token, constant) {
             flag(&outcome, reporting, schema, "const", Self.short(constant.json), Self.describe(token), depth)
         }
         switch token.kind {
@@ -104,19 +110,23 @@ extension Engine {
     private mutating func stringChecks(
         _ schema: Schema, _ token: Token, reporting: Bool, depth: Int, into outcome: inout Outcome
     ) {
-        if schema.minLength != nil || schema.maxLength != nil {
+        let minimum = schema.lengthMinimum
+        let maximum = schema.lengthMaximum
+        if minimum >= 0 || maximum >= 0 {
             var length = token.bytes.count
-            if !token.ascii {
+            // Code points: only counted when the bytes alone cannot decide.
+            if !token.ascii && (length > maximum || length >= minimum) {
                 length = 0
                 for byte in token.bytes where byte & 0xC0 != 0x80 { length += 1 }
             }
-            if let minimum = schema.minLength, length < minimum {
+            if minimum >= 0, length < minimum {
                 flag(&outcome, reporting, schema, "minLength", "at least \(minimum) characters", "\(length)", depth)
             }
-            if let maximum = schema.maxLength, length > maximum {
+            if maximum >= 0, length > maximum {
                 flag(&outcome, reporting, schema, "maxLength", "at most \(maximum) characters", "\(length)", depth)
             }
         }
+        guard schema.hasPatternOrFormat else { return }
         if let pattern = schema.pattern {
             switch pattern.search(token.bytes) {
             case .match: break

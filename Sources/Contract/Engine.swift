@@ -313,7 +313,7 @@ struct Engine: TokenSink {
         var frame = Frame(start: start, end: end, isObject: object, keyStart: path.count, keyEnd: path.count)
         var needsValue = depth > 0 && frames[depth - 1].unique
         for index in start..<end {
-            let schema = slots[index].schema
+            unowned(unsafe) let schema = slots[index].schema
             if schema.needsWholeValue { needsValue = true }
             if schema.constant != nil { continue }
             let type: Schema.Types = object ? .object : .array
@@ -365,8 +365,13 @@ struct Engine: TokenSink {
                 slots.truncate(to: mark)
             }
         }
+        if end - start == 1, slots[start].active, !slots[start].collects, slots[start].schema.plainObject,
+            slots[start].schema.hasObjectChecks
+        {
+            return plainMember(start, token)
+        }
         for index in start..<end where slots[index].active {
-            let schema = slots[index].schema
+            unowned(unsafe) let schema = slots[index].schema
             guard schema.hasObjectChecks else { continue }
             var matched = false
             let last = Int(slots[index].lastKey)
@@ -429,13 +434,67 @@ struct Engine: TokenSink {
         return true
     }
 
+    /// A member of an object whose one slot has a plain object schema: a name lookup, the
+    /// seen bit, one pending child. No reference counting.
+    @inline(__always) private mutating func plainMember(_ index: Int, _ token: Token) -> Bool {
+        unowned(unsafe) let schema = slots[index].schema
+        let keys = schema.keys
+        let last = Int(slots[index].lastKey)
+        let known: Int
+        if last + 1 < keys.count, keys.matches(last + 1, token.bytes) {
+            known = last + 1
+        } else if let found = keys.lookup(token.bytes) {
+            known = found
+        } else {
+            known = -1
+        }
+        var target: Unmanaged<Schema>?
+        if known >= 0 {
+            slots[index].lastKey = Int32(known)
+            if known < 64 {
+                let bit: UInt64 = 1 << UInt64(known)
+                if slots[index].seen & bit != 0 {
+                    fail(
+                        index, "duplicate-key", "each member name once", "\"\(token.text)\" again", depth: frames.count)
+                }
+                slots[index].seen |= bit
+            } else {
+                extra(index).seenBeyond.insert(known)
+            }
+            target = schema.frozenProperties![known]
+        }
+        if target == nil && (known < 0 || schema.propertySchemas[known] == nil) {
+            if schema.forbidsAdditional {
+                fail(
+                    index, "additionalProperties", "no properties besides those listed", "\"\(token.text)\"",
+                    depth: frames.count)
+                return true
+            }
+            target = schema.frozenAdditional
+        }
+        guard let target else { return true }
+        let reporting = slots[index].reporting
+        let single = target._withUnsafeGuaranteedRef { !$0.hasInPlace && !$0.needsWholeValue && !$0.hasUnevaluated }
+        if single && !pendingSingle && slots.count == frames[frames.count - 1].end {
+            pendingSingle = true
+            pendingSchema = target.takeUnretainedValue()
+            pendingParent = Int32(index)
+            pendingRole = .property
+            pendingBranch = Int32(known)
+            pendingReporting = reporting
+        } else {
+            addChild(target.takeUnretainedValue(), parent: index, role: .property, branch: known)
+        }
+        return true
+    }
+
     /// The children of the next item of the array on top.
     private mutating func itemChildren() {
         let top = frames.count - 1
         frames[top].count += 1
         let position = frames[top].count - 1
         for index in frames[top].start..<frames[top].end where slots[index].active {
-            let schema = slots[index].schema
+            unowned(unsafe) let schema = slots[index].schema
             guard schema.hasArrayChecks else { continue }
             if position < schema.prefixItems.count {
                 addChild(schema.prefixItems[position], parent: index, role: .item, branch: position)
@@ -471,9 +530,11 @@ struct Engine: TokenSink {
             pendingSingle = false
             var outcome = Outcome()
             scalarChecks(pendingSchema, token, reporting: pendingReporting, depth: depth, into: &outcome)
-            deliver(
-                valid: outcome.valid, violation: outcome.violation, extra: nil, role: pendingRole,
-                branch: Int(pendingBranch), to: Int(pendingParent), token: token, depth: depth)
+            if !outcome.valid || (pendingRole != .property && pendingRole != .item) {
+                deliver(
+                    valid: outcome.valid, violation: outcome.violation, extra: nil, role: pendingRole,
+                    branch: Int(pendingBranch), to: Int(pendingParent), token: token, depth: depth)
+            }
         } else if slots.count > frames[top].end {
             let mark = frames[top].end
             fold(mark, slots.count, .scalar(token), depth: depth)
@@ -628,7 +689,7 @@ struct Engine: TokenSink {
     }
 
     private mutating func finishSlot(_ index: Int, _ kind: Kind, depth: Int) {
-        let schema = slots[index].schema
+        unowned(unsafe) let schema = slots[index].schema
         if let constant = schema.constant {
             if !constant {
                 let found: String =
@@ -780,7 +841,7 @@ struct Engine: TokenSink {
     }
 
     private mutating func objectEnd(_ index: Int, count: Int, depth: Int) {
-        let schema = slots[index].schema
+        unowned(unsafe) let schema = slots[index].schema
         if let minimum = schema.minProperties, count < minimum {
             fail(index, "minProperties", "at least \(minimum) properties", "\(count)", depth: depth)
         }
@@ -811,7 +872,7 @@ struct Engine: TokenSink {
     }
 
     private mutating func arrayEnd(_ index: Int, count: Int, depth: Int) {
-        let schema = slots[index].schema
+        unowned(unsafe) let schema = slots[index].schema
         if let minimum = schema.minItems, count < minimum {
             fail(index, "minItems", "at least \(minimum) items", "\(count)", depth: depth)
         }

@@ -70,7 +70,7 @@ public final class Schema {
     var hasArrayChecks = false
 
     // Objects
-    var keys = KeyTable()
+    let keys = KeyTable()
     /// Per known key (index in ``keys``): its `properties` schema.
     var propertySchemas: [Schema?] = []
     /// Bits of the required keys (indices < 64) and the required indices beyond 64.
@@ -106,6 +106,100 @@ public final class Schema {
     var hasUnevaluated = false
 
     init(location: String) { self.location = location }
+
+    // MARK: - The frozen view (no reference counting on the hot path)
+
+    /// Per known key, its `properties` target, unretained (the graph owns the nodes).
+    private(set) var frozenProperties: UnsafeMutablePointer<Unmanaged<Schema>?>?
+    private(set) var frozenAdditional: Unmanaged<Schema>?
+    /// `additionalProperties: false`.
+    private(set) var forbidsAdditional = false
+    /// An object schema whose members need only names → targets (no patterns, no
+    /// `propertyNames`, no `unevaluatedProperties`, no discriminator): the one-slot fast path.
+    private(set) var plainObject = false
+
+    /// `enum`/`const` present (the arrays are touched only then).
+    private(set) var hasEnum = false
+    private(set) var hasConst = false
+    /// `enum` of strings (and null) only: their bytes, compared without building values.
+    private(set) var enumStrings: UnsafeMutablePointer<UInt8>?
+    private(set) var enumOffsets: UnsafeMutablePointer<Int>?
+    private(set) var enumStringCount = -1
+    private(set) var enumAllowsNull = false
+    /// `minLength`/`maxLength` as plain integers (-1: none).
+    private(set) var lengthMinimum = -1
+    private(set) var lengthMaximum = -1
+    private(set) var hasPatternOrFormat = false
+
+    /// Builds the frozen view; after the compiler's last change to the node.
+    func freeze() {
+        hasEnum = enumValues != nil
+        hasConst = constValue != nil
+        lengthMinimum = minLength ?? -1
+        lengthMaximum = maxLength ?? -1
+        hasPatternOrFormat = pattern != nil || format != nil
+        enumStrings?.deallocate()
+        enumOffsets?.deallocate()
+        enumStrings = nil
+        enumOffsets = nil
+        enumStringCount = -1
+        if let values = enumValues, values.allSatisfy({ $0.string != nil || $0 == .null }) {
+            let strings = values.compactMap(\.string).map { Array($0.utf8) }
+            let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(strings.reduce(0) { $0 + $1.count }, 1))
+            let offsets = UnsafeMutablePointer<Int>.allocate(capacity: strings.count + 1)
+            var offset = 0
+            offsets[0] = 0
+            for (index, string) in strings.enumerated() {
+                (bytes + offset).initialize(from: string, count: string.count)
+                offset += string.count
+                offsets[index + 1] = offset
+            }
+            enumStrings = bytes
+            enumOffsets = offsets
+            enumStringCount = strings.count
+            enumAllowsNull = values.contains(.null)
+        }
+        frozenProperties?.deallocate()
+        let count = keys.count
+        let table = UnsafeMutablePointer<Unmanaged<Schema>?>.allocate(capacity: max(count, 1))
+        for index in 0..<count {
+            table[index] =
+                index < propertySchemas.count ? propertySchemas[index].map { Unmanaged.passUnretained($0) } : nil
+        }
+        frozenProperties = table
+        frozenAdditional = additionalProperties.flatMap { $0.constant == false ? nil : Unmanaged.passUnretained($0) }
+        forbidsAdditional = additionalProperties?.constant == false
+        plainObject =
+            constant == nil && patternProperties.isEmpty && propertyNames == nil && unevaluatedProperties == nil
+            && discriminator == nil && dependentSchemas.isEmpty && !hasInPlace
+    }
+
+    deinit {
+        frozenProperties?.deallocate()
+        enumStrings?.deallocate()
+        enumOffsets?.deallocate()
+    }
+
+    /// Whether a scalar token is one of an `enum` of strings (and null); `nil` when the enum is
+    /// not of that kind.
+    @inline(__always) func enumAccepts(_ token: Token) -> Bool? {
+        guard enumStringCount >= 0, let bytes = enumStrings, let offsets = enumOffsets else { return nil }
+        switch token.kind {
+        case .null: return enumAllowsNull
+        case .string:
+            for index in 0..<enumStringCount {
+                let length = offsets[index + 1] - offsets[index]
+                if length == token.bytes.count
+                    && (length == 0
+                        || memcmpBytes(UnsafeRawPointer(bytes + offsets[index]), token.bytes.baseAddress!, length))
+                {
+                    return true
+                }
+            }
+            return false
+        default: return false
+        }
+    }
 
     /// The compiled target of a `$dynamicRef`: the static target, and the anchor name to look for
     /// in the dynamic scope when the static target has a `$dynamicAnchor` of that name.

@@ -46,6 +46,7 @@ final class SchemaCompiler {
     /// it is used, so that the validator follows no extra step on the common path.
     func finish() {
         for node in all { shortcut(node) }
+        for node in all { node.freeze() }
     }
 
     private func alias(_ node: Schema?) -> Schema? {
