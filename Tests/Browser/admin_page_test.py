@@ -25,6 +25,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -67,6 +68,9 @@ class Origin(http.server.BaseHTTPRequestHandler):
             self.send(200, "application/json", body.encode(), "no-store")
         elif path == "/page/xss":
             self.send(200, "text/html", b"<script>window.__xss = 1</script><img src=x onerror=\"window.__xss = 2\"><b>bold?</b>")
+        elif path == "/shop/items":
+            body = json.dumps({"items": [{"id": 1, "price": 12.5}, {"id": 2, "price": None}], "total": 2})
+            self.send(200, "application/json", body.encode(), "no-store")
         elif path == "/page/broken":
             self.send(500, "text/html", b"<h1>origin failure</h1>", "no-store")
         elif path == "/page/cached":
@@ -129,7 +133,14 @@ rules:
   - name: pages-must-succeed
     match: { path: "/page/*" }
     accept: { status: ["200-299"] }
+  - name: shop
+    match: { path: "/shop/**" }
+    contract: { schema: items.schema.json, on_violation: report }
 """ % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory))
+        with open(os.path.join(cls.directory, "items.schema.json"), "w") as f:
+            json.dump({"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+                "type": "object", "required": ["id", "price"],
+                "properties": {"id": {"type": "integer"}, "price": {"type": "number"}}}}}}, f)
         cls.log = open(os.path.join(ARTIFACTS, "sluice.log"), "w")
         cls.sluice = subprocess.Popen([SLUICE, "serve", "--config", config], stdout=cls.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
@@ -389,6 +400,28 @@ rules:
         self.assertLess(lag, 2000, "the page stalled for %.0f ms" % lag)
         self.assertLess(response_time, 3.0)
         self.shot("live-10000")
+
+    def test_8_a_broken_contract_is_listed_filtered_and_marked_in_the_body(self):
+        self.tab("live")
+        url = self.origin_url + "/shop/items"
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 200)
+        self.assertIn("violations=1", response.getheader("Sluice-Validation") or "")
+        row = self.live_row(url)
+        self.assertIn("contract ×1", row.text)
+        # The contract filter keeps only exchanges whose contract broke.
+        Select(self.browser.find_element(By.ID, "live-contract")).select_by_value("broken")
+        self.wait(lambda b: [r.text for r in b.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")] and all(
+            "contract" in r.text for r in b.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")))
+        self.live_row(url).click()
+        table = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail table.violations"))[0]
+        self.assertIn("/items/1/price", table.text)
+        self.assertIn("type", table.text)
+        marked = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail pre.marked span.violation"))[0]
+        self.assertEqual(marked.get_attribute("data-pointer"), "/items/1/price")
+        self.assertEqual(marked.text, "null")
+        self.shot("live-contract")
+        Select(self.browser.find_element(By.ID, "live-contract")).select_by_value("")
 
     def test_7_overview_draws_its_charts_and_the_upstream_view(self):
         self.tab("overview")

@@ -239,6 +239,7 @@ extension ContractRun {
             check = document.checkResponse(method: method, path: url.pathAndQuery, status: head.status, headers: fields)
         case .schema(let schema):
             check = HeadCheck()
+            check.template = url.path
             guard (200...299).contains(head.status), head.status != 204, method != "HEAD",
                 let type = head.headers["content-type"], Contract.MediaRange.isJSON(type)
             else { return nil }

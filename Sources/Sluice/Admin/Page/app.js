@@ -126,8 +126,11 @@
   }
 
   // ---- live list ----
-  const filters = ["live-host", "live-text", "live-status", "live-cache", "live-failed"];
-  for (const id of filters) $(id).addEventListener("input", scheduleRender);
+  const filters = ["live-host", "live-text", "live-status", "live-cache", "live-failed", "live-contract"];
+  for (const id of filters) {
+    $(id).addEventListener("input", scheduleRender);
+    $(id).addEventListener("change", scheduleRender);
+  }
   $("live-pause").addEventListener("click", () => {
     state.paused = !state.paused;
     $("live-pause").textContent = state.paused ? "Resume" : "Pause";
@@ -142,6 +145,7 @@
     const host = $("live-host").value.trim().toLowerCase();
     const text = $("live-text").value.trim().toLowerCase();
     const status = $("live-status").value, cache = $("live-cache").value, failed = $("live-failed").checked;
+    const contract = $("live-contract").value;
     return state.events.filter((e) => {
       if (host && !hostOf(e.url).toLowerCase().includes(host)) return false;
       if (text && ![e.url, e.rule, e.error, e.transform, e.method].some((v) => v && String(v).toLowerCase().includes(text))) return false;
@@ -150,7 +154,9 @@
       if (cache === "hit" && !cs.includes("; hit")) return false;
       if (cache === "fwd" && !cs.includes("fwd=")) return false;
       if (cache === "stored" && !cs.includes("stored")) return false;
-      if (failed && e.validation === "passed") return false;
+      if (failed && e.validation === "passed" && !contractBroken(e)) return false;
+      if (contract === "checked" && !e.contract) return false;
+      if (contract === "broken" && !contractBroken(e)) return false;
       return true;
     });
   }
@@ -166,6 +172,12 @@
     if (!status) return "";
     const short = status.replace(/^Sluice; /, "");
     return tag(short, short.startsWith("hit") ? "hit" : short.includes("stored") ? "stored" : "");
+  }
+  function contractBroken(e) { return !!(e.contract && e.contract.outcome === "failed"); }
+  function contractTag(e) {
+    if (!contractBroken(e)) return "";
+    const n = e.contract.violations_total;
+    return tag("contract ×" + n, e.status === 502 || e.status === 400 ? "rejected" : "failed");
   }
   function validationTag(validation) {
     if (!validation || validation === "passed") return "";
@@ -183,7 +195,7 @@
         el("td", { text: clock(e.time) }), el("td", { text: e.method }),
         el("td", { text: e.url, title: e.url }),
         el("td", { class: "s" + Math.floor(e.status / 100), text: e.status || "—" }),
-        el("td", {}, cacheTag(e.cache_status)), el("td", {}, validationTag(e.validation)),
+        el("td", {}, cacheTag(e.cache_status)), el("td", {}, validationTag(e.validation), contractTag(e)),
         el("td", { class: "num", text: size(e.bytes) }), el("td", { class: "num", text: Math.round(e.duration_ms) }));
       body.append(row);
     }
@@ -262,7 +274,41 @@
     return lines.join("\n");
   }
 
-  async function preview(container, url, name, whole) {
+  // A JSON value, pretty, with each value a span that knows its JSON Pointer; the pointers in
+  // `marks` are highlighted with their violation as the title.
+  function markedJSON(value, marks) {
+    const root = el("pre", { class: "body-text marked" });
+    const escape = (token) => String(token).replace(/~/g, "~0").replace(/\//g, "~1");
+    function write(parent, v, pointer, indent) {
+      const span = el("span", { "data-pointer": pointer });
+      if (marks.has(pointer)) { span.classList.add("violation"); span.title = marks.get(pointer); }
+      if (Array.isArray(v)) {
+        span.append(v.length ? "[\n" : "[");
+        v.forEach((item, i) => {
+          span.append(indent + "  ");
+          write(span, item, pointer + "/" + i, indent + "  ");
+          span.append(i < v.length - 1 ? ",\n" : "\n");
+        });
+        span.append((v.length ? indent : "") + "]");
+      } else if (v && typeof v === "object") {
+        const keys = Object.keys(v);
+        span.append(keys.length ? "{\n" : "{");
+        keys.forEach((key, i) => {
+          span.append(indent + "  " + JSON.stringify(key) + ": ");
+          write(span, v[key], pointer + "/" + escape(key), indent + "  ");
+          span.append(i < keys.length - 1 ? ",\n" : "\n");
+        });
+        span.append((keys.length ? indent : "") + "}");
+      } else {
+        span.append(JSON.stringify(v));
+      }
+      parent.append(span);
+    }
+    write(root, value, "", "");
+    return root;
+  }
+
+  async function preview(container, url, name, whole, marks) {
     container.replaceChildren(el("p", { class: "muted", text: "loading…" }));
     try {
       const response = await fetch(url);
@@ -280,8 +326,15 @@
         parts.push(image);
       } else if (/json|^text\/|xml|javascript|x-www-form-urlencoded/.test(type) || bytes.length === 0) {
         let text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
-        if (/json/.test(type)) { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch {} }
-        parts.push(el("pre", { class: "body-text", text }));
+        let shown = null;
+        if (/json/.test(type)) {
+          try {
+            const value = JSON.parse(text);
+            if (marks && marks.size && bytes.length <= 256 * 1024) shown = markedJSON(value, marks);
+            text = JSON.stringify(value, null, 2);
+          } catch {}
+        }
+        parts.push(shown || el("pre", { class: "body-text", text }));
       } else {
         parts.push(el("p", { class: "muted", text: "binary (" + (type || "no type") + "), first bytes:" }));
         parts.push(el("pre", { class: "body-hex", text: hexDump(bytes) }));
@@ -335,6 +388,8 @@
         receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms) }
         : { send: 0, wait: e.duration_ms, receive: 0 },
       comment: [e.cache_status, e.rule && "rule " + e.rule, e.validation, e.transform, e.error].filter(Boolean).join("; "),
+      _sluice: { id: e.id, rule: e.rule || null, cache_status: e.cache_status || null, validation: e.validation || null,
+        transform: e.transform || null, contract: e.contract || null },
     };
   }
 
@@ -392,6 +447,28 @@
           el("dt", { text: "detail" }), el("dd", { class: "problem-detail", text: e.problem.detail }),
           el("dt", { text: "rule" }), el("dd", { class: "problem-rule", text: e.rule || "(defaults)" }))));
     }
+    const marks = new Map();
+    if (e.contract) {
+      const c = e.contract;
+      const head = el("p", { class: "contract-summary" },
+        c.outcome === "failed"
+          ? (c.violations_total + " violation" + (c.violations_total === 1 ? "" : "s") + " of the contract of rule " + c.rule)
+          : "contract " + c.outcome,
+        c.operation || c.path ? " · " + [c.operation, c.method, c.path].filter(Boolean).join(" ") : "");
+      parts.push(el("h3", { text: "Contract" }), head);
+      if (c.violations && c.violations.length) {
+        const table = el("table", { class: "violations" },
+          el("thead", {}, el("tr", {}, ...["pointer", "keyword", "expected", "found", "schema"].map((h) => el("th", { text: h })))));
+        const rows = el("tbody", {});
+        for (const v of c.violations) {
+          rows.append(el("tr", {}, el("td", { class: "pointer", text: v.pointer || "/" }), el("td", { text: v.keyword }),
+            el("td", { text: v.expected }), el("td", { text: v.found }), el("td", { class: "muted", text: v.schema })));
+          if (!marks.has(v.pointer)) marks.set(v.pointer, v.keyword + ": expected " + v.expected + ", found " + v.found);
+        }
+        table.append(rows);
+        parts.push(table);
+      }
+    }
     if (e.stripped_keys && e.stripped_keys.length) {
       const list = el("ul", { class: "stripped" });
       for (const key of e.stripped_keys) list.append(el("li", { text: key }));
@@ -403,7 +480,7 @@
     const body = el("div", { class: "body" });
     parts.push(el("h3", { text: "Body" }), body);
     box.replaceChildren(...parts);
-    if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id, e.method === "GET" ? e.url : null);
+    if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id, e.method === "GET" ? e.url : null, marks);
     else body.append(el("p", { class: "muted", text: "No body." }));
   }
 
