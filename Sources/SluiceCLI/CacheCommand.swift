@@ -181,6 +181,7 @@ struct CacheCommand: ParsableCommand {
                 }
                 print("  hits       \(entry.hits), last \(CacheCommand.date(entry.lastAccess))")
                 print("  rule       \(entry.rule ?? "defaults")")
+                if let contract = entry.contract { print("  contract   \(contract)") }
                 if !shared.isOff {
                     if case .unknown(let reason) = shared {
                         print("  tiers      local; the shared tier did not say (\(reason))")

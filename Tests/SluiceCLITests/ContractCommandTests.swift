@@ -73,6 +73,8 @@ struct ContractCommandTests {
         process.terminate()
         process.waitUntilExit()
 
+        let shown = try CLI.run(["cache", "show", "--config", config, origin.url("/v2/items/7")])
+        #expect(shown.output.contains("contract   passed"), "\(shown.output)")
         let clean = try CLI.run(["contract", "check", "--config", config])
         #expect(clean.status == 0, "\(clean.output)")
         #expect(clean.output.contains("2 stored responses checked, 0 break the contract"))

@@ -144,8 +144,13 @@ final class Exchange {
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
         case .commitStore:
             // An enforced contract's broken promise is never stored.
-            if let contract, contract.settings.onViolation == .enforce, case .failed = contract.finish() {
-                writer.take()?.abandon(now: env.clock())
+            if let contract {
+                let outcome = contract.finish()
+                if contract.settings.onViolation == .enforce, case .failed = outcome {
+                    writer.take()?.abandon(now: env.clock())
+                } else {
+                    writer?.contract = ContractRun.stored(outcome)
+                }
             }
             if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? .notAsked, now: env.clock())
             {

@@ -30,6 +30,8 @@ public final class CacheInspector {
         public let lifetime: Int64
         /// Where the lifetime comes from: `max-age`, `Expires - Date`, the heuristic, the rule's ttl…
         public let lifetimeSource: String
+        /// The contract verdict it was served with (`passed`, or the violations as JSON), when its rule had one.
+        public var contract: String? = nil
 
         public var isFresh: Bool { age < lifetime }
         public var contentType: String? { headers["content-type"] }
@@ -46,6 +48,7 @@ public final class CacheInspector {
                 ("content_type", .optional(contentType)), ("rule", .optional(rule)),
                 ("ttl_override", ttl.map { .number(Int($0)) } ?? .null), ("variant", .string(variant)),
                 ("etag", .optional(headers["etag"])), ("last_modified", .optional(headers["last-modified"])),
+                ("contract", .optional(contract)),
             ]
             if withHeaders {
                 members.append(("headers", .array(headers.map { .strings([$0.name, $0.value]) })))
@@ -126,7 +129,8 @@ public final class CacheInspector {
 
     var columns: String {
         "id, key, url, method, host, status, reason, headers, variant, request_time, response_time, size, hits, last_access, rule, "
-            + (database.userVersion >= 2 ? "ttl" : "NULL")
+            + (database.userVersion >= 2 ? "ttl" : "NULL") + ", "
+            + (database.userVersion >= 5 ? "contract" : "NULL")  // the fifth migration added it
     }
 
     func entry(_ row: Statement, now: Double) -> Entry {
@@ -143,7 +147,8 @@ public final class CacheInspector {
             ttl: ttl, age: facts.currentAge(requestTime: requestTime, responseTime: responseTime, now: now),
             lifetime: ttl ?? facts.lifetime,
             lifetimeSource: ttl != nil
-                ? "the rule's ttl (override)" : CachePolicy.lifetimeSource(headers, shared: settings.shared))
+                ? "the rule's ttl (override)" : CachePolicy.lifetimeSource(headers, shared: settings.shared),
+            contract: row.text(at: 16))
     }
 
     /// Complete entries that fit `filter`, in its order, at most `filter.limit`.

@@ -51,6 +51,9 @@ extension CacheStore {
         Migrator.Migration(
             "counters kept across restarts",
             sql: "CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"),
+        Migrator.Migration(
+            "the contract verdict a response was served with (entries.contract)",
+            sql: "ALTER TABLE entries ADD COLUMN contract TEXT"),
     ])
     /// The version a file this code writes has.
     static var schemaVersion: Int { migrator.migrations.count }

@@ -282,8 +282,10 @@ final class CacheStore {
 
     /// Makes a finished entry visible, replacing older ones of the same key and variant; then evicts.
     /// `headers` replaces the stored header fields (the will-cache hook changed them); `ttl` is its lifetime.
-    func commit(entry: Int64, key: String, variant: String, size: Int64, headers: HTTPFields? = nil, ttl: Int64? = nil)
-    {
+    func commit(
+        entry: Int64, key: String, variant: String, size: Int64, headers: HTTPFields? = nil, ttl: Int64? = nil,
+        contract: String? = nil
+    ) {
         if key.hasSuffix(CacheStore.piecesSuffix) {
             return commitPiece(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
         }
@@ -292,11 +294,13 @@ final class CacheStore {
                 try replaceComplete(key: key, variant: variant)
                 noteStored(key: key)
                 let mark = try database.prepare(
-                    "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers) WHERE id=?1")
+                    "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers), contract=?5 WHERE id=?1"
+                )
                 try mark.bind(entry, at: 1)
                 try mark.bind(size, at: 2)
                 if let ttl { try mark.bind(ttl, at: 3) }
                 if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
+                if let contract { try mark.bind(contract, at: 5) }
                 try mark.step()
             }
             totalBytes += size

@@ -1,6 +1,8 @@
 /// Writes one response into the cache as its body streams: chunks of up to 64 KiB, the entry made
 /// visible only by ``finish()`` when the body is whole and within the size limit.
 final class CacheWriter: KeepsStoredHead {
+    /// The contract verdict the response was served with (stored beside it).
+    var contract: String?
     let store: CacheStore
     let entry: Int64
     /// The head as stored, its key and times: what collapsed waiters are given while the body
@@ -111,7 +113,8 @@ final class CacheWriter: KeepsStoredHead {
                 headers = changed
             }
         }
-        store.commit(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
+        store.commit(
+            entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl, contract: contract)
         progress = .complete
         tellWatchers()
         watchers = [:]

@@ -193,6 +193,22 @@ final class ContractRun {
         return failure(verdict)
     }
 
+    /// The verdict as stored with a cache entry: `passed`, `not-validated: why`, or
+    /// `failed: N violation(s): /pointer keyword (expected …, found …); …` (the first five).
+    static func stored(_ outcome: Outcome) -> String {
+        switch outcome {
+        case .passed: return "passed"
+        case .notValidated(let why): return "not-validated: " + why
+        case .failed(let failure):
+            let listed = failure.violations.prefix(5).map {
+                "\($0.pointer.isEmpty ? "/" : $0.pointer) \($0.keyword) (expected \($0.expected), found \($0.found))"
+            }
+            return "failed: \(failure.total) violation\(failure.total == 1 ? "" : "s"): "
+                + listed.joined(separator: "; ")
+                + (failure.total > 5 ? "; …" : "")
+        }
+    }
+
     /// A `Sluice-Validation` member for the outcome.
     static func mark(_ outcome: Outcome, rule: String) -> String {
         switch outcome {
