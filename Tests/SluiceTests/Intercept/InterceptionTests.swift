@@ -93,6 +93,32 @@ struct InterceptionTests {
             exitCode: process.terminationStatus)
     }
 
+    @Test("An intercepted https response is held to its contract: enforced, it becomes a 502 contract-violation problem")
+    func interceptedContract() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let schema = setup.directory.appendingPathComponent("json.schema.json").path
+        try #"{"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let configuration = try setup.configuration(
+            extraRule: """
+                  - name: json-contract
+                    match: { host: "localhost", path: "/json" }
+                    contract: { schema: \(schema), on_violation: enforce }
+                    tls: { ca_file: \(setup.originCAPath) }
+                """, connectPort: origin.port
+        ).loadingContracts()
+        let proxy = try ProxyHarness(configuration: configuration)
+        let response = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(response.exitCode == 0)
+        #expect(response.status == 502)
+        #expect(response.headers["content-type"] == "application/problem+json")
+        #expect(response.body.contains("contract-violation"))
+        #expect(response.body.contains(#""pointer":"/b""#))
+        #expect(response.body.contains(#""found":"null""#))
+    }
+
     @Test("An intercepted https URL is forwarded, stripped, validated and cached like an http one")
     func interceptedExchanges() throws {
         // Given an HTTPS origin and Sluice intercepting its host
