@@ -14,6 +14,11 @@ final class SchemaCompiler {
     private(set) var all: [Schema] = []
     /// Document URIs written as `#…` in locations (the contract's own file).
     let home: String?
+    /// The directory of the contract's own file (`file:///…/contracts/`), for shorter locations.
+    var homeDirectory: String? {
+        guard let home, home.hasPrefix("file://"), let slash = home.lastIndex(of: "/") else { return nil }
+        return String(home[...slash])
+    }
     /// A `$dynamicRef` with a dynamic anchor was compiled: slots track their dynamic scope.
     private(set) var usesDynamicReferences = false
 
@@ -30,7 +35,15 @@ final class SchemaCompiler {
 
     func compile(_ location: SchemaLocation) throws(ContractError) -> Schema {
         if let known = compiled[location.key] { return known }
-        let shown = location.document == home ? "#" + location.pointer : location.document + "#" + location.pointer
+        let shown: String
+        if location.document == home {
+            shown = "#" + location.pointer
+        } else if let directory = homeDirectory, location.document.hasPrefix(directory) {
+            // Beside the contract: `schemas/item.yaml#/Item/properties/price`.
+            shown = String(location.document.dropFirst(directory.count)) + "#" + location.pointer
+        } else {
+            shown = location.document + "#" + location.pointer
+        }
         let node = Schema(location: shown)
         compiled[location.key] = node
         all.append(node)
