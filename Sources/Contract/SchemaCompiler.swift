@@ -112,6 +112,7 @@ final class SchemaCompiler {
         {
             throw error(location, "unknown dialect \"\(metaSchema)\" ($schema)")
         }
+        warnUnknownKeywords(value, at: location)
         func child(_ name: String) -> SchemaLocation {
             SchemaLocation(document: location.document, pointer: location.pointer + "/" + Value.escape(name))
         }
@@ -347,6 +348,30 @@ final class SchemaCompiler {
             }
         }
         while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
+    }
+
+    /// Every keyword Sluice reads or knows to be an annotation, in any dialect it compiles.
+    private static let knownKeywords: Set<String> = [
+        "$schema", "$id", "id", "$ref", "$dynamicRef", "$dynamicAnchor", "$anchor", "$recursiveRef",
+        "$recursiveAnchor", "$defs", "definitions", "$vocabulary", "$comment", "allOf", "anyOf", "oneOf", "not", "if",
+        "then", "else", "prefixItems", "items", "additionalItems", "contains", "minContains", "maxContains",
+        "unevaluatedItems", "properties", "patternProperties", "additionalProperties", "propertyNames",
+        "unevaluatedProperties", "dependentSchemas", "dependentRequired", "dependencies", "type", "enum", "const",
+        "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength",
+        "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "format",
+        "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples", "example",
+        "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
+    ]
+    private var warnedKeywords: Set<String> = []
+
+    /// An unknown keyword is an annotation (JSON Schema says so); said once per name, with where.
+    private func warnUnknownKeywords(_ value: Value, at location: SchemaLocation) {
+        guard let members = value.members else { return }
+        for (key, _) in members
+        where !Self.knownKeywords.contains(key) && !key.hasPrefix("x-") && !warnedKeywords.contains(key) {
+            warnedKeywords.insert(key)
+            registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
+        }
     }
 
     private func compilePattern(_ source: String, at location: SchemaLocation) throws(ContractError) -> Pattern {

@@ -92,7 +92,7 @@ extension Exchange: TaskDelegate {
         if !fromCache, let run = contractCheck(response) {
             contract = run
             if run.validatesBody, holdsForVerdict(run, response), !isHold(plan) {
-                contractHold = (response, [])
+                contractHold = ContractHold(head: response)
                 store(response)
                 output.status = response.status
                 return
@@ -198,9 +198,9 @@ extension Exchange: TaskDelegate {
     func deliverBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if let contract {
             contract.feed(bytes)
-            if contractHold != nil {
-                if contractHold!.bytes.count + bytes.count <= env.transformLimit {
-                    contractHold!.bytes.append(contentsOf: bytes)
+            if let hold = contractHold {
+                if hold.bytes.count + bytes.count <= env.transformLimit {
+                    hold.bytes.append(contentsOf: bytes)
                     return true
                 }
                 // Past max_transform_body: what was held goes out unvalidated, the rest streams.

@@ -34,7 +34,7 @@ final class Exchange {
     /// The request's contract check (`contract.requests: report | enforce`).
     var requestContract: ContractRun?
     /// The head and body held for the contract's verdict (enforce mode, or a small body in report mode).
-    var contractHold: (head: ResponseHead, bytes: [UInt8])?
+    var contractHold: ContractHold?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
     var collapseTimer: Timer?

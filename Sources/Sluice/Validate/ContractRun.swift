@@ -73,6 +73,15 @@ public struct ContractFailure: Sendable, Equatable {
     }
 }
 
+/// A response held for its contract's verdict: a class, so that appending never copies what
+/// is already held.
+final class ContractHold {
+    let head: ResponseHead
+    var bytes: [UInt8] = []
+
+    init(head: ResponseHead) { self.head = head }
+}
+
 /// One response's (or request's) contract check in progress: the head checks done at once, the
 /// body fed to the streaming validator as it passes (or as it is held, in enforce mode).
 final class ContractRun {
@@ -90,8 +99,9 @@ final class ContractRun {
     let check: HeadCheck
     let limit: Int
     private var validation: BodyValidation?
-    /// A compressed body, kept (up to `limit`) to decode at its end.
-    private var compressed: [UInt8]?
+    /// A compressed body, kept (up to `limit`) to decode at its end (``keepsCompressed``).
+    private var compressed: [UInt8] = []
+    private var keepsCompressed = false
     private let coding: ContentCoding?
     private(set) var skipped: String?
     private(set) var outcome: Outcome?
@@ -109,7 +119,7 @@ final class ContractRun {
         self.limit = limit
         if let schema = check.bodySchema {
             validation = schema.validation(direction: direction)
-            if coding != nil { compressed = [] }
+            keepsCompressed = coding != nil
         }
     }
 
@@ -130,14 +140,15 @@ final class ContractRun {
 
     func feed(_ bytes: UnsafeRawBufferPointer) {
         guard skipped == nil else { return }
-        if compressed != nil {
-            guard compressed!.count + bytes.count <= limit else {
-                compressed = nil
+        if keepsCompressed {
+            guard compressed.count + bytes.count <= limit else {
+                compressed = []
+                keepsCompressed = false
                 validation = nil
                 skipped = "a compressed body larger than max_transform_body (\(limit) bytes)"
                 return
             }
-            compressed!.append(contentsOf: bytes)
+            compressed.append(contentsOf: bytes)
             return
         }
         validation?.feed(bytes)
@@ -149,7 +160,10 @@ final class ContractRun {
         if let outcome { return outcome }
         var verdict = Verdict()
         for violation in headViolations { verdict.add(violation) }
-        if let coding, let bytes = compressed.take() {
+        if let coding, keepsCompressed {
+            let bytes = compressed
+            compressed = []
+            keepsCompressed = false
             do {
                 let decoded = try coding.decode(bytes, limit: limit)
                 validation?.feed(decoded)
@@ -176,7 +190,8 @@ final class ContractRun {
     /// Stops validating the body (it streams on unvalidated); the head checks still count.
     func skipBody(_ reason: String) {
         validation = nil
-        compressed = nil
+        compressed = []
+        keepsCompressed = false
         skipped = reason
     }
 
