@@ -2,17 +2,44 @@ import Regexp
 
 // The checks of one scalar value against one schema: type, enum/const, numbers, strings.
 
+/// One scalar keyword that failed: what the schema expected and what the value was.
+struct ScalarFailure {
+    var keyword: String
+    var expected: String
+    var found: String
+}
+
 extension Engine {
     /// Runs `schema`'s scalar keywords on `token`. Violations are recorded when `reporting`, else
     /// the first one is kept in `outcome`.
     mutating func scalarChecks(
         _ schema: Schema, _ token: Token, reporting: Bool, depth: Int, into outcome: inout Outcome
     ) {
-        if let constant = schema.constant {
-            if !constant {
-                flag(&outcome, reporting, schema, "false", "nothing (the schema is false)", Self.describe(token), depth)
+        var skipped: [String] = []
+        let failures = Self.scalarFailures(schema, token, skipped: &skipped)
+        for failure in failures {
+            outcome.valid = false
+            let violation = Violation(
+                pointer: pointer(depth), keyword: failure.keyword, expected: failure.expected, found: failure.found,
+                schema: schema.location)
+            if reporting {
+                verdict.add(violation, keep: options.keep)
+            } else if outcome.violation == nil {
+                outcome.violation = violation
             }
-            return
+        }
+        for keyword in skipped {
+            verdict.notes.append("\(keyword) at \(pointer(depth)) not checked: the number has too many digits")
+        }
+    }
+
+    /// The scalar keywords of `schema` that `token` fails, in keyword order (`type` alone when
+    /// the type is wrong). Pure: the one place these messages are worded, for both engines.
+    static func scalarFailures(_ schema: Schema, _ token: Token, skipped: inout [String]) -> [ScalarFailure] {
+        if let constant = schema.constant {
+            return constant
+                ? []
+                : [ScalarFailure(keyword: "false", expected: "nothing (the schema is false)", found: describe(token))]
         }
         let types = schema.types
         if types != .all {
@@ -22,108 +49,88 @@ extension Engine {
             case .null: allowed = types.contains(.null)
             case .trueLiteral, .falseLiteral: allowed = types.contains(.boolean)
             case .number:
-                allowed = types.contains(.number) || (types.contains(.integer) && Self.isInteger(token))
+                allowed = types.contains(.number) || (types.contains(.integer) && isInteger(token))
             }
             if !allowed {
-                flag(&outcome, reporting, schema, "type", Self.typeList(types), Self.typeName(token), depth)
-                return
+                return [ScalarFailure(keyword: "type", expected: typeList(types), found: typeName(token))]
             }
         }
+        var failures: [ScalarFailure] = []
         if schema.hasEnum {
-            let accepted = schema.enumAccepts(token) ?? schema.enumValues!.contains(where: { Self.equals(token, $0) })
+            let accepted = schema.enumAccepts(token) ?? schema.enumValues!.contains(where: { equals(token, $0) })
             if !accepted {
-                flag(
-                    &outcome, reporting, schema, "enum", "one of \(Self.list(schema.enumValues!))",
-                    Self.describe(token),
-                    depth)
+                failures.append(
+                    ScalarFailure(
+                        keyword: "enum", expected: "one of \(list(schema.enumValues!))", found: describe(token)))
             }
         }
-        if schema.hasConst, let constant = schema.constValue, !Self.equals(token, constant) {
-            flag(&outcome, reporting, schema, "const", Self.short(constant.json), Self.describe(token), depth)
+        if schema.hasConst, let constant = schema.constValue, !equals(token, constant) {
+            failures.append(ScalarFailure(keyword: "const", expected: short(constant.json), found: describe(token)))
         }
         switch token.kind {
-        case .number where schema.hasNumberChecks:
-            numberChecks(schema, token, reporting: reporting, depth: depth, into: &outcome)
-        case .string where schema.hasStringChecks:
-            stringChecks(schema, token, reporting: reporting, depth: depth, into: &outcome)
+        case .number where schema.hasNumberChecks: numberFailures(schema, token, into: &failures, skipped: &skipped)
+        case .string where schema.hasStringChecks: stringFailures(schema, token, into: &failures)
         default: break
         }
+        return failures
     }
 
-    private mutating func flag(
-        _ outcome: inout Outcome, _ reporting: Bool, _ schema: Schema, _ keyword: String, _ expected: String,
-        _ found: String, _ depth: Int
-    ) {
-        outcome.valid = false
-        let violation = Violation(
-            pointer: pointer(depth), keyword: keyword, expected: expected, found: found, schema: schema.location)
-        if reporting {
-            verdict.add(violation, keep: options.keep)
-        } else if outcome.violation == nil {
-            outcome.violation = violation
-        }
-    }
-
-    private mutating func numberChecks(
-        _ schema: Schema, _ token: Token, reporting: Bool, depth: Int, into outcome: inout Outcome
+    private static func numberFailures(
+        _ schema: Schema, _ token: Token, into failures: inout [ScalarFailure], skipped: inout [String]
     ) {
         // Small integers (ids, counts) against small bounds: no digits array.
-        if let value = Self.smallInteger(token), schema.exclusiveMinimum == nil, schema.exclusiveMaximum == nil,
+        if let value = smallInteger(token), schema.exclusiveMinimum == nil, schema.exclusiveMaximum == nil,
             schema.multipleOf == nil, schema.minimum == nil || schema.minimum?.small != nil,
             schema.maximum == nil || schema.maximum?.small != nil
         {
             if let bound = schema.minimum, value < bound.small! {
-                flag(&outcome, reporting, schema, "minimum", "≥ \(bound)", "\(value)", depth)
+                failures.append(ScalarFailure(keyword: "minimum", expected: "≥ \(bound)", found: "\(value)"))
             }
             if let bound = schema.maximum, value > bound.small! {
-                flag(&outcome, reporting, schema, "maximum", "≤ \(bound)", "\(value)", depth)
+                failures.append(ScalarFailure(keyword: "maximum", expected: "≤ \(bound)", found: "\(value)"))
             }
             return
         }
         guard let number = Number(text: Array(token.bytes)) else {
-            flag(&outcome, reporting, schema, "type", "a number Sluice can compare", Self.describe(token), depth)
+            failures.append(
+                ScalarFailure(keyword: "type", expected: "a number Sluice can compare", found: describe(token)))
             return
         }
-        let text = Self.describe(token)
+        let text = describe(token)
         if let bound = schema.minimum, Number.compare(number, bound) < 0 {
-            flag(&outcome, reporting, schema, "minimum", "≥ \(bound)", text, depth)
+            failures.append(ScalarFailure(keyword: "minimum", expected: "≥ \(bound)", found: text))
         }
         if let bound = schema.maximum, Number.compare(number, bound) > 0 {
-            flag(&outcome, reporting, schema, "maximum", "≤ \(bound)", text, depth)
+            failures.append(ScalarFailure(keyword: "maximum", expected: "≤ \(bound)", found: text))
         }
         if let bound = schema.exclusiveMinimum, Number.compare(number, bound) <= 0 {
-            flag(&outcome, reporting, schema, "exclusiveMinimum", "> \(bound)", text, depth)
+            failures.append(ScalarFailure(keyword: "exclusiveMinimum", expected: "> \(bound)", found: text))
         }
         if let bound = schema.exclusiveMaximum, Number.compare(number, bound) >= 0 {
-            flag(&outcome, reporting, schema, "exclusiveMaximum", "< \(bound)", text, depth)
+            failures.append(ScalarFailure(keyword: "exclusiveMaximum", expected: "< \(bound)", found: text))
         }
         if let divisor = schema.multipleOf {
             switch number.isMultiple(of: divisor) {
             case true: break
-            case false: flag(&outcome, reporting, schema, "multipleOf", "a multiple of \(divisor)", text, depth)
-            case nil:
-                verdict.notes.append("multipleOf at \(pointer(depth)) not checked: the number has too many digits")
+            case false:
+                failures.append(ScalarFailure(keyword: "multipleOf", expected: "a multiple of \(divisor)", found: text))
+            case nil: skipped.append("multipleOf")
             }
         }
     }
 
-    private mutating func stringChecks(
-        _ schema: Schema, _ token: Token, reporting: Bool, depth: Int, into outcome: inout Outcome
-    ) {
+    private static func stringFailures(_ schema: Schema, _ token: Token, into failures: inout [ScalarFailure]) {
         let minimum = schema.lengthMinimum
         let maximum = schema.lengthMaximum
         if minimum >= 0 || maximum >= 0 {
-            var length = token.bytes.count
-            // Code points: only counted when the bytes alone cannot decide.
-            if !token.ascii && (length > maximum || length >= minimum) {
-                length = 0
-                for byte in token.bytes where byte & 0xC0 != 0x80 { length += 1 }
-            }
+            let length = codePoints(token, minimum: minimum, maximum: maximum)
             if minimum >= 0, length < minimum {
-                flag(&outcome, reporting, schema, "minLength", "at least \(minimum) characters", "\(length)", depth)
+                failures.append(
+                    ScalarFailure(keyword: "minLength", expected: "at least \(minimum) characters", found: "\(length)"))
             }
             if maximum >= 0, length > maximum {
-                flag(&outcome, reporting, schema, "maxLength", "at most \(maximum) characters", "\(length)", depth)
+                failures.append(
+                    ScalarFailure(keyword: "maxLength", expected: "at most \(maximum) characters", found: "\(length)"))
             }
         }
         guard schema.hasPatternOrFormat else { return }
@@ -131,18 +138,31 @@ extension Engine {
             switch pattern.search(token.bytes) {
             case .match: break
             case .noMatch, .invalidSubject:
-                flag(
-                    &outcome, reporting, schema, "pattern", "a string matching \(pattern.source)", Self.describe(token),
-                    depth)
+                failures.append(
+                    ScalarFailure(
+                        keyword: "pattern", expected: "a string matching \(pattern.source)", found: describe(token)))
             case .limitExceeded:
-                flag(
-                    &outcome, reporting, schema, "pattern", "a string matching \(pattern.source)",
-                    "a string the pattern cannot decide within its match limit", depth)
+                failures.append(
+                    ScalarFailure(
+                        keyword: "pattern", expected: "a string matching \(pattern.source)",
+                        found: "a string the pattern cannot decide within its match limit"))
             }
         }
         if let format = schema.format, !format.accepts(token.text) {
-            flag(&outcome, reporting, schema, "format", "a valid \(format.name)", Self.describe(token), depth)
+            failures.append(
+                ScalarFailure(keyword: "format", expected: "a valid \(format.name)", found: describe(token)))
         }
+    }
+
+    /// A string token's length in code points, counted only when the bytes alone cannot decide
+    /// against `minimum` and `maximum` (non-ASCII bytes only shorten it).
+    @inline(__always) static func codePoints(_ token: Token, minimum: Int, maximum: Int) -> Int {
+        var length = token.bytes.count
+        if !token.ascii && (length > maximum || length >= minimum) {
+            length = 0
+            for byte in token.bytes where byte & 0xC0 != 0x80 { length += 1 }
+        }
+        return length
     }
 
     // MARK: - Token helpers

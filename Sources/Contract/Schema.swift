@@ -284,6 +284,9 @@ final class KeyTable {
         slots.deallocate()
     }
 
+    /// The table's memory as it is now (rebuilt by ``index(of:)``: take it after the last name).
+    var raw: Raw { Raw(bytes: bytes, starts: starts, slots: slots, mask: mask, count: count) }
+
     /// The index of `name`, adding it when new.
     func index(of name: String) -> Int {
         var name = name

@@ -7,11 +7,17 @@ public final class SchemaValidator: @unchecked Sendable {
     private(set) var dynamicTargets: [String: Schema]
     /// The graph the root belongs to (shared by every schema of one contract).
     private(set) var graph: SchemaGraph
+    /// The flat program when every schema the root reaches uses plain keywords only.
+    private(set) var fast: FastProgram?
+
+    /// Whether validations run on the fast lane (``FastEngine``) rather than ``Engine``.
+    public var usesFastLane: Bool { fast != nil }
 
     /// Joins the contract's graph once every schema of it is compiled.
     func seal(graph: SchemaGraph, targets: [String: Schema]) {
         self.graph = graph
         dynamicTargets = targets
+        fast = FastProgram.build(root)
     }
     /// Where the schema is (`file:///…#/…` or `#/components/…`).
     public var location: String { root.location }
@@ -20,6 +26,7 @@ public final class SchemaValidator: @unchecked Sendable {
         self.root = root
         self.dynamicTargets = dynamicTargets
         self.graph = graph
+        if !graph.nodes.isEmpty { fast = FastProgram.build(root) }
     }
 
     /// Compiles the schema at `reference` (absolute, or relative to `base`) in `registry`.
@@ -46,11 +53,24 @@ public final class SchemaValidator: @unchecked Sendable {
 
     /// A validation of one body, fed as it arrives.
     public func validation(direction: Direction = .response, keep: Int = 20, maxDepth: Int = 512) -> BodyValidation {
+        validation(direction: direction, keep: keep, maxDepth: maxDepth, general: false)
+    }
+
+    func validation(direction: Direction, keep: Int, maxDepth: Int, general: Bool) -> BodyValidation {
         var options = Engine.Options()
         options.direction = direction
         options.keep = keep
         options.maxDepth = maxDepth
+        if let fast, !general { return BodyValidation(fast: FastEngine(program: fast, options: options)) }
         return BodyValidation(engine: Engine(root: root, options: options, dynamicTargets: dynamicTargets))
+    }
+
+    /// Validates with the general engine even when the fast lane applies (the two must agree;
+    /// the test suite checks that they do).
+    public func validateWithGeneralEngine(_ body: [UInt8], direction: Direction = .response) -> Verdict {
+        var validation = validation(direction: direction, keep: 20, maxDepth: 512, general: true)
+        validation.feed(body)
+        return validation.finish()
     }
 
     /// Validates a whole body.
@@ -72,20 +92,26 @@ final class SchemaGraph: @unchecked Sendable {
 
 /// One body's validation in progress: the tokenizer's state and the open groups, nothing else.
 public struct BodyValidation {
-    var engine: Engine
-    var tokenizer = Tokenizer()
+    private var engine: Engine?
+    private var fast: FastEngine?
+    private var tokenizer = Tokenizer()
 
     init(engine: Engine) { self.engine = engine }
+    init(fast: FastEngine) { self.fast = fast }
 
     /// Whether more bytes can change the verdict (false after malformed JSON or `max-depth`).
-    public var isOpen: Bool { !engine.stopped && !tokenizer.failed }
+    public var isOpen: Bool { !(fast?.stopped ?? engine!.stopped) && !tokenizer.failed }
 
     /// The violations so far.
-    public var verdictSoFar: Verdict { engine.verdict }
+    public var verdictSoFar: Verdict { fast?.verdict ?? engine!.verdict }
 
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard isOpen else { return }
-        tokenizer.feed(bytes, into: &engine)
+        if fast != nil {
+            tokenizer.feed(bytes, into: &fast!)
+        } else {
+            tokenizer.feed(bytes, into: &engine!)
+        }
     }
 
     public mutating func feed(_ bytes: [UInt8]) {
@@ -94,8 +120,14 @@ public struct BodyValidation {
 
     /// The end of the body: the verdict.
     public mutating func finish() -> Verdict {
-        if isOpen { tokenizer.finish(into: &engine) }
-        return engine.verdict
+        if isOpen {
+            if fast != nil {
+                tokenizer.finish(into: &fast!)
+            } else {
+                tokenizer.finish(into: &engine!)
+            }
+        }
+        return verdictSoFar
     }
 }
 

@@ -52,6 +52,7 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
         XCTAssertFalse(files.isEmpty)
         var failures: [String] = []
         var count = 0
+        var fast = 0
         for file in files {
             let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
             let document = try SourceDocument.read(text: text, uri: "file:///suite/\(file)")
@@ -81,10 +82,22 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
                     } else if pieces.passed != whole.passed || pieces.total != whole.total {
                         failures.append(name + " | byte by byte differs: \(pieces.violations) vs \(whole.violations)")
                     }
+                    // The fast lane and the general engine must give the same verdict, word for word.
+                    if validator.usesFastLane {
+                        fast += 1
+                        let general = validator.validateWithGeneralEngine(body)
+                        if general.violations.map(\.description) != whole.violations.map(\.description)
+                            || general.total != whole.total
+                        {
+                            failures.append(name + " | fast lane \(whole.violations) vs general \(general.violations)")
+                        }
+                    }
                 }
             }
         }
-        print("JSON Schema Test Suite \(draft): \(count - failures.count) of \(count) pass")
+        print(
+            "JSON Schema Test Suite \(draft): \(count - failures.count) of \(count) pass (\(fast) on the fast lane, compared with the general engine)"
+        )
         return failures
     }
 }
