@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ROUNDS="${1:-5}"
-SHARED="${SHARED_BENCH:-$(cd ../.. && pwd)/../shared/bench/validators}"
+SHARED="${SHARED_BENCH:-$(cd ../.. && pwd)/shared/bench/validators}"
 [ -d "$SHARED" ] || { echo "no validator harness at $SHARED (set SHARED_BENCH)" >&2; exit 66; }
 work="${WORK:-/tmp/sluice-contract-bench}"
 mkdir -p "$work"
@@ -30,5 +30,5 @@ if [ "${PEERS:-1}" = 1 ]; then
   command -v node >/dev/null && [ -d /usr/share/nodejs/ajv ] || {
     [ "$(id -u)" -eq 0 ] && s=() || s=(sudo); "${s[@]}" apt-get install -y -qq node-ajv >/dev/null; }
   echo "== peers (../shared/bench/validators/run_all.py 1, then summarize.py)"
-  (cd "$work" && rm -f results/runs.jsonl && python3 run_all.py 1 >/dev/null && python3 summarize.py)
+  (cd "$work" && rm -f results/runs.jsonl && python3 run_all.py 1 >/dev/null && python3 summarize.py results/runs.jsonl)
 fi
