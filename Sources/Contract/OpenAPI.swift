@@ -378,8 +378,26 @@ extension OpenAPIContract {
 public enum MediaRange {
     /// `application/json`, `application/problem+json`, `text/json`.
     public static func isJSON(_ media: String) -> Bool {
-        let bare = media.split(separator: ";").first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
-        return bare == "application/json" || bare.hasSuffix("+json") || bare == "text/json"
+        // On the bytes: this runs for every response of a rule with a contract.
+        var media = media
+        return media.withUTF8 { bytes -> Bool in
+            var start = 0
+            var end = bytes.count
+            if let semicolon = bytes.firstIndex(of: 0x3B) { end = semicolon }
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            func equals(_ word: StaticString, at offset: Int) -> Bool {
+                let count = word.utf8CodeUnitCount
+                guard offset >= start, offset + count <= end else { return false }
+                for index in 0..<count where bytes[offset + index] | 0x20 != word.utf8Start[index] | 0x20 {
+                    return false
+                }
+                return true
+            }
+            let length = end - start
+            return (length == 16 && equals("application/json", at: start)) || (length == 9 && equals("text/json", at: start))
+                || (length > 5 && equals("+json", at: end - 5))
+        }
     }
 }
 

@@ -264,10 +264,10 @@ extension ContractRun {
     ) -> ContractRun? {
         guard let settings = rule.contract, let loaded = settings.loaded else { return nil }
         var check: HeadCheck
-        let fields = head.headers.map { ($0.name, $0.value) }
         switch loaded.kind {
         case .openAPI(let document):
-            check = document.checkResponse(method: method, path: url.pathAndQuery, status: head.status, headers: fields)
+            check = document.checkResponse(
+                method: method, path: url.pathAndQuery, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
         case .schema(let schema):
             check = HeadCheck()
             check.template = url.path
@@ -276,7 +276,8 @@ extension ContractRun {
             else { return nil }
             check.bodySchema = schema
         }
-        let codings = head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        let codings =
+            head.headers.contains("content-encoding") ? head.headers.tokens("content-encoding").filter { $0 != "identity" } : []
         var coding: ContentCoding?
         var unknownCoding: String?
         if let first = codings.first {
