@@ -310,34 +310,13 @@ enum JSONGrammar {
 
     /// Strict UTF-8 (no overlongs, no surrogates, nothing past U+10FFFF).
     static func isValidUTF8<Bytes: Collection>(_ raw: Bytes) -> Bool where Bytes.Element == UInt8 {
-        var iterator = raw.makeIterator()
-        while let lead = iterator.next() {
-            if lead < 0x80 { continue }
-            let count: Int
-            var minimum: UInt32
-            var scalar: UInt32
-            switch lead {
-            case 0xC2...0xDF:
-                count = 1
-                minimum = 0x80
-                scalar = UInt32(lead & 0x1F)
-            case 0xE0...0xEF:
-                count = 2
-                minimum = 0x800
-                scalar = UInt32(lead & 0x0F)
-            case 0xF0...0xF4:
-                count = 3
-                minimum = 0x10000
-                scalar = UInt32(lead & 0x07)
-            default: return false
-            }
-            for _ in 0..<count {
-                guard let next = iterator.next(), next & 0xC0 == 0x80 else { return false }
-                scalar = scalar << 6 | UInt32(next & 0x3F)
-            }
-            guard scalar >= minimum, scalar <= 0x10FFFF, !(0xD800...0xDFFF).contains(scalar) else { return false }
+        if let answer = raw.withContiguousStorageIfAvailable({
+            isValidUTF8($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count)
+        }) {
+            return answer
         }
-        return true
+        let bytes = Array(raw)
+        return bytes.withUnsafeBufferPointer { isValidUTF8($0.baseAddress ?? UnsafePointer(bitPattern: 1)!, $0.count) }
     }
 
     /// The text of string bytes with escapes (`\n`, `\u00e9`, surrogate pairs); `nil` on a bad

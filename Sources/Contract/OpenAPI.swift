@@ -173,22 +173,7 @@ extension OpenAPIContract {
         method: String, path: String, status: Int, headers: [(String, String)]
     ) -> HeadCheck {
         var check = HeadCheck()
-        let operation: Operation
-        switch match(method: method, path: path) {
-        case .operation(let found, _): operation = found
-        case .methodNotDocumented(let template):
-            check.undocumented.append(
-                Self.violation("undocumented-operation", "a documented method for \(template)", method.uppercased()))
-            return check
-        case .pathNotDocumented, .outsideBasePath:
-            check.undocumented.append(
-                Self.violation(
-                    "undocumented-operation", "a path the document describes", "\(method.uppercased()) \(path)"))
-            return check
-        }
-        check.operation = operation.name
-        check.operationId = operation.id
-        check.template = operation.template
+        guard let (operation, _) = operation(method: method, path: path, into: &check) else { return check }
         let code = String(status)
         let range = String(code.prefix(1)) + "XX"
         guard
@@ -237,25 +222,9 @@ extension OpenAPIContract {
         method: String, path: String, query: String?, headers: [(String, String)], hasBody: Bool
     ) -> HeadCheck {
         var check = HeadCheck()
-        let operation: Operation
-        let pathParameters: [String: String]
-        switch match(method: method, path: path) {
-        case .operation(let found, let parameters):
-            operation = found
-            pathParameters = parameters
-        case .methodNotDocumented(let template):
-            check.undocumented.append(
-                Self.violation("undocumented-operation", "a documented method for \(template)", method.uppercased()))
-            return check
-        case .pathNotDocumented, .outsideBasePath:
-            check.undocumented.append(
-                Self.violation(
-                    "undocumented-operation", "a path the document describes", "\(method.uppercased()) \(path)"))
+        guard let (operation, pathParameters) = operation(method: method, path: path, into: &check) else {
             return check
         }
-        check.operation = operation.name
-        check.operationId = operation.id
-        check.template = operation.template
         let queryItems = Self.queryItems(query)
         let fields = headers.map { ($0.0.lowercased(), $0.1) }
         for parameter in operation.parameters {
@@ -309,6 +278,27 @@ extension OpenAPIContract {
             }
         }
         return check
+    }
+
+    /// The operation a request names, noted in `check`; `nil` (and an `undocumented-operation`)
+    /// when the document has none.
+    private func operation(method: String, path: String, into check: inout HeadCheck) -> (Operation, [String: String])?
+    {
+        switch match(method: method, path: path) {
+        case .operation(let found, let parameters):
+            check.operation = found.name
+            check.operationId = found.id
+            check.template = found.template
+            return (found, parameters)
+        case .methodNotDocumented(let template):
+            check.undocumented.append(
+                Self.violation("undocumented-operation", "a documented method for \(template)", method.uppercased()))
+        case .pathNotDocumented, .outsideBasePath:
+            check.undocumented.append(
+                Self.violation(
+                    "undocumented-operation", "a path the document describes", "\(method.uppercased()) \(path)"))
+        }
+        return nil
     }
 
     private static func mediaSchema(_ body: Body, contentType: String?, into check: inout HeadCheck, expected: String)
@@ -395,7 +385,8 @@ public enum MediaRange {
                 return true
             }
             let length = end - start
-            return (length == 16 && equals("application/json", at: start)) || (length == 9 && equals("text/json", at: start))
+            return (length == 16 && equals("application/json", at: start))
+                || (length == 9 && equals("text/json", at: start))
                 || (length > 5 && equals("+json", at: end - 5))
         }
     }
