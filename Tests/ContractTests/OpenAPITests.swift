@@ -186,6 +186,33 @@ final class OpenAPITests: XCTestCase {
             library.checkResponse(method: "GET", path: "/books/1", status: 404, headers: []).undocumented.count, 0)
     }
 
+    func testAnHTTPRefMappedToALocalFileLoadsWithoutTheNetwork() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-refs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let money = directory.appendingPathComponent("money.json").path
+        _ = FileManager.default.createFile(
+            atPath: money,
+            contents: Data(
+                #"{"Money": {"type": "object", "required": ["amount", "currency"], "properties": {"amount": {"type": "string", "pattern": "^-?[0-9]+\\.[0-9]{2}$"}, "currency": {"enum": ["EUR", "USD"]}}}}"#
+                    .utf8))
+        let api = directory.appendingPathComponent("api.yaml").path
+        _ = FileManager.default.createFile(
+            atPath: api,
+            contents: Data(
+                "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /price:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: 'https://schemas.example/money.json#/Money'}\n"
+                    .utf8))
+        let document = try OpenAPIContract.load(file: api, refs: ["https://schemas.example/money.json": money])
+        let schema = try XCTUnwrap(
+            document.checkResponse(
+                method: "GET", path: "/price", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"{"amount": "12.50", "currency": "EUR"}"#.utf8)).passed)
+        let verdict = schema.validate(Array(#"{"amount": "12.5", "currency": "GBP"}"#.utf8))
+        XCTAssertEqual(verdict.violations.map(\.keyword), ["pattern", "enum"])
+    }
+
     func testBrokenDocumentsSayWhereAndWhy() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-contract-\(UUID().uuidString)")
