@@ -50,7 +50,13 @@ struct Tokenizer {
     var failed: Bool { expect == .failed }
     var complete: Bool { expect == .done && partial == .none }
 
-    private var inObject: Bool { depth > 0 && (kinds[(depth - 1) >> 6] >> UInt64((depth - 1) & 63)) & 1 == 1 }
+    /// Whether the innermost open container is an object (kept as containers open and close).
+    private var inObject = false
+
+    @inline(__always) private mutating func popped() {
+        depth -= 1
+        inObject = depth > 0 && (kinds[(depth - 1) >> 6] >> UInt64((depth - 1) & 63)) & 1 == 1
+    }
 
     mutating func feed<Sink: TokenSink>(_ piece: UnsafeRawBufferPointer, into sink: inout Sink) {
         guard expect != .failed, let base = piece.baseAddress, piece.count > 0 else { return }
@@ -182,8 +188,8 @@ struct Tokenizer {
             }
             guard i < n else { return }
             let c = p[i]
-            switch expect {
-            case .value, .valueOrEnd:
+            // Compares, not a jump table: an indirect jump per token mispredicts (perf).
+            if expect == .value || expect == .valueOrEnd {
                 switch c {
                 case 0x7B:  // {
                     guard push(object: true) else {
@@ -202,7 +208,7 @@ struct Tokenizer {
                     i += 1
                     guard sink.beginArray() else { return halt() }
                 case 0x5D where expect == .valueOrEnd:  // ]
-                    depth -= 1
+                    popped()
                     i += 1
                     afterValue()
                     guard sink.endArray() else { return halt() }
@@ -215,6 +221,7 @@ struct Tokenizer {
                     }
                     guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
                     i = end
+                    i = separator(p, n, i)
                 default:
                     var j = i
                     while j < n, p[j] > 0x20, p[j] != 0x2C, p[j] != 0x5D, p[j] != 0x7D, p[j] != 0x3A { j += 1 }
@@ -223,11 +230,11 @@ struct Tokenizer {
                         return
                     }
                     guard token(p, i, j, isNumber: c == 0x2D || (c >= 0x30 && c <= 0x39), into: &sink) else { return }
-                    i = j
+                    i = separator(p, n, j)
                 }
-            case .keyOrEnd, .key:
+            } else if expect == .key || expect == .keyOrEnd {
                 if c == 0x7D && expect == .keyOrEnd {
-                    depth -= 1
+                    popped()
                     i += 1
                     afterValue()
                     guard sink.endObject() else { return halt() }
@@ -245,24 +252,32 @@ struct Tokenizer {
                 }
                 guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
                 i = end
-            case .colon:
+                // The colon right after the name (compact or one space): no trip through the dispatch.
+                if i < n, p[i] == 0x3A {
+                    expect = .value
+                    i += 1
+                } else if i + 1 < n, p[i] == 0x20, p[i + 1] == 0x3A {
+                    expect = .value
+                    i += 2
+                }
+            } else if expect == .colon {
                 guard c == 0x3A else {
                     fail("expected ':'", at: consumed + i, into: &sink)
                     return
                 }
                 expect = .value
                 i += 1
-            case .commaOrEnd:
+            } else if expect == .commaOrEnd {
                 if c == 0x2C {
                     expect = inObject ? .key : .value
                     i += 1
                 } else if c == 0x7D && inObject {
-                    depth -= 1
+                    popped()
                     i += 1
                     afterValue()
                     guard sink.endObject() else { return halt() }
                 } else if c == 0x5D && !inObject {
-                    depth -= 1
+                    popped()
                     i += 1
                     afterValue()
                     guard sink.endArray() else { return halt() }
@@ -272,16 +287,24 @@ struct Tokenizer {
                     )
                     return
                 }
-            case .done:
+            } else if expect == .done {
                 fail("text after the JSON value", at: consumed + i, into: &sink)
                 return
-            case .failed:
+            } else {
                 return
             }
         }
     }
 
     private mutating func halt() { expect = .failed }
+
+    /// The comma right after a value, consumed in place (the common case: no trip through the
+    /// dispatch); anything else is left to the main loop.
+    @inline(__always) private mutating func separator(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int) -> Int {
+        guard expect == .commaOrEnd, i < n, p[i] == 0x2C else { return i }
+        expect = inObject ? .key : .value
+        return i + 1
+    }
 
     @inline(__always) private mutating func afterValue() {
         expect = depth == 0 ? .done : .commaOrEnd
@@ -294,6 +317,7 @@ struct Tokenizer {
         let bit = UInt64(1) << UInt64(depth & 63)
         if object { kinds[word] |= bit } else { kinds[word] &= ~bit }
         depth += 1
+        inObject = object
         return true
     }
 
