@@ -2,6 +2,10 @@ import Foundation
 import SluiceTestKit
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `sluice contract …` with the shop document copied next to a configuration, and a cache
 /// filled through a running `sluice serve`.
 @Suite("sluice contract")
@@ -100,5 +104,48 @@ struct ContractCommandTests {
         let properties = try #require(schema["properties"] as? [String: Any])
         #expect((properties["price"] as? [String: Any])?["type"] as? String == "number")
         #expect((properties["tags"] as? [String: Any])?["type"] as? String == "array")
+    }
+
+    @Test("SIGHUP reloads a contract: a broken document keeps the one in force and says where; a fixed one applies")
+    func reloadOnHangup() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let schema = directory.appendingPathComponent("item.schema.json").path
+        try #"{"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try """
+        log: { access: false }
+        rules:
+          - name: items
+            match: { path: "/items/**" }
+            contract: { schema: item.schema.json, on_violation: enforce }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let origin = try OriginServer { _ in
+            .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"id": "7"}"#.utf8))
+        }
+        defer { origin.stop() }
+        let (process, pipe, port) = try CLI.serve(["--config", config])
+        defer { if process.isRunning { process.terminate() } }
+        let client = try CLI.connect(port)
+        #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 502)
+        // A document that does not parse: the contract in force stays.
+        try #"{"type": "object", "properties": {"id": {"type": "string"}}"#.write(
+            toFile: schema, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 502)
+        // A fixed document in which "7" is right: it applies.
+        try #"{"type": "object", "properties": {"id": {"type": "string"}}}"#.write(
+            toFile: schema, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 200)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("reload failed, keeping the current rules"), "\(log)")
+        #expect(log.contains("item.schema.json"), "\(log)")
+        #expect(log.contains("reloaded 1 rule(s)"), "\(log)")
     }
 }
