@@ -173,25 +173,10 @@ struct FastEngine: TokenSink {
     @inline(__always) private func simpleScalarsPass(_ n: UnsafeMutablePointer<FastProgram.Node>, _ token: Token)
         -> Bool
     {
-        if let strings = n.pointee.enumStrings, let offsets = n.pointee.enumOffsets {
-            switch token.kind {
-            case .null:
-                if !n.pointee.enumNull { return false }
-            case .string:
-                var found = false
-                for index in 0..<n.pointee.enumCount {
-                    let length = offsets[index + 1] - offsets[index]
-                    if length == token.bytes.count
-                        && (length == 0
-                            || memcmpBytes(UnsafeRawPointer(strings + offsets[index]), token.bytes.baseAddress!, length))
-                    {
-                        found = true
-                        break
-                    }
-                }
-                if !found { return false }
-            default: return false
-            }
+        if let strings = n.pointee.enumStrings, let offsets = n.pointee.enumOffsets,
+            !stringEnumAccepts(strings, offsets, n.pointee.enumCount, n.pointee.enumNull, token)
+        {
+            return false
         }
         switch token.kind {
         case .number where n.pointee.hasMinimum || n.pointee.hasMaximum:

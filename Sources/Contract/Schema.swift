@@ -184,21 +184,7 @@ public final class Schema {
     /// not of that kind.
     @inline(__always) func enumAccepts(_ token: Token) -> Bool? {
         guard enumStringCount >= 0, let bytes = enumStrings, let offsets = enumOffsets else { return nil }
-        switch token.kind {
-        case .null: return enumAllowsNull
-        case .string:
-            for index in 0..<enumStringCount {
-                let length = offsets[index + 1] - offsets[index]
-                if length == token.bytes.count
-                    && (length == 0
-                        || memcmpBytes(UnsafeRawPointer(bytes + offsets[index]), token.bytes.baseAddress!, length))
-                {
-                    return true
-                }
-            }
-            return false
-        default: return false
-        }
+        return stringEnumAccepts(bytes, offsets, enumStringCount, enumAllowsNull, token)
     }
 
     /// The compiled target of a `$dynamicRef`: the static target, and the anchor name to look for
@@ -349,23 +335,34 @@ final class KeyTable {
 
     /// The index of the name spelled by `key`, or `nil`.
     @inline(__always) func lookup(_ key: UnsafeRawBufferPointer) -> Int? {
-        guard count > 0 else { return nil }
-        var slot = KeyTable.hash(key) & mask
-        while true {
-            let candidate = Int(slots[slot])
-            if candidate < 0 { return nil }
-            if matches(candidate, key) { return candidate }
-            slot = (slot + 1) & mask
-        }
+        let found = raw.lookup(key)
+        return found >= 0 ? found : nil
     }
 
     /// Whether name `index` is spelled `key`.
-    @inline(__always) func matches(_ index: Int, _ key: UnsafeRawBufferPointer) -> Bool {
-        let start = starts[index]
-        let length = starts[index + 1] - start
-        guard length == key.count else { return false }
-        if length == 0 { return true }
-        return memcmpBytes(UnsafeRawPointer(bytes + start), key.baseAddress!, length)
+    @inline(__always) func matches(_ index: Int, _ key: UnsafeRawBufferPointer) -> Bool { raw.matches(index, key) }
+}
+
+/// Whether `token` is one of `count` strings laid end to end in `bytes` (`offsets[i]..<offsets[i + 1]`),
+/// or a null when `allowsNull`: a string `enum`, compared without building values.
+@inline(__always) func stringEnumAccepts(
+    _ bytes: UnsafeMutablePointer<UInt8>, _ offsets: UnsafeMutablePointer<Int>, _ count: Int, _ allowsNull: Bool,
+    _ token: Token
+) -> Bool {
+    switch token.kind {
+    case .null: return allowsNull
+    case .string:
+        for index in 0..<count {
+            let length = offsets[index + 1] - offsets[index]
+            if length == token.bytes.count
+                && (length == 0
+                    || memcmpBytes(UnsafeRawPointer(bytes + offsets[index]), token.bytes.baseAddress!, length))
+            {
+                return true
+            }
+        }
+        return false
+    default: return false
     }
 }
 

@@ -27,18 +27,18 @@ protocol TokenSink {
 /// position, a bit per open container, and the bytes of at most one unfinished token (bounded by
 /// `maxToken`). Memory never grows with the size of the document.
 struct Tokenizer {
-    private enum Expect: UInt8 { case value, valueOrEnd, keyOrEnd, key, colon, commaOrEnd, done, failed }
-    private enum Partial: UInt8 { case none, string, number, literal }
+    enum Expect: UInt8 { case value, valueOrEnd, keyOrEnd, key, colon, commaOrEnd, done, failed }
+    enum Partial: UInt8 { case none, string, number, literal }
 
-    private var expect = Expect.value
+    var expect = Expect.value
     /// One bit per open container, 1 = object.
-    private var kinds: [UInt64] = [0]
+    var kinds: [UInt64] = [0]
     private(set) var depth = 0
-    private var partial = Partial.none
-    private var carry: [UInt8] = []
-    private let scratch = ByteStack()
+    var partial = Partial.none
+    var carry: [UInt8] = []
+    let scratch = ByteStack()
     /// Bytes before the current piece (for error offsets).
-    private var consumed = 0
+    var consumed = 0
     let maxToken: Int
     let maxDepth: Int
 
@@ -51,9 +51,9 @@ struct Tokenizer {
     var complete: Bool { expect == .done && partial == .none }
 
     /// Whether the innermost open container is an object (kept as containers open and close).
-    private var inObject = false
+    var inObject = false
 
-    @inline(__always) private mutating func popped() {
+    @inline(__always) mutating func popped() {
         depth -= 1
         inObject = depth > 0 && (kinds[(depth - 1) >> 6] >> UInt64((depth - 1) & 63)) & 1 == 1
     }
@@ -92,14 +92,14 @@ struct Tokenizer {
         }
     }
 
-    private mutating func fail<Sink: TokenSink>(_ message: String, at offset: Int, into sink: inout Sink) {
+    mutating func fail<Sink: TokenSink>(_ message: String, at offset: Int, into sink: inout Sink) {
         expect = .failed
         sink.malformed(message, at: offset)
     }
 
     /// Completes the token carried from the previous piece; the index where the rest of this
     /// piece starts, or -1 when the whole piece was carried.
-    private mutating func finishPartial<Sink: TokenSink>(
+    mutating func finishPartial<Sink: TokenSink>(
         _ p: UnsafePointer<UInt8>, _ n: Int, into sink: inout Sink
     ) -> Int {
         var end = 0
@@ -164,7 +164,7 @@ struct Tokenizer {
         return ok ? end : -1
     }
 
-    private mutating func carryFrom(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int, _ kind: Partial) {
+    mutating func carryFrom(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int, _ kind: Partial) {
         partial = kind
         carry.removeAll(keepingCapacity: true)
         carry.append(contentsOf: UnsafeBufferPointer(start: p + start, count: n - start))
@@ -172,7 +172,7 @@ struct Tokenizer {
 
     // MARK: - The main loop
 
-    private mutating func run<Sink: TokenSink>(
+    mutating func run<Sink: TokenSink>(
         _ p: UnsafePointer<UInt8>, _ n: Int, from start: Int, into sink: inout Sink
     ) {
         var i = start
@@ -208,20 +208,11 @@ struct Tokenizer {
                     i += 1
                     guard sink.beginArray() else { return halt() }
                 case 0x5D where expect == .valueOrEnd:  // ]
-                    popped()
                     i += 1
-                    afterValue()
-                    guard sink.endArray() else { return halt() }
+                    guard close(object: false, into: &sink) else { return }
                 case 0x22:  // "
-                    var flags: UInt8 = 0
-                    let end = Self.stringEnd(p, n, i, &flags)
-                    if end < 0 {
-                        carryFrom(p, i, n, .string)
-                        return
-                    }
-                    guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
-                    i = end
-                    i = separator(p, n, i)
+                    guard let end = string(p, n, i, into: &sink) else { return }
+                    i = separator(p, n, end)
                 default:
                     var j = i
                     while j < n, p[j] > 0x20, p[j] != 0x2C, p[j] != 0x5D, p[j] != 0x7D, p[j] != 0x3A { j += 1 }
@@ -234,23 +225,15 @@ struct Tokenizer {
                 }
             } else if expect == .key || expect == .keyOrEnd {
                 if c == 0x7D && expect == .keyOrEnd {
-                    popped()
                     i += 1
-                    afterValue()
-                    guard sink.endObject() else { return halt() }
+                    guard close(object: true, into: &sink) else { return }
                     continue
                 }
                 guard c == 0x22 else {
                     fail("expected a member name", at: consumed + i, into: &sink)
                     return
                 }
-                var flags: UInt8 = 0
-                let end = Self.stringEnd(p, n, i, &flags)
-                if end < 0 {
-                    carryFrom(p, i, n, .string)
-                    return
-                }
-                guard stringToken(p, i, end, flags: flags, into: &sink) else { return }
+                guard let end = string(p, n, i, into: &sink) else { return }
                 i = end
                 // The colon right after the name (compact or one space): no trip through the dispatch.
                 if i < n, p[i] == 0x3A {
@@ -272,15 +255,11 @@ struct Tokenizer {
                     expect = inObject ? .key : .value
                     i += 1
                 } else if c == 0x7D && inObject {
-                    popped()
                     i += 1
-                    afterValue()
-                    guard sink.endObject() else { return halt() }
+                    guard close(object: true, into: &sink) else { return }
                 } else if c == 0x5D && !inObject {
-                    popped()
                     i += 1
-                    afterValue()
-                    guard sink.endArray() else { return halt() }
+                    guard close(object: false, into: &sink) else { return }
                 } else {
                     fail(
                         "expected ',' or the end of the \(inObject ? "object" : "array")", at: consumed + i, into: &sink
@@ -296,21 +275,47 @@ struct Tokenizer {
         }
     }
 
-    private mutating func halt() { expect = .failed }
+    mutating func halt() { expect = .failed }
+
+    /// The string opening at `i`, delivered; the index after it, or `nil` when the pass stops
+    /// (the string goes on in the next piece, or the text is not JSON).
+    @inline(__always) mutating func string<Sink: TokenSink>(
+        _ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int, into sink: inout Sink
+    ) -> Int? {
+        var flags: UInt8 = 0
+        let end = Self.stringEnd(p, n, i, &flags)
+        if end < 0 {
+            carryFrom(p, i, n, .string)
+            return nil
+        }
+        guard stringToken(p, i, end, flags: flags, into: &sink) else { return nil }
+        return end
+    }
+
+    /// The innermost container ends; `false` when the sink stops the pass.
+    @inline(__always) mutating func close<Sink: TokenSink>(object: Bool, into sink: inout Sink) -> Bool {
+        popped()
+        afterValue()
+        guard object ? sink.endObject() : sink.endArray() else {
+            halt()
+            return false
+        }
+        return true
+    }
 
     /// The comma right after a value, consumed in place (the common case: no trip through the
     /// dispatch); anything else is left to the main loop.
-    @inline(__always) private mutating func separator(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int) -> Int {
+    @inline(__always) mutating func separator(_ p: UnsafePointer<UInt8>, _ n: Int, _ i: Int) -> Int {
         guard expect == .commaOrEnd, i < n, p[i] == 0x2C else { return i }
         expect = inObject ? .key : .value
         return i + 1
     }
 
-    @inline(__always) private mutating func afterValue() {
+    @inline(__always) mutating func afterValue() {
         expect = depth == 0 ? .done : .commaOrEnd
     }
 
-    @inline(__always) private mutating func push(object: Bool) -> Bool {
+    @inline(__always) mutating func push(object: Bool) -> Bool {
         guard depth < maxDepth else { return false }
         let word = depth >> 6
         if word >= kinds.count { kinds.append(0) }
@@ -318,153 +323,6 @@ struct Tokenizer {
         if object { kinds[word] |= bit } else { kinds[word] &= ~bit }
         depth += 1
         inObject = object
-        return true
-    }
-
-    /// Bits of what a string holds besides plain ASCII.
-    static let hasEscape: UInt8 = 1
-    static let hasHigh: UInt8 = 2
-    static let hasControl: UInt8 = 4
-
-    /// The index after the closing quote of the string opening at `start`, or -1 when it does
-    /// not end in this piece; `flags` gets ``hasEscape``, ``hasHigh`` and ``hasControl``. One pass,
-    /// eight bytes at a time.
-    @inline(__always) static func stringEnd(_ p: UnsafePointer<UInt8>, _ n: Int, _ start: Int, _ flags: inout UInt8)
-        -> Int
-    {
-        var i = start + 1
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        var highMask: UInt64 = 0x8080_8080_8080_8080
-        while true {
-            while i &+ 8 <= n {
-                let word = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-                let quote = word ^ (ones &* 0x22)
-                let backslash = word ^ (ones &* 0x5C)
-                let special =
-                    (((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
-                        | (word & highMask)) & 0x8080_8080_8080_8080
-                if special == 0 {
-                    i &+= 8
-                    continue
-                }
-                // The lowest flagged byte is exact.
-                i &+= special.trailingZeroBitCount >> 3
-                break
-            }
-            guard i < n else { return -1 }
-            let c = p[i]
-            if c == 0x22 { return i + 1 }
-            if c == 0x5C {
-                flags |= hasEscape
-                i += 2
-                guard i <= n else { return -1 }
-                continue
-            }
-            if c >= 0x80 {
-                flags |= hasHigh
-                highMask = 0
-            } else if c < 0x20 {
-                flags |= hasControl
-            }
-            i += 1
-        }
-    }
-
-    /// The string from `start` (its opening quote) to `end` (after its closing quote), checked and
-    /// delivered as a member name or a value.
-    @inline(__always) private mutating func stringToken<Sink: TokenSink>(
-        _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, flags: UInt8, into sink: inout Sink
-    ) -> Bool {
-        let contentStart = start + 1
-        let count = end - 1 - contentStart
-        if flags == 0 {
-            return deliverString(
-                Token(kind: .string, bytes: UnsafeRawBufferPointer(start: p + contentStart, count: count), ascii: true),
-                into: &sink)
-        }
-        return unusualString(p + contentStart, count, at: start, flags: flags, into: &sink)
-    }
-
-    @inline(never) private mutating func unusualString<Sink: TokenSink>(
-        _ content: UnsafePointer<UInt8>, _ count: Int, at start: Int, flags: UInt8, into sink: inout Sink
-    ) -> Bool {
-        if flags & Self.hasControl != 0 {
-            fail("a control character inside a string", at: consumed + start, into: &sink)
-            return false
-        }
-        if flags & Self.hasEscape != 0 {
-            let out = scratch.reserve(count)
-            guard let length = JSONGrammar.unescape(content, count, into: out) else {
-                fail("a string with a bad escape", at: consumed + start, into: &sink)
-                return false
-            }
-            let decoded = UnsafePointer(out)
-            let ascii = JSONGrammar.isASCII(decoded, length)
-            if !ascii, !JSONGrammar.isValidUTF8(decoded, length) {
-                fail("a string with invalid UTF-8", at: consumed + start, into: &sink)
-                return false
-            }
-            return deliverString(
-                Token(kind: .string, bytes: UnsafeRawBufferPointer(start: decoded, count: length), ascii: ascii),
-                into: &sink)
-        }
-        guard JSONGrammar.isValidUTF8(content, count) else {
-            fail("a string with invalid UTF-8", at: consumed + start, into: &sink)
-            return false
-        }
-        return deliverString(
-            Token(kind: .string, bytes: UnsafeRawBufferPointer(start: content, count: count), ascii: false), into: &sink
-        )
-    }
-
-    @inline(__always) private mutating func deliverString<Sink: TokenSink>(_ token: Token, into sink: inout Sink)
-        -> Bool
-    {
-        if expect == .keyOrEnd || expect == .key {
-            expect = .colon
-            guard sink.key(token) else {
-                halt()
-                return false
-            }
-        } else {
-            afterValue()
-            guard sink.scalar(token) else {
-                halt()
-                return false
-            }
-        }
-        return true
-    }
-
-    /// A number or a literal from `start` to `end`.
-    private mutating func token<Sink: TokenSink>(
-        _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, isNumber: Bool, into sink: inout Sink
-    ) -> Bool {
-        let bytes = UnsafeRawBufferPointer(start: p + start, count: end - start)
-        let kind: Token.Kind
-        if isNumber {
-            guard JSONGrammar.isNumber(UnsafeBufferPointer(start: p + start, count: end - start)) else {
-                fail("not a JSON number", at: consumed + start, into: &sink)
-                return false
-            }
-            kind = .number
-        } else if bytes.count == 4, p[start] == 0x74, p[start + 1] == 0x72, p[start + 2] == 0x75, p[start + 3] == 0x65 {
-            kind = .trueLiteral
-        } else if bytes.count == 5, p[start] == 0x66, p[start + 1] == 0x61, p[start + 2] == 0x6C, p[start + 3] == 0x73,
-            p[start + 4] == 0x65
-        {
-            kind = .falseLiteral
-        } else if bytes.count == 4, p[start] == 0x6E, p[start + 1] == 0x75, p[start + 2] == 0x6C, p[start + 3] == 0x6C {
-            kind = .null
-        } else {
-            fail("not a JSON value", at: consumed + start, into: &sink)
-            return false
-        }
-        afterValue()
-        guard sink.scalar(Token(kind: kind, bytes: bytes, ascii: true)) else {
-            halt()
-            return false
-        }
         return true
     }
 }

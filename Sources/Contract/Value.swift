@@ -115,6 +115,14 @@ public indirect enum Value: Sendable {
         }
     }
 
+    /// A JSON string literal for `text` (the one quoting of the project: Sluice's problem bodies,
+    /// events and admin API use it too).
+    public static func quoted(_ text: String) -> String {
+        var out = ""
+        quote(text, into: &out)
+        return out
+    }
+
     static func quote(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
@@ -191,5 +199,32 @@ extension String {
             rest = rest[range.upperBound...]
         }
         return out + rest
+    }
+}
+
+extension Value {
+    /// Parses JSON text (strict RFC 8259; nesting up to 512).
+    public static func parse(_ bytes: [UInt8]) throws(ContractError) -> Value {
+        var reader = JSONReader(bytes: bytes)
+        do throws(JSONReader.Failure) {
+            return try reader.document()
+        } catch {
+            throw ContractError(file: "-", line: error.line, pointer: nil, message: error.message)
+        }
+    }
+
+    /// Pretty JSON text (two spaces), member order kept.
+    public func pretty(indent: String = "") -> String {
+        switch self {
+        case .array(let items) where !items.isEmpty:
+            let inner = indent + "  "
+            return "[\n" + items.map { inner + $0.pretty(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .object(let members) where !members.isEmpty:
+            let inner = indent + "  "
+            return "{\n"
+                + members.map { inner + Value.string($0.0).json + ": " + $0.1.pretty(indent: inner) }.joined(
+                    separator: ",\n") + "\n" + indent + "}"
+        default: return json
+        }
     }
 }

@@ -22,6 +22,11 @@ public final class Violation: Sendable, CustomStringConvertible {
     public var description: String {
         "\(pointer.isEmpty ? "(root)" : pointer): \(keyword): expected \(expected), found \(found)"
     }
+
+    /// Its members as written in problem bodies, `/events` and the CLI's JSON, in that order.
+    public var fields: [(String, String)] {
+        [("pointer", pointer), ("keyword", keyword), ("expected", expected), ("found", found), ("schema", schema)]
+    }
 }
 
 /// The outcome of validating one body (or one request or response).

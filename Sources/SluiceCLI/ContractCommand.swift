@@ -31,11 +31,7 @@ struct ContractCommand: ParsableCommand {
     }
 
     static func violationJSON(_ violation: Violation) -> Value {
-        .object([
-            ("pointer", .string(violation.pointer)), ("keyword", .string(violation.keyword)),
-            ("expected", .string(violation.expected)), ("found", .string(violation.found)),
-            ("schema", .string(violation.schema)),
-        ])
+        .object(violation.fields.map { ($0.0, .string($0.1)) })
     }
 
     // MARK: - validate
@@ -152,7 +148,8 @@ struct ContractCommand: ParsableCommand {
 
         @OptionGroup var options: ConfigOptions
         @Option(help: "Only this rule's contract.") var rule: String?
-        @Option(help: "Only URLs matching this glob (* within a segment, ** across).") var url: String?
+        @Option(help: "Only URLs matching this glob (as `cache list --url`: * any run, ? one character).")
+        var url: String?
         @Flag(help: "The verdicts as JSON.") var json = false
 
         func run() throws {
@@ -167,9 +164,9 @@ struct ContractCommand: ParsableCommand {
             }
             let inspector = try CacheInspector(settings: configuration.cache, writable: false)
             var filter = CacheInspector.Filter()
+            filter.url = url
             filter.limit = 1_000_000
             let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)
-            let glob = url.map(URLGlob.init)
             var progress = Progress()
             var results: [Value] = []
             var broken = 0
@@ -177,14 +174,13 @@ struct ContractCommand: ParsableCommand {
             for (index, entry) in entries.enumerated() {
                 progress.show("checked \(index) of \(entries.count) stored responses")
                 guard entry.method == "GET" || entry.method == "HEAD" || entry.method == "POST" else { continue }
-                if let glob, !glob.matches(entry.url) { continue }
-                guard let parsed = URLParts(entry.url),
+                guard let parsed = TargetURL(entry.url),
                     let owner = rules.first(where: {
                         $0.match.matches(method: entry.method, host: parsed.host, path: parsed.path)
                     })
                 else { continue }
                 checked += 1
-                let verdict = try check(entry, rule: owner, path: parsed.path, inspector: inspector)
+                let verdict = try check(entry, rule: owner, path: parsed.pathAndQuery, inspector: inspector)
                 if !verdict.passed { broken += 1 }
                 if json {
                     results.append(
@@ -270,7 +266,7 @@ struct ContractCommand: ParsableCommand {
                 progress.show("read \(index) of \(entries.count) stored responses")
                 guard (200...299).contains(entry.status), let type = entry.contentType,
                     Contract.MediaRange.isJSON(type),
-                    let parts = URLParts(entry.url)
+                    let parts = TargetURL(entry.url)
                 else { continue }
                 var body: [UInt8] = []
                 _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }
@@ -319,43 +315,5 @@ struct ContractCommand: ParsableCommand {
             for character in slug where !(character == "-" && collapsed.hasSuffix("-")) { collapsed.append(character) }
             return collapsed.trimmingCharacters(in: CharacterSet(charactersIn: "-")) + ".schema.json"
         }
-    }
-}
-
-/// The host and path of a stored URL.
-struct URLParts {
-    let host: String
-    let path: String
-
-    init?(_ url: String) {
-        guard let components = URLComponents(string: url), let host = components.host else { return nil }
-        self.host = host
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        self.path = path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
-    }
-}
-
-/// `--url` globs: `*` within a path segment, `**` across.
-struct URLGlob {
-    let text: String
-
-    init(_ text: String) { self.text = text }
-
-    func matches(_ url: String) -> Bool { Self.match(Array(text.utf8)[...], Array(url.utf8)[...]) }
-
-    private static func match(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
-        guard let first = pattern.first else { return text.isEmpty }
-        if first == UInt8(ascii: "*") {
-            let double = pattern.dropFirst().first == UInt8(ascii: "*")
-            let rest = pattern.dropFirst(double ? 2 : 1)
-            var index = text.startIndex
-            while true {
-                if match(rest, text[index...]) { return true }
-                guard index < text.endIndex, double || text[index] != UInt8(ascii: "/") else { return false }
-                index += 1
-            }
-        }
-        guard let head = text.first, head == first else { return false }
-        return match(pattern.dropFirst(), text.dropFirst())
     }
 }

@@ -87,7 +87,10 @@ public struct RuleBook: Sendable, Equatable {
         if let accept = rule.accept, accept.onReject == .enforce {
             gates.append(ValidationGate(acceptance: accept, rule: rule.name))
         }
-        if let contract = rule.contract, contract.onViolation == .enforce || contract.undocumented == .enforce {
+        // Only an OpenAPI document has head checks (a schema contract judges bodies alone).
+        if let contract = rule.contract, contract.onViolation == .enforce || contract.undocumented == .enforce,
+            case .openAPI = contract.loaded?.kind
+        {
             gates.append(ContractGate(rule: rule))
         }
         switch gates.count {

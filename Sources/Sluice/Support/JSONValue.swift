@@ -1,3 +1,5 @@
+import Contract
+
 /// A JSON value, written as compact text (problem bodies, the admin API, the event stream).
 public indirect enum JSONValue: Sendable, Equatable {
     case string(String)
@@ -33,21 +35,5 @@ public indirect enum JSONValue: Sendable, Equatable {
 /// Minimal JSON text helpers.
 enum JSONText {
     /// A JSON string literal for `text`.
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ text: String) -> String { Contract.Value.quoted(text) }
 }

@@ -45,11 +45,7 @@ public struct ContractFailure: Sendable, Equatable {
     }
 
     static func json(_ violation: Violation) -> ProblemValue {
-        .object([
-            ("pointer", .string(violation.pointer)), ("keyword", .string(violation.keyword)),
-            ("expected", .string(violation.expected)), ("found", .string(violation.found)),
-            ("schema", .string(violation.schema)),
-        ])
+        .object(violation.fields.map { ($0.0, .string($0.1)) })
     }
 
     /// The same list for the event stream and the page.
@@ -58,17 +54,7 @@ public struct ContractFailure: Sendable, Equatable {
             ("rule", .string(rule)), ("direction", .string(direction == .response ? "response" : "request")),
             ("operation", .optional(operationId)), ("method", .string(method)), ("path", .optional(template)),
             ("violations_total", .number(total)),
-            (
-                "violations",
-                .array(
-                    violations.map {
-                        .object([
-                            ("pointer", .string($0.pointer)), ("keyword", .string($0.keyword)),
-                            ("expected", .string($0.expected)), ("found", .string($0.found)),
-                            ("schema", .string($0.schema)),
-                        ])
-                    })
-            ),
+            ("violations", .array(violations.map { .object($0.fields.map { ($0.0, .string($0.1)) }) })),
         ])
     }
 }
@@ -127,12 +113,16 @@ final class ContractRun {
     var validatesBody: Bool { check.bodySchema != nil }
 
     /// Violations that decide the outcome: the contract's, and undocumented parts unless `pass`.
-    var headViolations: [Violation] {
+    var headViolations: [Violation] { Self.headViolations(check, settings) }
+
+    /// Whether the head alone breaks an enforced promise.
+    var headFailsEnforced: Bool { Self.headFailsEnforced(check, settings, direction) }
+
+    static func headViolations(_ check: HeadCheck, _ settings: ContractRule) -> [Violation] {
         check.violations + (settings.undocumented == .pass ? [] : check.undocumented)
     }
 
-    /// Whether the head alone breaks an enforced promise.
-    var headFailsEnforced: Bool {
+    static func headFailsEnforced(_ check: HeadCheck, _ settings: ContractRule, _ direction: Direction) -> Bool {
         let enforced = direction == .response ? settings.onViolation == .enforce : settings.requests == .enforce
         return (enforced && !check.violations.isEmpty)
             || (settings.undocumented == .enforce && !check.undocumented.isEmpty)
@@ -196,16 +186,28 @@ final class ContractRun {
     }
 
     func failure(_ verdict: Verdict) -> ContractFailure {
+        Self.failure(verdict, check: check, rule: rule, direction: direction, method: method)
+    }
+
+    /// The head's failure alone (enforced before any body).
+    func headFailure() -> ContractFailure {
+        Self.headFailure(check, settings, rule: rule, direction: direction, method: method)
+    }
+
+    static func failure(_ verdict: Verdict, check: HeadCheck, rule: String, direction: Direction, method: String)
+        -> ContractFailure
+    {
         ContractFailure(
             rule: rule, direction: direction, operationId: check.operationId, method: method, template: check.template,
             violations: verdict.violations, total: verdict.total)
     }
 
-    /// The head's failure alone (enforced before any body).
-    func headFailure() -> ContractFailure {
+    static func headFailure(
+        _ check: HeadCheck, _ settings: ContractRule, rule: String, direction: Direction, method: String
+    ) -> ContractFailure {
         var verdict = Verdict()
-        for violation in headViolations { verdict.add(violation) }
-        return failure(verdict)
+        for violation in headViolations(check, settings) { verdict.add(violation) }
+        return failure(verdict, check: check, rule: rule, direction: direction, method: method)
     }
 
     /// The verdict as stored with a cache entry: `passed`, `not-validated: why`, or
@@ -237,6 +239,27 @@ final class ContractRun {
 }
 
 extension ContractRun {
+    /// The head checks of a response under a contract; `nil` when there is nothing to check (a
+    /// schema contract and a response that is not a 2xx JSON body).
+    static func responseHead(_ head: ResponseHead, method: String, url: TargetURL, settings: ContractRule) -> HeadCheck?
+    {
+        switch settings.loaded?.kind {
+        case nil: return nil
+        case .openAPI(let document):
+            return document.checkResponse(
+                method: method, path: url.pathAndQuery, status: head.status,
+                headers: head.headers.map { ($0.name, $0.value) })
+        case .schema(let schema):
+            guard (200...299).contains(head.status), head.status != 204, method != "HEAD",
+                let type = head.headers["content-type"], Contract.MediaRange.isJSON(type)
+            else { return nil }
+            var check = HeadCheck()
+            check.template = url.path
+            check.bodySchema = schema
+            return check
+        }
+    }
+
     /// The check of a request under a rule's contract (`requests: report | enforce`, OpenAPI only).
     static func request(_ request: UpstreamRequest, rule: Rule, limit: Int) -> ContractRun? {
         guard let settings = rule.contract, settings.requests != .off, let loaded = settings.loaded,
@@ -262,22 +285,11 @@ extension ContractRun {
     static func response(
         _ head: ResponseHead, method: String, url: TargetURL, rule: Rule, limit: Int
     ) -> ContractRun? {
-        guard let settings = rule.contract, let loaded = settings.loaded else { return nil }
-        var check: HeadCheck
-        switch loaded.kind {
-        case .openAPI(let document):
-            check = document.checkResponse(
-                method: method, path: url.pathAndQuery, status: head.status, headers: head.headers.map { ($0.name, $0.value) })
-        case .schema(let schema):
-            check = HeadCheck()
-            check.template = url.path
-            guard (200...299).contains(head.status), head.status != 204, method != "HEAD",
-                let type = head.headers["content-type"], Contract.MediaRange.isJSON(type)
-            else { return nil }
-            check.bodySchema = schema
-        }
+        guard let settings = rule.contract, let check = responseHead(head, method: method, url: url, settings: settings)
+        else { return nil }
         let codings =
-            head.headers.contains("content-encoding") ? head.headers.tokens("content-encoding").filter { $0 != "identity" } : []
+            head.headers.contains("content-encoding")
+            ? head.headers.tokens("content-encoding").filter { $0 != "identity" } : []
         var coding: ContentCoding?
         var unknownCoding: String?
         if let first = codings.first {

@@ -1,3 +1,5 @@
+import Contract
+
 /// Why a response failed its rule, with the facts a problem body reports.
 public struct ValidationFailure: Sendable, Equatable {
     /// One failed check.
@@ -138,19 +140,24 @@ struct ValidationGate: ResponseHandler {
     }
 }
 
-/// The did-receive-response hook of an enforced contract: a head that breaks it (a required
-/// header missing, an undocumented status under `undocumented: enforce`) is cancelled at the
-/// headers, like a rejected `accept:`; the body's verdict comes later, at delivery.
+/// The did-receive-response hook of an enforced OpenAPI contract: a head that breaks it (a
+/// required header missing, an undocumented status under `undocumented: enforce`) is cancelled at
+/// the headers, like a rejected `accept:`; the body's verdict comes later, at delivery. Only the
+/// head checks run here (no body validator is made).
 struct ContractGate: ResponseHandler {
     let rule: Rule
 
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) -> ResponseDisposition {
         let request = task.currentRequest
-        guard
-            let run = ContractRun.response(response, method: request.method, url: request.url, rule: rule, limit: 0),
-            run.headFailsEnforced
+        guard let settings = rule.contract,
+            let check = ContractRun.responseHead(
+                response, method: request.method, url: request.url, settings: settings),
+            ContractRun.headFailsEnforced(check, settings, .response)
         else { return .allow }
-        return .cancel(.contractViolation(run.headFailure()))
+        return .cancel(
+            .contractViolation(
+                ContractRun.headFailure(check, settings, rule: rule.name, direction: .response, method: request.method))
+        )
     }
 }
 
