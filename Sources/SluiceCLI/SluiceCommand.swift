@@ -11,7 +11,7 @@ struct SluiceCommand: ParsableCommand {
         abstract: "A local HTTP forward proxy with response validation and caching.",
         version: SluiceVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
+            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self, TLSCommand.self,
             PathsCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)

@@ -126,6 +126,8 @@ cache:
   path: %s/cache.sqlite
 log:
   access: false
+connect_ports: [443, %d]
+tls: { intercept: ["localhost"], ca_cert: %s/ca.pem, ca_key: %s/ca.key }
 rules:
   - name: user-api
     match: { path: "/api/*" }
@@ -136,7 +138,8 @@ rules:
   - name: shop
     match: { path: "/shop/**" }
     contract: { schema: items.schema.json, on_violation: report }
-""" % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory))
+""" % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory, cls.origin.server_address[1], cls.directory,
+       cls.directory))
         with open(os.path.join(cls.directory, "items.schema.json"), "w") as f:
             json.dump({"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
                 "type": "object", "required": ["id", "price"],
@@ -438,6 +441,29 @@ rules:
         self.shot("cache")
         self.tab("live")
         self.shot("live")
+
+    def test_9_a_pinning_clients_passthrough_window_is_listed_and_cleared(self):
+        # Python's TLS, trusting only the system store, refuses Sluice's leaf for localhost twice.
+        port = self.origin.server_address[1]
+        for _ in range(2):
+            connection = http.client.HTTPSConnection("127.0.0.1", self.proxy_port, timeout=5)
+            connection.set_tunnel("localhost", port)
+            with self.assertRaises(Exception):
+                connection.request("GET", "/")
+            connection.close()
+        self.tab("overview")
+        row = self.wait(lambda b: [r for r in b.find_elements(By.CSS_SELECTOR, "#passthrough-table tbody tr")
+                                   if "localhost" in r.text])[0]
+        self.assertIn("127.0.0.1", row.text)
+        self.assertIn("t13", row.text)
+        self.assertFalse(self.browser.find_element(By.ID, "passthrough-clear-all").get_attribute("hidden"))
+        self.shot("overview-passthrough")
+        row.find_element(By.XPATH, ".//button[text()='Clear']").click()
+        self.wait(lambda b: "Ended 1 passthrough window" in b.find_element(By.ID, "notice").text)
+        self.wait(lambda b: b.find_element(By.ID, "passthrough-empty").is_displayed())
+        stats = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/stats" % self.admin_port).read())
+        self.assertEqual(stats["tls"]["passthrough"], [])
+        self.tab("live")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ final class AdminMetrics: EventMonitor {
             counter("sluice_tunnels_total") { $0.tunnels },
             counter("sluice_tls_intercepted_total") { $0.tlsIntercepted },
             counter("sluice_tls_certificate_refusals_total") { $0.tlsCertificateRefusals },
+            counter("sluice_tls_passthrough_started_total") { $0.tlsPassthroughStarted },
+            counter("sluice_tls_passthrough_tunnels_total") { $0.tlsPassthroughTunnels },
             counter("sluice_tls_handshake_failures_total") { $0.tlsHandshakeFailures },
             counter("sluice_upstream_tasks_total") { $0.upstreamTasks },
             counter("sluice_upstream_connections_total") { $0.upstreamConnections },

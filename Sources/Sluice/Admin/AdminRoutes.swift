@@ -1,5 +1,6 @@
 import Codec
 import EventIO
+import Logging
 
 /// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same
 /// query layer as `sluice cache`.
@@ -27,6 +28,13 @@ struct AdminRoutes {
         let reading = method == "GET" || method == "HEAD"
         if reading, let asset = AdminPage.asset(path) { return .asset(contentType: asset.type, asset.bytes) }
         if reading, parts.count == 3, parts[0] == "exchanges", parts[2] == "body" { return exchangeBody(parts[1]) }
+        if parts == ["tls", "passthrough"] {
+            switch method {
+            case "GET", "HEAD": return .json(200, passthroughList())
+            case "DELETE": return clearPassthrough(host: query["host"])
+            default: return .json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
+            }
+        }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
@@ -34,7 +42,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
@@ -133,6 +141,8 @@ struct AdminRoutes {
             ("intercepting", .bool(proxy.interceptor != nil)), ("intercepted", .number(stats.tlsIntercepted)),
             ("certificate_refusals", .number(stats.tlsCertificateRefusals)),
             ("handshake_failures", .number(stats.tlsHandshakeFailures)),
+            ("passthrough", passthroughList()), ("passthrough_started", .number(stats.tlsPassthroughStarted)),
+            ("passthrough_tunnels", .number(stats.tlsPassthroughTunnels)),
             ("leaves_minted", .number(minter?.minted ?? 0)), ("leaves_kept", .number(minter?.count ?? 0)),
             (
                 "leaf_mint_ms_mean",
@@ -186,6 +196,38 @@ struct AdminRoutes {
                 ])
             ),
         ])
+    }
+
+    // MARK: - TLS passthrough
+
+    /// The blind windows in force: host, client address, its TLS fingerprint, and when the
+    /// window started and ends (seconds since the epoch).
+    private func passthroughList() -> JSONValue {
+        guard let interceptor = proxy.interceptor else { return .array([]) }
+        let monotonic = Double(EventLoop.monotonicNanoseconds()) / 1e9
+        let wall = proxy.clock()
+        return .array(
+            interceptor.passthrough.entries(now: monotonic).map { entry in
+                .object([
+                    ("host", .string(entry.key.host)), ("client", .string(entry.key.client)),
+                    ("fingerprint", .string(entry.key.fingerprint)),
+                    ("since", .double((wall + entry.since - monotonic).rounded())),
+                    ("until", .double((wall + entry.until - monotonic).rounded())),
+                    ("remaining_seconds", .number(Int((entry.until - monotonic).rounded(.up)))),
+                ])
+            })
+    }
+
+    /// Ends the blind windows for `host` (all without one).
+    private func clearPassthrough(host: String?) -> Answer {
+        guard let interceptor = proxy.interceptor else {
+            return .json(409, AdminConnection.error("TLS interception is off (tls.intercept is empty)"))
+        }
+        let ended = interceptor.clearPassthrough(host: host)
+        proxy.logger.notice(
+            "the admin API ended \(ended) TLS passthrough window(s)\(host.map { " for \($0)" } ?? ""): those clients are intercepted again"
+        )
+        return .json(200, .object([("cleared", .number(ended))]))
     }
 
     // MARK: - Cache

@@ -2,46 +2,53 @@ import EventIO
 import TLS
 
 /// Which CONNECT tunnels are opened (`tls.intercept`, rules with `intercept: true`, minus
-/// `tls.passthrough` and the hosts a client recently refused), and the TLS server that opens
+/// `tls.passthrough` and the clients in a passthrough window), and the TLS server that opens
 /// them with leaves from the local CA. Loop-confined.
 final class Interceptor {
     let settings: Configuration.TLS
     let context: TLSServerContext
-    /// Client address + host → until when (monotonic seconds) its tunnels stay blind.
-    private var refusedUntil: [String: Double] = [:]
+    /// The blind windows of clients that refused the certificate.
+    private(set) var passthrough: PassthroughBook
 
     init(settings: Configuration.TLS, authority: CertificateAuthority) throws(TLSError) {
         self.settings = settings
         context = try TLSServerContext(minter: LeafMinter(authority: authority, capacity: settings.leafCache))
+        passthrough = PassthroughBook(window: Double(settings.passthroughAfterFailure) / 1000)
     }
 
-    /// Whether a CONNECT to `host` from `client` is intercepted.
-    func intercepts(host: String, port: UInt16, client: String, rules: RuleBook, now: Double) -> Bool {
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+    /// Whether a CONNECT to `host` is intercepted (before its ClientHello says who the client is).
+    func intercepts(host: String, port: UInt16, rules: RuleBook) -> Bool {
+        let bare = Self.bare(host)
         if settings.passthrough.contains(where: { $0.matches(bare) }) { return false }
-        let listed =
-            settings.intercept.contains { $0.matches(host: bare, port: port) }
+        return settings.intercept.contains { $0.matches(host: bare, port: port) }
             || rules.rules.contains { rule in rule.intercept && rule.match.host.map { $0.matches(bare) } == true }
-        guard listed else { return false }
-        let key = client + " " + bare.lowercased()
-        if let until = refusedUntil[key] {
-            if now < until { return false }
-            refusedUntil[key] = nil
-        }
-        return true
     }
 
-    /// A client refused the certificate for `host`: its tunnels there are blind for the window.
-    func noteRefusal(host: String, client: String, now: Double) {
-        guard settings.passthroughAfterFailure > 0 else { return }
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        refusedUntil[client + " " + bare.lowercased()] = now + Double(settings.passthroughAfterFailure) / 1000
-        if refusedUntil.count > 10_000 { refusedUntil = refusedUntil.filter { $0.value > now } }
+    /// The passthrough key of a client (address without port) with a fingerprint, for a host.
+    static func key(client: String, host: String, fingerprint: String) -> PassthroughBook.Key {
+        PassthroughBook.Key(client: client, host: bare(host).lowercased(), fingerprint: fingerprint)
     }
+
+    /// Whether this client's tunnels to the host are blind now.
+    func isBlind(_ key: PassthroughBook.Key, now: Double) -> Bool { passthrough.isBlind(key, now: now) }
+
+    /// The client refused the certificate.
+    func noteRefusal(_ key: PassthroughBook.Key, now: Double) -> PassthroughBook.Outcome {
+        passthrough.refused(key, now: now)
+    }
+
+    /// The client completed a handshake.
+    func noteHandshake(_ key: PassthroughBook.Key, now: Double) { passthrough.completedHandshake(key, now: now) }
+
+    /// Ends the blind windows for `host` (all when `nil`); how many ended.
+    func clearPassthrough(host: String?) -> Int { passthrough.clear(host: host.map { Self.bare($0) }) }
 
     /// A TLS server session for a connection to `host` (its leaf unless the SNI names another).
     func makeSession(host: String) throws(TLSError) -> TLSSession {
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        return try context.makeSession(defaultName: bare)
+        try context.makeSession(defaultName: Self.bare(host))
+    }
+
+    private static func bare(_ host: String) -> String {
+        host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
     }
 }

@@ -18,8 +18,9 @@ final class ClientConnection {
         case tunnelling(Tunnel)
         /// An intercepted CONNECT was answered; the first bytes tell TLS from anything else.
         case peeking(Authority, ProxyRequest)
-        /// The client's TLS handshake with the leaf for its host.
-        case handshaking(Authority, TLSStream)
+        /// The client's TLS handshake with the leaf for its host; the key its refusal would be
+        /// noted under (none when its ClientHello could not be read).
+        case handshaking(Authority, TLSStream, PassthroughBook.Key?)
         case closed
     }
 
@@ -154,9 +155,7 @@ final class ClientConnection {
         guard request.bodyFraming == .none else {
             return rejectRequest(request, .badRequest(reason: .malformed("CONNECT with a body")), closing: true)
         }
-        if let interceptor = env.interceptor,
-            interceptor.intercepts(
-                host: host, port: port, client: clientAddress, rules: env.exchanges.rules, now: monotonicSeconds())
+        if let interceptor = env.interceptor, interceptor.intercepts(host: host, port: port, rules: env.exchanges.rules)
         {
             return beginInterception(request, Authority(host: host, port: port))
         }
@@ -169,13 +168,14 @@ final class ClientConnection {
 
     // MARK: - Interception
 
-    /// The client's address without its port (the passthrough window is per client and host).
+    /// The client's address without its port (a passthrough window is per client, host and fingerprint).
     private var clientAddress: String { connection.peer?.unmapped.host ?? peerText }
 
     private func monotonicSeconds() -> Double { Double(EventLoop.monotonicNanoseconds()) / 1e9 }
 
-    /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted,
-    /// anything else is tunnelled blind as before.
+    /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted
+    /// (unless that client is in a passthrough window for the host), anything else is tunnelled
+    /// blind as before.
     private func beginInterception(_ request: ProxyRequest, _ authority: Authority) {
         connection.write(Tunnel.acceptedResponse)
         state = .peeking(authority, request)
@@ -187,18 +187,24 @@ final class ClientConnection {
     private func peek() {
         guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
         let first = connection.withFirstInputSegment { $0.first }
-        guard first == 0x16, let interceptor = env.interceptor else {
-            // Not a TLS handshake record: the tunnel the client asked for, blind.
-            let tunnel = Tunnel(
-                client: self, environment: env.tunnels(), host: authority.host, port: authority.port,
-                request: request, answered: true)
-            state = .tunnelling(tunnel)
-            connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
-            return tunnel.start()
+        // Not a TLS handshake record: the tunnel the client asked for, blind.
+        guard first == 0x16, let interceptor = env.interceptor else { return tunnelBlind(authority, request) }
+        var key: PassthroughBook.Key?
+        switch connection.withInput(upTo: ClientHello.limit + 64, { ClientHello.scan($0) }) {
+        case .needMore:
+            if connection.inputCount <= ClientHello.limit + 64 { return }
+        case .hello(let hello):
+            key = Interceptor.key(client: clientAddress, host: authority.host, fingerprint: hello.fingerprint)
+        case .notClientHello:
+            break  // the TLS session says what is wrong with it
+        }
+        if let key, interceptor.isBlind(key, now: monotonicSeconds()) {
+            env.exchanges.stats.tlsPassthroughTunnels += 1
+            return tunnelBlind(authority, request)
         }
         do {
             let tls = TLSStream(raw: connection, session: try interceptor.makeSession(host: authority.host))
-            state = .handshaking(authority, tls)
+            state = .handshaking(authority, tls, key)
             handshake()
         } catch {
             env.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
@@ -206,28 +212,40 @@ final class ClientConnection {
         }
     }
 
+    /// The tunnel the client asked for, blind (its `200` was sent).
+    private func tunnelBlind(_ authority: Authority, _ request: ProxyRequest) {
+        let tunnel = Tunnel(
+            client: self, environment: env.tunnels(), host: authority.host, port: authority.port,
+            request: request, answered: true)
+        state = .tunnelling(tunnel)
+        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
+        tunnel.start()
+    }
+
     private func handshake() {
-        guard case .handshaking(let authority, let tls) = state else { return }
+        guard case .handshaking(let authority, let tls, let key) = state else { return }
         switch tls.advance() {
         case .handshaking, .open:
             return
         case .established:
+            if let key { env.interceptor?.noteHandshake(key, now: monotonicSeconds()) }
             intercepted = (tls, authority)
             stream = tls
             env.exchanges.stats.tlsIntercepted += 1
             enterIdle()
             processInput()
         case .failed(let failure):
-            handshakeFailed(authority, failure)
+            handshakeFailed(authority, key, failure)
         }
     }
 
-    /// A failed handshake is logged once; a client that refused the certificate gets blind
-    /// tunnels to that host for `tls.passthrough_after_failure` (apps that pin keep working).
-    private func handshakeFailed(_ authority: Authority, _ failure: TLSSession.Failure) {
+    /// A failed handshake is logged once; a client that refused the certificate twice within a
+    /// minute gets blind tunnels to that host for `tls.passthrough_after_failure` (apps that pin
+    /// keep working), keyed by its fingerprint so that other clients on its address do not.
+    private func handshakeFailed(_ authority: Authority, _ key: PassthroughBook.Key?, _ failure: TLSSession.Failure) {
         switch failure {
         case .certificateRejected(let reason):
-            certificateRefused(authority, reason: "it sent the alert \"\(reason)\"")
+            certificateRefused(authority, key, reason: "it sent the alert \"\(reason)\"")
         case .protocolError(let reason), .noCertificate(let reason), .certificateUntrusted(let reason):
             env.exchanges.stats.tlsHandshakeFailures += 1
             env.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
@@ -235,13 +253,25 @@ final class ClientConnection {
         }
     }
 
-    private func certificateRefused(_ authority: Authority, reason: String) {
+    private func certificateRefused(_ authority: Authority, _ key: PassthroughBook.Key?, reason: String) {
         env.exchanges.stats.tlsCertificateRefusals += 1
-        let window = env.tls.passthroughAfterFailure
-        env.interceptor?.noteRefusal(host: authority.host, client: clientAddress, now: monotonicSeconds())
-        env.logger.warning(
-            "client \(peerText) refused the certificate for \(authority.host) (\(reason))\(window > 0 ? "; its tunnels to \(authority.host) are blind for \(window / 1000) s" : "")"
-        )
+        let host = authority.host
+        var message = "client \(peerText) refused the certificate for \(host) (\(reason))"
+        if let key, let interceptor = env.interceptor {
+            message += "; TLS fingerprint \(key.fingerprint)"
+            switch interceptor.noteRefusal(key, now: monotonicSeconds()) {
+            case .off: break
+            case .counted:
+                message += "; a second refusal within a minute makes its tunnels to \(host) blind"
+            case .trustedRecently:
+                message += "; not pinning (it completed a handshake for \(host) recently), so it stays intercepted"
+            case .started:
+                env.exchanges.stats.tlsPassthroughStarted += 1
+                message +=
+                    "; it refused twice within a minute, so its tunnels to \(host) are blind for \(env.tls.passthroughAfterFailure / 1000) s (other clients are still intercepted); end it with `sluice tls passthrough clear --host \(host)`, DELETE /tls/passthrough on the admin API, or the page"
+            }
+        }
+        env.logger.warning("\(message)")
         close()
     }
 
@@ -354,11 +384,20 @@ extension ClientConnection: ConnectionDelegate {
         switch (state, event) {
         case (.tunnelling(let tunnel), _):
             tunnel.clientEvent(event)
-        case (.handshaking(let authority, _), .endOfStream), (.handshaking(let authority, _), .error):
+        case (.handshaking(let authority, _, let key), .endOfStream), (.handshaking(let authority, _, let key), .error):
             // A reset or a close in the middle of the handshake is how many clients refuse a certificate.
-            certificateRefused(authority, reason: "it closed the connection during the handshake")
-        case (.handshaking(let authority, _), .timeout):
-            handshakeFailed(authority, .protocolError("no handshake within tls.handshake_timeout"))
+            certificateRefused(authority, key, reason: "it closed the connection during the handshake")
+        case (.handshaking(let authority, _, let key), .timeout):
+            handshakeFailed(authority, key, .protocolError("no handshake within tls.handshake_timeout"))
+        case (.peeking(let authority, _), .endOfStream), (.peeking(let authority, _), .error):
+            // Gone in the middle of its ClientHello (before it saw a certificate): not a refusal.
+            if connection.inputCount > 0 {
+                env.exchanges.stats.tlsHandshakeFailures += 1
+                env.logger.warning(
+                    "TLS handshake for \(authority.host) with \(peerText) failed: it closed the connection during its ClientHello"
+                )
+            }
+            close()
         case (.peeking, _):
             close()
         case (.idle, .timeout):

@@ -19,8 +19,12 @@ public final class Stats {
     /// Intercepted handshakes that failed for another reason (not TLS, protocol errors, timeouts).
     public var tlsHandshakeFailures = 0
     /// Intercepted clients that refused the certificate (alert unknown_ca, bad_certificate, or a
-    /// reset during the handshake): that host is tunnelled blind for them for a while.
+    /// reset during the handshake).
     public var tlsCertificateRefusals = 0
+    /// Passthrough windows started (a client refused twice within a minute).
+    public var tlsPassthroughStarted = 0
+    /// Tunnels opened blind because their client was in a passthrough window.
+    public var tlsPassthroughTunnels = 0
     /// TLS agreed with `https://` parents for blind tunnels, and how many of those resumed a session.
     public var parentTLSHandshakes = 0
     public var parentTLSResumed = 0

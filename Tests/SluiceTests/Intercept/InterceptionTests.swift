@@ -93,13 +93,15 @@ struct InterceptionTests {
             exitCode: process.terminationStatus)
     }
 
-    @Test("An intercepted https response is held to its contract: enforced, it becomes a 502 contract-violation problem")
+    @Test(
+        "An intercepted https response is held to its contract: enforced, it becomes a 502 contract-violation problem")
     func interceptedContract() throws {
         let setup = try Setup()
         let origin = try HTTPSOrigin(authority: setup.originCA)
         defer { origin.stop() }
         let schema = setup.directory.appendingPathComponent("json.schema.json").path
-        try #"{"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}"#
+        try
+            #"{"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}"#
             .write(toFile: schema, atomically: true, encoding: .utf8)
         let configuration = try setup.configuration(
             extraRule: """
@@ -241,22 +243,97 @@ struct InterceptionTests {
         #expect(mismatch.status == 502 && mismatch.body.contains("upstream-pin-mismatch"))
     }
 
-    @Test("A client that refuses the certificate is logged once, then tunnelled blind for the window")
+    /// Python's `ssl` through the proxy with `verify` (a CA file, or `False`): its exit status
+    /// and what it printed (status, Cache-Status, body), or the error.
+    static func python(_ url: String, proxy: UInt16, verify: String) throws -> (Int32, String) {
+        let script = """
+            import requests, sys
+            verify = sys.argv[3] if sys.argv[3] != "no" else False
+            try:
+                r = requests.get(sys.argv[1], proxies={"https": sys.argv[2]}, verify=verify, timeout=10)
+                print(r.status_code, r.headers.get("Cache-Status", "-"), r.text)
+            except Exception as error:
+                print("failed", type(error).__name__)
+                sys.exit(3)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-W", "ignore", "-c", script, url, "http://127.0.0.1:\(proxy)", verify]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @Test(
+        "A client that refuses twice within a minute gets blind tunnels keyed by its TLS fingerprint; another client on 127.0.0.1 stays intercepted; the admin API lists and clears the window"
+    )
     func refusalThenPassthrough() throws {
         let setup = try Setup()
         let origin = try HTTPSOrigin(authority: setup.originCA)
         defer { origin.stop() }
         let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
-        // A client that trusts only the origin's CA refuses Sluice's leaf.
-        let refused = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
-        #expect(refused.exitCode != 0)
+        let admin = try proxy.startAdmin()
+        // curl trusting only the origin's CA refuses Sluice's leaf: once is a client not set up yet.
+        let first = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(first.exitCode != 0)
         #expect(proxy.waitUntil { proxy.onLoop { $0.stats.tlsCertificateRefusals } == 1 })
-        #expect(proxy.logLines.all.filter { $0.contains("refused the certificate for localhost") }.count == 1)
-        // Within the window the same client gets a blind tunnel: it talks to the origin itself.
+        #expect(proxy.logLines.all.contains { $0.contains("a second refusal within a minute makes its tunnels") })
+        let second = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(second.exitCode != 0)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.tlsPassthroughStarted } == 1 })
+        let started = proxy.logLines.all.filter { $0.contains("refused twice within a minute") }
+        #expect(started.count == 1)
+        #expect(started.first?.contains("sluice tls passthrough clear --host localhost") == true)
+        // Now that client (curl's fingerprint) talks to the origin itself: Sluice sees nothing.
         let tunnelled = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
         #expect(tunnelled.exitCode == 0 && tunnelled.status == 200 && tunnelled.body == "fresh every time")
         #expect(tunnelled.headers["cache-status"] == nil, "a blind tunnel: Sluice saw nothing")
-        #expect(proxy.onLoop { $0.stats.tunnels } == 1)
+        #expect(proxy.onLoop { $0.stats.tlsPassthroughTunnels } == 1)
+        // Python's TLS (another fingerprint) on the same address, trusting Sluice's CA, is still intercepted.
+        let (status, output) = try Self.python(origin.url("/json"), proxy: proxy.port, verify: setup.caCert)
+        #expect(status == 0 && output.hasPrefix("200 Sluice; fwd=uri-miss"), "\(output)")
+        // The window is listed with curl's fingerprint, then cleared.
+        let listed = try AdminTests.request(admin, "GET", "/tls/passthrough")
+        let windows = (try? JSONSerialization.jsonObject(with: Data(listed.body))) as? [[String: Any]] ?? []
+        #expect(windows.count == 1)
+        #expect(windows.first?["host"] as? String == "localhost")
+        #expect(windows.first?["client"] as? String == "127.0.0.1")
+        let fingerprint = windows.first?["fingerprint"] as? String ?? ""
+        #expect(fingerprint.hasPrefix("t13d") && fingerprint.split(separator: "_").count == 3, "\(fingerprint)")
+        #expect(proxy.logLines.all.contains { $0.contains("TLS fingerprint \(fingerprint)") })
+        let stats = AdminTests.object(try AdminTests.request(admin, "GET", "/stats"))
+        #expect(((stats["tls"] as? [String: Any])?["passthrough"] as? [Any])?.count == 1)
+        let cleared = AdminTests.object(try AdminTests.request(admin, "DELETE", "/tls/passthrough?host=localhost"))
+        #expect(cleared["cleared"] as? Int == 1)
+        // Intercepted again: curl refuses again (a first refusal again, not blind).
+        let again = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+        #expect(again.exitCode != 0)
+        #expect(proxy.onLoop { $0.stats.tlsPassthroughTunnels } == 1)
+    }
+
+    @Test("A client that completed a handshake for the host is not pinning: its refusals never make tunnels blind")
+    func completedHandshakeIsNotPinning() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // curl trusting Sluice's CA completes a handshake (a load generator, a browser)…
+        let trusted = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(trusted.status == 200 && trusted.headers["cache-status"] != nil)
+        // …then the same TLS client cuts handshakes short three times (same fingerprint).
+        for _ in 0..<3 {
+            let cut = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.originCAPath)
+            #expect(cut.exitCode != 0)
+        }
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.tlsCertificateRefusals } == 3 })
+        #expect(proxy.onLoop { $0.stats.tlsPassthroughStarted } == 0)
+        #expect(proxy.logLines.all.contains { $0.contains("not pinning") })
+        let still = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(still.status == 200 && still.headers["cache-status"] != nil, "still intercepted")
     }
 
     @Test("An IP literal gets an IP SAN (no SNI), and Python requests works through the proxy too")

@@ -700,7 +700,29 @@
       ["validation rejected / reported", stats.validation.rejected + " / " + stats.validation.reported],
     ];
     list.replaceChildren(...rows.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: String(value) })]));
+    drawPassthrough((stats.tls && stats.tls.passthrough) || []);
   }
+
+  // ---- TLS passthrough windows ----
+  function drawPassthrough(windows) {
+    $("passthrough-empty").hidden = windows.length > 0;
+    $("passthrough-clear-all").hidden = windows.length === 0;
+    $("passthrough-table").querySelector("tbody").replaceChildren(...windows.map((w) => el("tr", {},
+      el("td", { text: w.host }), el("td", { text: w.client }), el("td", { class: "mono", text: w.fingerprint }),
+      el("td", { text: new Date(w.until * 1000).toLocaleTimeString() + " (" + w.remaining_seconds + " s)" }),
+      el("td", {}, el("button", { class: "quiet passthrough-clear", text: "Clear", onclick: () => clearPassthrough(w.host) })))));
+  }
+  async function clearPassthrough(host) {
+    try {
+      const response = await admin("/tls/passthrough" + (host ? "?host=" + encodeURIComponent(host) : ""), { method: "DELETE" });
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || response.status);
+      notice("Ended " + answer.cleared + " passthrough window(s)" + (host ? " for " + host : "") + ": those clients are intercepted again.");
+      const stats = await (await fetch("/stats")).json();
+      drawPassthrough(stats.tls.passthrough || []);
+    } catch (error) { notice(error.message); }
+  }
+  $("passthrough-clear-all").addEventListener("click", () => clearPassthrough(null));
 
   // The proxy's address, for "Copy as curl".
   fetch("/health").then((r) => r.json()).then((health) => { state.proxy = health.listen; }).catch(() => {});

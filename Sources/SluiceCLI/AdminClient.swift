@@ -1,0 +1,50 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A running proxy's admin API, for commands that act on the live process (the passthrough
+/// windows exist only in its memory): `admin.listen` and `admin.token` from the configuration.
+struct AdminClient {
+    let base: String
+    let token: String
+
+    init(listen: String, token: String) throws {
+        guard !listen.isEmpty else {
+            throw CommandFailure.failed(
+                "the admin API is off (admin.listen is empty); this needs a running proxy's admin port")
+        }
+        base = "http://" + listen
+        self.token = token
+    }
+
+    /// Sends `method path` and returns the status and JSON body; a proxy that does not answer
+    /// is a failure that says so.
+    func call(_ method: String, _ path: String) throws -> (status: Int, json: Any?) {
+        guard let url = URL(string: base + path) else { throw CommandFailure.failed("bad admin URL \(base + path)") }
+        var request = URLRequest(url: url, timeoutInterval: 10)
+        request.httpMethod = method
+        if !token.isEmpty { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: (Data?, URLResponse?, (any Error)?) = (nil, nil, nil)
+        let session = URLSession(configuration: .ephemeral)
+        session.dataTask(with: request) { data, response, error in
+            result = (data, response, error)
+            done.signal()
+        }.resume()
+        done.wait()
+        session.finishTasksAndInvalidate()
+        if let error = result.2 {
+            throw CommandFailure.failed(
+                "no proxy answered on the admin port \(base) (\(error.localizedDescription)); is `sluice serve` running with this configuration?"
+            )
+        }
+        let status = (result.1 as? HTTPURLResponse)?.statusCode ?? 0
+        let json = result.0.flatMap { try? JSONSerialization.jsonObject(with: $0) }
+        if status == 401 {
+            throw CommandFailure.failed("the admin API wants its token (admin.token) and refused this one")
+        }
+        return (status, json)
+    }
+}
