@@ -14,12 +14,8 @@ final class Tunnel {
     enum Phase {
         /// Made, not started.
         case idle
-        /// Connecting to the origin, or to the parent.
-        case connecting(Connection)
-        /// Agreeing TLS with an `https://` parent.
-        case securing(Connection, TLSStream)
-        /// Asking the parent to open the tunnel (over TLS to an `https://` parent).
-        case asking(Connection, TLSStream?, ParentHandshake)
+        /// Opening the stream to the origin (directly or through the parent).
+        case dialing(Dialer)
         /// Bytes flow.
         case open(Relay)
         case finished
@@ -29,18 +25,12 @@ final class Tunnel {
     private let env: TunnelEnvironment
     private var lastActivity = EventLoop.monotonicNanoseconds()
     private var idleTimer: Timer?
-    private var connectTimer: Timer?
     private let startTime = EventLoop.monotonicNanoseconds()
     private var bytesDown: Int64 = 0
 
     /// The client already got its `200` (an interception that turned out not to be TLS): a
     /// failure to connect can only close the connection.
     private let answered: Bool
-
-    /// The parent proxy the tunnel goes through (`upstream.proxy`, a host rule's `proxy:`).
-    private let parent: ParentProxy?
-    /// The host without an IPv6 literal's brackets.
-    private let bareHost: String
 
     init(
         client: ClientConnection, environment: TunnelEnvironment, host: String, port: UInt16, request: ProxyRequest,
@@ -52,11 +42,6 @@ final class Tunnel {
         self.host = host
         self.port = port
         self.request = request
-        bareHost = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        parent = environment.parents.parent(
-            host: bareHost, https: true,
-            rule: environment.rules.match(method: "CONNECT", host: bareHost, path: "/")?.proxy
-        )
     }
 
     private var isOpen: Bool {
@@ -67,17 +52,28 @@ final class Tunnel {
     /// The socket to the origin or the parent, in any phase that has one.
     private var upstream: Connection? {
         switch phase {
-        case .connecting(let upstream), .securing(let upstream, _), .asking(let upstream, _, _): return upstream
+        case .dialing(let dialer): return dialer.connection
         case .open(let relay): return relay.upstream
         case .idle, .finished: return nil
         }
     }
 
     func start() {
-        let target = parent.map { ($0.host, $0.port) } ?? (bareHost, port)
-        let upstream = Connection(loop: env.loop, connectingTo: target.0, port: target.1, resolver: env.resolver)
-        upstream.delegate = self
-        phase = .connecting(upstream)
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let parent = env.parents.parent(
+            host: bare, https: true, rule: env.rules.match(method: "CONNECT", host: bare, path: "/")?.proxy)
+        let dialer = Dialer(environment: env, host: host, port: port, parent: parent, localClient: client.isLocal) {
+            [unowned self] outcome in
+            switch outcome {
+            case .opened(let dialed):
+                dialed.upstream.delegate = self
+                self.becomeOpen(Relay(upstream: dialed.upstream, parentTLS: dialed.parentTLS))
+                if dialed.far.inputCount > 0 { self.upstreamReadable() }
+            case .failed(let error):
+                self.failBeforeOpen(error)
+            }
+        }
+        phase = .dialing(dialer)
         client.connection.pauseReading()
         let limit = env.idleLimit
         idleTimer = Timer(loop: env.loop, repeats: true) { [unowned self] in
@@ -85,24 +81,10 @@ final class Tunnel {
             if idle >= UInt64(limit) { self.finish(error: nil) }
         }
         idleTimer?.schedule(milliseconds: max(100, min(limit, 10_000) / 2))
-        // Connect timeout: until the tunnel is open, through TLS and the parent's answer.
-        let connectTimer = Timer(loop: env.loop) { [weak self] in
-            guard let self else { return }
-            switch self.phase {
-            case .connecting, .securing, .asking:
-                self.failBeforeOpen(
-                    .upstreamFailed(reason: .timedOut(detail: "CONNECT to \(self.host):\(self.port) timed out.")))
-            case .idle, .open, .finished:
-                return
-            }
-        }
-        connectTimer.schedule(milliseconds: env.connectLimit)
-        self.connectTimer = connectTimer
+        dialer.start()
     }
 
     private func failBeforeOpen(_ error: SluiceError) {
-        upstream?.close()
-        connectTimer?.cancel()
         idleTimer?.cancel()
         phase = .finished
         let problem = Problem(error, url: "\(host):\(port)")
@@ -115,10 +97,6 @@ final class Tunnel {
         client.closeAfterFlush()
     }
 
-    private func parentFailed(_ detail: String) {
-        failBeforeOpen(.upstreamFailed(reason: .parentFailed(parent: parent?.description ?? "", detail: detail)))
-    }
-
     private func log(status: Int, error: SluiceError?) {
         env.log(
             ExchangeRecord(
@@ -126,82 +104,6 @@ final class Tunnel {
                 bytesSent: bytesDown,
                 duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9, upstreamTime: nil, error: error,
                 aborted: false))
-    }
-
-    private func didConnect() {
-        guard case .connecting(let upstream) = phase else { return }
-        guard let parent else {
-            connectTimer?.cancel()
-            if let address = upstream.remoteAddress,
-                let refusal = env.targetGuard.refusal(address, localClient: client.isLocal)
-            {
-                return failBeforeOpen(.forbidden(reason: refusal))
-            }
-            return becomeOpen(Relay(upstream: upstream, parentTLS: nil))
-        }
-        // Connected to the parent (which the configuration named): TLS first if it is https://.
-        guard parent.scheme == .https else { return ask(parent, upstream, over: nil) }
-        guard let context = env.parentTLS else {
-            return parentFailed("no TLS context for https:// parents")
-        }
-        do {
-            let tls = TLSStream(raw: upstream, session: try context.makeSession(host: parent.host))
-            phase = .securing(upstream, tls)
-            secure()
-        } catch {
-            parentFailed("TLS could not start: \(error)")
-        }
-    }
-
-    /// Advances TLS with an `https://` parent; once agreed, asks it for the tunnel.
-    private func secure() {
-        guard case .securing(let upstream, let tls) = phase, let parent else { return }
-        switch tls.advance() {
-        case .handshaking:
-            return
-        case .established, .open:
-            env.stats.parentTLSHandshakes += 1
-            if tls.session.resumed { env.stats.parentTLSResumed += 1 }
-            ask(parent, upstream, over: tls)
-        case .failed(.certificateUntrusted(let reason)):
-            parentFailed("its TLS certificate is not trusted (\(reason)); see upstream.proxy_ca_file")
-        case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
-            .failed(.noCertificate(let reason)):
-            parentFailed("TLS with it failed (\(reason))")
-        }
-    }
-
-    /// Sends the parent the CONNECT (or the SOCKS5 greeting).
-    private func ask(_ parent: ParentProxy, _ upstream: Connection, over tls: TLSStream?) {
-        let handshake = ParentHandshake(parent: parent, host: bareHost, port: port)
-        phase = .asking(upstream, tls, handshake)
-        let far: any ClientStream = tls ?? upstream
-        far.write(handshake.opening)
-        if far.inputCount > 0 { parentAnswered() }
-    }
-
-    /// The parent's answers until the tunnel through it is open (or refused).
-    private func parentAnswered() {
-        while case .asking(let upstream, let tls, var handshake) = phase {
-            let far: any ClientStream = tls ?? upstream
-            let step = far.withInput(upTo: ParentHandshake.headLimit) { handshake.receive($0) }
-            phase = .asking(upstream, tls, handshake)
-            switch step {
-            case .needMore:
-                return
-            case .reply(let bytes, let consumed):
-                far.drainInput(consumed)
-                far.write(bytes)
-            case .established(let consumed):
-                far.drainInput(consumed)
-                connectTimer?.cancel()
-                becomeOpen(Relay(upstream: upstream, parentTLS: tls))
-                if far.inputCount > 0 { upstreamReadable() }
-                return
-            case .failed(let error):
-                return failBeforeOpen(error)
-            }
-        }
     }
 
     private func becomeOpen(_ relay: Relay) {
@@ -247,12 +149,7 @@ final class Tunnel {
     }
 
     private func upstreamReadable() {
-        switch phase {
-        case .securing: secure()
-        case .asking: parentAnswered()
-        case .open(let relay): relayDown(relay)
-        case .idle, .connecting, .finished: return
-        }
+        if case .open(let relay) = phase { relayDown(relay) }
     }
 
     /// Moves what the far side sent to the client, as much as the client's buffer takes.
@@ -321,19 +218,16 @@ final class Tunnel {
     }
 
     private func finish(error: SluiceError?) {
-        let tls: TLSStream?
         switch phase {
         case .finished: return
-        case .open(let relay): tls = relay.parentTLS
-        case .asking(_, let agreed, _): tls = agreed
-        case .idle, .connecting, .securing: tls = nil
+        case .open(let relay):
+            relay.parentTLS?.close()  // close_notify: the parent's session stays resumable
+            relay.upstream.close()
+        case .dialing(let dialer): dialer.cancel()
+        case .idle: break
         }
-        let upstream = self.upstream
         phase = .finished
         idleTimer?.cancel()
-        connectTimer?.cancel()
-        tls?.close()  // close_notify: the parent's session stays resumable
-        upstream?.close()
         log(status: 200, error: error)
         client.tunnelDidFinish()
     }
@@ -346,24 +240,13 @@ extension Tunnel: ConnectionDelegate {
 
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
         switch (event, phase) {
-        case (.connected, _):
-            didConnect()
-        case (.endOfStream, .securing), (.endOfStream, .asking):
-            parentFailed("it closed the connection before the tunnel opened")
         case (.endOfStream, .open(var relay)):
             guard relay.parentTLS != nil else { return downEnded() }
             if relay.halfClose.down == .open { relay.halfClose.down = .ending }
             phase = .open(relay)
             relayDown(relay)
-        case (.error(let code, _), .securing), (.error(let code, _), .asking):
-            parentFailed("the connection to it failed before the tunnel opened (error \(code))")
-        case (.error(let code, let resolving), .connecting):
-            let detail = resolving ? DNSResolver.describe(code) : "error \(code)"
-            if parent != nil { return parentFailed("could not connect to it (\(detail))") }
-            failBeforeOpen(
-                resolving
-                    ? .upstreamFailed(reason: .resolveFailed(host: host))
-                    : .upstreamFailed(reason: .connectFailed(host: "\(host):\(port)", detail: detail)))
+        case (.connected, _):
+            break
         case (.endOfStream, _), (.error, _), (.timeout, _):
             finish(error: nil)
         }
