@@ -191,3 +191,59 @@ private enum Brotli {
         return output
     }
 }
+
+/// A raw DEFLATE stream (RFC 1951) decoded piece by piece, keeping only the first bytes of what it
+/// produces: WebSocket `permessage-deflate` messages (RFC 7692) decoded for viewing, with the
+/// window carried from message to message unless the peers agreed `no_context_takeover`.
+public final class RawInflater {
+    /// zlib keeps a pointer to its stream: it lives at one address.
+    private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+    private var healthy: Bool
+
+    public init() {
+        stream.initialize(to: z_stream())
+        healthy = sluice_inflate_init(stream, -15) == Z_OK
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// Decodes `input`, appending to `output` until it holds `keep` bytes (the rest is decoded
+    /// and dropped, so that the window stays right for the next message); `false` once the
+    /// stream is corrupt.
+    public func feed(_ input: UnsafeRawBufferPointer, keep: Int, into output: inout [UInt8]) -> Bool {
+        guard healthy else { return false }
+        guard let base = input.baseAddress?.assumingMemoryBound(to: Bytef.self), input.count > 0 else { return true }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: base)
+        stream.pointee.avail_in = uInt(input.count)
+        while stream.pointee.avail_in > 0 {
+            let (status, produced) = scratch.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
+                stream.pointee.next_out = out.baseAddress
+                stream.pointee.avail_out = uInt(out.count)
+                let status = CCodec.inflate(stream, Z_SYNC_FLUSH)
+                return (status, out.count - Int(stream.pointee.avail_out))
+            }
+            let room = keep - output.count
+            if room > 0, produced > 0 { output.append(contentsOf: scratch[0..<min(room, produced)]) }
+            switch status {
+            case Z_OK, Z_BUF_ERROR:
+                if produced == 0, status == Z_BUF_ERROR { return true }
+            case Z_STREAM_END:
+                // A final block: the next message starts a new stream.
+                return inflateReset(stream) == Z_OK
+            default:
+                healthy = false
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Starts over (a message after `no_context_takeover`).
+    public func reset() {
+        healthy = inflateReset(stream) == Z_OK || sluice_inflate_init(stream, -15) == Z_OK
+    }
+}

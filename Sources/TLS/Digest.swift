@@ -22,4 +22,23 @@ public enum Digest {
             return String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
         }.joined()
     }
+
+    /// Standard Base64 with padding (RFC 4648 §4).
+    public static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let a = Int(bytes[index])
+            let b = index + 1 < bytes.count ? Int(bytes[index + 1]) : 0
+            let c = index + 2 < bytes.count ? Int(bytes[index + 2]) : 0
+            out.append(alphabet[a >> 2])
+            out.append(alphabet[(a & 3) << 4 | b >> 4])
+            out.append(index + 1 < bytes.count ? alphabet[(b & 15) << 2 | c >> 6] : UInt8(ascii: "="))
+            out.append(index + 2 < bytes.count ? alphabet[c & 63] : UInt8(ascii: "="))
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }

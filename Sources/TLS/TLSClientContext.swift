@@ -11,14 +11,21 @@ public final class TLSClientContext {
     /// The last session per server name (each holds a reference).
     private var sessions: [String: OpaquePointer] = [:]
 
-    /// `caFile`: PEM CA certificates trusted instead of the system store (`nil`: the system store).
-    public init(caFile: String? = nil) throws(TLSError) {
+    /// Whether certificates are verified (`false` only where a rule says `verify: false`).
+    public let verifies: Bool
+
+    /// - Parameters:
+    ///   - caFile: PEM CA certificates trusted instead of the system store (`nil`: the system store).
+    ///   - verify: check the chain and the name (`false`: accept any certificate).
+    ///   - tls13Only: offer TLS 1.3 only (a rule's `min_version: "1.3"`).
+    public init(caFile: String? = nil, verify: Bool = true, tls13Only: Bool = false) throws(TLSError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError("create the TLS context") }
         self.context = context
-        guard ctls_ctx_set_min_version(context, TLS1_2_VERSION) == 1,
+        verifies = verify
+        guard ctls_ctx_set_min_version(context, tls13Only ? TLS1_3_VERSION : TLS1_2_VERSION) == 1,
             ctls_ctx_set_max_version(context, TLS1_3_VERSION) == 1
         else { throw TLSError("configure the TLS context") }
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        SSL_CTX_set_verify(context, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nil)
         if let caFile {
             guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
                 throw TLSError("read the CA certificates in \(caFile)")
@@ -58,6 +65,12 @@ public final class TLSClientContext {
         }
         if let session = sessions[host] { SSL_set_session(ssl, session) }
         return try TLSSession(ssl: ssl, role: .client(host: host, context: self))
+    }
+
+    /// ALPN for this context's sessions (`["http/1.1"]`: an upgrade needs HTTP/1.1).
+    public func offer(protocols: [String]) {
+        let wire = protocols.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+        _ = wire.withUnsafeBufferPointer { SSL_CTX_set_alpn_protos(context, $0.baseAddress, UInt32($0.count)) }
     }
 
     /// Keeps `session` (whose reference passes to this context) for the next connection to `host`.

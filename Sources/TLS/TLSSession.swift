@@ -203,6 +203,20 @@ public final class TLSSession {
     /// Whether the handshake resumed an earlier session (no certificate exchange, no full key agreement).
     public var resumed: Bool { SSL_session_reused(ssl) == 1 }
 
+    /// The peer's public-key pin, `sha256//BASE64=` (the SHA-256 of its certificate's
+    /// SubjectPublicKeyInfo, as `CURLOPT_PINNEDPUBLICKEY` and HPKP write it), after the handshake.
+    public var peerKeyPin: String? {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
+        defer { X509_free(certificate) }
+        guard let key = X509_get0_pubkey(certificate) else { return nil }
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(key, &der)
+        guard length > 0, let der else { return nil }
+        defer { ctls_free(der) }
+        let digest = Digest.sha256(UnsafeRawBufferPointer(start: der, count: Int(length)))
+        return "sha256//" + Digest.base64(digest)
+    }
+
     /// The protocol version agreed (`TLSv1.3`).
     public var version: String { String(cString: SSL_get_version(ssl)) }
 }

@@ -161,6 +161,7 @@ struct AdminRoutes {
             ),
             ("requests", .number(stats.requests)), ("responses", .number(stats.responses)),
             ("errors", .number(stats.errors)), ("tunnels", .number(stats.tunnels)),
+            ("upgrades", .number(stats.upgrades)), ("websocket_messages", .number(stats.webSocketMessages)),
             ("tls", tlsStats),
             (
                 "upstream",

@@ -84,6 +84,44 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
 
     func exchangeDidEnd(_ exchange: Exchange) { running[exchange.id] = nil }
 
+    func upgradeDidSwitch(_ record: ExchangeRecord) {
+        guard !subscribers.isEmpty else { return }
+        var json = EventFeed.json(record, time: clock())
+        if case .object(var members) = json {
+            members.append(("upgraded", .bool(true)))
+            json = .object(members)
+        }
+        send("exchange", json)
+    }
+
+    func webSocketMessage(_ id: Int, _ message: WebSocketFrames.Message) {
+        send("websocket", EventFeed.json(message, id: id, time: clock()))
+    }
+
+    /// A WebSocket message for `/events`: text when it is UTF-8 (text frames, close reasons),
+    /// else hex; the preview is the first KiB.
+    static func json(_ message: WebSocketFrames.Message, id: Int, time: Double) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .number(id)), ("time", .double(time)), ("direction", .string(message.direction.rawValue)),
+            ("opcode", .number(Int(message.opcode))), ("size", .number(Int(message.size))),
+            ("frames", .number(message.frames)), ("compressed", .bool(message.compressed)),
+            ("truncated", .bool(message.truncated)),
+        ]
+        var payload = message.preview[...]
+        if let code = message.closeCode {
+            members.append(("close_code", .number(Int(code))))
+            payload = payload.dropFirst(2)
+        }
+        if message.opcode != 2, let text = String(validating: payload, as: UTF8.self) {
+            members.append(("text", .string(text)))
+        } else {
+            let digits = Array("0123456789abcdef".utf8)
+            members.append(
+                ("hex", .string(String(decoding: payload.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self))))
+        }
+        return .object(members)
+    }
+
     private func sendProgress() {
         var sent = 0
         for id in running.keys.sorted() where sent < EventFeed.progressLimit {

@@ -54,6 +54,8 @@ final class ExchangeEnvironment {
     var parentTLS: TLSClientContext?
     /// Who watches exchanges as they happen (the admin page), if anyone may.
     weak var watcher: (any ExchangeWatcher)?
+    /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.
+    let originTLS = OriginTLSContexts()
     /// The last exchange number given (exchanges are numbered from 1 in the order they start).
     private(set) var lastExchangeID = 0
 

@@ -9,4 +9,8 @@ protocol ExchangeWatcher: AnyObject {
     var bodyRoom: Int { get }
     func exchangeDidStart(_ exchange: Exchange)
     func exchangeDidEnd(_ exchange: Exchange)
+    /// An upgraded exchange switched protocols (`101`): shown now, its messages follow.
+    func upgradeDidSwitch(_ record: ExchangeRecord)
+    /// A WebSocket message (or control frame) passed through an upgraded exchange.
+    func webSocketMessage(_ id: Int, _ message: WebSocketFrames.Message)
 }

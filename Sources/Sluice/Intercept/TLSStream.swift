@@ -31,14 +31,14 @@ final class TLSStream: ClientStream {
         case open
     }
 
-    let raw: Connection
+    let raw: any ClientStream
     let session: TLSSession
     private(set) var phase = Phase.handshaking
     private var plain: [UInt8] = []
     private var start = 0
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
 
-    init(raw: Connection, session: TLSSession) {
+    init(raw: any ClientStream, session: TLSSession) {
         self.raw = raw
         self.session = session
     }

@@ -16,6 +16,8 @@ final class ClientConnection {
         case readingHead
         case exchanging(Exchange)
         case tunnelling(Tunnel)
+        /// A request that asked to switch protocols (WebSocket), relayed once the origin agreed.
+        case upgrading(Upgrade)
         /// An intercepted CONNECT was answered; the first bytes tell TLS from anything else.
         case peeking(Authority, ProxyRequest)
         /// The client's TLS handshake with the leaf for its host; the key its refusal would be
@@ -137,6 +139,7 @@ final class ClientConnection {
         } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
+        if UpgradeHandshake.isUpgrade(request), beginUpgrade(request) { return }
         let exchange = Exchange(client: self, env: env.exchanges, request: request)
         state = .exchanging(exchange)
         if input != .ended { input = request.bodyFraming != .none ? .readingBody : .open }
@@ -164,6 +167,28 @@ final class ClientConnection {
         state = .tunnelling(tunnel)
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
         tunnel.start()
+    }
+
+    /// A request asking to switch protocols, when its route forwards it: relayed on a
+    /// connection of its own (``Upgrade``). Otherwise (refused, answered here) the ordinary
+    /// exchange answers it.
+    private func beginUpgrade(_ request: ProxyRequest) -> Bool {
+        let (route, answer) = RouteDecision.decide(
+            request, policy: env.exchanges.policy, rules: env.exchanges.rules, localClient: isLocal)
+        guard case .forward = answer, let url = route.url else { return false }
+        let upgrade = Upgrade(
+            client: self, env: env.exchanges, tunnels: env.tunnels(), request: request, url: url, route: route)
+        state = .upgrading(upgrade)
+        input = .open
+        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
+        upgrade.start()
+        return true
+    }
+
+    /// The upgraded exchange ended: logged, and the connection closes (what was relayed goes out first).
+    func upgradeDidFinish(_ record: ExchangeRecord) {
+        env.log(record)
+        closeAfterFlush()
     }
 
     // MARK: - Interception
@@ -366,6 +391,9 @@ extension ClientConnection: ConnectionDelegate {
             connection.readAvailable(upTo: inputHighWater)
             exchange.clientDataAvailable()
         case .tunnelling(let tunnel): tunnel.clientReadable()
+        case .upgrading(let upgrade):
+            if let tls = intercepted?.tls { _ = tls.advance() }
+            upgrade.clientReadable()
         case .peeking: peek()
         case .handshaking: handshake()
         case .closed: connection.drainInput(connection.inputCount)
@@ -376,6 +404,7 @@ extension ClientConnection: ConnectionDelegate {
         switch state {
         case .exchanging(let exchange): exchange.clientDrained()
         case .tunnelling(let tunnel): tunnel.clientDrained()
+        case .upgrading(let upgrade): upgrade.clientDrained()
         default: break
         }
     }
@@ -384,6 +413,9 @@ extension ClientConnection: ConnectionDelegate {
         switch (state, event) {
         case (.tunnelling(let tunnel), _):
             tunnel.clientEvent(event)
+        case (.upgrading(let upgrade), _):
+            if case .endOfStream = event { input = .ended }
+            upgrade.clientEvent(event)
         case (.handshaking(let authority, _, let key), .endOfStream), (.handshaking(let authority, _, let key), .error):
             // A reset or a close in the middle of the handshake is how many clients refuse a certificate.
             certificateRefused(authority, key, reason: "it closed the connection during the handshake")

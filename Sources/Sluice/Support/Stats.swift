@@ -14,6 +14,10 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// Exchanges that switched protocols (`101`: WebSockets and other upgrades) and were relayed.
+    public var upgrades = 0
+    /// WebSocket messages and control frames read on the way, both directions.
+    public var webSocketMessages = 0
     /// CONNECTs intercepted: TLS terminated with a leaf from the local CA.
     public var tlsIntercepted = 0
     /// Intercepted handshakes that failed for another reason (not TLS, protocol errors, timeouts).

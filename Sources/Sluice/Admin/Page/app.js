@@ -9,7 +9,10 @@
     events: [], byId: new Map(), paused: false, held: [], picked: null, flight: new Map(),
     token: sessionStorage.getItem("sluice-token") || "", proxy: null, view: "live",
     renderDue: false, entryPicked: null, cacheRows: [],
+    // WebSocket messages per upgraded exchange (the newest MESSAGES of each, for EXCHANGES exchanges).
+    messages: new Map(),
   };
+  const MESSAGES = 2000, MESSAGE_EXCHANGES = 100;
   const $ = (id) => document.getElementById(id);
 
   function el(tag, props, ...children) {
@@ -101,6 +104,7 @@
         up: 0, up_total: null, down: 0, down_total: null });
       flightChanged();
     });
+    source.addEventListener("websocket", (message) => webSocketMessage(JSON.parse(message.data)));
     source.addEventListener("progress", (message) => {
       const progress = JSON.parse(message.data);
       state.flight.set(progress.id, progress);
@@ -120,9 +124,46 @@
     scheduleRender();
   }
   function keep(event) {
+    // An upgraded exchange is shown when it switches, and again (with its bytes) when it ends.
+    if (state.byId.has(event.id)) {
+      const index = state.events.findIndex((e) => e.id === event.id);
+      if (index >= 0) state.events[index] = Object.assign({}, state.events[index], event, { upgraded: state.events[index].upgraded || event.upgraded });
+      state.byId.set(event.id, state.events[index]);
+      if (state.picked === event.id) showDetail(event.id);
+      return;
+    }
     state.events.push(event);
     state.byId.set(event.id, event);
     while (state.events.length > LIMIT) state.byId.delete(state.events.shift().id);
+  }
+
+  // ---- WebSocket messages ----
+  function webSocketMessage(m) {
+    let list = state.messages.get(m.id);
+    if (!list) {
+      list = [];
+      state.messages.set(m.id, list);
+      if (state.messages.size > MESSAGE_EXCHANGES) state.messages.delete(state.messages.keys().next().value);
+    }
+    list.push(m);
+    if (list.length > MESSAGES) list.shift();
+    const table = state.picked === m.id && document.querySelector("#detail table.messages tbody");
+    if (table) table.append(messageRow(m));
+  }
+  const opcodes = { 1: "text", 2: "binary", 8: "close", 9: "ping", 10: "pong" };
+  function messageRow(m) {
+    let data = m.text != null ? m.text : m.hex;
+    if (m.close_code != null) data = m.close_code + (data ? " " + data : "");
+    if (m.truncated) data += " … (" + size(m.size) + (m.compressed ? " compressed" : "") + ")";
+    return el("tr", { class: "ws-" + m.direction },
+      el("td", { text: clock(m.time) }), el("td", { text: m.direction === "send" ? "↑ sent" : "↓ received" }),
+      el("td", { text: opcodes[m.opcode] || String(m.opcode) }), el("td", { class: "num", text: size(m.size) }),
+      el("td", { class: m.text != null ? "ws-data" : "ws-data mono", text: data }));
+  }
+  function messagesTable(id) {
+    return el("table", { class: "messages" },
+      el("thead", {}, el("tr", {}, ...["time", "direction", "type", "size", "data"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ...(state.messages.get(id) || []).map(messageRow)));
   }
 
   // ---- live list ----
@@ -374,7 +415,7 @@
     const t = e.timeline;
     const headers = (fields) => (fields || []).map(([name, value]) => ({ name, value }));
     const type = (e.response_headers || []).find(([n]) => n.toLowerCase() === "content-type");
-    return {
+    const entry = {
       startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
       time: e.duration_ms,
       request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.request_headers),
@@ -391,6 +432,14 @@
       _sluice: { id: e.id, rule: e.rule || null, cache_status: e.cache_status || null, validation: e.validation || null,
         transform: e.transform || null, contract: e.contract || null },
     };
+    // As Chrome writes them: one entry per message, `data` the text (or the hex of a binary one).
+    const messages = state.messages.get(e.id);
+    if (e.upgraded || messages) {
+      entry._resourceType = "websocket";
+      entry._webSocketMessages = (messages || []).map((m) => ({ type: m.direction, time: m.time, opcode: m.opcode,
+        data: m.text != null ? m.text : m.hex }));
+    }
+    return entry;
   }
 
   function downloadHar(entries, name) {
@@ -474,12 +523,16 @@
       for (const key of e.stripped_keys) list.append(el("li", { text: key }));
       parts.push(el("h3", { text: "Null stripping removed" }), list);
     }
+    if (e.upgraded || state.messages.has(e.id)) {
+      parts.push(el("h3", { text: "WebSocket messages" }), messagesTable(e.id));
+    }
     if (e.timeline) parts.push(el("h3", { text: "Timeline" }), waterfall(e.timeline));
     if (e.request_headers) parts.push(el("h3", { text: "Request header fields" }), fieldsTable(e.request_headers));
     if (e.response_headers) parts.push(el("h3", { text: "Response header fields" }), fieldsTable(e.response_headers));
     const body = el("div", { class: "body" });
-    parts.push(el("h3", { text: "Body" }), body);
+    if (!e.upgraded) parts.push(el("h3", { text: "Body" }), body);
     box.replaceChildren(...parts);
+    if (e.upgraded) return;
     if (e.body_captured || e.bytes) preview(body, "/exchanges/" + e.id + "/body", "body-" + e.id, e.method === "GET" ? e.url : null, marks);
     else body.append(el("p", { class: "muted", text: "No body." }));
   }

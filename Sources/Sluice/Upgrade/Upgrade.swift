@@ -1,0 +1,505 @@
+import EventIO
+import TLS
+
+/// An exchange whose request asks to switch protocols (RFC 9110 §7.8): a WebSocket handshake
+/// (RFC 6455), plain or inside an intercepted tunnel, or any other `Upgrade`. It goes to the
+/// origin on a connection of its own (directly or through the parent, TLS for `https://`
+/// origins with the rule's trust and pins) with its upgrade fields; a `101` turns it into a relay
+/// in both directions with backpressure, half-close and the tunnel idle limit, WebSocket frames
+/// read on the way (``WebSocketFrames``: messages to `/events`, the page and the counters,
+/// nothing held); any other answer is an ordinary response, validated against the rule,
+/// logged and passed back, and the connection closes after it.
+final class Upgrade {
+    unowned let client: ClientConnection
+    let request: ProxyRequest
+    let url: TargetURL
+    let rule: Rule
+    /// The rule's name when one matched (for the log).
+    let ruleName: String?
+    let id: Int
+    private let env: ExchangeEnvironment
+    private let tunnels: TunnelEnvironment
+    private let startTime = EventLoop.monotonicNanoseconds()
+    private var lastActivity = EventLoop.monotonicNanoseconds()
+    private var idleTimer: Timer?
+    private var responseTimer: Timer?
+    /// What the log line says: the status sent, bytes to the client, a validation failure.
+    private var status = 0
+    private var bytesDown: Int64 = 0
+    private var validationFailure: String?
+    private var capture: ExchangeCapture?
+    private var switchedAt: UInt64?
+
+    /// The origin's side: the socket, TLS to an `https://` parent, TLS to an `https://` origin.
+    struct Far {
+        let upstream: Connection
+        let parentTLS: TLSStream?
+        var originTLS: TLSStream?
+        /// The origin's plain byte stream.
+        var stream: any ClientStream {
+            if let originTLS { return originTLS }
+            if let parentTLS { return parentTLS }
+            return upstream
+        }
+    }
+
+    /// An open relay's state (a class: its frame readers change with every byte).
+    final class Relay {
+        let far: Far
+        var halfClose = Tunnel.HalfClose()
+        /// Frame readers per direction, for WebSocket only.
+        var sent: WebSocketFrames?
+        var received: WebSocketFrames?
+
+        init(far: Far) { self.far = far }
+    }
+
+    /// A refusal's body still on its way to the client.
+    enum BodyLeft {
+        case length(Int64)
+        case chunked(ChunkedDecoder)
+        case untilClose
+    }
+
+    enum Phase {
+        case idle
+        case dialing(Dialer)
+        /// TLS with an `https://` origin.
+        case securing(Far)
+        /// The request head went out; the response head is being read.
+        case awaitingHead(Far, ResponseHeadParser)
+        case relaying(Relay)
+        /// The origin refused the upgrade: its response goes back as it comes, then the connection closes.
+        case passingBack(Far, BodyLeft)
+        case finished
+    }
+
+    private(set) var phase = Phase.idle
+
+    init(client: ClientConnection, env: ExchangeEnvironment, tunnels: TunnelEnvironment, request: ProxyRequest, url: TargetURL, route: RouteDecision) {
+        self.client = client
+        self.env = env
+        self.tunnels = tunnels
+        self.request = request
+        self.url = url
+        rule = route.rule
+        ruleName = route.matchedName
+        id = env.nextExchangeID()
+    }
+
+    private var isWebSocket: Bool { UpgradeHandshake.offered(request.headers).contains("websocket") }
+
+    func start() {
+        if let watcher = env.watcher, watcher.isWatching {
+            capture = ExchangeCapture(request: request.headers, bodyRoom: 0)
+        }
+        client.connection.pauseReading()
+        let parent = env.parents.parent(host: url.host, https: url.scheme == "https", rule: rule.proxy)
+        let dialer = Dialer(
+            environment: tunnels, host: url.host.contains(":") ? "[\(url.host)]" : url.host, port: url.port,
+            parent: parent, localClient: client.isLocal
+        ) { [unowned self] outcome in
+            switch outcome {
+            case .opened(let dialed): self.opened(Far(upstream: dialed.upstream, parentTLS: dialed.parentTLS))
+            case .failed(let error): self.failBeforeSwitch(error)
+            }
+        }
+        phase = .dialing(dialer)
+        let limit = tunnels.idleLimit
+        idleTimer = Timer(loop: env.loop, repeats: true) { [unowned self] in
+            guard case .relaying = self.phase else { return }
+            let idle = (EventLoop.monotonicNanoseconds() - self.lastActivity) / 1_000_000
+            if idle >= UInt64(limit) { self.finish() }
+        }
+        idleTimer?.schedule(milliseconds: max(100, min(limit, 10_000) / 2))
+        dialer.start()
+    }
+
+    // MARK: - Before the switch
+
+    private func opened(_ dialed: Far) {
+        var far = dialed
+        far.upstream.delegate = self
+        far.upstream.setNoDelay()
+        far.upstream.setWatermarks(readHigh: Tunnel.highWater, writeLow: ClientConnection.outputLowWater)
+        // No answer within the upstream timeout is a 504, as for any request.
+        let responseTimer = Timer(loop: env.loop) { [unowned self] in
+            switch self.phase {
+            case .securing, .awaitingHead:
+                self.failBeforeSwitch(
+                    .upstreamFailed(reason: .timedOut(detail: "The origin did not answer the upgrade of \(self.url) in time.")))
+            default: return
+            }
+        }
+        responseTimer.schedule(milliseconds: max(1000, tunnels.connectLimit * 3))
+        self.responseTimer = responseTimer
+        guard url.scheme == "https" else { return sendHead(far) }
+        do {
+            let context = try env.originTLS.context(for: rule.tls)
+            far.originTLS = TLSStream(raw: far.parentTLS ?? far.upstream, session: try context.makeSession(host: url.host))
+            phase = .securing(far)
+            secure()
+        } catch {
+            failBeforeSwitch(.upstreamFailed(reason: .tlsFailed(detail: "\(error)")))
+        }
+    }
+
+    private func secure() {
+        guard case .securing(let far) = phase, let tls = far.originTLS else { return }
+        switch tls.advance() {
+        case .handshaking:
+            return
+        case .established, .open:
+            if let pins = rule.tls?.pins, !pins.isEmpty, !pins.contains(tls.session.peerKeyPin ?? "") {
+                return failBeforeSwitch(.upstreamFailed(reason: .pinMismatch(host: url.host)))
+            }
+            sendHead(far)
+        case .failed(.certificateUntrusted(let reason)):
+            failBeforeSwitch(.upstreamFailed(reason: .certificateInvalid(host: url.host, detail: reason)))
+        case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
+            .failed(.noCertificate(let reason)):
+            failBeforeSwitch(.upstreamFailed(reason: .tlsFailed(detail: reason)))
+        }
+    }
+
+    private func sendHead(_ far: Far) {
+        far.stream.write(UpgradeHandshake.upstreamHead(request, url: url))
+        phase = .awaitingHead(far, ResponseHeadParser(maxHeaderBytes: env.parserLimits.maxHeaderBytes))
+        readHead()
+    }
+
+    /// Reads the origin's head line by line.
+    private func readHead() {
+        while case .awaitingHead(let far, var parser) = phase {
+            let stream = far.stream
+            guard stream.inputCount > 0 else { return }
+            let limit = env.parserLimits.maxHeaderBytes + 4
+            let read: (ResponseHeadParser.Step, Int)? = stream.withInput(upTo: limit) { bytes in
+                guard let newline = bytes.firstIndex(of: 0x0A) else {
+                    return bytes.count >= limit ? (.refused("The origin's response header section is too large."), 0) : nil
+                }
+                return (parser.consume(UnsafeRawBufferPointer(rebasing: bytes[...newline])), newline + 1)
+            }
+            guard let (step, consumed) = read else {
+                if far.upstream.inputCount == 0, stream.inputCount > 0 { return }
+                return
+            }
+            stream.drainInput(consumed)
+            phase = .awaitingHead(far, parser)
+            switch step {
+            case .more:
+                continue
+            case .interim(let head) where head.status == 101:
+                return switchProtocols(far, head)
+            case .interim:
+                continue  // 100, 102, 103: the 101 or the final answer follows
+            case .final(let head):
+                return passBack(far, head)
+            case .refused(let detail):
+                return failBeforeSwitch(.upstreamFailed(reason: .badResponse(detail: detail)))
+            case .notHTTP:
+                return failBeforeSwitch(
+                    .upstreamFailed(reason: .badResponse(detail: "The origin did not answer the upgrade with HTTP.")))
+            }
+        }
+    }
+
+    /// The origin switched: the `101` goes to the client and the relay starts.
+    private func switchProtocols(_ far: Far, _ head: ResponseHead) {
+        responseTimer?.cancel()
+        if let refusal = UpgradeHandshake.refusal(of: head, offered: UpgradeHandshake.offered(request.headers)) {
+            return failBeforeSwitch(.upstreamFailed(reason: .badResponse(detail: refusal)))
+        }
+        let relay = Relay(far: far)
+        if isWebSocket {
+            let compression = UpgradeHandshake.compression(head)
+            relay.sent = WebSocketFrames(
+                direction: .send, deflate: compression.enabled, noContextTakeover: compression.clientNoContextTakeover)
+            relay.received = WebSocketFrames(
+                direction: .receive, deflate: compression.enabled,
+                noContextTakeover: compression.serverNoContextTakeover)
+        }
+        let bytes = UpgradeHandshake.switchingHead(head)
+        capture?.head(bytes)
+        status = 101
+        client.stream.write(bytes)
+        bytesDown += Int64(bytes.count)
+        phase = .relaying(relay)
+        switchedAt = EventLoop.monotonicNanoseconds()
+        env.stats.upgrades += 1
+        env.watcher?.upgradeDidSwitch(record())
+        far.upstream.setMaxSingleIO(Tunnel.highWater)
+        client.connection.setMaxSingleIO(Tunnel.highWater)
+        client.connection.resumeReading()
+        lastActivity = EventLoop.monotonicNanoseconds()
+        relayUp(relay)
+        relayDown(relay)
+    }
+
+    /// The origin refused the upgrade: its answer goes back like any response (validated
+    /// against the rule), and the connection closes after it.
+    private func passBack(_ far: Far, _ head: ResponseHead) {
+        responseTimer?.cancel()
+        if let accept = rule.accept,
+            let failure = ResponseValidator.validate(
+                head, method: request.method, requestHeaders: request.headers, acceptance: accept, rule: rule.name)
+        {
+            if accept.onReject == .report {
+                validationFailure = failure.detail
+                env.stats.validationReported += 1
+            } else {
+                env.stats.validationRejected += 1
+                return failBeforeSwitch(.validationFailed(failure))
+            }
+        }
+        let originChunked = head.headers.tokens("transfer-encoding").last == "chunked"
+        let originLength = head.headers["content-length"].flatMap { Int64($0) }
+        var (headers, framing) = Forwarding.clientResponse(
+            head, request: request, date: env.date.now, keepAlive: false)
+        var left: BodyLeft
+        if framing == .none {
+            left = .length(0)
+        } else if originChunked {
+            left = .chunked(ChunkedDecoder())
+        } else if let originLength {
+            left = .length(originLength)
+        } else {
+            // Delimited by the origin's close: so it is for the client too.
+            headers.remove("transfer-encoding")
+            left = .untilClose
+            framing = .close
+        }
+        let bytes = ResponseWriter.head(status: head.status, reason: head.reason, headers: headers)
+        capture?.head(bytes)
+        status = head.status
+        client.stream.write(bytes)
+        bytesDown += Int64(bytes.count)
+        phase = .passingBack(far, left)
+        passBody()
+    }
+
+    private func passBody() {
+        guard case .passingBack(let far, var left) = phase else { return }
+        let stream = far.stream
+        while client.stream.outputCount < Tunnel.highWater, stream.inputCount > 0 {
+            let moved = stream.withFirstInputSegment { segment -> Int in
+                var take = segment.count
+                switch left {
+                case .length(let remaining): take = Int(min(Int64(take), remaining))
+                case .chunked(var decoder):
+                    var scratch = [UInt8](repeating: 0, count: min(segment.count, 64 * 1024))
+                    let step = scratch.withUnsafeMutableBytes { try? decoder.decode(segment, into: $0) }
+                    take = step?.consumed ?? segment.count
+                    left = step?.finished == true ? .length(0) : .chunked(decoder)
+                    if step == nil { left = .length(0) }
+                case .untilClose: break
+                }
+                client.stream.write(UnsafeRawBufferPointer(rebasing: segment[0..<take]), more: false)
+                if case .length(let remaining) = left { left = .length(remaining - Int64(take)) }
+                return take
+            }
+            stream.drainInput(moved)
+            bytesDown += Int64(moved)
+            if case .length(0) = left { break }
+        }
+        phase = .passingBack(far, left)
+        if case .length(let remaining) = left, remaining <= 0 { return finish() }
+        if client.stream.outputCount >= Tunnel.highWater { far.upstream.pauseReading() }
+    }
+
+    private func failBeforeSwitch(_ error: SluiceError) {
+        let problem = Problem(error, url: url.description)
+        status = problem.status
+        let bytes = ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.date.now)
+        client.stream.write(bytes)
+        bytesDown += Int64(bytes.count)
+        finish(error: error)
+    }
+
+    // MARK: - The relay
+
+    /// Client to origin, as much as the origin's buffer takes.
+    private func relayUp(_ relay: Relay) {
+        let far = relay.far.stream
+        if far.outputCount < Tunnel.highWater { client.connection.readAvailable(upTo: Tunnel.highWater) }
+        pump(from: client.stream, to: far, frames: &relay.sent)
+        if far.outputCount >= Tunnel.highWater {
+            client.connection.pauseReading()
+        } else if relay.halfClose.up == .open, clientInputEnded {
+            upEnded(relay)
+        }
+    }
+
+    /// Origin to client, as much as the client's buffer takes.
+    private func relayDown(_ relay: Relay) {
+        if client.stream.outputCount < Tunnel.highWater { relay.far.upstream.readAvailable(upTo: Tunnel.highWater) }
+        bytesDown += pump(from: relay.far.stream, to: client.stream, frames: &relay.received)
+        if client.stream.outputCount >= Tunnel.highWater {
+            relay.far.upstream.pauseReading()
+        } else if relay.halfClose.down == .ending || (relay.far.originTLS ?? relay.far.parentTLS)?.inputEnded == true {
+            downEnded(relay)
+        }
+    }
+
+    /// Moves bytes while the sink takes them, reading WebSocket frames on the way.
+    @discardableResult
+    private func pump(from source: any ClientStream, to sink: any ClientStream, frames: inout WebSocketFrames?) -> Int64 {
+        var moved: Int64 = 0
+        while sink.outputCount < Tunnel.highWater, source.inputCount > 0 {
+            let count = source.withFirstInputSegment { segment -> Int in
+                if frames != nil { frames!.observe(segment) { message in self.observed(message) } }
+                sink.write(segment, more: false)
+                return segment.count
+            }
+            source.drainInput(count)
+            moved += Int64(count)
+        }
+        if moved > 0 { lastActivity = EventLoop.monotonicNanoseconds() }
+        return moved
+    }
+
+    private func observed(_ message: WebSocketFrames.Message) {
+        env.stats.webSocketMessages += 1
+        if let watcher = env.watcher, watcher.isWatching { watcher.webSocketMessage(id, message) }
+    }
+
+    /// The client's side ended (FIN, or TLS close_notify inside an intercepted tunnel).
+    private var clientInputEnded: Bool {
+        client.inputClosed || (client.stream as? TLSStream)?.inputEnded == true
+    }
+
+    /// Nothing more comes from the client: the origin's side is shut for writing.
+    private func upEnded(_ relay: Relay) {
+        guard relay.halfClose.up != .ended else { return }
+        relay.halfClose.up = .ended
+        relay.far.originTLS?.closeWriting()
+        relay.far.parentTLS?.closeWriting()
+        relay.far.upstream.shutdownWrite()
+        if relay.halfClose.down == .ended { finish() }
+    }
+
+    /// Nothing more comes from the origin: the client's side is shut for writing.
+    private func downEnded(_ relay: Relay) {
+        guard relay.halfClose.down != .ended else { return }
+        relay.halfClose.down = .ended
+        (client.stream as? TLSStream)?.closeWriting()
+        client.connection.shutdownWrite()
+        if relay.halfClose.up == .ended { finish() }
+    }
+
+    // MARK: - Events from the client connection
+
+    func clientReadable() {
+        if case .relaying(let relay) = phase { relayUp(relay) }
+    }
+
+    func clientDrained() {
+        switch phase {
+        case .relaying(let relay):
+            guard relay.halfClose.down != .ended else { return }
+            relay.far.upstream.resumeReading()
+            relayDown(relay)  // plain text already decrypted gets no read event of its own
+        case .passingBack(let far, _):
+            far.upstream.resumeReading()
+            passBody()
+        default:
+            return
+        }
+    }
+
+    func clientEvent(_ event: Connection.Event) {
+        switch (event, phase) {
+        case (.endOfStream, .relaying(let relay)):
+            relayUp(relay)
+            upEnded(relay)
+        case (.endOfStream, .dialing), (.endOfStream, .securing), (.endOfStream, .awaitingHead):
+            // A client may end its side after the handshake request: the answer still goes back.
+            return
+        case (.endOfStream, .passingBack):
+            return
+        case (.connected, _):
+            return
+        case (.endOfStream, _), (.error, _), (.timeout, _):
+            finish(aborted: true)
+        }
+    }
+
+    // MARK: - The end
+
+    private func record(error: SluiceError? = nil, aborted: Bool = false) -> ExchangeRecord {
+        var record = ExchangeRecord(
+            client: client.peerText, method: request.method, url: url.description, status: status,
+            bytesSent: bytesDown, duration: Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9,
+            upstreamTime: switchedAt.map { Double($0 - startTime) / 1e9 }, error: error, aborted: aborted)
+        record.rule = ruleName
+        record.validationFailure = validationFailure
+        record.id = id
+        record.capture = capture
+        return record
+    }
+
+    private func finish(error: SluiceError? = nil, aborted: Bool = false) {
+        let far: Far?
+        switch phase {
+        case .finished: return
+        case .idle: far = nil
+        case .dialing(let dialer):
+            dialer.cancel()
+            far = nil
+        case .securing(let open), .awaitingHead(let open, _), .passingBack(let open, _): far = open
+        case .relaying(let relay): far = relay.far
+        }
+        phase = .finished
+        idleTimer?.cancel()
+        responseTimer?.cancel()
+        far?.originTLS?.close()
+        far?.parentTLS?.close()
+        far?.upstream.close()
+        client.upgradeDidFinish(record(error: error, aborted: aborted))
+    }
+}
+
+extension Upgrade: ConnectionDelegate {
+    func connectionDidRead(_ connection: Connection) {
+        switch phase {
+        case .securing: secure()
+        case .awaitingHead(let far, _):
+            _ = far.originTLS?.advance()
+            readHead()
+        case .relaying(let relay):
+            _ = relay.far.originTLS?.advance()
+            relayDown(relay)
+        case .passingBack:
+            passBody()
+        case .idle, .dialing, .finished: return
+        }
+    }
+
+    func connectionDidDrain(_ connection: Connection) {
+        guard case .relaying(let relay) = phase, relay.halfClose.up != .ended else { return }
+        client.connection.resumeReading()
+        relayUp(relay)
+    }
+
+    func connection(_ connection: Connection, didReceive event: Connection.Event) {
+        switch (event, phase) {
+        case (.connected, _):
+            return
+        case (.endOfStream, .relaying(let relay)):
+            if relay.halfClose.down == .open { relay.halfClose.down = .ending }
+            relayDown(relay)
+        case (.endOfStream, .passingBack(let far, let left)):
+            passBody()
+            if case .untilClose = left { finish() } else if case .passingBack = phase { finish(aborted: true) }
+            _ = far
+        case (.endOfStream, .securing), (.endOfStream, .awaitingHead):
+            failBeforeSwitch(
+                .upstreamFailed(reason: .badResponse(detail: "The origin closed the connection before answering the upgrade.")))
+        case (.error, .securing), (.error, .awaitingHead):
+            failBeforeSwitch(
+                .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed before it answered the upgrade.")))
+        case (.endOfStream, _), (.error, _), (.timeout, _):
+            finish(aborted: true)
+        }
+    }
+}

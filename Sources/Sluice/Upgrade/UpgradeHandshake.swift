@@ -1,0 +1,80 @@
+/// The pure parts of a protocol upgrade through the proxy (RFC 9110 §7.8; WebSocket, RFC 6455
+/// §4): which requests ask for one, the head sent to the origin, whether the origin's `101`
+/// switched to a protocol the client asked for, and what a WebSocket agreed on compression.
+enum UpgradeHandshake {
+    /// Whether `request` asks to switch protocols: `Upgrade` with a `Connection: upgrade` token
+    /// on an HTTP/1.1 request without a body (a proxy must ignore `Upgrade` on HTTP/1.0).
+    static func isUpgrade(_ request: ProxyRequest) -> Bool {
+        request.minorVersion == 1 && request.bodyFraming == .none && !(request.headers["upgrade"] ?? "").isEmpty
+            && request.headers.tokens("connection").contains("upgrade")
+    }
+
+    /// The protocols the client offers (`websocket`, `h2c`…), lowercased, in order.
+    static func offered(_ headers: HTTPFields) -> [String] {
+        headers.tokens("upgrade").map { $0.split(separator: "/").first.map(String.init) ?? $0 }
+    }
+
+    /// The request head for the origin: origin-form, its own `Host`, the client's fields minus
+    /// hop-by-hop ones, `Via`, and the upgrade itself (`Upgrade` as the client sent it,
+    /// `Connection: Upgrade`).
+    static func upstreamHead(_ request: ProxyRequest, url: TargetURL) -> [UInt8] {
+        var headers = request.headers
+        HopByHop.strip(&headers)
+        headers.remove("host")
+        headers.remove(keys: ["sluice-strip-nulls"])
+        Forwarding.appendVia(&headers, version: "1.1")
+        var text = "\(request.method) \(url.pathAndQuery.isEmpty ? "/" : url.pathAndQuery) HTTP/1.1\r\n"
+        text += "Host: \(url.authority)\r\n"
+        for field in headers { text += "\(field.name): \(field.value)\r\n" }
+        text += "Upgrade: \(request.headers.values("upgrade").joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n"
+        return Array(text.utf8)
+    }
+
+    /// Why a `101` must not be relayed, or `nil`: it must name one protocol the client offered
+    /// (RFC 9110 §7.8: a server switches only to a protocol the request listed).
+    static func refusal(of response: ResponseHead, offered: [String]) -> String? {
+        let chosen = UpgradeHandshake.offered(response.headers)
+        guard let first = chosen.first else { return "The origin switched protocols without naming one (no Upgrade field)." }
+        guard chosen.allSatisfy(offered.contains) else {
+            return "The origin switched to \(first), which the client did not offer (\(offered.joined(separator: ", ")))."
+        }
+        return nil
+    }
+
+    /// The `101` head for the client: the origin's fields (`Upgrade`, `Connection`,
+    /// `Sec-WebSocket-*` included) and `Via`.
+    static func switchingHead(_ response: ResponseHead) -> [UInt8] {
+        var headers = response.headers
+        headers.remove("connection")
+        headers.remove("upgrade")
+        headers.remove("keep-alive")
+        headers.remove("proxy-connection")
+        Forwarding.appendVia(&headers, version: response.version)
+        headers.append(name: "Connection", value: "Upgrade")
+        headers.append(name: "Upgrade", value: response.headers.values("upgrade").joined(separator: ", "))
+        return ResponseWriter.head(status: 101, reason: response.reason, headers: headers)
+    }
+
+    /// What `Sec-WebSocket-Extensions` in the `101` agreed about `permessage-deflate` (RFC 7692):
+    /// whether it is on, and whether each side resets its window after every message.
+    struct Compression: Equatable {
+        var enabled = false
+        var clientNoContextTakeover = false
+        var serverNoContextTakeover = false
+    }
+
+    static func compression(_ response: ResponseHead) -> Compression {
+        var agreed = Compression()
+        for value in response.headers.values("sec-websocket-extensions") {
+            for offer in value.split(separator: ",") {
+                let parameters = offer.split(separator: ";").map { $0.trimmingOWS().lowercased() }
+                guard parameters.first == "permessage-deflate" else { continue }
+                agreed.enabled = true
+                agreed.clientNoContextTakeover = parameters.contains("client_no_context_takeover")
+                agreed.serverNoContextTakeover = parameters.contains("server_no_context_takeover")
+                return agreed
+            }
+        }
+        return agreed
+    }
+}
