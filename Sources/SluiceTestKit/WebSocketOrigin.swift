@@ -33,7 +33,8 @@ public final class WebSocketOrigin: @unchecked Sendable {
         let line = output.fileHandleForReading.readLine()
         guard let port = UInt16(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             kill(process.processIdentifier, SIGKILL)
-            throw OriginError("the WebSocket origin did not start (is .build/test-venv there? scripts/setup.sh --tests)")
+            throw OriginError(
+                "the WebSocket origin did not start (is .build/test-venv there? scripts/setup.sh --tests)")
         }
         self.port = port
     }

@@ -33,6 +33,9 @@ ARTIFACTS = os.path.join(ROOT, ".build", "ui-artifacts")
 SLUICE = os.environ.get("SLUICE_BIN", os.path.join(ROOT, ".build", "debug", "sluice"))
 TOKEN = "page-t0ken"
 MIB = 1 << 20
+# The WebSocket origin and clients (the `websockets` package, in the venv scripts/setup.sh --tests makes).
+TEST_PYTHON = os.path.join(ROOT, ".build", "test-venv", "bin", "python")
+WEBSOCKET = os.path.join(ROOT, "Tests", "Fixtures", "websocket")
 
 
 def free_port():
@@ -115,6 +118,15 @@ class AdminPageTest(unittest.TestCase):
         cls.origin_url = "http://127.0.0.1:%d" % cls.origin.server_address[1]
         cls.proxy_port, cls.admin_port = free_port(), free_port()
         cls.directory = tempfile.mkdtemp(prefix="sluice-page-")
+        # A TLS WebSocket origin for localhost (a self-signed certificate Sluice is told to trust).
+        cls.ws_cert = os.path.join(cls.directory, "ws.pem")
+        cls.ws_key = os.path.join(cls.directory, "ws.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", cls.ws_key, "-out", cls.ws_cert, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+        cls.ws_origin = subprocess.Popen([TEST_PYTHON, os.path.join(WEBSOCKET, "origin.py"), cls.ws_cert, cls.ws_key],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        cls.ws_port = int(cls.ws_origin.stdout.readline())
         config = os.path.join(cls.directory, "sluice.yaml")
         with open(config, "w") as f:
             f.write("""
@@ -126,8 +138,9 @@ cache:
   path: %s/cache.sqlite
 log:
   access: false
-connect_ports: [443, %d]
+connect_ports: [443, %d, %d]
 tls: { intercept: ["localhost"], ca_cert: %s/ca.pem, ca_key: %s/ca.key }
+defaults: { tls: { ca_file: %s } }
 rules:
   - name: user-api
     match: { path: "/api/*" }
@@ -138,8 +151,8 @@ rules:
   - name: shop
     match: { path: "/shop/**" }
     contract: { schema: items.schema.json, on_violation: report }
-""" % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory, cls.origin.server_address[1], cls.directory,
-       cls.directory))
+""" % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory, cls.origin.server_address[1], cls.ws_port,
+       cls.directory, cls.directory, cls.ws_cert))
         with open(os.path.join(cls.directory, "items.schema.json"), "w") as f:
             json.dump({"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
                 "type": "object", "required": ["id", "price"],
@@ -182,6 +195,7 @@ rules:
         cls.sluice.wait(15)
         cls.log.close()
         cls.origin.shutdown()
+        cls.ws_origin.kill()
 
     @classmethod
     def wait(cls, condition, seconds=5):
@@ -464,6 +478,60 @@ rules:
         stats = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/stats" % self.admin_port).read())
         self.assertEqual(stats["tls"]["passthrough"], [])
         self.tab("live")
+
+    def test_10_chromium_websocket_through_interception_and_its_messages_in_the_page(self):
+        # A second Chromium, pointed at the proxy (loopback included), as the WebSocket client;
+        # it is told to accept Sluice's leaf (the CA is not in its store here).
+        options = Options()
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--proxy-server=http://127.0.0.1:%d" % self.proxy_port, "--proxy-bypass-list=<-loopback>",
+                         "--ignore-certificate-errors"]:
+            options.add_argument(argument)
+        options.binary_location = "/usr/bin/chromium"
+        client = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        try:
+            client.set_script_timeout(20)
+            client.get("about:blank")
+            echoed = client.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                const ws = new WebSocket(arguments[0]);
+                ws.binaryType = "arraybuffer";
+                const got = [];
+                ws.onopen = () => { ws.send("hi from chromium"); ws.send(new Uint8Array([1, 2, 3, 250])); };
+                ws.onmessage = (e) => {
+                  got.push(typeof e.data === "string" ? e.data : Array.from(new Uint8Array(e.data)).join(","));
+                  if (got.length === 2) ws.close(1000, "bye");
+                };
+                ws.onclose = (e) => done({ got, code: e.code });
+                ws.onerror = () => done({ error: true });
+            """, "wss://localhost:%d/echo" % self.ws_port)
+        finally:
+            client.quit()
+        self.assertEqual(echoed.get("got"), ["hi from chromium", "1,2,3,250"], echoed)
+        self.assertEqual(echoed.get("code"), 1000)
+        # The page lists the exchange (101) and, in its detail, the messages both ways.
+        self.tab("live")
+        url = "https://localhost:%d/echo" % self.ws_port
+        self.click_row("live-table", url)
+        table = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail table.messages"))[0]
+        self.wait(lambda b: len(table.find_elements(By.CSS_SELECTOR, "tbody tr")) >= 5)
+        text = table.text
+        self.assertIn("hi from chromium", text)
+        self.assertIn("↑ sent", text)
+        self.assertIn("↓ received", text)
+        self.assertIn("010203fa", text)
+        self.assertIn("close", text)
+        self.shot("live-websocket")
+        # Messages of an exchange that is open in the detail are added as they pass.
+        rows = len(table.find_elements(By.CSS_SELECTOR, "tbody tr"))
+        out = subprocess.run([TEST_PYTHON, os.path.join(WEBSOCKET, "client.py"), "wss", str(self.proxy_port),
+                              "wss://localhost:%d/greet" % self.ws_port, os.path.join(self.directory, "ca.pem")],
+                             capture_output=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.click_row("live-table", "/greet")
+        live = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail table.messages"))[0]
+        self.wait(lambda b: "one two three" in live.text)
+        self.assertGreater(len(live.find_elements(By.CSS_SELECTOR, "tbody tr")), rows)
 
 
 if __name__ == "__main__":

@@ -50,4 +50,47 @@ struct InterceptResourceTests {
             "resources: intercepted \(mebibytes) MiB, peak RSS \(before / 1024) -> \(server.memory("VmHWM") / 1024) MiB"
         )
     }
+
+    @Test(
+        "A WebSocket stream of 1 GiB through an intercepted connection, read by a slow client, relays in bounded memory",
+        .enabled(if: WebSocketOrigin.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+    func largeWebSocketStream() throws {
+        let mebibytes = Int(ProcessInfo.processInfo.environment["SLUICE_WEBSOCKET_MIB"] ?? "") ?? 1024
+        let directory = try CLI.workingDirectory()
+        defer { CLI.remove(directory.path) }
+        let originCA = try CertificateAuthority.create(commonName: "WS origin CA", organization: "Tests", validDays: 2)
+        let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
+        try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
+        let issued = try originCA.issueServerCertificate(
+            for: "localhost", validFrom: -1, validDays: 2, selfSigned: false)
+        let certificate = directory.appendingPathComponent("origin.pem").path
+        let key = directory.appendingPathComponent("origin.key").path
+        try issued.certificate.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try issued.key.write(toFile: key, atomically: true, encoding: .utf8)
+        let origin = try WebSocketOrigin(certificate: certificate, key: key)
+        defer { origin.stop() }
+        let caPath = directory.appendingPathComponent("ca.pem").path
+        let server = try ResourceTests.Server(
+            """
+            connect_ports: [\(origin.port)]
+            tls: { intercept: [localhost], ca_cert: \(caPath), ca_key: \(directory.path)/ca.key }
+            defaults: { tls: { ca_file: \(originCAPath) } }
+            """)
+        let before = server.memory("VmHWM")
+        // Incompressible messages of 1 MiB; the client pauses now and then and reads with a queue of two.
+        let started = Date()
+        let (status, json) = try WebSocketOrigin.client(
+            "flood", proxy: server.port,
+            url: "wss://localhost:\(origin.port)/flood?n=\(mebibytes << 20)&size=1048576&random=1",
+            caFile: caPath)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(status == 0)
+        #expect(json["bytes"] as? Int == mebibytes << 20, "\(json)")
+        #expect(json["close_code"] as? Int == 1000)
+        let peak = (server.memory("VmHWM") - before) / 1024
+        #expect(peak < 48, "peak RSS grew \(peak) MiB for \(mebibytes) MiB of WebSocket messages")
+        print(
+            "resources: websocket \(mebibytes) MiB intercepted in \(String(format: "%.1f", seconds)) s, peak RSS \(before / 1024) -> \(server.memory("VmHWM") / 1024) MiB"
+        )
+    }
 }

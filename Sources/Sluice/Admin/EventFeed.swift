@@ -117,7 +117,12 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         } else {
             let digits = Array("0123456789abcdef".utf8)
             members.append(
-                ("hex", .string(String(decoding: payload.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self))))
+                (
+                    "hex",
+                    .string(
+                        String(
+                            decoding: payload.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self))
+                ))
         }
         return .object(members)
     }

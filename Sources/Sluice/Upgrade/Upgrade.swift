@@ -76,7 +76,10 @@ final class Upgrade {
 
     private(set) var phase = Phase.idle
 
-    init(client: ClientConnection, env: ExchangeEnvironment, tunnels: TunnelEnvironment, request: ProxyRequest, url: TargetURL, route: RouteDecision) {
+    init(
+        client: ClientConnection, env: ExchangeEnvironment, tunnels: TunnelEnvironment, request: ProxyRequest,
+        url: TargetURL, route: RouteDecision
+    ) {
         self.client = client
         self.env = env
         self.tunnels = tunnels
@@ -127,7 +130,8 @@ final class Upgrade {
             switch self.phase {
             case .securing, .awaitingHead:
                 self.failBeforeSwitch(
-                    .upstreamFailed(reason: .timedOut(detail: "The origin did not answer the upgrade of \(self.url) in time.")))
+                    .upstreamFailed(
+                        reason: .timedOut(detail: "The origin did not answer the upgrade of \(self.url) in time.")))
             default: return
             }
         }
@@ -136,7 +140,8 @@ final class Upgrade {
         guard url.scheme == "https" else { return sendHead(far) }
         do {
             let context = try env.originTLS.context(for: rule.tls)
-            far.originTLS = TLSStream(raw: far.parentTLS ?? far.upstream, session: try context.makeSession(host: url.host))
+            far.originTLS = TLSStream(
+                raw: far.parentTLS ?? far.upstream, session: try context.makeSession(host: url.host))
             phase = .securing(far)
             secure()
         } catch {
@@ -176,7 +181,8 @@ final class Upgrade {
             let limit = env.parserLimits.maxHeaderBytes + 4
             let read: (ResponseHeadParser.Step, Int)? = stream.withInput(upTo: limit) { bytes in
                 guard let newline = bytes.firstIndex(of: 0x0A) else {
-                    return bytes.count >= limit ? (.refused("The origin's response header section is too large."), 0) : nil
+                    return bytes.count >= limit
+                        ? (.refused("The origin's response header section is too large."), 0) : nil
                 }
                 return (parser.consume(UnsafeRawBufferPointer(rebasing: bytes[...newline])), newline + 1)
             }
@@ -343,7 +349,8 @@ final class Upgrade {
 
     /// Moves bytes while the sink takes them, reading WebSocket frames on the way.
     @discardableResult
-    private func pump(from source: any ClientStream, to sink: any ClientStream, frames: inout WebSocketFrames?) -> Int64 {
+    private func pump(from source: any ClientStream, to sink: any ClientStream, frames: inout WebSocketFrames?) -> Int64
+    {
         var moved: Int64 = 0
         while sink.outputCount < Tunnel.highWater, source.inputCount > 0 {
             let count = source.withFirstInputSegment { segment -> Int in
@@ -494,10 +501,13 @@ extension Upgrade: ConnectionDelegate {
             _ = far
         case (.endOfStream, .securing), (.endOfStream, .awaitingHead):
             failBeforeSwitch(
-                .upstreamFailed(reason: .badResponse(detail: "The origin closed the connection before answering the upgrade.")))
+                .upstreamFailed(
+                    reason: .badResponse(detail: "The origin closed the connection before answering the upgrade.")))
         case (.error, .securing), (.error, .awaitingHead):
             failBeforeSwitch(
-                .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed before it answered the upgrade.")))
+                .upstreamFailed(
+                    reason: .badResponse(detail: "The connection to the origin failed before it answered the upgrade."))
+            )
         case (.endOfStream, _), (.error, _), (.timeout, _):
             finish(aborted: true)
         }

@@ -34,9 +34,12 @@ enum UpgradeHandshake {
     /// (RFC 9110 §7.8: a server switches only to a protocol the request listed).
     static func refusal(of response: ResponseHead, offered: [String]) -> String? {
         let chosen = UpgradeHandshake.offered(response.headers)
-        guard let first = chosen.first else { return "The origin switched protocols without naming one (no Upgrade field)." }
+        guard let first = chosen.first else {
+            return "The origin switched protocols without naming one (no Upgrade field)."
+        }
         guard chosen.allSatisfy(offered.contains) else {
-            return "The origin switched to \(first), which the client did not offer (\(offered.joined(separator: ", ")))."
+            return
+                "The origin switched to \(first), which the client did not offer (\(offered.joined(separator: ", ")))."
         }
         return nil
     }

@@ -151,7 +151,9 @@ struct WebSocketFrames {
                 control?.preview += plain
             } else if compressed, let inflater {
                 var preview = message?.preview ?? []
-                if !messageLimitHit, !plain.withUnsafeBytes({ inflater.feed($0, keep: Self.previewLimit, into: &preview) }) {
+                if !messageLimitHit,
+                    !plain.withUnsafeBytes({ inflater.feed($0, keep: Self.previewLimit, into: &preview) })
+                {
                     messageLimitHit = true
                     message?.truncated = true
                 }
@@ -179,7 +181,9 @@ struct WebSocketFrames {
             // The sender dropped the last four bytes of the flush (RFC 7692 §7.2.1): given back.
             let tail: [UInt8] = [0, 0, 0xFF, 0xFF]
             var preview = done.preview
-            if !messageLimitHit { _ = tail.withUnsafeBytes { inflater.feed($0, keep: Self.previewLimit, into: &preview) } }
+            if !messageLimitHit {
+                _ = tail.withUnsafeBytes { inflater.feed($0, keep: Self.previewLimit, into: &preview) }
+            }
             done.preview = preview
             if resetsWindow { inflater.reset() }
         }

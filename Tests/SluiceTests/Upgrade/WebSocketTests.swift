@@ -21,10 +21,12 @@ struct WebSocketTests {
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("ws-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let originCA = try CertificateAuthority.create(commonName: "WS origin CA", organization: "Tests", validDays: 2)
+            let originCA = try CertificateAuthority.create(
+                commonName: "WS origin CA", organization: "Tests", validDays: 2)
             originCAPath = directory.appendingPathComponent("origin-ca.pem").path
             try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
-            let issued = try originCA.issueServerCertificate(for: "localhost", validFrom: -1, validDays: 2, selfSigned: false)
+            let issued = try originCA.issueServerCertificate(
+                for: "localhost", validFrom: -1, validDays: 2, selfSigned: false)
             certificate = directory.appendingPathComponent("origin.pem").path
             key = directory.appendingPathComponent("origin.key").path
             try issued.certificate.write(toFile: certificate, atomically: true, encoding: .utf8)
@@ -48,7 +50,9 @@ struct WebSocketTests {
         }
     }
 
-    @Test("An intercepted wss:// connection relays text, binary, fragmented, compressed and control messages, each read on the way")
+    @Test(
+        "An intercepted wss:// connection relays text, binary, fragmented, compressed and control messages, each read on the way"
+    )
     func intercepted() throws {
         let setup = try Setup()
         let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
@@ -63,7 +67,10 @@ struct WebSocketTests {
         #expect(json["binary"] as? Bool == true)
         #expect(json["big"] as? Int == 200 * 1024)
         #expect(json["close_code"] as? Int == 1000)
-        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("\"GET https://localhost:\(origin.port)/greet\" 101") } })
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("\"GET https://localhost:\(origin.port)/greet\" 101") }
+            })
         // The greeting (2), three echoed pairs, ping and pong, 200 round trips, and the two closes.
         #expect(proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } == 2 + 6 + 2 + 400 + 2 })
         #expect(proxy.onLoop { ($0.stats.upgrades, $0.stats.tlsIntercepted) } == (1, 1))
@@ -75,7 +82,8 @@ struct WebSocketTests {
         let origin = try WebSocketOrigin()
         defer { origin.stop() }
         let proxy = try ProxyHarness(configuration: Configuration())
-        let (status, json) = try WebSocketOrigin.client("raw", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/echo")
+        let (status, json) = try WebSocketOrigin.client(
+            "raw", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/echo")
         #expect(status == 0, "\(json)")
         #expect(json["status"] as? Int == 101)
         #expect((json["head"] as? String)?.contains("Via: 1.1 sluice") == true)
@@ -87,7 +95,9 @@ struct WebSocketTests {
         #expect(proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } == 8 })
     }
 
-    @Test("An origin that refuses the upgrade: its answer is passed back (plain and intercepted), and validated by the rule")
+    @Test(
+        "An origin that refuses the upgrade: its answer is passed back (plain and intercepted), and validated by the rule"
+    )
     func refused() throws {
         let setup = try Setup()
         let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
@@ -110,7 +120,10 @@ struct WebSocketTests {
         let rejected = try WebSocketOrigin.client("raw", proxy: proxy.port, url: "ws://127.0.0.1:\(plain.port)/refuse")
         #expect(rejected.json["status"] as? Int == 502, "\(rejected.json)")
         #expect((rejected.json["head"] as? String)?.contains("application/problem+json") == true)
-        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("\"GET https://localhost:\(origin.port)/refuse\" 403") } })
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("\"GET https://localhost:\(origin.port)/refuse\" 403") }
+            })
         #expect(proxy.onLoop { $0.stats.upgrades } == 0)
     }
 
@@ -123,7 +136,8 @@ struct WebSocketTests {
         try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         _ = try watcher.reader.readHead()
         #expect(proxy.waitUntil { proxy.onLoop { $0.environment.watcher?.isWatching == true } })
-        let (status, _) = try WebSocketOrigin.client("raw", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/echo")
+        let (status, _) = try WebSocketOrigin.client(
+            "raw", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/echo")
         #expect(status == 0)
         var kinds: [String] = []
         var messages: [[String: Any]] = []
