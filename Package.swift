@@ -45,6 +45,8 @@ let package = Package(
         .systemLibrary(name: "CRedis", path: "Sources/CRedis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(
             name: "CPCRE2", path: "Sources/CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
+        .systemLibrary(
+            name: "CNGHTTP2", path: "Sources/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
         .target(name: "EventIO", dependencies: ["CEvent"], swiftSettings: strict),
@@ -54,6 +56,7 @@ let package = Package(
         .target(name: "TLS", dependencies: ["CTLS"], swiftSettings: strict),
         .target(name: "Redis", dependencies: ["CRedis", "EventIO"], swiftSettings: strict),
         .target(name: "Regexp", dependencies: ["CPCRE2"], swiftSettings: strict),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2"], swiftSettings: strict),
 
         // MARK: - API contracts (pure Swift; PCRE2 through Regexp)
         .target(
@@ -66,7 +69,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis", "Contract",
+                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis", "Contract", "HTTP2",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -104,6 +107,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS"], swiftSettings: strict),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "RegexpTests", dependencies: ["Regexp"], swiftSettings: strict),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],

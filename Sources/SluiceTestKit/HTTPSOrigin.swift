@@ -10,6 +10,7 @@ import TLS
 /// | `/json` | `{"a":1,"b":null,"c":[null,{"d":null}]}`, `application/json`, `max-age=60` |
 /// | `/html500` | a `text/html` 500 |
 /// | `/nostore` | `text/plain`, `no-store` |
+/// | `POST /anything` | the request body back (`Content-Length` or chunked), `no-store` |
 /// | `/big?n=BYTES` | BYTES of printable ASCII (byte `i` of each 64 KiB piece is `33 + i % 90`), `no-store` or `&cc=`, with an optional `&delay_ms=` per piece |
 public final class HTTPSOrigin: @unchecked Sendable {
     /// The port it listens on.
@@ -115,6 +116,18 @@ public final class HTTPSOrigin: @unchecked Sendable {
                 else:
                     self.send(404, "text/plain", b"not found", "no-store")
             do_HEAD = do_GET
+            def do_POST(self):
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    data = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0], 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\\r\\n", b""): pass
+                            break
+                        data += self.rfile.read(size); self.rfile.readline()
+                else:
+                    data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                self.send(200, "application/octet-stream", data, "no-store")
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(os.path.join(d, "cert.pem"), os.path.join(d, "key.pem"))

@@ -217,6 +217,15 @@ public final class TLSSession {
         return "sha256//" + Digest.base64(digest)
     }
 
+    /// The ALPN protocol agreed (`h2`, `http/1.1`), if any.
+    public var alpn: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
     /// The protocol version agreed (`TLSv1.3`).
     public var version: String { String(cString: SSL_get_version(ssl)) }
 }

@@ -51,6 +51,19 @@ extension ConfigLoader {
         ) {
             config, value throws(ConfigError) in config.tls.handshakeTimeout = try value.milliseconds()
         },
+        Key(
+            path: "tls.http2", type: "bool", defaultValue: "true",
+            summary:
+                "Offer h2 (ALPN) to intercepted clients: HTTP/2 and gRPC clients are served, each stream an ordinary exchange."
+        ) {
+            config, value throws(ConfigError) in config.tls.http2 = try value.bool()
+        },
+        Key(
+            path: "tls.http2_max_streams", type: "integer", defaultValue: "100",
+            summary: "Streams one intercepted HTTP/2 connection may run at once (SETTINGS_MAX_CONCURRENT_STREAMS)."
+        ) {
+            config, value throws(ConfigError) in config.tls.http2MaxStreams = try value.integer(in: 1...10_000)
+        },
     ]
 
     private static func hostGlobs(_ value: Value) throws(ConfigError) -> [Glob] {

@@ -20,6 +20,10 @@ extension Configuration {
         public var leafCache = 1000
         /// Longest TLS handshake a client may take (milliseconds).
         public var handshakeTimeout = 10_000
+        /// Offer `h2` in ALPN: intercepted clients that take it speak HTTP/2 (each stream an exchange).
+        public var http2 = true
+        /// Streams one intercepted HTTP/2 connection may run at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
+        public var http2MaxStreams = 100
 
         public init() {}
 

@@ -12,7 +12,9 @@ final class Interceptor {
 
     init(settings: Configuration.TLS, authority: CertificateAuthority) throws(TLSError) {
         self.settings = settings
-        context = try TLSServerContext(minter: LeafMinter(authority: authority, capacity: settings.leafCache))
+        context = try TLSServerContext(
+            minter: LeafMinter(authority: authority, capacity: settings.leafCache),
+            protocols: settings.http2 ? ["h2", "http/1.1"] : ["http/1.1"])
         passthrough = PassthroughBook(window: Double(settings.passthroughAfterFailure) / 1000)
     }
 

@@ -18,6 +18,8 @@ final class ClientConnection {
         case tunnelling(Tunnel)
         /// A request that asked to switch protocols (WebSocket), relayed once the origin agreed.
         case upgrading(Upgrade)
+        /// An intercepted client that chose HTTP/2: its streams are exchanges.
+        case http2(HTTP2Connection)
         /// An intercepted CONNECT was answered; the first bytes tell TLS from anything else.
         case peeking(Authority, ProxyRequest)
         /// The client's TLS handshake with the leaf for its host; the key its refusal would be
@@ -257,10 +259,26 @@ final class ClientConnection {
             intercepted = (tls, authority)
             stream = tls
             env.exchanges.stats.tlsIntercepted += 1
+            if tls.session.alpn == "h2" { return beginHTTP2(tls, authority) }
             enterIdle()
             processInput()
         case .failed(let failure):
             handshakeFailed(authority, key, failure)
+        }
+    }
+
+    /// The client chose HTTP/2 (ALPN): the connection is its streams from now on.
+    private func beginHTTP2(_ tls: TLSStream, _ authority: Authority) {
+        do {
+            let http2 = try HTTP2Connection(client: self, tls: tls, authority: authority, env: env)
+            state = .http2(http2)
+            env.exchanges.stats.http2Connections += 1
+            connection.setTimeouts(
+                readMilliseconds: env.timeouts.clientIdle, writeMilliseconds: env.timeouts.clientBody)
+            http2.readable()
+        } catch {
+            env.logger.error("HTTP/2 for \(peerText) could not start: \(error)")
+            close()
         }
     }
 
@@ -377,7 +395,10 @@ final class ClientConnection {
     }
 
     /// Shutdown: idle connections close now; busy ones after their exchange.
-    func shutdownIfIdle() { if isIdle { close() } }
+    func shutdownIfIdle() {
+        if case .http2(let http2) = state { return http2.shutdown() }
+        if isIdle { close() }
+    }
 }
 
 extension ClientConnection: ExchangeHost {}
@@ -394,6 +415,9 @@ extension ClientConnection: ConnectionDelegate {
         case .upgrading(let upgrade):
             if let tls = intercepted?.tls { _ = tls.advance() }
             upgrade.clientReadable()
+        case .http2(let http2):
+            _ = http2.tls.advance()
+            http2.readable()
         case .peeking: peek()
         case .handshaking: handshake()
         case .closed: connection.drainInput(connection.inputCount)
@@ -405,6 +429,7 @@ extension ClientConnection: ConnectionDelegate {
         case .exchanging(let exchange): exchange.clientDrained()
         case .tunnelling(let tunnel): tunnel.clientDrained()
         case .upgrading(let upgrade): upgrade.clientDrained()
+        case .http2(let http2): http2.drained()
         default: break
         }
     }
@@ -416,6 +441,14 @@ extension ClientConnection: ConnectionDelegate {
         case (.upgrading(let upgrade), _):
             if case .endOfStream = event { input = .ended }
             upgrade.clientEvent(event)
+        case (.http2(let http2), .timeout(let reading)):
+            // Idle with no stream running: GOAWAY and close; a stalled writer is gone.
+            if reading { http2.shutdown() } else { http2.clientGone() }
+            if !reading { close() }
+        case (.http2(let http2), .endOfStream), (.http2(let http2), .error):
+            input = .ended
+            http2.clientGone()
+            close()
         case (.handshaking(let authority, _, let key), .endOfStream), (.handshaking(let authority, _, let key), .error):
             // A reset or a close in the middle of the handshake is how many clients refuse a certificate.
             certificateRefused(authority, key, reason: "it closed the connection during the handshake")

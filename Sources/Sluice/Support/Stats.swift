@@ -14,6 +14,13 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// HTTP/2 streams served on intercepted connections (each one exchange), and those connections.
+    public var http2Streams = 0
+    public var http2Connections = 0
+    /// HTTP/2 streams refused: a header block over the limit (an HPACK bomb), and connections
+    /// ended for cancelling streams too fast (rapid reset).
+    public var http2Refused = 0
+    public var http2RapidResets = 0
     /// Exchanges that switched protocols (`101`: WebSockets and other upgrades) and were relayed.
     public var upgrades = 0
     /// WebSocket messages and control frames read on the way, both directions.

@@ -1,0 +1,266 @@
+import CNGHTTP2
+
+/// What a server session tells its owner, on the owner's thread, while it reads the client's bytes.
+public protocol HTTP2SessionDelegate: AnyObject {
+    /// A request's header field (pseudo-fields `:method`, `:path`… first), already HPACK-decoded;
+    /// `false` resets the stream (RST_STREAM) and hands over nothing more of its header block.
+    func http2(stream: Int32, header name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool
+    /// The request's header section is complete; `endStream`: it has no body.
+    func http2(streamHeadersEnded stream: Int32, endStream: Bool)
+    /// Request body bytes.
+    func http2(stream: Int32, data: UnsafeRawBufferPointer)
+    /// The request's body ended (END_STREAM).
+    func http2(streamEnded stream: Int32)
+    /// The stream closed (its error code: 0 when it ended normally, else the client's or our reset).
+    func http2(streamClosed stream: Int32, errorCode: UInt32)
+    /// Response body bytes for `stream`, at most `buffer.count`.
+    func http2(stream: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill
+}
+
+/// The server side of one HTTP/2 connection (RFC 9113) over nghttp2, on any byte stream: the
+/// owner hands it what the client sent and writes out what it produces, so it never blocks.
+/// HPACK, stream states, flow control, SETTINGS, PING, GOAWAY and the protections against
+/// header bombs, rapid resets and CONTINUATION floods are nghttp2's; flow control of request
+/// bodies is manual (``consumed(_:bytes:)``): the window opens as the owner uses what it got.
+/// - SeeAlso: nghttp2's `nghttp2_session_server_new2(3)`, `nghttp2_session_mem_recv(3)`,
+///   `nghttp2_session_mem_send(3)`, `nghttp2_submit_response(3)`.
+public final class HTTP2ServerSession {
+    /// What a body read produced.
+    public enum Fill: Equatable, Sendable {
+        case bytes(Int)
+        /// Nothing now: ``resume(_:)`` when there is.
+        case wait
+        /// The body ended (`trailers`: header fields to send after it).
+        case end(trailers: [(String, String)])
+
+        public static func == (lhs: Fill, rhs: Fill) -> Bool {
+            switch (lhs, rhs) {
+            case (.bytes(let a), .bytes(let b)): a == b
+            case (.wait, .wait): true
+            case (.end(let a), .end(let b)): a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
+            default: false
+            }
+        }
+    }
+
+    /// The limits announced in SETTINGS and enforced.
+    public struct Limits: Sendable {
+        public var maxConcurrentStreams: UInt32 = 100
+        /// Each stream's receive window (request bodies), and the connection's.
+        public var initialWindow: UInt32 = 256 * 1024
+        /// The most header bytes (HPACK-decoded) a request may have.
+        public var maxHeaderListSize: UInt32 = 64 * 1024
+        public init() {}
+    }
+
+    private var session: OpaquePointer?
+    public weak var delegate: (any HTTP2SessionDelegate)?
+    /// Trailers submitted for streams whose bodies ended.
+    private var pendingTrailers: [Int32: [(String, String)]] = [:]
+
+    public init(limits: Limits = Limits()) throws(HTTP2Error) {
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2Error("callbacks") }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, owner in
+            guard let frame, let owner else { return 0 }
+            let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            let accepted =
+                session.delegate?.http2(
+                    stream: sluice_h2_frame_stream(frame),
+                    header: UnsafeRawBufferPointer(start: name, count: nameLength),
+                    value: UnsafeRawBufferPointer(start: value, count: valueLength)) ?? true
+            return accepted ? 0 : Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, owner in
+            guard let frame, let owner else { return 0 }
+            let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            let stream = sluice_h2_frame_stream(frame)
+            let endStream = sluice_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            switch Int(sluice_h2_frame_type(frame)) {
+            case Int(NGHTTP2_HEADERS.rawValue):
+                if sluice_h2_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue) {
+                    session.delegate?.http2(streamHeadersEnded: stream, endStream: endStream)
+                } else if endStream {
+                    session.delegate?.http2(streamEnded: stream)  // request trailers end the body
+                }
+            case Int(NGHTTP2_DATA.rawValue):
+                if endStream { session.delegate?.http2(streamEnded: stream) }
+            default:
+                break
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, owner in
+            guard let owner else { return 0 }
+            let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            session.delegate?.http2(stream: stream, data: UnsafeRawBufferPointer(start: data, count: length))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, owner in
+            guard let owner else { return 0 }
+            let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            session.pendingTrailers[stream] = nil
+            session.delegate?.http2(streamClosed: stream, errorCode: errorCode)
+            return 0
+        }
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2Error("options") }
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_deflate_dynamic_table_size(option, 4096)
+        var made: OpaquePointer?
+        guard nghttp2_session_server_new2(&made, callbacks, nil, option) == 0, let made else {
+            throw HTTP2Error("session")
+        }
+        session = made
+        nghttp2_session_set_user_data(made, Unmanaged.passUnretained(self).toOpaque())
+        var settings = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: limits.maxConcurrentStreams
+            ),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: limits.initialWindow),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: limits.maxHeaderListSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+        ]
+        guard nghttp2_submit_settings(made, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count) == 0 else {
+            throw HTTP2Error("settings")
+        }
+        // The connection's window as large as a stream's, not the 64 KiB default.
+        if limits.initialWindow > 65535 {
+            _ = nghttp2_session_set_local_window_size(
+                made, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(clamping: limits.initialWindow))
+        }
+    }
+
+    deinit { if let session { nghttp2_session_del(session) } }
+
+    /// Reads what the client sent; `false` when the connection must end (a protocol error:
+    /// nghttp2 has queued the GOAWAY that says why).
+    public func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let session, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count > 0 else {
+            return true
+        }
+        return nghttp2_session_mem_recv(session, base, bytes.count) >= 0
+    }
+
+    /// Hands what is ready for the client to `write`, until nothing is (or `limit` bytes went).
+    public func send(limit: Int = .max, _ write: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        guard let session else { return false }
+        var sent = 0
+        while sent < limit {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { return false }
+            guard count > 0, let data else { break }
+            write(UnsafeRawBufferPointer(start: data, count: count))
+            sent += count
+        }
+        return true
+    }
+
+    /// Whether the session has nothing more to do (both sides are done: close the connection).
+    public var isFinished: Bool {
+        guard let session else { return true }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+    }
+
+    /// Submits a response head; `hasBody`: body bytes follow through the delegate's `fill`.
+    @discardableResult
+    public func respond(stream: Int32, status: Int, headers: [(String, String)], hasBody: Bool) -> Bool {
+        guard let session else { return false }
+        let fields = [(":status", String(status))] + headers
+        return Self.withNV(fields) { nv, count in
+            guard hasBody else { return nghttp2_submit_response(session, stream, nv, count, nil) == 0 }
+            var provider = nghttp2_data_provider()
+            provider.read_callback = { _, stream, buffer, length, flags, _, owner in
+                guard let owner, let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+                let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+                let fill =
+                    session.delegate?.http2(
+                        stream: stream, fill: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+                    ?? .end(trailers: [])
+                switch fill {
+                case .bytes(let count): return count
+                case .wait: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+                case .end(let trailers):
+                    flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue)
+                    if !trailers.isEmpty {
+                        flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue)
+                        session.pendingTrailers[stream] = trailers
+                        session.submitTrailersSoon(stream)
+                    }
+                    return 0
+                }
+            }
+            return nghttp2_submit_response(session, stream, nv, count, &provider) == 0
+        }
+    }
+
+    /// Trailers go out after the data frame that carried the end flag without END_STREAM.
+    private func submitTrailersSoon(_ stream: Int32) {
+        guard let session, let trailers = pendingTrailers.removeValue(forKey: stream) else { return }
+        _ = Self.withNV(trailers) { nv, count in nghttp2_submit_trailer(session, stream, nv, count) == 0 }
+    }
+
+    /// Body bytes for `stream` became available after a `.wait`.
+    public func resume(_ stream: Int32) {
+        guard let session else { return }
+        _ = nghttp2_session_resume_data(session, stream)
+    }
+
+    /// The owner used `bytes` of `stream`'s request body: the client may send that much more.
+    public func consumed(_ stream: Int32, bytes: Int) {
+        guard let session, bytes > 0 else { return }
+        _ = nghttp2_session_consume(session, stream, bytes)
+    }
+
+    /// Resets a stream (`RST_STREAM`): 8 `CANCEL` by default.
+    public func reset(_ stream: Int32, errorCode: UInt32 = 8) {
+        guard let session else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+    }
+
+    /// `GOAWAY` with the last stream accepted (shutdown): streams running finish, no new ones start.
+    public func goAway(errorCode: UInt32 = 0) {
+        guard let session else { return }
+        _ = nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), errorCode,
+            nil,
+            0)
+    }
+
+    private static func withNV<R>(
+        _ fields: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R
+    ) -> R {
+        var storage: [[UInt8]] = []
+        storage.reserveCapacity(fields.count * 2)
+        for (name, value) in fields {
+            storage.append(Array(name.lowercased().utf8))
+            storage.append(Array(value.utf8))
+        }
+        let pointers: [UnsafeMutablePointer<UInt8>] = storage.map { bytes in
+            let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, bytes.count))
+            pointer.initialize(from: bytes, count: bytes.count)
+            return pointer
+        }
+        defer { for pointer in pointers { pointer.deallocate() } }
+        var nv: [nghttp2_nv] = []
+        for index in 0..<fields.count {
+            nv.append(
+                nghttp2_nv(
+                    name: pointers[2 * index], value: pointers[2 * index + 1], namelen: storage[2 * index].count,
+                    valuelen: storage[2 * index + 1].count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+        }
+        return nv.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}
+
+/// A session could not be made.
+public struct HTTP2Error: Error, CustomStringConvertible {
+    public let description: String
+    init(_ what: String) { description = "nghttp2 could not create the \(what)" }
+}

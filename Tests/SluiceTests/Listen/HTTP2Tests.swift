@@ -1,0 +1,154 @@
+import Foundation
+import SluiceTestKit
+import TLS
+import Testing
+
+@testable import Sluice
+
+/// HTTP/2 from clients on intercepted connections: curl `--http2` through the proxy (ALPN `h2`
+/// inside the CONNECT), and hand-written frames for the abuse cases
+/// (`Tests/Fixtures/http2/abuse.py`). The origin is HTTP/1.1 (libcurl's side is unchanged).
+@Suite("HTTP/2 on intercepted connections")
+struct HTTP2Tests {
+    typealias Setup = InterceptionTests.Setup
+
+    /// curl through the proxy with `--http2`; `-w` output after the body.
+    static func curl(_ arguments: [String], proxy: UInt16, cacert: String, input: Data? = nil) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["curl", "-s", "--http2", "--max-time", "20", "-x", "http://127.0.0.1:\(proxy)", "--cacert", cacert]
+            + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        let stdin = Pipe()
+        if input != nil { process.standardInput = stdin }
+        try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(input)
+            try stdin.fileHandleForWriting.close()
+        }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test(
+        "Each stream is an ordinary exchange: stripped, validated, cached, a POST with and without a length, a large body"
+    )
+    func exchanges() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let first = try Self.curl(
+            ["-D", "-", "-w", "|%{http_version}", origin.url("/json")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(first.contains("HTTP/2 200"), "\(first)")
+        #expect(first.contains("cache-status: Sluice; fwd=uri-miss; stored"))
+        #expect(first.hasSuffix(#"{"a":1,"c":[null,{}]}|2"#), "\(first)")
+        let second = try Self.curl(["-D", "-", origin.url("/json")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(second.contains("cache-status: Sluice; hit"), "\(second)")
+        #expect(!second.lowercased().contains("connection:") && !second.lowercased().contains("transfer-encoding"))
+        // A rule that accepts only 2xx: the origin's 500 becomes the problem, on the stream.
+        let rejected = try Self.curl(
+            ["-w", "|%{http_code}|%{http_version}", origin.url("/html500")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(rejected.hasSuffix("|502|2") && rejected.contains(#""status":502"#), "\(rejected)")
+        let posted = try Self.curl(
+            ["--data-binary", "hello over h2", "-w", "|%{http_version}", origin.url("/echo")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(posted == "hello over h2|2", "\(posted)")
+        // From stdin: no length, DATA until END_STREAM (chunked upstream).
+        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let streamed = try Self.curl(
+            [
+                "-T", "-", "-X", "POST", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{http_version}",
+                origin.url("/echo"),
+            ],
+            proxy: proxy.port, cacert: setup.caCert, input: body)
+        #expect(streamed == "200 300000 2", "\(streamed)")
+        let big = try Self.curl(
+            ["-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/big?n=\(8 << 20)")],
+            proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(big == "200 \(8 << 20)", "\(big)")
+        #expect(proxy.onLoop { $0.stats.http2Streams } == 6)
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("\"POST \(origin.url("/echo"))\" 200") } })
+    }
+
+    @Test("100 streams at once on one connection, with a slow reader of a large body among them")
+    func concurrent() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        _ = try Self.curl(["-o", "/dev/null", origin.url("/json")], proxy: proxy.port, cacert: setup.caCert)
+        let urls = (0..<100).map { _ in origin.url("/json") } + [origin.url("/big?n=\(16 << 20)")]
+        let output = try Self.curl(
+            [
+                "-Z", "--parallel-max", "101", "--limit-rate", "20M", "-w",
+                "%{http_version} %{http_code} %{size_download}\\n",
+            ]
+                + urls.flatMap { ["-o", "/dev/null", $0] },
+            proxy: proxy.port, cacert: setup.caCert)
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 101)
+        // The stripped JSON, 100 times (the rule strips nulls on every stream).
+        #expect(lines.filter { $0 == "2 200 21" }.count == 100, "\(output)")
+        #expect(lines.contains("2 200 \(16 << 20)"))
+        // One connection for all of them (the first curl's plus this one).
+        #expect(proxy.onLoop { ($0.stats.http2Connections, $0.stats.tlsIntercepted) } == (2, 2))
+    }
+
+    /// Runs `abuse.py MODE` against the proxy; its JSON.
+    static func abuse(_ mode: String, proxy: UInt16, port: UInt16, ca: String) throws -> [String: Any] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", WebSocketOrigin.root.appendingPathComponent("Tests/Fixtures/http2/abuse.py").path, mode,
+            String(proxy), "localhost", String(port), ca,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            ?? ["output": String(decoding: data, as: UTF8.self)]
+    }
+
+    @Test("Rapid reset, a CONTINUATION flood and an HPACK bomb end with bounded work; the next client is served")
+    func abuse() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let rapid = try Self.abuse("rapid-reset", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(rapid["goaway"] as? Int == 11 || rapid["closed"] as? Bool == true, "\(rapid)")
+        #expect((rapid["sent"] as? Int ?? .max) < 20_000, "the connection ended long before the flood did: \(rapid)")
+        #expect(proxy.onLoop { $0.stats.http2Streams } < 2_000, "streams that became exchanges")
+        let flood = try Self.abuse("continuation", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(flood["closed"] as? Bool == true || flood["goaway"] != nil, "\(flood)")
+        #expect((flood["sent"] as? Int ?? .max) < 100_000, "\(flood)")
+        let bomb = try Self.abuse("hpack-bomb", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(bomb["resets"] as? Int == 1 || bomb["goaway"] != nil, "\(bomb)")
+        #expect(proxy.onLoop { $0.stats.http2Refused } + proxy.onLoop { $0.stats.http2RapidResets } >= 1)
+        let after = try Self.curl(
+            ["-w", "|%{http_version}", origin.url("/nostore")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(after == "fresh every time|2", "\(after)")
+    }
+
+    @Test("tls.http2: false offers only http/1.1")
+    func off() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.tls.http2 = false
+        let proxy = try ProxyHarness(configuration: configuration)
+        let version = try Self.curl(
+            ["-o", "/dev/null", "-w", "%{http_version}", origin.url("/nostore")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(version == "1.1")
+    }
+}
