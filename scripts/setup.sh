@@ -15,12 +15,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# The tests' Python clients and servers from PyPI (WebSocket), in a venv under .build/.
+# The tests' Python clients and servers from PyPI (WebSocket, gRPC), in a venv under .build/.
 if [ "${1:-}" = "--tests" ]; then
   venv="$(dirname "$0")/../.build/test-venv"
-  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets" 2>/dev/null; then
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, grpc" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=15,<16"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=15,<16" "grpcio>=1.60,<2"
   fi
 fi
 command -v swift >/dev/null || { echo "setup: the Swift toolchain (6.0 or later) must be on PATH" >&2; exit 1; }

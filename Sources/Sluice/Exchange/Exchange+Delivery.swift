@@ -71,6 +71,13 @@ extension Exchange: TaskDelegate {
         }
     }
 
+    func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields) {
+        guard self.task === task else { return }
+        var fields = trailers
+        HopByHop.strip(&fields)
+        client.responseTrailers(fields)
+    }
+
     func task(_ task: UpstreamTask, didCompleteWith failure: SluiceError?) {
         guard self.task === task else { return }
         run(.upstreamCompleted(failure, ownError: notes.error, now: env.clock()))

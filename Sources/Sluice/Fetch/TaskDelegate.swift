@@ -10,8 +10,15 @@ public protocol TaskDelegate: AnyObject {
     func task(_ task: UpstreamTask, didReceive bytes: UnsafeRawBufferPointer) -> Bool
     /// Fill `buffer` with request-body bytes.
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk
+    /// The response's trailer fields (after the body: chunked coding's, HTTP/2's trailing HEADERS).
+    func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields)
     /// The task ended; `error` is `nil` when the response arrived whole.
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?)
+}
+
+extension TaskDelegate {
+    /// Trailers are dropped unless a delegate wants them.
+    public func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields) {}
 }
 
 /// A request-body read's outcome.

@@ -45,6 +45,9 @@ public final class UpstreamTask {
     weak var delegate: (any TaskDelegate)?
     unowned let session: Session
     private var headTimer: Timer?
+    /// The response's trailer section as it arrives, and its size.
+    private var trailers = HTTPFields()
+    private var trailerBytes = 0
     /// Set by the connection filter when it refused an address that is this proxy.
     var refusedTarget: SluiceError.ForbiddenReason?
 
@@ -222,6 +225,8 @@ public final class UpstreamTask {
         headTimer?.cancel()
         if let handle { recycle(handle) }
         phase = .finished
+        // libcurl hands HTTP/2 trailers over without the empty line that ends a section.
+        if error == nil, !trailers.fields.isEmpty { delegate?.task(self, didReceiveTrailers: trailers) }
         session.delegate.task(self, didCompleteWith: error)
     }
 
@@ -234,6 +239,9 @@ public final class UpstreamTask {
 
     private func headerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
         guard case .transferring(let transfer) = phase else { return .proceed }
+        // After the final head, header lines are the trailer section (chunked coding's, or
+        // HTTP/2's trailing HEADERS: gRPC's status): kept for the client, bounded like a head.
+        if response != nil { return trailerLine(line) }
         let step = transfer.head.consume(line)
         switch step {
         case .more:
@@ -253,6 +261,25 @@ public final class UpstreamTask {
         case .notHTTP:
             return .abort
         }
+    }
+
+    /// One trailer line, kept for the delegate (told at completion, before the end).
+    private func trailerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
+        var end = line.count
+        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        guard end > 0 else { return .proceed }  // the section's end: handed over at completion
+        trailerBytes += line.count
+        guard trailerBytes <= 16 * 1024, let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else {
+            return .proceed  // beyond the limit, or not a field: dropped (the body is complete)
+        }
+        let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+        let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end])
+        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else {
+            return .proceed
+        }
+        trailers.append(
+            name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self).trimmingOWS())
+        return .proceed
     }
 
     private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> EasyHandle.Action {

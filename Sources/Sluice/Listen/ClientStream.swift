@@ -62,4 +62,12 @@ protocol ExchangeHost: AnyObject {
     func sendHeldHeadAtEndOfTurn()
     /// The exchange is over: the next request may start, or the connection closes (`abort`: reset).
     func exchangeDidFinish(_ exchange: Exchange, closeConnection: Bool, abort: Bool)
+    /// The origin's trailer fields, before the body's end is written (an HTTP/2 stream sends
+    /// them as its trailing HEADERS: gRPC's status).
+    func responseTrailers(_ fields: HTTPFields)
+}
+
+extension ExchangeHost {
+    /// An HTTP/1.1 client gets the body without them.
+    func responseTrailers(_ fields: HTTPFields) {}
 }

@@ -32,6 +32,8 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     private var output: [UInt8] = []
     private var outputStart = 0
     private var bodyEnded = false
+    /// The origin's trailers, sent after the body (gRPC's `grpc-status`).
+    private var trailers: [(String, String)] = []
     private(set) var headSubmitted = false
     /// The stream closed (ended, or reset by either side).
     private(set) var closed = false
@@ -129,23 +131,47 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
         unframer?.feed(bytes) { event in
             switch event {
             case .head(let head, let hasBody):
-                headSubmitted = true
-                connection.respond(self, head: head, hasBody: hasBody)
-                if !hasBody { bodyEnded = true }
+                // gRPC's Trailers-Only answer (its status in the head) is one HEADERS frame with
+                // END_STREAM; a DATA frame after it would be a protocol error to gRPC clients.
+                guard hasBody, head.headers["grpc-status"] == nil else {
+                    submit(head, hasBody: false)
+                    return
+                }
+                // Held until the body's first bytes, its end, or the end of this loop turn: a
+                // body that turns out empty goes as one HEADERS frame with END_STREAM (gRPC's
+                // trailers-only answers are read that way).
+                pendingHead = head
+                connection.loop.callSoon { [weak self] in self?.submitPendingHead() }
             case .body(let bytes):
+                submitPendingHead()
                 output += bytes
             case .end:
                 bodyEnded = true
+                if let head = pendingHead.take() { submit(head, hasBody: !trailers.isEmpty) }
             }
         }
         if unframer?.failure != nil { return connection.reset(self) }
         connection.dataReady(self)
     }
 
+    private var pendingHead: ResponseHead?
+
+    private func submit(_ head: ResponseHead, hasBody: Bool) {
+        headSubmitted = true
+        if !hasBody { bodyEnded = true }
+        connection.respond(self, head: head, hasBody: hasBody)
+    }
+
+    private func submitPendingHead() {
+        guard let head = pendingHead.take(), !closed else { return }
+        submit(head, hasBody: true)
+        connection.dataReady(self)
+    }
+
     /// The session asks for body bytes.
     func fill(_ buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill {
         let available = output.count - outputStart
-        if available == 0 { return bodyEnded ? .end(trailers: []) : .wait }
+        if available == 0 { return bodyEnded ? .end(trailers: trailers) : .wait }
         let count = min(available, buffer.count)
         output.withUnsafeBytes {
             buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[outputStart..<(outputStart + count)]))
@@ -173,6 +199,10 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     var inputClosed: Bool { closed }
 
     func requestBodyDidEnd() {}
+
+    func responseTrailers(_ fields: HTTPFields) {
+        trailers = fields.map { ($0.name.lowercased(), $0.value) }
+    }
 
     func sendHeldHeadAtEndOfTurn() {
         connection.loop.callSoon { [weak self] in self?.exchange?.sendHeldHead() }

@@ -1,0 +1,72 @@
+"""A gRPC server and client for Sluice's tests (grpcio from PyPI, in .build/test-venv), with raw
+bytes as messages (no generated code).
+
+  grpc_test.py server CERT KEY      TLS server on 127.0.0.1:0; prints its port
+      /test.Echo/Unary          answers b"echo:" + the request
+      /test.Echo/Stream         answers N messages (N = the request as a number), 20 ms apart
+      /test.Echo/Fail           fails with NOT_FOUND "no such thing"
+  grpc_test.py client PROXY_PORT localhost:PORT CA_FILE
+      the three calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON
+"""
+import json
+import os
+import sys
+import time
+from concurrent import futures
+
+import grpc
+
+
+def server(cert, key):
+    def unary(request, context):
+        return b"echo:" + request
+
+    def stream(request, context):
+        for i in range(int(request)):
+            yield b"message %d" % i
+            time.sleep(0.02)
+
+    def fail(request, context):
+        context.abort(grpc.StatusCode.NOT_FOUND, "no such thing")
+
+    handler = grpc.method_handlers_generic_handler("test.Echo", {
+        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+        "Stream": grpc.unary_stream_rpc_method_handler(stream),
+        "Fail": grpc.unary_unary_rpc_method_handler(fail),
+    })
+    s = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    s.add_generic_rpc_handlers((handler,))
+    credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(cert, "rb").read())])
+    port = s.add_secure_port("127.0.0.1:0", credentials)
+    s.start()
+    print(port, flush=True)
+    s.wait_for_termination()
+
+
+def client(proxy_port, target, ca):
+    os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
+    out = {}
+    with grpc.secure_channel(target, credentials) as channel:
+        unary = channel.unary_unary("/test.Echo/Unary")
+        out["unary"] = unary(b"hello grpc", timeout=10).decode()
+        stream = channel.unary_stream("/test.Echo/Stream")
+        times, messages = [], []
+        started = time.time()
+        for message in stream(b"5", timeout=10):
+            messages.append(message.decode())
+            times.append(round(time.time() - started, 3))
+        out["stream"] = messages
+        out["stream_times"] = times
+        try:
+            channel.unary_unary("/test.Echo/Fail")(b"x", timeout=10)
+            out["fail"] = "no error"
+        except grpc.RpcError as error:
+            out["fail"] = [error.code().name, error.details()]
+    print(json.dumps(out))
+
+
+if sys.argv[1] == "server":
+    server(sys.argv[2], sys.argv[3])
+else:
+    client(sys.argv[2], sys.argv[3], sys.argv[4])
