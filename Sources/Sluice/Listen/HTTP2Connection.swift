@@ -74,7 +74,11 @@ final class HTTP2Connection {
         for stream in streams.values where stream.outputCount < ClientConnection.outputLowWater {
             stream.exchange?.clientDrained()
         }
-        if closing || (session.isFinished && streams.isEmpty) { client.closeAfterFlush() }
+        if closing || (session.isFinished && streams.isEmpty) {
+            // The GOAWAY goes out first; exchanges still running learn their client is gone.
+            clientGone()
+            client.closeAfterFlush()
+        }
     }
 
     private func writeGathered() {
@@ -148,11 +152,10 @@ final class HTTP2Connection {
     /// The client went away: every exchange learns it.
     func clientGone() {
         closing = true
-        for stream in streams.values {
+        for stream in Array(streams.values) where !stream.closed {
             stream.streamClosed()
             stream.exchange?.clientFailed(nil)
         }
-        streams.removeAll()
     }
 }
 
@@ -206,6 +209,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             method: method, target: .origin(path), rawTarget: path, minorVersion: 1, headers: fields,
             bodyFraming: framing)
         var request = received
+        request.takesTrailers = fields.tokens("te").contains("trailers")
         var failure: SluiceError?
         if method.isEmpty || path.isEmpty || method == "CONNECT" {
             failure = .badRequest(

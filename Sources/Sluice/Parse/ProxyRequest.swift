@@ -22,6 +22,9 @@ public struct ProxyRequest: Sendable, Equatable {
     public var headers: HTTPFields
     /// How the body is framed.
     public var bodyFraming: BodyFraming
+    /// The client takes trailers (an HTTP/2 stream that sent `te: trailers`, gRPC): Sluice asks
+    /// the origin for them too. An HTTP/1.1 client's `TE` is hop-by-hop and goes no further.
+    public var takesTrailers = false
 
     /// Whether the connection can stay open after this exchange (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {

@@ -6,12 +6,11 @@ enum Forwarding {
     /// The upstream request for a client's absolute-form request.
     static func upstreamRequest(for request: ProxyRequest, url: TargetURL) -> UpstreamRequest {
         var headers = request.headers
-        // `TE: trailers` says the client takes trailers; Sluice passes them on, so it says the same
-        // (gRPC origins want it).
-        let takesTrailers = request.headers.tokens("te").contains("trailers")
         HopByHop.strip(&headers)
         headers.remove(keys: requestFraming)
-        if takesTrailers { headers.append(name: "TE", value: "trailers") }
+        // An HTTP/2 client that takes trailers gets the origin's: Sluice asks for them in its own
+        // name (gRPC origins want `TE: trailers`).
+        if request.takesTrailers { headers.append(name: "TE", value: "trailers") }
         if let forwards = maxForwards(request), request.method == "TRACE" || request.method == "OPTIONS" {
             headers.set("Max-Forwards", String(forwards - 1))
         }
