@@ -13,11 +13,9 @@ struct InterceptResourceTests {
         let mebibytes = Int(ProcessInfo.processInfo.environment["SLUICE_INTERCEPT_MIB"] ?? "") ?? 192
         let directory = try CLI.workingDirectory()
         defer { CLI.remove(directory.path) }
-        let originCA = try CertificateAuthority.create(
-            commonName: "Test origin CA", organization: "Tests", validDays: 2)
-        let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
-        try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
-        let origin = try HTTPSOrigin(authority: originCA)
+        let pki = try TestPKI(in: directory)
+        let originCAPath = pki.caPath
+        let origin = try HTTPSOrigin(authority: pki.authority)
         defer { origin.stop() }
         let caPath = directory.appendingPathComponent("ca.pem").path
         let server = try ResourceTests.Server(
@@ -53,20 +51,14 @@ struct InterceptResourceTests {
 
     @Test(
         "A WebSocket stream of 1 GiB through an intercepted connection, read by a slow client, relays in bounded memory",
-        .enabled(if: WebSocketOrigin.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+        .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
     func largeWebSocketStream() throws {
         let mebibytes = Int(ProcessInfo.processInfo.environment["SLUICE_WEBSOCKET_MIB"] ?? "") ?? 1024
         let directory = try CLI.workingDirectory()
         defer { CLI.remove(directory.path) }
-        let originCA = try CertificateAuthority.create(commonName: "WS origin CA", organization: "Tests", validDays: 2)
-        let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
-        try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
-        let issued = try originCA.issueServerCertificate(
-            for: "localhost", validFrom: -1, validDays: 2, selfSigned: false)
-        let certificate = directory.appendingPathComponent("origin.pem").path
-        let key = directory.appendingPathComponent("origin.key").path
-        try issued.certificate.write(toFile: certificate, atomically: true, encoding: .utf8)
-        try issued.key.write(toFile: key, atomically: true, encoding: .utf8)
+        let pki = try TestPKI(in: directory)
+        let originCAPath = pki.caPath
+        let (certificate, key) = try pki.serverFiles()
         let origin = try WebSocketOrigin(certificate: certificate, key: key)
         defer { origin.stop() }
         let caPath = directory.appendingPathComponent("ca.pem").path

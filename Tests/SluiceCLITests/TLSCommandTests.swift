@@ -13,11 +13,9 @@ struct TLSCommandTests {
     func listAndClear() throws {
         let directory = try CLI.workingDirectory()
         defer { CLI.remove(directory.path) }
-        let originCA = try CertificateAuthority.create(
-            commonName: "Test origin CA", organization: "Tests", validDays: 2)
-        let originCAPath = directory.appendingPathComponent("origin-ca.pem").path
-        try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
-        let origin = try HTTPSOrigin(authority: originCA)
+        let pki = try TestPKI(in: directory)
+        let originCAPath = pki.caPath
+        let origin = try HTTPSOrigin(authority: pki.authority)
         defer { origin.stop() }
         let probe = try TestListener()
         let adminPort = probe.port

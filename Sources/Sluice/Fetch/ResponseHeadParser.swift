@@ -24,6 +24,9 @@ struct ResponseHeadParser {
     /// Bytes of the section so far, line ends included.
     private var sectionBytes = 0
 
+    /// No section is being read (before the first status line, or after a complete head).
+    var isBetweenSections: Bool { building == nil }
+
     init(maxHeaderBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
     }

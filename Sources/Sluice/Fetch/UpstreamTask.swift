@@ -259,6 +259,12 @@ public final class UpstreamTask {
         case .refused(let detail):
             return abort(.upstreamFailed(reason: .badResponse(detail: detail)))
         case .notHTTP:
+            // libcurl 7.88 can hand an HTTP/2 stream's trailers over before its head when the
+            // whole stream arrived in one read (a small gRPC answer): a field line before any
+            // status line is kept as a trailer, and the head still follows.
+            if transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")), trailerBytes < 16 * 1024 {
+                return trailerLine(line)
+            }
             return .abort
         }
     }

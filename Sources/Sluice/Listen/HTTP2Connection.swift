@@ -20,6 +20,8 @@ final class HTTP2Connection {
     private var closing = false
     /// Streams the client reset, recently (rapid reset: CVE-2023-44487).
     private var resets: [UInt64] = []
+    /// Streams whose exchange starts after the current read.
+    private var startsDue: [HTTP2Stream] = []
     /// Streams this side reset (not counted as the client's).
     private var resetting: Set<Int32> = []
 
@@ -56,6 +58,7 @@ final class HTTP2Connection {
                 closing = true
             }
         }
+        startDue()
         flush()
     }
 
@@ -191,20 +194,41 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         guard let stream = streams[id], stream.exchange == nil else { return }
         env.exchanges.stats.requests += 1
         env.exchanges.stats.http2Streams += 1
+        if endStream {
+            stream.requestDidEnd()
+            return start(stream)
+        }
+        // A body follows: the exchange starts once this read is done, by when a body sent with
+        // its head (a gRPC message) is complete and goes upstream with its length, not streamed.
+        stream.awaitingStart = true
+        startsDue.append(stream)
+    }
+
+    /// Starts the exchanges of streams whose heads came in the read just done.
+    private func startDue() {
+        let due = startsDue
+        startsDue.removeAll()
+        for stream in due where stream.awaitingStart && !stream.closed { start(stream) }
+    }
+
+    /// The stream's request as an exchange sees it, and the exchange started.
+    private func start(_ stream: HTTP2Stream) {
+        stream.awaitingStart = false
         let method = stream.pseudo[":method"] ?? ""
         let path = stream.pseudo[":path"] ?? ""
         var fields = stream.fields
         if let authority = stream.pseudo[":authority"] { fields.set("Host", authority) }
         let framing: ProxyRequest.BodyFraming
-        if endStream {
-            framing = .none
-        } else if let length = fields["content-length"].flatMap({ Int64($0) }) {
-            framing = .length(length)
+        if let length = fields["content-length"].flatMap({ Int64($0) }) {
+            framing = stream.requestEnded && length == 0 ? .none : .length(length)
+        } else if stream.requestEnded {
+            framing = stream.inputCount == 0 ? .none : .length(Int64(stream.inputCount))
         } else {
             framing = .chunked
-            stream.chunkedInput = true
+            stream.chunkInput()
             fields.append(name: "Transfer-Encoding", value: "chunked")
         }
+        if case .length(let length) = framing { fields.set("Content-Length", String(length)) }
         let received = ProxyRequest(
             method: method, target: .origin(path), rawTarget: path, minorVersion: 1, headers: fields,
             bodyFraming: framing)
@@ -222,7 +246,6 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         }
         let exchange = Exchange(client: stream, env: env.exchanges, request: request)
         stream.exchange = exchange
-        if endStream { stream.requestDidEnd() }
         if let failure { return exchange.fail(failure) }
         exchange.start()
     }

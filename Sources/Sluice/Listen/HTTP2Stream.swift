@@ -23,8 +23,10 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     /// Body bytes received and not yet given back to the window.
     private var unconsumed = 0
     /// The request body has no length: DATA is given to the exchange chunk-coded.
-    var chunkedInput = false
+    private(set) var chunkedInput = false
     private(set) var requestEnded = false
+    /// Its head is complete and its exchange starts after the current read.
+    var awaitingStart = false
 
     /// The response, read back from what the exchange wrote.
     private var unframer: ResponseUnframer?
@@ -52,6 +54,17 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
         if chunkedInput { input += [0x0D, 0x0A] }
         unconsumed += data.count
         exchange?.clientDataAvailable()
+    }
+
+    /// From now on the body is chunk-coded for the exchange (its length is not known): what
+    /// arrived so far becomes the first chunk.
+    func chunkInput() {
+        guard !chunkedInput else { return }
+        chunkedInput = true
+        let body = Array(input[inputStart...])
+        input = body.isEmpty ? [] : Array(String(body.count, radix: 16).utf8) + [0x0D, 0x0A] + body + [0x0D, 0x0A]
+        inputStart = 0
+        if requestEnded { input += Array("0\r\n\r\n".utf8) }
     }
 
     func requestDidEnd() {

@@ -107,7 +107,7 @@ struct HTTP2Tests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", WebSocketOrigin.root.appendingPathComponent("Tests/Fixtures/http2/abuse.py").path, mode,
+            "python3", TestVenv.root.appendingPathComponent("Tests/Fixtures/http2/abuse.py").path, mode,
             String(proxy), "localhost", String(port), ca,
         ]
         let pipe = Pipe()
@@ -159,44 +159,18 @@ struct HTTP2Tests {
 /// (through the proxy with `grpc_proxy`) from PyPI, in `.build/test-venv`.
 @Suite(
     "gRPC through interception",
-    .enabled(if: WebSocketOrigin.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+    .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
 struct GRPCTests {
     @Test("Unary, server-streaming (each message as it comes) and an error status pass, trailers included")
     func calls() throws {
         let setup = try WebSocketTests.Setup()
-        let script = WebSocketOrigin.root.appendingPathComponent("Tests/Fixtures/grpc/grpc_test.py").path
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: WebSocketOrigin.python)
-        server.arguments = [script, "server", setup.certificate, setup.key]
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-        }
-        var line = Data()
-        while !line.contains(0x0A) {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += data
-        }
-        let port = try #require(
-            UInt16(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let (server, port) = try TestVenv.start("grpc/grpc_test.py", ["server", setup.certificate, setup.key])
+        defer { TestVenv.stop(server) }
         let proxy = try ProxyHarness(configuration: setup.configuration(port: port))
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: WebSocketOrigin.python)
-        client.arguments = [script, "client", String(proxy.port), "localhost:\(port)", setup.caCert]
-        let pipe = Pipe()
-        client.standardOutput = pipe
-        client.standardError = pipe
-        try client.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        client.waitUntilExit()
-        let json = try #require(
-            (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-            "\(String(decoding: data, as: UTF8.self))")
+        let (status, json) = try TestVenv.run(
+            "grpc/grpc_test.py", ["client", String(proxy.port), "localhost:\(port)", setup.caCert])
+        #expect(status == 0, "\(json)")
+
         #expect(json["unary"] as? String == "echo:hello grpc")
         #expect(json["stream"] as? [String] == (0..<5).map { "message \($0)" })
         // The server sends one message every 20 ms: they arrive spread out, not all at the end.

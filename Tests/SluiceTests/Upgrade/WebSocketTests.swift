@@ -8,7 +8,7 @@ import Testing
 /// WebSockets through Sluice with real parts: the `websockets` package from PyPI as origin and
 /// client (plain and TLS), Sluice intercepting `localhost`, and a client that writes frames by
 /// hand through the plain port.
-@Suite("WebSockets", .enabled(if: WebSocketOrigin.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+@Suite("WebSockets", .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
 struct WebSocketTests {
     /// A folder with Sluice's CA, a test CA for the TLS origin, and its certificate.
     final class Setup: @unchecked Sendable {
@@ -21,16 +21,9 @@ struct WebSocketTests {
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("ws-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let originCA = try CertificateAuthority.create(
-                commonName: "WS origin CA", organization: "Tests", validDays: 2)
-            originCAPath = directory.appendingPathComponent("origin-ca.pem").path
-            try originCA.certificatePEM.write(toFile: originCAPath, atomically: true, encoding: .utf8)
-            let issued = try originCA.issueServerCertificate(
-                for: "localhost", validFrom: -1, validDays: 2, selfSigned: false)
-            certificate = directory.appendingPathComponent("origin.pem").path
-            key = directory.appendingPathComponent("origin.key").path
-            try issued.certificate.write(toFile: certificate, atomically: true, encoding: .utf8)
-            try issued.key.write(toFile: key, atomically: true, encoding: .utf8)
+            let pki = try TestPKI(in: directory)
+            originCAPath = pki.caPath
+            (certificate, key) = try pki.serverFiles()
         }
 
         deinit { try? FileManager.default.removeItem(at: directory) }
