@@ -155,8 +155,10 @@ final class HTTP2Connection {
     /// The client went away: every exchange learns it.
     func clientGone() {
         closing = true
-        for stream in Array(streams.values) where !stream.closed {
-            stream.streamClosed()
+        // Every exchange still running learns it, also one whose response went out whole and
+        // that waits for its upstream transfer's end: the connection (its host) goes away now.
+        for stream in Array(streams.values) {
+            if !stream.closed { stream.streamClosed() }
             stream.exchange?.clientFailed(nil)
         }
     }
@@ -263,10 +265,12 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         // A stream the client cancelled (RST_STREAM), running or not, counts against rapid reset.
         if errorCode != 0, !resetByUs { noteReset() }
         guard let stream = streams[id] else { return }
+        let delivered = errorCode == 0 && stream.responseDelivered
         stream.streamClosed()
         if let exchange = stream.exchange {
-            // The exchange stops, its upstream transfer too.
-            exchange.clientFailed(nil)
+            // Cut short: the exchange stops, its upstream transfer too. Ended after the whole
+            // response went out: the exchange finishes on its own (and the stream goes then).
+            if !delivered { exchange.clientFailed(nil) }
         } else {
             streams[id] = nil
         }

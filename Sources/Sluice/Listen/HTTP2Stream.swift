@@ -197,6 +197,9 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
         return .bytes(count)
     }
 
+    /// The whole response was handed to the session (head, body, end).
+    var responseDelivered: Bool { headSubmitted && bodyEnded && outputCount == 0 }
+
     func streamClosed() {
         closed = true
         input = []

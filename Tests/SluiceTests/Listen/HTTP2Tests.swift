@@ -140,6 +140,34 @@ struct HTTP2Tests {
         #expect(after == "fresh every time|2", "\(after)")
     }
 
+    @Test("A shutdown sends GOAWAY and lets the running stream finish; the proxy then stops")
+    func shutdown() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "curl", "-s", "--http2", "--max-time", "20", "-x", "http://127.0.0.1:\(proxy.port)", "--cacert",
+            setup.caCert, "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{http_version}",
+            origin.url("/big?n=\(4 << 20)&delay_ms=10"),
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.http2Streams } == 1 })
+        Thread.sleep(forTimeInterval: 0.1)
+        proxy.shutdown()  // returns once the loop stopped: after the stream ended
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output == "200 \(4 << 20) 2", "the stream that was running finished whole")
+        #expect(
+            proxy.logLines.all.contains {
+                $0.contains("/big?n=\(4 << 20)") && $0.contains(" 200 ") && !$0.contains("aborted")
+            })
+    }
+
     @Test("tls.http2: false offers only http/1.1")
     func off() throws {
         let setup = try Setup()
