@@ -532,6 +532,22 @@ rules:
         live = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail table.messages"))[0]
         self.wait(lambda b: "one two three" in live.text)
         self.assertGreater(len(live.find_elements(By.CSS_SELECTOR, "tbody tr")), rows)
+        # The exchange's HAR carries the messages as Chrome writes them (_webSocketMessages).
+        self.browser.execute_script("""
+            window.__harBlob = null;
+            const make = URL.createObjectURL;
+            URL.createObjectURL = (blob) => { window.__harBlob = blob; return make.call(URL, blob); };""")
+        self.browser.find_element(By.XPATH, "//aside[@id='detail']//button[text()='HAR']").click()
+        har = json.loads(self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const wait = () => window.__harBlob ? window.__harBlob.text().then(done) : setTimeout(wait, 50);
+            wait();"""))
+        entry = har["log"]["entries"][0]
+        self.assertEqual(entry["_resourceType"], "websocket")
+        messages = entry["_webSocketMessages"]
+        self.assertIn({"type": "receive", "opcode": 1, "data": "one two three"},
+                      [{k: m[k] for k in ("type", "opcode", "data")} for m in messages])
+        self.assertTrue(all(isinstance(m["time"], float) for m in messages))
 
 
 if __name__ == "__main__":
