@@ -16,11 +16,13 @@ public enum Digest {
     /// The SHA-256 of `text`'s UTF-8, as lowercase hex.
     public static func sha256Hex(_ text: String) -> String {
         var text = text
-        let digest = text.withUTF8 { sha256(UnsafeRawBufferPointer($0)) }
-        return digest.map { byte in
-            let hex = Array("0123456789abcdef".utf8)
-            return String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
-        }.joined()
+        return hex(text.withUTF8 { sha256(UnsafeRawBufferPointer($0)) })
+    }
+
+    /// Bytes as lowercase hex, two digits each.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 
     /// Standard Base64 with padding (RFC 4648 §4).

@@ -1,6 +1,5 @@
 import Codec
 import EventIO
-import Logging
 
 /// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same
 /// query layer as `sluice cache`.
@@ -21,7 +20,7 @@ struct AdminRoutes {
         case awaiting((@escaping (Answer) -> Void) -> Void)
     }
 
-    private var proxy: ProxyServer { server.proxy }
+    var proxy: ProxyServer { server.proxy }
 
     func answer(method: String, path: String, query: [String: String]) -> Answer {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -197,38 +196,6 @@ struct AdminRoutes {
                 ])
             ),
         ])
-    }
-
-    // MARK: - TLS passthrough
-
-    /// The blind windows in force: host, client address, its TLS fingerprint, and when the
-    /// window started and ends (seconds since the epoch).
-    private func passthroughList() -> JSONValue {
-        guard let interceptor = proxy.interceptor else { return .array([]) }
-        let monotonic = Double(EventLoop.monotonicNanoseconds()) / 1e9
-        let wall = proxy.clock()
-        return .array(
-            interceptor.passthrough.entries(now: monotonic).map { entry in
-                .object([
-                    ("host", .string(entry.key.host)), ("client", .string(entry.key.client)),
-                    ("fingerprint", .string(entry.key.fingerprint)),
-                    ("since", .double((wall + entry.since - monotonic).rounded())),
-                    ("until", .double((wall + entry.until - monotonic).rounded())),
-                    ("remaining_seconds", .number(Int((entry.until - monotonic).rounded(.up)))),
-                ])
-            })
-    }
-
-    /// Ends the blind windows for `host` (all without one).
-    private func clearPassthrough(host: String?) -> Answer {
-        guard let interceptor = proxy.interceptor else {
-            return .json(409, AdminConnection.error("TLS interception is off (tls.intercept is empty)"))
-        }
-        let ended = interceptor.clearPassthrough(host: host)
-        proxy.logger.notice(
-            "the admin API ended \(ended) TLS passthrough window(s)\(host.map { " for \($0)" } ?? ""): those clients are intercepted again"
-        )
-        return .json(200, .object([("cleared", .number(ended))]))
     }
 
     // MARK: - Cache

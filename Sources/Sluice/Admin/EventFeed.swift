@@ -1,5 +1,6 @@
 import Contract
 import EventIO
+import TLS
 
 /// Exchanges as Server-Sent Events for `GET /events` (AFNetworking's "task did complete"
 /// notification, for people and the admin page): `start` when one begins, `progress` at most four
@@ -115,14 +116,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         if message.opcode != 2, let text = String(validating: payload, as: UTF8.self) {
             members.append(("text", .string(text)))
         } else {
-            let digits = Array("0123456789abcdef".utf8)
-            members.append(
-                (
-                    "hex",
-                    .string(
-                        String(
-                            decoding: payload.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self))
-                ))
+            members.append(("hex", .string(Digest.hex(payload))))
         }
         return .object(members)
     }

@@ -135,10 +135,8 @@ struct ClientHello: Equatable {
                 alpnMark = String(head) + String(tail)
             } else {
                 // The first and last characters of the value's hex.
-                let digits = Array("0123456789abcdef".utf8)
-                let bytes = Array(first.utf8)
-                alpnMark = String(
-                    decoding: [digits[Int(bytes[0] >> 4)], digits[Int(bytes[bytes.count - 1] & 15)]], as: UTF8.self)
+                let hex = Digest.hex(first.utf8)
+                alpnMark = String(hex.prefix(1) + hex.suffix(1))
             }
         }
         let a =
@@ -154,14 +152,7 @@ struct ClientHello: Equatable {
         return a + "_" + b + "_" + c
     }
 
-    private static func hex(_ value: UInt16) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(
-            decoding: [
-                digits[Int(value >> 12)], digits[Int(value >> 8 & 15)], digits[Int(value >> 4 & 15)],
-                digits[Int(value & 15)],
-            ], as: UTF8.self)
-    }
+    private static func hex(_ value: UInt16) -> String { Digest.hex([UInt8(value >> 8), UInt8(value & 0xFF)]) }
 
     private static func digest(_ text: String) -> String { String(Digest.sha256Hex(text).prefix(12)) }
 

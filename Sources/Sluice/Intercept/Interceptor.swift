@@ -20,7 +20,7 @@ final class Interceptor {
 
     /// Whether a CONNECT to `host` is intercepted (before its ClientHello says who the client is).
     func intercepts(host: String, port: UInt16, rules: RuleBook) -> Bool {
-        let bare = Self.bare(host)
+        let bare = host.withoutIPv6Brackets
         if settings.passthrough.contains(where: { $0.matches(bare) }) { return false }
         return settings.intercept.contains { $0.matches(host: bare, port: port) }
             || rules.rules.contains { rule in rule.intercept && rule.match.host.map { $0.matches(bare) } == true }
@@ -28,7 +28,7 @@ final class Interceptor {
 
     /// The passthrough key of a client (address without port) with a fingerprint, for a host.
     static func key(client: String, host: String, fingerprint: String) -> PassthroughBook.Key {
-        PassthroughBook.Key(client: client, host: bare(host).lowercased(), fingerprint: fingerprint)
+        PassthroughBook.Key(client: client, host: host.withoutIPv6Brackets.lowercased(), fingerprint: fingerprint)
     }
 
     /// Whether this client's tunnels to the host are blind now.
@@ -43,14 +43,10 @@ final class Interceptor {
     func noteHandshake(_ key: PassthroughBook.Key, now: Double) { passthrough.completedHandshake(key, now: now) }
 
     /// Ends the blind windows for `host` (all when `nil`); how many ended.
-    func clearPassthrough(host: String?) -> Int { passthrough.clear(host: host.map { Self.bare($0) }) }
+    func clearPassthrough(host: String?) -> Int { passthrough.clear(host: host.map(\.withoutIPv6Brackets)) }
 
     /// A TLS server session for a connection to `host` (its leaf unless the SNI names another).
     func makeSession(host: String) throws(TLSError) -> TLSSession {
-        try context.makeSession(defaultName: Self.bare(host))
-    }
-
-    private static func bare(_ host: String) -> String {
-        host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        try context.makeSession(defaultName: host.withoutIPv6Brackets)
     }
 }

@@ -204,13 +204,6 @@ final class TLSStream: ClientStream {
     static let recordSize = 16 * 1024
     private var gather: [UInt8] = []
 
-    func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0, more: false) } }
-
-    func write(_ text: String) {
-        var text = text
-        text.withUTF8 { write(UnsafeRawBufferPointer($0), more: false) }
-    }
-
     var outputCount: Int { raw.outputCount }
     var writeBroken: Bool { raw.writeBroken }
 

@@ -50,7 +50,7 @@ final class ClientConnection {
     let peerText: String
     /// Whether the client is on this machine (a loopback peer).
     let isLocal: Bool
-    private(set) var state = State.idle
+    var state = State.idle
     private var parser: RequestParser
     private var headerTimer: Timer?
     private(set) var input = Input.open
@@ -58,10 +58,10 @@ final class ClientConnection {
     var inputClosed: Bool { input == .ended }
     /// The byte stream requests are read from and responses written to: the socket, or the
     /// decrypted stream of an intercepted connection.
-    private(set) var stream: any ClientStream
+    var stream: any ClientStream
     /// The TLS stream and the CONNECT's authority, once an interception's handshake completed:
     /// requests inside are `https://` requests for that authority.
-    private var intercepted: (tls: TLSStream, authority: Authority)?
+    var intercepted: (tls: TLSStream, authority: Authority)?
 
     init(connection: Connection, environment: ClientEnvironment) {
         self.connection = connection
@@ -86,14 +86,14 @@ final class ClientConnection {
 
     // MARK: - Reading requests
 
-    private func enterIdle() {
+    func enterIdle() {
         state = .idle
         let timeouts = env.timeouts
         connection.setTimeouts(readMilliseconds: timeouts.clientIdle, writeMilliseconds: timeouts.clientBody)
     }
 
     /// Parses buffered input into requests while the connection is free.
-    private func processInput() {
+    func processInput() {
         while true {
             switch state {
             case .idle, .readingHead: break
@@ -191,131 +191,6 @@ final class ClientConnection {
     func upgradeDidFinish(_ record: ExchangeRecord) {
         env.log(record)
         closeAfterFlush()
-    }
-
-    // MARK: - Interception
-
-    /// The client's address without its port (a passthrough window is per client, host and fingerprint).
-    private var clientAddress: String { connection.peer?.unmapped.host ?? peerText }
-
-    private func monotonicSeconds() -> Double { Double(EventLoop.monotonicNanoseconds()) / 1e9 }
-
-    /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted
-    /// (unless that client is in a passthrough window for the host), anything else is tunnelled
-    /// blind as before.
-    private func beginInterception(_ request: ProxyRequest, _ authority: Authority) {
-        connection.write(Tunnel.acceptedResponse)
-        state = .peeking(authority, request)
-        let limit = env.tls.handshakeTimeout
-        connection.setTimeouts(readMilliseconds: limit, writeMilliseconds: limit)
-        if connection.inputCount > 0 { peek() }
-    }
-
-    private func peek() {
-        guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
-        let first = connection.withFirstInputSegment { $0.first }
-        // Not a TLS handshake record: the tunnel the client asked for, blind.
-        guard first == 0x16, let interceptor = env.interceptor else { return tunnelBlind(authority, request) }
-        var key: PassthroughBook.Key?
-        switch connection.withInput(upTo: ClientHello.limit + 64, { ClientHello.scan($0) }) {
-        case .needMore:
-            if connection.inputCount <= ClientHello.limit + 64 { return }
-        case .hello(let hello):
-            key = Interceptor.key(client: clientAddress, host: authority.host, fingerprint: hello.fingerprint)
-        case .notClientHello:
-            break  // the TLS session says what is wrong with it
-        }
-        if let key, interceptor.isBlind(key, now: monotonicSeconds()) {
-            env.exchanges.stats.tlsPassthroughTunnels += 1
-            return tunnelBlind(authority, request)
-        }
-        do {
-            let tls = TLSStream(raw: connection, session: try interceptor.makeSession(host: authority.host))
-            state = .handshaking(authority, tls, key)
-            handshake()
-        } catch {
-            env.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
-            close()
-        }
-    }
-
-    /// The tunnel the client asked for, blind (its `200` was sent).
-    private func tunnelBlind(_ authority: Authority, _ request: ProxyRequest) {
-        let tunnel = Tunnel(
-            client: self, environment: env.tunnels(), host: authority.host, port: authority.port,
-            request: request, answered: true)
-        state = .tunnelling(tunnel)
-        connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
-        tunnel.start()
-    }
-
-    private func handshake() {
-        guard case .handshaking(let authority, let tls, let key) = state else { return }
-        switch tls.advance() {
-        case .handshaking, .open:
-            return
-        case .established:
-            if let key { env.interceptor?.noteHandshake(key, now: monotonicSeconds()) }
-            intercepted = (tls, authority)
-            stream = tls
-            env.exchanges.stats.tlsIntercepted += 1
-            if tls.session.alpn == "h2" { return beginHTTP2(tls, authority) }
-            enterIdle()
-            processInput()
-        case .failed(let failure):
-            handshakeFailed(authority, key, failure)
-        }
-    }
-
-    /// The client chose HTTP/2 (ALPN): the connection is its streams from now on.
-    private func beginHTTP2(_ tls: TLSStream, _ authority: Authority) {
-        do {
-            let http2 = try HTTP2Connection(client: self, tls: tls, authority: authority, env: env)
-            state = .http2(http2)
-            env.exchanges.stats.http2Connections += 1
-            connection.setTimeouts(
-                readMilliseconds: env.timeouts.clientIdle, writeMilliseconds: env.timeouts.clientBody)
-            http2.readable()
-        } catch {
-            env.logger.error("HTTP/2 for \(peerText) could not start: \(error)")
-            close()
-        }
-    }
-
-    /// A failed handshake is logged once; a client that refused the certificate twice within a
-    /// minute gets blind tunnels to that host for `tls.passthrough_after_failure` (apps that pin
-    /// keep working), keyed by its fingerprint so that other clients on its address do not.
-    private func handshakeFailed(_ authority: Authority, _ key: PassthroughBook.Key?, _ failure: TLSSession.Failure) {
-        switch failure {
-        case .certificateRejected(let reason):
-            certificateRefused(authority, key, reason: "it sent the alert \"\(reason)\"")
-        case .protocolError(let reason), .noCertificate(let reason), .certificateUntrusted(let reason):
-            env.exchanges.stats.tlsHandshakeFailures += 1
-            env.logger.warning("TLS handshake for \(authority.host) with \(peerText) failed: \(reason)")
-            close()
-        }
-    }
-
-    private func certificateRefused(_ authority: Authority, _ key: PassthroughBook.Key?, reason: String) {
-        env.exchanges.stats.tlsCertificateRefusals += 1
-        let host = authority.host
-        var message = "client \(peerText) refused the certificate for \(host) (\(reason))"
-        if let key, let interceptor = env.interceptor {
-            message += "; TLS fingerprint \(key.fingerprint)"
-            switch interceptor.noteRefusal(key, now: monotonicSeconds()) {
-            case .off: break
-            case .counted:
-                message += "; a second refusal within a minute makes its tunnels to \(host) blind"
-            case .trustedRecently:
-                message += "; not pinning (it completed a handshake for \(host) recently), so it stays intercepted"
-            case .started:
-                env.exchanges.stats.tlsPassthroughStarted += 1
-                message +=
-                    "; it refused twice within a minute, so its tunnels to \(host) are blind for \(env.tls.passthroughAfterFailure / 1000) s (other clients are still intercepted); end it with `sluice tls passthrough clear --host \(host)`, DELETE /tls/passthrough on the admin API, or the page"
-            }
-        }
-        env.logger.warning("\(message)")
-        close()
     }
 
     /// Answers a parsed request with a problem without contacting anyone.

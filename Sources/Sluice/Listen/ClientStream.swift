@@ -35,6 +35,36 @@ protocol ClientStream: AnyObject {
 extension ClientStream {
     var sendsFiles: Bool { false }
 
+    // A stream that neither gathers nor copies differently writes the pieces one by one (a
+    // socket and a TLS stream have their own: one `writev`, one TLS record).
+
+    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
+        write(first, more: true)
+        write(second, more: more)
+    }
+
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
+    ) {
+        write(first, second, more: true)
+        write(third, more: more)
+    }
+
+    func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
+        _ fourth: UnsafeRawBufferPointer, more: Bool
+    ) {
+        write(first, second, more: true)
+        write(third, fourth, more: more)
+    }
+
+    func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0, more: false) } }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0), more: false) }
+    }
+
     /// Any stream: the file's bytes read in place and written like others (copied into the stream).
     func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>) {
         write(head, UnsafeRawBufferPointer(rebasing: file.bytes[range]), more: false)

@@ -102,16 +102,11 @@ final class HTTP2Connection {
     // MARK: - From the streams
 
     func respond(_ stream: HTTP2Stream, head: ResponseHead, hasBody: Bool) {
-        var fields: [(String, String)] = []
-        for field in head.headers {
-            // Connection-specific fields have no place in HTTP/2 (RFC 9113 §8.2.2).
-            let name = field.name.lowercased()
-            if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name) {
-                continue
-            }
-            fields.append((name, field.value))
-        }
-        session.respond(stream: stream.id, status: head.status, headers: fields, hasBody: hasBody)
+        // Connection-specific fields have no place in HTTP/2 (RFC 9113 §8.2.2); the session lowercases names.
+        var headers = head.headers
+        HopByHop.strip(&headers)
+        session.respond(
+            stream: stream.id, status: head.status, headers: headers.map { ($0.name, $0.value) }, hasBody: hasBody)
         flushSoon()
     }
 

@@ -102,36 +102,6 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
 
     func write(_ bytes: UnsafeRawBufferPointer, more: Bool) { response(bytes) }
 
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
-        response(first)
-        response(second)
-    }
-
-    func write(
-        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
-    ) {
-        response(first)
-        response(second)
-        response(third)
-    }
-
-    func write(
-        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
-        _ fourth: UnsafeRawBufferPointer, more: Bool
-    ) {
-        response(first)
-        response(second)
-        response(third)
-        response(fourth)
-    }
-
-    func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { response($0) } }
-
-    func write(_ text: String) {
-        var text = text
-        text.withUTF8 { response(UnsafeRawBufferPointer($0)) }
-    }
-
     var outputCount: Int { output.count - outputStart }
     var writeBroken: Bool { closed }
 
@@ -217,7 +187,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     func requestBodyDidEnd() {}
 
     func responseTrailers(_ fields: HTTPFields) {
-        trailers = fields.map { ($0.name.lowercased(), $0.value) }
+        trailers = fields.map { ($0.name, $0.value) }
     }
 
     func sendHeldHeadAtEndOfTurn() {

@@ -200,7 +200,7 @@ public struct ParentRouting: Sendable, Equatable {
         }
         guard let parent = https ? forHTTPS : forHTTP else { return nil }
         let name = host.lowercased()
-        let literal = SocketAddress.parseIP(name.hasPrefix("[") ? String(name.dropFirst().dropLast()) : name)
+        let literal = SocketAddress.parseIP(name.withoutIPv6Brackets)
         for exception in exceptions {
             switch exception {
             case .all: return nil

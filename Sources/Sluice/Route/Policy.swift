@@ -57,7 +57,7 @@ final class Policy {
         let address: SocketAddress?
 
         init(host: String, port: UInt16) {
-            bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+            bare = host.withoutIPv6Brackets
             self.port = port
             address = SocketAddress.parseIP(bare).map { SocketAddress(ip: $0, port: port) }
         }

@@ -45,7 +45,7 @@ final class Dialer {
     private let done: (Outcome) -> Void
 
     /// The host without an IPv6 literal's brackets.
-    var bareHost: String { host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host }
+    var bareHost: String { host.withoutIPv6Brackets }
 
     init(
         environment: TunnelEnvironment, host: String, port: UInt16, parent: ParentProxy?, localClient: Bool,

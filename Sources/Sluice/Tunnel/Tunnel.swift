@@ -59,7 +59,7 @@ final class Tunnel {
     }
 
     func start() {
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let bare = host.withoutIPv6Brackets
         let parent = env.parents.parent(
             host: bare, https: true, rule: env.rules.match(method: "CONNECT", host: bare, path: "/")?.proxy)
         let dialer = Dialer(environment: env, host: host, port: port, parent: parent, localClient: client.isLocal) {

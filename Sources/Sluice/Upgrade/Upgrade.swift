@@ -17,18 +17,20 @@ final class Upgrade {
     /// The rule's name when one matched (for the log).
     let ruleName: String?
     let id: Int
-    private let env: ExchangeEnvironment
+    let env: ExchangeEnvironment
     private let tunnels: TunnelEnvironment
     private let startTime = EventLoop.monotonicNanoseconds()
-    private var lastActivity = EventLoop.monotonicNanoseconds()
+    var lastActivity = EventLoop.monotonicNanoseconds()
     private var idleTimer: Timer?
     private var responseTimer: Timer?
     /// What the log line says: the status sent, bytes to the client, a validation failure.
     private var status = 0
-    private var bytesDown: Int64 = 0
+    var bytesDown: Int64 = 0
     private var validationFailure: String?
     private var capture: ExchangeCapture?
     private var switchedAt: UInt64?
+    /// Where a refusal's chunked body is decoded to find its end (the decoded bytes are not used).
+    private var scratch: [UInt8] = []
 
     /// The origin's side: the socket, TLS to an `https://` parent, TLS to an `https://` origin.
     struct Far {
@@ -149,7 +151,7 @@ final class Upgrade {
         }
     }
 
-    private func secure() {
+    func secure() {
         guard case .securing(let far) = phase, let tls = far.originTLS else { return }
         switch tls.advance() {
         case .handshaking:
@@ -174,7 +176,7 @@ final class Upgrade {
     }
 
     /// Reads the origin's head line by line.
-    private func readHead() {
+    func readHead() {
         while case .awaitingHead(let far, var parser) = phase {
             let stream = far.stream
             guard stream.inputCount > 0 else { return }
@@ -186,10 +188,7 @@ final class Upgrade {
                 }
                 return (parser.consume(UnsafeRawBufferPointer(rebasing: bytes[...newline])), newline + 1)
             }
-            guard let (step, consumed) = read else {
-                if far.upstream.inputCount == 0, stream.inputCount > 0 { return }
-                return
-            }
+            guard let (step, consumed) = read else { return }
             stream.drainInput(consumed)
             phase = .awaitingHead(far, parser)
             switch step {
@@ -284,151 +283,53 @@ final class Upgrade {
         passBody()
     }
 
-    private func passBody() {
+    func passBody() {
         guard case .passingBack(let far, var left) = phase else { return }
-        let stream = far.stream
-        while client.stream.outputCount < Tunnel.highWater, stream.inputCount > 0 {
-            let moved = stream.withFirstInputSegment { segment -> Int in
-                var take = segment.count
-                switch left {
-                case .length(let remaining): take = Int(min(Int64(take), remaining))
-                case .chunked(var decoder):
-                    var scratch = [UInt8](repeating: 0, count: min(segment.count, 64 * 1024))
-                    let step = scratch.withUnsafeMutableBytes { try? decoder.decode(segment, into: $0) }
-                    take = step?.consumed ?? segment.count
-                    left = step?.finished == true ? .length(0) : .chunked(decoder)
-                    if step == nil { left = .length(0) }
-                case .untilClose: break
-                }
-                client.stream.write(UnsafeRawBufferPointer(rebasing: segment[0..<take]), more: false)
-                if case .length(let remaining) = left { left = .length(remaining - Int64(take)) }
+        var ended = false
+        while !ended, client.stream.outputCount < Tunnel.highWater, far.stream.inputCount > 0 {
+            let moved = far.stream.withFirstInputSegment { segment -> Int in
+                let take: Int
+                (take, ended) = share(of: segment, &left)
+                client.stream.write(UnsafeRawBufferPointer(rebasing: segment[..<take]), more: false)
                 return take
             }
-            stream.drainInput(moved)
+            far.stream.drainInput(moved)
             bytesDown += Int64(moved)
-            if case .length(0) = left { break }
         }
         phase = .passingBack(far, left)
-        if case .length(let remaining) = left, remaining <= 0 { return finish() }
+        if case .length(0) = left { ended = true }
+        if ended { return finish() }
         if client.stream.outputCount >= Tunnel.highWater { far.upstream.pauseReading() }
     }
 
-    private func failBeforeSwitch(_ error: SluiceError) {
+    /// How many of `segment`'s bytes belong to the refusal's body, and whether it ends with them.
+    /// The bytes go on as they came (the client gets the origin's framing); a chunked body is
+    /// decoded only to find its end.
+    private func share(of segment: UnsafeRawBufferPointer, _ left: inout BodyLeft) -> (Int, Bool) {
+        switch left {
+        case .length(let remaining):
+            let take = Int(min(Int64(segment.count), remaining))
+            left = .length(remaining - Int64(take))
+            return (take, remaining == Int64(take))
+        case .chunked(var decoder):
+            if scratch.count < segment.count { scratch = [UInt8](repeating: 0, count: segment.count) }
+            guard let step = scratch.withUnsafeMutableBytes({ try? decoder.decode(segment, into: $0) }) else {
+                return (segment.count, true)  // not chunked after all: what came goes, and the end
+            }
+            left = .chunked(decoder)
+            return (step.consumed, step.finished)
+        case .untilClose:
+            return (segment.count, false)
+        }
+    }
+
+    func failBeforeSwitch(_ error: SluiceError) {
         let problem = Problem(error, url: url.description)
         status = problem.status
         let bytes = ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.date.now)
         client.stream.write(bytes)
         bytesDown += Int64(bytes.count)
         finish(error: error)
-    }
-
-    // MARK: - The relay
-
-    /// Client to origin, as much as the origin's buffer takes.
-    private func relayUp(_ relay: Relay) {
-        let far = relay.far.stream
-        if far.outputCount < Tunnel.highWater { client.connection.readAvailable(upTo: Tunnel.highWater) }
-        pump(from: client.stream, to: far, frames: &relay.sent)
-        if far.outputCount >= Tunnel.highWater {
-            client.connection.pauseReading()
-        } else if relay.halfClose.up == .open, clientInputEnded {
-            upEnded(relay)
-        }
-    }
-
-    /// Origin to client, as much as the client's buffer takes.
-    private func relayDown(_ relay: Relay) {
-        if client.stream.outputCount < Tunnel.highWater { relay.far.upstream.readAvailable(upTo: Tunnel.highWater) }
-        bytesDown += pump(from: relay.far.stream, to: client.stream, frames: &relay.received)
-        if client.stream.outputCount >= Tunnel.highWater {
-            relay.far.upstream.pauseReading()
-        } else if relay.halfClose.down == .ending || (relay.far.originTLS ?? relay.far.parentTLS)?.inputEnded == true {
-            downEnded(relay)
-        }
-    }
-
-    /// Moves bytes while the sink takes them, reading WebSocket frames on the way.
-    @discardableResult
-    private func pump(from source: any ClientStream, to sink: any ClientStream, frames: inout WebSocketFrames?) -> Int64
-    {
-        var moved: Int64 = 0
-        while sink.outputCount < Tunnel.highWater, source.inputCount > 0 {
-            let count = source.withFirstInputSegment { segment -> Int in
-                if frames != nil { frames!.observe(segment) { message in self.observed(message) } }
-                sink.write(segment, more: false)
-                return segment.count
-            }
-            source.drainInput(count)
-            moved += Int64(count)
-        }
-        if moved > 0 { lastActivity = EventLoop.monotonicNanoseconds() }
-        return moved
-    }
-
-    private func observed(_ message: WebSocketFrames.Message) {
-        env.stats.webSocketMessages += 1
-        if let watcher = env.watcher, watcher.isWatching { watcher.webSocketMessage(id, message) }
-    }
-
-    /// The client's side ended (FIN, or TLS close_notify inside an intercepted tunnel).
-    private var clientInputEnded: Bool {
-        client.inputClosed || (client.stream as? TLSStream)?.inputEnded == true
-    }
-
-    /// Nothing more comes from the client: the origin's side is shut for writing.
-    private func upEnded(_ relay: Relay) {
-        guard relay.halfClose.up != .ended else { return }
-        relay.halfClose.up = .ended
-        relay.far.originTLS?.closeWriting()
-        relay.far.parentTLS?.closeWriting()
-        relay.far.upstream.shutdownWrite()
-        if relay.halfClose.down == .ended { finish() }
-    }
-
-    /// Nothing more comes from the origin: the client's side is shut for writing.
-    private func downEnded(_ relay: Relay) {
-        guard relay.halfClose.down != .ended else { return }
-        relay.halfClose.down = .ended
-        (client.stream as? TLSStream)?.closeWriting()
-        client.connection.shutdownWrite()
-        if relay.halfClose.up == .ended { finish() }
-    }
-
-    // MARK: - Events from the client connection
-
-    func clientReadable() {
-        if case .relaying(let relay) = phase { relayUp(relay) }
-    }
-
-    func clientDrained() {
-        switch phase {
-        case .relaying(let relay):
-            guard relay.halfClose.down != .ended else { return }
-            relay.far.upstream.resumeReading()
-            relayDown(relay)  // plain text already decrypted gets no read event of its own
-        case .passingBack(let far, _):
-            far.upstream.resumeReading()
-            passBody()
-        default:
-            return
-        }
-    }
-
-    func clientEvent(_ event: Connection.Event) {
-        switch (event, phase) {
-        case (.endOfStream, .relaying(let relay)):
-            relayUp(relay)
-            upEnded(relay)
-        case (.endOfStream, .dialing), (.endOfStream, .securing), (.endOfStream, .awaitingHead):
-            // A client may end its side after the handshake request: the answer still goes back.
-            return
-        case (.endOfStream, .passingBack):
-            return
-        case (.connected, _):
-            return
-        case (.endOfStream, _), (.error, _), (.timeout, _):
-            finish(aborted: true)
-        }
     }
 
     // MARK: - The end
@@ -445,7 +346,7 @@ final class Upgrade {
         return record
     }
 
-    private func finish(error: SluiceError? = nil, aborted: Bool = false) {
+    func finish(error: SluiceError? = nil, aborted: Bool = false) {
         let far: Far?
         switch phase {
         case .finished: return
@@ -463,53 +364,5 @@ final class Upgrade {
         far?.parentTLS?.close()
         far?.upstream.close()
         client.upgradeDidFinish(record(error: error, aborted: aborted))
-    }
-}
-
-extension Upgrade: ConnectionDelegate {
-    func connectionDidRead(_ connection: Connection) {
-        switch phase {
-        case .securing: secure()
-        case .awaitingHead(let far, _):
-            _ = far.originTLS?.advance()
-            readHead()
-        case .relaying(let relay):
-            _ = relay.far.originTLS?.advance()
-            relayDown(relay)
-        case .passingBack:
-            passBody()
-        case .idle, .dialing, .finished: return
-        }
-    }
-
-    func connectionDidDrain(_ connection: Connection) {
-        guard case .relaying(let relay) = phase, relay.halfClose.up != .ended else { return }
-        client.connection.resumeReading()
-        relayUp(relay)
-    }
-
-    func connection(_ connection: Connection, didReceive event: Connection.Event) {
-        switch (event, phase) {
-        case (.connected, _):
-            return
-        case (.endOfStream, .relaying(let relay)):
-            if relay.halfClose.down == .open { relay.halfClose.down = .ending }
-            relayDown(relay)
-        case (.endOfStream, .passingBack(let far, let left)):
-            passBody()
-            if case .untilClose = left { finish() } else if case .passingBack = phase { finish(aborted: true) }
-            _ = far
-        case (.endOfStream, .securing), (.endOfStream, .awaitingHead):
-            failBeforeSwitch(
-                .upstreamFailed(
-                    reason: .badResponse(detail: "The origin closed the connection before answering the upgrade.")))
-        case (.error, .securing), (.error, .awaitingHead):
-            failBeforeSwitch(
-                .upstreamFailed(
-                    reason: .badResponse(detail: "The connection to the origin failed before it answered the upgrade."))
-            )
-        case (.endOfStream, _), (.error, _), (.timeout, _):
-            finish(aborted: true)
-        }
     }
 }

@@ -48,10 +48,7 @@ enum UpgradeHandshake {
     /// `Sec-WebSocket-*` included) and `Via`.
     static func switchingHead(_ response: ResponseHead) -> [UInt8] {
         var headers = response.headers
-        headers.remove("connection")
-        headers.remove("upgrade")
-        headers.remove("keep-alive")
-        headers.remove("proxy-connection")
+        HopByHop.strip(&headers)  // the switch's own two are written again below
         Forwarding.appendVia(&headers, version: response.version)
         headers.append(name: "Connection", value: "Upgrade")
         headers.append(name: "Upgrade", value: response.headers.values("upgrade").joined(separator: ", "))
