@@ -6,14 +6,14 @@
 #   Benchmarks/bulk.sh        # SIZE=256 (MiB) ROUNDS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 SIZE="${SIZE:-256}"
 ROUNDS="${ROUNDS:-3}"
 ORIGIN_PORT=24980 SLUICE=24901 SQUID=24902
 source Benchmarks/origin.sh
 need_wrk_nginx
 swift build -c release >/dev/null
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" "no-store" 'client_max_body_size 0; location /upload { return 200 "ok\n"; }'
 head -c $((SIZE << 20)) /dev/urandom > "$work/www/big.bin"
 chmod 644 "$work/www/big.bin"

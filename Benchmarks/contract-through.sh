@@ -7,6 +7,7 @@
 #   SLUICE_BIN=/path/to/sluice Benchmarks/contract-through.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 DURATION="${DURATION:-5}"
 CONNS="${CONNS:-64}"
 ROUNDS="${ROUNDS:-3}"
@@ -14,13 +15,8 @@ ORIGIN_PORT="${ORIGIN_PORT:-24681}"
 PROXY_PORT="${PROXY_PORT:-24609}"
 source Benchmarks/origin.sh
 need_wrk_nginx
-if [ -z "${SLUICE_BIN:-}" ]; then
-  scripts/setup.sh
-  swift build -c release >/dev/null
-fi
-BIN="${SLUICE_BIN:-.build/release/sluice}"
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+BIN=$(release_binary)
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" no-store "default_type application/json;
     location /plain/ { alias $work/www/; add_header Cache-Control no-store; }
     location /report/ { alias $work/www/; add_header Cache-Control no-store; }

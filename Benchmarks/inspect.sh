@@ -5,6 +5,7 @@
 #   Benchmarks/inspect.sh [PAIRS]      (default 3 pairs of 6 s runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 PAIRS="${1:-3}"
 ORIGIN_PORT="${ORIGIN_PORT:-24582}"
 PROXY_PORT="${PROXY_PORT:-24510}"
@@ -14,8 +15,7 @@ need_wrk_nginx
 scripts/setup.sh
 swift build -c release >/dev/null
 bin=.build/release/sluice
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" "max-age=3600"
 printf 'listen: 127.0.0.1:%s\nadmin: {listen: "127.0.0.1:%s"}\ncache: {path: %s/cache.sqlite}\nlog: {access: false}\n' \
   "$PROXY_PORT" "$ADMIN_PORT" "$work" > "$work/sluice.yaml"

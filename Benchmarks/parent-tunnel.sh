@@ -7,6 +7,7 @@
 #   Benchmarks/parent-tunnel.sh        # SIZE=256 (MiB) ROUNDS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 SIZE="${SIZE:-256}"
 ROUNDS="${ROUNDS:-3}"
 ORIGIN_PORT=24680 CHILD=24601 VIA_HTTP=24602 VIA_HTTPS=24603 PARENT=24604 STUNNEL=24605
@@ -14,8 +15,7 @@ source Benchmarks/origin.sh
 need_wrk_nginx
 command -v stunnel4 >/dev/null || { echo "needs stunnel4 (scripts/setup.sh --tests)" >&2; exit 1; }
 swift build -c release >/dev/null
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" "no-store"
 head -c $((SIZE << 20)) /dev/urandom > "$work/www/big.bin"
 chmod 644 "$work/www/big.bin"

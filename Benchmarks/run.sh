@@ -6,6 +6,7 @@
 #   Benchmarks/run.sh            # DURATION=5 CONNS="1 64"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 DURATION="${DURATION:-5}"
 CONNS="${CONNS:-1 64}"
 ORIGIN_PORT="${ORIGIN_PORT:-24580}"
@@ -14,8 +15,7 @@ source Benchmarks/origin.sh
 need_wrk_nginx
 scripts/setup.sh
 swift build -c release >/dev/null
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" no-store
 printf 'listen: 127.0.0.1:%s\nadmin: {listen: ""}\nlog:\n  access: false\n' "$PROXY_PORT" > "$work/sluice.yaml"
 taskset -c 0 .build/release/sluice serve --config "$work/sluice.yaml" > "$work/logs/sluice.log" 2>&1 &

@@ -8,6 +8,7 @@
 #   CLUSTER=1 Benchmarks/shared-tier.sh   # the tier on a three-master Redis Cluster instead of one server
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 FILL="${FILL:-8}"
 RUN="${RUN:-2}"
 ORIGIN_PORT=24580 REDIS_PORT=24579 A_PORT=24508 B_PORT=24509 C_PORT=24510
@@ -15,8 +16,7 @@ source Benchmarks/origin.sh
 need_wrk_nginx
 command -v redis-server >/dev/null || { echo "needs redis-server (scripts/setup.sh --tests)" >&2; exit 1; }
 swift build -c release >/dev/null
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+make_work_directory
 start_origin "$ORIGIN_PORT" "$work" "public, max-age=3600"
 redis() {  # port, extra arguments
   local port=$1; shift

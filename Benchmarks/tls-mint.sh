@@ -6,16 +6,12 @@
 #   SLUICE_BIN=/path/to/sluice Benchmarks/tls-mint.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 N="${N:-1000}"
 PROXY_PORT="${PROXY_PORT:-24519}"
 ADMIN_PORT="${ADMIN_PORT:-24520}"
-if [ -z "${SLUICE_BIN:-}" ]; then
-  scripts/setup.sh
-  swift build -c release >/dev/null
-fi
-BIN="${SLUICE_BIN:-.build/release/sluice}"
-work=$(mktemp -d)
-trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+BIN=$(release_binary)
+make_work_directory
 cat > "$work/sluice.yaml" <<YAML
 listen: 127.0.0.1:$PROXY_PORT
 admin: { listen: 127.0.0.1:$ADMIN_PORT }
