@@ -76,6 +76,9 @@ extension Configuration {
                     FileLocations.resolve($0, against: directory)
                 }
             }
+            if case .file(let path) = rules[index].respond?.body {
+                copy.rules[index].respond?.body = .file(FileLocations.resolve(path, against: directory))
+            }
             copy.rules[index].tls?.caFile = rules[index].tls?.caFile.map {
                 FileLocations.resolve($0, against: directory)
             }

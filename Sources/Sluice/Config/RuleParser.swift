@@ -81,6 +81,36 @@ enum RuleParser {
         ),
         ("rules[].tls.min_version", "1.2 | 1.3", "libcurl's", "Lowest TLS version offered to the origin."),
         ("defaults.tls", "tls block", "none", "`pins`, `ca_file`, `min_version` for requests no rule matches."),
+        (
+            "rules[].respond.status", "code", "200",
+            "Map local: matching requests get this answer from Sluice; nothing goes upstream, nothing is cached."
+        ),
+        (
+            "rules[].respond.headers", "map of name to value", "{}",
+            "Fields of the answer (`Content-Type` defaults from the file's extension); Content-Length, Date and Via are Sluice's."
+        ),
+        ("rules[].respond.body", "string", "empty", "The body, as text."),
+        (
+            "rules[].respond.file", "path", "none",
+            "The body from a file (relative to the config file), read per request, at most limits.max_transform_body; gone: 502."
+        ),
+        (
+            "rules[].upstream", "URL or {url, host}", "none",
+            "Map remote: send matching requests (plain or intercepted) to this origin; its path is put before the request's."
+        ),
+        (
+            "rules[].upstream.host", "rewrite | keep", "rewrite",
+            "`Host` names the new origin (rewrite) or stays the client's (keep)."
+        ),
+        (
+            "rules[].rewrite.request", "{set, add, remove}", "none",
+            "Header fields changed before the request goes upstream: `set: {Name: value}`, `add: {Name: value}`, `remove: [Name]`."
+        ),
+        (
+            "rules[].rewrite.response", "{set, add, remove}", "none",
+            "Header fields of the origin's response changed before validation and the cache (and so in what is stored)."
+        ),
+        ("defaults.rewrite", "rewrite block", "none", "Header rewriting for requests no rule matches."),
     ]
 
     static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {
@@ -106,7 +136,7 @@ enum RuleParser {
         return try parseRule(value.node, path: "defaults", defaultName: "defaults", allowMatch: false)
     }
 
-    private static func mapping(_ node: Node, path: String) throws(ConfigError) -> [(String, Node, Int?)] {
+    static func mapping(_ node: Node, path: String) throws(ConfigError) -> [(String, Node, Int?)] {
         guard let mapping = node.mapping else {
             throw ConfigError(key: path, line: node.mark?.line, message: "expected a mapping")
         }
@@ -122,7 +152,7 @@ enum RuleParser {
         return entries
     }
 
-    private static func unknown(_ name: String, path: String, line: Int?, allowed: [String]) -> ConfigError {
+    static func unknown(_ name: String, path: String, line: Int?, allowed: [String]) -> ConfigError {
         let hint = allowed.min {
             ConfigLoader.distance(Array(name.utf8), Array($0.utf8))
                 < ConfigLoader.distance(Array(name.utf8), Array($1.utf8))
@@ -141,9 +171,9 @@ enum RuleParser {
             allowMatch
             ? [
                 "name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls", "proxy",
-                "contract",
+                "contract", "respond", "upstream", "rewrite",
             ]
-            : ["accept", "strip_json_nulls", "cache", "tls"]
+            : ["accept", "strip_json_nulls", "cache", "tls", "rewrite"]
         for (name, value, line) in try mapping(node, path: path) {
             let keyPath = path + "." + name
             let item = ConfigLoader.Value(node: value, path: keyPath)
@@ -187,8 +217,16 @@ enum RuleParser {
                     throw item.fail("verify: false is allowed only in a rule that names its hosts, never in defaults")
                 }
                 rule.tls = trust
+            case "respond": rule.respond = try parseRespond(item, path: keyPath)
+            case "upstream": rule.upstream = try parseUpstream(item, path: keyPath)
+            case "rewrite": rule.rewrite = try parseRewrite(item, path: keyPath)
             default: break
             }
+        }
+        if rule.respond != nil, rule.upstream != nil {
+            throw ConfigError(
+                key: path + ".upstream", line: node.mark?.line,
+                message: "a rule either answers itself (respond) or maps to another origin (upstream), not both")
         }
         return rule
     }

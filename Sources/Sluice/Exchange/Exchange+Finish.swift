@@ -36,7 +36,8 @@ extension Exchange {
             bytesSent: output.bytesSent, duration: duration, upstreamTime: task?.timeToHead, error: notes.error,
             aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
             transform: notes.transformNote, cacheStatus: notes.cacheStatus,
-            timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id, capture: capture)
+            timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id,
+            mapping: notes.mapping, capture: capture)
         if let outcome = notes.contract {
             switch outcome {
             case .passed: record.contract = "passed"

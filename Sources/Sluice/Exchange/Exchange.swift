@@ -45,6 +45,17 @@ final class Exchange {
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
     lazy var forwardRequest: UpstreamRequest = {
         var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
+        if let remote = route.rule.upstream {
+            // Map remote: another origin; the cache key, logs and problems keep the client's URL.
+            let original = upstream.url
+            upstream.url = remote.map(original)
+            if remote.keepsHost { upstream.headers.append(name: "Host", value: original.authority) }
+            notes.mapping = remote.label
+        }
+        if let rewrite = route.rule.rewrite {
+            rewrite.request.apply(to: &upstream.headers)
+            if !rewrite.response.isEmpty { upstream.responseRewrite = rewrite.response }
+        }
         upstream.fromLocalClient = client.isLocal
         upstream.trust = route.rule.tls
         upstream.parent = env.parents.parent(
@@ -288,6 +299,7 @@ final class Exchange {
     }
 
     private func answerLocally() {
+        if let answer = route.rule.respond { return mapLocal(answer) }
         let (head, text) = LocalAnswer.maxForwardsZero(
             request, date: env.date.now, keepAlive: output.keepAlive)
         output.complete(head: head, body: text, status: 200, bodyBytes: Int64(text.utf8.count))

@@ -15,4 +15,6 @@ struct ExchangeNotes {
     var error: SluiceError?
     /// Interim (1xx) responses passed on to the client.
     var interimSent = 0
+    /// `local` (a rule's `respond:` answered) or the origin a rule's `upstream:` sent the request to.
+    var mapping: String?
 }

@@ -90,6 +90,9 @@ public struct ExchangeRecord: Sendable {
     public var timeline: Timeline? = nil
     /// The exchange's number (from 1, in the order exchanges start).
     public var id: Int = 0
+    /// `local` when a rule's `respond:` answered, or the origin a rule's `upstream:` mapped the
+    /// request to.
+    public var mapping: String? = nil
     /// What was kept for a watcher (the admin page), when one looked.
     var capture: ExchangeCapture? = nil
 }

@@ -25,6 +25,9 @@ public struct UpstreamRequest: Sendable, Equatable {
     public var trust: UpstreamTrust?
     /// The parent proxy it goes through (`upstream.proxy`, a rule's `proxy:`); `nil` = direct.
     public var parent: ParentProxy?
+    /// Changes to the response's fields (a rule's `rewrite.response`), made as the head arrives,
+    /// before any hook sees it.
+    public var responseRewrite: HeaderRewrite?
 
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
         self.method = method

@@ -254,7 +254,10 @@ public final class UpstreamTask {
                 delegate?.task(self, didReceiveInterim: head)
             }
             return .proceed
-        case .final(let head):
+        case .final(var head):
+            // Framing fields are never rewritten (refused by the configuration): the checked
+            // framing stands.
+            currentRequest.responseRewrite?.apply(to: &head.headers)
             return headDidComplete(head, transfer: transfer)
         case .refused(let detail):
             return abort(.upstreamFailed(reason: .badResponse(detail: detail)))

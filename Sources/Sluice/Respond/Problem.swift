@@ -173,6 +173,11 @@ public struct Problem: Sendable, Equatable {
                     "The parent proxy \(parent) failed: \(detail)",
                     false
                 )
+            case .mapLocalFailed(let rule, let file, let detail):
+                return (
+                    502, "map-local-failed", "Map local failed",
+                    "The rule \(rule) answers with the file \(file), which \(detail).", false
+                )
             case .parentAuthRequired(let parent):
                 return (
                     502, "upstream-proxy-auth-required", "Upstream proxy wants credentials",

@@ -183,6 +183,18 @@ final class ResponseOutput {
         state = .complete
     }
 
+    /// A whole answer made of bytes (map local): head and body in one write.
+    func complete(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
+        if let capture {
+            capture.head(head)
+            body.withUnsafeBytes { capture.append($0) }
+        }
+        head.withUnsafeBytes { headBytes in body.withUnsafeBytes { stream.write(headBytes, $0, more: false) } }
+        self.status = status
+        bytesSent = bodyBytes
+        state = .complete
+    }
+
     /// An interim (1xx) response, written at once.
     func interim(_ head: [UInt8]) { stream.write(head) }
 

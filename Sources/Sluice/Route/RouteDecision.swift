@@ -50,7 +50,9 @@ struct RouteDecision {
             return (route, .refused(.badRequest(reason: .malformed("CONNECT is handled by the tunnel"))))
         }
         if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
-        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil {
+        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil
+            || book.defaults.rewrite != nil
+        {
             let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
             (route.rule, route.matched, route.gate, route.cacher) = (
                 resolved.rule, resolved.matched, resolved.gate, resolved.cacher
@@ -66,6 +68,8 @@ struct RouteDecision {
             return (route, .answerLocally)
         }
         route.url = url
+        // Map local: the rule's own answer, before the cache or any origin.
+        if route.rule.respond != nil { return (route, .answerLocally) }
         return (route, .forward)
     }
 

@@ -20,6 +20,12 @@ public struct Rule: Sendable, Equatable {
     public var tls: UpstreamTrust?
     /// `proxy:` a parent for the matching requests, or `none` (straight to the origin).
     public var proxy: ParentRouting.RuleChoice?
+    /// `respond:` the answer Sluice gives itself (map local); nothing goes upstream.
+    public var respond: MapLocal?
+    /// `upstream:` another origin for the matching requests (map remote).
+    public var upstream: MapRemote?
+    /// `rewrite:` header fields changed on the way up and back.
+    public var rewrite: Rewrite?
 
     public init(name: String) { self.name = name }
 }

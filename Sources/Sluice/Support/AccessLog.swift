@@ -82,6 +82,7 @@ final class AccessLog: EventMonitor {
         if let rule = record.rule { text += " rule=" + JSONText.quote(rule) }
         if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
+        if let mapping = record.mapping { text += " mapped=" + JSONText.quote(mapping) }
         if let failure = record.contractFailure {
             text += " contract=" + JSONText.quote(failure.logField)
         } else if let contract = record.contract, contract != "passed" {
@@ -102,7 +103,20 @@ final class AccessLog: EventMonitor {
         out.append(contentsOf: "ms".utf8)
     }
 
+    /// Digits written straight into `out` (`String(value)` costs a generic description call and
+    /// a copy: six numbers per access line).
     private static func decimal(_ value: Int64, into out: inout [UInt8]) {
-        out.append(contentsOf: String(value).utf8)  // a small string: no allocation
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 19 digits, filled from the end
+        withUnsafeMutableBytes(of: &digits) { raw in
+            var index = raw.count
+            repeat {
+                index -= 1
+                raw[index] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
+        }
     }
 }

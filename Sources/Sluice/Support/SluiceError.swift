@@ -77,6 +77,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case parentFailed(parent: String, detail: String)
         /// The parent proxy asked for credentials (407): none were configured, or they were refused.
         case parentAuthRequired(parent: String)
+        /// A rule's `respond.file` could not be read (gone, unreadable, too large).
+        case mapLocalFailed(rule: String, file: String, detail: String)
     }
 
     /// Why following a redirect failed.

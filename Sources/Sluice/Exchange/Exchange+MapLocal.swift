@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Map local: a rule's `respond:` answers the request; no origin, no cache.
+extension Exchange {
+    func mapLocal(_ answer: MapLocal) {
+        notes.mapping = "local"
+        var bytes: [UInt8]
+        switch answer.body {
+        case .text(let text): bytes = Array(text.utf8)
+        case .file(let path):
+            switch LocalAnswer.readFile(path, limit: env.transformLimit) {
+            case .success(let read): bytes = read
+            case .failure(let failure):
+                return fail(
+                    .upstreamFailed(
+                        reason: .mapLocalFailed(rule: route.rule.name, file: path, detail: failure.detail)))
+            }
+        }
+        if MapLocal.isBodiless(answer.status) { bytes = [] }
+        // What the client already sent of a body is read and dropped, so that the connection
+        // stays open for its next request when the body was small.
+        discardBufferedBody()
+        if !body.isComplete { output.keepAlive = false }
+        let headOnly = request.method == "HEAD"
+        let head = LocalAnswer.mapped(
+            answer, bodyLength: bytes.count, date: env.date.now, keepAlive: output.keepAlive)
+        output.complete(
+            head: head, body: headOnly ? [] : bytes, status: answer.status,
+            bodyBytes: headOnly ? 0 : Int64(bytes.count))
+        finishIfDone()
+    }
+
+    /// Reads and drops the request body bytes already buffered (at most 1 MiB).
+    private func discardBufferedBody() {
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        var dropped = 0
+        while !body.isComplete, dropped < 1 << 20 {
+            let read = scratch.withUnsafeMutableBytes { body.read(from: client.stream, into: $0) }
+            guard case .bytes(let count) = read else { return }
+            dropped += count
+        }
+    }
+}
+
+extension LocalAnswer {
+    /// The head of a map-local answer: the rule's fields (with a `Content-Type` from the file's
+    /// extension when it names none), then Sluice's framing, `Date` and `Via`.
+    static func mapped(_ answer: MapLocal, bodyLength: Int, date: String, keepAlive: Bool) -> [UInt8] {
+        var headers = answer.headers
+        if !headers.contains("content-type"), !MapLocal.isBodiless(answer.status) {
+            switch answer.body {
+            case .file(let path): headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path))
+            case .text(let text) where !text.isEmpty:
+                headers.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+            case .text: break
+            }
+        }
+        if !MapLocal.isBodiless(answer.status) { headers.append(name: "Content-Length", value: String(bodyLength)) }
+        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        Forwarding.appendVia(&headers, version: "1.1")
+        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        return ResponseWriter.head(
+            status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
+    }
+
+    /// What happened to a map-local file, for the 502 ("the file X, which …").
+    struct FileFailure: Error {
+        let detail: String
+    }
+
+    /// A map-local file's bytes.
+    static func readFile(_ path: String, limit: Int) -> Result<[UInt8], FileFailure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            return .failure(
+                FileFailure(
+                    detail: code == ENOENT
+                        ? "does not exist (any more)" : "cannot be opened: \(String(cString: strerror(code)))"))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return .failure(FileFailure(detail: "is not a regular file"))
+        }
+        guard info.st_size <= limit else {
+            return .failure(FileFailure(detail: "is larger than limits.max_transform_body (\(limit) bytes)"))
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { return .failure(FileFailure(detail: "could not be read whole")) }
+            filled += got
+        }
+        return .success(bytes)
+    }
+}
