@@ -71,16 +71,25 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// The field value.
     public var description: String {
         // Built in few pieces: a hit's field is made for every hit.
-        var text: String
+        var text = ""
+        text.reserveCapacity(64)  // one allocation for the usual field
         switch outcome {
-        case .hit(let ttl): text = "\(Self.cacheName); hit; ttl=\(ttl)"
+        case .hit(let ttl):
+            text += Self.cacheName
+            text += "; hit; ttl="
+            text += String(ttl)
         case .forward(let reason):
-            text = Self.cacheName + "; fwd=" + reason.rawValue
+            text += Self.cacheName
+            text += "; fwd="
+            text += reason.rawValue
             if let forwardStatus { text += "; fwd-status=\(forwardStatus)" }
         }
         if collapsed { text += "; collapsed" }
         if stored { text += "; stored" }
-        if let detail { text += "; detail=" + detail }
+        if let detail {
+            text += "; detail="
+            text += detail
+        }
         return text
     }
 

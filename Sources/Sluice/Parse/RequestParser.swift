@@ -158,10 +158,19 @@ public struct RequestParser: Sendable {
             var value = line[(colon + 1)...]
             while let byte = value.first, byte == 0x20 || byte == 0x09 { value = value.dropFirst() }
             while let byte = value.last, byte == 0x20 || byte == 0x09 { value = value.dropLast() }
-            guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
-                return .failure(malformed("invalid byte in a field value"))
+            var ascii = true
+            for byte in value {
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else {
+                    return .failure(malformed("invalid byte in a field value"))
+                }
+                if byte >= 0x80 { ascii = false }
             }
-            guard let text = String(validating: UnsafeRawBufferPointer(rebasing: value), as: UTF8.self) else {
+            let valueBytes = UnsafeRawBufferPointer(rebasing: value)
+            // ASCII is UTF-8 as it is: only obs-text needs the validating (slower) initialiser.
+            guard
+                let text = ascii
+                    ? String(decoding: valueBytes, as: UTF8.self) : String(validating: valueBytes, as: UTF8.self)
+            else {
                 return .failure(malformed("field value is not UTF-8"))
             }
             headers.append(name: String(decoding: UnsafeRawBufferPointer(rebasing: name), as: UTF8.self), value: text)
@@ -206,7 +215,10 @@ public struct RequestParser: Sendable {
             return method == "OPTIONS" ? .success(.asterisk) : .failure(.badRequest(reason: .notAProxyRequest))
         }
         // No request-target form has a fragment (RFC 9112 §3.2): it is the client's own business.
-        if raw.utf8.contains(UInt8(ascii: "#")) {
+        let hasFragment =
+            raw.utf8.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "#")) }
+            ?? raw.utf8.contains(UInt8(ascii: "#"))
+        if hasFragment {
             return .failure(.badRequest(reason: .malformed("a request target has no fragment (#)")))
         }
         if raw.utf8.first == UInt8(ascii: "/") { return .success(.origin(raw)) }

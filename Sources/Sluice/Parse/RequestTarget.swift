@@ -46,9 +46,11 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
         return String(unsafeUninitializedCapacity: length) { buffer in
             var index = 0
             func put(_ text: String) {
-                for byte in text.utf8 {
-                    buffer[index] = byte
-                    index += 1
+                var text = text
+                text.withUTF8 { bytes in
+                    guard let source = bytes.baseAddress else { return }
+                    (buffer.baseAddress! + index).update(from: source, count: bytes.count)
+                    index += bytes.count
                 }
             }
             put(scheme)
