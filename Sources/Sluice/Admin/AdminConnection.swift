@@ -115,7 +115,7 @@ final class AdminConnection: ConnectionDelegate {
                 status: 403, json: AdminConnection.error("requests from other web pages (Origin) are refused"))
         }
         let (path, query) = AdminConnection.split(target)
-        let mutating = request.method == "DELETE" || request.method == "POST"
+        let mutating = request.method == "DELETE" || request.method == "POST" || request.method == "PUT"
         if mutating, !server.token.isEmpty, request.headers["authorization"] != "Bearer " + server.token {
             return respond(
                 status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),

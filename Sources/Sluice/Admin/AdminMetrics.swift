@@ -119,6 +119,9 @@ final class AdminMetrics: EventMonitor {
         }
     }
 
+    /// Fault injections already counted, by rule and kind.
+    private var faultsReported: [String: Int] = [:]
+
     func exchangeDidComplete(_ record: ExchangeRecord) {
         countContract(record)
         if (100..<600).contains(record.status) { responsesByClass[record.status / 100 - 1].increment() }
@@ -139,6 +142,15 @@ final class AdminMetrics: EventMonitor {
             let value = stat.value(current)
             if value > reported[index] { stat.counter.increment(by: value - reported[index]) }
             reported[index] = value
+        }
+        for (rule, kinds) in proxy.environment.faults.counts {
+            for (kind, value) in kinds {
+                let key = rule + "\u{0}" + kind
+                guard value > faultsReported[key, default: 0], contractCounters.count < 2000 else { continue }
+                contractCounter("sluice_faults_injected_total", [("rule", rule), ("kind", kind)])
+                    .increment(by: value - faultsReported[key, default: 0])
+                faultsReported[key] = value
+            }
         }
         connectionsOpen.record(current.connectionsOpen)
         cacheBytes.record(proxy.cache?.totalBytes ?? 0)

@@ -34,6 +34,7 @@ struct AdminRoutes {
             default: return .json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
             }
         }
+        if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
@@ -41,7 +42,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
@@ -162,6 +163,7 @@ struct AdminRoutes {
             ("errors", .number(stats.errors)), ("tunnels", .number(stats.tunnels)),
             ("upgrades", .number(stats.upgrades)), ("websocket_messages", .number(stats.webSocketMessages)),
             ("tls", tlsStats),
+            ("faults", faultCounts()),
             (
                 "upstream",
                 .object([

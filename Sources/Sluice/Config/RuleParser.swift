@@ -111,6 +111,23 @@ enum RuleParser {
             "Header fields of the origin's response changed before validation and the cache (and so in what is stored)."
         ),
         ("defaults.rewrite", "rewrite block", "none", "Header rewriting for requests no rule matches."),
+        (
+            "rules[].faults.latency", "duration or range", "none",
+            "Delay before a matching request is served, drawn evenly from `200ms..800ms` (or fixed: `250ms`)."
+        ),
+        (
+            "rules[].faults.status", "{code, retry_after, rate}", "none",
+            "Answer `code` (with `Retry-After`) instead of the origin for a share of requests; the problem body says it was injected."
+        ),
+        (
+            "rules[].faults.reset", "{rate, after_bytes}", "none",
+            "Reset the client connection after `after_bytes` of the response body, for a share of requests."
+        ),
+        (
+            "rules[].faults.timeout", "{rate}", "none",
+            "Hold a share of requests unanswered until the client gives up (or timeouts.upstream_response: 504)."
+        ),
+        ("rules[].faults.seed", "integer", "random", "Makes the draws reproducible run after run."),
     ]
 
     static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {
@@ -171,7 +188,7 @@ enum RuleParser {
             allowMatch
             ? [
                 "name", "match", "accept", "strip_json_nulls", "redirects", "cache", "intercept", "tls", "proxy",
-                "contract", "respond", "upstream", "rewrite",
+                "contract", "respond", "upstream", "rewrite", "faults",
             ]
             : ["accept", "strip_json_nulls", "cache", "tls", "rewrite"]
         for (name, value, line) in try mapping(node, path: path) {
@@ -220,6 +237,7 @@ enum RuleParser {
             case "respond": rule.respond = try parseRespond(item, path: keyPath)
             case "upstream": rule.upstream = try parseUpstream(item, path: keyPath)
             case "rewrite": rule.rewrite = try parseRewrite(item, path: keyPath)
+            case "faults": rule.faults = try parseFaults(item, path: keyPath)
             default: break
             }
         }

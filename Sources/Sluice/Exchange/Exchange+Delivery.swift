@@ -226,7 +226,13 @@ extension Exchange: TaskDelegate {
             prepare(gaveUp.head)
             gaveUp.held.withUnsafeBytes { output.emit($0) }
         }
-        return output.deliver(bytes)
+        let taken = output.deliver(bytes)
+        if output.resetDue {
+            notes.fault = (notes.fault.map { $0 + ", " } ?? "") + "reset after \(output.bytesSent) bytes"
+            fail(.injected(rule: route.rule.name, status: 0, retryAfter: nil))
+            return true
+        }
+        return taken
     }
 
     /// The body is complete: release what was held and close the framing.

@@ -37,7 +37,7 @@ extension Exchange {
             aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
             transform: notes.transformNote, cacheStatus: notes.cacheStatus,
             timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id,
-            mapping: notes.mapping, capture: capture)
+            mapping: notes.mapping, fault: notes.fault, capture: capture)
         if let outcome = notes.contract {
             switch outcome {
             case .passed: record.contract = "passed"
@@ -53,7 +53,8 @@ extension Exchange {
         env.session.eventMonitor.exchangeDidComplete(record)
         if capture != nil { env.watcher?.exchangeDidEnd(self) }
         client.exchangeDidFinish(
-            self, closeConnection: closeConnection, abort: aborted && output.framing == .close)
+            self, closeConnection: closeConnection,
+            abort: aborted && (output.framing == .close || output.resetDue))
     }
 }
 

@@ -38,6 +38,8 @@ final class Exchange {
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
     var collapseTimer: Timer?
+    /// An injected delay or hold (a rule's `faults:`) before the request is served.
+    var faultTimer: Timer?
     /// Whether an event is being handled, and what waits for its turn.
     private var turn = Turn.idle
     /// The request as sent upstream.
@@ -87,7 +89,13 @@ final class Exchange {
             output.capture = capture
             watcher.exchangeDidStart(self)
         }
-        run(.routed(routed, stripMode: route.stripMode, now: env.clock()))
+        if route.url != nil, let plan = env.faults.plan(for: route.rule) { return inject(plan) }
+        proceed()
+    }
+
+    /// Routes the request on (after any injected delay).
+    func proceed(_ answer: ExchangeMachine.Route? = nil) {
+        run(.routed(answer ?? routed, stripMode: route.stripMode, now: env.clock()))
     }
 
     /// Where the driver's loop stands (Varnish's `CNT_Request`: one loop kicks the request along).

@@ -34,6 +34,8 @@ final class ExchangeEnvironment {
     var refreshes: [String: BackgroundRefresh] = [:]
     /// The rules in force.
     var rules: RuleBook
+    /// The rules' faults as they run: dice, switches, counts.
+    let faults = FaultBook()
     /// Access and target policy.
     let policy: Policy
     /// Counters.

@@ -17,4 +17,6 @@ struct ExchangeNotes {
     var interimSent = 0
     /// `local` (a rule's `respond:` answered) or the origin a rule's `upstream:` sent the request to.
     var mapping: String?
+    /// What a rule's `faults:` did to this exchange (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
+    var fault: String?
 }

@@ -93,6 +93,8 @@ public struct ExchangeRecord: Sendable {
     /// `local` when a rule's `respond:` answered, or the origin a rule's `upstream:` mapped the
     /// request to.
     public var mapping: String? = nil
+    /// What a rule's `faults:` injected (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
+    public var fault: String? = nil
     /// What was kept for a watcher (the admin page), when one looked.
     var capture: ExchangeCapture? = nil
 }

@@ -227,6 +227,7 @@ public final class ProxyServer {
     @discardableResult
     public func reload(_ new: Configuration) -> [String] {
         environment.rules = new.ruleBook
+        environment.faults.restart()  // the file's faults again: seeds restart, switches back on
         environment.transformLimit = new.limits.maxTransformBody
         session.redirectHandler = Redirector(policy: new.redirects.policy)
         var old = configuration

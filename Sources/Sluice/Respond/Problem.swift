@@ -21,6 +21,8 @@ public struct Problem: Sendable, Equatable {
     /// A status line that says why, for clients that show only that line (curl's `CONNECT tunnel
     /// failed, response 403`); `nil`: the standard phrase.
     public var reasonPhrase: String?
+    /// `Retry-After` seconds (an injected 503 or 429 that asks for them).
+    public var retryAfter: Int?
 
     public static func == (lhs: Problem, rhs: Problem) -> Bool {
         lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
@@ -52,6 +54,11 @@ public struct Problem: Sendable, Equatable {
         if case .forbidden(.connectPortNotAllowed(let port)) = error {
             reasonPhrase = "Port \(port) not in connect_ports"
         }
+        if case .injected(let rule, _, let seconds) = error {
+            retryAfter = seconds
+            extras.append(("rule", .string(rule)))
+            extras.append(("injected", .bool(true)))
+        }
     }
 
     /// A problem from its parts.
@@ -65,6 +72,18 @@ public struct Problem: Sendable, Equatable {
 
     private static func describe(_ error: SluiceError) -> (Int, String, String, String, Bool) {
         switch error {
+        case .injected(let rule, let status, _):
+            guard status > 0 else {
+                return (
+                    502, "injected-reset", "Injected reset", "The rule \(rule) reset the connection (faults.reset).",
+                    true
+                )
+            }
+            return (
+                status, "injected-fault", "Injected fault",
+                "Sluice answered \(status) because the rule \(rule) injects it (faults.status); the origin was not asked.",
+                false
+            )
         case .validationFailed(let failure):
             return (502, failure.reasons[0].rawValue, failure.reasons[0].title, failure.detail, false)
         case .contractViolation(let failure):

@@ -34,6 +34,10 @@ final class ResponseOutput {
     private(set) var stalled = false
     /// What a watched exchange keeps of the response (``ExchangeWatcher``); `nil` when nobody looks.
     var capture: ExchangeCapture?
+    /// An injected reset (a rule's `faults.reset`): the body is cut after this many bytes.
+    var resetAfter: Int64?
+    /// The cut was made: the connection is to be reset now.
+    private(set) var resetDue = false
 
     init(stream: any ClientStream, keepAlive: Bool) {
         self.stream = stream
@@ -103,7 +107,7 @@ final class ResponseOutput {
 
     /// Whether body bytes kept as a file may go to ``deliver(file:range:)``: the stream sends
     /// files without copying, and the framing is the bytes as they are.
-    var sendsFiles: Bool { stream.sendsFiles && framing == .length }
+    var sendsFiles: Bool { stream.sendsFiles && framing == .length && resetAfter == nil }
 
     /// The rest of the body from a file, written with the held head, sent by the kernel from the
     /// file's pages (see ``sendsFiles``); `false` = not taken (the client is behind).
@@ -140,6 +144,13 @@ final class ResponseOutput {
 
     /// Writes body bytes in the response's framing.
     func emit(_ bytes: UnsafeRawBufferPointer) {
+        if let limit = resetAfter, bytesSent + Int64(bytes.count) >= limit {
+            // Up to the cut, then nothing more: the exchange resets the connection.
+            resetAfter = nil
+            resetDue = true
+            let kept = Int(max(0, limit - bytesSent))
+            return emit(UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<(bytes.startIndex + kept)]))
+        }
         capture?.append(bytes)
         switch framing {
         case .none:
@@ -149,12 +160,13 @@ final class ResponseOutput {
             let size = ResponseWriter.chunkHeader(bytes.count)
             // The last chunk (sent without `more`) follows.
             size.withUnsafeBytes { sizeBytes in
-                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: true, sizeBytes, bytes, crlf) }
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: !resetDue, sizeBytes, bytes, crlf) }
             }
         case .length, .close:
             // Body pieces arrive from libcurl 16 KiB at a time: while more is due, the kernel may
             // gather them into full packets. The last piece of a known length goes out at once.
-            send(more: framing == .close || bytesSent + Int64(bytes.count) < bodyLength, bytes)
+            // Before an injected reset, nothing may stay held back in the kernel: a reset drops it.
+            send(more: !resetDue && (framing == .close || bytesSent + Int64(bytes.count) < bodyLength), bytes)
         }
         bytesSent += Int64(bytes.count)
     }

@@ -26,6 +26,8 @@ public struct Rule: Sendable, Equatable {
     public var upstream: MapRemote?
     /// `rewrite:` header fields changed on the way up and back.
     public var rewrite: Rewrite?
+    /// `faults:` failures on demand (latency, injected statuses, resets, held requests).
+    public var faults: Faults?
 
     public init(name: String) { self.name = name }
 }

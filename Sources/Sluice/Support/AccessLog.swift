@@ -83,6 +83,7 @@ final class AccessLog: EventMonitor {
         if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
         if let mapping = record.mapping { text += " mapped=" + JSONText.quote(mapping) }
+        if let fault = record.fault { text += " fault=" + JSONText.quote(fault) }
         if let failure = record.contractFailure {
             text += " contract=" + JSONText.quote(failure.logField)
         } else if let contract = record.contract, contract != "passed" {

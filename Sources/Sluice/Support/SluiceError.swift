@@ -15,6 +15,9 @@ public enum SluiceError: Error, Sendable, Equatable {
     case validationFailed(ValidationFailure)
     /// A response (502) or request (400) broke its rule's API contract (enforce mode).
     case contractViolation(ContractFailure)
+    /// A rule's `faults:` answered this status instead of the origin (`status`), or cut the
+    /// response (`reset`, after `afterBytes`; status 0).
+    case injected(rule: String, status: Int, retryAfter: Int?)
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

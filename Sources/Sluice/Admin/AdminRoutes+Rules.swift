@@ -1,0 +1,54 @@
+import Logging
+
+/// `GET /rules` (each rule's mappings and faults, and whether its faults are on) and
+/// `PUT /rules/{name}/faults?enabled=true|false` (until the next reload).
+extension AdminRoutes {
+    func rules(method: String, parts: [String], query: [String: String]) -> Answer {
+        let book = proxy.ruleBook
+        let faults = proxy.environment.faults
+        if parts.isEmpty {
+            guard method == "GET" || method == "HEAD" else {
+                return .json(405, AdminConnection.error("\(method) is not allowed on /rules"))
+            }
+            return .json(
+                200,
+                .array(
+                    (book.rules + [book.defaults]).map { rule in
+                        .object([
+                            ("name", .string(rule.name)),
+                            ("respond", .bool(rule.respond != nil)),
+                            ("upstream", .optional(rule.upstream?.label)),
+                            ("rewrite", .bool(rule.rewrite != nil)),
+                            ("faults", .bool(rule.faults != nil)),
+                            ("faults_enabled", .bool(rule.faults != nil && !faults.switchedOff.contains(rule.name))),
+                        ])
+                    }))
+        }
+        guard parts.count == 2, parts[1] == "faults" else {
+            return .json(404, AdminConnection.error("try /rules or PUT /rules/{name}/faults?enabled=true|false"))
+        }
+        guard method == "PUT" else {
+            return .json(405, AdminConnection.error("\(method) is not allowed; PUT /rules/{name}/faults?enabled=…"))
+        }
+        let name = AdminConnection.percentDecoded(parts[0])
+        guard let rule = (book.rules + [book.defaults]).first(where: { $0.name == name }) else {
+            return .json(404, AdminConnection.error("no rule named \(name)"))
+        }
+        guard rule.faults != nil else { return .json(409, AdminConnection.error("the rule \(name) has no faults")) }
+        guard let text = query["enabled"], let enabled = Bool(text) else {
+            return .json(400, AdminConnection.error("say enabled=true or enabled=false"))
+        }
+        faults.setEnabled(enabled, rule: name)
+        proxy.logger.notice("faults of rule \(name) switched \(enabled ? "on" : "off") through the admin API")
+        return .json(200, .object([("rule", .string(name)), ("faults_enabled", .bool(enabled))]))
+    }
+
+    /// Injections so far, by rule and kind.
+    func faultCounts() -> JSONValue {
+        let counts = proxy.environment.faults.counts
+        return .object(
+            counts.keys.sorted().map { rule in
+                (rule, .object(Faults.kinds.map { ($0, .number(counts[rule]?[$0] ?? 0)) }))
+            })
+    }
+}
