@@ -45,8 +45,7 @@ extension RuleParser {
                     throw entry.fail("expected a whole number (0 to 2^64-1)")
                 }
                 faults.seed = seed
-            case "bandwidth":
-                throw entry.fail("bandwidth shaping is not available yet (latency, status, reset and timeout are)")
+            case "bandwidth": faults.bandwidth = try bandwidth(entry)
             default: throw unknown(name, path: path, line: line, allowed: allowed)
             }
         }
@@ -72,6 +71,31 @@ extension RuleParser {
         }
         guard high <= 600_000 else { throw entry.fail("a latency above 10 minutes would only hold connections") }
         return low...high
+    }
+
+    /// `256kbit`, `2mbit`, `9600bit` (bits a second, decimal, as links are sold), or `64KiB`,
+    /// `1MiB` (bytes a second); `/s` may follow. At least 100 bytes a second.
+    private static func bandwidth(_ entry: ConfigLoader.Value) throws(ConfigError) -> Int {
+        var written = try entry.string().trimmingOWS()
+        if written.hasSuffix("/s") { written.removeLast(2) }
+        var text = written.lowercased()
+        if text.hasSuffix("ps") { text = String(text.dropLast(2)) + "it" }  // kbps, mbps
+        let bits: [(String, Double)] = [("gbit", 1e9), ("mbit", 1e6), ("kbit", 1e3), ("bit", 1)]
+        var bytes: Double?
+        for (suffix, factor) in bits where text.hasSuffix(suffix) {
+            if let number = Double(text.dropLast(suffix.count).trimmingOWS()), number > 0 {
+                bytes = number * factor / 8
+            }
+            break
+        }
+        if bytes == nil {
+            let sized = ConfigLoader.Value(node: Node(written), path: entry.path)
+            bytes = (try? sized.byteSize()).map(Double.init)
+        }
+        guard let bytes, bytes >= 100, bytes <= 1e10 else {
+            throw entry.fail("expected a rate like 256kbit, 2mbit or 64KiB (per second), at least 100 bytes a second")
+        }
+        return Int(bytes)
     }
 
     /// A share of requests: 0 to 1.

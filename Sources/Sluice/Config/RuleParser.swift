@@ -128,6 +128,10 @@ enum RuleParser {
             "Hold a share of requests unanswered until the client gives up (or timeouts.upstream_response: 504)."
         ),
         ("rules[].faults.seed", "integer", "random", "Makes the draws reproducible run after run."),
+        (
+            "rules[].faults.bandwidth", "rate", "none",
+            "Send matching responses at `256kbit`, `2mbit` or `64KiB` a second (the source pauses, nothing is buffered whole)."
+        ),
     ]
 
     static func parseRules(_ value: ConfigLoader.Value) throws(ConfigError) -> [Rule] {

@@ -4,9 +4,20 @@ import EventIO
 extension Exchange {
     func inject(_ plan: FaultPlan) {
         if let after = plan.resetAfter { output.resetAfter = after }
+        if let rate = plan.bytesPerSecond {
+            let shaper = Shaper(loop: env.loop, bytesPerSecond: rate, stream: client.stream)
+            // Each slice may let the source go on, and the last one completes the response.
+            shaper.onProgress = { [weak self] in
+                guard let self, !self.hasFinished else { return }
+                self.clientDrained()
+                self.finishIfDone()
+            }
+            output.shaper = shaper
+            notes.fault = "bandwidth \(rate) B/s"
+        }
         guard plan.delayMilliseconds > 0 || plan.holds || plan.status != nil else { return proceed() }
         if plan.delayMilliseconds == 0 { return afterDelay(plan) }
-        notes.fault = "latency \(plan.delayMilliseconds)ms"
+        notes.fault = appending(notes.fault, "latency \(plan.delayMilliseconds)ms")
         let timer = Timer(loop: env.loop) { [weak self] in self?.afterDelay(plan) }
         faultTimer = timer
         timer.schedule(milliseconds: plan.delayMilliseconds)

@@ -34,6 +34,8 @@ final class ResponseOutput {
     private(set) var stalled = false
     /// What a watched exchange keeps of the response (``ExchangeWatcher``); `nil` when nobody looks.
     var capture: ExchangeCapture?
+    /// A set rate for what is written (a rule's `faults.bandwidth`).
+    var shaper: Shaper?
     /// An injected reset (a rule's `faults.reset`): the body is cut after this many bytes.
     var resetAfter: Int64?
     /// The cut was made: the connection is to be reset now.
@@ -52,11 +54,17 @@ final class ResponseOutput {
         }
     }
 
-    var isComplete: Bool { if case .complete = state { true } else { false } }
+    var isComplete: Bool {
+        guard case .complete = state else { return false }
+        return (shaper?.queued ?? 0) == 0
+    }
     var isHoldingHead: Bool { if case .headHeld = state { true } else { false } }
 
     /// The client cannot take more now (behind, or gone: its error event is on the way).
-    var isBehind: Bool { stream.writeBroken || stream.outputCount >= ResponseOutput.highWater }
+    var isBehind: Bool { stream.writeBroken || pending >= ResponseOutput.highWater }
+
+    /// Bytes written but not yet sent: the socket's, and the shaper's.
+    private var pending: Int { stream.outputCount + (shaper?.queued ?? 0) }
 
     // MARK: - Head
 
@@ -97,7 +105,7 @@ final class ResponseOutput {
     func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
         // The client is gone (its error event is on the way): the bytes have nowhere to go.
         if stream.writeBroken { return true }
-        if stream.outputCount >= ResponseOutput.highWater {
+        if pending >= ResponseOutput.highWater {
             stalled = true
             return false
         }
@@ -107,13 +115,13 @@ final class ResponseOutput {
 
     /// Whether body bytes kept as a file may go to ``deliver(file:range:)``: the stream sends
     /// files without copying, and the framing is the bytes as they are.
-    var sendsFiles: Bool { stream.sendsFiles && framing == .length && resetAfter == nil }
+    var sendsFiles: Bool { stream.sendsFiles && framing == .length && resetAfter == nil && shaper == nil }
 
     /// The rest of the body from a file, written with the held head, sent by the kernel from the
     /// file's pages (see ``sendsFiles``); `false` = not taken (the client is behind).
     func deliver(file: SharedFile, range: Range<Int>) -> Bool {
         if stream.writeBroken { return true }
-        if stream.outputCount >= ResponseOutput.highWater {
+        if pending >= ResponseOutput.highWater {
             stalled = true
             return false
         }
@@ -213,6 +221,16 @@ final class ResponseOutput {
     /// Writes the held-back head together with `pieces` (at most three), in one system call when
     /// the socket takes them; `more`: more of the body follows (see ``ClientStream/write(_:more:)``).
     private func send(more: Bool = false, _ pieces: UnsafeRawBufferPointer...) {
+        if let shaper {
+            if case .headHeld(let head) = state {
+                state = .sending
+                capture?.head(head)
+                head.withUnsafeBytes { shaper.append([$0] + pieces) }
+            } else {
+                shaper.append(pieces)
+            }
+            return
+        }
         guard case .headHeld(let head) = state else {
             switch pieces.count {
             case 0: return

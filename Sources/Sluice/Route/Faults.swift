@@ -33,11 +33,13 @@ public struct Faults: Sendable, Equatable {
     public var timeout: Double?
     /// Makes the draws reproducible: the same requests in the same order get the same faults.
     public var seed: UInt64?
+    /// Responses go to the client at this many bytes a second.
+    public var bandwidth: Int?
 
     public init() {}
 
-    /// The kinds, as counted and switched: `latency`, `status`, `reset`, `timeout`.
-    public static let kinds = ["latency", "status", "reset", "timeout"]
+    /// The kinds, as counted: `latency`, `status`, `reset`, `timeout`, `bandwidth`.
+    public static let kinds = ["latency", "status", "reset", "timeout", "bandwidth"]
 }
 
 /// What one request gets of its rule's faults.
@@ -46,9 +48,12 @@ struct FaultPlan: Equatable {
     var status: Faults.Status?
     var resetAfter: Int64?
     var holds = false
+    var bytesPerSecond: Int?
 
     /// Nothing injected.
-    var isEmpty: Bool { delayMilliseconds == 0 && status == nil && resetAfter == nil && !holds }
+    var isEmpty: Bool {
+        delayMilliseconds == 0 && status == nil && resetAfter == nil && !holds && bytesPerSecond == nil
+    }
 
     /// Draws a request's faults: always four numbers in the same order (timeout, status, reset,
     /// latency), so a seeded rule's requests get the same faults run after run. A held request
@@ -56,6 +61,7 @@ struct FaultPlan: Equatable {
     static func draw(_ faults: Faults, using dice: inout FaultDice) -> FaultPlan {
         let (holdDraw, statusDraw, resetDraw, latencyDraw) = (dice.next(), dice.next(), dice.next(), dice.next())
         var plan = FaultPlan()
+        plan.bytesPerSecond = faults.bandwidth
         if let range = faults.latency {
             plan.delayMilliseconds = range.lowerBound + Int(latencyDraw * Double(range.count))
             plan.delayMilliseconds = min(plan.delayMilliseconds, range.upperBound)
@@ -109,6 +115,7 @@ final class FaultBook {
         if plan.holds { count(rule.name, "timeout") }
         if plan.status != nil { count(rule.name, "status") }
         if plan.resetAfter != nil { count(rule.name, "reset") }
+        if plan.bytesPerSecond != nil { count(rule.name, "bandwidth") }
         return plan.isEmpty ? nil : plan
     }
 

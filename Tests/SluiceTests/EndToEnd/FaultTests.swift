@@ -150,6 +150,35 @@ struct FaultTests {
         #expect(origin.requests.isEmpty)
     }
 
+    @Test("Bandwidth sends responses at the set rate, fetched and stored ones alike")
+    func bandwidth() throws {
+        let body = [UInt8](repeating: UInt8(ascii: "b"), count: 120 * 1024)
+        let origin = try OriginServer { _ in
+            .respond(status: 200, headers: [("Cache-Control", "max-age=60")], body: body)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy(
+            """
+            rules:
+              - name: 2g
+                match: { path: "/shaped" }
+                faults: { bandwidth: 2mbit }
+            """)
+        let client = try RawClient(port: proxy.port)
+        // 120 KiB at 250 000 bytes a second: about half a second, fetched (a miss) or stored (a hit).
+        for _ in 0..<2 {
+            let start = Date()
+            let response = try client.request(RawClient.get(origin.url("/shaped")))
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(response.body == body)
+            #expect(elapsed >= 0.4 && elapsed < 3, "took \(elapsed) s")
+        }
+        let start = Date()
+        #expect(try client.request(RawClient.get(origin.url("/plain"))).body == body)
+        #expect(Date().timeIntervalSince(start) < 0.3)
+        #expect(origin.requests.count == 2)
+    }
+
     @Test("The same seed gives the same faults to the same requests in two runs")
     func seeded() throws {
         let origin = try OriginServer { _ in .text("ok") }
@@ -202,6 +231,17 @@ struct FaultTests {
     }
 
     @Test(
+        "Bandwidth spellings",
+        arguments: [
+            ("256kbit", 32000), ("2mbit", 250_000), ("1.5Mbps", 187_500), ("64KiB/s", 65536), ("1MiB", 1 << 20),
+        ])
+    func bandwidthSpellings(text: String, bytes: Int) throws {
+        let configuration = try ConfigLoader.load(
+            yaml: "rules:\n  - match: {path: /a}\n    faults: {bandwidth: \"\(text)\"}")
+        #expect(configuration.rules[0].faults?.bandwidth == bytes)
+    }
+
+    @Test(
         "Bad fault settings fail with their key path",
         arguments: [
             ("faults: {latency: '800ms..200ms'}", "rules[0].faults.latency"),
@@ -211,7 +251,8 @@ struct FaultTests {
             ("faults: {reset: {after_bytes: lots}}", "rules[0].faults.reset.after_bytes"),
             ("faults: {timeout: {rate: -1}}", "rules[0].faults.timeout.rate"),
             ("faults: {seed: -3}", "rules[0].faults.seed"),
-            ("faults: {bandwidth: 256kbit}", "rules[0].faults.bandwidth"),
+            ("faults: {bandwidth: 10bit}", "rules[0].faults.bandwidth"),
+            ("faults: {bandwidth: fast}", "rules[0].faults.bandwidth"),
             ("faults: {jitter: 1}", "rules[0].faults.jitter"),
         ])
     func badSettings(yaml: String, key: String) {

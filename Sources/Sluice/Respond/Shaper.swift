@@ -1,0 +1,68 @@
+import EventIO
+
+/// A response sent at a set rate (a rule's `faults.bandwidth`): what the exchange writes waits here,
+/// at most ``ResponseOutput/highWater`` of it (the source pauses above, as for a slow client), and
+/// goes to the client in slices every ``tick`` milliseconds. Nothing holds a whole body.
+final class Shaper {
+    /// Milliseconds between slices.
+    static let tick = 20
+
+    let bytesPerSecond: Int
+    private let stream: any ClientStream
+    private var queue: [UInt8] = []
+    private var start = 0
+    private var timer: Timer?
+    /// Called after each slice went out: the source may resume, or the response may be complete.
+    var onProgress: (() -> Void)?
+    /// Bytes allowed but not yet written (a slice's remainder), so slow rates still move.
+    private var credit = 0.0
+
+    init(loop: EventLoop, bytesPerSecond: Int, stream: any ClientStream) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
+        self.stream = stream
+        timer = Timer(loop: loop) { [weak self] in self?.slice() }
+    }
+
+    deinit { timer?.cancel() }
+
+    /// Bytes waiting.
+    var queued: Int { queue.count - start }
+
+    func append(_ pieces: [UnsafeRawBufferPointer]) {
+        if stream.writeBroken { return }
+        for piece in pieces where piece.count > 0 { queue.append(contentsOf: piece) }
+        if queued > 0, timer?.isScheduled == false { timer?.schedule(milliseconds: Shaper.tick) }
+    }
+
+    /// Drops what waits (the exchange ended without it).
+    func cancel() {
+        timer?.cancel()
+        queue = []
+        start = 0
+    }
+
+    private func slice() {
+        guard queued > 0 else { return }
+        if stream.writeBroken { return cancel() }
+        credit += Double(bytesPerSecond) * Double(Shaper.tick) / 1000
+        // The client's own buffer full: wait for it as well (the socket is slower than the rate).
+        if stream.outputCount < ResponseOutput.highWater, credit >= 1 {
+            let count = min(queued, Int(credit))
+            credit -= Double(count)
+            queue.withUnsafeBytes {
+                stream.write(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)]), more: false)
+            }
+            start += count
+            if start == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                start = 0
+            } else if start >= 64 * 1024 {
+                queue.removeFirst(start)
+                start = 0
+            }
+        }
+        credit = min(credit, Double(bytesPerSecond))  // no burst saved up beyond a second
+        if queued > 0 { timer?.schedule(milliseconds: Shaper.tick) }
+        onProgress?()
+    }
+}
