@@ -151,6 +151,9 @@ rules:
   - name: shop
     match: { path: "/shop/**" }
     contract: { schema: items.schema.json, on_violation: report }
+  - name: flaky
+    match: { path: "/flaky/**" }
+    faults: { status: { code: 503, retry_after: 1, rate: 1 } }
 """ % (cls.proxy_port, cls.admin_port, TOKEN, cls.directory, cls.origin.server_address[1], cls.ws_port,
        cls.directory, cls.directory, cls.ws_cert))
         with open(os.path.join(cls.directory, "items.schema.json"), "w") as f:
@@ -477,6 +480,43 @@ rules:
         self.wait(lambda b: b.find_element(By.ID, "passthrough-empty").is_displayed())
         stats = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/stats" % self.admin_port).read())
         self.assertEqual(stats["tls"]["passthrough"], [])
+        self.tab("live")
+
+    def test_11_a_rules_faults_are_switched_off_and_on_from_the_overview(self):
+        url = "http://127.0.0.1:%d/flaky/orders" % self.origin.server_address[1]
+        response, _ = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 503)
+        self.assertEqual(response.getheader("Retry-After"), "1")
+        self.tab("overview")
+
+        def flaky_row(browser):
+            rows = [r for r in browser.find_elements(By.CSS_SELECTOR, "#rules-table tbody tr")
+                    if r.get_attribute("data-rule") == "flaky"]
+            return rows[0] if rows else None
+
+        def switch(label, word):
+            self.wait(lambda b: flaky_row(b) and flaky_row(b).find_elements(By.XPATH, ".//button[text()='%s']" % label))
+            flaky_row(self.browser).find_element(By.XPATH, ".//button[text()='%s']" % label).click()
+            if self.browser.find_element(By.ID, "token-form").is_displayed():
+                self.browser.find_element(By.ID, "token-input").send_keys(TOKEN)
+                self.browser.find_element(By.ID, "token-save").click()
+                flaky_row(self.browser).find_element(By.XPATH, ".//button[text()='%s']" % label).click()
+            self.wait(lambda b: ("switched " + word) in b.find_element(By.ID, "notice").text)
+
+        self.wait(lambda b: flaky_row(b) and "status 1" in flaky_row(b).text)
+        self.shot("overview-rules")
+        switch("Switch off", "off")
+        self.wait(lambda b: flaky_row(b) and flaky_row(b).find_element(By.CSS_SELECTOR, ".faults-state").text == "off")
+        response, _ = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 404)  # the origin's own answer
+        switch("Switch on", "on")
+        response, _ = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 503)
+        rules = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/rules" % self.admin_port).read())
+        self.assertTrue([r for r in rules if r["name"] == "flaky"][0]["faults_enabled"])
+        # Forget the token again: the purge test expects the page to ask for it.
+        self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
+        self.browser.refresh()
         self.tab("live")
 
     def test_10_chromium_websocket_through_interception_and_its_messages_in_the_page(self):

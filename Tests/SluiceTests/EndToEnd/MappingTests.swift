@@ -168,6 +168,35 @@ struct MappingTests {
         #expect(origin.requests.count == 1)
     }
 
+    @Test("Inside intercepted HTTPS: map local, map remote to a plain origin, and an injected status")
+    func intercepted() throws {
+        let setup = try InterceptionTests.Setup()
+        let secure = try HTTPSOrigin(authority: setup.originCA)
+        defer { secure.stop() }
+        let plain = try OriginServer { request in .text("plain origin saw \(request.target)") }
+        defer { plain.stop() }
+        let configuration = try setup.configuration(
+            extraRule: """
+                  - name: mock
+                    match: { host: "localhost", path: "/mock" }
+                    respond: { status: 200, headers: { Content-Type: application/json }, body: '{"mocked":true}' }
+                  - name: to plain
+                    match: { host: "localhost", path: "/remote/**" }
+                    upstream: "http://127.0.0.1:\(plain.port)/base"
+                  - name: flaky
+                    match: { host: "localhost", path: "/flaky" }
+                    faults: { status: { code: 429, retry_after: 2, rate: 1 } }
+                """, connectPort: secure.port)
+        let proxy = try ProxyHarness(configuration: configuration)
+        let mock = try InterceptionTests.curl(secure.url("/mock"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(mock.exitCode == 0 && mock.status == 200 && mock.body == #"{"mocked":true}"#)
+        let remote = try InterceptionTests.curl(secure.url("/remote/x?y=1"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(remote.status == 200 && remote.body == "plain origin saw /base/remote/x?y=1")
+        let flaky = try InterceptionTests.curl(secure.url("/flaky"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(flaky.status == 429 && flaky.headers["retry-after"] == "2")
+        #expect(secure.requests == 0)
+    }
+
     @Test(
         "Bad mapping settings fail with their key path",
         arguments: [

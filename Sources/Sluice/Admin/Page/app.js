@@ -696,8 +696,9 @@
     const tick = async () => {
       if (state.view !== "overview") { clearInterval(overviewTimer); overviewTimer = null; return; }
       try {
-        const [series, health, stats] = await Promise.all(["/series?seconds=300", "/health", "/stats"].map((u) => fetch(u).then((r) => r.json())));
+        const [series, health, stats, rules] = await Promise.all(["/series?seconds=300", "/health", "/stats", "/rules"].map((u) => fetch(u).then((r) => r.json())));
         drawOverview(series, health, stats);
+        drawRules(rules, stats.faults || {});
       } catch (error) { notice("The overview could not be read: " + error.message); }
     };
     tick();
@@ -776,6 +777,34 @@
     } catch (error) { notice(error.message); }
   }
   $("passthrough-clear-all").addEventListener("click", () => clearPassthrough(null));
+
+  // ---- rules: mappings and faults, with the faults' switches ----
+  function drawRules(rules, counts) {
+    const shown = rules.filter((r) => r.respond || r.upstream || r.rewrite || r.faults);
+    $("rules-empty").hidden = shown.length > 0;
+    $("rules-table").querySelector("tbody").replaceChildren(...shown.map((rule) => {
+      const does = [rule.respond ? "map local" : null, rule.upstream ? "map remote → " + rule.upstream : null,
+        rule.rewrite ? "rewrite" : null].filter(Boolean).join(", ") || "—";
+      const injected = Object.entries(counts[rule.name] || {}).filter(([, n]) => n > 0).map(([kind, n]) => kind + " " + n).join(", ");
+      const toggle = rule.faults
+        ? el("button", { class: "quiet faults-toggle", text: rule.faults_enabled ? "Switch off" : "Switch on",
+            onclick: () => switchFaults(rule.name, !rule.faults_enabled) })
+        : el("span", { class: "muted", text: "—" });
+      return el("tr", { "data-rule": rule.name }, el("td", { text: rule.name }), el("td", { text: does }),
+        el("td", { class: "faults-state", text: rule.faults ? (rule.faults_enabled ? "on" : "off") : "none" }),
+        el("td", { text: injected || "—" }), el("td", {}, toggle));
+    }));
+  }
+  async function switchFaults(name, enabled) {
+    try {
+      const response = await admin("/rules/" + encodeURIComponent(name) + "/faults?enabled=" + enabled, { method: "PUT" });
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || response.status);
+      notice("Faults of " + name + " switched " + (enabled ? "on" : "off") + " (until the next reload).");
+      const [rules, stats] = await Promise.all(["/rules", "/stats"].map((u) => fetch(u).then((r) => r.json())));
+      drawRules(rules, stats.faults || {});
+    } catch (error) { notice(error.message); }
+  }
 
   // The proxy's address, for "Copy as curl".
   fetch("/health").then((r) => r.json()).then((health) => { state.proxy = health.listen; }).catch(() => {});
