@@ -1,3 +1,5 @@
+import EventIO
+
 /// The driver's byte paths: the upstream task's moments become machine events, and the head and
 /// body of a response — from the origin or from the cache tiers — go to the client through
 /// Validate, Store, Transform and Respond.
@@ -39,7 +41,21 @@ extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
         if machine.isOrphaned { return .failed }  // the client, and its request body, are gone
         if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
-        switch body.read(from: client.stream, into: buffer) {
+        var buffer = buffer
+        if uploadPace != nil, !body.isComplete {
+            // faults.bandwidth: no more than the rate allows; the upload waits for the next slice.
+            let allowed = uploadPace!.allowance(now: EventLoop.monotonicNanoseconds())
+            guard allowed > 0 else {
+                let timer = paceTimer ?? Timer(loop: env.loop) { [weak self] in self?.task?.resume() }
+                paceTimer = timer
+                timer.schedule(milliseconds: uploadPace!.wait)
+                return .wait
+            }
+            buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, allowed)])
+        }
+        let read = body.read(from: client.stream, into: buffer)
+        if case .bytes(let count) = read { uploadPace?.spend(count) }
+        switch read {
         case .bytes(let count):
             requestContract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
             return .bytes(count)

@@ -13,6 +13,7 @@ extension Exchange {
                 self.finishIfDone()
             }
             output.shaper = shaper
+            if !body.isComplete { uploadPace = UploadPace(bytesPerSecond: rate, now: EventLoop.monotonicNanoseconds()) }
             notes.fault = "bandwidth \(rate) B/s"
         }
         guard plan.delayMilliseconds > 0 || plan.holds || plan.status != nil else { return proceed() }

@@ -66,3 +66,29 @@ final class Shaper {
         onProgress?()
     }
 }
+
+/// The request body's side of `faults.bandwidth`: how many bytes the upload may send now. Pure:
+/// every answer is a function of the rate, what was sent and `now` (monotonic nanoseconds).
+struct UploadPace: Equatable {
+    let bytesPerSecond: Int
+    private var credit: Double = 0
+    private var last: UInt64
+
+    init(bytesPerSecond: Int, now: UInt64) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
+        last = now
+    }
+
+    /// Bytes that may go now (credit accrues with time, at most a second's worth).
+    mutating func allowance(now: UInt64) -> Int {
+        let elapsed = Double(now &- last) / 1e9
+        last = now
+        credit = min(credit + elapsed * Double(bytesPerSecond), Double(bytesPerSecond))
+        return Int(credit)
+    }
+
+    mutating func spend(_ count: Int) { credit -= Double(count) }
+
+    /// Milliseconds until a slice's worth (a tick) may go.
+    var wait: Int { Shaper.tick }
+}

@@ -179,6 +179,28 @@ struct FaultTests {
         #expect(origin.requests.count == 2)
     }
 
+    @Test("Bandwidth paces request bodies too: the origin gets the whole upload, at the rate")
+    func bandwidthUpload() throws {
+        let origin = try OriginServer { request in .text("got \(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try Self.proxy(
+            """
+            rules:
+              - name: uplink
+                match: { path: "/upload" }
+                faults: { bandwidth: 2mbit }
+            """)
+        let client = try RawClient(port: proxy.port)
+        let upload = String(repeating: "u", count: 120 * 1024)
+        let start = Date()
+        let response = try client.request(
+            "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(upload.utf8.count)\r\n\r\n"
+                + upload)
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(response.text == "got \(120 * 1024)")
+        #expect(elapsed >= 0.4 && elapsed < 3, "took \(elapsed) s")
+    }
+
     @Test("The same seed gives the same faults to the same requests in two runs")
     func seeded() throws {
         let origin = try OriginServer { _ in .text("ok") }
