@@ -6,7 +6,9 @@
 # harness's other peers). Rows go to $RESULTS (default: a file in the scratch folder, printed).
 set -euo pipefail
 old=$(realpath "$1"); new=$(realpath "$2"); rounds=${3:-2}
-bench=$(mktemp -d)/bench
+scratch=$(mktemp -d)
+chmod 755 "$scratch"  # the origin's workers (nobody) read its files from here
+bench=$scratch/bench
 cp -r "$(dirname "$0")/../../shared/bench" "$bench"
 chmod -R u+w "$bench"
 export RUN_DIR="$bench/run" RESULTS="${RESULTS:-$bench/ab.tsv}" HEADER=0

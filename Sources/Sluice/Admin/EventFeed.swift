@@ -184,6 +184,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             ("upstream_ms", record.upstreamTime.map { .double(($0 * 1e6).rounded() / 1e3) } ?? .null),
             ("cache_status", .optional(record.cacheStatus?.description)), ("rule", .optional(record.rule)),
             ("validation", validation), ("transform", .optional(record.transform)),
+            ("mapped", .optional(record.mapping)), ("fault", .optional(record.fault)),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
             ("timeline", record.timeline.map(EventFeed.json) ?? .null),
             ("contract", EventFeed.contract(record)),
