@@ -88,28 +88,29 @@ final class AdminMetrics: EventMonitor {
     private let sharedCounters: [Metrics.Counter]
     private var sharedReported = [0, 0, 0, 0]
 
-    /// `sluice_contract_checks_total{rule,outcome}` and
-    /// `sluice_contract_violations_total{rule,operation,keyword}`, made as they are first seen.
-    private var contractCounters: [String: Metrics.Counter] = [:]
+    /// Counters with labels known only at run time (`sluice_contract_checks_total{rule,outcome}`,
+    /// `sluice_contract_violations_total{rule,operation,keyword}`,
+    /// `sluice_faults_injected_total{rule,kind}`), made as they are first seen, at most 2 000.
+    private var labelledCounters: [String: Metrics.Counter] = [:]
 
-    private func contractCounter(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Counter {
+    private func labelledCounter(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Counter {
         let key = label + dimensions.map { $0.0 + "=" + $0.1 }.joined(separator: ",")
-        if let known = contractCounters[key] { return known }
+        if let known = labelledCounters[key] { return known }
         let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
-        contractCounters[key] = counter
+        labelledCounters[key] = counter
         return counter
     }
 
     private func countContract(_ record: ExchangeRecord) {
         guard let outcome = record.contract, let rule = record.rule else { return }
         let kind = outcome.hasPrefix("not-validated") ? "not-validated" : outcome
-        contractCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", kind)]).increment()
-        guard let failure = record.contractFailure, contractCounters.count < 2000 else { return }
+        labelledCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", kind)]).increment()
+        guard let failure = record.contractFailure, labelledCounters.count < 2000 else { return }
         let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
         var keywords: [String: Int] = [:]
         for violation in failure.violations { keywords[violation.keyword, default: 0] += 1 }
         for (keyword, count) in keywords {
-            contractCounter(
+            labelledCounter(
                 "sluice_contract_violations_total", [("rule", rule), ("operation", operation), ("keyword", keyword)]
             ).increment(by: count)
         }
@@ -142,8 +143,8 @@ final class AdminMetrics: EventMonitor {
         for (rule, kinds) in proxy.environment.faults.counts {
             for (kind, value) in kinds {
                 let key = rule + "\u{0}" + kind
-                guard value > faultsReported[key, default: 0], contractCounters.count < 2000 else { continue }
-                contractCounter("sluice_faults_injected_total", [("rule", rule), ("kind", kind)])
+                guard value > faultsReported[key, default: 0], labelledCounters.count < 2000 else { continue }
+                labelledCounter("sluice_faults_injected_total", [("rule", rule), ("kind", kind)])
                     .increment(by: value - faultsReported[key, default: 0])
                 faultsReported[key] = value
             }

@@ -244,7 +244,7 @@ extension Exchange: TaskDelegate {
         }
         let taken = output.deliver(bytes)
         if output.resetDue {
-            notes.fault = (notes.fault.map { $0 + ", " } ?? "") + "reset after \(output.bytesSent) bytes"
+            notes.noteFault("reset after \(output.bytesSent) bytes")
             fail(.injected(rule: route.rule.name, status: 0, retryAfter: nil))
             return true
         }

@@ -13,12 +13,12 @@ extension Exchange {
                 self.finishIfDone()
             }
             output.shaper = shaper
-            if !body.isComplete { uploadPace = UploadPace(bytesPerSecond: rate, now: EventLoop.monotonicNanoseconds()) }
-            notes.fault = "bandwidth \(rate) B/s"
+            if !body.isComplete { uploadPace = Pace(bytesPerSecond: rate, now: EventLoop.monotonicNanoseconds()) }
+            notes.noteFault("bandwidth \(rate) B/s")
         }
         guard plan.delayMilliseconds > 0 || plan.holds || plan.status != nil else { return proceed() }
         if plan.delayMilliseconds == 0 { return afterDelay(plan) }
-        notes.fault = appending(notes.fault, "latency \(plan.delayMilliseconds)ms")
+        notes.noteFault("latency \(plan.delayMilliseconds)ms")
         let timer = Timer(loop: env.loop) { [weak self] in self?.afterDelay(plan) }
         faultTimer = timer
         timer.schedule(milliseconds: plan.delayMilliseconds)
@@ -27,14 +27,14 @@ extension Exchange {
     private func afterDelay(_ plan: FaultPlan) {
         guard !hasFinished else { return }
         if let status = plan.status {
-            notes.fault = appending(notes.fault, "status \(status.code)")
+            notes.noteFault("status \(status.code)")
             return proceed(
                 .refused(.injected(rule: route.rule.name, status: status.code, retryAfter: status.retryAfter)))
         }
         guard plan.holds else { return proceed() }
         // Held as by an origin that never answers: the client gives up first, or Sluice's own
         // upstream timeout answers 504 as it would for a silent origin.
-        notes.fault = appending(notes.fault, "timeout")
+        notes.noteFault("timeout")
         let limit = env.session.settings.responseTimeoutMilliseconds
         let timer = Timer(loop: env.loop) { [weak self] in
             guard let self, !self.hasFinished else { return }
@@ -49,6 +49,4 @@ extension Exchange {
         faultTimer = timer
         timer.schedule(milliseconds: max(limit, 1))
     }
-
-    private func appending(_ note: String?, _ more: String) -> String { note.map { $0 + ", " + more } ?? more }
 }

@@ -41,7 +41,7 @@ final class Exchange {
     /// An injected delay or hold (a rule's `faults:`) before the request is served.
     var faultTimer: Timer?
     /// `faults.bandwidth` for the request body, and the timer that resumes the paused upload.
-    var uploadPace: UploadPace?
+    var uploadPace: Pace?
     var paceTimer: Timer?
     /// Whether an event is being handled, and what waits for its turn.
     private var turn = Turn.idle

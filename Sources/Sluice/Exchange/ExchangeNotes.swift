@@ -18,5 +18,8 @@ struct ExchangeNotes {
     /// `local` (a rule's `respond:` answered) or the origin a rule's `upstream:` sent the request to.
     var mapping: String?
     /// What a rule's `faults:` did to this exchange (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
-    var fault: String?
+    private(set) var fault: String?
+
+    /// Adds what a fault did to ``fault``.
+    mutating func noteFault(_ what: String) { fault = fault.map { $0 + ", " + what } ?? what }
 }

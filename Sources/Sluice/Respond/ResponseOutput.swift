@@ -191,19 +191,10 @@ final class ResponseOutput {
 
     /// A whole response written at once (a problem, a local answer).
     func complete(head: [UInt8], body: String, status: Int, bodyBytes: Int64) {
-        if let capture {
-            capture.head(head)
-            var text = body
-            text.withUTF8 { capture.append(UnsafeRawBufferPointer($0)) }
-        }
-        stream.write(head)
-        if !body.isEmpty { stream.write(body) }
-        self.status = status
-        bytesSent = bodyBytes
-        state = .complete
+        complete(head: head, body: Array(body.utf8), status: status, bodyBytes: bodyBytes)
     }
 
-    /// A whole answer made of bytes (map local): head and body in one write.
+    /// A whole answer made of bytes: head and body in one write.
     func complete(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
         if let capture {
             capture.head(head)

@@ -14,12 +14,13 @@ final class Shaper {
     private var timer: Timer?
     /// Called after each slice went out: the source may resume, or the response may be complete.
     var onProgress: (() -> Void)?
-    /// Bytes allowed but not yet written (a slice's remainder), so slow rates still move.
-    private var credit = 0.0
+    /// How much may go now.
+    private var pace: Pace
 
     init(loop: EventLoop, bytesPerSecond: Int, stream: any ClientStream) {
         self.bytesPerSecond = max(1, bytesPerSecond)
         self.stream = stream
+        pace = Pace(bytesPerSecond: bytesPerSecond, now: EventLoop.monotonicNanoseconds())
         timer = Timer(loop: loop) { [weak self] in self?.slice() }
     }
 
@@ -44,11 +45,11 @@ final class Shaper {
     private func slice() {
         guard queued > 0 else { return }
         if stream.writeBroken { return cancel() }
-        credit += Double(bytesPerSecond) * Double(Shaper.tick) / 1000
+        let allowed = pace.allowance(now: EventLoop.monotonicNanoseconds())
         // The client's own buffer full: wait for it as well (the socket is slower than the rate).
-        if stream.outputCount < ResponseOutput.highWater, credit >= 1 {
-            let count = min(queued, Int(credit))
-            credit -= Double(count)
+        if stream.outputCount < ResponseOutput.highWater, allowed > 0 {
+            let count = min(queued, allowed)
+            pace.spend(count)
             queue.withUnsafeBytes {
                 stream.write(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)]), more: false)
             }
@@ -61,15 +62,15 @@ final class Shaper {
                 start = 0
             }
         }
-        credit = min(credit, Double(bytesPerSecond))  // no burst saved up beyond a second
         if queued > 0 { timer?.schedule(milliseconds: Shaper.tick) }
         onProgress?()
     }
 }
 
-/// The request body's side of `faults.bandwidth`: how many bytes the upload may send now. Pure:
-/// every answer is a function of the rate, what was sent and `now` (monotonic nanoseconds).
-struct UploadPace: Equatable {
+/// How many bytes a `faults.bandwidth` rate lets go now, for the response (``Shaper``) and the
+/// request body alike. Pure: every answer is a function of the rate, what was sent and `now`
+/// (monotonic nanoseconds).
+struct Pace: Equatable {
     let bytesPerSecond: Int
     private var credit: Double = 0
     private var last: UInt64
