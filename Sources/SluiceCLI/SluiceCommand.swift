@@ -11,7 +11,8 @@ struct SluiceCommand: ParsableCommand {
         abstract: "A local HTTP forward proxy with response validation and caching.",
         version: SluiceVersion.current,
         subcommands: [
-            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self, TLSCommand.self,
+            ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
+            TLSCommand.self,
             PathsCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
@@ -93,6 +94,16 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("admin-listen"), help: "Admin API address HOST:PORT (loopback), or \"\" for none.")
     var adminListen: String?
 
+    @Option(name: .long, help: "Record every exchange that passes into this recording (SQLite; created if missing).")
+    var record: String?
+
+    @Option(name: .long, help: "Answer requests from this recording (see --on-miss).")
+    var replay: String?
+
+    @Option(
+        name: .customLong("on-miss"), help: "With --replay: fail (a 504 problem) or forward a request not recorded.")
+    var onMiss: String?
+
     func run() throws {
         let (loaded, source) = try options.load(creatingDataDirectory: true)
         let configuration = try overriding(loaded)
@@ -130,6 +141,15 @@ extension ServeCommand {
             } catch {
                 throw ValidationError("--listen: \(error)")
             }
+        }
+        let here = FileManager.default.currentDirectoryPath
+        if let record { configuration.record.file = FileLocations.resolve(record, against: here) }
+        if let replay { configuration.replay.file = FileLocations.resolve(replay, against: here) }
+        if let onMiss {
+            guard let choice = Configuration.Replay.OnMiss(rawValue: onMiss) else {
+                throw ValidationError("--on-miss: expected fail or forward, not \(onMiss)")
+            }
+            configuration.replay.onMiss = choice
         }
         if let adminListen {
             do {

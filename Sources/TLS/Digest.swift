@@ -43,4 +43,78 @@ public enum Digest {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Standard Base64 (RFC 4648 §4) decoded; whitespace between groups is ignored, padding is
+    /// optional at the end; `nil` for any other character or a dangling sextet.
+    public static func base64Decoded(_ text: String) -> [UInt8]? {
+        var values: [UInt8] = []
+        values.reserveCapacity(text.utf8.count)
+        var padding = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+            case UInt8(ascii: "="):
+                padding += 1
+                continue
+            default: break
+            }
+            guard padding == 0 else { return nil }  // data after padding
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(byte - UInt8(ascii: "A"))
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(byte - UInt8(ascii: "a") + 26)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(byte - UInt8(ascii: "0") + 52)
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
+            default: return nil
+            }
+        }
+        guard values.count % 4 != 1, padding <= 2, padding == 0 || (values.count + padding) % 4 == 0 else {
+            return nil
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(values.count * 3 / 4)
+        var index = 0
+        while index + 1 < values.count {
+            let a = values[index]
+            let b = values[index + 1]
+            out.append(a << 2 | b >> 4)
+            if index + 2 < values.count {
+                let c = values[index + 2]
+                out.append((b & 15) << 4 | c >> 2)
+                if index + 3 < values.count { out.append((c & 3) << 6 | values[index + 3]) }
+            }
+            index += 4
+        }
+        return out
+    }
+}
+
+/// SHA-256 over bytes that arrive in pieces (a request body as it streams).
+/// - SeeAlso: `EVP_DigestInit_ex(3)`.
+public final class SHA256Stream {
+    private let context: OpaquePointer
+    public private(set) var count: Int64 = 0
+
+    public init() {
+        context = EVP_MD_CTX_new()
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        count += Int64(bytes.count)
+    }
+
+    /// The digest as lowercase hex; the stream starts over.
+    public func finishHex() -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        digest.withUnsafeMutableBytes { _ = EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        count = 0
+        return Digest.hex(digest)
+    }
 }

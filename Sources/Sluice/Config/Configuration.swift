@@ -48,6 +48,10 @@ public struct Configuration: Sendable, Equatable {
     public var admin = Admin()
     /// HTTPS interception and the local CA.
     public var tls = TLS()
+    /// `record:`: exchanges kept in a recording.
+    public var record = Record()
+    /// `replay:`: answers from a recording.
+    public var replay = Replay()
     /// What requests no rule matches get (`defaults:`): no validation, no stripping.
     public var defaults = Rule(name: "defaults")
     /// The ordered `rules:`; the first whose `match` fits a request applies.

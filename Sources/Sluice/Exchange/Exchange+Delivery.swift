@@ -53,8 +53,15 @@ extension Exchange: TaskDelegate {
             }
             buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, allowed)])
         }
+        if replay != nil, let count = takeHeldBody(into: buffer) {
+            requestContract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+            return .bytes(count)
+        }
         let read = body.read(from: client.stream, into: buffer)
-        if case .bytes(let count) = read { uploadPace?.spend(count) }
+        if case .bytes(let count) = read {
+            uploadPace?.spend(count)
+            recordTap?.request(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+        }
         switch read {
         case .bytes(let count):
             requestContract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
@@ -177,7 +184,7 @@ extension Exchange: TaskDelegate {
     }
 
     func store(_ response: ResponseHead) {
-        guard let cache = env.cache, let url = route.url else { return }
+        guard let cache = env.cache, let url = route.url, notes.replayed == nil else { return }
         let now = env.clock()
         let start = ResponseStoring.start(
             response, method: request.method, url: url, key: machine.cacheKey, cache: cache,

@@ -10,8 +10,12 @@ final class Exchange {
     let startTime = EventLoop.monotonicNanoseconds()
     /// Its number among the proxy's exchanges (the page's and `/events`' `id`).
     let id: Int
-    /// What it keeps for a watcher, when one looks (``ExchangeWatcher``).
+    /// What it keeps for a watcher, when one looks (``ExchangeWatcher``), or for the recording.
     var capture: ExchangeCapture?
+    /// The request body as the recording keeps it (`record:`).
+    var recordTap: RecordingTap?
+    /// Where answering from a recording stands (`replay:`).
+    var replay: ReplayStep?
     // The driver's state is touched only from its own loop thread, one event at a time: the
     // dynamic exclusivity checks on these hot properties cost a few per cent of pass-through.
     @exclusivity(unchecked) private(set) var machine: ExchangeMachine
@@ -86,10 +90,13 @@ final class Exchange {
 
     /// Lets the machine run the routed request.
     func start() {
+        if env.recorder != nil { tapForRecording() }
         if let watcher = env.watcher, watcher.isWatching {
-            let capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom)
-            self.capture = capture
-            output.capture = capture
+            if capture == nil {
+                let capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom)
+                self.capture = capture
+                output.capture = capture
+            }
             watcher.exchangeDidStart(self)
         }
         if route.url != nil, let plan = env.faults.plan(for: route.rule) { return inject(plan) }
@@ -98,6 +105,9 @@ final class Exchange {
 
     /// Routes the request on (after any injected delay).
     func proceed(_ answer: ExchangeMachine.Route? = nil) {
+        if answer == nil, replay == nil, env.replayBook != nil, route.url != nil, case .forward = routed {
+            return beginReplay()
+        }
         run(.routed(answer ?? routed, stripMode: route.stripMode, now: env.clock()))
     }
 
@@ -256,7 +266,9 @@ final class Exchange {
                 return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
             }
         }
-        let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks())
+        var replayed: ReplayedResponse?
+        if case .answering(let response) = replay { replayed = response }
+        let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks(), replaying: replayed)
         self.task = task
         task.start()
     }
@@ -269,6 +281,7 @@ final class Exchange {
     /// More client input arrived (request body bytes).
     func clientDataAvailable() {
         guard body.takeWaiting() else { return }
+        if case .gathering = replay { return gatherRequestBody() }
         task?.resume()
     }
 

@@ -18,8 +18,8 @@ final class ExchangeCapture: @unchecked Sendable {
     /// Paths of the members (and elements) null stripping removed, the first hundred.
     var strippedPaths: [String] = []
 
-    init(request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit) {
-        self.bodyRoom = min(bodyRoom, ExchangeCapture.bodyLimit)
+    init(request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit, bodyLimit: Int = ExchangeCapture.bodyLimit) {
+        self.bodyRoom = min(bodyRoom, bodyLimit)
         var kept: [(String, String)] = []
         var bytes = 0
         for field in request {

@@ -54,6 +54,10 @@ final class ExchangeEnvironment {
     /// TLS to `https://` parents (blind tunnels through them; libcurl has its own), made at start
     /// when one is configured.
     var parentTLS: TLSClientContext?
+    /// `record:`: the recording exchanges are written into.
+    var recorder: Recorder?
+    /// `replay:`: the recording requests are answered from.
+    var replayBook: ReplayBook?
     /// Who watches exchanges as they happen (the admin page), if anyone may.
     weak var watcher: (any ExchangeWatcher)?
     /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.

@@ -70,6 +70,8 @@ extension ExchangeMachine {
         /// TRACE or OPTIONS with `Max-Forwards: 0`.
         case answerLocally
         case forward
+        /// A recording answers (`replay:`): fetched from it, never stored.
+        case replay
     }
 
     /// What the store step did with a response, as far as collapsed waiters are concerned.

@@ -112,6 +112,8 @@ struct ExchangeMachine {
             return [.fail(error)]
         case .answerLocally:
             return [.answerLocally]
+        case .replay:
+            return [.setCacheStatus(CacheStatus(.replay)), fetchUncached(now: now)]
         case .forward:
             guard context.cache != nil else { return [fetchUncached(now: now)] }
             let request = context.request

@@ -17,6 +17,8 @@ struct ExchangeNotes {
     var interimSent = 0
     /// `local` (a rule's `respond:` answered) or the origin a rule's `upstream:` sent the request to.
     var mapping: String?
+    /// The recorded exchange that answered (`--replay`).
+    var replayed: Int64?
     /// What a rule's `faults:` did to this exchange (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
     private(set) var fault: String?
 

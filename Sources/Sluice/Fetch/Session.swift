@@ -77,12 +77,15 @@ public final class Session {
     ///   - delegate: receives the response (not retained).
     ///   - hooks: this task's own hooks, overriding the session's; none by default.
     @discardableResult
-    public func makeTask(_ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .init())
-        -> UpstreamTask
-    {
+    ///   - replaying: a recorded response the task hands over instead of asking the origin.
+    public func makeTask(
+        _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .init(),
+        replaying: ReplayedResponse? = nil
+    ) -> UpstreamTask {
         nextTaskID += 1
         let merged = hooks.isEmpty ? self.hooks : hooks.merging(self.hooks)
-        let task = UpstreamTask(id: nextTaskID, request: request, delegate: delegate, hooks: merged, session: self)
+        let task = UpstreamTask(
+            id: nextTaskID, request: request, delegate: delegate, hooks: merged, session: self, replayed: replaying)
         running[ObjectIdentifier(task)] = task
         return task
     }

@@ -13,9 +13,10 @@ final class SessionDelegate: MultiHandleDelegate {
         case fail(SluiceError)
     }
 
-    func task(_ task: UpstreamTask, didReceiveHead head: ResponseHead) -> HeadRoute {
+    /// - Parameter mayFollow: `false` for a recorded response, which is final.
+    func task(_ task: UpstreamTask, didReceiveHead head: ResponseHead, mayFollow: Bool = true) -> HeadRoute {
         session.eventMonitor.task(task, didReceive: head)
-        if head.isRedirect, let handler = task.hooks.redirectHandler {
+        if mayFollow, head.isRedirect, let handler = task.hooks.redirectHandler {
             var state = task.redirectState
             let proposal = state.next(after: task.currentRequest, response: head, bodyWasSent: task.bodyStarted)
             let decision = handler.task(task, willBeRedirectedTo: proposal, for: head)

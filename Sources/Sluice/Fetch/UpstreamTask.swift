@@ -80,14 +80,24 @@ public final class UpstreamTask {
         /// The task failed (a cancel, a refused head, a failed upload): the transfer, if any, is
         /// being stopped, and the completion reports `error`.
         indirect case failing(Transfer?, SluiceError)
+        /// A recorded response is handed to the delegate instead of a transfer (`--replay`);
+        /// `offset` body bytes were taken.
+        indirect case replaying(ReplayedResponse, offset: Int)
         /// The delegate heard the completion.
         case finished
     }
 
     private var phase = Phase.idle
 
-    init(id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session) {
+    /// The recorded response this task hands over instead of asking the origin.
+    private let replayed: ReplayedResponse?
+
+    init(
+        id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session,
+        replayed: ReplayedResponse? = nil
+    ) {
         self.id = id
+        self.replayed = replayed
         originalRequest = request
         currentRequest = request
         self.delegate = delegate
@@ -117,7 +127,7 @@ public final class UpstreamTask {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _), .failing(let transfer?, _):
             return transfer.handle
-        case .idle, .failing(nil, _), .finished:
+        case .idle, .failing(nil, _), .finished, .replaying:
             return nil
         }
     }
@@ -131,6 +141,12 @@ public final class UpstreamTask {
         if case .idle = phase {
             session.eventMonitor.taskDidStart(self)
             startedAt = now
+        }
+        if let replayed {
+            phase = .replaying(replayed, offset: 0)
+            // At the next loop turn, as a transfer's head would come: never inside the caller.
+            session.loop.callSoon { [self] in self.replayHead() }
+            return
         }
         let handle = session.checkoutHandle()
         handle.delegate = self
@@ -163,6 +179,10 @@ public final class UpstreamTask {
 
     /// Resumes a transfer paused by the delegate (the client drained, or body bytes arrived).
     public func resume() {
+        if case .replaying = phase {
+            session.loop.callSoon { [weak self] in self?.pumpReplay() }
+            return
+        }
         guard case .transferring(let transfer) = phase, transfer.handle.isActive else { return }
         transfer.handle.unpause()
     }
@@ -176,7 +196,7 @@ public final class UpstreamTask {
         let transfer: Transfer?
         switch phase {
         case .transferring(let running), .redirecting(let running, _): transfer = running
-        case .idle: transfer = nil
+        case .idle, .replaying: transfer = nil
         case .failing, .finished: return
         }
         phase = .failing(transfer, error)
@@ -189,7 +209,7 @@ public final class UpstreamTask {
     private func abort(_ error: SluiceError) -> EasyHandle.Action {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _): phase = .failing(transfer, error)
-        case .idle, .failing, .finished: break
+        case .idle, .failing, .finished, .replaying: break
         }
         return .abort
     }
@@ -214,7 +234,7 @@ public final class UpstreamTask {
         switch phase {
         case .finished: return
         case .failing(_, let failure): error = failure
-        case .idle, .transferring, .redirecting:
+        case .idle, .transferring, .redirecting, .replaying:
             error =
                 curlError.map(convert)
                 ?? (response == nil
@@ -233,6 +253,39 @@ public final class UpstreamTask {
     private func recycle(_ handle: EasyHandle) {
         handle.delegate = nil
         if !handle.isActive { session.recycle(handle) }
+    }
+
+    // MARK: - Replay
+
+    /// The recorded head goes through the monitors and the response hooks (validation gates) as
+    /// an origin's would; a recorded response is final, so no redirect is followed from it.
+    private func replayHead() {
+        guard case .replaying(let replayed, _) = phase else { return }
+        timeToHead = Double(EventLoop.monotonicNanoseconds() - startedAt) / 1e9
+        response = replayed.head
+        switch session.delegate.task(self, didReceiveHead: replayed.head, mayFollow: false) {
+        case .deliver, .follow:
+            delegate?.task(self, didReceive: replayed.head)
+            pumpReplay()
+        case .fail(let error):
+            fail(error)
+        }
+    }
+
+    /// Hands the recorded body over in 64 KiB pieces while the delegate takes them; a refused
+    /// piece waits for ``resume()``.
+    private func pumpReplay() {
+        while case .replaying(let replayed, let offset) = phase {
+            guard offset < replayed.body.count else { return finish(curlError: nil) }
+            guard let delegate else { return fail(.upstreamFailed(reason: .cancelled(detail: "the exchange ended"))) }
+            let end = min(replayed.body.count, offset + 64 * 1024)
+            let taken = replayed.body.withUnsafeBytes {
+                delegate.task(self, didReceive: UnsafeRawBufferPointer(rebasing: $0[offset..<end]))
+            }
+            guard taken else { return }
+            bodyBytes += Int64(end - offset)
+            if case .replaying = phase { phase = .replaying(replayed, offset: end) }
+        }
     }
 
     // MARK: - Response head

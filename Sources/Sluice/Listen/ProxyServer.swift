@@ -95,6 +95,16 @@ public final class ProxyServer {
         environment = ExchangeEnvironment(
             loop: loop, session: session, hooks: hooks ?? UpstreamTask.Hooks(), cache: tiers,
             configuration: configuration, policy: policy, stats: stats, logger: logger)
+        if let file = configuration.record.file {
+            environment.recorder = try Recorder(settings: configuration.record, file: file, loop: loop, logger: logger)
+        }
+        if let file = configuration.replay.file {
+            let book = try ReplayBook(settings: configuration.replay, file: file)
+            environment.replayBook = book
+            logger.info(
+                "replaying \(book.count) recorded exchange(s) from \(file); a request not in it is \(configuration.replay.onMiss == .fail ? "answered 504" : "forwarded")"
+            )
+        }
         interceptor = try ProxyServer.makeInterceptor(configuration, logger: logger, now: environment.clock())
         resolver = DNSResolver(loop: loop)
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
@@ -333,6 +343,7 @@ public final class ProxyServer {
         shutdownTimer?.cancel()
         cacheFlushTimer?.cancel()
         cache?.flushPending(force: true)
+        environment.recorder?.close()
         guard let completion = shutdownCompletion else { return }
         shutdownCompletion = nil
         completion()

@@ -12,6 +12,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case hit(ttl: Int64)
         /// Forwarded, and why (`fwd=`): ``Forward``.
         case forward(Forward)
+        /// Answered from a recording (`--replay`): `hit; detail=replay`.
+        case replay
     }
 
     /// Why a request went to the origin (`fwd=`, RFC 9211 §2.2).
@@ -68,6 +70,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// Whether a recording answered.
+    public var isReplay: Bool { outcome == .replay }
+
     /// The field value.
     public var description: String {
         // Built in few pieces: a hit's field is made for every hit.
@@ -83,6 +88,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             text += "; fwd="
             text += reason.rawValue
             if let forwardStatus { text += "; fwd-status=\(forwardStatus)" }
+        case .replay:
+            return Self.cacheName + "; hit; detail=replay"
         }
         if collapsed { text += "; collapsed" }
         if stored { text += "; stored" }
@@ -97,12 +104,13 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// `collapsed`, `stale_if_error`, or `bypass` (responses the cache took no part in).
     public var summary: String {
         if isHit { return "hit" }
+        if isReplay { return "replay" }
         if detail == "stale-if-error" { return "stale_if_error" }
         if collapsed { return "collapsed" }
         switch outcome {
         case .forward(.stale): return "stale"
         case .forward(.method), .forward(.request), .forward(.bypass): return "bypass"
-        case .hit, .forward: return "miss"
+        case .hit, .forward, .replay: return "miss"
         }
     }
 }

@@ -54,6 +54,10 @@ public struct Problem: Sendable, Equatable {
         if case .forbidden(.connectPortNotAllowed(let port)) = error {
             reasonPhrase = "Port \(port) not in connect_ports"
         }
+        if case .replayMiss(let miss) = error {
+            if let closest = miss.closest { extras.append(("closest", .string(closest))) }
+            extras.append(("differences", .strings(miss.differences)))
+        }
         if case .injected(let rule, _, let seconds) = error {
             retryAfter = seconds
             extras.append(("rule", .string(rule)))
@@ -72,6 +76,16 @@ public struct Problem: Sendable, Equatable {
 
     private static func describe(_ error: SluiceError) -> (Int, String, String, String, Bool) {
         switch error {
+        case .replayMiss(let miss):
+            let closest = miss.closest.map {
+                "; the closest recorded request, \($0), differs in \(miss.differences.joined(separator: "; "))"
+            }
+            return (
+                504, "replay-miss", "Not in the recording",
+                "No recorded response matches \(miss.request)"
+                    + (closest ?? " (\(miss.differences.joined(separator: "; ")))")
+                    + ".", false
+            )
         case .injected(let rule, let status, _):
             guard status > 0 else {
                 return (

@@ -18,6 +18,8 @@ public enum SluiceError: Error, Sendable, Equatable {
     /// A rule's `faults:` answered this status instead of the origin (`status`), or cut the
     /// response (`reset`, after `afterBytes`; status 0).
     case injected(rule: String, status: Int, retryAfter: Int?)
+    /// `replay.on_miss: fail`: the recording holds no response for the request (504).
+    case replayMiss(ReplayMiss)
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

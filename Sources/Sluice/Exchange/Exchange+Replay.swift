@@ -1,0 +1,80 @@
+/// `replay:`: the request body is read (up to `limits.max_transform_body`) to match it, then the
+/// recording answers through the usual response path (hooks, validation, stripping, the
+/// client's framing) or, on a miss, the exchange fails with a `504` or goes on to the origin
+/// with the bytes already read sent first.
+enum ReplayStep {
+    /// Reading the request body to match it.
+    case gathering(RecordingTap)
+    /// The recording answers.
+    case answering(ReplayedResponse)
+    /// Not in the recording, forwarded: `held` (the body read to match) goes upstream first.
+    case forwarding(held: [UInt8], sent: Int)
+}
+
+extension Exchange {
+    /// Starts matching the request against the recording.
+    func beginReplay() {
+        replay = .gathering(RecordingTap(limit: Int.max))
+        gatherRequestBody()
+    }
+
+    /// Reads what the client sent of the body; decides once it is all there (or too large).
+    func gatherRequestBody() {
+        guard case .gathering(let tap) = replay else { return }
+        if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
+        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            if tap.size > Int64(env.transformLimit) { return decideReplay(tap, bodyReadWhole: false) }
+            let read = scratch.withUnsafeMutableBytes { body.read(from: client.stream, into: $0) }
+            switch read {
+            case .bytes(let count):
+                scratch.withUnsafeBytes { bytes in
+                    let piece = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+                    tap.request(piece)
+                    recordTap?.request(piece)
+                }
+            case .end:
+                return decideReplay(tap, bodyReadWhole: true)
+            case .wait:
+                if client.inputClosed {
+                    return fail(
+                        .badRequest(reason: .malformed("the client closed the connection during the request body")))
+                }
+                return  // clientDataAvailable() calls again
+            case .failure(let failure):
+                return fail(failure)
+            }
+        }
+    }
+
+    private func decideReplay(_ tap: RecordingTap, bodyReadWhole: Bool) {
+        guard let book = env.replayBook else { return }
+        let digest = bodyReadWhole ? tap.finishDigest() : nil
+        switch book.answer(
+            method: request.method, url: machine.context.url, headers: request.headers, bodyDigest: digest)
+        {
+        case .recorded(let response):
+            notes.replayed = response.id
+            replay = .answering(response)
+            if !body.isComplete { output.keepAlive = false }
+            proceed(.replay)
+        case .miss(let miss):
+            replay = .forwarding(held: tap.body, sent: 0)
+            switch book.settings.onMiss {
+            case .fail: fail(.replayMiss(miss))
+            case .forward:
+                proceed()
+            }
+        }
+    }
+
+    /// Copies request body bytes read for matching into `buffer` (ahead of the rest of the body);
+    /// `nil` when none are left.
+    func takeHeldBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard case .forwarding(let held, let sent) = replay, sent < held.count else { return nil }
+        let count = min(buffer.count, held.count - sent)
+        held.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + sent, byteCount: count) }
+        replay = .forwarding(held: held, sent: sent + count)
+        return count
+    }
+}

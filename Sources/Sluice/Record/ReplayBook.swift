@@ -1,0 +1,199 @@
+/// `replay:`: the requests a recording holds, and which recorded response answers a request.
+/// A request matches a recorded one when the method, the URL (query parameters in any order)
+/// and, unless `match_body: false`, the body's SHA-256 agree, and the fields `match_headers`
+/// names have the same values. Several matches are served in recorded order, then the last one
+/// again. Heads are held in memory; bodies are read from the file when served. Loop-confined.
+final class ReplayBook {
+    struct Entry {
+        let id: Int64
+        let method: String
+        let url: String
+        let target: RequestURL
+        let digest: String
+        let bodySize: Int64
+        /// The `match_headers` values, in that order (`nil`: absent).
+        let headers: [String?]
+        let complete: Bool
+        let head: ResponseHead
+    }
+
+    let settings: Configuration.Replay
+    let recording: Recording
+    private let entries: [Entry]
+    /// Entries by method and normalised URL, in recorded order.
+    private var byRequest: [String: [Int]] = [:]
+    /// The next match to serve, by the whole matching key.
+    private var cursors: [String: Int] = [:]
+    private(set) var served = 0
+    private(set) var missed = 0
+
+    init(settings: Configuration.Replay, file: String) throws(Recording.Failure) {
+        self.settings = settings
+        recording = try Recording.open(file)
+        var entries: [Entry] = []
+        for exchange in try recording.exchanges(bodies: false) {
+            let headers = HTTPFields(exchange.requestHeaders.map { ($0.name, $0.value) })
+            var responseFields = HTTPFields(exchange.responseHeaders.map { ($0.name, $0.value) })
+            responseFields.removeAll { !RecordedExchange.keepsResponseField($0.name) }
+            entries.append(
+                Entry(
+                    id: exchange.id, method: exchange.method, url: exchange.url, target: RequestURL(exchange.url),
+                    digest: exchange.requestBodyDigest, bodySize: exchange.requestBodySize,
+                    headers: settings.matchHeaders.map { headers[$0] }, complete: exchange.responseComplete,
+                    head: ResponseHead(status: exchange.status, reason: exchange.reason, headers: responseFields)))
+        }
+        self.entries = entries
+        for (index, entry) in entries.enumerated() {
+            byRequest[entry.method + " " + entry.target.normalized, default: []].append(index)
+        }
+    }
+
+    var count: Int { entries.count }
+
+    /// What answers a request: a recorded response, or why none does.
+    enum Answer {
+        case recorded(ReplayedResponse)
+        case miss(ReplayMiss)
+    }
+
+    /// - Parameter bodyDigest: the request body's SHA-256 (hex); `nil` when it was too large to read.
+    func answer(method: String, url: String, headers: HTTPFields, bodyDigest: String?) -> Answer {
+        let target = RequestURL(url)
+        let values = settings.matchHeaders.map { headers[$0] }
+        let candidates = (byRequest[method + " " + target.normalized] ?? []).filter { index in
+            let entry = entries[index]
+            return (!settings.matchBody || entry.digest == bodyDigest) && entry.headers == values
+        }
+        guard !candidates.isEmpty else {
+            missed += 1
+            return .miss(closest(method: method, target: target, url: url, headers: values, digest: bodyDigest))
+        }
+        var key = method + " " + target.normalized
+        if settings.matchBody { key += " " + (bodyDigest ?? "") }
+        for value in values { key += "\n" + (value ?? "") }
+        let next = cursors[key, default: 0]
+        cursors[key] = next + 1
+        let entry = entries[candidates[min(next, candidates.count - 1)]]
+        guard entry.complete else {
+            missed += 1
+            return .miss(
+                ReplayMiss(
+                    request: method + " " + url, closest: "#\(entry.id) \(entry.method) \(entry.url)",
+                    differences: ["its response body was recorded cut (record.max_body); it is not replayed"]))
+        }
+        let body: [UInt8]
+        do {
+            body = try recording.responseBody(id: entry.id)
+        } catch {
+            missed += 1
+            return .miss(
+                ReplayMiss(
+                    request: method + " " + url, closest: "#\(entry.id) \(entry.method) \(entry.url)",
+                    differences: ["its body cannot be read: \(error.description)"]))
+        }
+        served += 1
+        var head = entry.head
+        if method != "HEAD", !ReplayBook.isBodiless(entry.head.status) {
+            head.headers.set("Content-Length", String(body.count))
+        }
+        return .recorded(ReplayedResponse(id: entry.id, head: head, body: method == "HEAD" ? [] : body))
+    }
+
+    static func isBodiless(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
+
+    /// The recorded request most like this one, and how it differs.
+    private func closest(method: String, target: RequestURL, url: String, headers: [String?], digest: String?)
+        -> ReplayMiss
+    {
+        let request = method + " " + url
+        var best: (score: Int, index: Int)?
+        for (index, entry) in entries.enumerated() {
+            var score = 0
+            if entry.target.origin == target.origin { score += 16 }
+            if entry.target.path == target.path { score += 8 }
+            if entry.method == method { score += 4 }
+            if entry.target.query == target.query { score += 2 }
+            if entry.digest == digest { score += 1 }
+            if best == nil || score > best!.score { best = (score, index) }
+        }
+        guard let best else {
+            return ReplayMiss(request: request, closest: nil, differences: ["the recording holds no exchanges"])
+        }
+        let entry = entries[best.index]
+        var differences: [String] = []
+        if entry.method != method { differences.append("method: recorded \(entry.method), got \(method)") }
+        if entry.target.origin != target.origin {
+            differences.append("origin: recorded \(entry.target.origin), got \(target.origin)")
+        }
+        if entry.target.path != target.path {
+            differences.append("path: recorded \(entry.target.path), got \(target.path)")
+        }
+        if entry.target.query != target.query {
+            differences.append("query: recorded \"\(entry.target.query)\", got \"\(target.query)\"")
+        }
+        if settings.matchBody, entry.digest != digest {
+            differences.append(
+                digest == nil
+                    ? "body: too large to match (over limits.max_transform_body)"
+                    : "body: recorded \(entry.bodySize) bytes with SHA-256 \(entry.digest.prefix(12))…, got a different body"
+            )
+        }
+        for (index, name) in settings.matchHeaders.enumerated() where entry.headers[index] != headers[index] {
+            differences.append(
+                "header \(name): recorded \(entry.headers[index].map { "\"\($0)\"" } ?? "none"), got \(headers[index].map { "\"\($0)\"" } ?? "none")"
+            )
+        }
+        if differences.isEmpty { differences.append("all of it matches, but an earlier match was not complete") }
+        return ReplayMiss(
+            request: request, closest: "#\(entry.id) \(entry.method) \(entry.url)", differences: differences)
+    }
+}
+
+/// A recorded response on its way to the client in place of the origin's.
+public struct ReplayedResponse: Sendable {
+    /// The recorded exchange's number.
+    public let id: Int64
+    public let head: ResponseHead
+    public let body: [UInt8]
+}
+
+/// Why a recording holds no answer for a request (a `504` with `replay.on_miss: fail`).
+public struct ReplayMiss: Sendable, Equatable {
+    /// `METHOD url` of the request.
+    public let request: String
+    /// `#id METHOD url` of the closest recorded request, when the recording holds any.
+    public let closest: String?
+    /// What differs between them.
+    public let differences: [String]
+}
+
+/// A URL split for matching: origin (scheme and authority, lower case, default port left out),
+/// path, and the query's parameters sorted (their order does not matter).
+struct RequestURL: Equatable {
+    let origin: String
+    let path: String
+    let query: String
+
+    init(_ url: String) {
+        var text = Substring(url)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        let afterScheme = text.firstRange(of: "://").map { $0.upperBound } ?? text.startIndex
+        let pathStart = text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
+        var origin = text[..<pathStart].lowercased()
+        if origin.hasPrefix("http://"), origin.hasSuffix(":80") { origin.removeLast(3) }
+        if origin.hasPrefix("https://"), origin.hasSuffix(":443") { origin.removeLast(4) }
+        self.origin = origin
+        let rest = text[pathStart...]
+        let question = rest.firstIndex(of: "?")
+        let path = String(question.map { rest[..<$0] } ?? rest)
+        self.path = path.isEmpty ? "/" : path
+        if let question {
+            query = rest[rest.index(after: question)...].split(separator: "&").map(String.init).sorted().joined(
+                separator: "&")
+        } else {
+            query = ""
+        }
+    }
+
+    var normalized: String { origin + path + (query.isEmpty ? "" : "?" + query) }
+}
