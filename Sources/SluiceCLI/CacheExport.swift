@@ -32,7 +32,7 @@ extension CacheCommand {
             let head = try JSONSerialization.data(withJSONObject: creator, options: [.sortedKeys])
             output.write(Data("{\"log\":{\"version\":\"1.2\",\"creator\":".utf8) + head + Data(",\"entries\":[".utf8))
             for (index, entry) in entries.enumerated() {
-                let object = try HAR.entry(entry, inspector: inspector)
+                let object = try CacheHAR.entry(entry, inspector: inspector)
                 let data = try JSONSerialization.data(
                     withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 output.write((index > 0 ? Data(",\n".utf8) : Data("\n".utf8)) + data)
@@ -45,7 +45,7 @@ extension CacheCommand {
 }
 
 /// HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) for stored responses.
-enum HAR {
+enum CacheHAR {
     static func pairs(_ fields: [(String, String)]) -> [[String: String]] {
         fields.map { ["name": $0.0, "value": $0.1] }
     }

@@ -13,7 +13,7 @@ struct SluiceCommand: ParsableCommand {
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
             TLSCommand.self,
-            PathsCommand.self,
+            PathsCommand.self, RecordCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
 

@@ -52,3 +52,29 @@ extension AdminRoutes {
             })
     }
 }
+
+extension AdminRoutes {
+    /// `record:` as it runs: the file, whether it still records, exchanges written and lost.
+    func recordingStats() -> JSONValue {
+        guard let recorder = proxy.environment.recorder else { return .null }
+        let state: JSONValue =
+            switch recorder.state {
+            case .recording: .string("recording")
+            case .stopped(let reason): .string("stopped: " + reason)
+            }
+        return .object([
+            ("file", .string(recorder.path)), ("state", state), ("written", .number(recorder.written)),
+            ("dropped", .number(recorder.dropped)),
+        ])
+    }
+
+    /// `replay:` as it runs: the file, exchanges it holds, requests answered and missed.
+    func replayStats() -> JSONValue {
+        guard let book = proxy.environment.replayBook else { return .null }
+        return .object([
+            ("file", .string(book.recording.path)), ("exchanges", .number(book.count)),
+            ("served", .number(book.served)), ("missed", .number(book.missed)),
+            ("on_miss", .string(book.settings.onMiss.rawValue)),
+        ])
+    }
+}

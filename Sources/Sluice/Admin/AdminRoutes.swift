@@ -164,6 +164,7 @@ struct AdminRoutes {
             ("upgrades", .number(stats.upgrades)), ("websocket_messages", .number(stats.webSocketMessages)),
             ("tls", tlsStats),
             ("faults", faultCounts()),
+            ("recording", recordingStats()), ("replay", replayStats()),
             (
                 "upstream",
                 .object([

@@ -37,7 +37,7 @@ extension Exchange {
             aborted: aborted, rule: route.matchedName, validationFailure: notes.validationFailure,
             transform: notes.transformNote, cacheStatus: notes.cacheStatus,
             timeline: task?.timeline(exchangeStart: startTime, complete: duration), id: id,
-            mapping: notes.mapping, fault: notes.fault, capture: capture)
+            mapping: notes.mapping, fault: notes.fault, replayed: notes.replayed, capture: capture)
         if let outcome = notes.contract {
             switch outcome {
             case .passed: record.contract = "passed"

@@ -429,9 +429,11 @@
         receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms) }
         : { send: 0, wait: e.duration_ms, receive: 0 },
       comment: [e.cache_status, e.rule && "rule " + e.rule, e.validation, e.transform, e.mapped && "mapped " + e.mapped,
-        e.fault && "fault " + e.fault, e.error].filter(Boolean).join("; "),
+        e.fault && "fault " + e.fault, e.replayed && "replayed recorded exchange #" + e.replayed, e.error]
+        .filter(Boolean).join("; "),
       _sluice: { id: e.id, rule: e.rule || null, cache_status: e.cache_status || null, validation: e.validation || null,
-        transform: e.transform || null, contract: e.contract || null, mapped: e.mapped || null, fault: e.fault || null },
+        transform: e.transform || null, contract: e.contract || null, mapped: e.mapped || null, fault: e.fault || null,
+        replayed: e.replayed || null },
     };
     // As Chrome writes them: one entry per message, `data` the text (or the hex of a binary one).
     const messages = state.messages.get(e.id);
@@ -485,6 +487,7 @@
     add("transform", e.transform);
     add("mapped", e.mapped);
     add("fault", e.fault);
+    add("replayed", e.replayed && "recorded exchange #" + e.replayed);
     add("size", size(e.bytes));
     add("duration", e.duration_ms + " ms");
     add("error", e.error);
