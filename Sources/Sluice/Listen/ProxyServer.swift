@@ -258,6 +258,8 @@ public final class ProxyServer {
         if old.log != new.log { pending.append("log") }
         if old.cache != new.cache { pending.append("cache") }
         if old.tls != new.tls { pending.append("tls") }
+        if old.record != new.record { pending.append("record") }
+        if old.replay != new.replay { pending.append("replay") }
         return pending
     }
 
