@@ -107,6 +107,10 @@ extension RuleParser {
             "rules[].rewrite.response", "{set, add, remove}", "none",
             "Header fields of the origin's response changed before validation and the cache (and so in what is stored)."
         ),
+        (
+            "rules[].rewrite.response.json_patch", "list of RFC 6902 operations", "none",
+            "`{op: add|remove|replace|move|copy|test, path: /pointer, value | from}` applied in place to JSON response bodies at delivery (held like null stripping; all or nothing)."
+        ),
         ("defaults.rewrite", "rewrite block", "none", "Header rewriting for requests no rule matches."),
         (
             "rules[].faults.latency", "duration or range", "none",

@@ -110,7 +110,7 @@ extension Exchange: TaskDelegate {
 
     /// Validate (report mode; enforce mode answered in the rule's gate), store or invalidate, then
     /// the transform's plan: hold the body for stripping, or prepare the head for the client.
-    func deliverHead(_ response: ResponseHead, plan: NullStrippingDelivery.Plan, fromCache: Bool) {
+    func deliverHead(_ response: ResponseHead, plan: JSONBodyDelivery.Plan, fromCache: Bool) {
         if let accept = route.rule.accept, accept.onReject == .report,
             let failure = ResponseValidator.validate(
                 response, request: upstreamRequest ?? forwardRequest, acceptance: accept, rule: route.rule.name)
@@ -136,8 +136,8 @@ extension Exchange: TaskDelegate {
         case .pass: break
         case .untouched(let detail): noteUntouched(detail)
         case .hold(let coding):
-            held = NullStrippingDelivery(
-                mode: route.stripMode!, limit: env.transformLimit, head: response, coding: coding)
+            held = JSONBodyDelivery(
+                transform: route.transform!, limit: env.transformLimit, head: response, coding: coding)
             output.status = response.status
             return
         }
@@ -161,7 +161,7 @@ extension Exchange: TaskDelegate {
         let length = response.headers["content-length"].flatMap { Int64($0) }
         if run.settings.onViolation == .enforce {
             if let length, length > Int64(env.transformLimit) {
-                run.skipBody(NullStrippingDelivery.tooLarge(env.transformLimit))
+                run.skipBody(JSONBodyDelivery.tooLarge(env.transformLimit))
                 notes.marks.append(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule))
                 return false
             }
@@ -170,7 +170,7 @@ extension Exchange: TaskDelegate {
         return !response.headers.contains("transfer-encoding") && length.map { $0 <= 65536 } == true
     }
 
-    private func isHold(_ plan: NullStrippingDelivery.Plan) -> Bool {
+    private func isHold(_ plan: JSONBodyDelivery.Plan) -> Bool {
         if case .hold = plan { return true }
         return false
     }
@@ -217,7 +217,7 @@ extension Exchange: TaskDelegate {
     }
 
     private func noteUntouched(_ detail: String) {
-        notes.marks.append(NullStrippingDelivery.note(detail, rule: route.matchedName))
+        notes.marks.append(JSONBodyDelivery.note(detail, rule: route.matchedName))
         notes.transformNote = "untouched: " + detail
         env.stats.jsonUntouched += 1
     }
@@ -235,7 +235,7 @@ extension Exchange: TaskDelegate {
                 }
                 // Past max_transform_body: what was held goes out unvalidated, the rest streams.
                 let gaveUp = contractHold.take()!
-                contract.skipBody(NullStrippingDelivery.tooLarge(env.transformLimit))
+                contract.skipBody(JSONBodyDelivery.tooLarge(env.transformLimit))
                 notes.marks.append(ContractRun.mark(.notValidated("body-too-large"), rule: contract.rule))
                 prepare(gaveUp.head)
                 gaveUp.bytes.withUnsafeBytes { output.emit($0) }
@@ -245,7 +245,7 @@ extension Exchange: TaskDelegate {
             if held!.append(bytes) { return true }
             // Past max_transform_body: what was held goes out untouched, the rest streams.
             let gaveUp = held.take()!
-            noteUntouched(NullStrippingDelivery.tooLarge(gaveUp.limit))
+            noteUntouched(JSONBodyDelivery.tooLarge(gaveUp.limit))
             prepare(gaveUp.head)
             gaveUp.held.withUnsafeBytes { output.emit($0) }
         }
@@ -279,10 +279,10 @@ extension Exchange: TaskDelegate {
         }
         if let held = held.take() {
             switch held.finish() {
-            case .stripped(let head, let body, let removed):
-                env.stats.jsonStripped += 1
-                notes.transformNote = "stripped \(removed) null(s)"
-                capture?.strippedPaths = held.removedPaths()
+            case .transformed(let head, let body, let removed, let patched, let note):
+                if removed > 0 { env.stats.jsonStripped += 1 }
+                notes.transformNote = JSONBodyDelivery.summary(removed: removed, patched: patched, note: note)
+                if removed > 0 { capture?.strippedPaths = held.removedPaths() }
                 prepare(head)
                 body.withUnsafeBytes { output.emit($0) }
             case .untouched(let detail):

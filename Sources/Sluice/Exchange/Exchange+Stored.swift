@@ -47,7 +47,7 @@ extension Exchange {
 
     /// The stored head with `Age`, then the body from the tiers.
     private func serveWhole(
-        _ entry: CacheStore.Entry, head: ResponseHead, plan: NullStrippingDelivery.Plan, cache: any CacheTier
+        _ entry: CacheStore.Entry, head: ResponseHead, plan: JSONBodyDelivery.Plan, cache: any CacheTier
     ) {
         deliverHead(head, plan: plan, fromCache: true)
         if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
@@ -106,7 +106,7 @@ extension Exchange {
         env.stats.cacheHits += 1
         var head = writer.head
         head.headers.set("Age", "0")
-        let plan: NullStrippingDelivery.Plan
+        let plan: JSONBodyDelivery.Plan
         switch answer {
         case .notModified:
             deliverHead(StoredResponse.notModified(head), plan: .pass, fromCache: true)

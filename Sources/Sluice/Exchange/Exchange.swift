@@ -32,7 +32,7 @@ final class Exchange {
     /// The entry being written for this response.
     var writer: CacheWriter?
     /// The body held for null stripping.
-    @exclusivity(unchecked) var held: NullStrippingDelivery?
+    @exclusivity(unchecked) var held: JSONBodyDelivery?
     /// The response's contract check, when its rule has a contract.
     var contract: ContractRun?
     /// The request's contract check (`contract.requests: report | enforce`).
@@ -83,7 +83,7 @@ final class Exchange {
             request, policy: env.policy, rules: env.rules, localClient: client.isLocal)
         machine = ExchangeMachine(
             .init(
-                request: request, url: RouteDecision.urlText(request), stripMode: nil,
+                request: request, url: RouteDecision.urlText(request), transform: nil,
                 transformLimit: env.transformLimit,
                 cache: env.machineCache, acceptance: route.rule.accept, ruleName: route.rule.name))
     }
@@ -108,7 +108,7 @@ final class Exchange {
         if answer == nil, replay == nil, env.replayBook != nil, route.url != nil, case .forward = routed {
             return beginReplay()
         }
-        run(.routed(answer ?? routed, stripMode: route.stripMode, now: env.clock()))
+        run(.routed(answer ?? routed, transform: route.transform, now: env.clock()))
     }
 
     /// Where the driver's loop stands (Varnish's `CNT_Request`: one loop kicks the request along).

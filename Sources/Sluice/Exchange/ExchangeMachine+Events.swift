@@ -25,8 +25,8 @@ extension ExchangeMachine {
         var request: ProxyRequest
         /// The normalised target URL: the cache key.
         var url: String
-        /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
-        var stripMode: NullStripper.Mode?
+        /// What delivery does to a JSON body (a rule's patch, the stripping asked for); `nil`: nothing.
+        var transform: JSONTransform?
         /// `limits.max_transform_body`.
         var transformLimit: Int
         /// The cache settings; `nil` when there is no cache.
@@ -40,7 +40,7 @@ extension ExchangeMachine {
     /// What happened.
     enum Event {
         /// Route decided (``Route``), with the null stripping the rule or the client asked for.
-        case routed(Route, stripMode: NullStripper.Mode?, now: Double)
+        case routed(Route, transform: JSONTransform?, now: Double)
         /// The cache tiers answered a lookup; `pieces`: the stored `206`s of the key, for a `Range`
         /// request; `collapse` is what collapsed forwarding knows of the key.
         case lookedUp([CacheStore.Entry], pieces: [CacheStore.Entry] = [], collapse: CollapseView, now: Double)
@@ -132,8 +132,8 @@ extension ExchangeMachine {
         case refreshStored(CacheStore.Entry)
         /// Drop every stored response for a key (§4.3.5: a HEAD showed the entry is out of date).
         case invalidate(key: String)
-        /// Validate, store, transform and write the head (``NullStrippingDelivery/Plan``).
-        case deliverHead(ResponseHead, NullStrippingDelivery.Plan)
+        /// Validate, store, transform and write the head (``JSONBodyDelivery/Plan``).
+        case deliverHead(ResponseHead, JSONBodyDelivery.Plan)
         /// The body is whole: commit what is being stored.
         case commitStore
         /// Nothing being stored may stay; nothing held goes out.

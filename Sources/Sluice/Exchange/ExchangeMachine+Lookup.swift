@@ -89,7 +89,7 @@ extension ExchangeMachine {
                     acceptance: acceptance, rule: context.ruleName) : nil
         }
         let exchange = StoredAnswer.Request(
-            request: context.request, stripMode: context.stripMode, transformLimit: context.transformLimit,
+            request: context.request, transform: context.transform, transformLimit: context.transformLimit,
             validated: context.acceptance != nil)
         return StoredAnswer.decide(head, size: size, for: exchange, verdict: verdict, fromUpstream: fromUpstream)
     }

@@ -49,8 +49,8 @@ struct ExchangeMachine {
     mutating func handle(_ event: Event) -> [Action] {
         if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return orphaned(fetch, event) }
         switch (phase, event) {
-        case (.routing, .routed(let route, let stripMode, let now)):
-            context.stripMode = stripMode
+        case (.routing, .routed(let route, let transform, let now)):
+            context.transform = transform
             return routed(route, now: now)
         case (.lookingUp(let key, let after), .lookedUp(let candidates, let pieces, let collapse, let now)):
             return lookedUp(
@@ -168,9 +168,9 @@ struct ExchangeMachine {
                 )
             }
         }
-        var plan = NullStrippingDelivery.Plan.pass
-        if context.stripMode != nil {
-            plan = NullStrippingDelivery.plan(for: head, request: context.request, limit: context.transformLimit)
+        var plan = JSONBodyDelivery.Plan.pass
+        if context.transform != nil {
+            plan = JSONBodyDelivery.plan(for: head, request: context.request, limit: context.transformLimit)
         }
         fetch.delivery = .streaming
         phase = .fetching(fetch)

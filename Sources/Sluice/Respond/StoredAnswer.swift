@@ -12,7 +12,7 @@ enum StoredAnswer: Equatable {
     /// `416`: the range holds nothing of a representation of `complete` bytes.
     case unsatisfiable(complete: Int64)
     /// The stored response with `Age`, its body null-stripped by the plan (or not: `.pass`).
-    case whole(NullStrippingDelivery.Plan)
+    case whole(JSONBodyDelivery.Plan)
     /// The stored response as it is, for a plain `GET` with no rule and no transform: the
     /// client head may come straight from memory (``StoredResponse/plainHead(_:age:request:cacheStatus:cache:)``).
     case plain
@@ -21,8 +21,8 @@ enum StoredAnswer: Equatable {
     struct Request {
         /// The client's request.
         var request: ProxyRequest
-        /// Null stripping asked for (`nil`: none).
-        var stripMode: NullStripper.Mode?
+        /// What delivery does to a JSON body (`nil`: nothing).
+        var transform: JSONTransform?
         /// `limits.max_transform_body`.
         var transformLimit: Int
         /// Whether a rule validates this exchange's responses (then no head comes from memory).
@@ -56,19 +56,19 @@ enum StoredAnswer: Equatable {
         let ranged = request.headers.contains("range")
         // A range of a stored 200 (not under null stripping: the client's representation is then
         // not the stored bytes, so it gets the whole stripped response).
-        if ranged, request.method == "GET", head.status == 200, exchange.stripMode == nil {
+        if ranged, request.method == "GET", head.status == 200, exchange.transform == nil {
             switch ByteRange.answer(request.headers, stored: head.headers, size: size) {
             case .whole: break
             case .partial(let bytes): return .success(.range(bytes))
             case .unsatisfiable: return .success(.unsatisfiable(complete: size))
             }
         }
-        guard exchange.stripMode != nil else {
+        guard exchange.transform != nil else {
             let plain =
                 !fromUpstream && !exchange.validated && !ranged && request.method == "GET" && request.minorVersion == 1
             return .success(plain ? .plain : .whole(.pass))
         }
         return .success(
-            .whole(NullStrippingDelivery.plan(for: head, request: request, limit: exchange.transformLimit)))
+            .whole(JSONBodyDelivery.plan(for: head, request: request, limit: exchange.transformLimit)))
     }
 }

@@ -109,6 +109,9 @@ public struct HeaderRewrite: Sendable, Equatable {
 public struct Rewrite: Sendable, Equatable {
     public var request = HeaderRewrite()
     public var response = HeaderRewrite()
+    /// `response.json_patch`: RFC 6902 operations on JSON response bodies, applied at delivery
+    /// (held and bounded like null stripping; the cache keeps the origin's bytes).
+    public var responsePatch: JSONPatch?
 
     public init() {}
 }

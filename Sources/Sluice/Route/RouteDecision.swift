@@ -14,6 +14,9 @@ struct RouteDecision {
     /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
     var stripMode: NullStripper.Mode?
 
+    /// What delivery does to a JSON body: the rule's patch, then the stripping in force.
+    var transform: JSONTransform? { JSONTransform(strip: stripMode, patch: rule.rewrite?.responsePatch) }
+
     init(defaults: Rule) { rule = defaults }
 
     /// The rule's name when a rule matched.

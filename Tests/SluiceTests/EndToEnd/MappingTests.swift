@@ -168,6 +168,61 @@ struct MappingTests {
         #expect(origin.requests.count == 1)
     }
 
+    @Test(
+        "rewrite.response.json_patch: patched in place (the rest byte for byte), cached as the origin sent it, left alone when a test fails"
+    )
+    func jsonPatch() throws {
+        let document = #"{ "user": {"id": 7, "name": "Ada",  "debug": {"trace": true}}, "flags": ["a"] }"#
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200,
+                headers: [
+                    ("Content-Type", request.target == "/text" ? "text/plain" : "application/json"),
+                    ("Cache-Control", "max-age=60"), ("ETag", "\"e1\""),
+                ],
+                body: Array(document.utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy(
+            """
+            rules:
+              - name: guard
+                match: { path: "/guarded" }
+                rewrite:
+                  response:
+                    json_patch:
+                      - { op: test, path: /user/id, value: 8 }
+                      - { op: remove, path: /user/debug }
+              - name: patch
+                match: { path: "/**" }
+                rewrite:
+                  response:
+                    json_patch:
+                      - { op: replace, path: /user/name, value: "Grace" }
+                      - { op: remove, path: /user/debug }
+                      - { op: add, path: /flags/-, value: { beta: true, rollout: 0.5 } }
+                      - { op: add, path: /user/vip, value: true }
+            """)
+        let client = try RawClient(port: proxy.port)
+        let expected =
+            #"{ "user": {"id": 7, "name": "Grace","vip":true}, "flags": ["a","{"beta":true,"rollout":0.5}"] }"#
+            .replacingOccurrences(of: #""{"beta":true,"rollout":0.5}""#, with: #"{"beta":true,"rollout":0.5}"#)
+        let first = try client.request(RawClient.get(origin.url("/user")))
+        #expect(first.text == expected)
+        #expect(first.header("content-length") == String(expected.utf8.count))
+        #expect(first.header("etag") == "W/\"e1\"")
+        // The cache keeps the origin's bytes; the hit is patched again on its way out.
+        let second = try client.request(RawClient.get(origin.url("/user")))
+        #expect(second.header("cache-status")?.contains("hit") == true && second.text == expected)
+        #expect(origin.requests.count == 1)
+        let text = try client.request(RawClient.get(origin.url("/text")))
+        #expect(text.text == document)
+        let guarded = try client.request(RawClient.get(origin.url("/guarded")))
+        #expect(guarded.text == document)
+        #expect(
+            guarded.header("sluice-validation")?.contains("json_patch not applied: operation 0: test failed") == true)
+    }
+
     @Test("Inside intercepted HTTPS: map local, map remote to a plain origin, and an injected status")
     func intercepted() throws {
         let setup = try InterceptionTests.Setup()
@@ -221,6 +276,22 @@ struct MappingTests {
                 "rules[0].rewrite.request.remove"
             ),
             ("defaults:\n  respond: {body: x}", "defaults.respond"),
+            (
+                "rules:\n  - match: {path: /a}\n    rewrite: {response: {json_patch: [{op: frob, path: /a}]}}",
+                "rules[0].rewrite.response.json_patch[0].op"
+            ),
+            (
+                "rules:\n  - match: {path: /a}\n    rewrite: {response: {json_patch: [{op: add, path: a, value: 1}]}}",
+                "rules[0].rewrite.response.json_patch[0].path"
+            ),
+            (
+                "rules:\n  - match: {path: /a}\n    rewrite: {response: {json_patch: [{op: replace, path: /a}]}}",
+                "rules[0].rewrite.response.json_patch[0].value"
+            ),
+            (
+                "rules:\n  - match: {path: /a}\n    rewrite: {request: {json_patch: [{op: remove, path: /a}]}}",
+                "rules[0].rewrite.request.json_patch"
+            ),
         ])
     func badSettings(yaml: String, key: String) {
         #expect {

@@ -17,9 +17,9 @@ struct ExchangeMachineStoredTests {
         settings.collapseForwarding = true
         var machine = ExchangeMachine(
             .init(
-                request: request, url: T.url, stripMode: strip, transformLimit: 1 << 20, cache: .init(settings),
+                request: request, url: T.url, transform: JSONTransform(strip: strip), transformLimit: 1 << 20, cache: .init(settings),
                 acceptance: acceptance, ruleName: "api"))
-        _ = machine.handle(.routed(.forward, stripMode: strip, now: T.now))
+        _ = machine.handle(.routed(.forward, transform: JSONTransform(strip: strip), now: T.now))
         return machine.handle(.lookedUp([entry], collapse: T.noCollapse, now: T.now)).map(T.describe)
     }
 

@@ -28,7 +28,7 @@ struct ExchangeMachineTests {
         settings.collapseForwarding = true
         return ExchangeMachine(
             .init(
-                request: request, url: url, stripMode: strip, transformLimit: 1 << 20,
+                request: request, url: url, transform: JSONTransform(strip: strip), transformLimit: 1 << 20,
                 cache: cache ? .init(settings) : nil))
     }
 
@@ -69,7 +69,7 @@ struct ExchangeMachineTests {
         collapse: ExchangeMachine.CollapseView = noCollapse, strip: NullStripper.Mode? = nil
     ) -> (ExchangeMachine, [String]) {
         var machine = machine(request, strip: strip)
-        _ = machine.handle(.routed(.forward, stripMode: strip, now: now))
+        _ = machine.handle(.routed(.forward, transform: JSONTransform(strip: strip), now: now))
         let actions = machine.handle(.lookedUp(candidates, collapse: collapse, now: now))
         return (machine, actions.map(describe))
     }
@@ -172,7 +172,7 @@ struct ExchangeMachineTests {
         // Given a new exchange
         var machine = Self.machine(request, cache: cache)
         // When Route has decided
-        let actions = machine.handle(.routed(route, stripMode: nil, now: Self.now))
+        let actions = machine.handle(.routed(route, transform: nil, now: Self.now))
         // Then
         #expect(actions.map(Self.describe) == expected)
     }
@@ -275,7 +275,7 @@ struct ExchangeMachineTests {
     func rangeFromPiece() {
         func look(_ range: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry]) -> [String] {
             var machine = Self.machine(Self.request("GET", [("Range", range)]))
-            _ = machine.handle(.routed(.forward, stripMode: nil, now: Self.now))
+            _ = machine.handle(.routed(.forward, transform: nil, now: Self.now))
             return machine.handle(.lookedUp(candidates, pieces: pieces, collapse: Self.noCollapse, now: Self.now))
                 .map(Self.describe)
         }

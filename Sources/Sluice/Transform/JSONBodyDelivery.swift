@@ -1,39 +1,41 @@
 import Codec
 
-/// Delivery-side JSON null stripping for one response (DESIGN: Transform).
+/// Delivery-side JSON transforms for one response (DESIGN: Transform): a rule's JSON Patch, then
+/// null stripping.
 ///
 /// The body is held until it is complete — the only way to deliver invalid JSON untouched — and
 /// never more than `max_transform_body` of it: past that the held bytes go out as they are and the
-/// rest streams. Compressed bodies are decoded (gzip, deflate, br) and, when stripping changed
+/// rest streams. Compressed bodies are decoded (gzip, deflate, br) and, when a transform changed
 /// them, sent decoded with a recomputed `Content-Length` and a weakened `ETag`.
-struct NullStrippingDelivery {
+struct JSONBodyDelivery {
     /// What to do with a response, decided at its headers.
     enum Plan: Equatable {
         /// Not a JSON body with content: nothing to do, nothing to say.
         case pass
         /// Deliver untouched and say why (`Sluice-Validation: not-transformed; …`).
         case untouched(String)
-        /// Hold the body, then strip.
+        /// Hold the body, then transform it.
         case hold(ContentCoding?)
     }
 
     /// The result at the end of the body.
     enum Result {
-        /// Deliver this head and body instead of the origin's.
-        case stripped(ResponseHead, [UInt8], removed: Int)
-        /// Deliver the origin's bytes; the note says why (`nil`: valid JSON without nulls).
+        /// Deliver this head and body instead of the origin's: `patched` operations applied,
+        /// `removed` nulls stripped; `note` says why a patch was not applied.
+        case transformed(ResponseHead, [UInt8], removed: Int, patched: Int, note: String?)
+        /// Deliver the origin's bytes; the note says why (`nil`: valid JSON, nothing to change).
         case untouched(String?)
     }
 
-    let mode: NullStripper.Mode
+    let transform: JSONTransform
     let limit: Int
     let head: ResponseHead
     let coding: ContentCoding?
     /// The origin's bytes so far.
     private(set) var held: [UInt8] = []
 
-    init(mode: NullStripper.Mode, limit: Int, head: ResponseHead, coding: ContentCoding?) {
-        self.mode = mode
+    init(transform: JSONTransform, limit: Int, head: ResponseHead, coding: ContentCoding?) {
+        self.transform = transform
         self.limit = limit
         self.head = head
         self.coding = coding
@@ -88,19 +90,24 @@ struct NullStrippingDelivery {
 
     /// The paths of the nulls stripping removes from the held body (for a watcher; decodes again).
     func removedPaths(limit count: Int = 100) -> [String] {
-        guard let coding else { return NullPaths.list(held, mode: mode, limit: count) }
-        guard let decoded = try? coding.decode(held, limit: limit) else { return [] }
+        guard let mode = transform.strip else { return [] }
+        var decoded = held
+        if let coding {
+            guard let bytes = try? coding.decode(held, limit: limit) else { return [] }
+            decoded = bytes
+        }
+        if let patch = transform.patch, case .success(let patched) = patch.apply(to: decoded) { decoded = patched }
         return NullPaths.list(decoded, mode: mode, limit: count)
     }
 
-    /// Strips the complete body.
+    /// Patches, then strips, the complete body.
     func finish() -> Result {
         var decoded: [UInt8]
         if let coding {
             do {
                 decoded = try coding.decode(held, limit: limit)
             } catch .tooLarge {
-                return .untouched(NullStrippingDelivery.tooLarge(limit))
+                return .untouched(JSONBodyDelivery.tooLarge(limit))
             } catch {
                 return .untouched("the \(coding.rawValue) body could not be decoded: \(error)")
             }
@@ -109,16 +116,35 @@ struct NullStrippingDelivery {
         }
         if decoded.isEmpty { return .untouched("the body is empty") }
         if decoded == [0x20] { return .untouched("the body is a single space") }
+        var patched = 0
+        var note: String?
+        if let patch = transform.patch {
+            switch patch.apply(to: decoded) {
+            case .success(let bytes):
+                decoded = bytes
+                patched = patch.operations.count
+            case .failure(let failure):
+                note = "json_patch not applied: \(failure)"
+            }
+        }
+        guard let mode = transform.strip else {
+            guard patched > 0 else { return .untouched(note) }
+            return .transformed(
+                transformedHead(length: decoded.count), decoded, removed: 0, patched: patched, note: nil)
+        }
         var output: [UInt8] = []
         let outcome = decoded.withUnsafeBytes { NullStripper.strip($0, mode: mode, into: &output) }
         switch outcome {
         case .unchanged:
-            return .untouched(nil)
+            guard patched > 0 else { return .untouched(note) }
+            return .transformed(
+                transformedHead(length: decoded.count), decoded, removed: 0, patched: patched, note: nil)
         case .invalid(let offset):
             return .untouched("the body is not valid JSON (byte \(offset))")
         case .stripped(let removed):
             decoded = []
-            return .stripped(transformedHead(length: output.count), output, removed: removed)
+            return .transformed(
+                transformedHead(length: output.count), output, removed: removed, patched: patched, note: note)
         }
     }
 
@@ -144,6 +170,15 @@ struct NullStrippingDelivery {
         headers.append(name: "Content-Length", value: String(length))
         result.headers = headers
         return result
+    }
+
+    /// What a transform did, for the access log and `/events` (`stripped 3 null(s)`, `patched 2 operation(s)`).
+    static func summary(removed: Int, patched: Int, note: String?) -> String {
+        var parts: [String] = []
+        if patched > 0 { parts.append("patched \(patched) operation(s)") }
+        if removed > 0 { parts.append("stripped \(removed) null(s)") }
+        if let note { parts.append(note) }
+        return parts.joined(separator: ", ")
     }
 
     /// A `Sluice-Validation` member for a body left untouched.
