@@ -108,6 +108,105 @@ def proxy_get(proxy_port, url, read=True):
     return response, body
 
 
+
+class AppOrigin(http.server.BaseHTTPRequestHandler):
+    """A small web app for the HAR test: a page that fetches JSON and posts a form."""
+    protocol_version = "HTTP/1.1"
+    PAGE = b"""<!doctype html><title>shop</title><body><p id=out>loading</p><script>
+(async () => {
+  const items = await fetch("/app/items.json?lang=en&page=1");
+  const data = await items.json();
+  const sent = await fetch("/app/orders", { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ item: data.items[0].id, qty: 2 }) });
+  const order = await sent.json();
+  document.getElementById("out").textContent = data.items.map((i) => i.name).join(",") + " / order " + order.order +
+    " for " + order.got.qty + " / " + (items.headers.get("cache-status") || "live");
+})();
+</script>"""
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path == "/app/":
+            self.reply(200, "text/html; charset=utf-8", self.PAGE)
+        elif self.path.startswith("/app/items.json"):
+            self.reply(200, "application/json", json.dumps({"items": [{"id": 3, "name": "tea"},
+                                                                        {"id": 4, "name": "cake"}]}).encode())
+        else:
+            self.reply(404, "text/plain", b"not here")
+
+    def do_POST(self):
+        got = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.reply(201, "application/json", json.dumps({"order": 91, "got": got}).encode())
+
+
+def chromium_through(proxy_port, performance_log=False):
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--proxy-server=http://127.0.0.1:%d" % proxy_port, "--proxy-bypass-list=<-loopback>"]:
+        options.add_argument(argument)
+    if performance_log:
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def har_from_chromium(client):
+    """A HAR 1.2 document from Chromium's own network records (the DevTools protocol events and
+    response bodies DevTools' "Export HAR" is made from), written as DevTools writes it."""
+    requests, responses, finished = {}, {}, []
+    for entry in client.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            requests[params["requestId"]] = params
+        elif message["method"] == "Network.responseReceived":
+            responses[params["requestId"]] = params["response"]
+        elif message["method"] == "Network.loadingFinished":
+            finished.append(params["requestId"])
+    entries = []
+    for request_id in finished:
+        sent, got = requests.get(request_id), responses.get(request_id)
+        if not sent or not got:
+            continue
+        content = {"size": 0, "mimeType": got.get("mimeType", "")}
+        try:
+            body = client.execute_cdp_cmd("Network.getResponseBody", {"requestId": request_id})
+            content["text"] = body["body"]
+            if body.get("base64Encoded"):
+                content["encoding"] = "base64"
+            content["size"] = len(body["body"])
+        except Exception:
+            pass
+        request = sent["request"]
+        har_request = {"method": request["method"], "url": request["url"], "httpVersion": got.get("protocol", "http/1.1"),
+                       "headers": [{"name": k, "value": v} for k, v in request["headers"].items()],
+                       "queryString": [], "cookies": [], "headersSize": -1, "bodySize": len(request.get("postData", ""))}
+        if "postData" in request:
+            har_request["postData"] = {"mimeType": request["headers"].get("Content-Type", ""), "text": request["postData"]}
+        started = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sent["wallTime"])) + ".%03dZ" % (sent["wallTime"] % 1 * 1000)
+        entries.append({"startedDateTime": started, "time": 1.5, "_resourceType": sent.get("type", "").lower(),
+                        "request": har_request,
+                        "response": {"status": got["status"], "statusText": got.get("statusText", ""),
+                                     "httpVersion": got.get("protocol", "http/1.1"),
+                                     "headers": [{"name": k, "value": v} for k, v in got["headers"].items()],
+                                     "cookies": [], "content": content, "redirectURL": "", "headersSize": -1,
+                                     "bodySize": -1, "_transferSize": got.get("encodedDataLength", -1)},
+                        "cache": {}, "timings": {"blocked": -1, "dns": -1, "ssl": -1, "connect": -1, "send": 0,
+                                                 "wait": 1, "receive": 0.5}})
+    return {"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "537.36"}, "pages": [],
+                    "entries": entries}}
+
+
 class AdminPageTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -588,6 +687,61 @@ rules:
         self.assertIn({"type": "receive", "opcode": 1, "data": "one two three"},
                       [{k: m[k] for k in ("type", "opcode", "data")} for m in messages])
         self.assertTrue(all(isinstance(m["time"], float) for m in messages))
+
+    def test_12_a_har_from_chromium_is_imported_and_replayed_with_the_origin_gone(self):
+        app = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AppOrigin)
+        app.daemon_threads = True
+        threading.Thread(target=app.serve_forever, daemon=True).start()
+        url = "http://127.0.0.1:%d/app/" % app.server_address[1]
+        client = chromium_through(self.proxy_port, performance_log=True)
+        try:
+            client.get(url)
+            WebDriverWait(client, 10).until(lambda b: "order" in b.find_element(By.ID, "out").text)
+            live = client.find_element(By.ID, "out").text
+            har = har_from_chromium(client)
+        finally:
+            client.quit()
+        app.shutdown()
+        app.server_close()
+        self.assertTrue(live.startswith("tea,cake / order 91 for 2 / Sluice; fwd="), live)
+        har_file = os.path.join(self.directory, "chromium.har")
+        with open(har_file, "w") as f:
+            json.dump(har, f)
+        recording = os.path.join(self.directory, "chromium.sluicerec")
+        imported = subprocess.run([SLUICE, "record", "import", har_file, recording], capture_output=True, text=True)
+        self.assertEqual(imported.returncode, 0, imported.stdout + imported.stderr)
+        self.assertIn("imported", imported.stdout)
+        # A second Sluice answers from the recording alone; the origin is gone.
+        port = free_port()
+        replay_config = os.path.join(self.directory, "replay.yaml")
+        with open(replay_config, "w") as f:
+            f.write("cache: { enabled: false }\nlog: { access: true }\n")
+        log = open(os.path.join(ARTIFACTS, "sluice-replay.log"), "w")
+        replaying = subprocess.Popen([SLUICE, "serve", "--config", replay_config, "--listen", "127.0.0.1:%d" % port,
+                                      "--admin-listen", "", "--replay", recording], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 20
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.time() > deadline or replaying.poll() is not None:
+                        raise RuntimeError("the replaying sluice did not start; see sluice-replay.log")
+                    time.sleep(0.1)
+            client = chromium_through(port)
+            try:
+                client.get(url)
+                WebDriverWait(client, 10).until(lambda b: "order" in b.find_element(By.ID, "out").text)
+                replayed = client.find_element(By.ID, "out").text
+                client.save_screenshot(os.path.join(ARTIFACTS, "replayed-app.png"))
+            finally:
+                client.quit()
+        finally:
+            replaying.terminate()
+            replaying.wait(15)
+            log.close()
+        self.assertEqual(replayed, "tea,cake / order 91 for 2 / Sluice; hit; detail=replay")
 
 
 if __name__ == "__main__":
