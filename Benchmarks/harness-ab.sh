@@ -2,6 +2,8 @@
 # Two Sluice builds side by side in the shared harness (../shared/bench, copied to a scratch
 # folder because the original is read-only), with the origin itself in the same rounds:
 #   Benchmarks/harness-ab.sh OLD_BINARY NEW_BINARY [ROUNDS]     (CELLS, DURATION: as bench.sh)
+# OLD_ARGS and NEW_ARGS add `sluice serve` arguments to each side (the same binary twice with
+# different settings: OLD_ARGS="" NEW_ARGS="--record rec.sluicerec").
 # Each build starts fresh per round with a data directory of its own (a cold cache, like the
 # harness's other peers). Rows go to $RESULTS (default: a file in the scratch folder, printed).
 set -euo pipefail
@@ -17,9 +19,10 @@ cd "$bench"
 trap './origin/stop.sh > /dev/null 2>&1 || true' EXIT
 for round in $(seq "$rounds"); do
   for label in old new; do
-    bin=$old; [ "$label" = new ] && bin=$new
+    bin=$old; args=${OLD_ARGS:-}
+    if [ "$label" = new ]; then bin=$new; args=${NEW_ARGS:-}; fi
     export XDG_DATA_HOME="$bench/data-$label-$round"
-    pid=$(SLUICE_BIN=$bin ./proxies/sluice/start.sh)
+    pid=$(SLUICE_BIN=$bin SLUICE_ARGS=$args ./proxies/sluice/start.sh)
     ./bench.sh 127.0.0.1:24808 "sluice-$label-r$round" "$pid"
     ./proxies/sluice/stop.sh
   done

@@ -14,7 +14,10 @@ enum ReplayStep {
 extension Exchange {
     /// Starts matching the request against the recording.
     func beginReplay() {
-        replay = .gathering(RecordingTap(limit: Int.max))
+        let tap = RecordingTap(limit: Int.max)
+        replay = .gathering(tap)
+        // Most requests have no body: decided at once, nothing read.
+        if body.isComplete { return decideReplay(tap, bodyReadWhole: true) }
         gatherRequestBody()
     }
 
@@ -51,7 +54,8 @@ extension Exchange {
         guard let book = env.replayBook else { return }
         let digest = bodyReadWhole ? tap.finishDigest() : nil
         switch book.answer(
-            method: request.method, url: machine.context.url, headers: request.headers, bodyDigest: digest)
+            method: request.method, url: machine.context.url, target: route.url, headers: request.headers,
+            bodyDigest: digest)
         {
         case .recorded(let response):
             notes.replayed = response.id

@@ -1,11 +1,14 @@
 import EventIO
 import Logging
+import Synchronization
 import TLS
 
-/// `record:`: writes the exchanges that pass into a ``Recording``, a batch ten times a second
-/// (one transaction each, so a crash loses at most the last tenth of a second). A failed write
-/// (the disk or `record.max_size` full) stops recording, logged once; what was written stays.
-/// Loop-confined.
+/// `record:`: writes the exchanges that pass into a ``Recording``. The loop gathers them and
+/// hands a batch ten times a second to a writer thread of its own, which writes it in one
+/// transaction (a crash loses at most the last tenth of a second; the loop never waits on the
+/// disk). A failed write (the disk or `record.max_size` full) stops recording, logged once;
+/// what was written stays. Batches waiting for the writer are bounded (``backlogLimit``): past
+/// that, exchanges are dropped and counted. Loop-confined, but for the writer's side.
 final class Recorder {
     enum State: Equatable {
         case recording
@@ -13,22 +16,40 @@ final class Recorder {
     }
 
     let settings: Configuration.Record
-    private let recording: Recording
+    let path: String
     private let logger: Logger
     private var pending: [RecordedExchange] = []
     private var pendingBytes = 0
     private var timer: Timer?
+    private let writer: LoopThread
+    private let shared: Shared
     private(set) var state = State.recording
-    /// Exchanges written, and those lost to a stop.
-    private(set) var written = 0
+    /// Exchanges lost to a stop or to a writer that fell behind.
     private(set) var dropped = 0
+    private var warnedBehind = false
 
-    /// A batch is written early when it holds this many body bytes.
+    /// A batch is handed over early when it holds this many body bytes.
     static let batchBytes = 8 << 20
+    /// The most body bytes handed over and not yet written.
+    static let backlogLimit = 64 << 20
 
-    init(settings: Configuration.Record, file: String, loop: EventLoop, logger: Logger) throws(Recording.Failure) {
+    /// What the writer thread reports back.
+    private final class Shared: @unchecked Sendable {
+        struct Counts {
+            var written = 0
+            var backlog = 0
+            var failure: String?
+        }
+        let counts = Mutex(Counts())
+        let recording: Recording  // used on the writer thread only, after it is made
+        init(_ recording: Recording) { self.recording = recording }
+    }
+
+    init(settings: Configuration.Record, file: String, loop: EventLoop, logger: Logger) throws {
         self.settings = settings
-        recording = try Recording.openForWriting(file, maxBytes: settings.maxSize)
+        path = file
+        shared = Shared(try Recording.openForWriting(file, maxBytes: settings.maxSize))
+        writer = try LoopThread()
         self.logger = logger
         let timer = Timer(loop: loop, repeats: true) { [weak self] in self?.flush() }
         timer.schedule(milliseconds: 100)
@@ -36,8 +57,9 @@ final class Recorder {
         logger.info("recording exchanges into \(file)")
     }
 
-    var path: String { recording.path }
     var isRecording: Bool { state == .recording }
+    /// Exchanges written so far.
+    var written: Int { shared.counts.withLock { $0.written } }
 
     /// Whether `record.match` takes a request for this host and path.
     func wants(host: String, path: String) -> Bool {
@@ -56,31 +78,62 @@ final class Recorder {
         if pendingBytes >= Recorder.batchBytes { flush() }
     }
 
-    /// Writes the batch.
+    /// Hands the batch to the writer (and hears what it had to say).
     func flush() {
-        guard !pending.isEmpty, isRecording else { return }
-        let batch = pending
-        pending = []
-        pendingBytes = 0
-        do {
-            try recording.append(batch)
-            written += batch.count
-        } catch {
-            dropped += batch.count
-            let reason = error.isFull ? "the recording is full" : error.description
-            state = .stopped(reason: reason)
+        let (failure, backlog) = shared.counts.withLock { ($0.failure, $0.backlog) }
+        if let failure, isRecording {
+            state = .stopped(reason: failure)
             timer?.cancel()
             logger.error(
-                "recording stopped: \(error.description); the \(written) exchange(s) written to \(recording.path) stay readable"
-            )
+                "recording stopped: \(failure); the \(written) exchange(s) written to \(path) stay readable")
+        }
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        let bytes = pendingBytes
+        pending = []
+        pendingBytes = 0
+        guard isRecording else {
+            dropped += batch.count
+            return
+        }
+        guard backlog + bytes <= Recorder.backlogLimit else {
+            dropped += batch.count
+            if !warnedBehind {
+                warnedBehind = true
+                logger.warning("recording falls behind the traffic (the disk is slow): exchanges are dropped")
+            }
+            return
+        }
+        shared.counts.withLock { $0.backlog += bytes }
+        let shared = self.shared
+        writer.loop.execute {
+            let stopped = shared.counts.withLock { $0.failure != nil }
+            var failure: String?
+            if !stopped {
+                do throws(Recording.Failure) {
+                    try shared.recording.append(batch)
+                } catch {
+                    failure = error.description
+                }
+            }
+            shared.counts.withLock { counts in
+                counts.backlog -= bytes
+                if let failure {
+                    counts.failure = counts.failure ?? failure
+                } else if !stopped {
+                    counts.written += batch.count
+                }
+            }
         }
     }
 
-    /// Writes what is left (at shutdown).
+    /// Writes what is left and waits for the writer (at shutdown).
     func close() {
         flush()
         timer?.cancel()
         timer = nil
+        writer.stop()
+        flush()  // says a failure of the last batch
     }
 }
 
@@ -88,7 +141,8 @@ final class Recorder {
 /// the digest of all of it.
 final class RecordingTap {
     let limit: Int
-    private let digest = SHA256Stream()
+    /// Made with the first byte: most requests have no body.
+    private lazy var digest = SHA256Stream()
     private(set) var body: [UInt8] = []
     private(set) var size: Int64 = 0
 

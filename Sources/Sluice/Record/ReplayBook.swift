@@ -26,6 +26,10 @@ final class ReplayBook {
     private var cursors: [String: Int] = [:]
     private(set) var served = 0
     private(set) var missed = 0
+    /// Bodies read from the file, kept for the next time while they fit in ``bodyBudget``.
+    private var bodies: [Int64: [UInt8]] = [:]
+    private var keptBytes = 0
+    static let bodyBudget = 64 << 20
 
     init(settings: Configuration.Replay, file: String) throws(Recording.Failure) {
         self.settings = settings
@@ -57,8 +61,10 @@ final class ReplayBook {
     }
 
     /// - Parameter bodyDigest: the request body's SHA-256 (hex); `nil` when it was too large to read.
-    func answer(method: String, url: String, headers: HTTPFields, bodyDigest: String?) -> Answer {
-        let target = RequestURL(url)
+    func answer(method: String, url: String, target parsed: TargetURL?, headers: HTTPFields, bodyDigest: String?)
+        -> Answer
+    {
+        let target = parsed.map(RequestURL.init) ?? RequestURL(url)
         let values = settings.matchHeaders.map { headers[$0] }
         let candidates = (byRequest[method + " " + target.normalized] ?? []).filter { index in
             let entry = entries[index]
@@ -81,9 +87,17 @@ final class ReplayBook {
                     request: method + " " + url, closest: "#\(entry.id) \(entry.method) \(entry.url)",
                     differences: ["its response body was recorded cut (record.max_body); it is not replayed"]))
         }
-        let body: [UInt8]
+        var body: [UInt8]
         do {
-            body = try recording.responseBody(id: entry.id)
+            if let kept = bodies[entry.id] {
+                body = kept
+            } else {
+                body = try recording.responseBody(id: entry.id)
+                if keptBytes + body.count <= ReplayBook.bodyBudget {
+                    bodies[entry.id] = body
+                    keptBytes += body.count
+                }
+            }
         } catch {
             missed += 1
             return .miss(
@@ -174,25 +188,48 @@ struct RequestURL: Equatable {
     let path: String
     let query: String
 
+    /// From URL text (a recording's, a HAR's): read byte by byte.
     init(_ url: String) {
-        var text = Substring(url)
-        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        let afterScheme = text.firstRange(of: "://").map { $0.upperBound } ?? text.startIndex
-        let pathStart = text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
-        var origin = text[..<pathStart].lowercased()
+        let bytes = Array(url.utf8)
+        var end = bytes.firstIndex(of: UInt8(ascii: "#")) ?? bytes.count
+        if end == 0 { end = bytes.count }
+        var afterScheme = 0
+        if let colon = bytes[..<end].firstIndex(of: UInt8(ascii: ":")), colon + 2 < end,
+            bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
+        {
+            afterScheme = colon + 3
+        }
+        let pathStart =
+            bytes[afterScheme..<end].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? end
+        let question = bytes[pathStart..<end].firstIndex(of: UInt8(ascii: "?"))
+        let lowered = bytes[..<pathStart].map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+        self.init(
+            origin: String(decoding: lowered, as: UTF8.self),
+            path: String(decoding: bytes[pathStart..<(question ?? end)], as: UTF8.self),
+            query: question.map { String(decoding: bytes[($0 + 1)..<end], as: UTF8.self) } ?? "")
+    }
+
+    /// From a parsed request target (no parsing again).
+    init(_ target: TargetURL) {
+        let path = target.path
+        let query =
+            path.utf8.count < target.pathAndQuery.utf8.count
+            ? String(target.pathAndQuery.utf8.dropFirst(path.utf8.count + 1))! : ""
+        self.init(
+            origin: target.scheme + "://" + target.host + (target.hasDefaultPort ? "" : ":" + String(target.port)),
+            path: path, query: query)
+    }
+
+    private init(origin: String, path: String, query: String) {
+        var origin = origin
         if origin.hasPrefix("http://"), origin.hasSuffix(":80") { origin.removeLast(3) }
         if origin.hasPrefix("https://"), origin.hasSuffix(":443") { origin.removeLast(4) }
         self.origin = origin
-        let rest = text[pathStart...]
-        let question = rest.firstIndex(of: "?")
-        let path = String(question.map { rest[..<$0] } ?? rest)
         self.path = path.isEmpty ? "/" : path
-        if let question {
-            query = rest[rest.index(after: question)...].split(separator: "&").map(String.init).sorted().joined(
-                separator: "&")
-        } else {
-            query = ""
-        }
+        // One parameter (or none) needs no sorting.
+        self.query =
+            query.utf8.contains(UInt8(ascii: "&"))
+            ? query.split(separator: "&").map(String.init).sorted().joined(separator: "&") : query
     }
 
     var normalized: String { origin + path + (query.isEmpty ? "" : "?" + query) }
