@@ -34,6 +34,17 @@ public final class Statement {
         try check(sqlite3_bind_text(handle, index, value, -1, sluice_sqlite_transient()))
     }
 
+    /// Binds UTF-8 bytes as text (copied).
+    public func bindText(_ utf8: [UInt8], at index: Int32) throws(SQLiteError) {
+        if utf8.isEmpty { return try check(sqlite3_bind_text(handle, index, "", 0, sluice_sqlite_transient())) }
+        let result = utf8.withUnsafeBytes { bytes in
+            sqlite3_bind_text(
+                handle, index, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+                sluice_sqlite_transient())
+        }
+        try check(result)
+    }
+
     /// Binds bytes (copied); an empty array binds an empty blob, not NULL.
     public func bind(_ value: [UInt8], at index: Int32) throws(SQLiteError) {
         if value.isEmpty { return try check(sqlite3_bind_zeroblob(handle, index, 0)) }

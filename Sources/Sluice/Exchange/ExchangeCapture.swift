@@ -18,8 +18,17 @@ final class ExchangeCapture: @unchecked Sendable {
     /// Paths of the members (and elements) null stripping removed, the first hundred.
     var strippedPaths: [String] = []
 
-    init(request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit, bodyLimit: Int = ExchangeCapture.bodyLimit) {
+    /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
+    ///   takes them from the request itself).
+    init(
+        request: HTTPFields, bodyRoom: Int = ExchangeCapture.bodyLimit, bodyLimit: Int = ExchangeCapture.bodyLimit,
+        keepsRequest: Bool = true
+    ) {
         self.bodyRoom = min(bodyRoom, bodyLimit)
+        guard keepsRequest else {
+            requestHeaders = []
+            return
+        }
         var kept: [(String, String)] = []
         var bytes = 0
         for field in request {
@@ -41,12 +50,25 @@ final class ExchangeCapture: @unchecked Sendable {
         if room > 0 { body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room))) }
     }
 
-    /// The response head's fields, parsed back from the bytes sent.
+    /// The response head's fields, parsed back from the bytes sent (byte by byte: a recording
+    /// asks this of every exchange).
     var responseFields: [(String, String)] {
-        let text = String(decoding: responseHead, as: UTF8.self)
-        return text.split(separator: "\r\n").dropFirst().compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingOWS())
+        var fields: [(String, String)] = []
+        var lines = responseHead.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).dropFirst()
+        while let line = lines.popFirst() {
+            var end = line.endIndex
+            if end > line.startIndex, line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            guard let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var start = colon + 1
+            while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+            var last = end
+            while last > start, line[last - 1] == 0x20 || line[last - 1] == 0x09 { last -= 1 }
+            fields.append(
+                (
+                    String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+                    String(decoding: line[start..<last], as: UTF8.self)
+                ))
         }
+        return fields
     }
 }

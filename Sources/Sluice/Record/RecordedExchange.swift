@@ -76,12 +76,10 @@ public struct RecordedExchange: Sendable, Equatable {
     /// body is kept decoded of chunking, replay frames it again), and what Sluice itself added
     /// (`Cache-Status`, `Sluice-*`).
     static func keepsResponseField(_ name: String) -> Bool {
-        switch name.lowercased() {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "cache-status", "sluice-validation",
-            "sluice-contract", "sluice-transform", "upgrade":
-            false
-        default: !name.lowercased().hasPrefix("sluice-")
-        }
+        let field = HTTPFields.Field(name: name, value: "")
+        if HopByHop.isHopByHop(field) || field.hasName("cache-status") { return false }
+        let prefix = name.utf8.prefix(7)
+        return !(prefix.count == 7 && zip(prefix, "sluice-".utf8).allSatisfy { $0 | 0x20 == $1 })
     }
 
     /// Credentials are kept as this text unless `record.keep_credentials` is on.
@@ -89,9 +87,14 @@ public struct RecordedExchange: Sendable, Equatable {
 
     /// Request and response fields that carry credentials.
     static func isCredential(_ name: String) -> Bool {
-        switch name.lowercased() {
-        case "authorization", "proxy-authorization", "cookie", "set-cookie", "set-cookie2": true
-        default: false
+        let field = HTTPFields.Field(name: name, value: "")
+        switch name.utf8.count {
+        case 6: return field.hasName("cookie")
+        case 10: return field.hasName("set-cookie")
+        case 11: return field.hasName("set-cookie2")
+        case 13: return field.hasName("authorization")
+        case 19: return field.hasName("proxy-authorization")
+        default: return false
         }
     }
 
@@ -102,12 +105,9 @@ public struct RecordedExchange: Sendable, Equatable {
 
     /// Header fields as JSON text: `[["Name","value"],…]` (the recording's columns).
     static func fieldsJSON(_ fields: [HTTPFields.Field]) -> String {
-        var out = "["
-        for (index, field) in fields.enumerated() {
-            if index > 0 { out += "," }
-            out += "[" + Value.quoted(field.name) + "," + Value.quoted(field.value) + "]"
-        }
-        return out + "]"
+        var writer = JSONFieldWriter()
+        for field in fields { writer.add(Array(field.name.utf8)[...], Array(field.value.utf8)[...]) }
+        return String(decoding: writer.finish(), as: UTF8.self)
     }
 
     /// Header fields from their JSON text; `nil` when it is not a list of name/value pairs.

@@ -18,7 +18,7 @@ final class Recorder {
     let settings: Configuration.Record
     let path: String
     private let logger: Logger
-    private var pending: [RecordedExchange] = []
+    private var pending: [PendingRecord] = []
     private var pendingBytes = 0
     private var timer: Timer?
     private let writer: LoopThread
@@ -61,14 +61,16 @@ final class Recorder {
     /// Exchanges written so far.
     var written: Int { shared.counts.withLock { $0.written } }
 
-    /// Whether `record.match` takes a request for this host and path.
-    func wants(host: String, path: String) -> Bool {
+    /// Whether `record.match` takes a request for this URL.
+    func wants(_ url: TargetURL) -> Bool {
         guard isRecording else { return false }
-        return settings.match.isEmpty || settings.match.contains { $0.matches(host: host, path: path) }
+        guard !settings.match.isEmpty else { return true }
+        let path = url.path
+        return settings.match.contains { $0.matches(host: url.host, path: path) }
     }
 
     /// Adds one exchange to the next batch.
-    func add(_ exchange: RecordedExchange) {
+    func add(_ exchange: PendingRecord) {
         guard isRecording else {
             dropped += 1
             return
@@ -106,12 +108,13 @@ final class Recorder {
         }
         shared.counts.withLock { $0.backlog += bytes }
         let shared = self.shared
+        let keepCredentials = settings.keepCredentials
         writer.loop.execute {
             let stopped = shared.counts.withLock { $0.failure != nil }
             var failure: String?
             if !stopped {
                 do throws(Recording.Failure) {
-                    try shared.recording.append(batch)
+                    try shared.recording.append(rows: batch.map { RecordingRow($0, keepCredentials: keepCredentials) })
                 } catch {
                     failure = error.description
                 }

@@ -152,6 +152,11 @@ public final class Recording {
 
     /// Writes `exchanges` in one transaction: all of them or, on a failure, none.
     public func append(_ exchanges: [RecordedExchange]) throws(Failure) {
+        try append(rows: exchanges.map(RecordingRow.init))
+    }
+
+    /// Writes rows in one transaction: all of them or, on a failure, none.
+    func append(rows exchanges: [RecordingRow]) throws(Failure) {
         guard !exchanges.isEmpty else { return }
         do {
             let statement =
@@ -172,13 +177,13 @@ public final class Recording {
                     }
                     try statement.bind(exchange.method, at: 4)
                     try statement.bind(exchange.url, at: 5)
-                    try statement.bind(RecordedExchange.fieldsJSON(exchange.requestHeaders), at: 6)
+                    try statement.bindText(exchange.requestHeaders, at: 6)
                     try statement.bind(exchange.requestBody, at: 7)
                     try statement.bind(exchange.requestBodySize, at: 8)
                     try statement.bind(exchange.requestBodyDigest, at: 9)
                     try statement.bind(Int64(exchange.status), at: 10)
                     try statement.bind(exchange.reason, at: 11)
-                    try statement.bind(RecordedExchange.fieldsJSON(exchange.responseHeaders), at: 12)
+                    try statement.bindText(exchange.responseHeaders, at: 12)
                     try statement.bind(exchange.responseBody, at: 13)
                     try statement.bind(exchange.responseBodySize, at: 14)
                     try statement.bind(exchange.source, at: 15)

@@ -21,9 +21,22 @@ final class ReplayBook {
     let recording: Recording
     private let entries: [Entry]
     /// Entries by method and normalised URL, in recorded order.
-    private var byRequest: [String: [Int]] = [:]
+    private var byRequest: [RequestKey: [Int]] = [:]
     /// The next match to serve, by the whole matching key.
-    private var cursors: [String: Int] = [:]
+    private var cursors: [MatchKey: Int] = [:]
+
+    /// Method and URL: what a request must share with a recorded one to be compared at all.
+    struct RequestKey: Hashable {
+        let method: String
+        let url: RequestURL
+    }
+
+    /// A request key with the body's digest and the `match_headers` values.
+    struct MatchKey: Hashable {
+        let request: RequestKey
+        let digest: String?
+        let headers: [String?]
+    }
     private(set) var served = 0
     private(set) var missed = 0
     /// Bodies read from the file, kept for the next time while they fit in ``bodyBudget``.
@@ -48,7 +61,7 @@ final class ReplayBook {
         }
         self.entries = entries
         for (index, entry) in entries.enumerated() {
-            byRequest[entry.method + " " + entry.target.normalized, default: []].append(index)
+            byRequest[RequestKey(method: entry.method, url: entry.target), default: []].append(index)
         }
     }
 
@@ -66,7 +79,8 @@ final class ReplayBook {
     {
         let target = parsed.map(RequestURL.init) ?? RequestURL(url)
         let values = settings.matchHeaders.map { headers[$0] }
-        let candidates = (byRequest[method + " " + target.normalized] ?? []).filter { index in
+        let request = RequestKey(method: method, url: target)
+        let candidates = (byRequest[request] ?? []).filter { index in
             let entry = entries[index]
             return (!settings.matchBody || entry.digest == bodyDigest) && entry.headers == values
         }
@@ -74,9 +88,7 @@ final class ReplayBook {
             missed += 1
             return .miss(closest(method: method, target: target, url: url, headers: values, digest: bodyDigest))
         }
-        var key = method + " " + target.normalized
-        if settings.matchBody { key += " " + (bodyDigest ?? "") }
-        for value in values { key += "\n" + (value ?? "") }
+        let key = MatchKey(request: request, digest: settings.matchBody ? bodyDigest : nil, headers: values)
         let next = cursors[key, default: 0]
         cursors[key] = next + 1
         let entry = entries[candidates[min(next, candidates.count - 1)]]
@@ -183,7 +195,7 @@ public struct ReplayMiss: Sendable, Equatable {
 
 /// A URL split for matching: origin (scheme and authority, lower case, default port left out),
 /// path, and the query's parameters sorted (their order does not matter).
-struct RequestURL: Equatable {
+struct RequestURL: Hashable {
     let origin: String
     let path: String
     let query: String
@@ -211,13 +223,18 @@ struct RequestURL: Equatable {
 
     /// From a parsed request target (no parsing again).
     init(_ target: TargetURL) {
-        let path = target.path
-        let query =
-            path.utf8.count < target.pathAndQuery.utf8.count
-            ? String(target.pathAndQuery.utf8.dropFirst(path.utf8.count + 1))! : ""
+        let whole = target.pathAndQuery.utf8
+        let question = whole.firstIndex(of: UInt8(ascii: "?"))
+        var origin = target.scheme
+        origin += "://"
+        origin += target.host
+        if !target.hasDefaultPort {
+            origin += ":"
+            origin += String(target.port)
+        }
         self.init(
-            origin: target.scheme + "://" + target.host + (target.hasDefaultPort ? "" : ":" + String(target.port)),
-            path: path, query: query)
+            origin: origin, path: question.map { String(target.pathAndQuery[..<$0]) } ?? target.pathAndQuery,
+            query: question.map { String(target.pathAndQuery[whole.index(after: $0)...]) } ?? "")
     }
 
     private init(origin: String, path: String, query: String) {
