@@ -146,6 +146,10 @@ struct RecordCommand: ParsableCommand {
 
         @Argument(help: "The HAR file.") var har: String
         @Argument(help: "The recording (created when missing).") var file: String
+        @Flag(
+            name: .customLong("keep-credentials"),
+            help: "Keep Authorization, Cookie and Set-Cookie values (redacted by default, as when recording).")
+        var keepCredentials = false
 
         func run() throws {
             guard let data = FileManager.default.contents(atPath: har) else {
@@ -165,7 +169,7 @@ struct RecordCommand: ParsableCommand {
             let existed = FileManager.default.fileExists(atPath: file)
             do {
                 let recording = try Recording.openForWriting(file)
-                try recording.append(imported.exchanges)
+                try recording.append(keepCredentials ? imported.exchanges : imported.exchanges.map { $0.redacted() })
             } catch {
                 if !existed { try? FileManager.default.removeItem(atPath: file) }
                 throw CommandFailure.failed("\(har) is not imported: \(error.description)")

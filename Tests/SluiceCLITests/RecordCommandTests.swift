@@ -97,7 +97,7 @@ struct RecordCommandTests {
         let target = directory.appendingPathComponent("target.sluicerec").path
         let good = #"""
             {"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[
-             {"startedDateTime":"2026-11-26T09:00:00.000Z","time":5,"request":{"method":"GET","url":"http://127.0.0.1:9/a","headers":[]},
+             {"startedDateTime":"2026-11-26T09:00:00.000Z","time":5,"request":{"method":"GET","url":"http://127.0.0.1:9/a","headers":[{"name":"Cookie","value":"sid=secret"}]},
               "response":{"status":200,"statusText":"OK","headers":[{"name":"Content-Type","value":"text/plain"}],"content":{"size":2,"text":"ok"}}}
             ]}}
             """#
@@ -129,10 +129,41 @@ struct RecordCommandTests {
         }
         let list = try CLI.run(["record", "list", target])
         #expect(list.output.split(separator: "\n").count == 1, "\(list.output)")
+        let shown = try CLI.run(["record", "show", target, "1"])
+        #expect(shown.output.contains("Cookie: [redacted]") && !shown.output.contains("secret"), "\(shown.output)")
         let notRecording = try CLI.run(["record", "list", goodFile])
         #expect(
             notRecording.status == 1 && notRecording.output.contains("not a Sluice recording"), "\(notRecording.output)"
         )
+    }
+
+    @Test("A recording survives SIGKILL: the batches written before it are whole and readable")
+    func killed() throws {
+        let origin = try OriginServer { request in
+            .text("answer for \(request.target)", headers: [("Cache-Control", "no-store")])
+        }
+        defer { origin.stop() }
+        let directory = try CLI.workingDirectory()
+        let file = directory.appendingPathComponent("killed.sluicerec").path
+        let config = try CLI.temporaryFile("cache: { enabled: false }\nlog: { access: false }\n")
+        let (process, pipe, port) = try CLI.serve(["--config", config, "--record", file], currentDirectory: directory)
+        _ = OutputCollector(pipe)
+        let client = try CLI.connect(port)
+        for index in 0..<200 { _ = try client.request(RawClient.get(origin.url("/k\(index)"))) }
+        Thread.sleep(forTimeInterval: 0.4)  // a few batches reach the file
+        for index in 200..<260 { _ = try client.request(RawClient.get(origin.url("/k\(index)"))) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let list = try CLI.run(["record", "list", file])
+        let lines = list.output.split(separator: "\n")
+        #expect(list.status == 0 && lines.count >= 200 && lines.count <= 260, "\(list.output.suffix(500))")
+        // In order, none half-written.
+        for (index, line) in lines.enumerated() {
+            #expect(line.hasPrefix("#\(index + 1)\tGET\t200\t") && line.hasSuffix("/k\(index)"), "\(line)")
+        }
+        let database = try Database(path: file, readOnly: true)
+        let check = try database.prepare("PRAGMA integrity_check")
+        #expect(try check.step() && check.text(at: 0) == "ok")
     }
 
     @Test("A recording that fills the disk (ulimit -f) stops once, the proxy goes on, the file stays readable")

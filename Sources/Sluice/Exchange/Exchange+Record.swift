@@ -1,5 +1,3 @@
-import EventIO
-
 /// `record:`: what an exchange keeps for the recording, and the entry it becomes at its end.
 extension Exchange {
     /// Starts keeping the request body and the response as sent, when the recorder takes this request.
@@ -30,14 +28,5 @@ extension Exchange {
             responseHead: capture.responseHead, servedFromCache: notes.cacheStatus?.isHit == true,
             responseBody: capture.body, responseBodySize: capture.bodyTotal, rule: route.matchedName)
         recorder.add(exchange)
-    }
-}
-
-extension RecordedExchange {
-    /// The reason phrase of a status line (`HTTP/1.1 404 Not Found` → `Not Found`).
-    static func reason(ofStatusLine head: [UInt8]) -> String {
-        let line = head.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
-        let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-        return parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
     }
 }

@@ -1,5 +1,6 @@
-/// What a watched exchange keeps for the page: the client's header fields, the response head as
-/// sent, the first ``bodyLimit`` bytes of the body as sent, and the keys null stripping removed.
+/// What a watched (or recorded) exchange keeps for the page and the recording: the client's
+/// header fields, the response head as sent, the first ``bodyLimit`` bytes of the body as sent
+/// (a recording's `max_body`, when larger), and the keys null stripping removed.
 /// Loop-confined (it travels in an ``ExchangeRecord`` to the monitors on the same loop).
 final class ExchangeCapture: @unchecked Sendable {
     /// Body bytes kept (the page shows the first MiB and links the rest when the cache has it).

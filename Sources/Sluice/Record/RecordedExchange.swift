@@ -98,6 +98,14 @@ public struct RecordedExchange: Sendable, Equatable {
         }
     }
 
+    /// This exchange with credential values replaced by ``redacted``.
+    public func redacted() -> RecordedExchange {
+        var copy = self
+        copy.requestHeaders = RecordedExchange.redacting(requestHeaders)
+        copy.responseHeaders = RecordedExchange.redacting(responseHeaders)
+        return copy
+    }
+
     /// The fields with credential values replaced by ``redacted``.
     static func redacting(_ fields: [HTTPFields.Field]) -> [HTTPFields.Field] {
         fields.map { isCredential($0.name) ? HTTPFields.Field(name: $0.name, value: redacted) : $0 }

@@ -173,3 +173,12 @@ struct JSONFieldWriter {
         return out
     }
 }
+
+extension RecordedExchange {
+    /// The reason phrase of a status line (`HTTP/1.1 404 Not Found` → `Not Found`).
+    static func reason(ofStatusLine head: [UInt8]) -> String {
+        let line = head.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
+        let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
+        return parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
+    }
+}
