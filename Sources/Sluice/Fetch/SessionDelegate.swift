@@ -36,7 +36,7 @@ final class SessionDelegate: MultiHandleDelegate {
     }
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
-        if error == nil, let response = task.response {
+        if error == nil, !task.replays, let response = task.response {
             session.eventMonitor.task(task, didDecideCaching: task.decideCaching(for: response))
         }
         session.eventMonitor.task(task, didCompleteWith: error)

@@ -91,6 +91,8 @@ public final class UpstreamTask {
 
     /// The recorded response this task hands over instead of asking the origin.
     private let replayed: ReplayedResponse?
+    /// Whether it hands over a recorded response (nothing of it is cached: no will-cache moment).
+    var replays: Bool { replayed != nil }
 
     init(
         id: Int, request: UpstreamRequest, delegate: any TaskDelegate, hooks: Hooks, session: Session,
