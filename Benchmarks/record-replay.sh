@@ -18,7 +18,8 @@ body = open(sys.argv[1]).read()
 entry = {"startedDateTime": "2026-11-26T00:00:00.000Z", "time": 1,
          "request": {"method": "GET", "url": "http://127.0.0.1:24080/json/1k.json", "headers": []},
          "response": {"status": 200, "statusText": "OK",
-                      "headers": [{"name": "Content-Type", "value": "application/json"},
+                      "headers": [{"name": "Date", "value": "Thu, 26 Nov 2026 00:00:00 GMT"},
+                                  {"name": "Content-Type", "value": "application/json"},
                                   {"name": "Cache-Control", "value": "max-age=3600"}],
                       "content": {"size": len(body), "mimeType": "application/json", "text": body}}}
 json.dump({"log": {"version": "1.2", "creator": {"name": "bench", "version": "1"}, "entries": [entry]}},

@@ -61,6 +61,8 @@ extension Exchange {
             notes.replayed = response.id
             replay = .answering(response)
             if !body.isComplete { output.keepAlive = false }
+            // A head without `Date` (a HAR's, say) gets one from the session's path.
+            if answersPlainly, response.head.headers.contains("date") { return servePlainReplay(response, book: book) }
             proceed(.replay)
         case .miss(let miss):
             replay = .forwarding(held: tap.body, sent: 0)
@@ -70,6 +72,24 @@ extension Exchange {
                 proceed()
             }
         }
+    }
+
+    /// Whether a recorded response goes out as it is, the way a plain cache hit does: no rule
+    /// validates, checks, transforms or rewrites it, no hook of a rule would see it, and no fault
+    /// shapes or cuts it. Anything else goes through the session like an origin's response.
+    private var answersPlainly: Bool {
+        let rule = route.rule
+        return rule.accept == nil && rule.contract == nil && rule.rewrite == nil && route.transform == nil
+            && !route.hasHooks && env.hooks.isEmpty && output.shaper == nil && output.resetAfter == nil
+    }
+
+    /// The recorded head (kept per recorded exchange by the book) and body in one write.
+    private func servePlainReplay(_ response: ReplayedResponse, book: ReplayBook) {
+        notes.cacheStatus = CacheStatus(.replay)
+        let head = book.plainHead(response, keepAlive: output.keepAlive)
+        output.complete(
+            head: head, body: response.body, status: response.head.status, bodyBytes: Int64(response.body.count))
+        finishIfDone()
     }
 
     /// Copies request body bytes read for matching into `buffer` (ahead of the rest of the body);

@@ -127,6 +127,25 @@ final class ReplayBook {
 
     static func isBodiless(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
 
+    /// Client heads of recorded responses served as they are, by recorded exchange and
+    /// keep-alive (bounded by the recording's size: one per exchange and connection mode).
+    private var plainHeads: [Int64: (keepAlive: [UInt8]?, close: [UInt8]?)] = [:]
+
+    /// The client head of a recorded response served as it is: its fields, then Sluice's `Via`
+    /// and `Cache-Status` (and `Connection: close`), as a fetched response's would read.
+    func plainHead(_ response: ReplayedResponse, keepAlive: Bool) -> [UInt8] {
+        if let kept = plainHeads[response.id], let head = keepAlive ? kept.keepAlive : kept.close { return head }
+        var headers = response.head.headers
+        Forwarding.appendVia(&headers, version: "1.1")
+        headers.append(name: "Cache-Status", value: CacheStatus(.replay).description)
+        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        let head = ResponseWriter.head(status: response.head.status, reason: response.head.reason, headers: headers)
+        var kept = plainHeads[response.id] ?? (nil, nil)
+        if keepAlive { kept.keepAlive = head } else { kept.close = head }
+        plainHeads[response.id] = kept
+        return head
+    }
+
     /// The recorded request most like this one, and how it differs.
     private func closest(method: String, target: RequestURL, url: String, headers: [String?], digest: String?)
         -> ReplayMiss

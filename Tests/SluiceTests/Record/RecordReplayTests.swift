@@ -176,6 +176,31 @@ struct RecordReplayTests {
         #expect(stripped.status == 200 && !stripped.text.contains("null"))
     }
 
+    @Test("A recorded response no rule touches goes out like a plain hit, with the same head as through the session")
+    func plainAndSessionHeadsAgree() throws {
+        let file = try Self.temporaryPath("heads.sluicerec")
+        let origin = try Self.origin()
+        do {
+            let proxy = try Self.proxy("{}", record: file)
+            _ = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/items?a=1&b=2")))
+            proxy.shutdown()
+        }
+        origin.stop()
+        var heads: [[String]] = []
+        for yaml in ["{}", "rules:\n  - match: { path: \"/**\" }\n    accept: { status: [\"100-599\"] }"] {
+            let proxy = try Self.proxy(yaml, replay: file)
+            let client = try RawClient(port: proxy.port)
+            let response = try client.request(RawClient.get(origin.url("/items?b=2&a=1")))
+            #expect(response.header("cache-status") == "Sluice; hit; detail=replay")
+            heads.append([response.statusLine] + response.fields.map { "\($0.0): \($0.1)" })
+            // HTTP/1.0 without keep-alive: the connection closes after it.
+            let old = try RawClient(port: proxy.port)
+            let closing = try old.request("GET \(origin.url("/items?a=1&b=2")) HTTP/1.0\r\n\r\n")
+            #expect(closing.status == 200 && closing.header("connection") == "close")
+        }
+        #expect(heads[0] == heads[1])
+    }
+
     @Test("Intercepted HTTPS is recorded and replayed with the origin gone")
     func interceptedRecordReplay() throws {
         let setup = try InterceptionTests.Setup()
