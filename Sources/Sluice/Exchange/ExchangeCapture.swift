@@ -55,21 +55,40 @@ final class ExchangeCapture: @unchecked Sendable {
     /// asks this of every exchange).
     var responseFields: [(String, String)] {
         var fields: [(String, String)] = []
-        var lines = responseHead.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).dropFirst()
-        while let line = lines.popFirst() {
-            var end = line.endIndex
-            if end > line.startIndex, line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-            guard let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else { continue }
-            var start = colon + 1
-            while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
-            var last = end
-            while last > start, line[last - 1] == 0x20 || line[last - 1] == 0x09 { last -= 1 }
-            fields.append(
-                (
-                    String(decoding: line[line.startIndex..<colon], as: UTF8.self),
-                    String(decoding: line[start..<last], as: UTF8.self)
-                ))
+        _ = ExchangeCapture.walk(responseHead) { name, value in
+            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
         return fields
+    }
+
+    /// Walks a response head's bytes by index (no array of lines): `field` gets each field line's
+    /// name and value (surrounding whitespace trimmed); returns the status line's reason phrase.
+    static func walk(_ head: [UInt8], field: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> Void) -> String {
+        var reason = ""
+        var lineStart = 0
+        var first = true
+        while lineStart < head.count {
+            var lineEnd = lineStart
+            while lineEnd < head.count, head[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
+            var end = lineEnd
+            if end > lineStart, head[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            defer { lineStart = lineEnd + 1 }
+            if first {
+                // `HTTP/1.1 404 Not Found`: what follows the second space.
+                first = false
+                let line = head[lineStart..<end]
+                if let space = line.firstIndex(of: 0x20), let next = line[(space + 1)...].firstIndex(of: 0x20) {
+                    reason = String(decoding: line[(next + 1)...], as: UTF8.self)
+                }
+                continue
+            }
+            guard end > lineStart, let colon = head[lineStart..<end].firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var start = colon + 1
+            while start < end, head[start] == 0x20 || head[start] == 0x09 { start += 1 }
+            var last = end
+            while last > start, head[last - 1] == 0x20 || head[last - 1] == 0x09 { last -= 1 }
+            field(head[lineStart..<colon], head[start..<last])
+        }
+        return reason
     }
 }

@@ -60,41 +60,19 @@ struct RecordingRow: Sendable {
         requestBodySize = pending.requestBodySize
         requestBodyDigest = pending.requestBodyDigest
         status = pending.status
-        let head = pending.responseHead
         var response = JSONFieldWriter()
-        var reason = ""
-        var lineStart = 0
-        var first = true
-        // Line by line, by index: `split` made an array of slices per head.
-        while lineStart < head.count {
-            var lineEnd = lineStart
-            while lineEnd < head.count, head[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
-            var end = lineEnd
-            if end > lineStart, head[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-            defer { lineStart = lineEnd + 1 }
-            if first {
-                first = false
-                reason = RecordedExchange.reason(ofStatusLine: Array(head[lineStart..<end]))
-                continue
-            }
-            guard end > lineStart, let colon = head[lineStart..<end].firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let name = head[lineStart..<colon]
-            var start = colon + 1
-            while start < end, head[start] == 0x20 || head[start] == 0x09 { start += 1 }
-            var last = end
-            while last > start, head[last - 1] == 0x20 || head[last - 1] == 0x09 { last -= 1 }
-            let value = head[start..<last]
+        reason = ExchangeCapture.walk(pending.responseHead) { name, value in
             let text = String(decoding: name, as: UTF8.self)
-            guard RecordedExchange.keepsResponseField(text) else { continue }
+            guard RecordedExchange.keepsResponseField(text) else { return }
             let field = HTTPFields.Field(name: text, value: "")
-            if pending.servedFromCache, field.hasName("age") { continue }
+            if pending.servedFromCache, field.hasName("age") { return }
             if field.hasName("via") {
-                if value.elementsEqual("1.1 sluice".utf8) { continue }  // only Sluice's own element
                 // Sluice's own element (`1.1 sluice`) goes; the origin's and other proxies' stay.
+                if value.elementsEqual("1.1 sluice".utf8) { return }
                 let others = String(decoding: value, as: UTF8.self).split(separator: ",").map { $0.trimmingOWS() }
                     .filter { $0.split(separator: " ").dropFirst().first != "sluice" }
                 if !others.isEmpty { response.add(name, Array(others.joined(separator: ", ").utf8)[...]) }
-                continue
+                return
             }
             if !keepCredentials, RecordedExchange.isCredential(text) {
                 response.add(name, Array(RecordedExchange.redacted.utf8)[...])
@@ -102,7 +80,6 @@ struct RecordingRow: Sendable {
                 response.add(name, value)
             }
         }
-        self.reason = reason
         responseHeaders = response.finish()
         responseBody = pending.responseBody
         responseBodySize = pending.responseBodySize
@@ -171,14 +148,5 @@ struct JSONFieldWriter {
     mutating func finish() -> [UInt8] {
         out.append(UInt8(ascii: "]"))
         return out
-    }
-}
-
-extension RecordedExchange {
-    /// The reason phrase of a status line (`HTTP/1.1 404 Not Found` → `Not Found`).
-    static func reason(ofStatusLine head: [UInt8]) -> String {
-        let line = head.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
-        let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-        return parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
     }
 }
