@@ -21,7 +21,7 @@ extension Exchange {
             // new (when this connection stays open and the head is kept).
             if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, let status = notes.cacheStatus,
                 let plain = StoredResponse.plainHead(
-                    entry, age: age, request: request, cacheStatus: status.description, cache: cache)
+                    entry, age: age, request: request, cacheStatus: status, cache: cache)
             {
                 output.hold(plain, framing: .length)
                 output.status = entry.status

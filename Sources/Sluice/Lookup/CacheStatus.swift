@@ -4,7 +4,7 @@
 /// and every reader (the header, the access log, `/events`, the metrics) reads this one value.
 public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// The cache's name in the field.
-    public static let cacheName = "Sluice"
+    public static let cacheName: StaticString = "Sluice"
 
     /// Served from the cache, or forwarded (RFC 9211 §2.1, §2.2).
     public enum Outcome: Sendable, Equatable {
@@ -75,29 +75,35 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
 
     /// The field value.
     public var description: String {
-        // Built in few pieces: a hit's field is made for every hit.
-        var text = ""
-        text.reserveCapacity(64)  // one allocation for the usual field
+        var bytes: [UInt8] = []
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The field value appended to `out` (a hit's field is made for every hit: no `String`s).
+    func write(into out: inout [UInt8]) {
+        out.append(Self.cacheName)
         switch outcome {
         case .hit(let ttl):
-            text += Self.cacheName
-            text += "; hit; ttl="
-            text += String(ttl)
+            out.append("; hit; ttl=")
+            out.appendDecimal(ttl)
         case .forward(let reason):
-            text += Self.cacheName
-            text += "; fwd="
-            text += reason.rawValue
-            if let forwardStatus { text += "; fwd-status=\(forwardStatus)" }
+            out.append("; fwd=")
+            out.append(contentsOf: reason.rawValue.utf8)
+            if let forwardStatus {
+                out.append("; fwd-status=")
+                out.appendDecimal(Int64(forwardStatus))
+            }
         case .replay:
-            return Self.cacheName + "; hit; detail=replay"
+            out.append("; hit; detail=replay")
+            return
         }
-        if collapsed { text += "; collapsed" }
-        if stored { text += "; stored" }
+        if collapsed { out.append("; collapsed") }
+        if stored { out.append("; stored") }
         if let detail {
-            text += "; detail="
-            text += detail
+            out.append("; detail=")
+            out.append(contentsOf: detail.utf8)
         }
-        return text
     }
 
     /// One word for the metrics: `hit`, `miss` (stored or not), `stale` (revalidated),

@@ -22,7 +22,7 @@ enum StoredResponse {
     /// path (`Forwarding.clientResponse`) once per kept body, then completed here with Age and
     /// Cache-Status. `nil`: take the general path.
     static func plainHead(
-        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: String, cache: any CacheTier
+        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: CacheStatus, cache: any CacheTier
     ) -> [UInt8]? {
         var template = cache.hotHead(entry.ref)
         if template == nil {
@@ -40,13 +40,15 @@ enum StoredResponse {
             cache.keepHotHead(bytes, entry: entry.ref)
             template = bytes
         }
-        guard var bytes = template else { return nil }
-        bytes.reserveCapacity(bytes.count + cacheStatus.utf8.count + 40)
-        bytes.append(contentsOf: "Age: ".utf8)
-        bytes.append(contentsOf: String(max(0, age)).utf8)
-        bytes.append(contentsOf: "\r\nCache-Status: ".utf8)
-        bytes.append(contentsOf: cacheStatus.utf8)
-        bytes.append(contentsOf: "\r\n\r\n".utf8)
+        guard let template else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(template.count + 96)
+        bytes.append(contentsOf: template)
+        bytes.append("Age: ")
+        bytes.appendDecimal(max(0, age))
+        bytes.append("\r\nCache-Status: ")
+        cacheStatus.write(into: &bytes)
+        bytes.append("\r\n\r\n")
         return bytes
     }
 

@@ -15,7 +15,15 @@ final class Policy {
     }
 
     /// Marks one of this proxy's listening addresses: forwarding to it would loop.
-    func addSelfAddress(_ address: SocketAddress) { targets.selfAddresses.insert(address) }
+    func addSelfAddress(_ address: SocketAddress) {
+        targets.selfAddresses.insert(address)
+        lastAllowed = nil
+    }
+
+    /// The last absolute-form target found allowed: a client's requests mostly go to one origin,
+    /// and the answer (the host read as an address, the self and target-rule checks, about 1 800
+    /// instructions) depends only on the host, the port and where the client is.
+    private var lastAllowed: (host: String, port: UInt16, localClient: Bool)?
 
     /// Whether a client at `address` may use the proxy: loopback always, others only if listed.
     func allowsClient(_ address: SocketAddress) -> Bool {
@@ -26,9 +34,14 @@ final class Policy {
 
     /// Why an absolute-form request to `url` must be refused, if it must.
     func refusal(for url: TargetURL, localClient: Bool) -> SluiceError? {
+        if let last = lastAllowed, last.port == url.port, last.localClient == localClient, last.host == url.host {
+            return nil
+        }
         let target = Target(host: url.host, port: url.port)
         if isSelf(target) { return .forbidden(reason: .loopDetected(url.authority)) }
-        return literalRefusal(target, localClient: localClient)
+        let refusal = literalRefusal(target, localClient: localClient)
+        if refusal == nil { lastAllowed = (url.host, url.port, localClient) }
+        return refusal
     }
 
     /// Why a CONNECT to `host:port` must be refused, if it must.

@@ -94,9 +94,14 @@ final class CacheStore {
 
     /// FNV-1a, 64 bits folded to 32, of a key's bytes (stable, unlike `Hasher`, and allocation-free).
     static func hash(_ key: String) -> UInt32 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+        // Over the string's own storage when it is contiguous (a native key always is): the
+        // `utf8` view's iterator costs about 25 instructions a byte.
+        func fold(_ bytes: some Sequence<UInt8>) -> UInt32 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+        }
+        return key.utf8.withContiguousStorageIfAvailable { fold($0) } ?? fold(key.utf8)
     }
 
     /// Complete entries for a key, newest first, read from the file.

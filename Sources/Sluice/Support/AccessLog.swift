@@ -53,9 +53,9 @@ final class AccessLog: EventMonitor {
         out.append(0x20)
         out.append(contentsOf: record.url.utf8)
         out.append(contentsOf: "\" ".utf8)
-        decimal(Int64(record.status), into: &out)
+        out.appendDecimal(Int64(record.status))
         out.append(0x20)
-        decimal(record.bytesSent, into: &out)
+        out.appendDecimal(record.bytesSent)
         out.append(0x20)
         milliseconds(record.duration, into: &out)
         if let upstream = record.upstreamTime {
@@ -64,7 +64,7 @@ final class AccessLog: EventMonitor {
         }
         if let timeline = record.timeline {
             func phase(_ name: StaticString, _ seconds: Double) {
-                out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+                out.append(name)
                 milliseconds(seconds, into: &out)
             }
             phase(" timeline=queued:", timeline.queued)
@@ -96,29 +96,12 @@ final class AccessLog: EventMonitor {
     /// `12.345ms` for seconds.
     private static func milliseconds(_ seconds: Double, into out: inout [UInt8]) {
         let micros = Int64((seconds * 1_000_000).rounded())
-        decimal(micros / 1000, into: &out)
+        out.appendDecimal(micros / 1000)
         out.append(0x2E)
         let fraction = abs(micros % 1000)
         out.append(UInt8(0x30 + fraction / 100))
         out.append(UInt8(0x30 + fraction / 10 % 10))
         out.append(UInt8(0x30 + fraction % 10))
         out.append(contentsOf: "ms".utf8)
-    }
-
-    /// Digits written straight into `out` (`String(value)` costs a generic description call and
-    /// a copy: six numbers per access line).
-    private static func decimal(_ value: Int64, into out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 19 digits, filled from the end
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var index = raw.count
-            repeat {
-                index -= 1
-                raw[index] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[index...]))
-        }
     }
 }

@@ -56,6 +56,22 @@ struct PolicyTests {
         #expect(policy.connectRefusal(host: "127.0.0.1", port: 443, localClient: false) != nil)
     }
 
+    @Test("The remembered allowed target lets through only the same host, port and kind of client")
+    func rememberedTarget() throws {
+        let policy = Policy(configuration: Configuration())
+        let origin = try #require(TargetURL("http://127.0.0.1:9000/a"))
+        #expect(policy.refusal(for: origin, localClient: true) == nil)
+        #expect(policy.refusal(for: origin, localClient: true) == nil)
+        #expect(policy.refusal(for: origin, localClient: false) != nil)  // loopback targets: local clients only
+        let metadata = try #require(TargetURL("http://169.254.169.254/latest"))
+        #expect(policy.refusal(for: metadata, localClient: true) != nil)
+        #expect(policy.refusal(for: origin, localClient: true) == nil)
+        policy.addSelfAddress(SocketAddress("127.0.0.1:9000")!)  // now a loop
+        #expect(policy.refusal(for: origin, localClient: true) == .forbidden(reason: .loopDetected("127.0.0.1:9000")))
+        let other = try #require(TargetURL("http://127.0.0.1:9001/a"))
+        #expect(policy.refusal(for: other, localClient: true) == nil)
+    }
+
     @Test("A tls.intercept entry with a port lets CONNECT reach that host on that port only")
     func interceptListedPort() throws {
         let configuration = try ConfigLoader.load(

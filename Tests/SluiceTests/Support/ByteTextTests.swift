@@ -1,0 +1,37 @@
+import Testing
+
+@testable import Sluice
+
+@Suite("Text written into byte buffers")
+struct ByteTextTests {
+    @Test(
+        "Decimals are written as String(value) writes them", arguments: [0, 7, -7, 10, 1_000_000, Int64.max, Int64.min])
+    func decimal(value: Int64) {
+        var bytes: [UInt8] = Array("x=".utf8)
+        bytes.appendDecimal(value)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x=\(value)")
+    }
+
+    @Test("Cache-Status written as bytes is the field's text")
+    func cacheStatus() {
+        var stored = CacheStatus.forward(.uriMiss, detail: "no-store")
+        stored.stored = true
+        stored.forwardStatus = 304
+        let cases: [(CacheStatus, String)] = [
+            (CacheStatus(.hit(ttl: 42)), "Sluice; hit; ttl=42"),
+            (
+                CacheStatus(.hit(ttl: -3), detail: "stale-while-revalidate"),
+                "Sluice; hit; ttl=-3; detail=stale-while-revalidate"
+            ),
+            (CacheStatus(.forward(.stale), collapsed: true), "Sluice; fwd=stale; collapsed"),
+            (stored, "Sluice; fwd=uri-miss; fwd-status=304; stored; detail=no-store"),
+            (CacheStatus(.replay), "Sluice; hit; detail=replay"),
+        ]
+        for (status, text) in cases {
+            var bytes: [UInt8] = []
+            status.write(into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == text)
+            #expect(status.description == text)
+        }
+    }
+}
