@@ -89,7 +89,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             out.appendDecimal(ttl)
         case .forward(let reason):
             out.append("; fwd=")
-            out.append(contentsOf: reason.rawValue.utf8)
+            out.append(utf8: reason.rawValue)
             if let forwardStatus {
                 out.append("; fwd-status=")
                 out.appendDecimal(Int64(forwardStatus))
@@ -102,7 +102,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         if stored { out.append("; stored") }
         if let detail {
             out.append("; detail=")
-            out.append(contentsOf: detail.utf8)
+            out.append(utf8: detail)
         }
     }
 

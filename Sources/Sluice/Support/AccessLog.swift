@@ -47,19 +47,19 @@ final class AccessLog: EventMonitor {
     /// ``line(_:)``'s text, appended to `out` byte by byte (an access line per request is on the
     /// hit path: no intermediate strings).
     static func write(_ record: ExchangeRecord, into out: inout [UInt8]) {
-        out.append(contentsOf: record.client.utf8)
-        out.append(contentsOf: " \"".utf8)
-        out.append(contentsOf: record.method.utf8)
+        out.append(utf8: record.client)
+        out.append(" \"")
+        out.append(utf8: record.method)
         out.append(0x20)
-        out.append(contentsOf: record.url.utf8)
-        out.append(contentsOf: "\" ".utf8)
+        out.append(utf8: record.url)
+        out.append("\" ")
         out.appendDecimal(Int64(record.status))
         out.append(0x20)
         out.appendDecimal(record.bytesSent)
         out.append(0x20)
         milliseconds(record.duration, into: &out)
         if let upstream = record.upstreamTime {
-            out.append(contentsOf: " upstream=".utf8)
+            out.append(" upstream=")
             milliseconds(upstream, into: &out)
         }
         if let timeline = record.timeline {
@@ -102,6 +102,6 @@ final class AccessLog: EventMonitor {
         out.append(UInt8(0x30 + fraction / 100))
         out.append(UInt8(0x30 + fraction / 10 % 10))
         out.append(UInt8(0x30 + fraction % 10))
-        out.append(contentsOf: "ms".utf8)
+        out.append("ms")
     }
 }

@@ -132,12 +132,12 @@ public struct BufferedLogHandler: LogHandler {
     public func info(source: String, _ message: (inout [UInt8]) -> Void) {
         let timestamp = output.timestamp()
         output.appendLine { buffer in
-            buffer.append(contentsOf: timestamp.utf8)
-            buffer.append(contentsOf: " info ".utf8)
-            buffer.append(contentsOf: label.utf8)
-            buffer.append(contentsOf: ": [".utf8)
-            buffer.append(contentsOf: source.utf8)
-            buffer.append(contentsOf: "] ".utf8)
+            buffer.append(utf8: timestamp)
+            buffer.append(" info ")
+            buffer.append(utf8: label)
+            buffer.append(": [")
+            buffer.append(utf8: source)
+            buffer.append("] ")
             message(&buffer)
         }
     }
