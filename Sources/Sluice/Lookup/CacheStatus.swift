@@ -76,6 +76,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// The field value.
     public var description: String {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)  // one allocation for the usual field
         write(into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
