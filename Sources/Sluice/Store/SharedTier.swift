@@ -103,7 +103,9 @@ public final class SharedTier {
         subscriber.subscribe(channel) { [weak self] message in
             guard let self else { return }
             guard let message else {
-                if case .closed(let reason)? = self.subscriber?.state { return self.failed(reason) }
+                // Gone while the tier is torn down by `failed`: that failure's consequence, not news.
+                guard let current = self.subscriber else { return }
+                if case .closed(let reason) = current.state { return self.failed(reason) }
                 return self.failed("the subscription was lost")
             }
             self.received(message)
@@ -162,10 +164,14 @@ public final class SharedTier {
         }
         health = .down(reason: reason)
         whenDown?(reason)
-        backend?.close()
-        subscriber?.close()
+        // Forgotten before they are closed: what closing them fails (a pending lookup, the
+        // subscription) must not replace this reason (a refused password read "the subscription
+        // was lost" when the command connection heard the refusal first).
+        let (closing, closingSubscriber) = (backend, subscriber)
         backend = nil
         subscriber = nil
+        closing?.close()
+        closingSubscriber?.close()
         guard reconnectTimer?.isScheduled != true else { return }
         let timer = Timer(loop: loop) { [weak self] in
             guard let self else { return }
@@ -220,7 +226,8 @@ public final class SharedTier {
                 self.failed(text)
                 completion(nil)
             default:
-                self.failed("the connection was lost")
+                // No answer: the connection was lost (unless `failed` is closing it already).
+                if self.backend != nil { self.failed("the connection was lost") }
                 completion(nil)
             }
         }

@@ -181,6 +181,14 @@ struct SharedTierTests {
             }
         }
         #expect(health)
+        // Still the refusal after the next attempts (1 s, then 2 s later): closing the other
+        // connection of a refused pair must not replace the reason with "the subscription was lost".
+        Thread.sleep(forTimeInterval: 3.5)
+        let stillRefused = wrong.onLoop { proxy -> String in
+            if case .down(let reason)? = proxy.tiers?.shared?.health { return reason }
+            return "not down"
+        }
+        #expect(stillRefused.contains("refused the credentials"), "\(stillRefused)")
         let local = try RawClient(port: wrong.port).request(RawClient.get(url))
         #expect(local.status == 200 && local.header("cache-status")?.contains("detail=shared") == false)
         for line in a.logLines.all + b.logLines.all + wrong.logLines.all {
