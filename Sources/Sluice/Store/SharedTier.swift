@@ -165,8 +165,7 @@ public final class SharedTier {
         health = .down(reason: reason)
         whenDown?(reason)
         // Forgotten before they are closed: what closing them fails (a pending lookup, the
-        // subscription) must not replace this reason (a refused password read "the subscription
-        // was lost" when the command connection heard the refusal first).
+        // subscription) must not replace this reason (a refused password read "subscription lost").
         let (closing, closingSubscriber) = (backend, subscriber)
         backend = nil
         subscriber = nil
