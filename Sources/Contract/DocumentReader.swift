@@ -123,6 +123,28 @@ private struct YAMLBridge {
     }
 }
 
+/// Where something is written in a contract: a file, the line, a JSON Pointer.
+public struct SourcePlace: Sendable, Hashable, CustomStringConvertible {
+    /// The file's URI (`file:///…`).
+    public var file: String
+    public var line: Int?
+    public var pointer: String
+
+    public init(file: String, line: Int?, pointer: String) {
+        self.file = file
+        self.line = line
+        self.pointer = pointer
+    }
+
+    /// The file's path when it is a local file, else its URI.
+    public var path: String { file.hasPrefix("file://") ? String(file.dropFirst(7)) : file }
+
+    /// `openapi/list.yml:12 #/responses/200`.
+    public var description: String {
+        path + (line.map { ":\($0)" } ?? "") + " #" + (pointer.isEmpty ? "/" : pointer)
+    }
+}
+
 /// A contract that cannot be loaded or understood: where, and why.
 public struct ContractError: Error, CustomStringConvertible, Sendable {
     public var file: String

@@ -29,11 +29,14 @@ public final class OpenAPIContract: @unchecked Sendable {
         let parameters: [Parameter]
         let requestBody: Body?
         let responses: [(key: String, response: Response)]
+        /// Where the operation is written (its own file when `paths` names it by `$ref`).
+        public let place: SourcePlace
 
         init(
             id: String?, method: String, template: String, segments: [Segment], parameters: [Parameter],
-            requestBody: Body?, responses: [(String, Response)]
+            requestBody: Body?, responses: [(String, Response)], place: SourcePlace
         ) {
+            self.place = place
             self.id = id
             self.method = method
             self.template = template
@@ -83,6 +86,8 @@ public final class OpenAPIContract: @unchecked Sendable {
     struct Response {
         var headers: [(name: String, required: Bool, schema: SchemaValidator?, type: String?)]
         var body: Body?
+        /// Where the response object is (after its `$ref`s).
+        var place: SourcePlace
     }
 
     init(

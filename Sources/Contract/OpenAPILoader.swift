@@ -113,14 +113,18 @@ struct OpenAPILoader {
     ) {
         var value = value
         var location = location
-        var steps = 0
+        var visited: [SchemaLocation] = []
         while let reference = value["$ref"] {
             guard let text = reference.string else {
                 throw warn(location.pointer + "/$ref", "$ref must be a string", file: location.document)
             }
-            steps += 1
-            guard steps < 32 else { throw warn(location.pointer, "$ref loop", file: location.document) }
             let target = try registry.locate(text, base: location.document)
+            visited.append(location)
+            if visited.contains(target) {
+                let start = visited.firstIndex(of: target)!
+                let path = (visited[start...] + [target]).map { Self.short($0) }.joined(separator: " → ")
+                throw warn(location.pointer + "/$ref", "a $ref cycle: \(path)", file: location.document)
+            }
             guard let resolved = registry.value(at: target) else {
                 throw warn(location.pointer, "$ref \"\(text)\" points to nothing", file: location.document)
             }
@@ -128,6 +132,12 @@ struct OpenAPILoader {
             location = target
         }
         return (value, location)
+    }
+
+    /// `responses.yml#/error` for messages: the file's name and the pointer.
+    private static func short(_ location: SchemaLocation) -> String {
+        let name = location.document.split(separator: "/").last.map(String.init) ?? location.document
+        return name + "#" + location.pointer
     }
 
     private mutating func schema(at location: SchemaLocation) throws(ContractError) -> SchemaValidator? {
@@ -167,9 +177,13 @@ struct OpenAPILoader {
             }
             let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
             for method in Self.methods {
-                guard let rawOperation = item[method] else { continue }
-                let operationLocation = SchemaLocation(
-                    document: location.document, pointer: location.pointer + "/" + method)
+                guard let operationValue = item[method] else { continue }
+                // An operation named by `$ref` (`get: {$ref: "operations/list.yml"}`): OpenAPI 3.0
+                // lists `$ref` for path items only, but large descriptions are laid out this way and
+                // Redocly, Prism and openapi-core resolve it, so Sluice does too.
+                let (rawOperation, operationLocation) = try resolve(
+                    operationValue,
+                    at: SchemaLocation(document: location.document, pointer: location.pointer + "/" + method))
                 var own = try parameters(
                     rawOperation["parameters"], at: operationLocation,
                     pointer: operationLocation.pointer + "/parameters")
@@ -180,28 +194,36 @@ struct OpenAPILoader {
                 }
                 let requestBody = try body(rawOperation["requestBody"], at: operationLocation, name: "requestBody")
                 var responses: [(String, OpenAPIContract.Response)] = []
-                if let rawResponses = rawOperation["responses"]?.members {
+                let (responsesValue, responsesLocation) = try resolve(
+                    rawOperation["responses"] ?? .null,
+                    at: SchemaLocation(
+                        document: operationLocation.document, pointer: operationLocation.pointer + "/responses"))
+                if let rawResponses = responsesValue.members {
                     for (key, rawResponse) in rawResponses {
                         let responseLocation = SchemaLocation(
-                            document: operationLocation.document,
-                            pointer: operationLocation.pointer + "/responses/" + Value.escape(key))
+                            document: responsesLocation.document,
+                            pointer: responsesLocation.pointer + "/" + Value.escape(key))
                         let (response, resolved) = try resolve(rawResponse, at: responseLocation)
                         responses.append((key, try self.response(response, at: resolved)))
                     }
                 } else {
-                    warnings.append(warn(operationLocation.pointer, "an operation without responses"))
+                    warnings.append(
+                        warn(
+                            operationLocation.pointer, "an operation without responses: nothing of it is checked",
+                            file: operationLocation.document))
                 }
                 drafts.append(
                     Draft(
                         id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
                         segments: Self.segments(template), parameters: own, requestBody: requestBody,
-                        responses: responses))
+                        responses: responses, place: place(operationLocation)))
             }
         }
         return drafts.map {
             OpenAPIContract.Operation(
                 id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
-                parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses)
+                parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses,
+                place: $0.place)
         }
     }
 
@@ -213,6 +235,14 @@ struct OpenAPILoader {
         var parameters: [ParameterDraft]
         var requestBody: OpenAPIContract.Body?
         var responses: [(String, OpenAPIContract.Response)]
+        var place: SourcePlace
+    }
+
+    /// Where a location is, with its line, for messages and reports.
+    private func place(_ location: SchemaLocation) -> SourcePlace {
+        SourcePlace(
+            file: location.document, line: registry.documents[location.document]?.line(of: location.pointer),
+            pointer: location.pointer)
     }
 
     struct ParameterDraft {
@@ -297,13 +327,18 @@ struct OpenAPILoader {
     )] {
         guard let members = value?.members else { return [] }
         var out: [(range: String, schema: SchemaValidator?)] = []
-        for (range, media) in members {
-            let mediaPointer = location.pointer + "/content/" + Value.escape(range)
+        for (range, rawMedia) in members {
+            let (media, mediaLocation) = try resolve(
+                rawMedia,
+                at: SchemaLocation(
+                    document: location.document, pointer: location.pointer + "/content/" + Value.escape(range)))
             if media["schema"] != nil {
                 out.append(
                     (
                         range,
-                        try schema(at: SchemaLocation(document: location.document, pointer: mediaPointer + "/schema"))
+                        try schema(
+                            at: SchemaLocation(
+                                document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
                     ))
             } else {
                 out.append((range, nil))
@@ -335,6 +370,6 @@ struct OpenAPILoader {
         let body: OpenAPIContract.Body? =
             value["content"] != nil
             ? OpenAPIContract.Body(required: false, content: try content(value["content"], at: location)) : nil
-        return OpenAPIContract.Response(headers: headers, body: body)
+        return OpenAPIContract.Response(headers: headers, body: body, place: place(location))
     }
 }

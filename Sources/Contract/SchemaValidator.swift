@@ -161,7 +161,7 @@ public enum FileSource {
                 throw ContractError(
                     file: uri, line: nil, pointer: nil,
                     message:
-                        "a $ref to a network URI: Sluice never fetches while validating; map it to a local file with contract.refs"
+                        "a $ref to a network URI: Sluice never fetches while validating; map it to a local file with contract.refs (sluice contract: --ref URI=FILE)"
                 )
             }
             return nil

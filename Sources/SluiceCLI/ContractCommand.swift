@@ -9,7 +9,7 @@ struct ContractCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contract",
         abstract: "Validate bodies against API contracts, check the cache against them, infer schemas from it.",
-        subcommands: [Validate.self, Check.self, Infer.self])
+        subcommands: [Validate.self, Check.self, Infer.self, Lint.self])
 
     /// Progress on a terminal, nothing in a pipe (standard error).
     struct Progress {
@@ -43,6 +43,7 @@ struct ContractCommand: ParsableCommand {
                 sluice contract validate --schema feed.schema.json body.json
                 sluice contract validate --openapi shop.yaml --operation getItem --status 200 - < item.json
                 sluice contract validate --schema event.json --jsonl events.jsonl
+                sluice contract validate --schema order.json --ref https://example.com/money.json=money.json body.json
                 """)
 
         @Option(help: "An OpenAPI 3.0/3.1 document.") var openapi: String?
@@ -51,6 +52,8 @@ struct ContractCommand: ParsableCommand {
         var status: Int?
         @Option(help: "A JSON Schema file.") var schema: String?
         @Option(help: "annotate (default) or assert: whether format is checked.") var formats = "annotate"
+        @Option(name: .customLong("ref"), help: "Map a remote $ref to a local file: URI=FILE (repeatable).")
+        var refs: [String] = []
         @Flag(help: "One JSON body per line.") var jsonl = false
         @Flag(help: "The verdicts as JSON.") var json = false
         @Argument(help: "The body file, or - (default) for standard input.") var file = "-"
@@ -116,12 +119,14 @@ struct ContractCommand: ParsableCommand {
             do {
                 if let schema {
                     guard openapi == nil else { throw ValidationError("give --schema or --openapi, not both") }
-                    return try SchemaValidator.load(file: schema, formats: formats)
+                    return try SchemaValidator.load(
+                        file: schema, refs: try ContractCommand.refMapping(refs), formats: formats)
                 }
                 guard let openapi, let operationID = operation else {
                     throw ValidationError("give --schema FILE, or --openapi FILE --operation ID [--status CODE]")
                 }
-                let document = try OpenAPIContract.load(file: openapi, formats: formats)
+                let document = try OpenAPIContract.load(
+                    file: openapi, refs: try ContractCommand.refMapping(refs), formats: formats)
                 guard let found = document.operation(id: operationID) else {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
                 }
@@ -138,6 +143,83 @@ struct ContractCommand: ParsableCommand {
                 throw CommandFailure.noInput(error.description)
             }
         }
+    }
+
+    // MARK: - lint
+
+    struct Lint: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Say what of a contract cannot be checked, and why; exit 1 when it does not load.",
+            discussion: """
+                Each finding is `severity: file:line #pointer: message`: `warning` for parts read
+                leniently or ignored, `unchecked` for parts read but not checkable (a JSON response
+                without a schema, a schema on a body that is not JSON), `error` when the document
+                cannot be loaded (then nothing of it is checked).
+                  sluice contract lint openapi.yaml
+                  sluice contract lint --json openapi.yaml | jq '.findings[] | select(.severity == "warning")'
+                """)
+
+        @Option(name: .customLong("ref"), help: "Map a remote $ref to a local file: URI=FILE (repeatable).")
+        var refs: [String] = []
+        @Flag(help: "The findings as JSON.") var json = false
+        @Argument(help: "An OpenAPI 3.0/3.1 document (YAML or JSON).") var file: String
+
+        func run() throws {
+            let mapping = try ContractCommand.refMapping(refs)
+            var findings: [LintFinding] = []
+            var summary: ContractSummary?
+            do throws(ContractError) {
+                let document = try OpenAPIContract.load(file: file, refs: mapping)
+                summary = document.summary
+                findings = document.findings
+            } catch {
+                findings = [LintFinding(severity: .error, error)]
+            }
+            if json {
+                var members: [(String, Value)] = [("file", .string(file)), ("loaded", .bool(summary != nil))]
+                if let summary {
+                    members += [
+                        ("operations", .number(Number(summary.operations))),
+                        ("with_response_schemas", .number(Number(summary.withResponseSchemas))),
+                        ("warnings", .number(Number(summary.warnings))),
+                    ]
+                }
+                members.append(("findings", .array(findings.map(Self.json))))
+                print(Value.object(members).pretty())
+            } else {
+                for finding in findings { print(finding) }
+                if let summary {
+                    let unchecked = findings.filter { $0.severity == .unchecked }.count
+                    print("\(file): \(summary.description), \(unchecked) unchecked")
+                }
+            }
+            if summary == nil { throw ExitCode(1) }
+        }
+
+        static func json(_ finding: LintFinding) -> Value {
+            var members: [(String, Value)] = [("severity", .string(finding.severity.rawValue))]
+            if let place = finding.place {
+                members.append(("file", .string(place.path)))
+                if let line = place.line { members.append(("line", .number(Number(line)))) }
+                members.append(("pointer", .string(place.pointer)))
+            }
+            members.append(("message", .string(finding.message)))
+            return .object(members)
+        }
+    }
+
+    /// `--ref URI=FILE` options as the loader's map (relative files from the working directory).
+    static func refMapping(_ options: [String]) throws -> [String: String] {
+        var mapping: [String: String] = [:]
+        for option in options {
+            guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+                throw ValidationError("--ref takes URI=FILE (\(option))")
+            }
+            let file = String(option[option.index(after: equals)...])
+            mapping[String(option[..<equals])] =
+                file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        }
+        return mapping
     }
 
     // MARK: - check

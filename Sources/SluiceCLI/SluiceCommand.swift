@@ -1,4 +1,5 @@
 import ArgumentParser
+import Contract
 import Foundation
 import Logging
 import Sluice
@@ -187,10 +188,11 @@ struct CheckConfigCommand: ParsableCommand {
             }
         }
         for rule in configuration.rules {
-            guard let contract = rule.contract else { continue }
-            print("contract: rule \(rule.name) loads \(contract.source.path)")
+            guard let contract = rule.contract, let loaded = contract.loaded else { continue }
+            print("contract: " + loaded.line(rule: rule.name, path: contract.source.path))
+            guard case .openAPI(let document) = loaded.kind else { continue }
+            for finding in document.findings { print("  \(finding)") }
         }
-        for warning in configuration.contractWarnings { print("warning: " + warning) }
         for rule in configuration.rules where rule.tls?.verify == false {
             print(
                 "warning: rule \(rule.name) has tls.verify: false: its origins' certificates are not checked (allowInvalidCertificates)"

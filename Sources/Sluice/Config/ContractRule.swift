@@ -74,6 +74,14 @@ public final class LoadedContract: @unchecked Sendable {
     /// Parts of the document read leniently or ignored (said once, at load).
     public let warnings: [ContractError]
 
+    /// Operations, those with response schemas, warnings (`/stats`, the start-up line).
+    public var summary: ContractSummary {
+        switch kind {
+        case .openAPI(let document): document.summary
+        case .schema: ContractSummary(operations: 0, withResponseSchemas: 0, warnings: warnings.count)
+        }
+    }
+
     init(kind: Kind, warnings: [ContractError]) {
         self.kind = kind
         self.warnings = warnings
@@ -93,10 +101,29 @@ extension Configuration {
         return copy
     }
 
-    /// Warnings of the loaded contracts, one line each.
-    public var contractWarnings: [String] {
-        rules.flatMap { rule in
-            (rule.contract?.loaded?.warnings ?? []).map { "rule \(rule.name): contract: \($0)" }
+    /// One line per loaded contract, said at start and at a reload: what it checks, how many
+    /// warnings it has and where to read them (never the warnings themselves: a large document
+    /// can have hundreds). `hasWarnings` picks the log level.
+    public var contractLines: [(line: String, hasWarnings: Bool)] {
+        rules.compactMap { rule in
+            guard let contract = rule.contract, let loaded = contract.loaded else { return nil }
+            return (loaded.line(rule: rule.name, path: contract.source.path), loaded.summary.warnings > 0)
+        }
+    }
+}
+
+extension LoadedContract {
+    /// `rule api: contract shop.yaml (OpenAPI 3.0.3): 12 operations, 11 with response schemas, 0 warnings`.
+    public func line(rule: String, path: String) -> String {
+        switch kind {
+        case .openAPI(let document):
+            let counts = document.summary
+            var line = "rule \(rule): contract \(path) (OpenAPI \(document.version)): \(counts.description)"
+            if counts.warnings > 0 { line += "; see `sluice contract lint \(path)`" }
+            if counts.withResponseSchemas == 0 { line += "; no response body is checked" }
+            return line
+        case .schema:
+            return "rule \(rule): contract \(path) (JSON Schema): 2xx JSON bodies checked"
         }
     }
 }

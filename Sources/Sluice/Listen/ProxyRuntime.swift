@@ -46,7 +46,9 @@ public enum ProxyRuntime {
                     let fresh = try reload()
                     let pending = server.reload(fresh)
                     logger.notice("SIGHUP: reloaded \(fresh.rules.count) rule(s)")
-                    for warning in fresh.contractWarnings { logger.warning("\(warning)") }
+                    for (line, hasWarnings) in fresh.contractLines {
+                        if hasWarnings { logger.warning("\(line)") } else { logger.notice("\(line)") }
+                    }
                     if !pending.isEmpty {
                         logger.warning(
                             "SIGHUP: changes to \(pending.joined(separator: ", ")) need a restart; they were not applied"

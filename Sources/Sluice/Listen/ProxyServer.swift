@@ -206,7 +206,9 @@ public final class ProxyServer {
                 "rule \(rule.name): tls.verify is false: origins' certificates are not checked (allowInvalidCertificates)"
             )
         }
-        for warning in configuration.contractWarnings { logger.warning("\(warning)") }
+        for (line, hasWarnings) in configuration.contractLines {
+            if hasWarnings { logger.warning("\(line)") } else { logger.notice("\(line)") }
+        }
         let settings = configuration.tls
         guard settings.isConfigured(rules: configuration.rules) else { return nil }
         let authority: CertificateAuthority

@@ -1,0 +1,99 @@
+/// What a loaded contract can check and what it cannot: the counts said once per contract at
+/// start (and in `/stats`), and the findings `sluice contract lint` and `check-config` list.
+public struct ContractSummary: Sendable, Equatable {
+    /// Operations loaded (method + path template).
+    public var operations = 0
+    /// Operations with at least one documented response whose JSON body has a schema.
+    public var withResponseSchemas = 0
+    /// Parts of the document read leniently or ignored.
+    public var warnings = 0
+
+    public init(operations: Int = 0, withResponseSchemas: Int = 0, warnings: Int = 0) {
+        self.operations = operations
+        self.withResponseSchemas = withResponseSchemas
+        self.warnings = warnings
+    }
+
+    /// `12 operations, 11 with response schemas, 0 warnings`.
+    public var description: String {
+        "\(operations) operation\(operations == 1 ? "" : "s"), \(withResponseSchemas) with response schemas, "
+            + "\(warnings) warning\(warnings == 1 ? "" : "s")"
+    }
+}
+
+/// One thing `sluice contract lint` says about a document.
+public struct LintFinding: Sendable, CustomStringConvertible {
+    public enum Severity: String, Sendable {
+        /// The document could not be loaded: nothing of it is checked.
+        case error
+        /// A part read leniently or ignored.
+        case warning
+        /// A part that is read but cannot be checked (no schema, a body that is not JSON).
+        case unchecked
+    }
+
+    public var severity: Severity
+    public var place: SourcePlace?
+    public var message: String
+
+    public init(severity: Severity, place: SourcePlace?, message: String) {
+        self.severity = severity
+        self.place = place
+        self.message = message
+    }
+
+    public init(severity: Severity, _ error: ContractError) {
+        self.severity = severity
+        self.place = SourcePlace(file: error.file, line: error.line, pointer: error.pointer ?? "")
+        self.message = error.message
+    }
+
+    public var description: String {
+        severity.rawValue + ": " + (place.map { "\($0): " } ?? "") + message
+    }
+}
+
+extension OpenAPIContract {
+    /// The counts for the start-up line and `/stats`.
+    public var summary: ContractSummary {
+        ContractSummary(
+            operations: operations.count,
+            withResponseSchemas: operations.filter { operation in
+                operation.responses.contains { $0.response.body?.content.contains { $0.schema != nil } == true }
+            }.count,
+            warnings: warnings.count)
+    }
+
+    /// Every warning, then what cannot be checked and why, in document order of the operations.
+    public var findings: [LintFinding] {
+        var out = warnings.map { LintFinding(severity: .warning, $0) }
+        for operation in operations where !operation.responses.isEmpty {
+            var schemaless: [String] = []
+            for (key, response) in operation.responses {
+                for (range, schema) in response.body?.content ?? [] {
+                    if !MediaRange.isJSON(range) {
+                        if schema != nil {
+                            out.append(
+                                LintFinding(
+                                    severity: .unchecked, place: response.place,
+                                    message:
+                                        "\(operation.name) \(key) \(range): only JSON bodies are validated; its schema is not applied"
+                                ))
+                        }
+                    } else if schema == nil {
+                        schemaless.append("\(key) \(range)")
+                    }
+                }
+            }
+            if !schemaless.isEmpty {
+                out.append(
+                    LintFinding(
+                        severity: .unchecked, place: operation.place,
+                        message:
+                            "\(operation.name): JSON responses without a schema (\(schemaless.joined(separator: ", "))): their bodies are not checked"
+                    ))
+            }
+        }
+        return out
+    }
+}

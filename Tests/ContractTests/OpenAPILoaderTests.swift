@@ -1,0 +1,155 @@
+import Contract
+import Foundation
+import XCTest
+
+/// `$ref` wherever OpenAPI expects an object, across files (Tests/Fixtures/contracts/catalog: every
+/// operation in a file of its own, as large public descriptions are laid out), and cycles.
+final class OpenAPILoaderTests: XCTestCase {
+    static let catalogFile = OpenAPITests.fixtures.appendingPathComponent("catalog/openapi.yaml").path
+
+    func testOperationsNamedByRefLoadWithEverythingTheyReference() throws {
+        // Given a description whose paths name operations, path items, responses, parameters,
+        // headers, request bodies, media types, examples, links and callbacks by $ref
+        let catalog = try OpenAPIContract.load(file: Self.catalogFile)
+
+        // Then every operation is there, with its responses, and nothing was ignored
+        XCTAssertEqual(
+            catalog.operations.map(\.name).sorted(),
+            [
+                "createWidget (POST /widgets)", "deleteWidget (DELETE /widgets/{widget_id})",
+                "getWidget (GET /widgets/{widget_id})", "listTags (GET /tags)", "listWidgets (GET /widgets)",
+            ])
+        XCTAssertEqual(catalog.warnings.map(\.description), [])
+        XCTAssertEqual(catalog.summary, ContractSummary(operations: 5, withResponseSchemas: 5, warnings: 0))
+        XCTAssertEqual(catalog.findings.map(\.description), [])
+        // An operation's place is its own file
+        let list = try XCTUnwrap(catalog.operation(id: "listWidgets"))
+        XCTAssertTrue(list.place.path.hasSuffix("catalog/resources/widgets/list.yml"), list.place.description)
+        XCTAssertEqual(list.place.pointer, "")
+        let get = try XCTUnwrap(catalog.operation(id: "getWidget"))
+        XCTAssertTrue(get.place.path.hasSuffix("catalog/resources/widgets/get.yml"), get.place.description)
+    }
+
+    func testResponsesOfReferencedOperationsAreChecked() throws {
+        let catalog = try OpenAPIContract.load(file: Self.catalogFile)
+        // A header from a shared file is required
+        var check = catalog.checkResponse(
+            method: "GET", path: "/v1/widgets", status: 200, headers: [("content-type", "application/json")])
+        XCTAssertEqual(check.operation, "listWidgets (GET /widgets)")
+        XCTAssertEqual(check.violations.map(\.pointer), ["header:X-Total"])
+        // The body schema comes through the response file, the model file and its recursion
+        let page = try XCTUnwrap(check.bodySchema)
+        XCTAssertTrue(
+            page.validate(
+                Array(
+                    #"{"widgets": [{"id": 1, "name": "A", "price": 1, "parts": [{"id": 2, "name": "B", "price": 0}]}], "links": {}}"#
+                        .utf8)
+            ).passed)
+        let nested = page.validate(
+            Array(
+                #"{"widgets": [{"id": 1, "name": "A", "price": 1, "parts": [{"id": 2, "price": 0}]}], "links": {}}"#
+                    .utf8))
+        XCTAssertEqual(nested.violations.map(\.pointer), ["/widgets/0/parts/0"])
+        // default from a shared responses file, and a response that is a $ref to a $ref
+        check = catalog.checkResponse(
+            method: "GET", path: "/v1/widgets", status: 503, headers: [("content-type", "application/json")])
+        XCTAssertFalse(try XCTUnwrap(check.bodySchema).validate(Array(#"{"id": "x"}"#.utf8)).passed)
+        check = catalog.checkResponse(
+            method: "DELETE", path: "/v1/widgets/9", status: 404, headers: [("content-type", "application/json")])
+        XCTAssertEqual(check.operation, "deleteWidget (DELETE /widgets/{widget_id})")
+        XCTAssertFalse(try XCTUnwrap(check.bodySchema).validate(Array(#"{"id": "x"}"#.utf8)).passed)
+        // A media type object by $ref, for a response and for a request body
+        check = catalog.checkResponse(
+            method: "POST", path: "/v1/widgets", status: 201, headers: [("content-type", "application/json")])
+        XCTAssertFalse(
+            try XCTUnwrap(check.bodySchema).validate(Array(#"{"id": 0, "name": "x", "price": 1}"#.utf8)).passed)
+        let create = try XCTUnwrap(catalog.operation(id: "createWidget"))
+        let request = try XCTUnwrap(catalog.requestSchema(of: create))
+        XCTAssertFalse(request.validate(Array(#"{"name": "x"}"#.utf8), direction: .request).passed)
+        // Path-item parameters from a shared file
+        let bad = catalog.checkRequest(
+            method: "GET", path: "/v1/widgets/0", query: "per_page=500", headers: [], hasBody: false)
+        XCTAssertEqual(bad.violations.count, 1, "\(bad.violations)")
+        let list = catalog.checkRequest(
+            method: "GET", path: "/v1/widgets", query: "per_page=500", headers: [], hasBody: false)
+        XCTAssertEqual(list.violations.map(\.keyword), ["maximum"])
+    }
+
+    /// Every example the description carries passes its schema, and every mutation of one (a
+    /// value, at any depth, replaced by one of another type) is caught.
+    func testEveryExamplePassesAndEveryMutationIsCaught() throws {
+        let catalog = try OpenAPIContract.load(file: Self.catalogFile)
+        let directory = OpenAPITests.fixtures.appendingPathComponent("catalog/shared")
+        func example(_ file: String, _ path: [String]) throws -> Value {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            var value = try SourceDocument.read(text: text, uri: "file:///x").root
+            for key in path { value = try XCTUnwrap(value[key]) }
+            return value
+        }
+        let page = try XCTUnwrap(
+            catalog.checkResponse(
+                method: "GET", path: "/v1/widgets", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        let widget = try XCTUnwrap(catalog.requestSchema(of: try XCTUnwrap(catalog.operation(id: "createWidget"))))
+        var mutations = 0
+        for (schema, value) in [
+            (page, try example("examples.yml", ["widget_page", "value"])),
+            (widget, try example("media.yml", ["widget", "example"])),
+        ] {
+            XCTAssertTrue(schema.validate(Array(value.json.utf8)).passed, value.json)
+            for mutant in Self.mutations(of: value) {
+                mutations += 1
+                XCTAssertFalse(schema.validate(Array(mutant.json.utf8)).passed, "not caught: \(mutant.json)")
+            }
+        }
+        XCTAssertGreaterThan(mutations, 10)
+    }
+
+    func testARefCycleIsAnErrorThatNamesTheCycle() throws {
+        XCTAssertThrowsError(
+            try OpenAPIContract.load(file: OpenAPITests.fixtures.appendingPathComponent("cycle.yaml").path)
+        ) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("a $ref cycle: "), text)
+            XCTAssertTrue(text.contains("cycle.yaml#/components/responses/A"), text)
+            XCTAssertTrue(text.contains("cycle.yaml#/components/responses/B"), text)
+        }
+    }
+
+    /// The value with one of its values, at any depth, replaced by one of another type.
+    static func mutations(of value: Value) -> [Value] {
+        var out: [Value] = []
+        switch value {
+        case .object(let members):
+            for index in members.indices {
+                for mutant in mutations(of: members[index].1) {
+                    var changed = members
+                    changed[index].1 = mutant
+                    out.append(.object(changed))
+                }
+            }
+        case .array(let items):
+            for index in items.indices {
+                for mutant in mutations(of: items[index]) {
+                    var changed = items
+                    changed[index] = mutant
+                    out.append(.array(changed))
+                }
+            }
+        default: break
+        }
+        out.append(otherType(value))
+        return out
+    }
+
+    static func otherType(_ value: Value) -> Value {
+        switch value {
+        case .string: .number(Number(12345))
+        case .number: .string("12345")
+        case .object: .array([])
+        case .array: .object([])
+        case .bool: .string("true")
+        case .null: .bool(false)
+        }
+    }
+}
