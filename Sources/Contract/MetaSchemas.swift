@@ -4,9 +4,20 @@
 enum MetaSchemas {
     private static let base = "https://json-schema.org/draft/2020-12/"
 
-    static let documents: [SourceDocument] =
-        texts.compactMap { uri, text in try? SourceDocument.read(text: text, uri: base + uri) }
-        + [try? SourceDocument.read(text: draft4, uri: "http://json-schema.org/draft-04/schema")].compactMap { $0 }
+    /// Every built-in meta-schema with the dialect it is written in: 2020-12's and 2019-09's
+    /// vocabularies, draft-07's, draft-06's and draft-04's.
+    static let documents: [(SourceDocument, Dialect)] =
+        texts.compactMap { uri, text in (try? SourceDocument.read(text: text, uri: base + uri)).map { ($0, .draft2020) } }
+        + draft2019.compactMap { uri, text in
+            (try? SourceDocument.read(text: text, uri: "https://json-schema.org/draft/2019-09/" + uri)).map {
+                ($0, .draft2019)
+            }
+        }
+        + [
+            ("http://json-schema.org/draft-07/schema", draft7, Dialect.draft7),
+            ("http://json-schema.org/draft-06/schema", draft6, .draft6),
+            ("http://json-schema.org/draft-04/schema", draft4, .draft4),
+        ].compactMap { uri, text, dialect in (try? SourceDocument.read(text: text, uri: uri)).map { ($0, dialect) } }
 
     /// Draft-04's meta-schema, likewise written from its specification.
     private static let draft4 = """

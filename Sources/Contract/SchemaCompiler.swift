@@ -164,6 +164,17 @@ final class SchemaCompiler {
             }
             node.dynamicRef = Schema.DynamicRef(target: targetNode, anchor: anchor)
         }
+        if dialect == .draft2019, let reference = value["$recursiveRef"]?.string {
+            // Like `$ref`, unless its target says `$recursiveAnchor: true`: then the outermost
+            // resource of the dynamic scope that says so too (JSON Schema 2019-09 §8.2.4.2).
+            let target = try registry.locate(reference, base: scope.base)
+            var anchor: String?
+            if registry.value(at: target)?["$recursiveAnchor"]?.bool == true {
+                anchor = SchemaRegistry.recursiveAnchor
+                usesDynamicReferences = true
+            }
+            node.dynamicRef = Schema.DynamicRef(target: try compile(target), anchor: anchor)
+        }
 
         // Applicators (always on: the applicator vocabulary).
         node.allOf = try subs("allOf")
@@ -232,7 +243,11 @@ final class SchemaCompiler {
                     node.dependentSchemas.append((node.keys.index(of: name), schema))
                 }
             }
-        } else if let dependencies = value["dependencies"]?.members {
+        }
+        // `dependencies` (draft-04 to 07) split into `dependentSchemas` and `dependentRequired` in
+        // 2019-09; later documents still write it, and the suite's compatibility tests expect it
+        // honoured, so every dialect reads it.
+        if let dependencies = value["dependencies"]?.members {
             for (name, dependency) in dependencies {
                 let trigger = node.keys.index(of: name)
                 if let names = dependency.items {

@@ -53,7 +53,7 @@ public final class SchemaRegistry {
     public init(defaultDialect: Dialect = .draft2020, loader: Loader? = nil) {
         self.defaultDialect = defaultDialect
         self.loader = loader
-        for document in MetaSchemas.documents { add(document, dialect: .draft2020) }
+        for (document, dialect) in MetaSchemas.documents { add(document, dialect: dialect) }
     }
 
     /// Adds a document whose root is a schema.
@@ -144,6 +144,10 @@ public final class SchemaRegistry {
         return anchor
     }
 
+    /// The name under which a `$recursiveAnchor: true` is kept among the dynamic anchors (no
+    /// `$dynamicAnchor` can have it: anchors are plain names).
+    static let recursiveAnchor = "<recursive>"
+
     /// The `$dynamicAnchor` named `name` in the resource `resource`, if it has one.
     func dynamicAnchor(_ name: String, in resource: String) -> SchemaLocation? {
         dynamicAnchors[resource + "#" + name]
@@ -216,6 +220,11 @@ public final class SchemaRegistry {
             if let anchor = value["$dynamicAnchor"]?.string {
                 anchors[base + "#" + anchor] = location
                 dynamicAnchors[base + "#" + anchor] = location
+            }
+            // 2019-09's `$recursiveAnchor: true` is a dynamic anchor without a name (`$recursiveRef`
+            // finds it the way `$dynamicRef` finds a named one); it is never a `$ref` target.
+            if dialect == .draft2019, value["$recursiveAnchor"]?.bool == true {
+                dynamicAnchors[base + "#" + Self.recursiveAnchor] = location
             }
         }
         scopes[location.key] = (base, dialect, validation)

@@ -13,26 +13,37 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let shared = repository.deletingLastPathComponent().appendingPathComponent("shared/data/json-schema-test-suite")
-        if FileManager.default.fileExists(atPath: shared.path) { return shared }
-        // A clone elsewhere on the team's machines still finds the shared copy.
-        let team = URL(fileURLWithPath: "/work/shared/data/json-schema-test-suite")
-        return FileManager.default.fileExists(atPath: team.path) ? team : nil
+        return FileManager.default.fileExists(atPath: shared.path) ? shared : nil
     }
 
-    /// Draft-04 tests Sluice does not pass, with the reason (README, "Contracts").
-    static let draft4Exceptions: Set<String> = []
+    /// Tests Sluice does not pass, by `folder/file | group | test`, each with its reason (the
+    /// README's "Contracts" section lists them too).
+    static let exceptions: [String: String] = [:]
 
-    func testDraft2020_12() throws {
-        let failures = try run(draft: "draft2020-12", dialect: .draft2020)
+    func testDraft2020_12() throws { try check("draft2020-12", .draft2020) }
+    func testDraft2020_12Optional() throws { try check("draft2020-12/optional", .draft2020) }
+    func testDraft2020_12Formats() throws { try check("draft2020-12/optional/format", .draft2020, formats: .assert) }
+    func testDraft2019_09() throws { try check("draft2019-09", .draft2019) }
+    func testDraft2019_09Optional() throws { try check("draft2019-09/optional", .draft2019) }
+    func testDraft2019_09Formats() throws { try check("draft2019-09/optional/format", .draft2019, formats: .assert) }
+    func testDraft7() throws { try check("draft7", .draft7) }
+    func testDraft7Optional() throws { try check("draft7/optional", .draft7) }
+    func testDraft7Formats() throws { try check("draft7/optional/format", .draft7, formats: .assert) }
+    func testDraft6() throws { try check("draft6", .draft6) }
+    func testDraft6Optional() throws { try check("draft6/optional", .draft6) }
+    func testDraft6Formats() throws { try check("draft6/optional/format", .draft6, formats: .assert) }
+    func testDraft4() throws { try check("draft4", .draft4) }
+    func testDraft4Optional() throws { try check("draft4/optional", .draft4) }
+    func testDraft4Formats() throws { try check("draft4/optional/format", .draft4, formats: .assert) }
+
+    private func check(_ folder: String, _ dialect: Dialect, formats: FormatMode = .annotate) throws {
+        let failures = try run(draft: folder, dialect: dialect, formats: formats).filter { failure in
+            !Self.exceptions.keys.contains { failure.hasPrefix($0) }
+        }
         XCTAssertEqual(failures, [], "\(failures.count) failures:\n" + failures.joined(separator: "\n"))
     }
 
-    func testDraft4() throws {
-        let failures = try run(draft: "draft4", dialect: .draft4).filter { !Self.draft4Exceptions.contains($0) }
-        XCTAssertEqual(failures, [], "\(failures.count) failures:\n" + failures.joined(separator: "\n"))
-    }
-
-    private func run(draft: String, dialect: Dialect) throws -> [String] {
+    private func run(draft: String, dialect: Dialect, formats: FormatMode) throws -> [String] {
         guard let suite = Self.suite else {
             throw XCTSkip(
                 "the JSON Schema Test Suite is not at ../shared/data/json-schema-test-suite (set SLUICE_JSON_SCHEMA_SUITE)"
@@ -63,14 +74,15 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
                 let validator: SchemaValidator
                 do {
                     registry.add(SourceDocument(uri: schemaURI, root: group["schema"] ?? .bool(true)), dialect: dialect)
-                    validator = try SchemaValidator.compile(schemaURI, base: schemaURI, registry: registry)
+                    validator = try SchemaValidator.compile(
+                        schemaURI, base: schemaURI, registry: registry, formats: formats)
                 } catch {
-                    failures.append("\(file) | \(description) | does not compile: \(error)")
+                    failures.append("\(draft)/\(file) | \(description) | does not compile: \(error)")
                     continue
                 }
                 for test in group["tests"]?.items ?? [] {
                     count += 1
-                    let name = "\(file) | \(description) | \(test["description"]?.string ?? "?")"
+                    let name = "\(draft)/\(file) | \(description) | \(test["description"]?.string ?? "?")"
                     let expected = test["valid"]?.bool ?? true
                     let body = Array((test["data"] ?? .null).json.utf8)
                     let whole = validator.validate(body)
