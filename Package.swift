@@ -53,6 +53,8 @@ let package = Package(
         .systemLibrary(
             name: "CPCRE2", path: "Sources/CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
         .systemLibrary(
+            name: "CIDN2", path: "Sources/CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
+        .systemLibrary(
             name: "CNGHTTP2", path: "Sources/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
@@ -64,10 +66,11 @@ let package = Package(
         .target(name: "Redis", dependencies: ["CRedis", "EventIO"], swiftSettings: loopThread),
         .target(name: "Regexp", dependencies: ["CPCRE2"], swiftSettings: strict),
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"], swiftSettings: loopThread),
+        .target(name: "IDNA", dependencies: ["CIDN2"], swiftSettings: strict),
 
-        // MARK: - API contracts (pure Swift; PCRE2 through Regexp)
+        // MARK: - API contracts (pure Swift; PCRE2 through Regexp, libidn2 through IDNA)
         .target(
-            name: "Contract", dependencies: ["Regexp", .product(name: "Yams", package: "Yams")],
+            name: "Contract", dependencies: ["Regexp", "IDNA", .product(name: "Yams", package: "Yams")],
             // The validator's state is owned by one validation at a time; dynamic exclusivity
             // checks on its class fields cost a fifth of its time (callgrind) and find nothing.
             swiftSettings: loopThread),
@@ -115,6 +118,7 @@ let package = Package(
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventIO", "SluiceTestKit"], swiftSettings: strict),
         .testTarget(name: "RegexpTests", dependencies: ["Regexp"], swiftSettings: strict),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], swiftSettings: strict),
+        .testTarget(name: "IDNATests", dependencies: ["IDNA"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],

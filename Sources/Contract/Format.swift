@@ -3,44 +3,23 @@ import Regexp
 /// The `format`s Sluice asserts with `contract.formats: assert` (an annotation otherwise, as
 /// JSON Schema 2020-12 says). Unknown format names are annotations always.
 enum Format {
-    case dateTime, date, time, duration, email, hostname, ipv4, ipv6, uri, uriReference, uuid, regex, jsonPointer
+    case dateTime, date, time, duration, email, idnEmail, hostname, idnHostname, ipv4, ipv6, uri, uriReference, iri
+    case iriReference, uriTemplate, uuid, regex, jsonPointer, relativeJSONPointer
 
     init?(_ name: String) {
-        switch name {
-        case "date-time": self = .dateTime
-        case "date": self = .date
-        case "time": self = .time
-        case "duration": self = .duration
-        case "email": self = .email
-        case "hostname": self = .hostname
-        case "ipv4": self = .ipv4
-        case "ipv6": self = .ipv6
-        case "uri": self = .uri
-        case "uri-reference": self = .uriReference
-        case "uuid": self = .uuid
-        case "regex": self = .regex
-        case "json-pointer": self = .jsonPointer
-        default: return nil
-        }
+        guard let format = Format.byName[name] else { return nil }
+        self = format
     }
 
-    var name: String {
-        switch self {
-        case .dateTime: "date-time"
-        case .date: "date"
-        case .time: "time"
-        case .duration: "duration"
-        case .email: "email"
-        case .hostname: "hostname"
-        case .ipv4: "ipv4"
-        case .ipv6: "ipv6"
-        case .uri: "uri"
-        case .uriReference: "uri-reference"
-        case .uuid: "uuid"
-        case .regex: "regex"
-        case .jsonPointer: "json-pointer"
-        }
-    }
+    private static let byName: [String: Format] = [
+        "date-time": .dateTime, "date": .date, "time": .time, "duration": .duration, "email": .email,
+        "idn-email": .idnEmail, "hostname": .hostname, "idn-hostname": .idnHostname, "ipv4": .ipv4, "ipv6": .ipv6,
+        "uri": .uri, "uri-reference": .uriReference, "iri": .iri, "iri-reference": .iriReference,
+        "uri-template": .uriTemplate, "uuid": .uuid, "regex": .regex, "json-pointer": .jsonPointer,
+        "relative-json-pointer": .relativeJSONPointer,
+    ]
+
+    var name: String { Format.byName.first { $0.value == self }!.key }
 
     func accepts(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
@@ -53,15 +32,21 @@ enum Format {
         case .date: return Format.isDate(bytes[...])
         case .time: return Format.isTime(bytes[...])
         case .duration: return Format.isDuration(bytes)
-        case .email: return Format.isEmail(text)
+        case .email: return Format.isEmail(text, international: false)
+        case .idnEmail: return Format.isEmail(text, international: true)
         case .hostname: return Format.isHostname(text)
+        case .idnHostname: return Format.isIDNHostname(text)
         case .ipv4: return Format.isIPv4(Substring(text))
         case .ipv6: return Format.isIPv6(text)
-        case .uri: return Format.isURI(text, requireScheme: true)
-        case .uriReference: return Format.isURI(text, requireScheme: false)
+        case .uri: return Format.isReference(text, ReferenceGrammar(international: false, relative: false))
+        case .uriReference: return Format.isReference(text, ReferenceGrammar(international: false, relative: true))
+        case .iri: return Format.isReference(text, ReferenceGrammar(international: true, relative: false))
+        case .iriReference: return Format.isReference(text, ReferenceGrammar(international: true, relative: true))
+        case .uriTemplate: return Format.isURITemplate(text)
         case .uuid: return Format.isUUID(bytes)
-        case .regex: return (try? Pattern(text)) != nil
+        case .regex: return ECMAScriptPattern.isValid(text)
         case .jsonPointer: return Format.isJSONPointer(text)
+        case .relativeJSONPointer: return Format.isRelativeJSONPointer(bytes)
         }
     }
 
@@ -121,75 +106,49 @@ enum Format {
         return true
     }
 
-    /// ISO 8601 duration as RFC 3339 Appendix A has it: `P1Y2M3DT4H5M6S`, `P4W`.
+    /// RFC 3339 Appendix A's duration: `P` then a run of `Y`, `M`, `D` in that order with none
+    /// skipped between the first and the last (`P1Y2D` is not one), optionally `T` and a run of
+    /// `H`, `M`, `S` likewise; or weeks alone (`P4W`).
     static func isDuration(_ bytes: [UInt8]) -> Bool {
-        guard bytes.first == UInt8(ascii: "P"), bytes.count > 1 else { return false }
-        var index = 1
-        var inTime = false
-        var units: [UInt8] = []
-        var sawAny = false
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "T") {
-                guard !inTime else { return false }
-                inTime = true
-                index += 1
-                guard index < bytes.count else { return false }
-                continue
-            }
-            let start = index
-            while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
-            guard index > start, index < bytes.count else { return false }
-            let unit = bytes[index]
-            let order: [UInt8] = inTime ? Array("HMS".utf8) : Array("YMWD".utf8)
-            guard let position = order.firstIndex(of: unit) else { return false }
-            if let last = units.last, let lastPosition = order.firstIndex(of: last), lastPosition >= position,
-                !inTime || units.count > 0
-            {
-                return false
-            }
-            units.append(unit)
-            sawAny = true
-            index += 1
-            if inTime && index == bytes.count { break }
-            if !inTime, index < bytes.count, bytes[index] == UInt8(ascii: "T") { units = [] }
+        guard bytes.first == UInt8(ascii: "P") else { return false }
+        let body = bytes.dropFirst()
+        let time = body.firstIndex(of: UInt8(ascii: "T"))
+        let datePart = body[..<(time ?? body.endIndex)]
+        let timePart = time.map { body[($0 + 1)...] }
+        if let last = datePart.last, last == UInt8(ascii: "W") {
+            guard timePart == nil, let units = durationUnits(datePart) else { return false }
+            return units == Array("W".utf8)
         }
-        guard sawAny, bytes.last != UInt8(ascii: "T") else { return false }
-        // Weeks stand alone.
-        if bytes.contains(UInt8(ascii: "W")) { return bytes.count >= 3 && bytes.filter { $0 >= 0x41 }.count == 2 }
-        return true
-    }
-
-    static func isEmail(_ text: String) -> Bool {
-        guard let at = text.lastIndex(of: "@") else { return false }
-        let local = text[..<at]
-        let domain = text[text.index(after: at)...]
-        guard !local.isEmpty, local.utf8.count <= 64, !local.hasPrefix("."), !local.hasSuffix("."),
-            !local.contains("..")
-        else { return false }
-        if domain.hasPrefix("[") && domain.hasSuffix("]") {
-            let inner = domain.dropFirst().dropLast()
-            if inner.hasPrefix("IPv6:") { return isIPv6(String(inner.dropFirst(5))) }
-            return isIPv4(inner)
+        guard let dateUnits = durationUnits(datePart), isContiguousRun(dateUnits, of: Array("YMD".utf8)) else {
+            return false
         }
-        return isHostname(String(domain))
-    }
-
-    static func isHostname(_ text: String) -> Bool {
-        guard !text.isEmpty, text.utf8.count <= 253 else { return false }
-        let name = text.hasSuffix(".") ? String(text.dropLast()) : text
-        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
-            guard !label.isEmpty, label.utf8.count <= 63, !label.hasPrefix("-"), !label.hasSuffix("-"),
-                label.utf8.allSatisfy({
-                    ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
-                })
+        if let timePart {
+            guard let timeUnits = durationUnits(timePart), !timeUnits.isEmpty,
+                isContiguousRun(timeUnits, of: Array("HMS".utf8))
             else { return false }
-            // IDNA: `xn--` labels only; two hyphens elsewhere in positions 3–4 are reserved.
-            let bytes = Array(label.utf8)
-            if bytes.count >= 4, bytes[2] == 0x2D, bytes[3] == 0x2D, label.lowercased().hasPrefix("xn") == false {
-                return false
-            }
+            return true
         }
-        return true
+        return !dateUnits.isEmpty
+    }
+
+    /// The unit letters of `1*DIGIT unit` pairs, or `nil` when the text is not such pairs.
+    private static func durationUnits(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        var units: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let start = index
+            while index < bytes.endIndex, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
+            guard index > start, index < bytes.endIndex else { return nil }
+            units.append(bytes[index])
+            index += 1
+        }
+        return units
+    }
+
+    private static func isContiguousRun(_ units: [UInt8], of order: [UInt8]) -> Bool {
+        guard let first = units.first else { return true }
+        guard let start = order.firstIndex(of: first), start + units.count <= order.count else { return false }
+        return Array(order[start..<(start + units.count)]) == units
     }
 
     static func isIPv4(_ text: Substring) -> Bool {
@@ -226,39 +185,6 @@ enum Format {
         return compressed == 0 ? groups.count == maxGroups : nonEmpty.count < maxGroups
     }
 
-    static func isURI(_ text: String, requireScheme: Bool) -> Bool {
-        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%".utf8)
-        let bytes = Array(text.utf8)
-        guard bytes.allSatisfy({ allowed.contains($0) }) else { return false }
-        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") {
-            guard index + 2 < bytes.count,
-                bytes[index + 1...index + 2].allSatisfy({
-                    ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66)
-                })
-            else { return false }
-        }
-        let reference = URIReference(text)
-        if requireScheme {
-            guard let scheme = reference.scheme, !scheme.isEmpty else { return false }
-        }
-        if let authority = reference.authority {
-            // Brackets only around an IP literal.
-            let host = authority.split(separator: "@").last.map(String.init) ?? ""
-            if host.contains("[") || host.contains("]") {
-                guard host.hasPrefix("["), let close = host.firstIndex(of: "]") else { return false }
-                let literal = String(host[host.index(after: host.startIndex)..<close])
-                guard isIPv6(literal) || literal.hasPrefix("v") else { return false }
-            }
-        }
-        if reference.fragment?.contains("#") == true { return false }
-        if reference.scheme == nil, let colon = reference.path.firstIndex(of: ":"),
-            !reference.path[..<colon].contains("/")
-        {
-            return false
-        }
-        return !text.contains("\\")
-    }
-
     static func isUUID(_ bytes: [UInt8]) -> Bool {
         guard bytes.count == 36 else { return false }
         for (index, byte) in bytes.enumerated() {
@@ -280,5 +206,16 @@ enum Format {
             guard index + 1 < bytes.count, bytes[index + 1] == 0x30 || bytes[index + 1] == 0x31 else { return false }
         }
         return true
+    }
+
+    /// A non-negative integer without leading zeros, then `#` or a JSON Pointer
+    /// (draft-bhutton-relative-json-pointer-00 §3).
+    static func isRelativeJSONPointer(_ bytes: [UInt8]) -> Bool {
+        var index = 0
+        while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
+        guard index > 0, index == 1 || bytes[0] != 0x30 else { return false }
+        let rest = bytes[index...]
+        if rest.first == UInt8(ascii: "#") { return rest.count == 1 }
+        return isJSONPointer(String(decoding: rest, as: UTF8.self))
     }
 }

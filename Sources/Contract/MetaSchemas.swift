@@ -7,7 +7,8 @@ enum MetaSchemas {
     /// Every built-in meta-schema with the dialect it is written in: 2020-12's and 2019-09's
     /// vocabularies, draft-07's, draft-06's and draft-04's.
     static let documents: [(SourceDocument, Dialect)] =
-        texts.compactMap { uri, text in (try? SourceDocument.read(text: text, uri: base + uri)).map { ($0, .draft2020) } }
+        texts.compactMap { uri, text in (try? SourceDocument.read(text: text, uri: base + uri)).map { ($0, .draft2020) }
+        }
         + draft2019.compactMap { uri, text in
             (try? SourceDocument.read(text: text, uri: "https://json-schema.org/draft/2019-09/" + uri)).map {
                 ($0, .draft2019)

@@ -3,7 +3,8 @@
 public struct ContractSummary: Sendable, Equatable {
     /// Operations loaded (method + path template).
     public var operations = 0
-    /// Operations with at least one documented response whose JSON body has a schema.
+    /// Operations with at least one documented response whose JSON body has a schema (what
+    /// Sluice validates bodies against).
     public var withResponseSchemas = 0
     /// Parts of the document read leniently or ignored.
     public var warnings = 0
@@ -59,7 +60,9 @@ extension OpenAPIContract {
         ContractSummary(
             operations: operations.count,
             withResponseSchemas: operations.filter { operation in
-                operation.responses.contains { $0.response.body?.content.contains { $0.schema != nil } == true }
+                operation.responses.contains {
+                    $0.response.body?.content.contains { MediaRange.isJSON($0.range) && $0.schema != nil } == true
+                }
             }.count,
             warnings: warnings.count)
     }

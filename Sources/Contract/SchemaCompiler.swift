@@ -269,6 +269,12 @@ final class SchemaCompiler {
         }
         while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
 
+        // The format vocabulary: asserted by configuration, or by a meta-schema's format-assertion.
+        if formats == .assert || registry.formatAssertingResources.contains(scope.base),
+            let name = value["format"]?.string
+        {
+            node.format = Format(name)
+        }
         guard scope.validation else { return }
         // The validation vocabulary.
         if let type = value["type"] {
@@ -334,7 +340,6 @@ final class SchemaCompiler {
             guard let text = source.string else { throw error(child("pattern"), "pattern must be a string") }
             node.pattern = try compilePattern(text, at: child("pattern"))
         }
-        if formats == .assert, let name = value["format"]?.string { node.format = Format(name) }
         node.minItems = try count("minItems")
         node.maxItems = try count("maxItems")
         node.uniqueItems = value["uniqueItems"]?.bool ?? false

@@ -42,6 +42,9 @@ public final class SchemaRegistry {
     private var resources: [String: SchemaLocation] = [:]
     private var anchors: [String: SchemaLocation] = [:]
     private(set) var dynamicAnchors: [String: SchemaLocation] = [:]
+    /// Resources whose meta-schema declares the format-assertion vocabulary (2020-12 §7.2.2):
+    /// their `format`s are asserted whatever `contract.formats` says.
+    private(set) var formatAssertingResources: Set<String> = []
     /// The base URI and dialect at each indexed schema location.
     private var scopes: [String: (base: String, dialect: Dialect, validation: Bool)] = [:]
     private let loader: Loader?
@@ -187,6 +190,7 @@ public final class SchemaRegistry {
         var base = base
         var dialect = dialect
         var validation = validation
+        var assertsFormats = false
         if let metaSchema = value["$schema"]?.string {
             if let known = Dialect(metaSchema: metaSchema) {
                 dialect = known
@@ -194,8 +198,10 @@ public final class SchemaRegistry {
             } else if let custom = customDialect(metaSchema) {
                 dialect = custom.dialect
                 validation = custom.validation
+                assertsFormats = custom.assertsFormats
             }
         }
+        defer { if assertsFormats { formatAssertingResources.insert(base) } }
         let refHidesSiblings = dialect.refOverridesSiblings && value["$ref"] != nil
         if !refHidesSiblings, let id = value[dialect.idKeyword]?.string {
             let resolved = URIReference.resolve(id, against: base)
@@ -254,7 +260,7 @@ public final class SchemaRegistry {
 
     /// A `$schema` naming a meta-schema Sluice has as a document: its own `$schema` gives the
     /// dialect, its `$vocabulary` whether the validation vocabulary is on.
-    private func customDialect(_ uri: String) -> (dialect: Dialect, validation: Bool)? {
+    private func customDialect(_ uri: String) -> (dialect: Dialect, validation: Bool, assertsFormats: Bool)? {
         let resource = URIReference(uri).withoutFragment
         let meta: Value
         if let location = resources[resource], let value = value(at: location) {
@@ -266,8 +272,10 @@ public final class SchemaRegistry {
             return nil
         }
         let dialect = meta["$schema"]?.string.flatMap { Dialect(metaSchema: $0) } ?? .draft2020
-        guard let vocabulary = meta["$vocabulary"]?.members else { return (dialect, true) }
+        guard let vocabulary = meta["$vocabulary"]?.members else { return (dialect, true, false) }
         let validation = vocabulary.contains { $0.0.hasSuffix("/vocab/validation") }
-        return (dialect, validation)
+        // The format-assertion vocabulary, required or not: Sluice knows it, so it applies.
+        let assertsFormats = vocabulary.contains { $0.0.hasSuffix("/vocab/format-assertion") }
+        return (dialect, validation, assertsFormats)
     }
 }

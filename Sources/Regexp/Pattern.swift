@@ -5,9 +5,9 @@ import CPCRE2
 /// matched with hard limits: a pattern that backtracks catastrophically ends with
 /// ``Outcome/limitExceeded`` after a bounded amount of work instead of stalling its thread.
 ///
-/// ECMA-262 semantics are approximated with PCRE2's compatibility options: UTF-8 code points
-/// (`PCRE2_UTF`), `\u` escapes of four hex digits and `\u{…}` (`PCRE2_ALT_BSUX`,
-/// `PCRE2_EXTRA_ALT_BSUX`), `$` only at the very end (`PCRE2_DOLLAR_ENDONLY`), unset
+/// The pattern is first rewritten where PCRE2 and ECMA-262 disagree (``ECMAScriptPattern``: `\s`,
+/// `\S`, `.`, `\v`, `\u…` written as `\x{…}`); the rest of ECMA-262's semantics come from PCRE2's
+/// compatibility options: UTF-8 code points (`PCRE2_UTF`), `$` only at the very end (`PCRE2_DOLLAR_ENDONLY`), unset
 /// back-references matching the empty string (`PCRE2_MATCH_UNSET_BACKREF`), `[]` as the empty
 /// class (`PCRE2_ALLOW_EMPTY_CLASS`), and any of CR, LF and CRLF as line ends (`.` matches
 /// neither). `\d` and `\w` are ASCII, as in ECMA-262.
@@ -45,15 +45,14 @@ public final class Pattern {
     /// - Throws: ``PatternError`` with PCRE2's message and the offset in the pattern.
     public init(_ source: String, matchLimit: UInt32 = 1_000_000, depthLimit: UInt32 = 10_000) throws(PatternError) {
         self.source = source
-        let source = Pattern.translatingPropertyNames(source)
+        let source = Pattern.translatingPropertyNames(try ECMAScriptPattern.translate(source, strict: false))
         guard let compileContext = pcre2_compile_context_create_8(nil) else {
             throw PatternError(message: "out of memory", offset: 0)
         }
         defer { pcre2_compile_context_free_8(compileContext) }
-        pcre2_set_compile_extra_options_8(compileContext, UInt32(PCRE2_EXTRA_ALT_BSUX))
         pcre2_set_newline_8(compileContext, UInt32(PCRE2_NEWLINE_ANYCRLF))
         let options =
-            UInt32(PCRE2_UTF) | UInt32(PCRE2_ALT_BSUX) | UInt32(PCRE2_DOLLAR_ENDONLY)
+            UInt32(PCRE2_UTF) | UInt32(PCRE2_DOLLAR_ENDONLY)
             | UInt32(PCRE2_MATCH_UNSET_BACKREF) | UInt32(PCRE2_ALLOW_EMPTY_CLASS)
         var errorCode: Int32 = 0
         var errorOffset = 0

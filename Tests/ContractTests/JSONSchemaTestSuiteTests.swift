@@ -18,7 +18,16 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
 
     /// Tests Sluice does not pass, by `folder/file | group | test`, each with its reason (the
     /// README's "Contracts" section lists them too).
-    static let exceptions: [String: String] = [:]
+    static let exceptions: [String: String] = [
+        "draft4/optional/zeroTerminatedFloats.json":
+            "numbers are compared by value in every dialect: 1.0 is an integer, as draft-06 and later say",
+        "draft4/optional/format/hostname.json | validation of host names | hostname with consecutive hyphens (RFC1123)":
+            "hostname reserves -- in the third and fourth places for A-labels (RFC 5891 §4.2.3.1) in every dialect",
+        "draft6/optional/format/hostname.json | validation of host names | hostname with consecutive hyphens (RFC1123)":
+            "hostname reserves -- in the third and fourth places for A-labels (RFC 5891 §4.2.3.1) in every dialect",
+        "draft7/optional/content.json":
+            "contentEncoding and contentMediaType are annotations in every dialect, as 2019-09 and later make them",
+    ]
 
     func testDraft2020_12() throws { try check("draft2020-12", .draft2020) }
     func testDraft2020_12Optional() throws { try check("draft2020-12/optional", .draft2020) }

@@ -39,6 +39,35 @@ struct ContractCommandTests {
         #expect(missing.status == 66)
     }
 
+    @Test("lint: warnings and what cannot be checked, file:line #pointer; exit 1 when the document does not load")
+    func lint() throws {
+        let shop = Self.fixtures.appendingPathComponent("shop.yaml").path
+        let linted = try CLI.run(["contract", "lint", shop])
+        #expect(linted.status == 0)
+        #expect(
+            linted.output.contains("warning: \(shop):6 #/info/description: description should be a string (ignored)"))
+        #expect(
+            linted.output.contains(
+                "unchecked: \(shop):98 #/paths/~1pets~1{petId}/get/responses/200: getPet (GET /pets/{petId}) 200 text/plain: only JSON bodies are validated"
+            ), "\(linted.output)")
+        #expect(linted.output.hasSuffix("\(shop): 6 operations, 5 with response schemas, 2 warnings, 1 unchecked\n"))
+        let json = try CLI.run(["contract", "lint", "--json", shop])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(report["operations"] as? Int == 6)
+        let findings = try #require(report["findings"] as? [[String: Any]])
+        #expect(findings.map { $0["severity"] as? String } == ["warning", "warning", "unchecked"])
+        #expect(findings.first?["line"] as? Int == 6)
+        // A description whose operations are files of their own, named by $ref: clean
+        let catalog = try CLI.run([
+            "contract", "lint", Self.fixtures.appendingPathComponent("catalog/openapi.yaml").path,
+        ])
+        #expect(catalog.status == 0)
+        #expect(catalog.output.hasSuffix(": 5 operations, 5 with response schemas, 0 warnings, 0 unchecked\n"))
+        let cycle = try CLI.run(["contract", "lint", Self.fixtures.appendingPathComponent("cycle.yaml").path])
+        #expect(cycle.status == 1)
+        #expect(cycle.output.contains("error: ") && cycle.output.contains("a $ref cycle"), "\(cycle.output)")
+    }
+
     @Test("check finds the stored responses a changed document breaks; infer writes a schema per operation")
     func checkAndInfer() throws {
         let directory = try CLI.workingDirectory()
@@ -67,9 +96,10 @@ struct ContractCommandTests {
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let checked = try CLI.run(["check-config", "--config", config])
         #expect(checked.status == 0)
+        let shop = contracts.appendingPathComponent("shop.yaml").path
         #expect(
             checked.output.contains(
-                "contract: rule shop: contract contracts/shop.yaml (OpenAPI 3.0.3): 6 operations, 6 with response schemas, 3 warnings; see `sluice contract lint contracts/shop.yaml`"
+                "contract: rule shop: contract \(shop) (OpenAPI 3.0.3): 6 operations, 5 with response schemas, 2 warnings; see `sluice contract lint \(shop)`"
             ), "\(checked.output)")
         #expect(checked.output.contains("  warning: \(contracts.path)/shop.yaml:6 #/info/description:"))
         let (process, pipe, port) = try CLI.serve(["--config", config])
