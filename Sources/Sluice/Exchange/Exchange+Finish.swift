@@ -50,6 +50,7 @@ extension Exchange {
             record.contract = "failed"
             record.contractFailure = failure
         }
+        record.contractCheck = contract?.record
         if recordTap != nil { recordIfDue(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)
         if capture != nil { env.watcher?.exchangeDidEnd(self) }

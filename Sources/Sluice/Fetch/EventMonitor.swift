@@ -82,6 +82,8 @@ public struct ExchangeRecord: Sendable {
     public var contract: String? = nil
     /// The broken contract (report and enforce modes).
     public var contractFailure: ContractFailure? = nil
+    /// What the rule's contract checked of the response (operation, status), when it checked it.
+    public var contractCheck: ContractCheck? = nil
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
     /// The response's `Cache-Status`.

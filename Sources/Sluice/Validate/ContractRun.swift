@@ -59,6 +59,33 @@ public struct ContractFailure: Sendable, Equatable {
     }
 }
 
+/// What a contract checked of one exchange's response, whatever the outcome: the operation and
+/// status it was checked as (for coverage and reports: `sluice run`, `contract coverage`).
+public struct ContractCheck: Sendable {
+    public var rule: String
+    /// The operation's `operationId`, when it has one.
+    public var operationId: String?
+    public var method: String
+    /// The path template (`/pets/{petId}`), or the request path for a schema contract; `nil`
+    /// when the document has no operation for the request.
+    public var template: String?
+    /// The status the origin (or the cache) answered with.
+    public var status: Int
+    /// Whether the body was validated against a schema.
+    public var bodyValidated: Bool
+    /// Parts of the response the document does not describe (`undocumented-status`, …).
+    public var undocumented: [Violation]
+}
+
+extension ContractRun {
+    /// The record of this (response) check for the exchange's monitors.
+    var record: ContractCheck {
+        ContractCheck(
+            rule: rule, operationId: check.operationId, method: method, template: check.template, status: status,
+            bodyValidated: validatesBody && skipped == nil, undocumented: check.undocumented)
+    }
+}
+
 /// A response held for its contract's verdict: a class, so that appending never copies what
 /// is already held.
 final class ContractHold {
@@ -83,6 +110,8 @@ final class ContractRun {
     let direction: Direction
     let method: String
     let check: HeadCheck
+    /// The response's status as the origin (or the cache) gave it; 0 for a request.
+    let status: Int
     let limit: Int
     private var validation: BodyValidation?
     /// A compressed body, kept (up to `limit`) to decode at its end (``keepsCompressed``).
@@ -94,8 +123,9 @@ final class ContractRun {
 
     init(
         rule: String, settings: ContractRule, direction: Direction, method: String, check: HeadCheck,
-        coding: ContentCoding?, limit: Int
+        status: Int = 0, coding: ContentCoding?, limit: Int
     ) {
+        self.status = status
         self.rule = rule
         self.settings = settings
         self.direction = direction
@@ -300,8 +330,8 @@ extension ContractRun {
             }
         }
         let run = ContractRun(
-            rule: rule.name, settings: settings, direction: .response, method: method, check: check, coding: coding,
-            limit: limit)
+            rule: rule.name, settings: settings, direction: .response, method: method, check: check,
+            status: head.status, coding: coding, limit: limit)
         if let unknownCoding, run.validatesBody { run.skipBody("Content-Encoding \(unknownCoding) is not decoded") }
         if head.status == 206, run.validatesBody { run.skipBody("a partial response (206) cannot be validated") }
         return run

@@ -1,0 +1,190 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Sluice
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The process `sluice run` passes SIGINT and SIGTERM on to (0: none yet); read by a signal
+/// handler, so a plain global.
+nonisolated(unsafe) private var signalledChild: pid_t = 0
+
+/// `sluice run -- CMD ARGS…`: a command's traffic through a Sluice of its own, and its rules'
+/// contracts as a report and an exit status (for CI).
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a command through Sluice; report what its traffic did to the contracts.",
+        discussion: """
+            Sluice starts on an ephemeral loopback port; CMD gets HTTP_PROXY and HTTPS_PROXY (both
+            cases) and an empty NO_PROXY, so origins on loopback go through it too; when Sluice
+            intercepts HTTPS, CMD also gets a CA bundle (the system's and Sluice's) named by
+            SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO,
+            PIP_CERT and AWS_CA_BUNDLE. SIGINT and SIGTERM are passed on to CMD.
+
+            The exit status is CMD's when it failed; else 1 when a contract was broken (and
+            --fail-on is violations); else 0.
+
+              sluice run --config ci.yaml --report contracts.xml -- pytest tests/api
+              sluice run --report out.sarif --report summary.md -- npm test
+            """)
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(name: .long, help: "Write the report here (repeatable); the format comes from --format or the name.")
+    var report: [String] = []
+
+    @Option(
+        name: .long, help: "junit, sarif, markdown or json (default: from the report's name: .xml .sarif .md .json).")
+    var format: String?
+
+    @Option(name: .customLong("fail-on"), help: "violations (default): exit 1 when a contract was broken; never.")
+    var failOn = "violations"
+
+    @Option(name: .customLong("no-proxy"), help: "Hosts CMD reaches directly (NO_PROXY), comma-separated.")
+    var noProxy = ""
+
+    @Argument(parsing: .captureForPassthrough, help: "The command and its arguments (after --).")
+    var command: [String] = []
+
+    func validate() throws {
+        let command = command.first == "--" ? Array(command.dropFirst()) : command
+        guard !command.isEmpty else { throw ValidationError("give the command to run after --") }
+        guard failOn == "violations" || failOn == "never" else {
+            throw ValidationError("--fail-on is violations or never")
+        }
+        if let format, ContractReport.Format(rawValue: format) == nil {
+            throw ValidationError("--format is junit, sarif, markdown or json")
+        }
+        for file in report where format == nil && ContractReport.Format(fileName: file) == nil {
+            throw ValidationError("--report \(file): say --format (its name does not tell: .xml .sarif .md .json)")
+        }
+    }
+
+    func run() throws {
+        let arguments = command.first == "--" ? Array(command.dropFirst()) : command
+        var (configuration, _) = try options.load(creatingDataDirectory: true)
+        configuration = configuration.with(listen: "127.0.0.1:0")
+        configuration.admin.listen = ""
+        configuration.log.access = false
+        // Sluice's own lines go to standard error, warnings and worse: standard output is CMD's.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let logger = Logger(label: "sluice")
+        let collector = ContractCollector()
+        let proxy: EmbeddedProxy
+        do {
+            proxy = try EmbeddedProxy(configuration: configuration, logger: logger, monitors: [collector])
+        } catch {
+            throw CommandFailure.failed("cannot start the proxy: \(error)")
+        }
+        let bundle = try caBundle(configuration)
+        defer { if let bundle { try? FileManager.default.removeItem(atPath: bundle) } }
+
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = arguments
+        child.environment = environment(proxy: "http://127.0.0.1:\(proxy.port)", bundle: bundle)
+        forwardSignals()
+        do {
+            try child.run()
+        } catch {
+            proxy.stop()
+            throw CommandFailure.failed("cannot run \(arguments[0]): \(error)")
+        }
+        signalledChild = child.processIdentifier
+        child.waitUntilExit()
+        signalledChild = 0
+        proxy.stop()
+
+        let result = ContractReport(configuration: configuration, collector: collector)
+        for file in report {
+            let chosen = format.flatMap(ContractReport.Format.init(rawValue:)) ?? ContractReport.Format(fileName: file)!
+            do {
+                try Data(result.text(chosen).utf8).write(to: URL(fileURLWithPath: file))
+            } catch {
+                throw CommandFailure.failed("cannot write the report \(file): \(error)")
+            }
+        }
+        let status =
+            child.terminationReason == .uncaughtSignal ? 128 + child.terminationStatus : child.terminationStatus
+        FileHandle.standardError.write(Data((summary(result) + "\n").utf8))
+        if status != 0 { throw ExitCode(status) }
+        if result.failedExchanges > 0 && failOn == "violations" { throw ExitCode(1) }
+    }
+
+    /// `sluice run: 12 exchanges checked, 1 broke a contract; 3 documented responses never seen`.
+    private func summary(_ report: ContractReport) -> String {
+        let never = report.rules.reduce(0) { $0 + $1.neverSeenCount }
+        var line = "sluice run: \(report.checkedExchanges) exchange\(report.checkedExchanges == 1 ? "" : "s") checked"
+        line += " against \(report.rules.count) contract\(report.rules.count == 1 ? "" : "s")"
+        line += ", \(report.failedExchanges) broke \(report.failedExchanges == 1 ? "one" : "them")"
+        line += "; \(never) documented response\(never == 1 ? "" : "s") never seen"
+        if !self.report.isEmpty { line += "; report: " + self.report.joined(separator: ", ") }
+        return line
+    }
+
+    /// CMD's environment: the proxy in both cases, NO_PROXY as given, the CA bundle when there is one.
+    func environment(proxy: String, bundle: String?) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] { environment[name] = proxy }
+        for name in ["ALL_PROXY", "all_proxy"] { environment.removeValue(forKey: name) }
+        environment["NO_PROXY"] = noProxy
+        environment["no_proxy"] = noProxy
+        if let bundle {
+            for name in [
+                "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
+                "PIP_CERT", "AWS_CA_BUNDLE",
+            ] {
+                environment[name] = bundle
+            }
+        }
+        return environment
+    }
+
+    /// The system's CAs and Sluice's in one PEM file, when Sluice intercepts HTTPS (so that CMD
+    /// trusts the intercepted origins and still every other one).
+    func caBundle(_ configuration: Configuration) throws -> String? {
+        guard configuration.tls.isConfigured(rules: configuration.rules),
+            let local = FileManager.default.contents(atPath: configuration.tls.caCert)
+        else { return nil }
+        var bundle = Data()
+        for system in ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"] {
+            if let data = FileManager.default.contents(atPath: system) {
+                bundle = data
+                break
+            }
+        }
+        if !bundle.isEmpty && bundle.last != 0x0A { bundle.append(0x0A) }
+        bundle.append(local)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-run-ca-\(getpid()).pem"
+        ).path
+        guard FileManager.default.createFile(atPath: path, contents: bundle) else {
+            throw CommandFailure.failed("cannot write the CA bundle \(path)")
+        }
+        return path
+    }
+
+    /// SIGINT and SIGTERM to this process go on to CMD. A handler, not `SIG_IGN`: an ignored
+    /// signal stays ignored in CMD across `exec`, a handled one is reset to its default there.
+    private func forwardSignals() {
+        // A parent may have them blocked (a test runner's thread): CMD inherits this mask too.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in [SIGINT, SIGTERM] { sigaddset(&unblocked, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { number in
+                let pid = signalledChild
+                if pid > 0 { kill(pid, number) }
+            }
+        }
+    }
+
+}
