@@ -1,3 +1,4 @@
+import Contract
 import Codec
 import EventIO
 
@@ -187,6 +188,7 @@ struct AdminRoutes {
                     ("rejected", .number(stats.validationRejected)), ("reported", .number(stats.validationReported)),
                 ])
             ),
+            ("contracts", contractStats()),
             (
                 "json",
                 .object([("stripped", .number(stats.jsonStripped)), ("untouched", .number(stats.jsonUntouched))])
@@ -198,6 +200,33 @@ struct AdminRoutes {
                     ("subscribers", .number(server.feed.subscriberCount)), ("dropped", .number(server.feed.dropped)),
                 ])
             ),
+        ])
+    }
+
+    /// Contract checks in all and per rule, with what each rule's document can check (the
+    /// counts of the start-up line).
+    private func contractStats() -> JSONValue {
+        let stats = proxy.stats
+        let rules: [JSONValue] = proxy.configuration.rules.compactMap { rule in
+            guard let contract = rule.contract, let loaded = contract.loaded else { return nil }
+            let summary = loaded.summary
+            let tally = stats.contractsByRule[rule.name] ?? Stats.ContractTally()
+            let kind: String =
+                switch loaded.kind {
+                case .openAPI: "openapi"
+                case .schema: "schema"
+                }
+            return .object([
+                ("rule", .string(rule.name)), ("file", .string(contract.source.path)), ("kind", .string(kind)),
+                ("mode", .string(contract.onViolation.rawValue)), ("operations", .number(summary.operations)),
+                ("with_response_schemas", .number(summary.withResponseSchemas)),
+                ("warnings", .number(summary.warnings)), ("checked", .number(tally.checked)),
+                ("failed", .number(tally.failed)), ("rejected", .number(tally.rejected)),
+            ])
+        }
+        return .object([
+            ("checked", .number(stats.contractChecked)), ("failed", .number(stats.contractFailed)),
+            ("rejected", .number(stats.contractRejected)), ("rules", .array(rules)),
         ])
     }
 

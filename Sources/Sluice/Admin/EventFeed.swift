@@ -173,9 +173,15 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     }
 
     static func json(_ record: ExchangeRecord, time: Double) -> JSONValue {
-        var validation: JSONValue = .string("passed")
+        // The response's checks: passed, failed (reported) or rejected; `null` when none ran (the
+        // exchange failed before them, or was not one a rule checks).
+        var validation: JSONValue = record.error == nil && record.status > 0 ? .string("passed") : .null
         if let failure = record.validationFailure { validation = .string("failed: " + failure) }
-        if case .validationFailed(let failure) = record.error { validation = .string("rejected: " + failure.detail) }
+        switch record.error {
+        case .validationFailed(let failure): validation = .string("rejected: " + failure.detail)
+        case .contractViolation(let failure): validation = .string("rejected: " + failure.detail)
+        default: break
+        }
         var members: [(String, JSONValue)] = [
             ("id", .number(record.id)),
             ("time", .double(time)), ("client", .string(record.client)), ("method", .string(record.method)),
@@ -254,9 +260,10 @@ final class CapturedBodies {
 /// validation failures (rejected or reported). Fixed memory, updated by every exchange.
 final class Series {
     static let seconds = 600
-    /// requests, hits, 1xx/2xx, 3xx, 4xx, 5xx (and none sent), validation failures.
-    static let names = ["requests", "hits", "2xx", "3xx", "4xx", "5xx", "validation_failures"]
-    private var buckets = [[Int]](repeating: [Int](repeating: 0, count: 7), count: Series.seconds)
+    /// requests, hits, 1xx/2xx, 3xx, 4xx, 5xx (and none sent), validation failures (status and
+    /// content type), contract failures (rejected or reported).
+    static let names = ["requests", "hits", "2xx", "3xx", "4xx", "5xx", "validation_failures", "contract_failures"]
+    private var buckets = [[Int]](repeating: [Int](repeating: 0, count: names.count), count: Series.seconds)
     private var stamps = [Int](repeating: -1, count: Series.seconds)
 
     func count(_ record: ExchangeRecord, now: Double) {
@@ -264,7 +271,7 @@ final class Series {
         let slot = second % Series.seconds
         if stamps[slot] != second {
             stamps[slot] = second
-            buckets[slot] = [Int](repeating: 0, count: 7)
+            buckets[slot] = [Int](repeating: 0, count: Series.names.count)
         }
         buckets[slot][0] += 1
         if record.cacheStatus?.isHit == true { buckets[slot][1] += 1 }
@@ -274,20 +281,23 @@ final class Series {
         case 400..<500: buckets[slot][4] += 1
         default: buckets[slot][5] += 1
         }
-        var failed = record.validationFailure != nil
+        // A reported contract failure also marks the response (`validationFailure`); it is
+        // counted as a contract failure only.
+        var failed = record.validationFailure != nil && record.validationFailure != record.contractFailure?.detail
         if case .validationFailed = record.error { failed = true }
         if failed { buckets[slot][6] += 1 }
+        if record.contract == "failed" { buckets[slot][7] += 1 }
     }
 
     /// The last `seconds` seconds, oldest first, each series an array of counts.
     func json(now: Double, seconds: Int = Series.seconds) -> JSONValue {
         let last = Int(now)
         let span = max(1, min(seconds, Series.seconds))
-        var columns = [[Int]](repeating: [], count: 7)
+        var columns = [[Int]](repeating: [], count: Series.names.count)
         for second in (last - span + 1)...last {
             let slot = ((second % Series.seconds) + Series.seconds) % Series.seconds
-            let values = stamps[slot] == second ? buckets[slot] : [Int](repeating: 0, count: 7)
-            for index in 0..<7 { columns[index].append(values[index]) }
+            let values = stamps[slot] == second ? buckets[slot] : [Int](repeating: 0, count: Series.names.count)
+            for index in Series.names.indices { columns[index].append(values[index]) }
         }
         return .object(
             [("end", .number(last)), ("seconds", .number(span))]

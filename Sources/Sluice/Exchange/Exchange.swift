@@ -313,6 +313,12 @@ final class Exchange {
         if output.headSent { return finish(closeConnection: true) }
         let problem = Problem(failure, url: machine.context.url)
         if problem.closesConnection || !body.isComplete { output.keepAlive = false }
+        // A problem is never stored: what was being stored of the origin's answer is abandoned
+        // (RFC 9211 §2.6: `stored` only for what the cache keeps).
+        if notes.cacheStatus?.stored == true {
+            notes.cacheStatus?.stored = false
+            notes.cacheStatus?.detail = "rejected"
+        }
         let headOnly = request.method == "HEAD"
         output.complete(
             head: ResponseWriter.problem(

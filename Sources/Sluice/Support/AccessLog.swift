@@ -28,6 +28,16 @@ final class AccessLog: EventMonitor {
         stats.responses += 1
         if record.error != nil || record.aborted { stats.errors += 1 }
         if case .validationFailed = record.error { stats.validationRejected += 1 }
+        if let rule = record.rule, let outcome = record.contract {
+            var tally = stats.contractsByRule[rule] ?? Stats.ContractTally()
+            tally.checked += 1
+            if outcome == "failed" { tally.failed += 1 }
+            if case .contractViolation = record.error {
+                tally.rejected += 1
+                stats.contractRejected += 1
+            }
+            stats.contractsByRule[rule] = tally
+        }
         let problem = record.error != nil || record.aborted || record.validationFailure != nil
         if problem {
             logger.warning("\(AccessLog.line(record))")

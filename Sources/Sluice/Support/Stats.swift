@@ -54,6 +54,18 @@ public final class Stats {
     /// Responses and requests checked against a contract, and those that broke it.
     public var contractChecked = 0
     public var contractFailed = 0
+    /// Exchanges answered with a problem because they broke an enforced contract (502, or 400
+    /// for a request).
+    public var contractRejected = 0
+    /// The same, per rule (`/stats`, the page): rules are few and named in the configuration.
+    public var contractsByRule: [String: ContractTally] = [:]
+
+    /// One rule's contract checks.
+    public struct ContractTally: Sendable, Equatable {
+        public var checked = 0
+        public var failed = 0
+        public var rejected = 0
+    }
     /// JSON bodies delivered with null members removed.
     public var jsonStripped = 0
     /// JSON bodies that stripping was asked for but left untouched (invalid, too large, no-transform…).

@@ -62,10 +62,13 @@ struct ContractTests {
         defer { origin.stop() }
         let proxy = try ProxyHarness(
             configuration: try Self.configuration("enforce", cache: directory.appendingPathComponent("c.sqlite").path))
+        let adminPort = try proxy.startAdmin()
         let client = try RawClient(port: proxy.port)
         let response = try client.request(RawClient.get(origin.url("/v2/items")))
         #expect(response.status == 502)
         #expect(response.header("content-type") == "application/problem+json")
+        // Nothing is stored of a rejected answer, and its Cache-Status says so.
+        #expect(response.header("cache-status") == "Sluice; fwd=uri-miss; detail=rejected", "\(response.headers)")
         let problem = try Self.problem(response)
         #expect(problem["type"] as? String == "https://sluice.dev/problems/contract-violation")
         #expect(problem["rule"] as? String == "shop")
@@ -88,6 +91,17 @@ struct ContractTests {
         #expect(
             proxy.waitUntil { proxy.logLines.all.filter { $0.contains("contract=\"1:/items/1/price:type") }.count == 2 }
         )
+        // /stats counts the checks, failures and rejections, in all and for the rule, with what
+        // the rule's document can check.
+        let admin = try RawClient(port: adminPort)
+        let stats = try #require(
+            try JSONSerialization.jsonObject(with: Data(admin.request("GET /stats HTTP/1.1\r\nHost: 127.0.0.1:\(adminPort)\r\n\r\n").body)) as? [String: Any])
+        let contracts = try #require(stats["contracts"] as? [String: Any])
+        #expect(contracts["failed"] as? Int == 2 && contracts["rejected"] as? Int == 2, "\(contracts)")
+        let rule = try #require((contracts["rules"] as? [[String: Any]])?.first)
+        #expect(rule["rule"] as? String == "shop" && rule["operations"] as? Int == 6, "\(rule)")
+        #expect(rule["with_response_schemas"] as? Int == 5 && rule["warnings"] as? Int == 2)
+        #expect(rule["checked"] as? Int == 2 && rule["failed"] as? Int == 2 && rule["rejected"] as? Int == 2)
     }
 
     @Test("enforce: a body that keeps the promise passes, marked, and is stored")

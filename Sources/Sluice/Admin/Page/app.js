@@ -745,7 +745,9 @@
     chart($("chart-classes"), [
       { values: series["2xx"], color: "#2e7d32" }, { values: series["3xx"], color: "#1d5c9b" },
       { values: series["4xx"], color: "#b26a00" }, { values: series["5xx"], color: "#c62828" }]);
-    chart($("chart-validation"), [{ values: series.validation_failures, color: "#c62828" }]);
+    chart($("chart-validation"), [
+      { values: series.validation_failures, color: "#b26a00" },
+      { values: series.contract_failures || [], color: "#c62828" }]);
     const list = $("health");
     const rows = [
       ["status", health.status], ["listening on", health.listen], ["uptime", health.uptime_s + " s"],
@@ -759,6 +761,13 @@
       ["cache size", size(stats.cache.bytes) + (stats.cache.capacity ? " of " + size(stats.cache.capacity) : "")],
       ["validation rejected / reported", stats.validation.rejected + " / " + stats.validation.reported],
     ];
+    const contracts = stats.contracts || { checked: 0, failed: 0, rejected: 0, rules: [] };
+    rows.push(["contract checks / failed / rejected", contracts.checked + " / " + contracts.failed + " / " + contracts.rejected]);
+    for (const c of contracts.rules) {
+      rows.push(["contract of rule " + c.rule, c.kind === "openapi"
+        ? c.operations + " operations, " + c.with_response_schemas + " with response schemas, " + c.warnings + " warnings · checked " + c.checked + ", failed " + c.failed + (c.rejected ? ", rejected " + c.rejected : "")
+        : "JSON Schema · checked " + c.checked + ", failed " + c.failed + (c.rejected ? ", rejected " + c.rejected : "")]);
+    }
     list.replaceChildren(...rows.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: String(value) })]));
     drawPassthrough((stats.tls && stats.tls.passthrough) || []);
   }
