@@ -9,7 +9,7 @@ struct ContractCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contract",
         abstract: "Validate bodies against API contracts, check the cache against them, infer schemas from it.",
-        subcommands: [Validate.self, Check.self, Infer.self, Lint.self])
+        subcommands: [Validate.self, Check.self, Infer.self, Lint.self, Coverage.self, Report.self])
 
     /// Progress on a terminal, nothing in a pipe (standard error).
     struct Progress {
@@ -262,7 +262,8 @@ struct ContractCommand: ParsableCommand {
                     })
                 else { continue }
                 checked += 1
-                let verdict = try check(entry, rule: owner, path: parsed.pathAndQuery, inspector: inspector)
+                let verdict = try check(
+                    entry, rule: owner, url: parsed, inspector: inspector, limit: configuration.limits.maxTransformBody)
                 if !verdict.passed { broken += 1 }
                 if json {
                     results.append(
@@ -289,33 +290,19 @@ struct ContractCommand: ParsableCommand {
             if broken > 0 { throw ExitCode(1) }
         }
 
-        private func check(_ entry: CacheInspector.Entry, rule: Rule, path: String, inspector: CacheInspector) throws
-            -> Verdict
+        /// The proxy's own checks on the stored response (``Rule/contractVerdict(of:method:url:body:limit:)``).
+        private func check(_ entry: CacheInspector.Entry, rule: Rule, url: TargetURL, inspector: CacheInspector, limit: Int)
+            throws -> Verdict
         {
             var verdict = Verdict()
-            guard let loaded = rule.contract?.loaded else { return verdict }
-            let fields = entry.headers.map { ($0.name, $0.value) }
-            var schema: SchemaValidator?
-            switch loaded.kind {
-            case .openAPI(let document):
-                let head = document.checkResponse(
-                    method: entry.method, path: path, status: entry.status, headers: fields)
-                for violation in head.violations + (rule.contract?.undocumented == .pass ? [] : head.undocumented) {
-                    verdict.add(violation)
-                }
-                schema = head.bodySchema
-            case .schema(let validator):
-                if (200...299).contains(entry.status), let type = entry.contentType, Contract.MediaRange.isJSON(type) {
-                    schema = validator
-                }
-            }
-            guard let schema else { return verdict }
             var body: [UInt8] = []
             _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }
-            if let coding = entry.headers["content-encoding"].flatMap({ ContentCoding(token: $0) }) {
-                body = try coding.decode(body, limit: 256 << 20)
-            }
-            verdict.merge(schema.validate(body))
+            let head = ResponseHead(status: entry.status, headers: entry.headers)
+            guard let failure = rule.contractVerdict(of: head, method: entry.method, url: url, body: body, limit: limit)?
+                .failure
+            else { return verdict }
+            for violation in failure.violations { verdict.add(violation) }
+            verdict.total = failure.total
             return verdict
         }
     }

@@ -1,5 +1,6 @@
 import Contract
 import Foundation
+import Sluice
 
 /// The report's four forms: JUnit XML for test dashboards, SARIF 2.1.0 for code review (each
 /// violation at the file and line of the schema keyword that failed), Markdown for CI step
@@ -30,7 +31,7 @@ extension ContractReport {
         case .junit: junit()
         case .sarif: sarif()
         case .markdown: markdown()
-        case .json: json().pretty() + "\n"
+        case .json: json.json + "\n"
         }
     }
 
@@ -242,57 +243,5 @@ extension ContractReport {
 
     static func cell(_ text: String) -> String {
         text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
-    }
-
-    // MARK: - JSON
-
-    func json() -> Value {
-        .object([
-            ("checked", .number(Number(checkedExchanges))), ("broken", .number(Number(failedExchanges))),
-            (
-                "rules",
-                .array(
-                    rules.map { rule in
-                        .object([
-                            ("name", .string(rule.name)), ("contract", .string(rule.contract)),
-                            ("operations", .number(Number(rule.operationsTotal))),
-                            (
-                                "seen",
-                                .array(
-                                    rule.cases.map { item in
-                                        .object([
-                                            ("operation", .string(item.operation)), ("method", .string(item.method)),
-                                            ("path", item.template.map(Value.string) ?? .null),
-                                            ("status", .string(item.status)), ("exchanges", .number(Number(item.seen))),
-                                            ("validated", .number(Number(item.validated))),
-                                            ("broken", .number(Number(item.failed))),
-                                            ("failures", .array(item.failures.map(Self.json))),
-                                        ])
-                                    })
-                            ),
-                            (
-                                "never_seen",
-                                .array(
-                                    rule.neverSeen.map {
-                                        .object([
-                                            ("operation", .string($0.operation)),
-                                            ("statuses", .array($0.statuses.map(Value.string))),
-                                        ])
-                                    })
-                            ),
-                        ])
-                    })
-            ),
-        ])
-    }
-
-    static func json(_ failure: Failure) -> Value {
-        .object([
-            ("url", .string(failure.url)), ("method", .string(failure.method)),
-            ("status", .number(Number(failure.status))),
-            ("direction", .string(failure.direction == .response ? "response" : "request")),
-            ("violations_total", .number(Number(failure.total))),
-            ("violations", .array(failure.violations.map(ContractCommand.violationJSON))),
-        ])
     }
 }

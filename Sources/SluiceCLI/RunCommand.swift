@@ -76,10 +76,10 @@ struct RunCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "sluice")
-        let collector = ContractCollector()
+        let coverage = ContractCoverage()
         let proxy: EmbeddedProxy
         do {
-            proxy = try EmbeddedProxy(configuration: configuration, logger: logger, monitors: [collector])
+            proxy = try EmbeddedProxy(configuration: configuration, logger: logger, monitors: [coverage])
         } catch {
             throw CommandFailure.failed("cannot start the proxy: \(error)")
         }
@@ -102,7 +102,7 @@ struct RunCommand: ParsableCommand {
         signalledChild = 0
         proxy.stop()
 
-        let result = ContractReport(configuration: configuration, collector: collector)
+        let result = ContractReport(configuration: configuration, coverage: coverage)
         for file in report {
             let chosen = format.flatMap(ContractReport.Format.init(rawValue:)) ?? ContractReport.Format(fileName: file)!
             do {

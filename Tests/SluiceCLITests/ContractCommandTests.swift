@@ -68,6 +68,78 @@ struct ContractCommandTests {
         #expect(cycle.output.contains("error: ") && cycle.output.contains("a $ref cycle"), "\(cycle.output)")
     }
 
+    @Test("coverage and report: from the running proxy, from its recording and from its cache")
+    func coverageAndReport() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: Self.fixtures, to: directory.appendingPathComponent("contracts"))
+        let origin = try OriginServer { request in
+            let body: String =
+                switch request.target {
+                case let target where target.hasSuffix("/items/7"): Self.item
+                case let target where target.hasSuffix("/items/9"): Self.item.replacingOccurrences(of: "12.5", with: "null")
+                default: "{\"items\": [\(Self.item)], \"total\": 1}"
+                }
+            return .respond(
+                status: 200,
+                headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=600"), ("X-Rate-Limit", "5")],
+                body: Array(body.utf8))
+        }
+        defer { origin.stop() }
+        let probe = try TestListener()
+        let adminPort = probe.port
+        probe.closeUnused()
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try """
+        cache: { path: cache.sqlite }
+        admin: { listen: "127.0.0.1:\(adminPort)" }
+        log: { access: false }
+        rules:
+          - name: shop
+            match: { host: "127.0.0.1", path: "/v2/**" }
+            contract: { openapi: contracts/shop.yaml, on_violation: report }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let recording = directory.appendingPathComponent("run.sqlite").path
+        let (process, pipe, port) = try CLI.serve(
+            ["--config", config, "--record", recording, "--admin-listen", "127.0.0.1:\(adminPort)"],
+            currentDirectory: directory)
+        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        let client = try CLI.connect(port)
+        for path in ["/v2/items/7", "/v2/items", "/v2/items/9"] {
+            #expect(try client.request(RawClient.get(origin.url(path))).status == 200)
+        }
+
+        // From the running proxy
+        let live = try CLI.run(["contract", "coverage", "--config", config])
+        let seenItem = "  SEEN    200  getItem (GET /items/{itemId})  exchanges 2, validated 2, broken 1"
+        #expect(live.status == 0, "\(live.output)")
+        #expect(live.output.contains(seenItem), "\(live.output)")
+        #expect(live.output.contains("  SEEN    200  listItems (GET /items)  exchanges 1, validated 1, broken 0"))
+        #expect(live.output.contains("  NEVER   201, default  createItem (POST /items)"), "\(live.output)")
+        #expect(live.output.hasSuffix("3 exchanges checked, 1 broke a contract\n"))
+        let json = try CLI.run(["contract", "coverage", "--config", config, "--json", "--rule", "shop"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(object["checked"] as? Int == 3 && object["broken"] as? Int == 1, "\(json.output)")
+        process.terminate()
+        process.waitUntilExit()
+
+        // From the recording and from the cache, after the fact
+        let recorded = try CLI.run(["contract", "coverage", "--config", config, "--recording", recording])
+        #expect(recorded.output.contains(seenItem), "\(recorded.output)")
+        let junit = directory.appendingPathComponent("shop.xml").path
+        let report = try CLI.run([
+            "contract", "report", "--config", config, "--recording", recording, "--output", junit, "--fail-on",
+            "violations",
+        ])
+        #expect(report.status == 1, "\(report.output)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains(#"<testcase classname="shop" name="getItem (GET /items/{itemId}) 200">"#), "\(xml)")
+        #expect(xml.contains(#"<failure type="contract-violation" message="1 violation: /price: type"#), "\(xml)")
+        let stored = try CLI.run(["contract", "report", "--config", config, "--cache", "--format", "markdown"])
+        #expect(stored.status == 0)
+        #expect(stored.output.contains("| shop | getItem (GET /items/{itemId}) | 200 | 2 | 2 | **1** |"), "\(stored.output)")
+    }
+
     @Test("check finds the stored responses a changed document breaks; infer writes a schema per operation")
     func checkAndInfer() throws {
         let directory = try CLI.workingDirectory()

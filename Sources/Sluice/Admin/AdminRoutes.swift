@@ -36,6 +36,12 @@ struct AdminRoutes {
             }
         }
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
+        if parts == ["contracts"], reading {
+            // Coverage of the contracts by the traffic since the start (`?rule=` one rule's).
+            let report = ContractReport(
+                configuration: proxy.configuration, coverage: proxy.contractCoverage, rule: query["rule"])
+            return .json(200, report.json)
+        }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
@@ -43,7 +49,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))

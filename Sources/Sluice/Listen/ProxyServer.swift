@@ -17,6 +17,8 @@ public final class ProxyServer {
     public let session: Session
     /// Counters.
     public let stats = Stats()
+    /// Every contract check since the start, per rule × operation × status (`GET /contracts`).
+    public let contractCoverage = ContractCoverage()
     /// The address actually bound (real port when configured with port 0).
     public var localAddress: SocketAddress { boundAddress }
     /// Whether shutdown has begun.
@@ -109,6 +111,7 @@ public final class ProxyServer {
         resolver = DNSResolver(loop: loop)
         accessLog = AccessLog(logger: logger, accessEnabled: configuration.log.access, stats: stats)
         session.eventMonitor.add(accessLog)
+        session.eventMonitor.add(contractCoverage)
         guard let address = Configuration.socketAddress(configuration.listen) else {
             throw ListenFailure(key: "listen", address: configuration.listen, code: 0)
         }

@@ -337,3 +337,23 @@ extension ContractRun {
         return run
     }
 }
+
+extension Rule {
+    /// The verdict of this rule's contract on a response that already happened (stored in the
+    /// cache, or recorded), by the same checks as one that passes through: the head, then the
+    /// whole body.
+    /// - Parameters:
+    ///   - body: the body as the origin sent it (decoded here when its `Content-Encoding` says so).
+    ///   - limit: the most a compressed body may decode to (`limits.max_transform_body`).
+    /// - Returns: `nil` when the contract has nothing to say of it.
+    public func contractVerdict(
+        of head: ResponseHead, method: String, url: TargetURL, body: [UInt8], limit: Int
+    ) -> (check: ContractCheck, failure: ContractFailure?)? {
+        guard let run = ContractRun.response(head, method: method, url: url, rule: self, limit: limit) else {
+            return nil
+        }
+        body.withUnsafeBytes { run.feed($0) }
+        guard case .failed(let failure) = run.finish() else { return (run.record, nil) }
+        return (run.record, failure)
+    }
+}

@@ -1,0 +1,188 @@
+import Contract
+import Foundation
+
+/// What traffic showed of the rules' contracts: per rule, every operation × status seen
+/// (exchanges, bodies validated, violations), and the documented ones never seen. The page and
+/// `GET /contracts` show it live; `sluice run`, `contract coverage` and `contract report` write
+/// it as JUnit, SARIF, Markdown or JSON.
+public struct ContractReport: Sendable {
+    /// One exchange that broke the contract.
+    public struct Failure: Sendable {
+        public var url: String
+        public var method: String
+        /// The status the client got (a 502 when the contract was enforced).
+        public var status: Int
+        public var direction: Direction
+        public var violations: [Violation]
+        public var total: Int
+    }
+
+    /// One operation × status (or × request) as the traffic exercised it.
+    public struct Case: Sendable {
+        public var operation: String
+        public var method: String
+        public var template: String?
+        /// `200`, `404`, …, or `request` for the requests' own checks.
+        public var status: String
+        public var seen = 0
+        public var validated = 0
+        public var failed = 0
+        /// The first failures (at most ``ContractReport/keptFailures``).
+        public var failures: [Failure] = []
+    }
+
+    public struct RuleReport: Sendable {
+        public var name: String
+        /// The contract file as configured.
+        public var contract: String
+        public var cases: [Case]
+        /// Documented operations and statuses no exchange was checked against.
+        public var neverSeen: [(operation: String, statuses: [String])]
+        public var operationsTotal: Int
+        public var failed: Int { cases.reduce(0) { $0 + $1.failed } }
+        /// Documented operation × status pairs never seen.
+        public var neverSeenCount: Int { neverSeen.reduce(0) { $0 + $1.statuses.count } }
+    }
+
+    /// Failures kept per case (the rest are counted).
+    public static let keptFailures = 50
+
+    public var rules: [RuleReport]
+    /// The exchanges that broke a contract.
+    public var failedExchanges: Int { rules.reduce(0) { $0 + $1.failed } }
+    public var checkedExchanges: Int { rules.reduce(0) { $0 + $1.cases.reduce(0) { $0 + $1.seen } } }
+
+    /// Every rule with a contract (or only `rule`), its cases from `coverage`, and what it never saw.
+    public init(configuration: Configuration, coverage: ContractCoverage, rule only: String? = nil) {
+        let cases = coverage.cases
+        rules = configuration.rules.compactMap { rule in
+            guard let contract = rule.contract, let loaded = contract.loaded, only == nil || only == rule.name else {
+                return nil
+            }
+            let own = cases.filter { $0.rule == rule.name }.map(\.value)
+            var neverSeen: [(String, [String])] = []
+            var total = 0
+            if case .openAPI(let document) = loaded.kind {
+                total = document.operations.count
+                for operation in document.operations {
+                    let seenKeys = Set(
+                        own.filter { $0.method == operation.method && $0.template == operation.template }.compactMap {
+                            Int($0.status).flatMap(operation.documentedKey(for:))
+                        })
+                    let missing = operation.documentedStatuses.filter { !seenKeys.contains($0) }
+                    if !missing.isEmpty { neverSeen.append((operation.name, missing)) }
+                }
+            }
+            return RuleReport(
+                name: rule.name, contract: contract.source.path, cases: own, neverSeen: neverSeen,
+                operationsTotal: total)
+        }
+    }
+}
+
+/// Gathers every contract check of the exchanges it sees: an event monitor on the proxy's loop
+/// thread (read from other threads: the admin page's, `sluice run`'s), or fed stored and recorded
+/// exchanges by ``add(rule:check:failure:url:method:status:)``. Bounded: one entry per rule ×
+/// operation × status, the first failures of each.
+public final class ContractCoverage: EventMonitor, @unchecked Sendable {
+    private let lock = NSLock()
+    private var table: [String: (rule: String, value: ContractReport.Case)] = [:]
+    private var order: [String] = []
+
+    public init() {}
+
+    /// The cases in the order they were first seen.
+    public var cases: [(rule: String, value: ContractReport.Case)] {
+        lock.withLock { order.map { table[$0]! } }
+    }
+
+    public func exchangeDidComplete(_ record: ExchangeRecord) {
+        guard let rule = record.rule else { return }
+        add(
+            rule: rule, check: record.contractCheck, failure: record.contractFailure, url: record.url,
+            method: record.method, status: record.status)
+    }
+
+    /// One exchange's contract checks: the response's (`check`), and the failure, if any, of
+    /// the response or of the request.
+    /// - Parameter status: the status the client got.
+    public func add(
+        rule: String, check: ContractCheck?, failure: ContractFailure?, url: String, method requestMethod: String,
+        status clientStatus: Int
+    ) {
+        guard check != nil || failure != nil else { return }
+        let requestOnly = failure?.direction == .request
+        let method = check?.method ?? failure?.method ?? requestMethod
+        let template = requestOnly ? failure?.template : (check?.template ?? failure?.template)
+        let operationId = requestOnly ? failure?.operationId : (check?.operationId ?? failure?.operationId)
+        let status = requestOnly ? "request" : String(check?.status ?? clientStatus)
+        let operation =
+            template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" } ?? "\(method) (undocumented)"
+        let key = [rule, method, template ?? "", status].joined(separator: "\u{1F}")
+        lock.withLock {
+            var entry =
+                table[key]?.value
+                ?? ContractReport.Case(operation: operation, method: method, template: template, status: status)
+            if table[key] == nil { order.append(key) }
+            entry.seen += 1
+            if check?.bodyValidated == true && !requestOnly { entry.validated += 1 }
+            if let failure {
+                entry.failed += 1
+                if entry.failures.count < ContractReport.keptFailures {
+                    entry.failures.append(
+                        ContractReport.Failure(
+                            url: url, method: requestMethod, status: clientStatus, direction: failure.direction,
+                            violations: failure.violations, total: failure.total))
+                }
+            }
+            table[key] = (rule, entry)
+        }
+    }
+}
+
+
+extension ContractReport {
+    /// The report as JSON (`GET /contracts`, `--format json`): per rule, the cases seen with their
+    /// first failures, and the documented responses never seen.
+    public var json: JSONValue {
+        .object([
+            ("checked", .number(checkedExchanges)), ("broken", .number(failedExchanges)),
+            ("rules", .array(rules.map(Self.json))),
+        ])
+    }
+
+    static func json(_ rule: RuleReport) -> JSONValue {
+        .object([
+            ("name", .string(rule.name)), ("contract", .string(rule.contract)),
+            ("operations", .number(rule.operationsTotal)),
+            (
+                "seen",
+                .array(
+                    rule.cases.map { item in
+                        .object([
+                            ("operation", .string(item.operation)), ("method", .string(item.method)),
+                            ("path", .optional(item.template)), ("status", .string(item.status)),
+                            ("exchanges", .number(item.seen)), ("validated", .number(item.validated)),
+                            ("broken", .number(item.failed)), ("failures", .array(item.failures.map(Self.json))),
+                        ])
+                    })
+            ),
+            (
+                "never_seen",
+                .array(
+                    rule.neverSeen.map {
+                        .object([("operation", .string($0.operation)), ("statuses", .strings($0.statuses))])
+                    })
+            ),
+        ])
+    }
+
+    static func json(_ failure: Failure) -> JSONValue {
+        .object([
+            ("url", .string(failure.url)), ("method", .string(failure.method)), ("status", .number(failure.status)),
+            ("direction", .string(failure.direction == .response ? "response" : "request")),
+            ("violations_total", .number(failure.total)),
+            ("violations", .array(failure.violations.map { .object($0.fields.map { ($0.0, .string($0.1)) }) })),
+        ])
+    }
+}
