@@ -34,7 +34,9 @@ extension ContractCommand {
         var progress = Progress()
         func feed(method: String, url: String, status: Int, headers: HTTPFields, body: () throws -> [UInt8]) rethrows {
             guard let target = TargetURL(url),
-                let owner = rules.first(where: { $0.match.matches(method: method, host: target.host, path: target.path) })
+                let owner = rules.first(where: {
+                    $0.match.matches(method: method, host: target.host, path: target.path)
+                })
             else { return }
             let head = ResponseHead(status: status, headers: headers)
             guard
@@ -107,7 +109,9 @@ extension ContractCommand {
                 text = ContractReport(configuration: configuration, coverage: coverage, rule: rule).json.json
             } else {
                 let client = try AdminClient(listen: configuration.admin.listen, token: configuration.admin.token)
-                let query = rule.map { "?rule=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+                let query = rule.map {
+                    "?rule=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)
+                }
                 let (status, answer) = try client.call("GET", "/contracts" + (query ?? ""))
                 guard status == 200, let answer else {
                     throw CommandFailure.failed("the running proxy answered \(status) to GET /contracts")
@@ -167,7 +171,8 @@ extension ContractCommand {
         @Option(help: "junit, sarif, markdown or json (default: from --output's name, else markdown).") var format:
             String?
         @Option(help: "The file to write (default: standard output).") var output: String?
-        @Option(name: .customLong("fail-on"), help: "never (default), or violations: exit 1 when a contract was broken.")
+        @Option(
+            name: .customLong("fail-on"), help: "never (default), or violations: exit 1 when a contract was broken.")
         var failOn = "never"
 
         func validate() throws {
@@ -182,10 +187,12 @@ extension ContractCommand {
 
         func run() throws {
             let (configuration, _) = try options.load()
-            let coverage = try ContractCommand.gather(source, configuration: configuration, rule: rule, options: options)
+            let coverage = try ContractCommand.gather(
+                source, configuration: configuration, rule: rule, options: options)
             let report = ContractReport(configuration: configuration, coverage: coverage, rule: rule)
             let chosen =
-                format.flatMap(ContractReport.Format.init(rawValue:)) ?? output.flatMap(ContractReport.Format.init(fileName:))
+                format.flatMap(ContractReport.Format.init(rawValue:)) ?? output.flatMap(
+                    ContractReport.Format.init(fileName:))
                 ?? .markdown
             let text = report.text(chosen)
             if let output {

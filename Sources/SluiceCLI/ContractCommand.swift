@@ -291,15 +291,18 @@ struct ContractCommand: ParsableCommand {
         }
 
         /// The proxy's own checks on the stored response (``Rule/contractVerdict(of:method:url:body:limit:)``).
-        private func check(_ entry: CacheInspector.Entry, rule: Rule, url: TargetURL, inspector: CacheInspector, limit: Int)
+        private func check(
+            _ entry: CacheInspector.Entry, rule: Rule, url: TargetURL, inspector: CacheInspector, limit: Int
+        )
             throws -> Verdict
         {
             var verdict = Verdict()
             var body: [UInt8] = []
             _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }
             let head = ResponseHead(status: entry.status, headers: entry.headers)
-            guard let failure = rule.contractVerdict(of: head, method: entry.method, url: url, body: body, limit: limit)?
-                .failure
+            guard
+                let failure = rule.contractVerdict(of: head, method: entry.method, url: url, body: body, limit: limit)?
+                    .failure
             else { return verdict }
             for violation in failure.violations { verdict.add(violation) }
             verdict.total = failure.total

@@ -369,10 +369,14 @@ rules:
         self.assertIn("unacceptable-status", detail.text)
         self.assertIn("500", self.browser.find_element(By.CSS_SELECTOR, "#detail .problem-detail").text)
         self.assertEqual(self.browser.find_element(By.CSS_SELECTOR, "#detail .problem-rule").text, "pages-must-succeed")
-        # The failed-validation filter keeps it and drops the passing one.
+        # The failed-validation filter keeps it and drops the passing ones (every row left is marked).
         self.browser.find_element(By.ID, "live-failed").click()
-        self.wait(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")) == 1)
-        self.browser.find_element(By.ID, "live-failed").click()
+        try:
+            self.wait(lambda b: (lambda rows: rows and any(url in r.text for r in rows) and all(
+                r.find_elements(By.CSS_SELECTOR, ".tag.failed, .tag.rejected") for r in rows))(
+                b.find_elements(By.CSS_SELECTOR, "#live-table tbody tr")))
+        finally:
+            self.browser.find_element(By.ID, "live-failed").click()
         self.shot("live-rejected")
 
     def test_3_a_stored_script_is_shown_as_text_and_never_runs(self):
@@ -541,6 +545,32 @@ rules:
         self.assertEqual(marked.text, "null")
         self.shot("live-contract")
         Select(self.browser.find_element(By.ID, "live-contract")).select_by_value("")
+
+    def test_13_contract_failures_show_in_the_detail_counters_chart_and_coverage(self):
+        url = self.origin_url + "/shop/items?coverage"
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertIn("violations=1", response.getheader("Sluice-Validation") or "")
+        # The detail says the contract failed, never "passed".
+        self.tab("live")
+        self.live_row(url).click()
+        detail = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail dl"))[0]
+        self.assertIn("failed: The response to GET /shop/items breaks the contract of rule shop", detail.text)
+        self.assertNotIn("passed", detail.text)
+        # The failures chart's contract series counted it; /stats and the Overview say so per rule.
+        series = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/series?seconds=60" % self.admin_port).read())
+        self.assertGreaterEqual(sum(series["contract_failures"]), 1)
+        stats = json.loads(urllib.request.urlopen("http://127.0.0.1:%d/stats" % self.admin_port).read())
+        shop = [r for r in stats["contracts"]["rules"] if r["rule"] == "shop"][0]
+        self.assertGreaterEqual(shop["failed"], 1)
+        self.tab("overview")
+        health = self.wait(lambda b: "contract of rule shop" in b.find_element(By.ID, "health").text and b.find_element(By.ID, "health"))
+        self.assertRegex(health.text, r"contract checks / failed / rejected\s+\d+ / [1-9]\d* / 0")
+        rows = self.wait(lambda b: [r for r in b.find_elements(By.CSS_SELECTOR, "#coverage-table tbody tr") if "/shop/items" in r.text])
+        cells = rows[0].find_elements(By.TAG_NAME, "td")
+        self.assertEqual([cells[0].text, cells[2].text], ["shop", "200"])
+        self.assertGreaterEqual(int(cells[5].text), 1)
+        self.shot("overview-contracts")
+        self.tab("live")
 
     def test_7_overview_draws_its_charts_and_the_upstream_view(self):
         self.tab("overview")

@@ -77,12 +77,15 @@ struct ContractCommandTests {
             let body: String =
                 switch request.target {
                 case let target where target.hasSuffix("/items/7"): Self.item
-                case let target where target.hasSuffix("/items/9"): Self.item.replacingOccurrences(of: "12.5", with: "null")
+                case let target where target.hasSuffix("/items/9"):
+                    Self.item.replacingOccurrences(of: "12.5", with: "null")
                 default: "{\"items\": [\(Self.item)], \"total\": 1}"
                 }
             return .respond(
                 status: 200,
-                headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=600"), ("X-Rate-Limit", "5")],
+                headers: [
+                    ("Content-Type", "application/json"), ("Cache-Control", "max-age=600"), ("X-Rate-Limit", "5"),
+                ],
                 body: Array(body.utf8))
         }
         defer { origin.stop() }
@@ -137,7 +140,9 @@ struct ContractCommandTests {
         #expect(xml.contains(#"<failure type="contract-violation" message="1 violation: /price: type"#), "\(xml)")
         let stored = try CLI.run(["contract", "report", "--config", config, "--cache", "--format", "markdown"])
         #expect(stored.status == 0)
-        #expect(stored.output.contains("| shop | getItem (GET /items/{itemId}) | 200 | 2 | 2 | **1** |"), "\(stored.output)")
+        #expect(
+            stored.output.contains("| shop | getItem (GET /items/{itemId}) | 200 | 2 | 2 | **1** |"), "\(stored.output)"
+        )
     }
 
     @Test("check finds the stored responses a changed document breaks; infer writes a schema per operation")

@@ -1,5 +1,5 @@
-import Contract
 import Codec
+import Contract
 import EventIO
 
 /// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same

@@ -140,7 +140,6 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
     }
 }
 
-
 extension ContractReport {
     /// The report as JSON (`GET /contracts`, `--format json`): per rule, the cases seen with their
     /// first failures, and the documented responses never seen.

@@ -95,7 +95,9 @@ struct ContractTests {
         // the rule's document can check.
         let admin = try RawClient(port: adminPort)
         let stats = try #require(
-            try JSONSerialization.jsonObject(with: Data(admin.request("GET /stats HTTP/1.1\r\nHost: 127.0.0.1:\(adminPort)\r\n\r\n").body)) as? [String: Any])
+            try JSONSerialization.jsonObject(
+                with: Data(admin.request("GET /stats HTTP/1.1\r\nHost: 127.0.0.1:\(adminPort)\r\n\r\n").body))
+                as? [String: Any])
         let contracts = try #require(stats["contracts"] as? [String: Any])
         #expect(contracts["failed"] as? Int == 2 && contracts["rejected"] as? Int == 2, "\(contracts)")
         let rule = try #require((contracts["rules"] as? [[String: Any]])?.first)

@@ -195,7 +195,8 @@
       if (cache === "hit" && !cs.includes("; hit")) return false;
       if (cache === "fwd" && !cs.includes("fwd=")) return false;
       if (cache === "stored" && !cs.includes("stored")) return false;
-      if (failed && e.validation === "passed" && !contractBroken(e)) return false;
+      // Failed checks only: a response that passed, or that no check ran on (null), is left out.
+      if (failed && !(e.validation && e.validation !== "passed") && !contractBroken(e)) return false;
       if (contract === "checked" && !e.contract) return false;
       if (contract === "broken" && !contractBroken(e)) return false;
       return true;
@@ -702,9 +703,10 @@
     const tick = async () => {
       if (state.view !== "overview") { clearInterval(overviewTimer); overviewTimer = null; return; }
       try {
-        const [series, health, stats, rules] = await Promise.all(["/series?seconds=300", "/health", "/stats", "/rules"].map((u) => fetch(u).then((r) => r.json())));
+        const [series, health, stats, rules, contracts] = await Promise.all(["/series?seconds=300", "/health", "/stats", "/rules", "/contracts"].map((u) => fetch(u).then((r) => r.json())));
         drawOverview(series, health, stats);
         drawRules(rules, stats.faults || {});
+        drawCoverage(contracts);
       } catch (error) { notice("The overview could not be read: " + error.message); }
     };
     tick();
@@ -770,6 +772,24 @@
     }
     list.replaceChildren(...rows.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: String(value) })]));
     drawPassthrough((stats.tls && stats.tls.passthrough) || []);
+  }
+
+  // ---- contract coverage: seen operations × statuses, then the documented ones never seen ----
+  function drawCoverage(report) {
+    const rows = [];
+    for (const rule of report.rules) {
+      for (const c of rule.seen) {
+        rows.push(el("tr", { class: c.broken ? "broken" : "" }, el("td", { text: rule.name }), el("td", { text: c.operation }),
+          el("td", { text: c.status }), el("td", { text: String(c.exchanges) }), el("td", { text: String(c.validated) }),
+          el("td", { class: c.broken ? "failed" : "", text: String(c.broken) })));
+      }
+      for (const n of rule.never_seen) {
+        rows.push(el("tr", { class: "never-seen muted" }, el("td", { text: rule.name }), el("td", { text: n.operation }),
+          el("td", { text: n.statuses.join(", ") }), el("td", { text: "never seen" }), el("td", { text: "" }), el("td", { text: "" })));
+      }
+    }
+    $("coverage-empty").hidden = report.rules.length > 0;
+    $("coverage-table").querySelector("tbody").replaceChildren(...rows);
   }
 
   // ---- TLS passthrough windows ----
