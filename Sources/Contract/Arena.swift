@@ -94,3 +94,31 @@ final class ByteStack {
         String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
     }
 }
+
+/// An open container as both engines keep it: what a JSON Pointer into the body is made of.
+protocol PointerFrame {
+    var isObject: Bool { get }
+    /// Members or items seen so far (the current item is the last).
+    var count: Int { get }
+    /// The current member's name, as a range of the key stack.
+    var keyStart: Int { get }
+    var keyEnd: Int { get }
+}
+
+extension ByteStack {
+    /// The JSON Pointer of the value at nesting `depth`: the member names and item positions of
+    /// the first `depth` open containers (`/items/3/price`). One writer for both engines, so
+    /// their violations point alike.
+    func pointer(_ frames: Arena<some PointerFrame>, depth: Int) -> String {
+        var out = ""
+        for index in 0..<min(depth, frames.count) {
+            let frame = frames[index]
+            if frame.isObject {
+                out += "/" + Value.escape(text(frame.keyStart, frame.keyEnd))
+            } else {
+                out += "/\(max(frame.count - 1, 0))"
+            }
+        }
+        return out
+    }
+}

@@ -55,7 +55,7 @@ struct Engine: TokenSink {
     static let elseValid: UInt8 = 4
     static let notValid: UInt8 = 8
 
-    struct Frame {
+    struct Frame: PointerFrame {
         var start: Int
         var end: Int
         var isObject: Bool
@@ -101,19 +101,7 @@ struct Engine: TokenSink {
     // MARK: - Pointers and violations
 
     /// The JSON Pointer of the value at nesting `depth` (the members of the first `depth` frames).
-    func pointer(_ depth: Int) -> String {
-        var out = ""
-        for index in 0..<min(depth, frames.count) {
-            let frame = frames[index]
-            if frame.isObject {
-                let key = path.text(frame.keyStart, frame.keyEnd)
-                out += "/" + Value.escape(key)
-            } else {
-                out += "/\(max(frame.count - 1, 0))"
-            }
-        }
-        return out
-    }
+    func pointer(_ depth: Int) -> String { path.pointer(frames, depth: depth) }
 
     mutating func record(_ violation: Violation) {
         verdict.add(violation, keep: options.keep)

@@ -2,7 +2,7 @@
 /// the names seen), one pending node for the next member. Violations are worded by the same
 /// functions as ``Engine``'s, in the same order, so the two give the same verdicts.
 struct FastEngine: TokenSink {
-    struct Frame {
+    struct Frame: PointerFrame {
         /// The node validating this container (-1: nothing to check).
         var node: Int32
         /// Its members are checked (the container has a type the node allows).
@@ -35,18 +35,7 @@ struct FastEngine: TokenSink {
 
     // MARK: - Violations
 
-    private func pointer(_ depth: Int) -> String {
-        var out = ""
-        for index in 0..<min(depth, frames.count) {
-            let frame = frames[index]
-            if frame.isObject {
-                out += "/" + Value.escape(path.text(frame.keyStart, frame.keyEnd))
-            } else {
-                out += "/\(max(frame.count - 1, 0))"
-            }
-        }
-        return out
-    }
+    private func pointer(_ depth: Int) -> String { path.pointer(frames, depth: depth) }
 
     @inline(never) private mutating func report(
         _ node: Int32, _ keyword: String, _ expected: String, _ found: String, depth: Int
@@ -110,12 +99,12 @@ struct FastEngine: TokenSink {
             }
         }
         let additional = n.pointee.additional
-        if additional == -2 {
+        if additional == .forbidden {
             report(
                 node, "additionalProperties", "no properties besides those listed", "\"\(token.text)\"",
                 depth: frames.count)
         } else {
-            pending = additional
+            pending = additional.raw
         }
         return true
     }
@@ -130,11 +119,11 @@ struct FastEngine: TokenSink {
         let position = frames[index].count - 1
         if position < n.pointee.prefixCount { return targets[n.pointee.prefixStart + position] }
         let items = n.pointee.items
-        if items == -2 {
+        if items == .forbidden {
             report(node, "items", "at most \(n.pointee.prefixCount) items", "more", depth: frames.count)
             return -1
         }
-        return items
+        return items.raw
     }
 
     mutating func scalar(_ token: Token) -> Bool {
@@ -142,8 +131,8 @@ struct FastEngine: TokenSink {
         let node: Int32 = depth == 0 ? 0 : (frames[depth - 1].isObject ? pending : itemNode(depth - 1))
         guard node >= 0 else { return true }
         let n = nodes + Int(node)
-        if n.pointee.constant >= 0 {
-            if n.pointee.constant == 0 { slowScalar(node, token, depth: depth) }
+        if n.pointee.constant != .keywords {
+            if n.pointee.constant == .falseSchema { slowScalar(node, token, depth: depth) }
             return true
         }
         let types = n.pointee.types
@@ -211,8 +200,8 @@ struct FastEngine: TokenSink {
         var active = true
         if node >= 0 {
             let n = nodes + Int(node)
-            if n.pointee.constant >= 0 {
-                if n.pointee.constant == 0 {
+            if n.pointee.constant != .keywords {
+                if n.pointee.constant == .falseSchema {
                     report(
                         node, "false", "nothing (the schema is false)", object ? "an object" : "an array", depth: depth)
                 }

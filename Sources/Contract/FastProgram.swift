@@ -6,10 +6,26 @@
 /// applicators, `unevaluated…`, `uniqueItems`, `contains`, `patternProperties`, …) run on
 /// ``Engine``. Messages come from the same functions, so both engines give the same verdicts.
 final class FastProgram: @unchecked Sendable {
+    /// What a schema is before its keywords: `true`, `false`, or an object of keywords.
+    enum Constant: Int8 {
+        case keywords = -1
+        case falseSchema = 0
+        case trueSchema = 1
+    }
+
+    /// Where an object's other members, or an array's items past the prefix, are checked: nowhere
+    /// (no such keyword), nowhere they may be (`false`), or at a node. One `Int32`, as the
+    /// engine's frames keep node numbers (-1 there: nothing to check).
+    struct Successor: Equatable {
+        let raw: Int32
+        static let unconstrained = Successor(raw: -1)
+        static let forbidden = Successor(raw: -2)
+        static func node(_ index: Int32) -> Successor { Successor(raw: index) }
+    }
+
     struct Node {
         var types: UInt8
-        /// -1: an object schema; 0: `false`; 1: `true`.
-        var constant: Int8
+        var constant: Constant
         /// Any scalar keyword besides the type (enum, const, numbers, strings).
         var scalarChecks: Bool
         /// Scalar checks the fast path decides alone: a string enum, small integer bounds, lengths.
@@ -29,8 +45,8 @@ final class FastProgram: @unchecked Sendable {
         var keys: KeyTable.Raw
         /// Index in ``targets`` of the first key's target.
         var propertyStart: Int
-        /// -1: no `additionalProperties`; -2: `false`; else a node.
-        var additional: Int32
+        /// `additionalProperties`.
+        var additional: Successor
         var requiredMask: UInt64
         var readOnlyMask: UInt64
         var writeOnlyMask: UInt64
@@ -40,8 +56,8 @@ final class FastProgram: @unchecked Sendable {
         var arrayChecks: Bool
         var prefixStart: Int
         var prefixCount: Int
-        /// -1: no `items`; -2: `false`; else a node.
-        var items: Int32
+        /// `items` (after `prefixItems`).
+        var items: Successor
         var minItems: Int
         var maxItems: Int
     }
@@ -92,9 +108,9 @@ final class FastProgram: @unchecked Sendable {
             }
             let prefixStart = targets.count
             for item in schema.prefixItems { targets.append(Int32(index[ObjectIdentifier(item)]!)) }
-            func reference(_ schema: Schema?) -> Int32 {
-                guard let schema else { return -1 }
-                return schema.constant == false ? -2 : Int32(index[ObjectIdentifier(schema)]!)
+            func reference(_ schema: Schema?) -> Successor {
+                guard let schema else { return .unconstrained }
+                return schema.constant == false ? .forbidden : .node(Int32(index[ObjectIdentifier(schema)]!))
             }
             let simpleNumbers =
                 !schema.hasNumberChecks
@@ -104,7 +120,8 @@ final class FastProgram: @unchecked Sendable {
             let simpleEnum = !schema.hasEnum || schema.enumStringCount >= 0
             nodes.append(
                 Node(
-                    types: schema.types.rawValue, constant: schema.constant.map { $0 ? 1 : 0 } ?? -1,
+                    types: schema.types.rawValue,
+                    constant: schema.constant.map { $0 ? .trueSchema : .falseSchema } ?? .keywords,
                     scalarChecks: schema.hasEnum || schema.hasConst || schema.hasNumberChecks || schema.hasStringChecks,
                     simpleScalars: simpleNumbers && simpleEnum && !schema.hasConst && !schema.hasPatternOrFormat,
                     enumStrings: schema.enumStrings, enumOffsets: schema.enumOffsets,

@@ -20,7 +20,7 @@ final class SchemaCompiler {
         return String(home[...slash])
     }
     /// A `$dynamicRef` with a dynamic anchor was compiled: slots track their dynamic scope.
-    private(set) var usesDynamicReferences = false
+    var usesDynamicReferences = false
 
     init(registry: SchemaRegistry, formats: FormatMode, home: String? = nil) {
         self.registry = registry
@@ -94,6 +94,8 @@ final class SchemaCompiler {
 
     // MARK: - Keywords
 
+    /// Reads one schema's keywords into its node, by family (`SchemaCompiler+Keywords.swift`):
+    /// references, applicators, arrays, objects, format, then the validation vocabulary.
     private func fill(_ node: Schema, from value: Value, at location: SchemaLocation) throws(ContractError) {
         let scope = registry.scope(at: location)
         node.resource = scope.base
@@ -113,260 +115,18 @@ final class SchemaCompiler {
             throw error(location, "unknown dialect \"\(metaSchema)\" ($schema)")
         }
         warnUnknownKeywords(value, at: location)
-        func child(_ name: String) -> SchemaLocation {
-            SchemaLocation(document: location.document, pointer: location.pointer + "/" + Value.escape(name))
-        }
-        func sub(_ name: String) throws(ContractError) -> Schema? {
-            guard value[name] != nil else { return nil }
-            return try compile(child(name))
-        }
-        func subs(_ name: String) throws(ContractError) -> [Schema] {
-            guard let entry = value[name] else { return [] }
-            guard let items = entry.items else { throw error(child(name), "\(name) must be an array of schemas") }
-            var out: [Schema] = []
-            for index in items.indices {
-                out.append(
-                    try compile(SchemaLocation(document: location.document, pointer: child(name).pointer + "/\(index)"))
-                )
-            }
-            return out
-        }
-        func count(_ name: String) throws(ContractError) -> Int? {
-            guard let entry = value[name] else { return nil }
-            guard let number = entry.number, number.isInteger, !number.negative, let integer = number.integer else {
-                throw error(child(name), "\(name) must be a non-negative integer")
-            }
-            return integer
-        }
-        func number(_ name: String) throws(ContractError) -> Number? {
-            guard let entry = value[name] else { return nil }
-            guard let number = entry.number else { throw error(child(name), "\(name) must be a number") }
-            return number
-        }
-
-        if let reference = value["$ref"] {
-            guard let text = reference.string else { throw error(child("$ref"), "$ref must be a string") }
-            node.ref = try compile(reference: text, base: scope.base)
-            if dialect.refOverridesSiblings {
-                return
-            }
-        }
-        if dialect == .draft2020, let reference = value["$dynamicRef"]?.string {
-            let target = try registry.locate(reference, base: scope.base)
-            let targetNode = try compile(target)
-            var anchor: String?
-            let fragment = URIReference(reference).fragment ?? ""
-            if !fragment.isEmpty, !fragment.hasPrefix("/"),
-                registry.value(at: target)?["$dynamicAnchor"]?.string == fragment
-            {
-                anchor = fragment
-                usesDynamicReferences = true
-            }
-            node.dynamicRef = Schema.DynamicRef(target: targetNode, anchor: anchor)
-        }
-        if dialect == .draft2019, let reference = value["$recursiveRef"]?.string {
-            // Like `$ref`, unless its target says `$recursiveAnchor: true`: then the outermost
-            // resource of the dynamic scope that says so too (JSON Schema 2019-09 §8.2.4.2).
-            let target = try registry.locate(reference, base: scope.base)
-            var anchor: String?
-            if registry.value(at: target)?["$recursiveAnchor"]?.bool == true {
-                anchor = SchemaRegistry.recursiveAnchor
-                usesDynamicReferences = true
-            }
-            node.dynamicRef = Schema.DynamicRef(target: try compile(target), anchor: anchor)
-        }
-
-        // Applicators (always on: the applicator vocabulary).
-        node.allOf = try subs("allOf")
-        node.anyOf = try subs("anyOf")
-        node.oneOf = try subs("oneOf")
-        node.not = try sub("not")
-        if dialect != .draft4 && dialect != .draft6 && dialect != .openAPI30 {
-            node.ifSchema = try sub("if")
-            if node.ifSchema != nil {
-                node.thenSchema = try sub("then")
-                node.elseSchema = try sub("else")
-            }
-        }
-        // Arrays.
-        if dialect == .draft2020 {
-            node.prefixItems = try subs("prefixItems")
-            node.items = try sub("items")
-        } else if let items = value["items"] {
-            if case .array = items {
-                node.prefixItems = try subs("items")
-                node.items = try sub("additionalItems")
-            } else {
-                node.items = try sub("items")
-            }
-        }
-        if dialect != .draft4 && dialect != .openAPI30 { node.contains = try sub("contains") }
-        if dialect.isModern { node.unevaluatedItems = try sub("unevaluatedItems") }
-        // Objects.
-        if let properties = value["properties"] {
-            guard let members = properties.members else {
-                throw error(child("properties"), "properties must be an object")
-            }
-            for (name, _) in members {
-                let index = node.keys.index(of: name)
-                while node.propertySchemas.count <= index { node.propertySchemas.append(nil) }
-                let location = SchemaLocation(
-                    document: location.document, pointer: child("properties").pointer + "/" + Value.escape(name))
-                let property = try compile(location)
-                node.propertySchemas[index] = property
-                if index < 64, let propertyValue = registry.value(at: location) {
-                    if propertyValue["readOnly"]?.bool == true { node.readOnlyMask |= 1 << UInt64(index) }
-                    if propertyValue["writeOnly"]?.bool == true { node.writeOnlyMask |= 1 << UInt64(index) }
-                }
-            }
-        }
-        if let patterns = value["patternProperties"]?.members {
-            for (source, _) in patterns {
-                let pattern = try compilePattern(source, at: child("patternProperties"))
-                let schema = try compile(
-                    SchemaLocation(
-                        document: location.document,
-                        pointer: child("patternProperties").pointer + "/" + Value.escape(source)))
-                node.patternProperties.append((pattern, schema))
-            }
-        }
-        node.additionalProperties = try sub("additionalProperties")
-        if dialect != .draft4 && dialect != .openAPI30 { node.propertyNames = try sub("propertyNames") }
-        if dialect.isModern {
-            node.unevaluatedProperties = try sub("unevaluatedProperties")
-            if let dependent = value["dependentSchemas"]?.members {
-                for (name, _) in dependent {
-                    let schema = try compile(
-                        SchemaLocation(
-                            document: location.document,
-                            pointer: child("dependentSchemas").pointer + "/" + Value.escape(name)))
-                    node.dependentSchemas.append((node.keys.index(of: name), schema))
-                }
-            }
-        }
-        // `dependencies` (draft-04 to 07) split into `dependentSchemas` and `dependentRequired` in
-        // 2019-09; later documents still write it, and the suite's compatibility tests expect it
-        // honoured, so every dialect reads it.
-        if let dependencies = value["dependencies"]?.members {
-            for (name, dependency) in dependencies {
-                let trigger = node.keys.index(of: name)
-                if let names = dependency.items {
-                    if scope.validation {
-                        node.dependentRequired.append(
-                            (trigger, names.compactMap(\.string).map { node.keys.index(of: $0) }))
-                    }
-                } else {
-                    let schema = try compile(
-                        SchemaLocation(
-                            document: location.document,
-                            pointer: child("dependencies").pointer + "/" + Value.escape(name)))
-                    node.dependentSchemas.append((trigger, schema))
-                }
-            }
-        }
-        if let discriminator = value["discriminator"]?.members, !node.oneOf.isEmpty || !node.anyOf.isEmpty {
-            try readDiscriminator(node, discriminator, value: value, scope: scope.base, at: child("discriminator"))
-        }
-        while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
-
+        let keywords = KeywordReader(value: value, location: location, compiler: self)
+        guard try fillReferences(node, keywords, scope: scope) else { return }
+        try fillApplicators(node, keywords, dialect: dialect)
+        try fillArrays(node, keywords, dialect: dialect)
+        try fillObjects(node, keywords, scope: scope)
         // The format vocabulary: asserted by configuration, or by a meta-schema's format-assertion.
         if formats == .assert || registry.formatAssertingResources.contains(scope.base),
             let name = value["format"]?.string
         {
             node.format = Format(name)
         }
-        guard scope.validation else { return }
-        // The validation vocabulary.
-        if let type = value["type"] {
-            node.typesWritten = true
-            let names: [String]
-            switch type {
-            case .string(let name): names = [name]
-            case .array(let items): names = items.compactMap(\.string)
-            default: throw error(child("type"), "type must be a string or an array of strings")
-            }
-            var types: Schema.Types = []
-            for name in names {
-                switch name {
-                case "null": types.insert(.null)
-                case "boolean": types.insert(.boolean)
-                case "object": types.insert(.object)
-                case "array": types.insert(.array)
-                case "number": types.formUnion([.number, .integer])
-                case "integer": types.insert(.integer)
-                case "string": types.insert(.string)
-                default: throw error(child("type"), "unknown type \"\(name)\"")
-                }
-            }
-            if dialect == .openAPI30, value["nullable"]?.bool == true { types.insert(.null) }
-            node.types = types
-        }
-        if let values = value["enum"] {
-            guard let items = values.items else { throw error(child("enum"), "enum must be an array") }
-            var items30 = items
-            // OpenAPI 3.0: `nullable: true` admits null even when enum does not list it.
-            if dialect == .openAPI30, value["nullable"]?.bool == true, !items.contains(.null) { items30.append(.null) }
-            node.enumValues = items30
-            node.needsWholeValue = items.contains { $0.items != nil || $0.members != nil }
-        }
-        if dialect != .draft4 && dialect != .openAPI30, let constant = value["const"] {
-            node.constValue = constant
-            if constant.items != nil || constant.members != nil { node.needsWholeValue = true }
-        }
-        node.minimum = try number("minimum")
-        node.maximum = try number("maximum")
-        if dialect == .draft4 || dialect == .openAPI30 {
-            if value["exclusiveMinimum"]?.bool == true {
-                node.exclusiveMinimum = node.minimum
-                node.minimum = nil
-            }
-            if value["exclusiveMaximum"]?.bool == true {
-                node.exclusiveMaximum = node.maximum
-                node.maximum = nil
-            }
-        } else {
-            node.exclusiveMinimum = try number("exclusiveMinimum")
-            node.exclusiveMaximum = try number("exclusiveMaximum")
-        }
-        if let divisor = try number("multipleOf") {
-            guard !divisor.negative, !divisor.isZero else {
-                throw error(child("multipleOf"), "multipleOf must be above 0")
-            }
-            node.multipleOf = divisor
-        }
-        node.minLength = try count("minLength")
-        node.maxLength = try count("maxLength")
-        if let source = value["pattern"] {
-            guard let text = source.string else { throw error(child("pattern"), "pattern must be a string") }
-            node.pattern = try compilePattern(text, at: child("pattern"))
-        }
-        node.minItems = try count("minItems")
-        node.maxItems = try count("maxItems")
-        node.uniqueItems = value["uniqueItems"]?.bool ?? false
-        if node.contains != nil {
-            if dialect.isModern {
-                node.minContains = try count("minContains") ?? 1
-                node.maxContains = try count("maxContains")
-            }
-        }
-        node.minProperties = try count("minProperties")
-        node.maxProperties = try count("maxProperties")
-        if let required = value["required"] {
-            guard let names = required.items?.compactMap(\.string) else {
-                throw error(child("required"), "required must be an array of strings")
-            }
-            for name in names {
-                let index = node.keys.index(of: name)
-                if index < 64 { node.requiredMask |= 1 << UInt64(index) } else { node.requiredBeyond.append(index) }
-            }
-        }
-        if dialect.isModern, let dependent = value["dependentRequired"]?.members {
-            for (name, names) in dependent {
-                let trigger = node.keys.index(of: name)
-                node.dependentRequired.append(
-                    (trigger, (names.items ?? []).compactMap(\.string).map { node.keys.index(of: $0) }))
-            }
-        }
+        if scope.validation { try fillValidation(node, keywords, dialect: dialect) }
         while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
     }
 
@@ -394,7 +154,7 @@ final class SchemaCompiler {
         }
     }
 
-    private func compilePattern(_ source: String, at location: SchemaLocation) throws(ContractError) -> Pattern {
+    func compilePattern(_ source: String, at location: SchemaLocation) throws(ContractError) -> Pattern {
         do {
             return try Pattern(source)
         } catch {

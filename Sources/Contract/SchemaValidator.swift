@@ -92,25 +92,53 @@ final class SchemaGraph: @unchecked Sendable {
 
 /// One body's validation in progress: the tokenizer's state and the open groups, nothing else.
 public struct BodyValidation {
-    private var engine: Engine?
-    private var fast: FastEngine?
+    /// Which engine runs: the flat program's, or the general one.
+    private enum Runner {
+        case fast(FastEngine)
+        case general(Engine)
+        /// Only while an engine is out being fed: taking it out of the enum keeps its buffers
+        /// uniquely referenced, so feeding never copies them.
+        case moving
+    }
+
+    private var runner: Runner
     private var tokenizer = Tokenizer()
 
-    init(engine: Engine) { self.engine = engine }
-    init(fast: FastEngine) { self.fast = fast }
+    init(engine: Engine) { runner = .general(engine) }
+    init(fast: FastEngine) { runner = .fast(fast) }
 
     /// Whether more bytes can change the verdict (false after malformed JSON or `max-depth`).
-    public var isOpen: Bool { !(fast?.stopped ?? engine!.stopped) && !tokenizer.failed }
+    public var isOpen: Bool {
+        let stopped: Bool =
+            switch runner {
+            case .fast(let engine): engine.stopped
+            case .general(let engine): engine.stopped
+            case .moving: true
+            }
+        return !stopped && !tokenizer.failed
+    }
 
     /// The violations so far.
-    public var verdictSoFar: Verdict { fast?.verdict ?? engine!.verdict }
+    public var verdictSoFar: Verdict {
+        switch runner {
+        case .fast(let engine): engine.verdict
+        case .general(let engine): engine.verdict
+        case .moving: Verdict()
+        }
+    }
 
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         guard isOpen else { return }
-        if fast != nil {
-            tokenizer.feed(bytes, into: &fast!)
-        } else {
-            tokenizer.feed(bytes, into: &engine!)
+        switch runner {
+        case .fast(var engine):
+            runner = .moving
+            tokenizer.feed(bytes, into: &engine)
+            runner = .fast(engine)
+        case .general(var engine):
+            runner = .moving
+            tokenizer.feed(bytes, into: &engine)
+            runner = .general(engine)
+        case .moving: break
         }
     }
 
@@ -120,12 +148,17 @@ public struct BodyValidation {
 
     /// The end of the body: the verdict.
     public mutating func finish() -> Verdict {
-        if isOpen {
-            if fast != nil {
-                tokenizer.finish(into: &fast!)
-            } else {
-                tokenizer.finish(into: &engine!)
-            }
+        guard isOpen else { return verdictSoFar }
+        switch runner {
+        case .fast(var engine):
+            runner = .moving
+            tokenizer.finish(into: &engine)
+            runner = .fast(engine)
+        case .general(var engine):
+            runner = .moving
+            tokenizer.finish(into: &engine)
+            runner = .general(engine)
+        case .moving: break
         }
         return verdictSoFar
     }

@@ -1,0 +1,281 @@
+/// One schema object being compiled: its value, where it is, and readers for its keywords.
+struct KeywordReader {
+    let value: Value
+    let location: SchemaLocation
+    let compiler: SchemaCompiler
+
+    /// The location of a keyword's value.
+    func child(_ name: String) -> SchemaLocation {
+        SchemaLocation(document: location.document, pointer: location.pointer + "/" + Value.escape(name))
+    }
+
+    /// The location of a member of a keyword's object (`properties/name`) or item of its array.
+    func child(_ name: String, _ member: String) -> SchemaLocation {
+        SchemaLocation(document: location.document, pointer: child(name).pointer + "/" + Value.escape(member))
+    }
+
+    func error(_ name: String, _ message: String) -> ContractError { compiler.error(child(name), message) }
+
+    /// The schema a keyword holds, compiled; `nil` when absent.
+    func sub(_ name: String) throws(ContractError) -> Schema? {
+        guard value[name] != nil else { return nil }
+        return try compiler.compile(child(name))
+    }
+
+    /// The schemas of a keyword's array, compiled.
+    func subs(_ name: String) throws(ContractError) -> [Schema] {
+        guard let entry = value[name] else { return [] }
+        guard let items = entry.items else { throw error(name, "\(name) must be an array of schemas") }
+        var out: [Schema] = []
+        for index in items.indices { out.append(try compiler.compile(child(name, String(index)))) }
+        return out
+    }
+
+    func count(_ name: String) throws(ContractError) -> Int? {
+        guard let entry = value[name] else { return nil }
+        guard let number = entry.number, number.isInteger, !number.negative, let integer = number.integer else {
+            throw error(name, "\(name) must be a non-negative integer")
+        }
+        return integer
+    }
+
+    func number(_ name: String) throws(ContractError) -> Number? {
+        guard let entry = value[name] else { return nil }
+        guard let number = entry.number else { throw error(name, "\(name) must be a number") }
+        return number
+    }
+}
+
+/// The keyword families of ``SchemaCompiler``'s `fill`, each read according to the dialect.
+extension SchemaCompiler {
+    /// `$ref`, `$dynamicRef` (2020-12), `$recursiveRef` (2019-09). Returns `false` when a `$ref`
+    /// hides its siblings (before 2019-09): nothing else of the schema is read.
+    func fillReferences(
+        _ node: Schema, _ keywords: KeywordReader, scope: (base: String, dialect: Dialect, validation: Bool)
+    ) throws(ContractError) -> Bool {
+        let value = keywords.value
+        let dialect = scope.dialect
+        if let reference = value["$ref"] {
+            guard let text = reference.string else { throw keywords.error("$ref", "$ref must be a string") }
+            node.ref = try compile(reference: text, base: scope.base)
+            if dialect.refOverridesSiblings { return false }
+        }
+        if dialect == .draft2020, let reference = value["$dynamicRef"]?.string {
+            let target = try registry.locate(reference, base: scope.base)
+            let targetNode = try compile(target)
+            var anchor: String?
+            let fragment = URIReference(reference).fragment ?? ""
+            if !fragment.isEmpty, !fragment.hasPrefix("/"),
+                registry.value(at: target)?["$dynamicAnchor"]?.string == fragment
+            {
+                anchor = fragment
+                usesDynamicReferences = true
+            }
+            node.dynamicRef = Schema.DynamicRef(target: targetNode, anchor: anchor)
+        }
+        if dialect == .draft2019, let reference = value["$recursiveRef"]?.string {
+            // Like `$ref`, unless its target says `$recursiveAnchor: true`: then the outermost
+            // resource of the dynamic scope that says so too (JSON Schema 2019-09 §8.2.4.2).
+            let target = try registry.locate(reference, base: scope.base)
+            var anchor: String?
+            if registry.value(at: target)?["$recursiveAnchor"]?.bool == true {
+                anchor = SchemaRegistry.recursiveAnchor
+                usesDynamicReferences = true
+            }
+            node.dynamicRef = Schema.DynamicRef(target: try compile(target), anchor: anchor)
+        }
+        return true
+    }
+
+    /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else` (always on: the applicator vocabulary).
+    func fillApplicators(_ node: Schema, _ keywords: KeywordReader, dialect: Dialect) throws(ContractError) {
+        node.allOf = try keywords.subs("allOf")
+        node.anyOf = try keywords.subs("anyOf")
+        node.oneOf = try keywords.subs("oneOf")
+        node.not = try keywords.sub("not")
+        if dialect != .draft4 && dialect != .draft6 && dialect != .openAPI30 {
+            node.ifSchema = try keywords.sub("if")
+            if node.ifSchema != nil {
+                node.thenSchema = try keywords.sub("then")
+                node.elseSchema = try keywords.sub("else")
+            }
+        }
+    }
+
+    /// `prefixItems`/`items` (2020-12), `items`/`additionalItems` (earlier), `contains`,
+    /// `unevaluatedItems`.
+    func fillArrays(_ node: Schema, _ keywords: KeywordReader, dialect: Dialect) throws(ContractError) {
+        if dialect == .draft2020 {
+            node.prefixItems = try keywords.subs("prefixItems")
+            node.items = try keywords.sub("items")
+        } else if let items = keywords.value["items"] {
+            if case .array = items {
+                node.prefixItems = try keywords.subs("items")
+                node.items = try keywords.sub("additionalItems")
+            } else {
+                node.items = try keywords.sub("items")
+            }
+        }
+        if dialect != .draft4 && dialect != .openAPI30 { node.contains = try keywords.sub("contains") }
+        if dialect.isModern { node.unevaluatedItems = try keywords.sub("unevaluatedItems") }
+    }
+
+    /// `properties` (with OpenAPI's `readOnly`/`writeOnly`), `patternProperties`,
+    /// `additionalProperties`, `propertyNames`, `unevaluatedProperties`, `dependentSchemas`,
+    /// `dependencies`, `discriminator`.
+    func fillObjects(
+        _ node: Schema, _ keywords: KeywordReader, scope: (base: String, dialect: Dialect, validation: Bool)
+    ) throws(ContractError) {
+        let value = keywords.value
+        let dialect = scope.dialect
+        if let properties = value["properties"] {
+            guard let members = properties.members else {
+                throw keywords.error("properties", "properties must be an object")
+            }
+            for (name, _) in members {
+                let index = node.keys.index(of: name)
+                while node.propertySchemas.count <= index { node.propertySchemas.append(nil) }
+                let location = keywords.child("properties", name)
+                node.propertySchemas[index] = try compile(location)
+                if index < 64, let propertyValue = registry.value(at: location) {
+                    if propertyValue["readOnly"]?.bool == true { node.readOnlyMask |= 1 << UInt64(index) }
+                    if propertyValue["writeOnly"]?.bool == true { node.writeOnlyMask |= 1 << UInt64(index) }
+                }
+            }
+        }
+        if let patterns = value["patternProperties"]?.members {
+            for (source, _) in patterns {
+                let pattern = try compilePattern(source, at: keywords.child("patternProperties"))
+                node.patternProperties.append((pattern, try compile(keywords.child("patternProperties", source))))
+            }
+        }
+        node.additionalProperties = try keywords.sub("additionalProperties")
+        if dialect != .draft4 && dialect != .openAPI30 { node.propertyNames = try keywords.sub("propertyNames") }
+        if dialect.isModern {
+            node.unevaluatedProperties = try keywords.sub("unevaluatedProperties")
+            for (name, _) in value["dependentSchemas"]?.members ?? [] {
+                node.dependentSchemas.append(
+                    (node.keys.index(of: name), try compile(keywords.child("dependentSchemas", name))))
+            }
+        }
+        // `dependencies` (draft-04 to 07) split into `dependentSchemas` and `dependentRequired` in
+        // 2019-09; later documents still write it, and the suite's compatibility tests expect it
+        // honoured, so every dialect reads it.
+        for (name, dependency) in value["dependencies"]?.members ?? [] {
+            let trigger = node.keys.index(of: name)
+            if let names = dependency.items {
+                if scope.validation {
+                    node.dependentRequired.append((trigger, names.compactMap(\.string).map { node.keys.index(of: $0) }))
+                }
+            } else {
+                node.dependentSchemas.append((trigger, try compile(keywords.child("dependencies", name))))
+            }
+        }
+        if let discriminator = value["discriminator"]?.members, !node.oneOf.isEmpty || !node.anyOf.isEmpty {
+            try readDiscriminator(
+                node, discriminator, value: value, scope: scope.base, at: keywords.child("discriminator"))
+        }
+        while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
+    }
+
+    /// The validation vocabulary: `type`, `enum`, `const`, the number, string, array and object
+    /// bounds, `required`, `dependentRequired` (OpenAPI 3.0's `nullable` and boolean exclusive
+    /// bounds included).
+    func fillValidation(_ node: Schema, _ keywords: KeywordReader, dialect: Dialect) throws(ContractError) {
+        let value = keywords.value
+        if let type = value["type"] {
+            node.typesWritten = true
+            let names: [String]
+            switch type {
+            case .string(let name): names = [name]
+            case .array(let items): names = items.compactMap(\.string)
+            default: throw keywords.error("type", "type must be a string or an array of strings")
+            }
+            var types: Schema.Types = []
+            for name in names {
+                switch name {
+                case "null": types.insert(.null)
+                case "boolean": types.insert(.boolean)
+                case "object": types.insert(.object)
+                case "array": types.insert(.array)
+                case "number": types.formUnion([.number, .integer])
+                case "integer": types.insert(.integer)
+                case "string": types.insert(.string)
+                default: throw keywords.error("type", "unknown type \"\(name)\"")
+                }
+            }
+            if dialect == .openAPI30, value["nullable"]?.bool == true { types.insert(.null) }
+            node.types = types
+        }
+        if let values = value["enum"] {
+            guard let items = values.items else { throw keywords.error("enum", "enum must be an array") }
+            var items30 = items
+            // OpenAPI 3.0: `nullable: true` admits null even when enum does not list it.
+            if dialect == .openAPI30, value["nullable"]?.bool == true, !items.contains(.null) { items30.append(.null) }
+            node.enumValues = items30
+            node.needsWholeValue = items.contains { $0.items != nil || $0.members != nil }
+        }
+        if dialect != .draft4 && dialect != .openAPI30, let constant = value["const"] {
+            node.constValue = constant
+            if constant.items != nil || constant.members != nil { node.needsWholeValue = true }
+        }
+        try fillBounds(node, keywords, dialect: dialect)
+        if let required = value["required"] {
+            guard let names = required.items?.compactMap(\.string) else {
+                throw keywords.error("required", "required must be an array of strings")
+            }
+            for name in names {
+                let index = node.keys.index(of: name)
+                if index < 64 { node.requiredMask |= 1 << UInt64(index) } else { node.requiredBeyond.append(index) }
+            }
+        }
+        if dialect.isModern, let dependent = value["dependentRequired"]?.members {
+            for (name, names) in dependent {
+                let trigger = node.keys.index(of: name)
+                node.dependentRequired.append(
+                    (trigger, (names.items ?? []).compactMap(\.string).map { node.keys.index(of: $0) }))
+            }
+        }
+    }
+
+    /// Number, string, array and object bounds.
+    private func fillBounds(_ node: Schema, _ keywords: KeywordReader, dialect: Dialect) throws(ContractError) {
+        let value = keywords.value
+        node.minimum = try keywords.number("minimum")
+        node.maximum = try keywords.number("maximum")
+        if dialect == .draft4 || dialect == .openAPI30 {
+            if value["exclusiveMinimum"]?.bool == true {
+                node.exclusiveMinimum = node.minimum
+                node.minimum = nil
+            }
+            if value["exclusiveMaximum"]?.bool == true {
+                node.exclusiveMaximum = node.maximum
+                node.maximum = nil
+            }
+        } else {
+            node.exclusiveMinimum = try keywords.number("exclusiveMinimum")
+            node.exclusiveMaximum = try keywords.number("exclusiveMaximum")
+        }
+        if let divisor = try keywords.number("multipleOf") {
+            guard !divisor.negative, !divisor.isZero else {
+                throw keywords.error("multipleOf", "multipleOf must be above 0")
+            }
+            node.multipleOf = divisor
+        }
+        node.minLength = try keywords.count("minLength")
+        node.maxLength = try keywords.count("maxLength")
+        if let source = value["pattern"] {
+            guard let text = source.string else { throw keywords.error("pattern", "pattern must be a string") }
+            node.pattern = try compilePattern(text, at: keywords.child("pattern"))
+        }
+        node.minItems = try keywords.count("minItems")
+        node.maxItems = try keywords.count("maxItems")
+        node.uniqueItems = value["uniqueItems"]?.bool ?? false
+        if node.contains != nil, dialect.isModern {
+            node.minContains = try keywords.count("minContains") ?? 1
+            node.maxContains = try keywords.count("maxContains")
+        }
+        node.minProperties = try keywords.count("minProperties")
+        node.maxProperties = try keywords.count("maxProperties")
+    }
+}
