@@ -166,7 +166,8 @@ extension Format {
                 else { return false }
                 index += 1
             }
-            guard index < scalars.count, index > 1 else { return false }
+            // `""` is a quoted string too (RFC 5321: `DQUOTE *QcontentSMTP DQUOTE`).
+            guard index < scalars.count else { return false }
             index += 1
         } else {
             let atext = Set("!#$%&'*+-/=?^_`{|}~".unicodeScalars)

@@ -208,12 +208,20 @@ enum Format {
         return true
     }
 
-    /// A non-negative integer without leading zeros, then `#` or a JSON Pointer
-    /// (draft-bhutton-relative-json-pointer-00 §3).
+    /// A non-negative integer without leading zeros, an optional index manipulation (`+1`,
+    /// `-2`), then `#` or a JSON Pointer (draft-bhutton-relative-json-pointer-00 §3).
     static func isRelativeJSONPointer(_ bytes: [UInt8]) -> Bool {
-        var index = 0
-        while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
-        guard index > 0, index == 1 || bytes[0] != 0x30 else { return false }
+        func integer(from start: Int) -> Int? {
+            var index = start
+            while index < bytes.count, bytes[index] >= 0x30 && bytes[index] <= 0x39 { index += 1 }
+            guard index > start, index == start + 1 || bytes[start] != 0x30 else { return nil }
+            return index
+        }
+        guard var index = integer(from: 0) else { return false }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            guard let end = integer(from: index + 1) else { return false }
+            index = end
+        }
         let rest = bytes[index...]
         if rest.first == UInt8(ascii: "#") { return rest.count == 1 }
         return isJSONPointer(String(decoding: rest, as: UTF8.self))

@@ -39,6 +39,22 @@ struct KeywordReader {
         return integer
     }
 
+    /// The members of a keyword whose value is a map of schemas (`properties`), and where the map
+    /// is. A map that is itself `{"$ref": "attributes.yml#/ids"}` is read as a JSON Reference to the
+    /// map (large OpenAPI descriptions write it; Redocly and Prism resolve it); a member named
+    /// `$ref` whose value is a schema stays a member.
+    func map(_ name: String) throws(ContractError) -> (members: [(String, Value)], at: SchemaLocation)? {
+        guard let entry = value[name] else { return nil }
+        guard let members = entry.members else { throw error(name, "\(name) must be an object") }
+        guard members.count == 1, let reference = entry["$ref"]?.string else { return (members, child(name)) }
+        let base = compiler.registry.scope(at: location).base
+        let target = try compiler.registry.locate(reference, base: base)
+        guard let resolved = compiler.registry.value(at: target)?.members else {
+            throw error(name, "\(name): $ref \"\(reference)\" is not an object of schemas")
+        }
+        return (resolved, target)
+    }
+
     func number(_ name: String) throws(ContractError) -> Number? {
         guard let entry = value[name] else { return nil }
         guard let number = entry.number else { throw error(name, "\(name) must be a number") }
@@ -128,14 +144,11 @@ extension SchemaCompiler {
     ) throws(ContractError) {
         let value = keywords.value
         let dialect = scope.dialect
-        if let properties = value["properties"] {
-            guard let members = properties.members else {
-                throw keywords.error("properties", "properties must be an object")
-            }
+        if let (members, map) = try keywords.map("properties") {
             for (name, _) in members {
                 let index = node.keys.index(of: name)
                 while node.propertySchemas.count <= index { node.propertySchemas.append(nil) }
-                let location = keywords.child("properties", name)
+                let location = SchemaLocation(document: map.document, pointer: map.pointer + "/" + Value.escape(name))
                 node.propertySchemas[index] = try compile(location)
                 if index < 64, let propertyValue = registry.value(at: location) {
                     if propertyValue["readOnly"]?.bool == true { node.readOnlyMask |= 1 << UInt64(index) }
@@ -143,10 +156,11 @@ extension SchemaCompiler {
                 }
             }
         }
-        if let patterns = value["patternProperties"]?.members {
+        if let (patterns, map) = try keywords.map("patternProperties") {
             for (source, _) in patterns {
-                let pattern = try compilePattern(source, at: keywords.child("patternProperties"))
-                node.patternProperties.append((pattern, try compile(keywords.child("patternProperties", source))))
+                let pattern = try compilePattern(source, at: map)
+                let location = SchemaLocation(document: map.document, pointer: map.pointer + "/" + Value.escape(source))
+                node.patternProperties.append((pattern, try compile(location)))
             }
         }
         node.additionalProperties = try keywords.sub("additionalProperties")

@@ -19,6 +19,11 @@ public enum ECMAScriptPattern {
     ///     without the `u` flag, and those escapes keep their plain meaning there.
     public static func translate(_ source: String, strict: Bool) throws(PatternError) -> String {
         var reader = Reader(scalars: Array(source.unicodeScalars), strict: strict)
+        guard strict else {
+            // A pattern that is not ECMA-262 at all (`(?i)`, `(?P<n>…)`, `\x4`) is left to PCRE2
+            // as it is, as before: documents written for other engines keep loading.
+            return (try? reader.pattern()) ?? source
+        }
         return try reader.pattern()
     }
 
@@ -44,44 +49,88 @@ public enum ECMAScriptPattern {
         }
 
         mutating func pattern() throws(PatternError) -> String {
-            var depth = 0
+            // Open groups: whether each is an assertion (a lookaround: no quantifier with `u`).
+            var groups: [Bool] = []
+            // Whether a quantifier may follow: after an atom, not after `(`, `|`, `^`, `$`, an
+            // assertion or another quantifier (ECMA-262 §22.2.1 with the `u` flag).
+            var quantifiable = false
+            var afterQuantifier = false
             while let scalar = peek() {
+                let wasAfterQuantifier = afterQuantifier
+                afterQuantifier = false
                 switch scalar {
                 case "\\":
+                    let next = peek(1)
                     try escape(inClass: false)
+                    quantifiable = next != "b" && next != "B"
                 case ".":
                     out += #"[^\n\r\x{2028}\x{2029}]"#
                     index += 1
+                    quantifiable = true
                 case "[":
                     try characterClass()
+                    quantifiable = true
                 case "(":
-                    try group()
-                    depth += 1
+                    groups.append(try group())
+                    quantifiable = false
                 case ")":
-                    guard depth > 0 else { throw fail("unmatched )") }
-                    depth -= 1
+                    guard let assertion = groups.popLast() else { throw fail("unmatched )") }
                     out += ")"
                     index += 1
+                    quantifiable = !assertion
+                case "|", "^", "$":
+                    out.unicodeScalars.append(scalar)
+                    index += 1
+                    quantifiable = false
+                case "*", "+", "?":
+                    if scalar == "?" && wasAfterQuantifier {
+                        out += "?"  // lazy
+                        index += 1
+                        quantifiable = false
+                        continue
+                    }
+                    guard quantifiable || !strict else { throw fail("nothing to repeat") }
+                    out.unicodeScalars.append(scalar)
+                    index += 1
+                    quantifiable = false
+                    afterQuantifier = true
                 case "{":
-                    if let length = quantifierLength() {
+                    if let (length, bounds) = quantifier() {
+                        guard quantifiable || !strict else { throw fail("nothing to repeat") }
+                        guard bounds || !strict else { throw fail("numbers out of order in {} quantifier") }
                         out += text(scalars[index..<(index + length)])
                         index += length
+                        quantifiable = false
+                        afterQuantifier = true
                     } else {
                         guard !strict else { throw fail("a lone { (escape it)") }
                         out += "\\{"
                         index += 1
+                        quantifiable = true
                     }
                 case "}", "]":
                     guard !strict else { throw fail("a lone \(scalar) (escape it)") }
                     out += "\\" + String(scalar)
                     index += 1
+                    quantifiable = true
                 default:
                     out.unicodeScalars.append(scalar)
                     index += 1
+                    quantifiable = true
                 }
             }
-            guard depth == 0 else { throw fail("missing )") }
+            guard groups.isEmpty else { throw fail("missing )") }
             return out
+        }
+
+        /// `{n}`, `{n,}`, `{n,m}`: its length from here and whether its bounds are in order; `nil`
+        /// when this is no quantifier.
+        func quantifier() -> (length: Int, ordered: Bool)? {
+            guard let length = quantifierLength() else { return nil }
+            let body = text(scalars[(index + 1)..<(index + length - 1)])
+            let parts = body.split(separator: ",", omittingEmptySubsequences: false)
+            if parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]) { return (length, low <= high) }
+            return (length, true)
         }
 
         /// `{n}`, `{n,}`, `{n,m}`: its length from here, or `nil` when this is no quantifier.
@@ -102,22 +151,24 @@ public enum ECMAScriptPattern {
             return peek(offset) == "}" ? offset + 1 : nil
         }
 
-        mutating func group() throws(PatternError) {
+        /// Copies a group's opening; whether it is an assertion (a lookahead or lookbehind).
+        mutating func group() throws(PatternError) -> Bool {
             index += 1
             guard peek() == "?" else {
                 out += "("
-                return
+                return false
             }
             let next = peek(1)
             switch next {
             case ":", "=", "!":
                 out += "(?" + String(next!)
                 index += 2
+                return next != ":"
             case "<":
                 if peek(2) == "=" || peek(2) == "!" {
                     out += "(?<" + String(peek(2)!)
                     index += 3
-                    return
+                    return true
                 }
                 var offset = 2
                 var name = ""
@@ -132,6 +183,7 @@ public enum ECMAScriptPattern {
                 guard peek(offset) == ">", !name.isEmpty else { throw fail("an unfinished group name") }
                 out += "(?<" + name + ">"
                 index += offset + 1
+                return false
             default:
                 throw fail("(? must be followed by :, =, !, <=, <! or <name> in ECMA-262")
             }
@@ -253,7 +305,7 @@ public enum ECMAScriptPattern {
             case (true, false, true): out += "[^" + space + "]"
             case (true, false, false): out += "(?:[" + members + "]|[^" + space + "])"
             case (true, true, true): out += "[" + space + "]"
-            case (true, true, false): out += "(?![" + members + "])[" + space + "]"
+            case (true, true, false): out += "(?:(?![" + members + "])[" + space + "])"
             }
         }
 

@@ -83,22 +83,26 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw CommandFailure.failed("cannot start the proxy: \(error)")
         }
-        let bundle = try caBundle(configuration)
-        defer { if let bundle { try? FileManager.default.removeItem(atPath: bundle) } }
-
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = arguments
-        child.environment = environment(proxy: "http://127.0.0.1:\(proxy.port)", bundle: bundle)
-        forwardSignals()
+        let bundle: String?
         do {
-            try child.run()
+            bundle = try caBundle(configuration)
         } catch {
             proxy.stop()
-            throw CommandFailure.failed("cannot run \(arguments[0]): \(error)")
+            throw error
         }
-        signalledChild = child.processIdentifier
-        child.waitUntilExit()
+        defer { if let bundle { try? FileManager.default.removeItem(atPath: bundle) } }
+
+        forwardSignals()
+        let child: pid_t
+        do {
+            child = try Self.spawn(
+                arguments, environment: environment(proxy: "http://127.0.0.1:\(proxy.port)", bundle: bundle))
+        } catch {
+            proxy.stop()
+            throw error
+        }
+        signalledChild = child
+        let status = Self.wait(for: child)
         signalledChild = 0
         proxy.stop()
 
@@ -111,8 +115,6 @@ struct RunCommand: ParsableCommand {
                 throw CommandFailure.failed("cannot write the report \(file): \(error)")
             }
         }
-        let status =
-            child.terminationReason == .uncaughtSignal ? 128 + child.terminationStatus : child.terminationStatus
         FileHandle.standardError.write(Data((summary(result) + "\n").utf8))
         if status != 0 { throw ExitCode(status) }
         if result.failedExchanges > 0 && failOn == "violations" { throw ExitCode(1) }
@@ -162,29 +164,75 @@ struct RunCommand: ParsableCommand {
         }
         if !bundle.isEmpty && bundle.last != 0x0A { bundle.append(0x0A) }
         bundle.append(local)
+        // A name nobody can guess, created only if it does not exist (no symlink followed).
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-run-ca-\(getpid()).pem"
+            "sluice-run-ca-\(UUID().uuidString).pem"
         ).path
-        guard FileManager.default.createFile(atPath: path, contents: bundle) else {
-            throw CommandFailure.failed("cannot write the CA bundle \(path)")
-        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
+        defer { close(descriptor) }
+        let written = bundle.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bundle.count else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
         return path
     }
 
-    /// SIGINT and SIGTERM to this process go on to CMD. A handler, not `SIG_IGN`: an ignored
-    /// signal stays ignored in CMD across `exec`, a handled one is reset to its default there.
+    /// SIGINT and SIGTERM sent to this process (by `kill`, a CI runner, a supervisor) go on to
+    /// CMD. CMD shares the terminal's process group, so a Ctrl-C reaches it (and what it started)
+    /// directly; a signal the kernel sent for the terminal is therefore not passed on twice.
     private func forwardSignals() {
-        // A parent may have them blocked (a test runner's thread): CMD inherits this mask too.
+        // A parent may have them blocked (a test runner's thread); CMD starts with none blocked.
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         for number in [SIGINT, SIGTERM] { sigaddset(&unblocked, number) }
         pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in [SIGINT, SIGTERM] {
-            signal(number) { number in
+            var action = sigaction()
+            action.sa_flags = SA_SIGINFO | SA_RESTART
+            action.__sigaction_handler.sa_sigaction = { number, info, _ in
+                // SI_USER and SI_QUEUE (kill, sigqueue) are 0 and below; the terminal's are above.
                 let pid = signalledChild
-                if pid > 0 { kill(pid, number) }
+                if pid > 0, let info, info.pointee.si_code <= 0 { kill(pid, number) }
             }
+            sigaction(number, &action, nil)
         }
+    }
+
+    /// Starts CMD (looked up on `PATH`) with `environment`, every signal at its default and none
+    /// blocked: what this process ignores (SIGPIPE, for its sockets) is not CMD's business.
+    static func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, arguments[0], nil, &attributes, argv, envp)
+        guard result == 0 else {
+            throw CommandFailure.failed("cannot run \(arguments[0]): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// CMD's exit status, or 128 + the signal that ended it (as shells report it).
+    static func wait(for pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return 1 }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 
 }

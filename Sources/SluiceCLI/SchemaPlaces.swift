@@ -37,7 +37,9 @@ struct SchemaPlaces {
             return (path, objectLine)
         }
         // Lines are kept for objects and arrays; a keyword's own line is found from its object's.
-        for index in (objectLine - 1)..<min(lines.count, objectLine + 200) where index >= 0 {
+        let first = max(objectLine - 1, 0)
+        guard first < lines.count else { return (path, objectLine) }
+        for index in first..<min(lines.count, objectLine + 200) {
             if Self.names(keyword, in: lines[index]) { return (path, index + 1) }
         }
         return (path, objectLine)

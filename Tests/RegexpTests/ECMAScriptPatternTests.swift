@@ -15,6 +15,7 @@ struct ECMAScriptPatternTests {
             ("^\\v$", "\u{0B}", true), ("^\\v$", "\n", false),
             ("^\\cJ$", "\n", true), ("^\\x41\\u0042\\u{43}$", "ABC", true), ("^[\\b]$", "\u{08}", true),
             ("^[[:alpha:]]$", ":]", true),  // no POSIX classes: "[" is a member, "]" a literal
+            ("^[^\\S\\r\\n]+$", "  \t", true), ("^[^\\S\\r\\n]+$", " \n", false),  // one atom, quantified
         ])
     func meaning(pattern: String, subject: String, expected: Bool) throws {
         #expect(try Pattern(pattern).search(subject) == (expected ? .match : .noMatch), "\(pattern) on \(subject)")
@@ -28,14 +29,18 @@ struct ECMAScriptPatternTests {
             ("\\a", false), ("(?P<name>x)", false), ("(?#comment)a", false), ("(?i)abc", false),
             ("\\Aabc\\z", false), ("a{", false), ("a}", false), ("]", false), ("\\-", false), ("(a", false),
             ("a)", false), ("\\c1", false), ("\\x4", false), ("\\u12", false), ("\\01", false),
+            ("*", false), ("+a", false), ("a**", false), ("a{3,1}", false), ("(?=a)*", false), ("^*", false),
+            ("a|*", false), ("a*?", true), ("(a)+", true), ("a{2}?", true), ("\\d+\\b", true), ("a{1,3}", true),
         ])
     func syntax(pattern: String, valid: Bool) {
         #expect(ECMAScriptPattern.isValid(pattern) == valid, "\(pattern)")
     }
 
-    @Test("Schemas' own patterns keep the escapes engines without the u flag accept")
+    @Test("Schemas' own patterns keep the escapes and constructs other engines accept")
     func lenient() throws {
         #expect(try Pattern("^a\\-b\\_c$").search("a-b_c") == .match)
         #expect(try Pattern("^{x}]$").search("{x}]") == .match)
+        #expect(try Pattern("(?i)^abc$").search("ABC") == .match)
+        #expect(try Pattern("^(?P<n>a)(?P=n)$").search("aa") == .match)
     }
 }

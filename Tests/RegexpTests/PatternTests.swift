@@ -27,7 +27,7 @@ struct PatternTests {
             _ = try Pattern("^(abc$")
         } throws: { error in
             guard let error = error as? PatternError else { return false }
-            return error.message == "missing )" && error.offset == 6
+            return error.message.contains("missing closing parenthesis") && error.offset == 6
         }
         #expect(throws: PatternError.self) { _ = try Pattern("a{2,1}") }
     }

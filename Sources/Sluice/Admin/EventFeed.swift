@@ -173,8 +173,8 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     }
 
     static func json(_ record: ExchangeRecord, time: Double) -> JSONValue {
-        // The response's checks: passed, failed (reported) or rejected; `null` when none ran (the
-        // exchange failed before them, or was not one a rule checks).
+        // The response's checks: passed, failed (reported) or rejected; `null` when the exchange
+        // failed before any check could run (an upstream failure, an injected fault).
         var validation: JSONValue = record.error == nil && record.status > 0 ? .string("passed") : .null
         if let failure = record.validationFailure { validation = .string("failed: " + failure) }
         switch record.error {

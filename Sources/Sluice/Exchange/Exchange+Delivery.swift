@@ -78,6 +78,7 @@ extension Exchange: TaskDelegate {
                         return .failed
                     }
                     if notes.contract == nil { notes.contract = outcome }
+                    notes.requestContractFailure = failure
                 }
             }
             return .end

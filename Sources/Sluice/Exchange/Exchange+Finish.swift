@@ -1,3 +1,4 @@
+import Contract
 import EventIO
 
 /// The driver's end of an exchange: one record for the monitors and the connection's turn, or,
@@ -51,6 +52,9 @@ extension Exchange {
             record.contractFailure = failure
         }
         record.contractCheck = contract?.record
+        if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
+            record.requestContractFailure = failure
+        }
         if recordTap != nil { recordIfDue(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)
         if capture != nil { env.watcher?.exchangeDidEnd(self) }

@@ -9,6 +9,9 @@ struct ExchangeNotes {
     var validationFailure: String?
     /// The contract's verdict on the response (or request).
     var contract: ContractRun.Outcome?
+    /// The request's broken contract in report mode, kept when the response's verdict follows
+    /// (both reach the record: coverage and reports count each).
+    var requestContractFailure: ContractFailure?
     /// What null stripping did.
     var transformNote: String?
     /// The failure the client got (or that cut its connection).

@@ -84,6 +84,8 @@ public struct ExchangeRecord: Sendable {
     public var contractFailure: ContractFailure? = nil
     /// What the rule's contract checked of the response (operation, status), when it checked it.
     public var contractCheck: ContractCheck? = nil
+    /// The request's broken contract (`requests: report`), when the response was checked too.
+    public var requestContractFailure: ContractFailure? = nil
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
     /// The response's `Cache-Status`.

@@ -89,6 +89,9 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
     private var table: [String: (rule: String, value: ContractReport.Case)] = [:]
     private var order: [String] = []
 
+    /// The most cases kept (rule × operation × status); the rest are counted under one per rule.
+    public static let maximumCases = 2000
+
     public init() {}
 
     /// The cases in the order they were first seen.
@@ -98,6 +101,9 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
 
     public func exchangeDidComplete(_ record: ExchangeRecord) {
         guard let rule = record.rule else { return }
+        if let failure = record.requestContractFailure {
+            add(rule: rule, check: nil, failure: failure, url: record.url, method: record.method, status: record.status)
+        }
         add(
             rule: rule, check: record.contractCheck, failure: record.contractFailure, url: record.url,
             method: record.method, status: record.status)
@@ -118,8 +124,15 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
         let status = requestOnly ? "request" : String(check?.status ?? clientStatus)
         let operation =
             template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" } ?? "\(method) (undocumented)"
-        let key = [rule, method, template ?? "", status].joined(separator: "\u{1F}")
+        var key = [rule, method, template ?? "", status].joined(separator: "\u{1F}")
         lock.withLock {
+            // Bounded: a schema contract's operations are its request paths; past the limit, new
+            // ones share one case per rule.
+            var operation = operation
+            if table[key] == nil && order.count >= Self.maximumCases {
+                key = rule + "\u{1F}(more)"
+                operation = "(more operations than coverage keeps)"
+            }
             var entry =
                 table[key]?.value
                 ?? ContractReport.Case(operation: operation, method: method, template: template, status: status)
