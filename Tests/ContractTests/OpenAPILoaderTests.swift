@@ -105,6 +105,16 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertGreaterThan(mutations, 10)
     }
 
+    func testAPropertiesMapNamedByRefIsReadFromItsFile() throws {
+        // `properties: {$ref: attributes.yml#/sprocket_sizes}`: a JSON Reference to the map
+        let sprocket = try SchemaValidator.load(
+            file: OpenAPITests.fixtures.appendingPathComponent("catalog/models/sprocket.yml").path)
+        XCTAssertTrue(sprocket.validate(Array(#"{"teeth": 12, "pitch_mm": 0.5}"#.utf8)).passed)
+        let verdict = sprocket.validate(Array(#"{"teeth": 2, "pitch_mm": 0}"#.utf8))
+        XCTAssertEqual(verdict.violations.map(\.pointer), ["/teeth", "/pitch_mm"])
+        XCTAssertTrue(verdict.violations.first?.schema.hasSuffix("attributes.yml#/sprocket_sizes/teeth") == true)
+    }
+
     func testARefCycleIsAnErrorThatNamesTheCycle() throws {
         XCTAssertThrowsError(
             try OpenAPIContract.load(file: OpenAPITests.fixtures.appendingPathComponent("cycle.yaml").path)
