@@ -303,7 +303,7 @@ struct CacheCommand: ParsableCommand {
             case "rule": "the rule (cache: false) or the will-cache hook refused it"
             case "incomplete": "the transfer ended early or the body did not match its length"
             case "method": "not a GET"
-            default: "see the README's Cache-Status table"
+            default: "see the Cache-Status table in docs/cache.md"
             }
         }
     }

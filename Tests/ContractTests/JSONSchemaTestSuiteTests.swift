@@ -17,7 +17,7 @@ final class JSONSchemaTestSuiteTests: XCTestCase {
     }
 
     /// Tests Sluice does not pass, by `folder/file | group | test`, each with its reason (the
-    /// README's "Contracts" section lists them too).
+    /// docs/contracts.md lists them too).
     static let exceptions: [String: String] = [
         "draft4/optional/zeroTerminatedFloats.json":
             "numbers are compared by value in every dialect: 1.0 is an integer, as draft-06 and later say",

@@ -1,4 +1,4 @@
-/// The `upstream.proxy` and `upstream.no_proxy` keys of ``ConfigLoader/keys`` (README "Behind a
+/// The `upstream.proxy` and `upstream.no_proxy` keys of ``ConfigLoader/keys`` (docs/forwarding.md "Behind a
 /// corporate proxy").
 extension ConfigLoader {
     static let parentKeys: [Key] = [

@@ -1,6 +1,6 @@
 /// The key reference, generated from the keys themselves.
 extension ConfigLoader {
-    /// The key reference as a Markdown table (README, `sluice check-config --reference`).
+    /// The key reference as a Markdown table (docs/configuration.md, `sluice check-config --reference`).
     public static var referenceMarkdown: String {
         var lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
         // A `|` inside a cell would end it: escape it.
