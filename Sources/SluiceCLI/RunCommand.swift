@@ -21,8 +21,8 @@ struct RunCommand: ParsableCommand {
             Sluice starts on an ephemeral loopback port; CMD gets HTTP_PROXY and HTTPS_PROXY (both
             cases) and an empty NO_PROXY, so origins on loopback go through it too; when Sluice
             intercepts HTTPS, CMD also gets a CA bundle (the system's and Sluice's) named by
-            SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO,
-            PIP_CERT and AWS_CA_BUNDLE. SIGINT and SIGTERM are passed on to CMD.
+            SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS,
+            GIT_SSL_CAINFO, AWS_CA_BUNDLE and DENO_CERT. SIGINT and SIGTERM are passed on to CMD.
 
             The exit status is CMD's when it failed; else 1 when a contract was broken (and
             --fail-on is violations); else 0.
@@ -95,8 +95,8 @@ struct RunCommand: ParsableCommand {
         forwardSignals()
         let child: pid_t
         do {
-            child = try Self.spawn(
-                arguments, environment: environment(proxy: "http://127.0.0.1:\(proxy.port)", bundle: bundle))
+            let variables = ProxyEnvironment(proxy: "http://127.0.0.1:\(proxy.port)", noProxy: noProxy, bundle: bundle)
+            child = try Self.spawn(arguments, environment: variables.applied(to: ProcessInfo.processInfo.environment))
         } catch {
             proxy.stop()
             throw error
@@ -131,49 +131,13 @@ struct RunCommand: ParsableCommand {
         return line
     }
 
-    /// CMD's environment: the proxy in both cases, NO_PROXY as given, the CA bundle when there is one.
-    func environment(proxy: String, bundle: String?) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] { environment[name] = proxy }
-        for name in ["ALL_PROXY", "all_proxy"] { environment.removeValue(forKey: name) }
-        environment["NO_PROXY"] = noProxy
-        environment["no_proxy"] = noProxy
-        if let bundle {
-            for name in [
-                "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
-                "PIP_CERT", "AWS_CA_BUNDLE",
-            ] {
-                environment[name] = bundle
-            }
-        }
-        return environment
-    }
-
     /// The system's CAs and Sluice's in one PEM file, when Sluice intercepts HTTPS (so that CMD
-    /// trusts the intercepted origins and still every other one).
+    /// trusts the intercepted origins and still every other one); removed at the end.
     func caBundle(_ configuration: Configuration) throws -> String? {
-        guard configuration.tls.isConfigured(rules: configuration.rules),
-            let local = FileManager.default.contents(atPath: configuration.tls.caCert)
-        else { return nil }
-        var bundle = Data()
-        for system in ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"] {
-            if let data = FileManager.default.contents(atPath: system) {
-                bundle = data
-                break
-            }
-        }
-        if !bundle.isEmpty && bundle.last != 0x0A { bundle.append(0x0A) }
-        bundle.append(local)
-        // A name nobody can guess, created only if it does not exist (no symlink followed).
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-run-ca-\(UUID().uuidString).pem"
-        ).path
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
-        defer { close(descriptor) }
-        let written = bundle.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bundle.count else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
-        return path
+        guard let contents = ProxyEnvironment.bundleContents(configuration) else { return nil }
+        return try ProxyEnvironment.writeExclusively(
+            contents, directory: FileManager.default.temporaryDirectory.path,
+            name: "sluice-run-ca-\(UUID().uuidString).pem")
     }
 
     /// SIGINT and SIGTERM sent to this process (by `kill`, a CI runner, a supervisor) go on to

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import Sluice
+
+/// `sluice env`: the lines that point a shell at the proxy this configuration runs
+/// (`eval "$(sluice env)"`), the same environment `sluice run` gives its command.
+struct EnvCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "env",
+        abstract: "Print the lines that point a terminal at Sluice (eval \"$(sluice env)\").",
+        discussion: """
+            The proxy variables in both cases (HTTP_PROXY, https_proxy, …) name this configuration's
+            listen address; NO_PROXY is emptied, so origins on loopback go through Sluice too
+            (--no-proxy LIST exempts hosts). When Sluice intercepts HTTPS, a CA bundle (the system's
+            CAs plus Sluice's, written next to Sluice's CA) is named by the variables OpenSSL, curl,
+            Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. --unset prints
+            the lines that undo it.
+              eval "$(sluice env --config my.yaml)"
+              sluice env --shell fish | source
+              sluice env --shell powershell | Invoke-Expression
+            """)
+
+    enum Shell: String, ExpressibleByArgument, CaseIterable {
+        case sh, fish, powershell
+    }
+
+    @OptionGroup var options: ConfigOptions
+    @Option(help: "sh (default: bash, zsh, dash), fish or powershell.") var shell: Shell = .sh
+    @Option(name: .customLong("no-proxy"), help: "Hosts reached directly (NO_PROXY), comma-separated.")
+    var noProxy = ""
+    @Flag(help: "Print the lines that remove these variables.") var unset = false
+
+    func run() throws {
+        if unset {
+            let names =
+                ProxyEnvironment.proxyNames + ProxyEnvironment.noProxyNames + ProxyEnvironment.bundleNames
+            print(names.map(remove).joined(separator: "\n"))
+            return
+        }
+        let (configuration, _) = try options.load()
+        let listen = configuration.listen
+        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+            throw CommandFailure.failed("listen is not HOST:PORT: \(listen)")
+        }
+        // A wildcard listener is reached on loopback from this machine.
+        let written = String(listen[..<colon])
+        let host = ["0.0.0.0", "::", "[::]", ""].contains(written) ? "127.0.0.1" : written
+        var bundle: String?
+        if configuration.tls.isConfigured(rules: configuration.rules) {
+            guard let contents = ProxyEnvironment.bundleContents(configuration) else {
+                throw CommandFailure.noInput(
+                    "Sluice intercepts HTTPS but has no CA yet at \(configuration.tls.caCert): run `sluice ca init` (or start `sluice serve` once) with this configuration"
+                )
+            }
+            let directory = (configuration.tls.caCert as NSString).deletingLastPathComponent
+            let path = (directory as NSString).appendingPathComponent("sluice-ca-bundle.pem")
+            // Written anew each time (the system's CAs change with updates); the old file is
+            // removed first so that a planted symlink is never followed.
+            try? FileManager.default.removeItem(atPath: path)
+            bundle = try ProxyEnvironment.writeExclusively(
+                contents, directory: directory, name: "sluice-ca-bundle.pem")
+        }
+        let environment = ProxyEnvironment(proxy: "http://\(host):\(port)", noProxy: noProxy, bundle: bundle)
+        var lines = ProxyEnvironment.clearedNames.map(remove)
+        lines += environment.assignments.map { set($0.0, $0.1) }
+        if bundle != nil {
+            lines.append(comment("Java reads no variable: import Sluice's CA into a truststore (keytool -importcert)."))
+            lines.append(comment("Go reads SSL_CERT_FILE on Linux; on macOS trust the CA in the keychain."))
+        }
+        lines.append(comment("undo: sluice env --unset\(shell == .sh ? "" : " --shell \(shell.rawValue)")"))
+        print(lines.joined(separator: "\n"))
+    }
+
+    private func set(_ name: String, _ value: String) -> String {
+        switch shell {
+        case .sh: "export \(name)=\(quoted(value))"
+        case .fish: "set -gx \(name) \(quoted(value))"
+        case .powershell: "$env:\(name) = \(quoted(value))"
+        }
+    }
+
+    private func remove(_ name: String) -> String {
+        switch shell {
+        case .sh: "unset \(name)"
+        case .fish: "set -e \(name)"
+        case .powershell: "Remove-Item Env:\(name) -ErrorAction SilentlyContinue"
+        }
+    }
+
+    private func comment(_ text: String) -> String { "# " + text }
+
+    /// In single quotes, where nothing expands; a quote inside is closed, escaped and reopened for
+    /// sh, escaped for fish, doubled for PowerShell.
+    func quoted(_ value: String) -> String {
+        let inner: String =
+            switch shell {
+            case .sh: value.replacingOccurrences(of: "'", with: #"'\''"#)
+            case .fish: value.replacingOccurrences(of: "\\", with: #"\\"#).replacingOccurrences(of: "'", with: #"\'"#)
+            case .powershell: value.replacingOccurrences(of: "'", with: "''")
+            }
+        return "'" + inner + "'"
+    }
+}

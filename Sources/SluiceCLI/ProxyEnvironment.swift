@@ -1,0 +1,72 @@
+import Foundation
+import Sluice
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What points a process at Sluice: the proxy variables in both cases, `NO_PROXY`, and, when
+/// Sluice intercepts HTTPS, a CA bundle (the system's CAs and Sluice's) named by the variables the
+/// common runtimes read. `sluice run` gives it to its command; `sluice env` prints it for a shell.
+struct ProxyEnvironment {
+    /// `http://127.0.0.1:8080`.
+    var proxy: String
+    /// Hosts reached directly; empty by default (origins on loopback go through Sluice too).
+    var noProxy: String
+    /// The CA bundle's path, when Sluice intercepts.
+    var bundle: String?
+
+    static let proxyNames = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]
+    static let noProxyNames = ["NO_PROXY", "no_proxy"]
+    /// OpenSSL and what reads its variable (curl, Ruby, Go, Deno's OpenSSL-free TLS aside),
+    /// Python requests and pip, curl, Node, git, the AWS CLI and SDKs, Deno.
+    static let bundleNames = [
+        "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO",
+        "AWS_CA_BUNDLE", "DENO_CERT",
+    ]
+    /// A proxy for everything would bypass the per-scheme ones.
+    static let clearedNames = ["ALL_PROXY", "all_proxy"]
+
+    /// The variables to set, in a stable order.
+    var assignments: [(String, String)] {
+        Self.proxyNames.map { ($0, proxy) } + Self.noProxyNames.map { ($0, noProxy) }
+            + (bundle.map { path in Self.bundleNames.map { ($0, path) } } ?? [])
+    }
+
+    /// `environment` with these applied.
+    func applied(to environment: [String: String]) -> [String: String] {
+        var out = environment
+        for name in Self.clearedNames { out.removeValue(forKey: name) }
+        for (name, value) in assignments { out[name] = value }
+        return out
+    }
+
+    /// The system's CA certificates (Debian, Fedora, Alpine and macOS places), then Sluice's CA,
+    /// as one PEM text; `nil` when Sluice does not intercept or has no CA yet.
+    static func bundleContents(_ configuration: Configuration) -> Data? {
+        guard configuration.tls.isConfigured(rules: configuration.rules),
+            let local = FileManager.default.contents(atPath: configuration.tls.caCert)
+        else { return nil }
+        var bundle = Data()
+        for system in ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"] {
+            if let data = FileManager.default.contents(atPath: system) {
+                bundle = data
+                break
+            }
+        }
+        if !bundle.isEmpty && bundle.last != 0x0A { bundle.append(0x0A) }
+        bundle.append(local)
+        return bundle
+    }
+
+    /// Writes `contents` to a new file nobody could have guessed or planted (no symlink followed).
+    static func writeExclusively(_ contents: Data, directory: String, name: String) throws -> String {
+        let path = (directory as NSString).appendingPathComponent(name)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
+        defer { close(descriptor) }
+        let written = contents.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == contents.count else { throw CommandFailure.failed("cannot write the CA bundle \(path)") }
+        return path
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+/// `sluice env`: a shell pointed at a running `sluice serve` by `eval "$(sluice env)"`, then real
+/// clients (Python requests, curl) through an intercepted HTTPS origin.
+@Suite(
+    "sluice env", .serialized, .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+struct EnvCommandTests {
+    @Test("The lines for sh, fish and PowerShell, and --unset; nothing about a CA when Sluice does not intercept")
+    func lines() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("plain.yaml").path
+        try "listen: \"127.0.0.1:3128\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let sh = try CLI.run(["env", "--config", config, "--no-proxy", "internal.example"])
+        #expect(sh.status == 0)
+        #expect(sh.output.contains("unset ALL_PROXY\n"))
+        #expect(sh.output.contains("export HTTP_PROXY='http://127.0.0.1:3128'\n"))
+        #expect(sh.output.contains("export https_proxy='http://127.0.0.1:3128'\n"))
+        #expect(sh.output.contains("export NO_PROXY='internal.example'\n"))
+        #expect(!sh.output.contains("SSL_CERT_FILE"), "\(sh.output)")
+        let fish = try CLI.run(["env", "--config", config, "--shell", "fish"])
+        #expect(fish.output.contains("set -gx HTTPS_PROXY 'http://127.0.0.1:3128'\n"))
+        let powershell = try CLI.run(["env", "--config", config, "--shell", "powershell"])
+        #expect(powershell.output.contains("$env:HTTP_PROXY = 'http://127.0.0.1:3128'\n"))
+        let unset = try CLI.run(["env", "--unset"])
+        #expect(unset.output.contains("unset HTTPS_PROXY\nunset http_proxy\n"))
+        #expect(unset.output.contains("unset REQUESTS_CA_BUNDLE\n"))
+    }
+
+    @Test("eval \"$(sluice env)\" points requests and curl at an intercepting Sluice: the origin answers through it")
+    func evalInAShell() throws {
+        // Given an HTTPS origin with a test CA and a running sluice that intercepts it
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pki = try TestPKI(in: directory)
+        let (certificate, key) = try pki.serverFiles()
+        let (origin, originPort) = try TestVenv.start("run/origin.py", [certificate, key])
+        defer { TestVenv.stop(origin) }
+        let probe = try TestListener()
+        let port = probe.port
+        probe.closeUnused()
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try """
+        listen: "127.0.0.1:\(port)"
+        cache: { path: cache.sqlite }
+        connect_ports: [\(originPort)]
+        tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }
+        defaults: { tls: { ca_file: \(pki.caPath) } }
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let (serve, pipe, _) = try CLI.serve(["--config", config, "--listen", "127.0.0.1:\(port)"])
+        pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+        defer {
+            serve.terminate()
+            serve.waitUntilExit()
+        }
+        let url = "https://localhost:\(originPort)/v1/widgets/1"
+        // When a shell evaluates `sluice env` and runs the clients with nothing else set
+        let script = """
+            eval "$("$SLUICE" env --config "$CONFIG")" &&
+            "$PYTHON" "$CLIENT" "$URL" &&
+            curl -s -o /dev/null -w 'curl %{http_code}\\n' "$URL" &&
+            echo "bundle $SSL_CERT_FILE"
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", script]
+        var environment = CLI.environment()
+        for name in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "SSL_CERT_FILE", "CURL_CA_BUNDLE"] {
+            environment[name] = nil
+        }
+        environment["SLUICE"] = CLI.binary.path
+        environment["CONFIG"] = config
+        environment["PYTHON"] = TestVenv.python
+        environment["CLIENT"] = TestVenv.script("run/client.py")
+        environment["URL"] = url
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        // Then both went through Sluice, trusting its CA from the bundle next to it
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("200 \(url)"), "\(text)")
+        #expect(text.contains("curl 200"), "\(text)")
+        #expect(text.contains("bundle \(directory.path)/sluice-ca-bundle.pem"), "\(text)")
+        let bundle = try String(contentsOfFile: directory.path + "/sluice-ca-bundle.pem", encoding: .utf8)
+        let ca = try String(contentsOfFile: directory.path + "/ca.pem", encoding: .utf8)
+        #expect(bundle.hasSuffix(ca))
+        #expect(bundle.components(separatedBy: "BEGIN CERTIFICATE").count > 2, "the system's CAs come first")
+    }
+}
