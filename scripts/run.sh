@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Sets up, builds (release) and runs the proxy on its defaults: conf/sluice.yaml, 127.0.0.1:8080.
-# Extra arguments go to `sluice serve` (e.g. --listen 127.0.0.1:3128).
+# Extra arguments go to `sluice serve` (e.g. --listen 127.0.0.1:3128); `--config my.yaml` runs
+# your file instead of conf/sluice.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-swift build -c release
+scripts/build-release.sh
 mkdir -p var
-exec .build/release/sluice serve --config conf/sluice.yaml "$@"
+config=(--config conf/sluice.yaml)
+for argument in "$@"; do
+  case "$argument" in --config | --config=*) config=() ;; esac
+done
+echo "run: .build/release/sluice serve ${config[*]} $* (scripts/install.sh puts sluice on PATH)" >&2
+exec .build/release/sluice serve "${config[@]}" "$@"

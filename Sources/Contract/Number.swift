@@ -88,11 +88,24 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
 
     public var isZero: Bool { digits.isEmpty }
 
+    /// The value as JavaScript writes a number: plain decimals from 10⁻⁶ to below 10²¹ (`1.5`,
+    /// `0.000001`, `1000`), else one digit before the point and an exponent (`1.5e30`, `2e-9`).
+    /// Every digit is kept: the text reads back as the same value.
     public var description: String {
         if let small { return String(small) }
-        var text = negative ? "-0." : "0."
-        for digit in digits { text.append(Character(Unicode.Scalar(digit + 0x30))) }
-        return text + "e\(exponent)"
+        guard !digits.isEmpty else { return "0" }
+        var text = negative ? "-" : ""
+        let significant = String(decoding: digits.map { $0 + 0x30 }, as: UTF8.self)
+        if exponent <= 0 && exponent > -6 {
+            text += "0." + String(repeating: "0", count: -exponent) + significant
+        } else if exponent > 0 && exponent < digits.count {
+            text += significant.prefix(exponent) + "." + significant.dropFirst(exponent)
+        } else if exponent >= digits.count && exponent <= 21 {
+            text += significant + String(repeating: "0", count: exponent - digits.count)
+        } else {
+            text += significant.prefix(1) + (digits.count > 1 ? "." + significant.dropFirst() : "") + "e\(exponent - 1)"
+        }
+        return text
     }
 
     /// A `Double` near the value (for messages and sizes, never for comparisons).

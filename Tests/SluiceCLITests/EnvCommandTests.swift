@@ -55,6 +55,8 @@ struct EnvCommandTests {
             serve.terminate()
             serve.waitUntilExit()
         }
+        // Listening means started: the CA exists from then on.
+        _ = try CLI.connect(port)
         let url = "https://localhost:\(originPort)/v1/widgets/1"
         // When a shell evaluates `sluice env` and runs the clients with nothing else set
         let script = """

@@ -23,7 +23,18 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
 
     init(loop: EventLoop) { self.loop = loop }
 
+    /// The last exchanges (without their bodies) and when they ended, oldest first from
+    /// `historyStart`: a page opened now lists what came before it.
+    private var history: [(record: ExchangeRecord, time: Double)] = []
+    private var historyStart = 0
+    static let historyLimit = 200
+
     func subscribe(_ connection: AdminConnection) {
+        for offset in 0..<history.count {
+            let (record, time) = history[(historyStart + offset) % history.count]
+            connection.connection.write(
+                Array(("event: exchange\ndata: " + EventFeed.json(record, time: time).json + "\n\n").utf8))
+        }
         subscribers.append(connection)
         if progressTimer == nil {
             let timer = Timer(loop: loop, repeats: true) { [unowned self] in self.sendProgress() }
@@ -159,6 +170,14 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     func exchangeDidComplete(_ record: ExchangeRecord) {
         let now = clock()
         series.count(record, now: now)
+        var kept = record
+        kept.capture = nil
+        if history.count < EventFeed.historyLimit {
+            history.append((kept, now))
+        } else {
+            history[historyStart] = (kept, now)
+            historyStart = (historyStart + 1) % EventFeed.historyLimit
+        }
         guard !subscribers.isEmpty else { return }
         if let capture = record.capture { bodies.keep(record.id, capture) }
         send("exchange", EventFeed.json(record, time: now))

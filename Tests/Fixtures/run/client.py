@@ -16,8 +16,9 @@ for url in arguments.urls:
     answer = requests.get(url, timeout=10)
     print(answer.status_code, url, flush=True)
 if arguments.wait:
-    print("waiting", flush=True)
     try:
+        # Inside the try: the signal may come as soon as "waiting" is out.
+        print("waiting", flush=True)
         time.sleep(60)
     except KeyboardInterrupt:
         print("interrupted", flush=True)

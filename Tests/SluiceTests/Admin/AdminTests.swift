@@ -206,6 +206,37 @@ struct AdminTests {
         _ = try client.reader.readResponse(method: "GET")
     }
 
+    @Test("GET /events first lists the exchanges that completed before it was opened (the last 200)")
+    func eventsBeforeOpening() throws {
+        // Given two exchanges made while nobody watched
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let client = try RawClient(port: proxy.port)
+        for path in ["/earlier-1", "/earlier-2"] { _ = try client.request(RawClient.get(origin.url(path))) }
+        #expect(proxy.waitUntil { proxy.stats.responses >= 2 })
+
+        // When the page opens the event stream
+        let watcher = try RawClient(port: admin)
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try #require(try watcher.reader.readHead())
+        var urls: [String] = []
+        var kind = ""
+        for _ in 0..<20 where urls.count < 2 {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: "), kind == "exchange",
+                let event = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
+            {
+                urls.append(event["url"] as? String ?? "")
+            }
+        }
+
+        // Then both come first, oldest first, without bodies kept for them
+        #expect(urls == [origin.url("/earlier-1"), origin.url("/earlier-2")])
+    }
+
     @Test("GET /events streams one event per completed exchange")
     func events() throws {
         let origin = try Self.origin()
