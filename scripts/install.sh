@@ -3,7 +3,6 @@
 #   scripts/install.sh [--prefix DIR]     # default ~/.local/bin
 # The binary carries its Swift runtime; it needs the Debian libraries scripts/setup.sh installs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 prefix="$HOME/.local/bin"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -13,6 +12,10 @@ while [ $# -gt 0 ]; do
     *) echo "install: unknown argument $1 (usage: scripts/install.sh [--prefix DIR])" >&2; exit 64 ;;
   esac
 done
+# A prefix is read from where you are (and `~/` as your home), before moving to the repository.
+case "$prefix" in "~/"*) prefix="$HOME/${prefix#\~/}" ;; esac
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build-release.sh
 mkdir -p "$prefix"

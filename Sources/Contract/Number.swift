@@ -88,8 +88,9 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
 
     public var isZero: Bool { digits.isEmpty }
 
-    /// The value as JavaScript writes a number: plain decimals from 10⁻⁶ to below 10²¹ (`1.5`,
-    /// `0.000001`, `1000`), else one digit before the point and an exponent (`1.5e30`, `2e-9`).
+    /// The value as JavaScript writes a number, without the `+` of a positive exponent: plain
+    /// decimals from 10⁻⁶ to below 10²¹ (`1.5`, `0.000001`, `1000`), else one digit before the point
+    /// and an exponent (`1.5e30`, `2e-9`).
     /// Every digit is kept: the text reads back as the same value.
     public var description: String {
         if let small { return String(small) }

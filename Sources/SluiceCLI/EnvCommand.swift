@@ -52,15 +52,25 @@ struct EnvCommand: ParsableCommand {
                     "Sluice intercepts HTTPS but has no CA yet at \(configuration.tls.caCert): run `sluice ca init` (or start `sluice serve` once) with this configuration"
                 )
             }
-            let directory = (configuration.tls.caCert as NSString).deletingLastPathComponent
-            let path = (directory as NSString).appendingPathComponent("sluice-ca-bundle.pem")
-            // Written anew each time (the system's CAs change with updates); the old file is
-            // removed first so that a planted symlink is never followed.
-            try? FileManager.default.removeItem(atPath: path)
-            bundle = try ProxyEnvironment.writeExclusively(
-                contents, directory: directory, name: "sluice-ca-bundle.pem")
+            // Written anew each time (the system's CAs change with updates), in one step.
+            bundle = try ProxyEnvironment.replace(
+                contents, directory: (configuration.tls.caCert as NSString).deletingLastPathComponent,
+                name: "sluice-ca-bundle.pem")
         }
-        let environment = ProxyEnvironment(proxy: "http://\(host):\(port)", noProxy: noProxy, bundle: bundle)
+        // With proxy_auth, the credentials go in the URL, as clients expect them there.
+        var credentials = ""
+        if let auth = configuration.proxyAuth {
+            guard let data = FileManager.default.contents(atPath: auth.passwordFile),
+                let password = String(decoding: data, as: UTF8.self).split(separator: "\n").first
+            else { throw CommandFailure.noInput("cannot read proxy_auth.password_file \(auth.passwordFile)") }
+            let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+            func encoded(_ text: some StringProtocol) -> String {
+                String(text).addingPercentEncoding(withAllowedCharacters: allowed) ?? String(text)
+            }
+            credentials = encoded(auth.user) + ":" + encoded(password.trimmingCharacters(in: ["\r"])) + "@"
+        }
+        let environment = ProxyEnvironment(
+            proxy: "http://\(credentials)\(host):\(port)", noProxy: noProxy, bundle: bundle)
         var lines = ProxyEnvironment.clearedNames.map(remove)
         lines += environment.assignments.map { set($0.0, $0.1) }
         if bundle != nil {

@@ -59,6 +59,19 @@ struct ProxyEnvironment {
         return bundle
     }
 
+    /// Writes `contents` to `name` in `directory` in one step: a new file of its own (nobody could
+    /// have guessed or planted it), renamed over the name (`rename(2)` replaces a symlink there
+    /// without following it), so a reader never sees it missing or half written.
+    static func replace(_ contents: Data, directory: String, name: String) throws -> String {
+        let temporary = try writeExclusively(contents, directory: directory, name: ".\(name).\(UUID().uuidString)")
+        let path = (directory as NSString).appendingPathComponent(name)
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw CommandFailure.failed("cannot write the CA bundle \(path)")
+        }
+        return path
+    }
+
     /// Writes `contents` to a new file nobody could have guessed or planted (no symlink followed).
     static func writeExclusively(_ contents: Data, directory: String, name: String) throws -> String {
         let path = (directory as NSString).appendingPathComponent(name)

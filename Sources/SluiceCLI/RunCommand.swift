@@ -10,6 +10,8 @@ import Sluice
 /// The process `sluice run` passes SIGINT and SIGTERM on to (0: none yet); read by a signal
 /// handler, so a plain global.
 nonisolated(unsafe) private var signalledChild: pid_t = 0
+/// A signal that came before CMD was started (passed on once it is).
+nonisolated(unsafe) private var pendingSignal: Int32 = 0
 
 /// `sluice run -- CMD ARGS…`: a command's traffic through a Sluice of its own, and its rules'
 /// contracts as a report and an exit status (for CI).
@@ -69,6 +71,8 @@ struct RunCommand: ParsableCommand {
         configuration = configuration.with(listen: "127.0.0.1:0")
         configuration.admin.listen = ""
         configuration.log.access = false
+        // Its own loopback proxy for CMD alone: no credentials to hand out.
+        configuration.proxyAuth = nil
         // Sluice's own lines go to standard error, warnings and worse: standard output is CMD's.
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -102,6 +106,8 @@ struct RunCommand: ParsableCommand {
             throw error
         }
         signalledChild = child
+        // One that came while CMD was being started goes on now.
+        if pendingSignal != 0 { kill(child, pendingSignal) }
         let status = Self.wait(for: child)
         signalledChild = 0
         proxy.stop()
@@ -154,8 +160,9 @@ struct RunCommand: ParsableCommand {
             action.sa_flags = SA_SIGINFO | SA_RESTART
             action.__sigaction_handler.sa_sigaction = { number, info, _ in
                 // SI_USER and SI_QUEUE (kill, sigqueue) are 0 and below; the terminal's are above.
+                guard let info, info.pointee.si_code <= 0 else { return }
                 let pid = signalledChild
-                if pid > 0, let info, info.pointee.si_code <= 0 { kill(pid, number) }
+                if pid > 0 { kill(pid, number) } else { pendingSignal = number }
             }
             sigaction(number, &action, nil)
         }

@@ -24,6 +24,16 @@ struct EnvCommandTests {
         #expect(fish.output.contains("set -gx HTTPS_PROXY 'http://127.0.0.1:3128'\n"))
         let powershell = try CLI.run(["env", "--config", config, "--shell", "powershell"])
         #expect(powershell.output.contains("$env:HTTP_PROXY = 'http://127.0.0.1:3128'\n"))
+        // With proxy_auth, the credentials are in the URL (percent-encoded), read from the file.
+        let secret = directory.appendingPathComponent("password").path
+        try "p@ss word\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let authenticated = directory.appendingPathComponent("auth.yaml").path
+        try "listen: \"127.0.0.1:3128\"\nproxy_auth: { user: phone, password_file: password }\n".write(
+            toFile: authenticated, atomically: true, encoding: .utf8)
+        let withAuth = try CLI.run(["env", "--config", authenticated])
+        #expect(
+            withAuth.output.contains("export HTTP_PROXY='http://phone:p%40ss%20word@127.0.0.1:3128'\n"),
+            "\(withAuth.output)")
         let unset = try CLI.run(["env", "--unset"])
         #expect(unset.output.contains("unset HTTPS_PROXY\nunset http_proxy\n"))
         #expect(unset.output.contains("unset REQUESTS_CA_BUNDLE\n"))

@@ -8,6 +8,19 @@ public struct Configuration: Sendable, Equatable {
     public var listen = "127.0.0.1:8080"
     /// Client networks allowed besides loopback, as CIDRs; empty by default (loopback only).
     public var allowClients: [CIDR] = []
+    /// Proxy authentication (Basic), for a listener other devices reach; `nil` by default.
+    public var proxyAuth: ProxyAuth?
+
+    /// A user and the file that holds the password (never in the configuration itself, never
+    /// logged or served).
+    public struct ProxyAuth: Sendable, Equatable {
+        public var user: String
+        public var passwordFile: String
+        public init(user: String, passwordFile: String) {
+            self.user = user
+            self.passwordFile = passwordFile
+        }
+    }
     /// Ports that CONNECT may reach; `[80, 443]` by default (browsers tunnel `ws://` to 80).
     public var connectPorts: [UInt16] = [80, 443]
     /// Upstream networks never connected to (checked on the resolved address): link-local, cloud

@@ -64,6 +64,9 @@ extension Configuration {
         if written.contains("tls.ca_cert") { copy.tls.caCert = FileLocations.resolve(tls.caCert, against: directory) }
         if written.contains("tls.ca_key") { copy.tls.caKey = FileLocations.resolve(tls.caKey, against: directory) }
         copy.upstream.proxyCAFile = upstream.proxyCAFile.map { FileLocations.resolve($0, against: directory) }
+        if let auth = proxyAuth {
+            copy.proxyAuth?.passwordFile = FileLocations.resolve(auth.passwordFile, against: directory)
+        }
         copy.record.file = record.file.map { FileLocations.resolve($0, against: directory) }
         copy.replay.file = replay.file.map { FileLocations.resolve($0, against: directory) }
         copy.defaults.tls?.caFile = defaults.tls?.caFile.map { FileLocations.resolve($0, against: directory) }

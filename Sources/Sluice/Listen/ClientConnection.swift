@@ -132,6 +132,11 @@ final class ClientConnection {
 
     private func begin(_ received: ProxyRequest) {
         env.exchanges.stats.requests += 1
+        // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
+        // tunnel, its CONNECT did).
+        if intercepted == nil, !env.exchanges.policy.authorizes(received.headers["proxy-authorization"]) {
+            return rejectRequest(received, .proxyAuthenticationRequired, closing: received.bodyFraming != .none)
+        }
         var request = received
         if let (_, authority) = intercepted {
             switch Interception.target(of: received, authority: authority) {

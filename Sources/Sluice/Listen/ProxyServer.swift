@@ -91,7 +91,8 @@ public final class ProxyServer {
             }
         }
         self.tiers = tiers
-        policy = Policy(configuration: configuration)
+        policy = Policy(
+            configuration: configuration, credentials: try configuration.proxyAuth.map(ProxyCredentials.init))
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
         environment = ExchangeEnvironment(
@@ -114,6 +115,11 @@ public final class ProxyServer {
         session.eventMonitor.add(contractCoverage)
         guard let address = Configuration.socketAddress(configuration.listen) else {
             throw ListenFailure(key: "listen", address: configuration.listen, code: 0)
+        }
+        // Other devices reach a listener on a LAN address: it needs access control, or it would
+        // be an open proxy by accident.
+        if !address.isLoopback, configuration.allowClients.isEmpty, configuration.proxyAuth == nil {
+            throw ListenFailure.openProxy(configuration.listen)
         }
         boundAddress = address
         let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {
@@ -252,6 +258,7 @@ public final class ProxyServer {
         old.limits.maxTransformBody = new.limits.maxTransformBody
         var pending: [String] = []
         if old.listen != new.listen { pending.append("listen") }
+        if old.proxyAuth != new.proxyAuth { pending.append("proxy_auth") }
         if old.allowClients != new.allowClients || old.connectPorts != new.connectPorts
             || old.denyTargets != new.denyTargets || old.loopbackTargets != new.loopbackTargets
         {

@@ -23,6 +23,8 @@ public struct Problem: Sendable, Equatable {
     public var reasonPhrase: String?
     /// `Retry-After` seconds (an injected 503 or 429 that asks for them).
     public var retryAfter: Int?
+    /// `Proxy-Authenticate` for a 407 (the Basic scheme, RFC 7617).
+    public var proxyAuthenticate: String?
 
     public static func == (lhs: Problem, rhs: Problem) -> Bool {
         lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
@@ -50,6 +52,9 @@ public struct Problem: Sendable, Equatable {
             extras = failure.problemMembers(url: url)
         } else if let url {
             extras.append(("url", .string(url)))
+        }
+        if case .proxyAuthenticationRequired = error {
+            proxyAuthenticate = #"Basic realm="sluice", charset="UTF-8""#
         }
         if case .forbidden(.connectPortNotAllowed(let port)) = error {
             reasonPhrase = "Port \(port) not in connect_ports"
@@ -155,6 +160,12 @@ public struct Problem: Sendable, Equatable {
             case .misdirected(let detail):
                 return (421, "misdirected-request", "Misdirected request", detail, false)
             }
+        case .proxyAuthenticationRequired:
+            return (
+                407, "proxy-authentication-required", "Proxy authentication required",
+                "This proxy wants a user and password (Proxy-Authorization: Basic); curl: --proxy-user USER:PASSWORD.",
+                false
+            )
         case .forbidden(let reason):
             switch reason {
             case .clientNotAllowed(let address):

@@ -92,6 +92,7 @@ enum ResponseWriter {
         headers.append(name: "Via", value: "1.1 sluice")
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
+        if let challenge = problem.proxyAuthenticate { headers.append(name: "Proxy-Authenticate", value: challenge) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         return head(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
             + (headOnly ? [] : Array(body.utf8))

@@ -9,10 +9,17 @@ final class Policy {
     /// listening addresses (the session checks connections with the same guard).
     private(set) var targets: TargetGuard
 
-    init(configuration: Configuration) {
+    /// `proxy_auth`'s credentials, when set: every request must carry them.
+    let credentials: ProxyCredentials?
+
+    init(configuration: Configuration, credentials: ProxyCredentials? = nil) {
         self.configuration = configuration
+        self.credentials = credentials
         targets = TargetGuard(configuration)
     }
+
+    /// Whether a request with this `Proxy-Authorization` (or none) may use the proxy.
+    func authorizes(_ header: String?) -> Bool { credentials?.accepts(header) ?? true }
 
     /// Marks one of this proxy's listening addresses: forwarding to it would loop.
     func addSelfAddress(_ address: SocketAddress) {

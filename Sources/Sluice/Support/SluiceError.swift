@@ -20,6 +20,9 @@ public enum SluiceError: Error, Sendable, Equatable {
     case injected(rule: String, status: Int, retryAfter: Int?)
     /// `replay.on_miss: fail`: the recording holds no response for the request (504).
     case replayMiss(ReplayMiss)
+    /// `proxy_auth` is set and the request's `Proxy-Authorization` is missing or wrong (407,
+    /// RFC 9110 §15.5.8).
+    case proxyAuthenticationRequired
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

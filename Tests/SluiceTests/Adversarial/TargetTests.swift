@@ -101,8 +101,12 @@ struct TargetTests {
         let address = try #require(nonLoopbackIPv4())
         let origin = try OriginServer { _ in .text("loopback service") }
         defer { origin.stop() }
+        // No access control at all: a listener others reach does not start.
+        #expect(throws: ListenFailure.self) { _ = try ProxyHarness(listen: "0.0.0.0:0") }
         // Not listed: 403 and closed, before any request is read.
-        let closed = try ProxyHarness(listen: "0.0.0.0:0")
+        var elsewhere = Configuration()
+        elsewhere.allowClients = [CIDR("203.0.113.0/24")!]
+        let closed = try ProxyHarness(configuration: elsewhere, listen: "0.0.0.0:0")
         let stranger = try RawClient(host: address, port: closed.port)
         let refused = try stranger.reader.readResponse()
         #expect(refused.status == 403)
