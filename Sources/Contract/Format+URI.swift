@@ -86,29 +86,18 @@ extension Format {
         isRun(scalars, grammar, extra: ":@/")
     }
 
+    /// A query (where IRIs also allow `iprivate`) or a fragment.
     private static func isQueryOrFragment(
         _ scalars: Substring.UnicodeScalarView.SubSequence, _ grammar: ReferenceGrammar, query: Bool
     ) -> Bool {
-        var index = scalars.startIndex
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            if scalar == "%" {
-                guard isPercentEncoded(scalars, at: index) else { return false }
-                index = scalars.index(index, offsetBy: 3)
-                continue
-            }
-            let allowed =
-                isUnreserved(scalar) || isSubDelimiter(scalar) || ":@/?".unicodeScalars.contains(scalar)
-                || (grammar.international && (isUCSChar(scalar) || (query && isPrivate(scalar))))
-            guard allowed else { return false }
-            index = scalars.index(after: index)
-        }
-        return true
+        isRun(scalars, grammar, extra: ":@/?", privateUse: query)
     }
 
-    /// `*( unreserved / pct-encoded / sub-delims / extra )`, with RFC 3987's `ucschar` in IRIs.
+    /// `*( unreserved / pct-encoded / sub-delims / extra )`, with RFC 3987's `ucschar` in IRIs
+    /// (and its `iprivate` where `privateUse` says so: queries).
     private static func isRun(
-        _ scalars: Substring.UnicodeScalarView.SubSequence, _ grammar: ReferenceGrammar, extra: String
+        _ scalars: Substring.UnicodeScalarView.SubSequence, _ grammar: ReferenceGrammar, extra: String,
+        privateUse: Bool = false
     ) -> Bool {
         var index = scalars.startIndex
         while index < scalars.endIndex {
@@ -120,7 +109,7 @@ extension Format {
             }
             let allowed =
                 isUnreserved(scalar) || isSubDelimiter(scalar) || extra.unicodeScalars.contains(scalar)
-                || (grammar.international && isUCSChar(scalar))
+                || (grammar.international && (isUCSChar(scalar) || (privateUse && isPrivate(scalar))))
             guard allowed else { return false }
             index = scalars.index(after: index)
         }
