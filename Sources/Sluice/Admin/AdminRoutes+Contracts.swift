@@ -1,7 +1,13 @@
 import Contract
 
-/// `/stats`' contract counts (the start-up line's counts per rule, and the checks since).
+/// The contracts' answers: `GET /contracts` (coverage) and `/stats`' contract counts (the
+/// start-up line's counts per rule, and the checks since).
 extension AdminRoutes {
+    /// Coverage of the contracts by the traffic since the start (`?rule=` one rule's).
+    func contractCoverage(rule: String?) -> JSONValue {
+        ContractReport(configuration: proxy.configuration, coverage: proxy.contractCoverage, rule: rule).json
+    }
+
     /// Contract checks in all and per rule, with what each rule's document can check (the
     /// counts of the start-up line).
     func contractStats() -> JSONValue {

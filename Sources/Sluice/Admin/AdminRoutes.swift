@@ -1,5 +1,4 @@
 import Codec
-import Contract
 import EventIO
 
 /// What each admin endpoint answers. The cache endpoints go through ``CacheInspector``, the same
@@ -36,12 +35,7 @@ struct AdminRoutes {
             }
         }
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
-        if parts == ["contracts"], reading {
-            // Coverage of the contracts by the traffic since the start (`?rule=` one rule's).
-            let report = ContractReport(
-                configuration: proxy.configuration, coverage: proxy.contractCoverage, rule: query["rule"])
-            return .json(200, report.json)
-        }
+        if parts == ["contracts"], reading { return .json(200, contractCoverage(rule: query["rule"])) }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
