@@ -162,6 +162,7 @@ struct AdminRoutes {
             ),
             ("requests", .number(stats.requests)), ("responses", .number(stats.responses)),
             ("errors", .number(stats.errors)), ("tunnels", .number(stats.tunnels)),
+            ("tunnels_carrying_http", .number(stats.tunnelsCarryingHTTP)),
             ("upgrades", .number(stats.upgrades)), ("websocket_messages", .number(stats.webSocketMessages)),
             ("tls", tlsStats),
             ("faults", faultCounts()),

@@ -12,8 +12,8 @@ extension ClientConnection {
     private func monotonicSeconds() -> Double { Double(EventLoop.monotonicNanoseconds()) / 1e9 }
 
     /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted
-    /// (unless that client is in a passthrough window for the host), anything else is tunnelled
-    /// blind as before.
+    /// (unless that client is in a passthrough window for the host), plain HTTP is served here,
+    /// anything else is tunnelled blind.
     func beginInterception(_ request: ProxyRequest, _ authority: Authority) {
         connection.write(Tunnel.acceptedResponse)
         state = .peeking(authority, request)
@@ -24,9 +24,13 @@ extension ClientConnection {
 
     func peek() {
         guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
-        let first = connection.withFirstInputSegment { $0.first }
-        // Not a TLS handshake record: the tunnel the client asked for, blind.
-        guard first == 0x16, let interceptor = env.interceptor else { return tunnelBlind(authority, request) }
+        switch connection.withInput(upTo: TunnelContent.limit, { TunnelContent.classify($0) }) {
+        case .needMore: return
+        case .http: return tunnelCarriesHTTP(authority)
+        case .other: return tunnelBlind(authority, request)
+        case .tls: break
+        }
+        guard let interceptor = env.interceptor else { return tunnelBlind(authority, request) }
         var key: PassthroughBook.Key?
         switch connection.withInput(upTo: ClientHello.limit + 64, { ClientHello.scan($0) }) {
         case .needMore:
@@ -67,7 +71,7 @@ extension ClientConnection {
             return
         case .established:
             if let key { env.interceptor?.noteHandshake(key, now: monotonicSeconds()) }
-            intercepted = (tls, authority)
+            inside = .intercepted(tls, authority)
             stream = tls
             env.exchanges.stats.tlsIntercepted += 1
             if tls.session.alpn == "h2" { return beginHTTP2(tls, authority) }

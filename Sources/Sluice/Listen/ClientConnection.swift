@@ -38,10 +38,28 @@ final class ClientConnection {
         case ended
     }
 
-    /// The host and port of an intercepted CONNECT.
+    /// The host and port of a CONNECT whose content Sluice serves.
     struct Authority {
         let host: String
         let port: UInt16
+    }
+
+    /// A CONNECT whose requests Sluice serves itself: they are for its authority.
+    enum Inside {
+        /// Intercepted: `https://` requests, over the TLS stream with the leaf for the host.
+        case intercepted(TLSStream, Authority)
+        /// The client spoke plain HTTP in the tunnel (a `ws://` WebSocket): `http://` requests.
+        case plain(Authority)
+
+        var authority: Authority {
+            switch self {
+            case .intercepted(_, let authority), .plain(let authority): authority
+            }
+        }
+
+        var tls: TLSStream? { if case .intercepted(let tls, _) = self { tls } else { nil } }
+
+        var scheme: String { tls == nil ? "http" : "https" }
     }
 
     let connection: Connection
@@ -59,9 +77,9 @@ final class ClientConnection {
     /// The byte stream requests are read from and responses written to: the socket, or the
     /// decrypted stream of an intercepted connection.
     var stream: any ClientStream
-    /// The TLS stream and the CONNECT's authority, once an interception's handshake completed:
-    /// requests inside are `https://` requests for that authority.
-    var intercepted: (tls: TLSStream, authority: Authority)?
+    /// The CONNECT this connection's requests came in, once an interception's handshake completed
+    /// or plain HTTP was seen inside: requests are for its authority.
+    var inside: Inside?
 
     init(connection: Connection, environment: ClientEnvironment) {
         self.connection = connection
@@ -134,12 +152,12 @@ final class ClientConnection {
         env.exchanges.stats.requests += 1
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
-        if intercepted == nil, !env.exchanges.policy.authorizes(received.headers["proxy-authorization"]) {
+        if inside == nil, !env.exchanges.policy.authorizes(received.headers["proxy-authorization"]) {
             return rejectRequest(received, .proxyAuthenticationRequired, closing: received.bodyFraming != .none)
         }
         var request = received
-        if let (_, authority) = intercepted {
-            switch Interception.target(of: received, authority: authority) {
+        if let inside {
+            switch Interception.target(of: received, authority: inside.authority, scheme: inside.scheme) {
             case .success(let target): request.target = target
             case .failure(let error): return rejectRequest(received, error)
             }
@@ -246,11 +264,20 @@ final class ClientConnection {
     /// The tunnel ended: bytes already relayed to the client still go out before the close.
     func tunnelDidFinish() { closeAfterFlush() }
 
+    /// The client spoke plain HTTP inside its CONNECT: from now on its requests are served here,
+    /// as `http://` requests for the tunnel's authority.
+    func tunnelCarriesHTTP(_ authority: Authority) {
+        inside = .plain(authority)
+        env.exchanges.stats.tunnelsCarryingHTTP += 1
+        enterIdle()
+        processInput()
+    }
+
     // MARK: - Closing
 
     func closeAfterFlush() {
         guard !isClosed else { return }
-        intercepted?.tls.close()  // close_notify first
+        inside?.tls?.close()  // close_notify first
         state = .closed
         headerTimer?.cancel()
         connection.closeAfterFlush()
@@ -259,7 +286,7 @@ final class ClientConnection {
 
     func close() {
         guard !isClosed else { return }
-        intercepted?.tls.close()
+        inside?.tls?.close()
         state = .closed
         headerTimer?.cancel()
         connection.close()
@@ -293,7 +320,7 @@ extension ClientConnection: ConnectionDelegate {
             exchange.clientDataAvailable()
         case .tunnelling(let tunnel): tunnel.clientReadable()
         case .upgrading(let upgrade):
-            if let tls = intercepted?.tls { _ = tls.advance() }
+            if let tls = inside?.tls { _ = tls.advance() }
             upgrade.clientReadable()
         case .http2(let http2):
             _ = http2.tls.advance()

@@ -173,7 +173,8 @@ public struct Problem: Sendable, Equatable {
             case .connectPortNotAllowed(let port):
                 return (
                     403, "connect-port-not-allowed", "CONNECT port not allowed",
-                    "CONNECT to port \(port) is not allowed (connect_ports).", false
+                    "CONNECT to port \(port) is not allowed: tunnels reach only the ports in connect_ports (80 and 443 unless configured). Add \(port) to connect_ports, or list HOST:\(port) under tls.intercept to have Sluice see inside.",
+                    false
                 )
             case .loopDetected(let target):
                 return (403, "loop-detected", "Forwarding loop", "\(target) is this proxy itself.", false)

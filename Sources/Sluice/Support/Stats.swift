@@ -14,6 +14,8 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// Tunnels whose client spoke plain HTTP inside: served as requests to the proxy.
+    public var tunnelsCarryingHTTP = 0
     /// HTTP/2 streams served on intercepted connections (each one exchange), and those connections.
     public var http2Streams = 0
     public var http2Connections = 0

@@ -10,9 +10,19 @@ extension Tunnel {
         /// TLS over `upstream` to an `https://` parent: the tunnel's bytes are its plain text.
         let parentTLS: TLSStream?
         var halfClose = HalfClose()
+        /// Whether the client's first bytes were looked at yet.
+        var firstBytes = FirstBytes.awaited
 
         /// The far side's byte stream: the socket, or the plain text of TLS to the parent.
         var far: any ClientStream { parentTLS ?? upstream }
+    }
+
+    /// The look at the client's first bytes (``TunnelContent``).
+    enum FirstBytes: Equatable {
+        /// Nothing came from either side yet, or too little to tell.
+        case awaited
+        /// Not HTTP, or the far side spoke first: bytes are relayed as they are.
+        case settled
     }
 
     /// Half-close, one direction at a time (a client may end its side and still read).

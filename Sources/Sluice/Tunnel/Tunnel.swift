@@ -2,8 +2,10 @@ import EventIO
 import TLS
 
 /// A CONNECT tunnel: bytes relayed both ways with backpressure, half-close passed on, and an
-/// idle limit. Nothing inside is inspected. Through a parent proxy it is opened with the parent's
-/// own CONNECT (or SOCKS5), over TLS when the parent is `https://`.
+/// idle limit. Through a parent proxy it is opened with the parent's own CONNECT (or SOCKS5), over
+/// TLS when the parent is `https://`. Only the client's first bytes are looked at, when they come
+/// before the far side said anything: plain HTTP (a `ws://` WebSocket, a `curl -p http://…`)
+/// is handed back to the client connection, which serves it like any request to the proxy.
 final class Tunnel {
     unowned let client: ClientConnection
     let host: String
@@ -25,6 +27,9 @@ final class Tunnel {
     private let env: TunnelEnvironment
     private var lastActivity = EventLoop.monotonicNanoseconds()
     private var idleTimer: Timer?
+    /// Gives up waiting for the client's first bytes to say what they are (a protocol that sends
+    /// a few letters and waits).
+    private var firstBytesTimer: Timer?
     private let startTime = EventLoop.monotonicNanoseconds()
     private var bytesDown: Int64 = 0
 
@@ -106,7 +111,10 @@ final class Tunnel {
                 aborted: false))
     }
 
-    private func becomeOpen(_ relay: Relay) {
+    private func becomeOpen(_ opened: Relay) {
+        var relay = opened
+        // An interception that found no TLS looked at the first bytes already.
+        if answered { relay.firstBytes = .settled }
         phase = .open(relay)
         let upstream = relay.upstream
         upstream.setNoDelay()
@@ -129,9 +137,23 @@ final class Tunnel {
     // MARK: - Relay
 
     func clientReadable() {
-        guard case .open(let relay) = phase else { return }
+        guard case .open(var relay) = phase else { return }
         let upstream = relay.upstream
         lastActivity = EventLoop.monotonicNanoseconds()
+        if relay.firstBytes == .awaited {
+            client.connection.readAvailable(upTo: Tunnel.highWater)
+            switch client.connection.withInput(upTo: TunnelContent.limit, { TunnelContent.classify($0) }) {
+            case .needMore:
+                if client.connection.inputCount > 0 { armFirstBytesTimer() }
+                return
+            case .http:
+                return handOverToHTTP(relay)
+            case .tls, .other:
+                relay.firstBytes = .settled
+                phase = .open(relay)
+                firstBytesTimer?.cancel()
+            }
+        }
         // Everything the socket holds, not libevent's 4 KiB per wakeup.
         if upstream.outputCount < Tunnel.highWater { client.connection.readAvailable(upTo: Tunnel.highWater) }
         if let parentTLS = relay.parentTLS {
@@ -149,7 +171,42 @@ final class Tunnel {
     }
 
     private func upstreamReadable() {
-        if case .open(let relay) = phase { relayDown(relay) }
+        guard case .open(var relay) = phase else { return }
+        if relay.firstBytes == .awaited {
+            // The far side spoke first (SMTP, SSH): not HTTP, whatever the client sends.
+            relay.firstBytes = .settled
+            phase = .open(relay)
+            firstBytesTimer?.cancel()
+            relayDown(relay)
+            return clientReadable()
+        }
+        relayDown(relay)
+    }
+
+    private func armFirstBytesTimer() {
+        guard firstBytesTimer == nil else { return }
+        firstBytesTimer = Timer(loop: env.loop) { [unowned self] in
+            guard case .open(var relay) = self.phase, relay.firstBytes == .awaited else { return }
+            relay.firstBytes = .settled
+            self.phase = .open(relay)
+            self.clientReadable()
+        }
+        firstBytesTimer?.schedule(milliseconds: Tunnel.firstBytesWait)
+    }
+
+    /// How long a prefix that could still be an HTTP request line is held.
+    static let firstBytesWait = 1_000
+
+    /// The client spoke HTTP inside the tunnel: the connection to the far side is not needed (each
+    /// request gets its own upstream connection, through the rules, the cache and the contracts).
+    private func handOverToHTTP(_ relay: Relay) {
+        relay.parentTLS?.close()
+        relay.upstream.close()
+        phase = .finished
+        idleTimer?.cancel()
+        firstBytesTimer?.cancel()
+        log(status: 200, error: nil)
+        client.tunnelCarriesHTTP(ClientConnection.Authority(host: host, port: port))
     }
 
     /// Moves what the far side sent to the client, as much as the client's buffer takes.
@@ -228,6 +285,7 @@ final class Tunnel {
         }
         phase = .finished
         idleTimer?.cancel()
+        firstBytesTimer?.cancel()
         log(status: 200, error: error)
         client.tunnelDidFinish()
     }

@@ -444,7 +444,7 @@ struct InterceptionTests {
         #expect((timeline["tls_ms"] as? Double ?? 0) > 0, "the upstream TLS handshake is timed")
     }
 
-    @Test("Bytes that are not a TLS ClientHello after CONNECT go through a blind tunnel")
+    @Test("Plain HTTP after an intercepted CONNECT is served by Sluice (a bare Host names the CONNECT's authority)")
     func nonTLSTunnelled() throws {
         let setup = try Setup()
         let origin = try OriginServer { _ in .text("plain inside") }
@@ -456,6 +456,11 @@ struct InterceptionTests {
         try client.send("GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let inside = try? client.reader.readResponse()
         #expect(inside?.text == "plain inside", "\(proxy.logLines.all)")
+        #expect(proxy.onLoop { ($0.stats.tunnelsCarryingHTTP, $0.stats.tunnels) } == (1, 0), "no tunnel was opened")
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("\"GET http://127.0.0.1:\(origin.port)/x\" 200") }
+            }, "\(proxy.logLines.all)")
     }
 
     @Test("serve refuses a CA key that the group or others can read")

@@ -67,6 +67,77 @@ struct TunnelTests {
         #expect(ErrorTests.problemType(response) == "connect-port-not-allowed")
     }
 
+    @Test(
+        "Plain HTTP inside a CONNECT is served like a request to the proxy (the cache, the log); another authority is 421"
+    )
+    func plainHTTPInsideTunnel() throws {
+        // Given an origin on an allowed port
+        let origin = try OriginServer { request in
+            .text("hello \(request.target)", headers: [("Cache-Control", "max-age=60")])
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.connectPorts = [origin.port]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        // When a client opens a tunnel and speaks HTTP inside it, as WebSocket libraries do for ws://
+        try client.send("CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        let first = try client.request("GET /a HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let second = try client.request("GET /a HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        // Then Sluice answers them itself: the second from its cache
+        #expect(first.status == 200 && first.text == "hello /a")
+        #expect(second.status == 200 && second.text == "hello /a")
+        #expect(second.header("cache-status")?.contains("hit") == true, "\(second.fields)")
+        #expect(origin.requests.map(\.target) == ["/a"])
+        // And a request for another host on that connection is not forwarded there
+        let other = try client.request("GET /a HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        #expect(other.status == 421)
+        #expect(proxy.onLoop { $0.stats.tunnelsCarryingHTTP } == 1)
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("\"GET http://127.0.0.1:\(origin.port)/a\" 200") }
+            }, "\(proxy.logLines.all)")
+    }
+
+    @Test(
+        "A far side that speaks first, and a client whose first bytes only look like a method, are relayed as they are")
+    func serverFirstAndLookalikes() throws {
+        // Given a server that greets first and then echoes (SMTP-like)
+        let listener = try TestListener()
+        defer { listener.close() }
+        Thread {
+            while let socket = listener.accept() {
+                Thread {
+                    try? socket.send("220 ready\r\n")
+                    while let bytes = try? socket.receive(), !bytes.isEmpty { try? socket.send(bytes) }
+                    socket.close()
+                }.start()
+            }
+        }.start()
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        var configuration = Configuration()
+        configuration.connectPorts = [listener.port, echo.port]
+        let proxy = try ProxyHarness(configuration: configuration)
+        // When a client reads the greeting and then sends what looks like a request line
+        let client = try RawClient(port: proxy.port)
+        try client.send("CONNECT 127.0.0.1:\(listener.port) HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try #require(try client.reader.readHead())
+        #expect(try client.reader.readLine() == "220 ready")
+        try client.send("GET / HTTP/1.1\r\n\r\n")
+        // Then it reaches the server untouched
+        #expect(try client.reader.readLine() == "GET / HTTP/1.1")
+        // And a client that sends a few capitals to a server that waits gets them relayed after a moment
+        let waiting = try RawClient(port: proxy.port)
+        try waiting.send("CONNECT 127.0.0.1:\(echo.port) HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try #require(try waiting.reader.readHead())
+        try waiting.send("HELO")
+        #expect(try waiting.reader.readExactly(4) == Array("HELO".utf8))
+        #expect(proxy.onLoop { $0.stats.tunnelsCarryingHTTP } == 0)
+    }
+
     @Test("Ports 80 and 443 are the default connect_ports (browsers tunnel ws:// to 80)")
     func defaultPorts() {
         #expect(Configuration().connectPorts == [80, 443])

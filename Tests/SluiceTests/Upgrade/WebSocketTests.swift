@@ -120,6 +120,29 @@ struct WebSocketTests {
         #expect(proxy.onLoop { $0.stats.upgrades } == 0)
     }
 
+    @Test(
+        "ws:// that a client tunnels through CONNECT (websockets' proxy=) is served as plain HTTP: its messages are read"
+    )
+    func wsThroughConnect() throws {
+        let origin = try WebSocketOrigin()
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.connectPorts = [origin.port]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let (status, json) = try WebSocketOrigin.client(
+            "wss", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/greet")
+        #expect(status == 0, "\(json)")
+        #expect(json["greeting"] as? [String] == ["hello", "one two three"])
+        #expect(json["text"] as? String == "hello sluice")
+        #expect(json["close_code"] as? Int == 1000)
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("\"GET http://127.0.0.1:\(origin.port)/greet\" 101") }
+            }, "\(proxy.logLines.all)")
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } == 2 + 6 + 2 + 400 + 2 })
+        #expect(proxy.onLoop { ($0.stats.upgrades, $0.stats.tunnelsCarryingHTTP) } == (1, 1))
+    }
+
     @Test("Messages appear on /events as they pass, with direction, type, size and text")
     func events() throws {
         let origin = try WebSocketOrigin()
