@@ -55,6 +55,9 @@ let package = Package(
         .systemLibrary(
             name: "CIDN2", path: "Sources/CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(
+            name: "CQRencode", path: "Sources/CQRencode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(
             name: "CNGHTTP2", path: "Sources/CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
 
         // MARK: - Swift faces of the C libraries (the only importers of C)
@@ -67,6 +70,7 @@ let package = Package(
         .target(name: "Regexp", dependencies: ["CPCRE2"], swiftSettings: strict),
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"], swiftSettings: loopThread),
         .target(name: "IDNA", dependencies: ["CIDN2"], swiftSettings: strict),
+        .target(name: "QRCode", dependencies: ["CQRencode"], swiftSettings: strict),
 
         // MARK: - API contracts (pure Swift; PCRE2 through Regexp, libidn2 through IDNA)
         .target(
@@ -79,7 +83,7 @@ let package = Package(
         .target(
             name: "Sluice",
             dependencies: [
-                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis", "Contract", "HTTP2",
+                "EventIO", "Curl", "SQLite", "Codec", "TLS", "Redis", "Contract", "HTTP2", "QRCode",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -119,6 +123,7 @@ let package = Package(
         .testTarget(name: "RegexpTests", dependencies: ["Regexp"], swiftSettings: strict),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2"], swiftSettings: strict),
         .testTarget(name: "IDNATests", dependencies: ["IDNA"], swiftSettings: strict),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"], swiftSettings: strict),
         .testTarget(name: "ContractTests", dependencies: ["Contract"], swiftSettings: strict),
         .testTarget(
             name: "SluiceTests", dependencies: ["Sluice", "SluiceTestKit", "Codec", "SQLite", "TLS", "Redis"],

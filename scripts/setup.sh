@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice builds against (only those missing), as root or via sudo.
 set -euo pipefail
-packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev libssl-dev libhiredis-dev libpcre2-dev libnghttp2-dev libidn2-dev openssl pkg-config curl python3-requests)
+packages=(libcurl4-openssl-dev libevent-dev libsqlite3-dev zlib1g-dev libbrotli-dev libssl-dev libhiredis-dev libpcre2-dev libnghttp2-dev libidn2-dev libqrencode-dev openssl pkg-config curl python3-requests)
 # `--tests`: also what the test families need (the admin page in a real Chromium, Squid as a parent
 # proxy, redis-server for the shared cache tier).
-if [ "${1:-}" = "--tests" ]; then packages+=(chromium chromium-driver python3-venv squid redis-server stunnel4 microsocks nghttp2-client); fi
+if [ "${1:-}" = "--tests" ]; then packages+=(chromium chromium-driver python3-venv squid redis-server stunnel4 microsocks nghttp2-client libnss3-tools zbar-tools); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -36,6 +36,7 @@ struct AdminRoutes {
         }
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
         if parts == ["contracts"], reading { return .json(200, contractCoverage(rule: query["rule"])) }
+        if parts.first == "device", reading { return device(parts) }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
@@ -43,7 +44,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))

@@ -32,6 +32,37 @@ extension Exchange {
         finishIfDone()
     }
 
+    /// The onboarding page (``Onboarding``): the page, or the CA in one of its forms.
+    func answerOnboarding(_ path: String) {
+        guard let answer = env.onboarding.answer(path: path) else {
+            return fail(.badRequest(reason: .onboardingNotFound(path)))
+        }
+        notes.mapping = "onboarding"
+        discardBufferedBody()
+        if !body.isComplete { output.keepAlive = false }
+        var headers = HTTPFields()
+        headers.append(name: "Content-Type", value: answer.contentType)
+        headers.append(name: "Content-Length", value: String(answer.body.count))
+        headers.append(name: "Cache-Control", value: "no-store")
+        headers.append(name: "X-Content-Type-Options", value: "nosniff")
+        if let filename = answer.filename {
+            headers.append(name: "Content-Disposition", value: "attachment; filename=\"\(filename)\"")
+        } else {
+            headers.append(
+                name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+        }
+        headers.append(name: "Date", value: env.date.now)
+        Forwarding.appendVia(&headers, version: "1.1")
+        if !output.keepAlive { headers.append(name: "Connection", value: "close") }
+        let head = ResponseWriter.head(
+            status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
+        let headOnly = request.method == "HEAD"
+        output.complete(
+            head: head, body: headOnly ? [] : answer.body, status: answer.status,
+            bodyBytes: headOnly ? 0 : Int64(answer.body.count))
+        finishIfDone()
+    }
+
     /// Reads and drops the request body bytes already buffered (at most 1 MiB).
     private func discardBufferedBody() {
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)

@@ -329,6 +329,7 @@ final class Exchange {
     }
 
     private func answerLocally() {
+        if let path = route.onboardingPath { return answerOnboarding(path) }
         if let answer = route.rule.respond { return mapLocal(answer) }
         let (head, text) = LocalAnswer.maxForwardsZero(
             request, date: env.date.now, keepAlive: output.keepAlive)

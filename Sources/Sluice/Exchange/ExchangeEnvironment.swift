@@ -62,6 +62,8 @@ final class ExchangeEnvironment {
     weak var watcher: (any ExchangeWatcher)?
     /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.
     let originTLS = OriginTLSContexts()
+    /// What the onboarding page (`http://sluice.internal/`) offers.
+    var onboarding = Onboarding()
     /// The last exchange number given (exchanges are numbered from 1 in the order they start).
     private(set) var lastExchangeID = 0
 

@@ -152,7 +152,9 @@ final class ClientConnection {
         env.exchanges.stats.requests += 1
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
-        if inside == nil, !env.exchanges.policy.authorizes(received.headers["proxy-authorization"]) {
+        if inside == nil, !received.asksForOnboarding,
+            !env.exchanges.policy.authorizes(received.headers["proxy-authorization"])
+        {
             return rejectRequest(received, .proxyAuthenticationRequired, closing: received.bodyFraming != .none)
         }
         var request = received
@@ -177,6 +179,15 @@ final class ClientConnection {
     private func beginTunnel(_ request: ProxyRequest, host: String, port: UInt16) {
         // A refused CONNECT closes: the client may already be sending the tunnel's first bytes
         // (a TLS ClientHello), which must not be read as the next request.
+        // The onboarding page's name is never dialled: port 80 is served here, others refused.
+        if host.lowercased() == Onboarding.host {
+            guard port == 80, request.bodyFraming == .none else {
+                return rejectRequest(
+                    request, .badRequest(reason: .onboardingNotFound("https://\(Onboarding.host)/")), closing: true)
+            }
+            connection.write(Tunnel.acceptedResponse)
+            return tunnelCarriesHTTP(Authority(host: Onboarding.host, port: 80))
+        }
         if let refusal = env.exchanges.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
             return rejectRequest(request, refusal, closing: true)
         }

@@ -129,6 +129,10 @@ public final class ProxyServer {
         self.listener = listener
         boundAddress = listener.localAddress
         addSelfAddress(boundAddress)
+        environment.onboarding = Onboarding(
+            certificate: LocalCA.exists(configuration.tls) ? try? LocalCA.certificate(configuration.tls) : nil,
+            intercepting: interceptor != nil, proxyAddresses: LANAddresses.reaching(boundAddress),
+            needsCredentials: configuration.proxyAuth != nil)
         environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
         environment.parentTLS = try ProxyServer.parentTLS(configuration, routing: environment.parents)
         let parents = [environment.parents.forHTTP, environment.parents.forHTTPS].compactMap { $0 }

@@ -159,6 +159,11 @@ public struct Problem: Sendable, Equatable {
                 return (408, "request-timeout", "Request timeout", "The client did not send the request in time.", true)
             case .misdirected(let detail):
                 return (421, "misdirected-request", "Misdirected request", detail, false)
+            case .onboardingNotFound(let url):
+                return (
+                    404, "onboarding-not-found", "Not part of the onboarding page",
+                    "\(url) is not one of Sluice's onboarding pages; open http://sluice.internal/ (plain HTTP).", false
+                )
             }
         case .proxyAuthenticationRequired:
             return (

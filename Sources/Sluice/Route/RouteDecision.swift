@@ -13,6 +13,8 @@ struct RouteDecision {
     var cacher: (any CachedResponseHandler)?
     /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
     var stripMode: NullStripper.Mode?
+    /// A request for the onboarding page (``Onboarding``): its path, answered by Sluice.
+    var onboardingPath: String?
 
     /// What delivery does to a JSON body: the rule's patch, then the stripping in force.
     var transform: JSONTransform? { JSONTransform(strip: stripMode, patch: rule.rewrite?.responsePatch) }
@@ -47,10 +49,25 @@ struct RouteDecision {
         switch request.target {
         case .absolute(let target):
             url = target
-        case .origin, .asterisk:
+        case .origin(let path):
+            // A browser that asks the proxy's own address (a phone not set up yet): the onboarding page.
+            if Onboarding.resource(method: request.method, path: path) != nil {
+                route.onboardingPath = path
+                return (route, .answerLocally)
+            }
+            return (route, .refused(.badRequest(reason: .notAProxyRequest)))
+        case .asterisk:
             return (route, .refused(.badRequest(reason: .notAProxyRequest)))
         case .authority:
             return (route, .refused(.badRequest(reason: .malformed("CONNECT is handled by the tunnel"))))
+        }
+        if url.host == Onboarding.host {
+            guard url.scheme == "http", Onboarding.resource(method: request.method, path: url.pathAndQuery) != nil
+            else {
+                return (route, .refused(.badRequest(reason: .onboardingNotFound(url.description))))
+            }
+            route.onboardingPath = url.pathAndQuery
+            return (route, .answerLocally)
         }
         if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
         if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil

@@ -48,6 +48,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case timedOut
         /// Inside an intercepted tunnel, a request for another authority than the CONNECT's (421).
         case misdirected(String)
+        /// `sluice.internal` (the onboarding page) has no such path, or was asked for over `https`.
+        case onboardingNotFound(String)
     }
 
     /// Why a request was refused by policy.

@@ -88,6 +88,7 @@
     for (const section of document.querySelectorAll(".view")) section.hidden = section.id !== "view-" + view;
     if (view === "cache") loadCache();
     if (view === "overview") loadOverview();
+    if (view === "devices") loadDevices();
     if (view === "flight") renderFlight();
     if (view === "live") scheduleRender();
   }
@@ -698,6 +699,24 @@
 
   // ---- overview ----
   let overviewTimer = null;
+  // ---- devices on the LAN ----
+  async function loadDevices() {
+    try {
+      const device = await (await fetch("/device")).json();
+      $("device-qr").src = "/device/qr.svg?" + Date.now();
+      const facts = $("device-facts");
+      facts.replaceChildren();
+      const fact = (name, ...value) => facts.append(el("dt", { text: name }), el("dd", {}, ...value));
+      fact("Onboarding URL", el("a", { href: device.onboarding_url, text: device.onboarding_url, id: "device-url", target: "_blank", rel: "noopener" }));
+      fact("Proxy address", device.lan_addresses.length ? device.lan_addresses.join(", ") : device.listen + " (this computer only)");
+      fact("Credentials", device.credentials ? "user " + device.credentials.user + ", the password in " + device.credentials.password_file : "none asked");
+      fact("Allowed clients", device.allow_clients.length ? device.allow_clients.join(", ") : "any that reaches it");
+      fact("HTTPS", device.intercepting ? "intercepted for the listed hosts: the device must trust the CA" : "not intercepted (no CA needed)");
+      if (device.ca) fact("CA", device.ca.subject, el("br"), el("span", { class: "mono fingerprint", text: "SHA-256 " + device.ca.sha256 }));
+      $("device-lan-hint").hidden = device.reachable_from_lan;
+    } catch (error) { notice("The device panel could not be read: " + error.message); }
+  }
+
   function loadOverview() {
     if (overviewTimer) return;
     const tick = async () => {

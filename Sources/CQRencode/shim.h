@@ -1,0 +1,2 @@
+// libqrencode (Debian's libqrencode-dev): QR Code symbols (ISO/IEC 18004).
+#include <qrencode.h>
