@@ -14,7 +14,7 @@ struct SluiceCommand: ParsableCommand {
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
             TLSCommand.self,
-            PathsCommand.self, RecordCommand.self, RunCommand.self, EnvCommand.self,
+            PathsCommand.self, RecordCommand.self, RunCommand.self, EnvCommand.self, TrustCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
 

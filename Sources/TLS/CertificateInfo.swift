@@ -13,6 +13,9 @@ public struct CertificateInfo: Sendable {
     /// The certificate, PEM and DER.
     public let pem: String
     public let der: [UInt8]
+    /// OpenSSL's hash of the subject name, eight hex digits: the `HASH.0` link a CA directory
+    /// (`-CApath`, `/etc/ssl/certs`) finds it by.
+    public let subjectHash: String
 
     /// Reads the first certificate of a PEM text.
     public init(pem text: String) throws(TLSError) {
@@ -25,6 +28,8 @@ public struct CertificateInfo: Sendable {
 
     init(_ certificate: OpaquePointer) {
         subject = CertificateAuthority.oneLine(X509_get_subject_name(certificate))
+        let hash = String(X509_subject_name_hash(certificate), radix: 16)
+        subjectHash = String(repeating: "0", count: max(0, 8 - hash.count)) + hash
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 32
         X509_digest(certificate, EVP_sha256(), &digest, &length)

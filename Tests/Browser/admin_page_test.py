@@ -11,6 +11,7 @@ import http.client
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -394,7 +395,7 @@ rules:
         self.assertIn("<img src=x onerror", entry.text)
         time.sleep(0.3)
         self.assertIsNone(self.browser.execute_script("return window.__xss"))
-        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "main img:not(.preview-image)")), 0)
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "main img:not(.preview-image):not(#device-qr)")), 0)
         self.shot("cache-xss-entry")
         self.browser.find_element(By.ID, "cache-query").clear()
 
@@ -545,6 +546,75 @@ rules:
         self.assertEqual(marked.text, "null")
         self.shot("live-contract")
         Select(self.browser.find_element(By.ID, "live-contract")).select_by_value("")
+
+    def chromium_visit(self, home, url):
+        """A fresh Chromium whose $HOME is `home` (so its NSS database is home/.pki/nssdb), through
+        the proxy, with no certificate flags: the page's title and text."""
+        options = Options()
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--proxy-server=http://127.0.0.1:%d" % self.proxy_port, "--proxy-bypass-list=<-loopback>",
+                         "--user-data-dir=" + tempfile.mkdtemp(dir=home)]:
+            options.add_argument(argument)
+        options.binary_location = "/usr/bin/chromium"
+        service = Service("/usr/bin/chromedriver", env=dict(os.environ, HOME=home))
+        client = webdriver.Chrome(service=service, options=options)
+        try:
+            client.set_page_load_timeout(20)
+            client.get(url)
+            return client.title, client.find_element(By.TAG_NAME, "body").text
+        finally:
+            client.quit()
+
+    def test_14_sluice_trust_install_makes_chromium_accept_intercepted_pages_and_uninstall_undoes_it(self):
+        home = tempfile.mkdtemp(prefix="sluice-home-", dir=self.directory)
+        nssdb = os.path.join(home, ".pki", "nssdb")
+        config = os.path.join(self.directory, "sluice.yaml")
+        url = "https://localhost:%d/refuse" % self.ws_port  # the origin's own 403 text, over intercepted TLS
+        trust = lambda action: subprocess.run([SLUICE, "trust", action, "--config", config, "--nss-db", nssdb],
+                                              capture_output=True, text=True, timeout=60)
+        try:
+            installed = trust("install")
+            self.assertEqual(installed.returncode, 0, installed.stdout + installed.stderr)
+            self.assertIn("added", installed.stdout)
+            title, text = self.chromium_visit(home, url)
+            self.assertIn("no websockets here", text, title)
+            removed = trust("uninstall")
+            self.assertEqual(removed.returncode, 0, removed.stdout + removed.stderr)
+            title, text = self.chromium_visit(home, url)
+            self.assertNotIn("no websockets here", text)
+            self.assertIn("privacy error", title.lower(), text[:300])
+        finally:
+            # Chromium's refusals may have opened a passthrough window for localhost: closed again.
+            request = urllib.request.Request("http://127.0.0.1:%d/tls/passthrough" % self.admin_port, method="DELETE",
+                                             headers={"Authorization": "Bearer " + TOKEN})
+            urllib.request.urlopen(request).read()
+
+    def test_15_the_devices_tab_shows_the_onboarding_url_and_a_qr_code_that_decodes_to_it(self):
+        self.tab("devices")
+        link = self.wait(lambda b: b.find_element(By.ID, "device-url"))
+        url = link.text
+        self.assertEqual(url, "http://sluice.internal/")  # this proxy listens on loopback only
+        image = self.browser.find_element(By.ID, "device-qr")
+        self.wait(lambda b: b.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) > 0)
+        facts = self.browser.find_element(By.ID, "device-facts").text
+        self.assertIn("this computer only", facts)
+        self.assertIn("SHA-256", facts)
+        self.assertTrue(self.browser.find_element(By.ID, "device-lan-hint").is_displayed())
+        self.shot("devices")
+        # The same code as a PNG decodes (zbar) to the URL the page shows.
+        if shutil.which("zbarimg"):
+            png = os.path.join(self.directory, "qr.png")
+            with open(png, "wb") as f:
+                f.write(urllib.request.urlopen("http://127.0.0.1:%d/device/qr.png" % self.admin_port).read())
+            decoded = subprocess.run(["zbarimg", "--quiet", "--raw", png], capture_output=True, text=True)
+            self.assertEqual(decoded.stdout.strip(), url)
+        else:
+            print("skipped the QR decoding: zbarimg (zbar-tools) is not installed")
+        # And the page it points at answers through the proxy.
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(response.status, 200)
+        self.assertIn(b"Set up this device for Sluice", body)
+        self.tab("live")
 
     def test_13_contract_failures_show_in_the_detail_counters_chart_and_coverage(self):
         url = self.origin_url + "/shop/items?coverage"

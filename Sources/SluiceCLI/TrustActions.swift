@@ -1,0 +1,208 @@
+import Foundation
+import Sluice
+
+/// What `sluice trust` does to each store, with the tools each one is managed by
+/// (`update-ca-certificates`, `certutil`, `keytool`); root's work through `sudo` when not root.
+struct TrustActions {
+    let ca: CertificateInfo
+    /// The CA's PEM file (what the tools import).
+    let pemFile: String
+
+    enum Outcome: Equatable {
+        case trusted
+        case notTrusted(String)
+        case added(String)
+        case alreadyThere
+        case removed
+        case wasNotThere
+        case failed(String)
+    }
+
+    static let nothingFound =
+        "found no trust store on this machine (no update-ca-certificates, browser profile or JDK); name one with --system-store DIR, --nss-db DIR or --java-cacerts FILE"
+
+    static func line(_ store: TrustStore, _ outcome: Outcome) -> String {
+        let text: String
+        switch outcome {
+        case .trusted: text = "trusted"
+        case .notTrusted(let why): text = "NOT trusted" + (why.isEmpty ? "" : " (\(why))")
+        case .added(let how): text = "added" + (how.isEmpty ? "" : " (\(how))")
+        case .alreadyThere: text = "already trusted, unchanged"
+        case .removed: text = "removed"
+        case .wasNotThere: text = "not there, unchanged"
+        case .failed(let why): text = "FAILED: \(why)"
+        }
+        return store.kind.padding(toLength: 14, withPad: " ", startingAt: 0) + store.place + ": " + text
+    }
+
+    private var nickname: String { TrustStore.nickname(fingerprint: ca.sha256Fingerprint) }
+    private var alias: String { TrustStore.alias(fingerprint: ca.sha256Fingerprint) }
+    private var fileName: String { "sluice-ca-\(ca.sha256Fingerprint.filter(\.isHexDigit).prefix(8).lowercased())" }
+
+    // MARK: - Status
+
+    func status(_ store: TrustStore) -> Outcome {
+        switch store {
+        case .debian:
+            let bundle = (try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)) ?? ""
+            return bundle.contains(pemBody) ? .trusted : .notTrusted("not in /etc/ssl/certs/ca-certificates.crt")
+        case .hashDirectory(let directory):
+            return hashLinks(in: directory).isEmpty ? .notTrusted("no \(ca.subjectHash).N link to it") : .trusted
+        case .nss(let directory, _):
+            guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else {
+                return .notTrusted("no NSS database there")
+            }
+            guard let certutil = tool("certutil") else { return .notTrusted(TrustActions.noCertutil) }
+            let listing = run([certutil, "-L", "-d", "sql:" + directory])
+            return TrustStore.nssListsTrusted(listing.output, nickname: nickname) ? .trusted : .notTrusted("")
+        case .java(let cacerts):
+            guard let keytool = keytool(for: cacerts) else { return .notTrusted("no keytool") }
+            let listed = run([keytool] + javaStore(cacerts) + ["-list", "-alias", alias])
+            return listed.status == 0 ? .trusted : .notTrusted("")
+        }
+    }
+
+    // MARK: - Install
+
+    func install(_ store: TrustStore) -> Outcome {
+        if status(store) == .trusted { return .alreadyThere }
+        switch store {
+        case .debian(let folder):
+            let target = "\(folder)/\(fileName).crt"
+            let copied = run(["install", "-D", "-m", "0644", pemFile, target], asRoot: true)
+            guard copied.status == 0 else { return .failed("cannot write \(target): \(copied.output)") }
+            let updated = run([updateCACertificates], asRoot: true)
+            guard updated.status == 0 else { return .failed("update-ca-certificates: \(updated.output)") }
+            return .added("\(target); update-ca-certificates ran")
+        case .hashDirectory(let directory):
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                let file = "\(directory)/\(fileName).pem"
+                try ca.pem.write(toFile: file, atomically: true, encoding: .utf8)
+                // The first free HASH.N (another CA may have the same subject hash).
+                for index in 0..<16 {
+                    let link = "\(directory)/\(ca.subjectHash).\(index)"
+                    if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != nil
+                        || FileManager.default.fileExists(atPath: link)
+                    {
+                        continue
+                    }
+                    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "\(fileName).pem")
+                    return .added("\(fileName).pem, linked as \(ca.subjectHash).\(index)")
+                }
+                return .failed("every \(ca.subjectHash).N link is taken")
+            } catch {
+                return .failed("\(error.localizedDescription)")
+            }
+        case .nss(let directory, _):
+            guard let certutil = tool("certutil") else { return .failed(TrustActions.noCertutil) }
+            var how = "as \"\(nickname)\""
+            if !FileManager.default.fileExists(atPath: directory + "/cert9.db") {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                let made = run([certutil, "-N", "-d", "sql:" + directory, "--empty-password"])
+                guard made.status == 0 else { return .failed("cannot make an NSS database: \(made.output)") }
+                how += "; the database was made"
+            }
+            let added = run([certutil, "-A", "-d", "sql:" + directory, "-t", "C,,", "-n", nickname, "-i", pemFile])
+            return added.status == 0 ? .added(how) : .failed("certutil: \(added.output)")
+        case .java(let cacerts):
+            guard let keytool = keytool(for: cacerts) else { return .failed("no keytool beside \(cacerts) or on PATH") }
+            let imported = run(
+                [keytool] + javaStore(cacerts) + ["-importcert", "-noprompt", "-alias", alias, "-file", pemFile],
+                asRoot: !FileManager.default.isWritableFile(atPath: cacerts))
+            return imported.status == 0 ? .added("alias \(alias)") : .failed("keytool: \(imported.output)")
+        }
+    }
+
+    // MARK: - Uninstall
+
+    func uninstall(_ store: TrustStore) -> Outcome {
+        switch store {
+        case .debian(let folder):
+            let target = "\(folder)/\(fileName).crt"
+            guard FileManager.default.fileExists(atPath: target) else { return .wasNotThere }
+            let removed = run(["rm", "-f", target], asRoot: true)
+            guard removed.status == 0 else { return .failed("cannot remove \(target): \(removed.output)") }
+            let updated = run([updateCACertificates, "--fresh"], asRoot: true)
+            return updated.status == 0 ? .removed : .failed("update-ca-certificates: \(updated.output)")
+        case .hashDirectory(let directory):
+            let links = hashLinks(in: directory)
+            let file = "\(directory)/\(fileName).pem"
+            guard !links.isEmpty || FileManager.default.fileExists(atPath: file) else { return .wasNotThere }
+            for link in links { try? FileManager.default.removeItem(atPath: link) }
+            try? FileManager.default.removeItem(atPath: file)
+            return .removed
+        case .nss(let directory, _):
+            guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .wasNotThere }
+            guard let certutil = tool("certutil") else { return .failed(TrustActions.noCertutil) }
+            var removed = 0
+            while removed < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", nickname]).status == 0 {
+                removed += 1
+            }
+            return removed > 0 ? .removed : .wasNotThere
+        case .java(let cacerts):
+            guard status(store) == .trusted else { return .wasNotThere }
+            guard let keytool = keytool(for: cacerts) else { return .failed("no keytool") }
+            let deleted = run(
+                [keytool] + javaStore(cacerts) + ["-delete", "-alias", alias],
+                asRoot: !FileManager.default.isWritableFile(atPath: cacerts))
+            return deleted.status == 0 ? .removed : .failed("keytool: \(deleted.output)")
+        }
+    }
+
+    // MARK: - Helpers
+
+    static let noCertutil = "certutil not found: sudo apt-get install libnss3-tools"
+
+    /// The certificate's base64 lines, as a bundle holds them.
+    private var pemBody: String {
+        ca.pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined(separator: "\n")
+    }
+
+    /// The `HASH.N` entries of a directory that hold this CA.
+    private func hashLinks(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix(ca.subjectHash + ".") }.map { "\(directory)/\($0)" }.filter { path in
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let info = try? CertificateInfo(pem: text)
+            else { return false }
+            return info.sha256Fingerprint == ca.sha256Fingerprint
+        }
+    }
+
+    private var updateCACertificates: String {
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/update-ca-certificates")
+            ? "/usr/sbin/update-ca-certificates" : "update-ca-certificates"
+    }
+
+    private func tool(_ name: String) -> String? { TrustStore.Machine.current().program(name) }
+
+    /// The JDK's own keytool (beside its `lib/security/cacerts`), else the one on PATH.
+    private func keytool(for cacerts: String) -> String? {
+        let home = URL(fileURLWithPath: cacerts).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let own = home.appendingPathComponent("bin/keytool").path
+        return FileManager.default.isExecutableFile(atPath: own) ? own : tool("keytool")
+    }
+
+    private func javaStore(_ cacerts: String) -> [String] { ["-keystore", cacerts, "-storepass", "changeit"] }
+
+    /// Runs a program (through `sudo` when `asRoot` and this is not root); its status and output.
+    private func run(_ arguments: [String], asRoot: Bool = false) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = (asRoot && geteuid() != 0 ? ["sudo"] : []) + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do {
+            try process.run()
+        } catch {
+            return (127, "cannot run \(arguments[0]): \(error.localizedDescription)")
+        }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return (process.terminationStatus, text)
+    }
+}

@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import Sluice
+
+/// `sluice trust install|uninstall|status`: Sluice's CA in the places that decide trust on this
+/// machine, in one command (as `mkcert -install` does): the system store, every NSS database of
+/// Chromium and Firefox, and a Java `cacerts`.
+struct TrustCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Trust Sluice's CA on this machine: system store, Chromium and Firefox (NSS), Java.",
+        discussion: """
+            install adds the CA of this configuration (made first when there is none) to Debian's
+            system store (/usr/local/share/ca-certificates, then update-ca-certificates; through
+            sudo when not root), to every NSS database (~/.pki/nssdb for Chromium and Chrome,
+            each Firefox profile; certutil from libnss3-tools), and to the cacerts of the JDK in
+            JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places; status says
+            where it is trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its
+            HASH.0 link), --nss-db DIR or --java-cacerts FILE, only the places named are touched.
+            Restart browsers afterwards. Elsewhere:
+              macOS:   sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain CA.pem
+              Windows: certutil -addstore -f Root CA.crt   (as administrator)
+              phones:  the admin page's Devices tab, or http://sluice.internal/ through the proxy
+            """,
+        subcommands: [Install.self, Uninstall.self, Status.self])
+
+    /// What every subcommand takes.
+    struct Places: ParsableArguments {
+        @OptionGroup var options: ConfigOptions
+        @Option(name: .customLong("system-store"), help: "An OpenSSL hash directory to use as the system store.")
+        var systemStore: String?
+        @Option(name: .customLong("nss-db"), help: "An NSS database directory (repeatable); made when missing.")
+        var nssDatabases: [String] = []
+        @Option(name: .customLong("java-cacerts"), help: "A Java key store (password changeit).")
+        var javaCacerts: String?
+
+        var stores: [TrustStore] {
+            TrustStore.locations(
+                systemStore: systemStore.map(absolute), nssDatabases: nssDatabases.map(absolute),
+                javaCacerts: javaCacerts.map(absolute), machine: .current())
+        }
+
+        private func absolute(_ path: String) -> String {
+            path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        }
+
+        /// The flags that name the places, to repeat in the undo line.
+        var flags: String {
+            (options.file.map { " --config \($0)" } ?? "") + (systemStore.map { " --system-store \($0)" } ?? "")
+                + nssDatabases.map { " --nss-db \($0)" }.joined() + (javaCacerts.map { " --java-cacerts \($0)" } ?? "")
+        }
+    }
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add the CA to the trust stores.")
+        @OptionGroup var places: Places
+
+        func run() throws {
+            let (configuration, _) = try places.options.load(creatingDataDirectory: true)
+            let settings = configuration.tls
+            if !LocalCA.exists(settings) {
+                do {
+                    try LocalCA.create(settings, now: Date().timeIntervalSince1970)
+                    print("created the CA \(settings.caCert) (its key \(settings.caKey), mode 0600)")
+                } catch {
+                    throw CommandFailure.failed(error.description)
+                }
+            }
+            let ca = try CACommand.certificate(settings, options: places.options)
+            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
+            let stores = places.stores
+            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
+            print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            var failed = false
+            for store in stores {
+                let outcome = trust.install(store)
+                if case .failed = outcome { failed = true }
+                print(TrustActions.line(store, outcome))
+            }
+            print("undo: sluice trust uninstall\(places.flags); restart browsers to see the change")
+            if failed { throw CommandFailure.failed("the CA could not be added everywhere (see above)") }
+        }
+    }
+
+    struct Uninstall: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take the CA out of the trust stores.")
+        @OptionGroup var places: Places
+
+        func run() throws {
+            let settings = try places.options.load().0.tls
+            let ca = try CACommand.certificate(settings, options: places.options)
+            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
+            var failed = false
+            for store in places.stores {
+                let outcome = trust.uninstall(store)
+                if case .failed = outcome { failed = true }
+                print(TrustActions.line(store, outcome))
+            }
+            if failed { throw CommandFailure.failed("the CA could not be removed everywhere (see above)") }
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Where the CA is trusted (exit status 1 when somewhere it is not).")
+        @OptionGroup var places: Places
+
+        func run() throws {
+            let settings = try places.options.load().0.tls
+            let ca = try CACommand.certificate(settings, options: places.options)
+            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
+            let stores = places.stores
+            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
+            print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            var missing = 0
+            for store in stores {
+                let outcome = trust.status(store)
+                if outcome != .trusted { missing += 1 }
+                print(TrustActions.line(store, outcome))
+            }
+            if missing > 0 { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+/// `sluice trust` against places of the test's own (never this machine's stores): an OpenSSL
+/// hash directory, an NSS database (certutil, when libnss3-tools is installed) and a Java key store.
+@Suite("sluice trust")
+struct TrustCommandTests {
+    private func tool(_ name: String) -> String? {
+        ["/usr/bin", "/bin", "/usr/sbin"].map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+
+    private func shell(_ command: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(
+        "install makes the CA, puts it in a hash directory with its HASH.0 link (openssl verify finds it) and an NSS database; status and uninstall agree"
+    )
+    func installStatusUninstall() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let store = directory.appendingPathComponent("store").path
+        let nss = directory.appendingPathComponent("nssdb").path
+        let hasCertutil = tool("certutil") != nil
+        if !hasCertutil { print("skipped the NSS part: certutil (libnss3-tools) is not installed") }
+        let places = ["--config", config, "--system-store", store] + (hasCertutil ? ["--nss-db", nss] : [])
+        let before = try CLI.run(["trust", "status"] + places)
+        #expect(before.status == 66, "no CA yet: \(before.output)")
+        let install = try CLI.run(["trust", "install"] + places)
+        #expect(install.status == 0, "\(install.output)")
+        #expect(install.output.contains("created the CA"))
+        #expect(install.output.contains("undo: sluice trust uninstall --config"))
+        // The hash link is the one OpenSSL computes, and OpenSSL finds the CA through it
+        let hash = try shell("openssl x509 -hash -noout -in \(directory.path)/ca.pem").output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let link = try FileManager.default.destinationOfSymbolicLink(atPath: "\(store)/\(hash).0")
+        #expect(link.hasPrefix("sluice-ca-") && link.hasSuffix(".pem"))
+        let verify = try shell("openssl verify -CApath \(store) \(directory.path)/ca.pem")
+        #expect(verify.status == 0, "\(verify.output)")
+        if hasCertutil {
+            let listing = try shell("certutil -L -d sql:\(nss)").output
+            #expect(listing.contains("Sluice local CA ("), "\(listing)")
+        }
+        let status = try CLI.run(["trust", "status"] + places)
+        #expect(status.status == 0, "\(status.output)")
+        #expect(!status.output.contains("NOT trusted"))
+        let again = try CLI.run(["trust", "install"] + places)
+        #expect(again.output.contains("already trusted, unchanged"))
+        // uninstall takes it out of both; status then says so and exits 1
+        let uninstall = try CLI.run(["trust", "uninstall"] + places)
+        #expect(uninstall.status == 0, "\(uninstall.output)")
+        #expect(!FileManager.default.fileExists(atPath: "\(store)/\(hash).0"))
+        let after = try CLI.run(["trust", "status"] + places)
+        #expect(after.status == 1)
+        #expect(after.output.contains("NOT trusted"))
+        if hasCertutil { #expect(!(try shell("certutil -L -d sql:\(nss)").output.contains("Sluice local CA"))) }
+    }
+
+    @Test("A Java key store gets the CA under an alias keytool lists, and loses it again")
+    func javaStore() throws {
+        guard tool("keytool") != nil else {
+            print("skipped: no keytool (a JDK) on this machine")
+            return
+        }
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let cacerts = directory.appendingPathComponent("cacerts").path
+        let install = try CLI.run(["trust", "install", "--config", config, "--java-cacerts", cacerts])
+        #expect(install.status == 0, "\(install.output)")
+        let listed = try shell("keytool -list -keystore \(cacerts) -storepass changeit").output
+        #expect(listed.contains("sluice-"), "\(listed)")
+        let uninstall = try CLI.run(["trust", "uninstall", "--config", config, "--java-cacerts", cacerts])
+        #expect(uninstall.output.contains("removed"), "\(uninstall.output)")
+        #expect(!(try shell("keytool -list -keystore \(cacerts) -storepass changeit").output.contains("sluice-")))
+    }
+}
