@@ -78,7 +78,11 @@ public enum LocalCA {
     /// How to make clients trust the CA, one platform a paragraph (`sluice ca export` prints it on stderr).
     public static func trustInstructions(certificatePath path: String) -> String {
         """
-        Trust this CA where your clients run (the certificate only; the key never leaves this machine):
+        Trust this CA where your clients run (the certificate only; the key never leaves this machine).
+        On this machine, one command does the system store, Chromium's and Firefox's NSS databases and Java:
+          sluice trust install        (sluice trust uninstall undoes it)
+        Phones and emulators: the admin page's Devices tab, or http://sluice.internal/ through the proxy.
+        By hand:
           Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/sluice-ca.crt && sudo update-ca-certificates
           macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
           iOS Simulator:  xcrun simctl keychain booted add-root-cert \(path)
