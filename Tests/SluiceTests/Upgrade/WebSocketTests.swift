@@ -129,6 +129,10 @@ struct WebSocketTests {
         var configuration = Configuration()
         configuration.connectPorts = [origin.port]
         let proxy = try ProxyHarness(configuration: configuration)
+        let watcher = try RawClient(port: try proxy.startAdmin())
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try watcher.reader.readHead()
+        #expect(proxy.waitUntil { proxy.onLoop { $0.environment.watcher?.isWatching == true } })
         let (status, json) = try WebSocketOrigin.client(
             "wss", proxy: proxy.port, url: "ws://127.0.0.1:\(origin.port)/greet")
         #expect(status == 0, "\(json)")
@@ -141,6 +145,18 @@ struct WebSocketTests {
             }, "\(proxy.logLines.all)")
         #expect(proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } == 2 + 6 + 2 + 400 + 2 })
         #expect(proxy.onLoop { ($0.stats.upgrades, $0.stats.tunnelsCarryingHTTP) } == (1, 1))
+        // The page's feed shows the messages: the origin's greeting first
+        var texts: [String] = []
+        var kind = ""
+        while texts.count < 3 {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+            guard line.hasPrefix("data: "), kind == "websocket",
+                let message = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
+            else { continue }
+            if let text = message["text"] as? String { texts.append(text) }
+        }
+        #expect(texts == ["hello", "one two three", "hello sluice"])
     }
 
     @Test("Messages appear on /events as they pass, with direction, type, size and text")
