@@ -23,6 +23,30 @@ struct EventLoopTests {
         #expect(Date().timeIntervalSince(start) >= 0.09)
     }
 
+    @Test("A timer armed late in a busy callback waits its whole delay from when it was armed, never less")
+    func timersNeverFireEarly() throws {
+        let loop = try EventLoop()
+        var armed: UInt64 = 0
+        var waited: [UInt64] = []
+        var delayed: EventIO.Timer?
+        delayed = Timer(loop: loop) {
+            waited.append(EventLoop.monotonicNanoseconds() - armed)
+            if waited.count == 3 { loop.stop() } else { busyThenArm() }
+        }
+        // A callback that works for 60 ms (the loop's cached time goes stale), then arms 40 ms.
+        func busyThenArm() {
+            let until = EventLoop.monotonicNanoseconds() + 60_000_000
+            while EventLoop.monotonicNanoseconds() < until {}
+            armed = EventLoop.monotonicNanoseconds()
+            delayed?.schedule(milliseconds: 40)
+        }
+        let start = Timer(loop: loop) { busyThenArm() }
+        start.schedule(milliseconds: 1)
+        loop.run()
+        #expect(waited.count == 3)
+        #expect(waited.allSatisfy { $0 >= 40_000_000 }, "waited \(waited.map { Double($0) / 1e6 }) ms")
+    }
+
     @Test("fireSoon runs in this loop turn after the callbacks already due; deadlines replace it and it replaces them")
     func fireSoon() throws {
         let loop = try EventLoop()

@@ -34,13 +34,10 @@ public final class SharedTier {
         /// Out until the reconnect; `reason` is why.
         case down(reason: String)
     }
-    private(set) var health = Health.connecting
-    private var backoff = 1000
-    private var consecutiveFailures = 0
+    private(set) var breaker = CircuitBreaker()
+    var health: Health { breaker.health }
     private var reconnectTimer: Timer?
     private(set) var counts = (lookups: 0, hits: 0, stores: 0, failures: 0)
-
-    static let maxBackoff = 30_000
 
     init(settings: Configuration.Cache.SharedTier, loop: EventLoop, logger: Logger) {
         self.settings = settings
@@ -117,13 +114,9 @@ public final class SharedTier {
         switch state {
         case .connecting: break
         case .connected:
-            consecutiveFailures = 0
-            backoff = 1000
-            if health != .up {
-                if case .down = health { logger.notice("shared cache tier \(description) is back") }
-                health = .up
-                whenUp?()
-            }
+            let change = breaker.connected()
+            if change.cameBack { logger.notice("shared cache tier \(description) is back") }
+            if change.becameUp { whenUp?() }
         case .closed(let reason):
             failed(reason)
         }
@@ -153,16 +146,16 @@ public final class SharedTier {
     /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
     private func failed(_ reason: String) {
         counts.failures += 1
-        consecutiveFailures += 1
-        let lost = backend?.isClosed ?? true
-        guard lost || consecutiveFailures >= 3 else { return }
-        if case .down = health {
-        } else {
+        let now = Double(EventLoop.monotonicNanoseconds()) / 1e9
+        guard
+            case .out(let announce, let retryIn) = breaker.failed(
+                reason, connectionLost: backend?.isClosed ?? true, now: now)
+        else { return }
+        if announce {
             logger.warning(
-                "shared cache tier \(description) is down (\(reason)); local tier only, retrying in \(backoff / 1000) s"
+                "shared cache tier \(description) is down (\(reason)); local tier only, retrying in \(Int(breaker.backoff)) s"
             )
         }
-        health = .down(reason: reason)
         whenDown?(reason)
         // Forgotten before they are closed: what closing them fails (a pending lookup, the
         // subscription) must not replace this reason (a refused password read "subscription lost").
@@ -171,13 +164,13 @@ public final class SharedTier {
         subscriber = nil
         closing?.close()
         closingSubscriber?.close()
-        guard reconnectTimer?.isScheduled != true else { return }
+        guard let retryIn else { return }
         let timer = Timer(loop: loop) { [weak self] in
             guard let self else { return }
-            self.backoff = min(SharedTier.maxBackoff, self.backoff * 2)
+            self.breaker.retrying()
             self.connect()
         }
-        timer.schedule(milliseconds: backoff)
+        timer.schedule(milliseconds: Int(retryIn * 1000))
         reconnectTimer = timer
     }
 
@@ -209,7 +202,7 @@ public final class SharedTier {
             once.done = true
             switch reply {
             case .string(let value)?:
-                self.consecutiveFailures = 0
+                self.breaker.succeeded()
                 guard let record = SharedRecord(decoding: value), record.key == key else {
                     // Torn, foreign or of another version: never served, and removed.
                     self.logger.notice("shared cache tier: an entry for \(key) did not check out; removed")
@@ -219,7 +212,7 @@ public final class SharedTier {
                 self.counts.hits += 1
                 completion(record)
             case .null?:
-                self.consecutiveFailures = 0
+                self.breaker.succeeded()
                 completion(nil)
             case .error(let text)?:
                 self.failed(text)

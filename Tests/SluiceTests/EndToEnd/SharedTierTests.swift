@@ -183,7 +183,14 @@ struct SharedTierTests {
         #expect(health)
         // Still the refusal after the next attempts (1 s, then 2 s later): closing the other
         // connection of a refused pair must not replace the reason with "the subscription was lost".
-        Thread.sleep(forTimeInterval: 3.5)
+        #expect(
+            wrong.waitUntil(timeout: 10) {
+                wrong.onLoop { proxy -> Bool in
+                    guard let breaker = proxy.tiers?.shared?.breaker else { return false }
+                    // The third attempt was refused (an attempt waits again once it failed).
+                    return breaker.attempts >= 3 && breaker.retryAt != nil
+                }
+            })
         let stillRefused = wrong.onLoop { proxy -> String in
             if case .down(let reason)? = proxy.tiers?.shared?.health { return reason }
             return "not down"
