@@ -50,10 +50,14 @@ public final class OriginServer: @unchecked Sendable {
     private let handler: @Sendable (Request) -> Reply
     private let state = Locked<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
     private let streamed = Locked<Int>(0)
+    private let cut = Locked<Int>(0)
     private let keepBodies: Bool
 
     /// Body bytes that `.stream` replies managed to hand to the kernel (a cancelled transfer stops them early).
     public var streamedBytes: Int { streamed.withLock { $0 } }
+
+    /// `.stream` replies whose sending failed before the end (the proxy closed the connection).
+    public var streamsCut: Int { cut.withLock { $0 } }
 
     /// The port to reach it on.
     public var port: UInt16 { listener.port }
@@ -74,6 +78,10 @@ public final class OriginServer: @unchecked Sendable {
     /// Connections accepted so far.
     public var connectionCount: Int { state.withLock { $0.connections } }
 
+    /// Connections still being served (the others ended: closed by either side).
+    public var openConnections: Int { open.withLock { $0 } }
+    private let open = Locked<Int>(0)
+
     /// Requests received so far.
     public var requests: [Request] { state.withLock { $0.requests } }
 
@@ -91,7 +99,11 @@ public final class OriginServer: @unchecked Sendable {
                 state.sockets.append(socket)
                 return state.connections
             }
-            let thread = Thread { [self] in self.serve(socket, number: number) }
+            open.withLock { $0 += 1 }
+            let thread = Thread { [self] in
+                self.serve(socket, number: number)
+                self.open.withLock { $0 -= 1 }
+            }
             thread.start()
         }
     }
@@ -154,7 +166,12 @@ public final class OriginServer: @unchecked Sendable {
             var remaining = total
             while remaining > 0 {
                 let count = min(remaining, piece.count)
-                try socket.send(count == piece.count ? piece : Array(piece[0..<count]))
+                do {
+                    try socket.send(count == piece.count ? piece : Array(piece[0..<count]))
+                } catch {
+                    cut.withLock { $0 += 1 }
+                    throw error
+                }
                 remaining -= count
                 streamed.withLock { $0 += count }
             }

@@ -79,8 +79,9 @@ struct EventLoopTests {
     func crossThread() throws {
         let loop = try EventLoop()
         let ran = Mutex(false)
+        let running = DispatchSemaphore(value: 0)
         Thread {
-            Thread.sleep(forTimeInterval: 0.05)
+            running.wait()  // the loop runs (and waits in epoll) before the call comes
             loop.execute {
                 ran.withLock { $0 = true }
                 loop.stop()
@@ -88,6 +89,8 @@ struct EventLoopTests {
         }.start()
         let guardTimer = Timer(loop: loop) { loop.stop() }
         guardTimer.schedule(milliseconds: 5000)
+        let started = Timer(loop: loop) { running.signal() }
+        started.schedule(milliseconds: 1)
         loop.run()
         #expect(ran.withLock { $0 })
     }

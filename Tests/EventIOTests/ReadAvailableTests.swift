@@ -43,13 +43,15 @@ struct ReadAvailableTests {
         let port = listener.localAddress.port
         let payload = [UInt8](repeating: 7, count: count)
         let ready = DispatchSemaphore(value: 0)
+        let read = DispatchSemaphore(value: 0)
         Thread {
             let socket = try! TestSocket.connect(port: port)
             ready.wait()  // all sent before the loop reads
             try! socket.send(payload)
-            Thread.sleep(forTimeInterval: 2)
+            read.wait()  // open until the loop read it all (a close would be an event of its own)
             socket.close()
         }.start()
+        defer { read.signal() }
         let start = Timer(loop: loop) { ready.signal() }
         start.schedule(milliseconds: 50)
         let guardTimer = Timer(loop: loop) { loop.stop() }

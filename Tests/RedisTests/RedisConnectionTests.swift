@@ -39,14 +39,18 @@ struct RedisConnectionTests {
         let holder = Holder()
         try Self.onLoop { loop, done in
             var connection: RedisConnection?
+            // The server goes away once the message and the PUBLISH reply (the last one) were both
+            // read: a server killed earlier may reset a connection with replies still unread.
+            var read = 0
+            func oneRead() {
+                read += 1
+                if read == 2 { DispatchQueue.global().async { server.stop() } }
+            }
             let subscriber = RedisConnection(loop: loop, host: "127.0.0.1", port: port) { _ in }
             holder.connections.append(subscriber)
             subscriber.subscribe("news") { message in
                 log.withLock { $0.append("message " + (message.map { String(decoding: $0, as: UTF8.self) } ?? "nil")) }
-                if message == nil { done() }
-                // Now the server goes away: the subscription ends with nil. Only once the message
-                // was read: a server killed with it unread may reset the connection before it is.
-                if message != nil { DispatchQueue.global().async { server.stop() } }
+                if message == nil { done() } else { oneRead() }
             }
             connection = RedisConnection(loop: loop, host: "127.0.0.1", port: port) { state in
                 log.withLock { $0.append("state \(state)") }
@@ -65,6 +69,7 @@ struct RedisConnectionTests {
                 }
                 connection.send([Array("PUBLISH".utf8), Array("news".utf8), Array("hello".utf8)]) { reply in
                     log.withLock { $0.append("published \(reply == .integer(1))") }
+                    oneRead()
                 }
             }
             holder.connections.append(connection!)

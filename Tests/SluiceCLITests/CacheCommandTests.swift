@@ -89,12 +89,11 @@ struct CacheCommandTests {
             #expect(try client.request(RawClient.get(origin.url(path), extra: extra)).status == 200)
         }
         // Storing decisions are written once a second: wait until the file has the refusal.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let (_, decided) = try Self.json(["why", origin.url("/secret")], config: config)
-            if (decided as? [String: Any])?["reason"] as? String == "no-store" { break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        #expect(
+            try eventually(timeout: 10, every: 0.1) {
+                let (_, decided) = try Self.json(["why", origin.url("/secret")], config: config)
+                return (decided as? [String: Any])?["reason"] as? String == "no-store"
+            })
 
         let (listed, all) = try Self.json(["list"], config: config)
         #expect(listed == 0)
@@ -216,11 +215,11 @@ struct CacheCommandTests {
         let (config, port) = (served.config, served.port)
         let url = origin.url("/api/item")
         // The first request may come before the tier is connected: ask until the entry is shared.
-        let deadline = Date().addingTimeInterval(10)
-        while (try? redis.command(["DBSIZE"])) != ":2", Date() < deadline {
-            _ = try CLI.connect(port).request(RawClient.get(url, extra: "Cache-Control: no-cache\r\n"))
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        #expect(
+            try eventually(timeout: 10, every: 0.1) {
+                _ = try CLI.connect(port).request(RawClient.get(url, extra: "Cache-Control: no-cache\r\n"))
+                return (try? redis.command(["DBSIZE"])) == ":2"
+            })
         let (_, listed) = try Self.json(["list"], config: config)
         let first = (listed as? [[String: Any]])?.first
         #expect(first?["tiers"] as? [String] == ["local", "shared"] && first?["shared"] as? Bool == true)

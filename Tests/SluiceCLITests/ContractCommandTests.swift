@@ -237,23 +237,25 @@ struct ContractCommandTests {
         defer { origin.stop() }
         let (process, pipe, port) = try CLI.serve(["--config", config])
         defer { if process.isRunning { process.terminate() } }
+        let output = OutputCollector(pipe)
         let client = try CLI.connect(port)
         #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 502)
         // A document that does not parse: the contract in force stays.
         try #"{"type": "object", "properties": {"id": {"type": "string"}}"#.write(
             toFile: schema, atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(eventually { output.text.contains("reload failed") }, "the reload was not tried")
         #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 502)
         // A fixed document in which "7" is right: it applies.
         try #"{"type": "object", "properties": {"id": {"type": "string"}}}"#.write(
             toFile: schema, atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(eventually { output.text.contains("reloaded 1 rule(s)") }, "the reload was not done")
         #expect(try client.request(RawClient.get(origin.url("/items/1"))).status == 200)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
-        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        _ = eventually { output.text.contains("sluice stopped") }
+        let log = output.text
         #expect(log.contains("reload failed, keeping the current rules"), "\(log)")
         #expect(log.contains("item.schema.json"), "\(log)")
         #expect(log.contains("reloaded 1 rule(s)"), "\(log)")

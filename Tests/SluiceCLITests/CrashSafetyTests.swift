@@ -81,15 +81,14 @@ struct CrashSafetyTests {
             }
             // Somewhere in the middle of storing: 20-400 ms into the load, at a moment when a body
             // is being written (an invisible row exists), looked for during at most a second.
+            // Kept: a random moment to kill at is the input of this test, not a wait for something.
             Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.4))
             let watcher = try? Database(path: file, readOnly: true)
             let pending = try? watcher?.prepare("SELECT count(*) FROM entries WHERE complete=0")
-            for _ in 0..<200 {
-                guard let pending, (try? pending.step()) == true else { break }
-                let storing = pending.int64(at: 0) > 0
-                pending.reset()
-                if storing { break }
-                Thread.sleep(forTimeInterval: 0.005)
+            _ = eventually(timeout: 1, every: 0.005) {
+                guard let pending, (try? pending.step()) == true else { return true }
+                defer { pending.reset() }
+                return pending.int64(at: 0) > 0
             }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

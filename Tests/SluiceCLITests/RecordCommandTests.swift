@@ -150,7 +150,11 @@ struct RecordCommandTests {
         _ = OutputCollector(pipe)
         let client = try CLI.connect(port)
         for index in 0..<200 { _ = try client.request(RawClient.get(origin.url("/k\(index)"))) }
-        Thread.sleep(forTimeInterval: 0.4)  // a few batches reach the file
+        // The first 200 reach the file (read while the proxy writes it, as another process may).
+        #expect(
+            try eventually(timeout: 10, every: 0.1) {
+                try CLI.run(["record", "list", file]).output.split(separator: "\n").count >= 200
+            })
         for index in 200..<260 { _ = try client.request(RawClient.get(origin.url("/k\(index)"))) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -182,7 +186,12 @@ struct RecordCommandTests {
         for index in 0..<30 {
             let response = try client.request(RawClient.get(origin.url("/z\(index)")))
             #expect(response.status == 200 && response.body.count == big.count, "request \(index)")
-            Thread.sleep(forTimeInterval: 0.03)
+            // Written (one batch each, so that some fit before the limit), or the recording stopped.
+            #expect(
+                try eventually(every: 0.02) {
+                    try output.text.contains("recording stopped")
+                        || CLI.run(["record", "list", file]).output.split(separator: "\n").count > index
+                })
         }
         #expect(process.isRunning)
         process.terminate()

@@ -50,11 +50,10 @@ struct ResourceTests {
 
         /// Waits until the descriptor count is at most `limit`; returns the last count seen.
         func settle(to limit: Int, timeout: Double = 10) -> Int {
-            let deadline = Date().addingTimeInterval(timeout)
             var count = descriptors
-            while count > limit, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
+            _ = eventually(timeout: timeout, every: 0.05) {
                 count = descriptors
+                return count <= limit
             }
             return count
         }
@@ -73,8 +72,8 @@ struct ResourceTests {
         let client = try RawClient(port: server.port)
         _ = try client.request(RawClient.get(origin.url("/warm")))
         client.socket.close()
-        Thread.sleep(forTimeInterval: 0.2)
-        return server.descriptors
+        // The proxy closed its side: the count stops moving.
+        return settled { server.descriptors } ?? server.descriptors
     }
 
     @Test("1,000 idle connections: the next client is served at once; descriptors return to baseline")
@@ -109,7 +108,9 @@ struct ResourceTests {
             try socket.send(RawClient.get(origin.url("/big/\(n)")))
             return socket
         }
-        Thread.sleep(forTimeInterval: 0.7)
+        // Every client's transfer paused (its receive buffer and the proxy's window full): the
+        // origin stops sending.
+        #expect(settled(quiet: 0.3) { origin.streamedBytes } != nil)
         let growth = (server.memory("VmRSS") - rssBefore) / 1024
         // 10 × 64 MiB were asked for; the proxy holds a bounded window per client instead.
         #expect(growth < 48, "RSS grew \(growth) MiB")
@@ -152,6 +153,8 @@ struct ResourceTests {
         #expect(try normal.request(RawClient.get(origin.url("/x"))).text == "ok")
         #expect(Date().timeIntervalSince(start) < 1)
         normal.socket.close()
+        // Kept: the slow clients drip again later; the time between is the input (their header
+        // timer must not restart), not a wait for something.
         Thread.sleep(forTimeInterval: 0.4)
         for client in slow { try? client.send("X-Drip: 1\r\n") }
         for client in slow { #expect(try client.reader.readResponse().status == 408) }

@@ -94,11 +94,13 @@ struct CLI {
     }
 
     static func connect(_ port: UInt16) throws -> RawClient {
-        for _ in 0..<100 {
-            if let client = try? RawClient(port: port) { return client }
-            Thread.sleep(forTimeInterval: 0.05)
+        var client: RawClient?
+        _ = eventually(every: 0.05) {
+            client = try? RawClient(port: port)
+            return client != nil
         }
-        throw TestError("sluice did not start listening on \(port)")
+        guard let client else { throw TestError("sluice did not start listening on \(port)") }
+        return client
     }
 }
 
@@ -145,12 +147,7 @@ struct SluiceCommandTests {
         process.standardError = pipe
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var connected: RawClient?
-        for _ in 0..<100 where connected == nil {
-            connected = try? RawClient(port: port)
-            if connected == nil { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        let client = try #require(connected)
+        let client = try CLI.connect(port)
         let response = try client.request(RawClient.get(origin.url("/cli")))
         #expect(response.text == "through the binary")
         // Access lines are buffered (LogOutput): a SIGTERM right after loses none of them. (100
@@ -180,20 +177,22 @@ struct SluiceCommandTests {
         defer { CLI.remove(file) }
         let (process, pipe, port) = try CLI.serve(["--config", file])
         defer { if process.isRunning { process.terminate() } }
+        let output = OutputCollector(pipe)
         let client = try CLI.connect(port)
         #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 502)
         try "rules:\n  - name: api\n    match: { path: \"/v1/[\" }\n".write(
             toFile: file, atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(eventually { output.text.contains("reload failed") }, "the reload was not tried")
         #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 502)
         try "rules: []\n".write(toFile: file, atomically: true, encoding: .utf8)
         kill(process.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.3)
+        #expect(eventually { output.text.contains("reloaded 0 rule(s)") }, "the reload was not done")
         #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 200)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
-        let log = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        _ = eventually { output.text.contains("sluice stopped") }
+        let log = output.text
         #expect(log.contains("reload failed, keeping the current rules"))
         #expect(log.contains("rules[0].match.path"))
         #expect(log.contains("reloaded 0 rule(s)"))

@@ -44,10 +44,9 @@ struct TLSCommandTests {
             #expect(refusing.terminationStatus != 0)
         }
         var listed = (status: Int32(0), output: "")
-        for _ in 0..<50 {
+        _ = try eventually(every: 0.1) {
             listed = try CLI.run(["tls", "passthrough", "list", "--config", config])
-            if listed.output.contains("localhost") { break }
-            Thread.sleep(forTimeInterval: 0.1)
+            return listed.output.contains("localhost")
         }
         #expect(listed.status == 0)
         #expect(listed.output.hasPrefix("localhost\tclient 127.0.0.1\tfingerprint t13"), "\(listed.output)")

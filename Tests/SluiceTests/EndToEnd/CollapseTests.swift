@@ -129,7 +129,8 @@ struct CollapseTests {
         let patient = try RawClient(port: proxy.port, timeout: 30)
         try patient.send(RawClient.get(large.url("/big")))
         #expect(proxy.waitUntil { proxy.stats.cacheHits == hits + 1 })
-        Thread.sleep(forTimeInterval: 0.3)  // the client's buffers fill; the transfer pauses
+        // The client's buffers fill and the transfer pauses: the origin stops sending.
+        #expect(settled { large.streamedBytes } != nil)
         stuck.socket.close()
         let whole = try patient.reader.readResponse()
         #expect(whole.status == 200 && whole.body.count == 16 << 20)

@@ -109,7 +109,7 @@ struct ErrorTests {
         #expect(Self.problemType(refused) == "upstream-connect-failure")
         // The line is written right after the response leaves: wait for it, then expect exactly two.
         _ = proxy.waitUntil { proxy.logLines.all.filter { $0.contains("problem=") }.count >= 2 }
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(settled { proxy.logLines.all.count } != nil)
         let lines = proxy.logLines.all.filter { $0.contains("problem=") }
         #expect(lines.count == 2, "\(proxy.logLines.all)")
         #expect(lines.allSatisfy { $0.hasPrefix("warning") })

@@ -56,7 +56,8 @@ struct HotBodyTests {
         // rest waits in the output queue as a part of the file, and all of it arrives in order.
         let late = try RawClient(port: proxy.port)
         try late.send(String(repeating: RawClient.get(url), count: 5))
-        Thread.sleep(forTimeInterval: 0.3)
+        // The proxy serves hits until the socket is full, then waits: the count stops moving.
+        #expect(settled { proxy.stats.cacheHits } != nil)
         for _ in 0..<5 {
             let hit = try late.reader.readResponse(method: "GET")
             #expect(hit.status == 200 && hit.body == Self.body)

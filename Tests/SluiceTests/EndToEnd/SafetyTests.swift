@@ -49,6 +49,8 @@ struct SafetyTests {
         let normal = try RawClient(port: proxy.port)
         #expect(try normal.request(RawClient.get(origin.url("/"))).text == "fine")
         for client in slow { try client.send("X-Drip: 1\r\n") }
+        // Kept: a client that keeps dripping over time is the case (activity must not restart the
+        // header timer); the time between the drips is the input, not a wait for something.
         Thread.sleep(forTimeInterval: 0.2)
         for client in slow { try? client.send("X-Drip: 2\r\n") }
         // Then each slow client gets 408 and is closed

@@ -22,7 +22,7 @@ struct ShutdownTests {
             proxy.shutdown()
             done.withLock { $0 = true }
         }.start()
-        Thread.sleep(forTimeInterval: 0.1)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.isShuttingDown } })
         // Then new connections are refused, the idle one is closed, and the busy one completes
         #expect(throws: (any Error).self) { _ = try RawClient(port: proxy.port) }
         #expect(idle.isClosedByPeer())

@@ -22,8 +22,9 @@ struct StreamingTests {
         try client.send(RawClient.get(origin.url("/big")))
         guard let head = try client.reader.readHead() else { throw TestError("no head") }
         #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
-        // When the client reads slowly at first (the proxy must pause the origin, not buffer it)
-        Thread.sleep(forTimeInterval: 0.5)
+        // When the client reads nothing at first, the proxy pauses the origin (not buffering it):
+        // the origin stops sending
+        #expect(settled(quiet: 0.3) { origin.streamedBytes } != nil, "the origin never paused")
         // What left the origin but not reached the client sits in socket buffers or in the proxy;
         // it must stay bounded. (This process's RSS is not a fair measure: other tests run beside.)
         let inFlightWhilePaused = origin.streamedBytes
@@ -86,11 +87,8 @@ struct StreamingTests {
         Self.expectLoggedAborted(proxy, path: "/big")
         // The upstream connection closes at the loop's next turn; the origin then stops for good.
         #expect(
-            proxy.waitUntil(timeout: 5) {
-                let before = origin.streamedBytes
-                Thread.sleep(forTimeInterval: 0.2)
-                return origin.streamedBytes == before
-            }, "the origin kept sending after the client left")
+            proxy.waitUntil { origin.streamsCut == 1 } && settled { origin.streamedBytes } != nil,
+            "the origin kept sending after the client left")
         let sent = origin.streamedBytes
         #expect(sent < total / 2, "origin sent \(sent) bytes")
         #expect(proxy.stats.responses == 1)

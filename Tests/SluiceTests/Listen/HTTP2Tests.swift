@@ -157,7 +157,8 @@ struct HTTP2Tests {
         process.standardOutput = pipe
         try process.run()
         #expect(proxy.waitUntil { proxy.onLoop { $0.stats.http2Streams } == 1 })
-        Thread.sleep(forTimeInterval: 0.1)
+        // The stream's exchange is under way upstream before the shutdown begins.
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.upstreamTasks } == 1 })
         proxy.shutdown()  // returns once the loop stopped: after the stream ended
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

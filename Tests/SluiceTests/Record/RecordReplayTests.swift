@@ -236,7 +236,13 @@ struct RecordReplayTests {
         let client = try RawClient(port: proxy.port)
         for index in 0..<12 {
             #expect(try client.request(RawClient.get(origin.url("/b\(index)"))).body.count == 60_000)
-            Thread.sleep(forTimeInterval: 0.12)  // one batch each
+            // One batch each: written (or refused once the file is full) before the next request.
+            #expect(
+                proxy.waitUntil {
+                    proxy.onLoop { server in
+                        server.environment.recorder.map { $0.written > index || $0.state != .recording } ?? true
+                    }
+                })
         }
         proxy.shutdown()
         let stops = proxy.logLines.all.filter { $0.contains("recording stopped") }

@@ -17,7 +17,7 @@ final class EchoServer: @unchecked Sendable {
                 Thread {
                     while let bytes = try? socket.receive(), !bytes.isEmpty { try? socket.send(bytes) }
                     socket.shutdownWrite()
-                    Thread.sleep(forTimeInterval: 0.2)
+                    _ = try? socket.receive()  // the proxy closes its side once both ends are done
                     socket.close()
                 }.start()
             }
