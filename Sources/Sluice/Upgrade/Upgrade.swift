@@ -20,8 +20,6 @@ final class Upgrade {
     let env: ExchangeEnvironment
     private let tunnels: TunnelEnvironment
     private let startTime = EventLoop.monotonicNanoseconds()
-    var lastActivity = EventLoop.monotonicNanoseconds()
-    private var idleTimer: Timer?
     private var responseTimer: Timer?
     /// What the log line says: the status sent, bytes to the client, a validation failure.
     private var status = 0
@@ -45,17 +43,6 @@ final class Upgrade {
         }
     }
 
-    /// An open relay's state (a class: its frame readers change with every byte).
-    final class Relay {
-        let far: Far
-        var halfClose = Tunnel.HalfClose()
-        /// Frame readers per direction, for WebSocket only.
-        var sent: WebSocketFrames?
-        var received: WebSocketFrames?
-
-        init(far: Far) { self.far = far }
-    }
-
     /// A refusal's body still on its way to the client.
     enum BodyLeft {
         case length(Int64)
@@ -70,6 +57,7 @@ final class Upgrade {
         case securing(Far)
         /// The request head went out; the response head is being read.
         case awaitingHead(Far, ResponseHeadParser)
+        /// Switched: the ``Relay`` moves bytes both ways (and its far side is this `Far`).
         case relaying(Relay)
         /// The origin refused the upgrade: its response goes back as it comes, then the connection closes.
         case passingBack(Far, BodyLeft)
@@ -110,13 +98,6 @@ final class Upgrade {
             }
         }
         phase = .dialing(dialer)
-        let limit = tunnels.idleLimit
-        idleTimer = Timer(loop: env.loop, repeats: true) { [unowned self] in
-            guard case .relaying = self.phase else { return }
-            let idle = (EventLoop.monotonicNanoseconds() - self.lastActivity) / 1_000_000
-            if idle >= UInt64(limit) { self.finish() }
-        }
-        idleTimer?.schedule(milliseconds: max(100, min(limit, 10_000) / 2))
         dialer.start()
     }
 
@@ -126,7 +107,7 @@ final class Upgrade {
         var far = dialed
         far.upstream.delegate = self
         far.upstream.setNoDelay()
-        far.upstream.setWatermarks(readHigh: Tunnel.highWater, writeLow: ClientConnection.outputLowWater)
+        far.upstream.setWatermarks(readHigh: Relay.highWater, writeLow: ClientConnection.outputLowWater)
         // No answer within the upstream timeout is a 504, as for any request.
         let responseTimer = Timer(loop: env.loop) { [unowned self] in
             switch self.phase {
@@ -215,14 +196,21 @@ final class Upgrade {
         if let refusal = UpgradeHandshake.refusal(of: head, offered: UpgradeHandshake.offered(request.headers)) {
             return failBeforeSwitch(.upstreamFailed(reason: .badResponse(detail: refusal)))
         }
-        let relay = Relay(far: far)
+        let relay = Relay(
+            client: Relay.Side(socket: client.connection, layers: client.inside?.tls.map { [$0] } ?? []),
+            far: Relay.Side(socket: far.upstream, layers: [far.originTLS, far.parentTLS].compactMap { $0 }),
+            loop: env.loop, idleLimit: tunnels.idleLimit
+        ) { [unowned self] in self.finish() }
         if isWebSocket {
+            // Frame readers per direction: each message to /events, the page and the counters.
             let compression = UpgradeHandshake.compression(head)
-            relay.sent = WebSocketFrames(
+            var sent = WebSocketFrames(
                 direction: .send, deflate: compression.enabled, noContextTakeover: compression.clientNoContextTakeover)
-            relay.received = WebSocketFrames(
+            var received = WebSocketFrames(
                 direction: .receive, deflate: compression.enabled,
                 noContextTakeover: compression.serverNoContextTakeover)
+            relay.observeUp = { [unowned self] segment in sent.observe(segment) { self.observed($0) } }
+            relay.observeDown = { [unowned self] segment in received.observe(segment) { self.observed($0) } }
         }
         let bytes = UpgradeHandshake.switchingHead(head)
         capture?.head(bytes)
@@ -233,12 +221,7 @@ final class Upgrade {
         switchedAt = EventLoop.monotonicNanoseconds()
         env.stats.upgrades += 1
         env.watcher?.upgradeDidSwitch(record())
-        far.upstream.setMaxSingleIO(Tunnel.highWater)
-        client.connection.setMaxSingleIO(Tunnel.highWater)
-        client.connection.resumeReading()
-        lastActivity = EventLoop.monotonicNanoseconds()
-        relayUp(relay)
-        relayDown(relay)
+        relay.start()
     }
 
     /// The origin refused the upgrade: its answer goes back like any response (validated
@@ -286,7 +269,7 @@ final class Upgrade {
     func passBody() {
         guard case .passingBack(let far, var left) = phase else { return }
         var ended = false
-        while !ended, client.stream.outputCount < Tunnel.highWater, far.stream.inputCount > 0 {
+        while !ended, client.stream.outputCount < Relay.highWater, far.stream.inputCount > 0 {
             let moved = far.stream.withFirstInputSegment { segment -> Int in
                 let take: Int
                 (take, ended) = share(of: segment, &left)
@@ -299,7 +282,7 @@ final class Upgrade {
         phase = .passingBack(far, left)
         if case .length(0) = left { ended = true }
         if ended { return finish() }
-        if client.stream.outputCount >= Tunnel.highWater { far.upstream.pauseReading() }
+        if client.stream.outputCount >= Relay.highWater { far.upstream.pauseReading() }
     }
 
     /// How many of `segment`'s bytes belong to the refusal's body, and whether it ends with them.
@@ -355,10 +338,12 @@ final class Upgrade {
             dialer.cancel()
             far = nil
         case .securing(let open), .awaitingHead(let open, _), .passingBack(let open, _): far = open
-        case .relaying(let relay): far = relay.far
+        case .relaying(let relay):
+            bytesDown += relay.bytesDown
+            relay.closeFar()
+            far = nil
         }
         phase = .finished
-        idleTimer?.cancel()
         responseTimer?.cancel()
         far?.originTLS?.close()
         far?.parentTLS?.close()

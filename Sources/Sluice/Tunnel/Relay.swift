@@ -1,0 +1,232 @@
+import EventIO
+import TLS
+
+/// Half-close and idleness of a relay as a value: which directions have ended, and when bytes
+/// last moved. Pure; ``Relay`` carries out what it says.
+struct RelayState: Equatable {
+    /// One direction.
+    enum Flow: Equatable {
+        /// Bytes go on.
+        case open
+        /// The sender ended while bytes for the receiver were still waiting: the end is passed
+        /// on once they are written.
+        case ending
+        /// The end was passed on.
+        case ended
+    }
+
+    /// Client to far side, and far side to client.
+    private(set) var up = Flow.open
+    private(set) var down = Flow.open
+    /// When bytes last moved (monotonic nanoseconds).
+    private(set) var lastActivity: UInt64
+
+    init(now: UInt64) { lastActivity = now }
+
+    /// Both ends were passed on: nothing more can move.
+    var isOver: Bool { up == .ended && down == .ended }
+
+    mutating func moved(now: UInt64) { lastActivity = max(lastActivity, now) }
+
+    /// Whether nothing moved for `limit` milliseconds.
+    func isIdle(now: UInt64, limit: Int) -> Bool {
+        now >= lastActivity && (now - lastActivity) / 1_000_000 >= UInt64(max(0, limit))
+    }
+
+    /// The far side ended; its end is passed on once what it sent before is written.
+    mutating func farEnding() { if down == .open { down = .ending } }
+
+    /// Whether the far side's end waits to be passed on.
+    var downEnding: Bool { down == .ending }
+
+    /// Passes an end on; `false` when it was passed on already.
+    mutating func endUp() -> Bool {
+        guard up != .ended else { return false }
+        up = .ended
+        return true
+    }
+
+    mutating func endDown() -> Bool {
+        guard down != .ended else { return false }
+        down = .ended
+        return true
+    }
+}
+
+/// The one relay of CONNECT tunnels and upgraded connections (WebSockets): bytes both ways with
+/// backpressure (at most ``highWater`` held for a side that does not read, which then stops
+/// being read), half-close passed on, the idle limit (`timeouts.tunnel_idle`), and an observer
+/// per direction that sees each piece on its way (WebSocket frames). Its owner stays the
+/// connections' delegate and passes their events on; the relay says when it is over.
+final class Relay {
+    /// One side: its socket (read, paused, shut down) and the TLS layers over it, outermost
+    /// first (an origin's TLS inside a parent's); the bytes are the outermost layer's plain text.
+    struct Side {
+        let socket: Connection
+        var layers: [TLSStream] = []
+        var stream: any ClientStream { layers.first ?? socket }
+    }
+
+    /// Bytes held for a side that does not read; also the most one read or write moves.
+    static let highWater = 256 * 1024
+
+    let client: Side
+    let far: Side
+    private(set) var state: RelayState
+    /// Bytes moved to the client and to the far side.
+    private(set) var bytesDown: Int64 = 0
+    private(set) var bytesUp: Int64 = 0
+    /// See each piece before it is written (client to far side, and back).
+    var observeUp: ((UnsafeRawBufferPointer) -> Void)?
+    var observeDown: ((UnsafeRawBufferPointer) -> Void)?
+    private let loop: EventLoop
+    private let idleLimit: Int
+    private var idleTimer: Timer?
+    private let over: () -> Void
+    private var finished = false
+
+    /// - Parameter over: runs once, when both ends were passed on or nothing moved for `idleLimit`
+    ///   milliseconds (the owner closes the connections and logs).
+    init(client: Side, far: Side, loop: EventLoop, idleLimit: Int, over: @escaping () -> Void) {
+        self.client = client
+        self.far = far
+        self.loop = loop
+        self.idleLimit = idleLimit
+        self.over = over
+        state = RelayState(now: EventLoop.monotonicNanoseconds())
+    }
+
+    /// Starts moving: what either side holds already goes first, the client's unless
+    /// `holdingClient` (its owner looks at its first bytes and passes them on with
+    /// ``clientReadable()``).
+    func start(holdingClient: Bool = false) {
+        for socket in [client.socket, far.socket] {
+            socket.setMaxSingleIO(Relay.highWater)
+        }
+        far.socket.setWatermarks(readHigh: Relay.highWater, writeLow: ClientConnection.outputLowWater)
+        idleTimer = Timer(loop: loop, repeats: true) { [unowned self] in
+            if self.state.isIdle(now: EventLoop.monotonicNanoseconds(), limit: self.idleLimit) { self.end() }
+        }
+        idleTimer?.schedule(milliseconds: max(100, min(idleLimit, 10_000) / 2))
+        client.socket.resumeReading()
+        if !holdingClient { up() }
+        down()
+    }
+
+    /// Stops the timer and closes the far side (close_notify first). The client's side is the owner's.
+    func closeFar() {
+        idleTimer?.cancel()
+        finished = true
+        for layer in far.layers { layer.close() }
+        far.socket.close()
+    }
+
+    // MARK: - Events, passed on by the owner
+
+    func clientReadable() { up() }
+
+    func farReadable() {
+        _ = far.layers.first?.advance()
+        down()
+    }
+
+    /// The client's buffer has room again: the far side is read again.
+    func clientDrained() {
+        guard state.down != .ended else { return }
+        far.socket.resumeReading()
+        down()  // plain text already decrypted gets no read event of its own
+    }
+
+    /// The far side's buffer has room again: the client is read again.
+    func farDrained() {
+        guard state.up != .ended else { return }
+        client.socket.resumeReading()
+        up()
+    }
+
+    /// The client ended its side (FIN): what it sent goes on, then the end.
+    func clientEnded() {
+        up()
+        endUp()
+    }
+
+    /// The far side ended its side: passed on once what it sent is written.
+    func farEnded() {
+        state.farEnding()
+        down()
+    }
+
+    // MARK: - Moving
+
+    /// Client to far side, as much as the far side's buffer takes.
+    private func up() {
+        guard !finished else { return }
+        let sink = far.stream
+        if sink.outputCount < Relay.highWater { client.socket.readAvailable(upTo: Relay.highWater) }
+        bytesUp += pump(from: client.stream, to: sink, observe: observeUp)
+        if sink.outputCount >= Relay.highWater {
+            client.socket.pauseReading()
+        } else if client.layers.first?.inputEnded == true {
+            endUp()  // close_notify from an intercepted client
+        }
+    }
+
+    /// Far side to client, as much as the client's buffer takes.
+    private func down() {
+        guard !finished else { return }
+        let sink = client.stream
+        if sink.outputCount < Relay.highWater { far.socket.readAvailable(upTo: Relay.highWater) }
+        bytesDown += pump(from: far.stream, to: sink, observe: observeDown)
+        if sink.outputCount >= Relay.highWater {
+            far.socket.pauseReading()
+        } else if state.downEnding || far.layers.first?.inputEnded == true {
+            endDown()
+        }
+    }
+
+    /// Moves bytes while the sink takes them: buffer to buffer between plain sockets with
+    /// nothing to observe, else piece by piece.
+    private func pump(
+        from source: any ClientStream, to sink: any ClientStream, observe: ((UnsafeRawBufferPointer) -> Void)?
+    ) -> Int64 {
+        var moved: Int64 = 0
+        if observe == nil, let from = source as? Connection, let to = sink as? Connection {
+            moved = Int64(from.moveInput(to: to))
+        } else {
+            while sink.outputCount < Relay.highWater, source.inputCount > 0 {
+                let count = source.withFirstInputSegment { segment -> Int in
+                    observe?(segment)
+                    sink.write(segment, more: false)
+                    return segment.count
+                }
+                source.drainInput(count)
+                moved += Int64(count)
+            }
+        }
+        if moved > 0 { state.moved(now: EventLoop.monotonicNanoseconds()) }
+        return moved
+    }
+
+    /// Nothing more comes from the client: the far side is shut for writing.
+    private func endUp() {
+        guard state.endUp() else { return }
+        for layer in far.layers { layer.closeWriting() }
+        far.socket.shutdownWrite()
+        if state.isOver { end() }
+    }
+
+    /// Nothing more comes from the far side: the client's side is shut for writing.
+    private func endDown() {
+        guard state.endDown() else { return }
+        for layer in client.layers { layer.closeWriting() }
+        client.socket.shutdownWrite()
+        if state.isOver { end() }
+    }
+
+    private func end() {
+        guard !finished else { return }
+        finished = true
+        idleTimer?.cancel()
+        over()
+    }
+}
