@@ -1,5 +1,44 @@
 import CNGHTTP2
 
+/// HTTP/2 error codes (RFC 9113 §7), for RST_STREAM and GOAWAY; unknown codes a peer sends are kept
+/// by their number.
+public enum HTTP2ErrorCode: Equatable, Sendable {
+    case noError, protocolError, internalError, flowControlError, settingsTimeout, streamClosed, frameSizeError
+    case refusedStream, cancel, compressionError, connectError, enhanceYourCalm, inadequateSecurity
+    case http11Required
+    case other(UInt32)
+
+    public init(_ code: UInt32) {
+        let known: [HTTP2ErrorCode] = [
+            .noError, .protocolError, .internalError, .flowControlError, .settingsTimeout, .streamClosed,
+            .frameSizeError, .refusedStream, .cancel, .compressionError, .connectError, .enhanceYourCalm,
+            .inadequateSecurity, .http11Required,
+        ]
+        self = code < UInt32(known.count) ? known[Int(code)] : .other(code)
+    }
+
+    /// The number on the wire.
+    public var code: UInt32 {
+        switch self {
+        case .noError: 0
+        case .protocolError: 1
+        case .internalError: 2
+        case .flowControlError: 3
+        case .settingsTimeout: 4
+        case .streamClosed: 5
+        case .frameSizeError: 6
+        case .refusedStream: 7
+        case .cancel: 8
+        case .compressionError: 9
+        case .connectError: 10
+        case .enhanceYourCalm: 11
+        case .inadequateSecurity: 12
+        case .http11Required: 13
+        case .other(let code): code
+        }
+    }
+}
+
 /// What a server session tells its owner, on the owner's thread, while it reads the client's bytes.
 public protocol HTTP2SessionDelegate: AnyObject {
     /// A request's header field (pseudo-fields `:method`, `:path`… first), already HPACK-decoded;
@@ -12,7 +51,7 @@ public protocol HTTP2SessionDelegate: AnyObject {
     /// The request's body ended (END_STREAM).
     func http2(streamEnded stream: Int32)
     /// The stream closed (its error code: 0 when it ended normally, else the client's or our reset).
-    func http2(streamClosed stream: Int32, errorCode: UInt32)
+    func http2(streamClosed stream: Int32, error: HTTP2ErrorCode)
     /// Response body bytes for `stream`, at most `buffer.count`.
     func http2(stream: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill
 }
@@ -102,7 +141,7 @@ public final class HTTP2ServerSession {
             guard let owner else { return 0 }
             let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
             session.pendingTrailers[stream] = nil
-            session.delegate?.http2(streamClosed: stream, errorCode: errorCode)
+            session.delegate?.http2(streamClosed: stream, error: HTTP2ErrorCode(errorCode))
             return 0
         }
         var option: OpaquePointer?
@@ -219,16 +258,16 @@ public final class HTTP2ServerSession {
     }
 
     /// Resets a stream (`RST_STREAM`): 8 `CANCEL` by default.
-    public func reset(_ stream: Int32, errorCode: UInt32 = 8) {
+    public func reset(_ stream: Int32, error: HTTP2ErrorCode = .cancel) {
         guard let session else { return }
-        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, error.code)
     }
 
     /// `GOAWAY` with the last stream accepted (shutdown): streams running finish, no new ones start.
-    public func goAway(errorCode: UInt32 = 0) {
+    public func goAway(error: HTTP2ErrorCode = .noError) {
         guard let session else { return }
         _ = nghttp2_submit_goaway(
-            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), errorCode,
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), error.code,
             nil,
             0)
     }

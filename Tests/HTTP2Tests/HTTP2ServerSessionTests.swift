@@ -9,7 +9,7 @@ struct HTTP2ServerSessionTests {
         var headers: [(String, String)] = []
         var ended: [Int32] = []
         var bodies: [Int32: [UInt8]] = [:]
-        var closed: [Int32: UInt32] = [:]
+        var closed: [Int32: HTTP2ErrorCode] = [:]
         var toSend: [UInt8] = Array("hello".utf8)
         func http2(stream: Int32, header name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
@@ -18,7 +18,7 @@ struct HTTP2ServerSessionTests {
         func http2(streamHeadersEnded stream: Int32, endStream: Bool) { if endStream { ended.append(stream) } }
         func http2(stream: Int32, data: UnsafeRawBufferPointer) { bodies[stream, default: []] += data }
         func http2(streamEnded stream: Int32) { ended.append(stream) }
-        func http2(streamClosed stream: Int32, errorCode: UInt32) { closed[stream] = errorCode }
+        func http2(streamClosed stream: Int32, error: HTTP2ErrorCode) { closed[stream] = error }
         func http2(stream: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill {
             guard !toSend.isEmpty else { return .end(trailers: [("grpc-status", "0")]) }
             let count = min(buffer.count, toSend.count)
@@ -68,12 +68,26 @@ struct HTTP2ServerSessionTests {
         }
         #expect(types.filter { $0 == 1 }.count == 2, "a HEADERS frame for the head and one for the trailers: \(types)")
         #expect(data == Array("hello".utf8))
-        #expect(recorder.closed[1] == 0)
+        #expect(recorder.closed[1] == .noError)
     }
 
     @Test("Bytes that are not HTTP/2 end the session")
     func garbage() throws {
         let session = try HTTP2ServerSession()
         #expect(!Array("GET / HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes { session.receive($0) })
+    }
+}
+
+@Suite("HTTP/2 error codes")
+struct HTTP2ErrorCodeTests {
+    @Test("Codes read from the wire name the RFC 9113 errors and go back as the same numbers; unknown ones are kept")
+    func roundTrip() {
+        #expect(HTTP2ErrorCode(0) == .noError)
+        #expect(HTTP2ErrorCode(2) == .internalError)
+        #expect(HTTP2ErrorCode(8) == .cancel)
+        #expect(HTTP2ErrorCode(11) == .enhanceYourCalm)
+        #expect(HTTP2ErrorCode(13) == .http11Required)
+        #expect(HTTP2ErrorCode(0x1234) == .other(0x1234))
+        for code in UInt32(0)...14 { #expect(HTTP2ErrorCode(code).code == code) }
     }
 }

@@ -104,8 +104,7 @@ final class AdminMetrics: EventMonitor {
 
     private func countContract(_ record: ExchangeRecord) {
         guard let outcome = record.contract, let rule = record.rule else { return }
-        let kind = outcome.hasPrefix("not-validated") ? "not-validated" : outcome
-        labelledCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", kind)]).increment()
+        labelledCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", outcome.kind)]).increment()
         guard let failure = record.contractFailure, labelledCounters.count < 2000 else { return }
         let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
         var keywords: [String: Int] = [:]
@@ -141,11 +140,11 @@ final class AdminMetrics: EventMonitor {
             if value > reported[index] { stat.counter.increment(by: value - reported[index]) }
             reported[index] = value
         }
-        for (rule, kinds) in proxy.environment.faults.counts {
+        for (rule, kinds) in proxy.stats.faultsInjected {
             for (kind, value) in kinds {
-                let key = rule + "\u{0}" + kind
+                let key = rule + "\u{0}" + kind.rawValue
                 guard value > faultsReported[key, default: 0], labelledCounters.count < 2000 else { continue }
-                labelledCounter("sluice_faults_injected_total", [("rule", rule), ("kind", kind)])
+                labelledCounter("sluice_faults_injected_total", [("rule", rule), ("kind", kind.rawValue)])
                     .increment(by: value - faultsReported[key, default: 0])
                 faultsReported[key] = value
             }

@@ -45,10 +45,10 @@ extension AdminRoutes {
 
     /// Injections so far, by rule and kind.
     func faultCounts() -> JSONValue {
-        let counts = proxy.environment.faults.counts
+        let counts = proxy.stats.faultsInjected
         return .object(
             counts.keys.sorted().map { rule in
-                (rule, .object(Faults.kinds.map { ($0, .number(counts[rule]?[$0] ?? 0)) }))
+                (rule, .object(FaultKind.allCases.map { ($0.rawValue, .number(counts[rule]?[$0] ?? 0)) }))
             })
     }
 }
@@ -73,7 +73,7 @@ extension AdminRoutes {
         guard let book = proxy.environment.replayBook else { return .null }
         return .object([
             ("file", .string(book.recording.path)), ("exchanges", .number(book.count)),
-            ("served", .number(book.served)), ("missed", .number(book.missed)),
+            ("served", .number(proxy.stats.replayServed)), ("missed", .number(proxy.stats.replayMissed)),
             ("on_miss", .string(book.settings.onMiss.rawValue)),
         ])
     }

@@ -94,8 +94,6 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             ]))
     }
 
-    func exchangeDidEnd(_ exchange: Exchange) { running[exchange.id] = nil }
-
     func upgradeDidSwitch(_ record: ExchangeRecord) {
         guard !subscribers.isEmpty else { return }
         var json = EventFeed.json(record, time: clock())
@@ -115,7 +113,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     static func json(_ message: WebSocketFrames.Message, id: Int, time: Double) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .number(id)), ("time", .double(time)), ("direction", .string(message.direction.rawValue)),
-            ("opcode", .number(Int(message.opcode))), ("size", .number(Int(message.size))),
+            ("opcode", .number(Int(message.opcode.rawValue))), ("size", .number(Int(message.size))),
             ("frames", .number(message.frames)), ("compressed", .bool(message.compressed)),
             ("truncated", .bool(message.truncated)),
         ]
@@ -124,7 +122,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             members.append(("close_code", .number(Int(code))))
             payload = payload.dropFirst(2)
         }
-        if message.opcode != 2, let text = String(validating: payload, as: UTF8.self) {
+        if message.opcode != .binary, let text = String(validating: payload, as: UTF8.self) {
             members.append(("text", .string(text)))
         } else {
             members.append(("hex", .string(Digest.hex(payload))))
@@ -168,6 +166,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     }
 
     func exchangeDidComplete(_ record: ExchangeRecord) {
+        running[record.id] = nil
         let now = clock()
         series.count(record, now: now)
         var kept = record
@@ -186,7 +185,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     /// `null` without a contract; else its outcome and, when broken, the violations.
     static func contract(_ record: ExchangeRecord) -> JSONValue {
         guard let outcome = record.contract else { return .null }
-        var members: [(String, JSONValue)] = [("outcome", .string(outcome))]
+        var members: [(String, JSONValue)] = [("outcome", .string(outcome.text))]
         if let failure = record.contractFailure, case .object(let details) = failure.jsonValue { members += details }
         return .object(members)
     }
@@ -305,7 +304,7 @@ final class Series {
         var failed = record.validationFailure != nil && record.validationFailure != record.contractFailure?.detail
         if case .validationFailed = record.error { failed = true }
         if failed { buckets[slot][6] += 1 }
-        if record.contract == "failed" { buckets[slot][7] += 1 }
+        if record.contract == .failed { buckets[slot][7] += 1 }
     }
 
     /// The last `seconds` seconds, oldest first, each series an array of counts.

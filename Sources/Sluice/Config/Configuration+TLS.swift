@@ -43,10 +43,16 @@ public struct UpstreamTrust: Sendable, Equatable {
     public var caFile: String?
     /// Verify the chain and the name; `false` only in a rule (`allowInvalidCertificates`).
     public var verify = true
-    /// Lowest TLS version offered to the origin: `1.2` or `1.3`; `nil` = libcurl's default.
-    public var minVersion: String?
+    /// Lowest TLS version offered to the origin; `nil` = libcurl's default.
+    public var minVersion: TLSVersion?
 
     public init() {}
+}
+
+/// A TLS version a rule can ask for at least (`tls.min_version: "1.2" | "1.3"`).
+public enum TLSVersion: String, Sendable, Equatable, CaseIterable {
+    case tls12 = "1.2"
+    case tls13 = "1.3"
 }
 
 /// One `tls.intercept` entry: a host glob, and a port when the entry names one

@@ -212,9 +212,10 @@ enum RuleParser {
                 trust.caFile = text
             case "verify": trust.verify = try entry.bool()
             case "min_version":
-                let text = try entry.string()
-                guard ["1.2", "1.3"].contains(text) else { throw entry.fail("expected 1.2 or 1.3") }
-                trust.minVersion = text
+                guard let version = TLSVersion(rawValue: try entry.string()) else {
+                    throw entry.fail("expected 1.2 or 1.3")
+                }
+                trust.minVersion = version
             default: throw unknown(name, path: path, line: line, allowed: ["pins", "ca_file", "verify", "min_version"])
             }
         }

@@ -3,6 +3,7 @@ import EventIO
 /// Failures on demand: what a rule's `faults:` drew for this request, carried out.
 extension Exchange {
     func inject(_ plan: FaultPlan) {
+        env.stats.countFaults(plan.kinds, rule: route.rule.name)
         if let after = plan.resetAfter { output.resetAfter = after }
         if let rate = plan.bytesPerSecond {
             let shaper = Shaper(loop: env.loop, bytesPerSecond: rate, stream: client.stream)

@@ -41,23 +41,22 @@ extension Exchange {
             mapping: notes.mapping, fault: notes.fault, replayed: notes.replayed, capture: capture)
         if let outcome = notes.contract {
             switch outcome {
-            case .passed: record.contract = "passed"
+            case .passed: record.contract = .passed
             case .failed(let failure):
-                record.contract = "failed"
+                record.contract = .failed
                 record.contractFailure = failure
-            case .notValidated(let why): record.contract = "not-validated: " + why
+            case .notValidated(let why): record.contract = .notValidated(why)
             }
         } else if case .contractViolation(let failure) = notes.error {
-            record.contract = "failed"
+            record.contract = .failed
             record.contractFailure = failure
         }
         record.contractCheck = contract?.record
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure
         }
-        if recordTap != nil { recordIfDue(aborted: aborted, duration: duration) }
+        if recordTap != nil { record.recording = recordingEntry(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)
-        if capture != nil { env.watcher?.exchangeDidEnd(self) }
         client.exchangeDidFinish(
             self, closeConnection: closeConnection,
             abort: aborted && (output.framing == .close || output.resetDue))

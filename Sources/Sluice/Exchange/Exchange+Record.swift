@@ -15,18 +15,18 @@ extension Exchange {
         output.capture = capture
     }
 
-    /// The exchange as the recording keeps it, handed to the recorder; nothing for an exchange
-    /// that failed, was cut, or was itself answered from a recording.
-    func recordIfDue(aborted: Bool, duration: Double) {
-        guard let tap = recordTap, let capture, let recorder = env.recorder, notes.error == nil, !aborted,
+    /// The exchange as the recording keeps it (the recorder takes it from the exchange's record,
+    /// as an event monitor); nothing for an exchange that failed, was cut, or was itself
+    /// answered from a recording.
+    func recordingEntry(aborted: Bool, duration: Double) -> PendingRecord? {
+        guard let tap = recordTap, let capture, notes.error == nil, !aborted,
             notes.replayed == nil, output.status >= 200, !capture.responseHead.isEmpty
-        else { return }
-        let exchange = PendingRecord(
+        else { return nil }
+        return PendingRecord(
             started: startedAt, duration: duration, wait: task?.timeToHead, method: request.method,
             url: machine.context.url, requestFields: request.headers, requestBody: tap.body,
             requestBodySize: tap.size, requestBodyDigest: tap.finishDigest(), status: output.status,
             responseHead: capture.responseHead, servedFromCache: notes.cacheStatus?.isHit == true,
             responseBody: capture.body, responseBodySize: capture.bodyTotal, rule: route.matchedName)
-        recorder.add(exchange)
     }
 }

@@ -58,6 +58,7 @@ extension Exchange {
             bodyDigest: digest)
         {
         case .recorded(let response):
+            env.stats.replayServed += 1
             notes.replayed = response.id
             replay = .answering(response)
             if !body.isComplete { output.keepAlive = false }
@@ -65,6 +66,7 @@ extension Exchange {
             if answersPlainly, response.head.headers.contains("date") { return servePlainReplay(response, book: book) }
             proceed(.replay)
         case .miss(let miss):
+            env.stats.replayMissed += 1
             replay = .forwarding(held: tap.body, sent: 0)
             switch book.settings.onMiss {
             case .fail: fail(.replayMiss(miss))

@@ -7,8 +7,9 @@ protocol ExchangeWatcher: AnyObject {
     var isWatching: Bool { get }
     /// Body bytes the next watched exchange may keep (0 when enough are kept already).
     var bodyRoom: Int { get }
+    /// A watched exchange started (its end is the monitors' `exchangeDidComplete`, which the
+    /// watcher is one of).
     func exchangeDidStart(_ exchange: Exchange)
-    func exchangeDidEnd(_ exchange: Exchange)
     /// An upgraded exchange switched protocols (`101`): shown now, its messages follow.
     func upgradeDidSwitch(_ record: ExchangeRecord)
     /// A WebSocket message (or control frame) passed through an upgraded exchange.

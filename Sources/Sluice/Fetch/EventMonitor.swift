@@ -54,6 +54,29 @@ public final class CompositeEventMonitor: EventMonitor {
     }
 }
 
+/// A contract's verdict on one exchange.
+public enum ContractVerdict: Sendable, Equatable {
+    case passed
+    case failed
+    /// The body could not be validated (too large to decode, say); why.
+    case notValidated(String)
+
+    /// As the log and `/events` write it: `passed`, `failed`, `not-validated: why`.
+    public var text: String {
+        switch self {
+        case .passed: "passed"
+        case .failed: "failed"
+        case .notValidated(let why): "not-validated: " + why
+        }
+    }
+
+    /// The verdict without its reason (a metric's label).
+    public var kind: String {
+        if case .notValidated = self { return "not-validated" }
+        return text
+    }
+}
+
 /// One finished exchange, as the access log and the stats see it.
 public struct ExchangeRecord: Sendable {
     /// The client's address.
@@ -78,8 +101,10 @@ public struct ExchangeRecord: Sendable {
     public var rule: String? = nil
     /// A report-mode validation failure (the response passed, marked).
     public var validationFailure: String? = nil
-    /// The contract's verdict: `passed`, `failed` (with ``contractFailure``) or `not-validated: why`.
-    public var contract: String? = nil
+    /// What the recording keeps of it (`record:`), for the recorder, which monitors exchanges too.
+    var recording: PendingRecord? = nil
+    /// The contract's verdict (failed: with ``contractFailure``).
+    public var contract: ContractVerdict? = nil
     /// The broken contract (report and enforce modes).
     public var contractFailure: ContractFailure? = nil
     /// What the rule's contract checked of the response (operation, status), when it checked it.

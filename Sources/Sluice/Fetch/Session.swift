@@ -139,7 +139,12 @@ public final class Session {
             handle.setTrust(
                 caFile: trust.caFile, pins: trust.pins.isEmpty ? nil : trust.pins.joined(separator: ";"),
                 verify: trust.verify,
-                minimumVersion: trust.minVersion == "1.3" ? .tls13 : trust.minVersion == "1.2" ? .tls12 : nil)
+                minimumVersion: trust.minVersion.map { version in
+                    switch version {
+                    case .tls12: .tls12
+                    case .tls13: .tls13
+                    }
+                })
         }
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,

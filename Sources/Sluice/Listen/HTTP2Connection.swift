@@ -123,7 +123,7 @@ final class HTTP2Connection {
 
     func reset(_ stream: HTTP2Stream) {
         resetting.insert(stream.id)
-        session.reset(stream.id, errorCode: 2)  // INTERNAL_ERROR
+        session.reset(stream.id, error: .internalError)
         flushSoon()
     }
 
@@ -132,7 +132,7 @@ final class HTTP2Connection {
         // A response sent before the request body ended: the rest is not wanted (RFC 9113 §8.1).
         if !stream.requestEnded, !stream.closed {
             resetting.insert(stream.id)
-            session.reset(stream.id, errorCode: 0)
+            session.reset(stream.id, error: .noError)
         }
         if stream.closed { streams[stream.id] = nil }
         flushSoon()
@@ -255,12 +255,12 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         streams[id]?.requestDidEnd()
     }
 
-    func http2(streamClosed id: Int32, errorCode: UInt32) {
+    func http2(streamClosed id: Int32, error: HTTP2ErrorCode) {
         let resetByUs = resetting.remove(id) != nil
         // A stream the client cancelled (RST_STREAM), running or not, counts against rapid reset.
-        if errorCode != 0, !resetByUs { noteReset() }
+        if error != .noError, !resetByUs { noteReset() }
         guard let stream = streams[id] else { return }
-        let delivered = errorCode == 0 && stream.responseDelivered
+        let delivered = error == .noError && stream.responseDelivered
         stream.streamClosed()
         if let exchange = stream.exchange {
             // Cut short: the exchange stops, its upstream transfer too. Ended after the whole
@@ -284,7 +284,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         if resets.count > 200, !closing {
             env.logger.warning("HTTP/2 client \(client.peerText) cancelled streams too fast (rapid reset); GOAWAY sent")
             env.exchanges.stats.http2RapidResets += 1
-            session.goAway(errorCode: 11)  // ENHANCE_YOUR_CALM
+            session.goAway(error: .enhanceYourCalm)
             closing = true
         }
     }

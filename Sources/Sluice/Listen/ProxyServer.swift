@@ -99,7 +99,9 @@ public final class ProxyServer {
             loop: loop, session: session, hooks: hooks ?? UpstreamTask.Hooks(), cache: tiers,
             configuration: configuration, policy: policy, stats: stats, logger: logger)
         if let file = configuration.record.file {
-            environment.recorder = try Recorder(settings: configuration.record, file: file, loop: loop, logger: logger)
+            let recorder = try Recorder(settings: configuration.record, file: file, loop: loop, logger: logger)
+            environment.recorder = recorder
+            session.eventMonitor.add(recorder)
         }
         if let file = configuration.replay.file {
             let book = try ReplayBook(settings: configuration.replay, file: file)

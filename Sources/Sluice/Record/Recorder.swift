@@ -9,7 +9,7 @@ import TLS
 /// disk). A failed write (the disk or `record.max_size` full) stops recording, logged once;
 /// what was written stays. Batches waiting for the writer are bounded (``backlogLimit``): past
 /// that, exchanges are dropped and counted. Loop-confined, but for the writer's side.
-final class Recorder {
+final class Recorder: EventMonitor {
     enum State: Equatable {
         case recording
         case stopped(reason: String)
@@ -70,6 +70,11 @@ final class Recorder {
     }
 
     /// Adds one exchange to the next batch.
+    /// An exchange ended: what the recording keeps of it is written with the next batch.
+    func exchangeDidComplete(_ record: ExchangeRecord) {
+        if let entry = record.recording { add(entry) }
+    }
+
     func add(_ exchange: PendingRecord) {
         guard isRecording else {
             dropped += 1

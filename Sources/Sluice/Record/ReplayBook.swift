@@ -37,8 +37,6 @@ final class ReplayBook {
         let digest: String?
         let headers: [String?]
     }
-    private(set) var served = 0
-    private(set) var missed = 0
     /// Bodies read from the file, kept for the next time while they fit in ``bodyBudget``.
     private var bodies: [Int64: [UInt8]] = [:]
     private var keptBytes = 0
@@ -85,7 +83,6 @@ final class ReplayBook {
             return (!settings.matchBody || entry.digest == bodyDigest) && entry.headers == values
         }
         guard !candidates.isEmpty else {
-            missed += 1
             return .miss(closest(method: method, target: target, url: url, headers: values, digest: bodyDigest))
         }
         let key = MatchKey(request: request, digest: settings.matchBody ? bodyDigest : nil, headers: values)
@@ -93,7 +90,6 @@ final class ReplayBook {
         cursors[key] = next + 1
         let entry = entries[candidates[min(next, candidates.count - 1)]]
         guard entry.complete else {
-            missed += 1
             return .miss(
                 ReplayMiss(
                     request: method + " " + url, closest: "#\(entry.id) \(entry.method) \(entry.url)",
@@ -111,13 +107,11 @@ final class ReplayBook {
                 }
             }
         } catch {
-            missed += 1
             return .miss(
                 ReplayMiss(
                     request: method + " " + url, closest: "#\(entry.id) \(entry.method) \(entry.url)",
                     differences: ["its body cannot be read: \(error.description)"]))
         }
-        served += 1
         var head = entry.head
         if method != "HEAD", !ReplayBook.isBodiless(entry.head.status) {
             head.headers.set("Content-Length", String(body.count))

@@ -38,12 +38,26 @@ public struct Faults: Sendable, Equatable {
 
     public init() {}
 
-    /// The kinds, as counted: `latency`, `status`, `reset`, `timeout`, `bandwidth`.
-    public static let kinds = ["latency", "status", "reset", "timeout", "bandwidth"]
+}
+
+/// What a rule's `faults:` can inject, as counted (`/stats`, `sluice_faults_injected_total`).
+public enum FaultKind: String, CaseIterable, Sendable {
+    case latency, status, reset, timeout, bandwidth
 }
 
 /// What one request gets of its rule's faults.
 struct FaultPlan: Equatable {
+    /// The kinds it injects.
+    var kinds: [FaultKind] {
+        var kinds: [FaultKind] = []
+        if delayMilliseconds > 0 { kinds.append(.latency) }
+        if holds { kinds.append(.timeout) }
+        if status != nil { kinds.append(.status) }
+        if resetAfter != nil { kinds.append(.reset) }
+        if bytesPerSecond != nil { kinds.append(.bandwidth) }
+        return kinds
+    }
+
     var delayMilliseconds = 0
     var status: Faults.Status?
     var resetAfter: Int64?
@@ -102,24 +116,14 @@ final class FaultBook {
     private var dice: [String: FaultDice] = [:]
     /// Rules whose faults were switched off at run time.
     private(set) var switchedOff: Set<String> = []
-    /// Injections by rule, then kind.
-    private(set) var counts: [String: [String: Int]] = [:]
-
     /// The plan for a request under `rule` (`nil`: the rule has no faults, or they are off).
     func plan(for rule: Rule) -> FaultPlan? {
         guard let faults = rule.faults, !switchedOff.contains(rule.name) else { return nil }
         var rolled = dice[rule.name] ?? FaultDice(seed: faults.seed ?? UInt64.random(in: .min ... .max))
         let plan = FaultPlan.draw(faults, using: &rolled)
         dice[rule.name] = rolled
-        if plan.delayMilliseconds > 0 { count(rule.name, "latency") }
-        if plan.holds { count(rule.name, "timeout") }
-        if plan.status != nil { count(rule.name, "status") }
-        if plan.resetAfter != nil { count(rule.name, "reset") }
-        if plan.bytesPerSecond != nil { count(rule.name, "bandwidth") }
         return plan.isEmpty ? nil : plan
     }
-
-    private func count(_ rule: String, _ kind: String) { counts[rule, default: [:]][kind, default: 0] += 1 }
 
     /// Switches a rule's faults on or off until the next reload.
     func setEnabled(_ enabled: Bool, rule: String) {

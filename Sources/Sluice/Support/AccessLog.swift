@@ -31,7 +31,7 @@ final class AccessLog: EventMonitor {
         if let rule = record.rule, let outcome = record.contract {
             var tally = stats.contractsByRule[rule] ?? Stats.ContractTally()
             tally.checked += 1
-            if outcome == "failed" { tally.failed += 1 }
+            if outcome == .failed { tally.failed += 1 }
             if case .contractViolation = record.error {
                 tally.rejected += 1
                 stats.contractRejected += 1
@@ -97,8 +97,8 @@ final class AccessLog: EventMonitor {
         if let replayed = record.replayed { text += " replayed=" + String(replayed) }
         if let failure = record.contractFailure {
             text += " contract=" + JSONText.quote(failure.logField)
-        } else if let contract = record.contract, contract != "passed" {
-            text += " contract=" + JSONText.quote(contract)
+        } else if let contract = record.contract, contract != .passed {
+            text += " contract=" + JSONText.quote(contract.text)
         }
         if !text.isEmpty { out.append(contentsOf: text.utf8) }
     }

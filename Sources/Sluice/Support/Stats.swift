@@ -14,6 +14,14 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// Faults injected, by rule and kind.
+    public var faultsInjected: [String: [FaultKind: Int]] = [:]
+    func countFaults(_ kinds: [FaultKind], rule: String) {
+        for kind in kinds { faultsInjected[rule, default: [:]][kind, default: 0] += 1 }
+    }
+    /// Requests answered from a recording (`replay:`), and those it held no response for.
+    public var replayServed = 0
+    public var replayMissed = 0
     /// Tunnels whose client spoke plain HTTP inside: served as requests to the proxy.
     public var tunnelsCarryingHTTP = 0
     /// HTTP/2 streams served on intercepted connections (each one exchange), and those connections.

@@ -14,7 +14,7 @@ final class OriginTLSContexts {
 
     /// The context for `trust` (the system store, verified, when `nil`).
     func context(for trust: UpstreamTrust?) throws(TLSError) -> TLSClientContext {
-        let key = Key(caFile: trust?.caFile, verify: trust?.verify ?? true, tls13Only: trust?.minVersion == "1.3")
+        let key = Key(caFile: trust?.caFile, verify: trust?.verify ?? true, tls13Only: trust?.minVersion == .tls13)
         if let context = contexts[key] { return context }
         let context = try TLSClientContext(caFile: key.caFile, verify: key.verify, tls13Only: key.tls13Only)
         context.offer(protocols: ["http/1.1"])  // an upgrade is an HTTP/1.1 mechanism

@@ -14,11 +14,19 @@ struct WebSocketFrames {
         case receive
     }
 
+    /// What a frame is (RFC 6455 §5.2); the other values are reserved.
+    enum Opcode: UInt8, Sendable {
+        case continuation = 0x0, text = 0x1, binary = 0x2, close = 0x8, ping = 0x9, pong = 0xA
+
+        /// Close, ping and pong: never fragmented, at most 125 bytes, allowed between fragments.
+        var isControl: Bool { rawValue & 0x8 != 0 }
+    }
+
     /// One message, or one control frame.
     struct Message: Equatable, Sendable {
         var direction: Direction
-        /// 1 text, 2 binary, 8 close, 9 ping, 10 pong (others: reserved).
-        var opcode: UInt8
+        /// Text, binary, close, ping or pong.
+        var opcode: Opcode
         /// Payload bytes on the wire (compressed size for a compressed message).
         var size: Int64
         /// The first bytes of the payload, decoded when compressed.
@@ -56,7 +64,7 @@ struct WebSocketFrames {
     private struct FrameHead {
         var fin = true
         var compressed = false
-        var opcode: UInt8 = 0
+        var opcode = Opcode.continuation
         var mask: (UInt8, UInt8, UInt8, UInt8)?
     }
 
@@ -105,7 +113,9 @@ struct WebSocketFrames {
             length = header[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
             offset = 10
         }
-        let opcode = first & 0x0F
+        guard let opcode = Opcode(rawValue: first & 0x0F) else {
+            return broken = "a frame with the reserved opcode \(first & 0x0F)"
+        }
         frame = FrameHead(
             fin: first & 0x80 != 0, compressed: first & 0x40 != 0, opcode: opcode,
             mask: masked ? (header[offset], header[offset + 1], header[offset + 2], header[offset + 3]) : nil)
@@ -114,30 +124,28 @@ struct WebSocketFrames {
         maskOffset = 0
         remaining = length
         switch opcode {
-        case 0x8, 0x9, 0xA:
+        case .close, .ping, .pong:
             guard frame.fin, length <= 125 else { return broken = "a control frame fragmented or over 125 bytes" }
             control = Message(
                 direction: direction, opcode: opcode, size: Int64(length), preview: [], truncated: false,
                 compressed: false, frames: 1)
-        case 0x1, 0x2:
+        case .text, .binary:
             guard message == nil else { return broken = "a new message before the last one ended" }
             message = Message(
                 direction: direction, opcode: opcode, size: Int64(length), preview: [], truncated: false,
                 compressed: frame.compressed && inflater != nil, frames: 1)
             messageLimitHit = false
-        case 0x0:
+        case .continuation:
             guard message != nil else { return broken = "a continuation frame outside a message" }
             message?.size += Int64(length)
             message?.frames += 1
-        default:
-            return broken = "a frame with the reserved opcode \(opcode)"
         }
         if length == 0 { frameEnded(emit: emit) }
     }
 
     /// Payload bytes of the current frame: the preview's share unmasked (all of it when compressed).
     private mutating func payload(_ bytes: UnsafeRawBufferPointer) {
-        let isControl = frame.opcode & 0x8 != 0
+        let isControl = frame.opcode.isControl
         let compressed = !isControl && (message?.compressed ?? false)
         let kept = isControl ? control?.preview.count ?? 0 : message?.preview.count ?? 0
         let wanted = compressed ? bytes.count : min(bytes.count, max(0, Self.previewLimit - kept))
@@ -167,9 +175,9 @@ struct WebSocketFrames {
     }
 
     private mutating func frameEnded(emit: (Message) -> Void) {
-        if frame.opcode & 0x8 != 0 {
+        if frame.opcode.isControl {
             guard var done = control else { return }
-            if done.opcode == 0x8, done.preview.count >= 2 {
+            if done.opcode == .close, done.preview.count >= 2 {
                 done.closeCode = UInt16(done.preview[0]) << 8 | UInt16(done.preview[1])
             }
             control = nil

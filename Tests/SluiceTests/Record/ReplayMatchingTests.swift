@@ -69,7 +69,6 @@ struct ReplayMatchingTests {
         #expect(kept == ["Content-Type: application/json", "Content-Length: 3"], "the length is the body's")
         let unparsed = Self.ask(book, "POST", "http://api.example:80/items?b=2&a=1", parsed: false)
         #expect(Self.recorded(unparsed)?.body == Array("posted".utf8))
-        #expect(book.served == 2 && book.missed == 0)
     }
 
     @Test("Repeats go in recorded order, then the last again; 204 gets no length, HEAD no body; a cut body misses")
@@ -92,7 +91,6 @@ struct ReplayMatchingTests {
         let cut = try #require(Self.miss(Self.ask(book, "GET", "http://a.example/big")))
         #expect(cut.closest == "#6 GET http://a.example/big")
         #expect(cut.differences == ["its response body was recorded cut (record.max_body); it is not replayed"])
-        #expect(book.served == 6 && book.missed == 1)
     }
 
     @Test("A different or unread body misses unless match_body is off; the match_headers fields must agree too")

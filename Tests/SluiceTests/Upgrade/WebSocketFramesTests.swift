@@ -55,7 +55,7 @@ struct WebSocketFramesTests {
             var frames = WebSocketFrames(direction: .send)
             let messages = Self.read(stream, pieces: pieces, frames: &frames)
             #expect(frames.broken == nil)
-            #expect(messages.map(\.opcode) == [9, 1, 2, 1, 8], "\(pieces) pieces")
+            #expect(messages.map(\.opcode) == [.ping, .text, .binary, .text, .close], "\(pieces) pieces")
             #expect(messages[0].preview == Array("ping".utf8))
             #expect(
                 messages[1].preview == Array("fragmented".utf8) && messages[1].frames == 2 && !messages[1].truncated)
