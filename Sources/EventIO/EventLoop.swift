@@ -47,15 +47,9 @@ public final class EventLoop: @unchecked Sendable {
         // may a size-limited file (RLIMIT_FSIZE, a full quota): writes report EFBIG instead.
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
-        // A precise monotonic clock for timers: by default libevent reads CLOCK_MONOTONIC_COARSE
-        // where its resolution is 1 ms (kernels with HZ=1000), so a deadline counted from a clock
-        // up to a tick behind fires up to a tick early (a 400 ms latency answered in 399.3 ms).
-        guard let config = event_config_new() else { throw EventIOError(operation: "event_config_new") }
-        defer { event_config_free(config) }
-        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_PRECISE_TIMER.rawValue))
-        guard let base = event_base_new_with_config(config) else {
-            throw EventIOError(operation: "event_base_new_with_config")
-        }
+        // Not EVENT_BASE_FLAG_PRECISE_TIMER: with epoll it adds a timerfd_settime to every loop
+        // turn. Timers keep their own precise deadline instead (``Timer``).
+        guard let base = event_base_new() else { throw EventIOError(operation: "event_base_new") }
         self.base = base
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard wakeFD >= 0 else { throw EventIOError(operation: "eventfd") }

@@ -6,6 +6,8 @@ public final class Timer {
     private var event: OpaquePointer!
     private let base: OpaquePointer
     private let handler: () -> Void
+    /// When a one-shot timer is due, on the precise monotonic clock (0: not armed by a delay).
+    private var deadline: UInt64 = 0
     /// Whether the timer is armed.
     public private(set) var isScheduled = false
     private let repeats: Bool
@@ -23,20 +25,33 @@ public final class Timer {
             loop.base, -1, Int16(repeats ? EV_PERSIST : 0),
             { _, _, ctx in
                 let timer = Unmanaged<Timer>.fromOpaque(ctx!).takeUnretainedValue()
-                if !timer.repeats { timer.isScheduled = false }
+                if !timer.repeats {
+                    // libevent's clock may be CLOCK_MONOTONIC_COARSE (a tick behind): early by the
+                    // precise clock, the rest is waited for.
+                    let now = EventLoop.monotonicNanoseconds()
+                    if timer.deadline > now {
+                        var tv = timeval(milliseconds: Int((timer.deadline - now + 999_999) / 1_000_000))
+                        event_add(timer.event, &tv)
+                        return
+                    }
+                    timer.isScheduled = false
+                }
                 timer.handler()
             }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { event_free(event) }
 
-    /// Arms (or re-arms) the timer to fire after `milliseconds`, counted from now: libevent
-    /// counts from the time it cached when the loop woke, which a busy callback leaves behind (a
-    /// configured 400 ms latency answered after 399.3 ms), so the cache is brought up to date
-    /// first (one `clock_gettime`, in the vDSO).
+    /// Arms (or re-arms) the timer to fire after `milliseconds`, counted from now and never less
+    /// (a configured 400 ms latency once answered after 399.3 ms): libevent counts from the time
+    /// it cached when the loop woke, which a busy callback leaves behind, so the cache is brought
+    /// up to date first; and where libevent reads the coarse clock, a one-shot timer that fires
+    /// early by the precise one waits the rest.
     public func schedule(milliseconds: Int) {
-        var tv = timeval(milliseconds: max(0, milliseconds))
+        let delay = max(0, milliseconds)
+        var tv = timeval(milliseconds: delay)
         event_base_update_cache_time(base)
+        if !repeats { deadline = delay > 0 ? EventLoop.monotonicNanoseconds() + UInt64(delay) * 1_000_000 : 0 }
         event_add(event, &tv)
         isScheduled = true
     }
@@ -47,6 +62,7 @@ public final class Timer {
     /// list); calling it again before it ran changes nothing. One-shot timers only.
     public func fireSoon() {
         precondition(!repeats, "fireSoon is for one-shot timers")
+        deadline = 0
         event_active(event, EV_TIMEOUT, 1)
         isScheduled = true
     }

@@ -44,6 +44,18 @@ struct TrustCommand: ParsableCommand {
             path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         }
 
+        /// Under `sudo`, `HOME` is root's: its data directory (another CA) and its browser
+        /// profiles, not the user's. The command asks sudo itself for the system store.
+        func refuseUnderSudo() throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard geteuid() == 0, let user = environment["SUDO_USER"], !user.isEmpty, user != "root" else { return }
+            let explicit = systemStore != nil || !nssDatabases.isEmpty || javaCacerts != nil
+            if explicit, options.file != nil { return }
+            throw CommandFailure.failed(
+                "run sluice trust as \(user), without sudo: it asks sudo itself for the system store; under sudo it would use root's data directory (another CA) and root's browser profiles (or name them: --config FILE with --system-store, --nss-db, --java-cacerts)"
+            )
+        }
+
         /// The flags that name the places, to repeat in the undo line.
         var flags: String {
             (options.file.map { " --config \($0)" } ?? "") + (systemStore.map { " --system-store \($0)" } ?? "")
@@ -56,6 +68,7 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
+            try places.refuseUnderSudo()
             let (configuration, _) = try places.options.load(creatingDataDirectory: true)
             let settings = configuration.tls
             if !LocalCA.exists(settings) {
@@ -87,6 +100,7 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
+            try places.refuseUnderSudo()
             let settings = try places.options.load().0.tls
             let ca = try CACommand.certificate(settings, options: places.options)
             let trust = TrustActions(ca: ca, pemFile: settings.caCert)
@@ -106,6 +120,7 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
+            try places.refuseUnderSudo()
             let settings = try places.options.load().0.tls
             let ca = try CACommand.certificate(settings, options: places.options)
             let trust = TrustActions(ca: ca, pemFile: settings.caCert)

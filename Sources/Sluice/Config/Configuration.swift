@@ -23,6 +23,14 @@ public struct Configuration: Sendable, Equatable {
     }
     /// Ports that CONNECT may reach; `[80, 443]` by default (browsers tunnel `ws://` to 80).
     public var connectPorts: [UInt16] = [80, 443]
+    /// What plain HTTP sent inside a CONNECT tunnel gets: served by Sluice (rules, cache,
+    /// contracts, WebSocket messages seen), or relayed blind like any other tunnel's bytes.
+    public var tunnelPlainHTTP = TunnelPlainHTTP.serve
+
+    /// `tunnel_plain_http`.
+    public enum TunnelPlainHTTP: String, Sendable, Equatable {
+        case serve, relay
+    }
     /// Upstream networks never connected to (checked on the resolved address): link-local, cloud
     /// metadata services and "this network" by default.
     public var denyTargets: [CIDR] = Configuration.defaultDenyTargets

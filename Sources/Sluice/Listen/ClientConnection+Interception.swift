@@ -25,10 +25,17 @@ extension ClientConnection {
     func peek() {
         guard case .peeking(let authority, let request) = state, connection.inputCount > 0 else { return }
         switch connection.withInput(upTo: TunnelContent.limit, { TunnelContent.classify($0) }) {
-        case .needMore: return
-        case .http: return tunnelCarriesHTTP(authority)
-        case .other: return tunnelBlind(authority, request)
-        case .tls: break
+        case .needMore:
+            // A prefix that could still be a request line waits a second at most, then goes blind.
+            return armPeekTimer()
+        case .http:
+            peekTimer?.cancel()
+            return env.servesPlainHTTP ? tunnelCarriesHTTP(authority) : tunnelBlind(authority, request)
+        case .other:
+            peekTimer?.cancel()
+            return tunnelBlind(authority, request)
+        case .tls:
+            peekTimer?.cancel()
         }
         guard let interceptor = env.interceptor else { return tunnelBlind(authority, request) }
         var key: PassthroughBook.Key?
@@ -52,6 +59,15 @@ extension ClientConnection {
             env.logger.error("TLS interception of \(authority.host) for \(peerText) failed: \(error)")
             close()
         }
+    }
+
+    private func armPeekTimer() {
+        guard peekTimer == nil else { return }
+        let timer = Timer(loop: env.exchanges.loop) { [unowned self] in
+            if case .peeking(let authority, let request) = self.state { self.tunnelBlind(authority, request) }
+        }
+        timer.schedule(milliseconds: Tunnel.firstBytesWait)
+        peekTimer = timer
     }
 
     /// The tunnel the client asked for, blind (its `200` was sent).

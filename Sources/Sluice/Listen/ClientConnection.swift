@@ -71,6 +71,8 @@ final class ClientConnection {
     var state = State.idle
     private var parser: RequestParser
     private var headerTimer: Timer?
+    /// Gives up looking at an intercepted CONNECT's first bytes when they do not say what they are.
+    var peekTimer: Timer?
     private(set) var input = Input.open
     /// The client sent FIN.
     var inputClosed: Bool { input == .ended }
@@ -180,12 +182,16 @@ final class ClientConnection {
         // A refused CONNECT closes: the client may already be sending the tunnel's first bytes
         // (a TLS ClientHello), which must not be read as the next request.
         // The onboarding page's name is never dialled: port 80 is served here, others refused.
-        if host.lowercased() == Onboarding.host {
+        if Onboarding.names(host) {
             guard port == 80, request.bodyFraming == .none else {
                 return rejectRequest(
                     request, .badRequest(reason: .onboardingNotFound("https://\(Onboarding.host)/")), closing: true)
             }
             connection.write(Tunnel.acceptedResponse)
+            env.log(
+                ExchangeRecord(
+                    client: peerText, method: "CONNECT", url: "\(Onboarding.host):80", status: 200, bytesSent: 0,
+                    duration: 0, upstreamTime: nil, error: nil, aborted: false))
             return tunnelCarriesHTTP(Authority(host: Onboarding.host, port: 80))
         }
         if let refusal = env.exchanges.policy.connectRefusal(host: host, port: port, localClient: isLocal) {
@@ -291,6 +297,7 @@ final class ClientConnection {
         inside?.tls?.close()  // close_notify first
         state = .closed
         headerTimer?.cancel()
+        peekTimer?.cancel()
         connection.closeAfterFlush()
         env.closed(self)
     }
@@ -300,6 +307,7 @@ final class ClientConnection {
         inside?.tls?.close()
         state = .closed
         headerTimer?.cancel()
+        peekTimer?.cancel()
         connection.close()
         env.closed(self)
     }
@@ -308,6 +316,7 @@ final class ClientConnection {
         guard !isClosed else { return }
         state = .closed
         headerTimer?.cancel()
+        peekTimer?.cancel()
         connection.reset()
         env.closed(self)
     }

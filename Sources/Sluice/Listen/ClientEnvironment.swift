@@ -10,6 +10,8 @@ struct ClientEnvironment {
     let tls: Configuration.TLS
     /// Terminates TLS for intercepted hosts; `nil` when nothing is intercepted.
     let interceptor: Interceptor?
+    /// `tunnel_plain_http: serve`: plain HTTP inside a CONNECT is served here.
+    let servesPlainHTTP: Bool
     let logger: Logger
     /// Writes an access-log line.
     let log: (ExchangeRecord) -> Void
@@ -24,7 +26,8 @@ extension ProxyServer {
     var clientEnvironment: ClientEnvironment {
         ClientEnvironment(
             exchanges: environment, timeouts: configuration.timeouts, tls: configuration.tls, interceptor: interceptor,
-            logger: logger, log: { [unowned self] in self.log($0) },
+            servesPlainHTTP: configuration.tunnelPlainHTTP == .serve, logger: logger,
+            log: { [unowned self] in self.log($0) },
             tunnels: { [unowned self] in self.tunnelEnvironment },
             closed: { [unowned self] in self.connectionDidClose($0) })
     }

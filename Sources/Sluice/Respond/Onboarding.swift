@@ -11,6 +11,12 @@ struct Onboarding: Sendable {
     /// The reserved name the page answers to through the proxy.
     static let host = "sluice.internal"
 
+    /// Whether a request's host is that name (in any case, with or without the root's dot).
+    static func names(_ host: String) -> Bool {
+        let name = host.lowercased()
+        return name == Onboarding.host || name == Onboarding.host + "."
+    }
+
     /// The CA certificate (when there is one on disk), and whether HTTPS is intercepted.
     var certificate: CertificateInfo?
     var intercepting = false
@@ -162,7 +168,7 @@ struct Onboarding: Sendable {
         let address = proxyAddresses.first ?? "this computer's address and Sluice's port"
         let proxyLine =
             proxyAddresses.isEmpty
-            ? "Sluice listens on this computer only; to reach it from a device, listen on a LAN address (listen: 0.0.0.0:8080 with access: allow or proxy_auth)."
+            ? "Sluice listens on this computer only; to reach it from a device, listen on a LAN address (listen: 0.0.0.0:8080 with allow_clients: [your network] or proxy_auth)."
             : "Set this device's HTTP proxy to <b>\(Onboarding.escaped(address))</b>"
                 + (proxyAddresses.count > 1
                     ? " (or "

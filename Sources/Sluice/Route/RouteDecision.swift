@@ -61,7 +61,7 @@ struct RouteDecision {
         case .authority:
             return (route, .refused(.badRequest(reason: .malformed("CONNECT is handled by the tunnel"))))
         }
-        if url.host == Onboarding.host {
+        if Onboarding.names(url.host) {
             guard url.scheme == "http", Onboarding.resource(method: request.method, path: url.pathAndQuery) != nil
             else {
                 return (route, .refused(.badRequest(reason: .onboardingNotFound(url.description))))

@@ -53,8 +53,9 @@ final class Tunnel {
         self.host = host
         self.port = port
         self.request = request
-        // An interception that found no TLS looked at the first bytes already.
-        firstBytes = answered ? .settled : .awaited
+        // An interception that found no TLS looked at the first bytes already; with
+        // `tunnel_plain_http: relay` nothing is looked at.
+        firstBytes = answered || !environment.servesPlainHTTP ? .settled : .awaited
     }
 
     func start() {
@@ -99,6 +100,8 @@ final class Tunnel {
 
     private func becomeOpen(_ dialed: Dialer.Dialed) {
         dialed.upstream.setNoDelay()
+        // The far side spoke already (a greeting read with a parent's answer): not HTTP.
+        if dialed.far.inputCount > 0 { firstBytes = .settled }
         let relay = Relay(
             client: Relay.Side(socket: client.connection),
             far: Relay.Side(socket: dialed.upstream, layers: dialed.parentTLS.map { [$0] } ?? []), loop: env.loop,
@@ -214,7 +217,10 @@ extension Tunnel: ConnectionDelegate {
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
         switch (event, phase) {
         case (.endOfStream, .open(let relay)):
-            if firstBytes == .awaited { settleFirstBytes() }
+            if firstBytes == .awaited {
+                settleFirstBytes()
+                relay.clientReadable()  // what was held goes on
+            }
             relay.farEnded()
         case (.connected, _):
             break

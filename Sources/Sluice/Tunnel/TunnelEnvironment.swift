@@ -15,6 +15,8 @@ struct TunnelEnvironment {
     let parents: ParentRouting
     let parentTLS: TLSClientContext?
     let rules: RuleBook
+    /// `tunnel_plain_http: serve` looks at the client's first bytes; `relay` does not.
+    let servesPlainHTTP: Bool
     let stats: Stats
     /// The `Date` value for a problem answer now.
     let date: () -> String
@@ -28,7 +30,8 @@ extension ProxyServer {
         TunnelEnvironment(
             loop: loop, resolver: resolver, idleLimit: configuration.timeouts.tunnelIdle,
             connectLimit: configuration.timeouts.upstreamConnect, targetGuard: session.targetGuard,
-            parents: environment.parents, parentTLS: environment.parentTLS, rules: environment.rules, stats: stats,
+            parents: environment.parents, parentTLS: environment.parentTLS, rules: environment.rules,
+            servesPlainHTTP: configuration.tunnelPlainHTTP == .serve, stats: stats,
             date: { [date] in date.now }, log: { [unowned self] in self.log($0) })
     }
 }

@@ -463,6 +463,20 @@ struct InterceptionTests {
             }, "\(proxy.logLines.all)")
     }
 
+    @Test("After an intercepted CONNECT, first bytes that never say what they are go blind after a second")
+    func undecidedFirstBytes() throws {
+        let setup = try Setup()
+        let echo = try EchoServer()
+        defer { echo.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: echo.port))
+        let client = try RawClient(port: proxy.port)
+        try client.send("CONNECT 127.0.0.1:\(echo.port) HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\n\r\n")
+        #expect(try client.reader.readHead()?.startLine.hasPrefix("HTTP/1.1 200") == true)
+        try client.send("HELO")  // could still be a method: held, then relayed as it is
+        #expect(try client.reader.readExactly(4) == Array("HELO".utf8))
+        #expect(proxy.onLoop { $0.stats.tunnels } == 1)
+    }
+
     @Test("serve refuses a CA key that the group or others can read")
     func keyPermissions() throws {
         let setup = try Setup()

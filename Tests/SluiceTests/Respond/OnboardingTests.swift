@@ -108,6 +108,8 @@ struct OnboardingTests {
         #expect(plist.status == 0)
         #expect(plist.output == "Configuration com.apple.security.root \(expected) True\n", "\(plist.output)")
         // Another path of the reserved name is a 404 problem; its https form is refused at CONNECT
+        let dotted = try client.request(RawClient.get("http://SLUICE.internal./sluice-ca.pem"))
+        #expect(dotted.text == certificate.pem, "the name in any case, with the root's dot")
         let missing = try client.request(RawClient.get("http://sluice.internal/admin"))
         #expect(missing.status == 404)
         #expect(ErrorTests.problemType(missing) == "onboarding-not-found")

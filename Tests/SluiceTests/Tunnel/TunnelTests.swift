@@ -138,6 +138,23 @@ struct TunnelTests {
         #expect(proxy.onLoop { $0.stats.tunnelsCarryingHTTP } == 0)
     }
 
+    @Test("tunnel_plain_http: relay leaves the tunnel blind: the origin gets the request as the client wrote it")
+    func plainHTTPRelayed() throws {
+        let origin = try OriginServer { request in .text("origin saw \(request.target)") }
+        defer { origin.stop() }
+        var configuration = try ConfigLoader.load(yaml: "tunnel_plain_http: relay\n")
+        configuration.connectPorts = [origin.port]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        try client.send("CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        _ = try #require(try client.reader.readHead())
+        let inside = try client.request("GET /raw HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        #expect(inside.text == "origin saw /raw")
+        #expect(inside.header("via") == nil, "not through Sluice's forwarding")
+        #expect(proxy.onLoop { ($0.stats.tunnelsCarryingHTTP, $0.stats.tunnels) } == (0, 1))
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(yaml: "tunnel_plain_http: maybe\n") }
+    }
+
     @Test("Ports 80 and 443 are the default connect_ports (browsers tunnel ws:// to 80)")
     func defaultPorts() {
         #expect(Configuration().connectPorts == [80, 443])
