@@ -13,12 +13,14 @@ enum LANAddresses {
         return interfaceIPv4().map { "\($0):\(bound.port)" }
     }
 
-    /// The machine's IPv4 addresses other than loopback and link-local, in interface order.
+    /// The machine's IPv4 addresses other than loopback and link-local, in interface order;
+    /// those of container and VM bridges (docker0, br-…, virbr…, veth…, cni…) last, since a
+    /// phone on the LAN does not reach them.
     static func interfaceIPv4() -> [String] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
-        var found: [String] = []
+        var found: [(address: String, bridge: Bool)] = []
         var entry: UnsafeMutablePointer<ifaddrs>? = first
         while let current = entry {
             defer { entry = current.pointee.ifa_next }
@@ -29,8 +31,18 @@ enum LANAddresses {
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count))
             let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if !host.hasPrefix("127."), !host.hasPrefix("169.254."), !found.contains(host) { found.append(host) }
+            let name = current.pointee.ifa_name.map { String(cString: $0) } ?? ""
+            guard !host.hasPrefix("127."), !host.hasPrefix("169.254."), !found.contains(where: { $0.address == host })
+            else { continue }
+            found.append((host, isBridge(name)))
         }
-        return found
+        return found.filter { !$0.bridge }.map(\.address) + found.filter(\.bridge).map(\.address)
+    }
+
+    /// Interfaces of container and VM networks, by their usual names.
+    static func isBridge(_ name: String) -> Bool {
+        ["docker", "br-", "virbr", "veth", "cni", "flannel", "podman", "lxc", "vmnet", "vboxnet"].contains {
+            name.hasPrefix($0)
+        }
     }
 }

@@ -36,8 +36,12 @@ struct RelayState: Equatable {
     /// The far side ended; its end is passed on once what it sent before is written.
     mutating func farEnding() { if down == .open { down = .ending } }
 
-    /// Whether the far side's end waits to be passed on.
+    /// The client ended; likewise.
+    mutating func clientEnding() { if up == .open { up = .ending } }
+
+    /// Whether an end waits to be passed on.
     var downEnding: Bool { down == .ending }
+    var upEnding: Bool { up == .ending }
 
     /// Passes an end on; `false` when it was passed on already.
     mutating func endUp() -> Bool {
@@ -113,12 +117,14 @@ final class Relay {
         down()
     }
 
-    /// Stops the timer and closes the far side (close_notify first). The client's side is the owner's.
+    /// Stops the timer and closes the far side (close_notify first): after both ends were passed
+    /// on, once what is queued for it was written; else (idle, an error) at once. The client's
+    /// side is the owner's.
     func closeFar() {
         idleTimer?.cancel()
         finished = true
         for layer in far.layers { layer.close() }
-        far.socket.close()
+        if state.isOver { far.socket.closeAfterFlush() } else { far.socket.close() }
     }
 
     // MARK: - Events, passed on by the owner
@@ -146,8 +152,8 @@ final class Relay {
 
     /// The client ended its side (FIN): what it sent goes on, then the end.
     func clientEnded() {
+        state.clientEnding()
         up()
-        endUp()
     }
 
     /// The far side ended its side: passed on once what it sent is written.
@@ -166,8 +172,8 @@ final class Relay {
         bytesUp += pump(from: client.stream, to: sink, observe: observeUp)
         if sink.outputCount >= Relay.highWater {
             client.socket.pauseReading()
-        } else if client.layers.first?.inputEnded == true {
-            endUp()  // close_notify from an intercepted client
+        } else if (state.upEnding && client.stream.inputCount == 0) || client.layers.first?.inputEnded == true {
+            endUp()  // what the client sent before its FIN (or close_notify) went on
         }
     }
 

@@ -222,6 +222,8 @@ final class Upgrade {
         env.stats.upgrades += 1
         env.watcher?.upgradeDidSwitch(record())
         relay.start()
+        // A client that ended its side after the handshake request: what it sent, then the end.
+        if client.inputClosed { relay.clientEnded() }
     }
 
     /// The origin refused the upgrade: its answer goes back like any response (validated

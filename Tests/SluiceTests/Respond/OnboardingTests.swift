@@ -1,3 +1,4 @@
+import EventIO
 import Foundation
 import QRCode
 import SluiceTestKit
@@ -192,5 +193,18 @@ struct OnboardingTests {
         #expect(types == ["IHDR", "IDAT", "IEND"])
         #expect(QRImage.crc32(Array("123456789".utf8)) == 0xCBF4_3926, "the check value of CRC-32")
         #expect(QRImage.svg(code).hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+    }
+}
+
+@Suite("Where other devices reach the proxy")
+struct LANAddressesTests {
+    @Test("Loopback listeners are reached from this machine only; a named address is itself; bridges are not LAN")
+    func addresses() throws {
+        #expect(LANAddresses.reaching(try #require(SocketAddress("127.0.0.1:8080"))) == [])
+        #expect(LANAddresses.reaching(try #require(SocketAddress("192.168.1.20:8080"))) == ["192.168.1.20:8080"])
+        let all = LANAddresses.reaching(try #require(SocketAddress("0.0.0.0:3128")))
+        #expect(all.allSatisfy { $0.hasSuffix(":3128") && !$0.hasPrefix("127.") && !$0.hasPrefix("169.254.") })
+        #expect(LANAddresses.isBridge("docker0") && LANAddresses.isBridge("br-1a2b") && LANAddresses.isBridge("veth9"))
+        #expect(!LANAddresses.isBridge("eth0") && !LANAddresses.isBridge("wlp2s0") && !LANAddresses.isBridge("enp3s0"))
     }
 }

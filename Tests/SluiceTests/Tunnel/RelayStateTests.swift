@@ -31,6 +31,15 @@ struct RelayStateTests {
         #expect(!state.downEnding)
     }
 
+    @Test("The client's end waits as `ending` too, until what it sent went on")
+    func clientEnding() {
+        var state = RelayState(now: 0)
+        state.clientEnding()
+        #expect(state.upEnding && !state.isOver)
+        let ended = state.endUp()
+        #expect(ended && !state.upEnding)
+    }
+
     @Test("Idle means nothing moved for the limit, counted from the last bytes")
     func idleness() {
         let ms: UInt64 = 1_000_000
