@@ -10,8 +10,8 @@ final class AdminConnection: ConnectionDelegate {
     private var answered = false
     private var streaming = false
 
-    /// Largest request body the admin API reads (POST /purge takes its selector in the query).
-    static let bodyLimit = 64 * 1024
+    /// Largest request body the admin API reads (a composed request's draft, its body included).
+    static let bodyLimit = 1 << 20
 
     init(connection: Connection, server: AdminServer) {
         self.connection = connection
@@ -47,17 +47,19 @@ final class AdminConnection: ConnectionDelegate {
             }
         }
         guard let request else { return }
-        // A small body (read whole, then ignored: selectors travel in the query).
+        // A small body, read whole (POST /compose's draft; other selectors travel in the query).
+        var body: [UInt8] = []
         switch request.bodyFraming {
         case .none: break
         case .length(let length):
             guard connection.inputCount >= Int(length) else { return }
+            body = connection.withInput(upTo: Int(length)) { Array($0) }
             connection.drainInput(Int(length))
         case .chunked:
             return respond(
                 problem: Problem(.badRequest(reason: .malformed("the admin API takes bodies with Content-Length"))))
         }
-        handle(request)
+        handle(request, body: body)
     }
 
     func connectionDidDrain(_ connection: Connection) { pump() }
@@ -98,7 +100,7 @@ final class AdminConnection: ConnectionDelegate {
 
     // MARK: - Answers
 
-    private func handle(_ request: ProxyRequest) {
+    private func handle(_ request: ProxyRequest, body: [UInt8]) {
         guard case .origin(let target) = request.target else {
             return respond(
                 problem: Problem(
@@ -121,7 +123,9 @@ final class AdminConnection: ConnectionDelegate {
                 status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),
                 extra: [("WWW-Authenticate", "Bearer")])
         }
-        deliver(AdminRoutes(server: server).answer(method: request.method, path: path, query: query), to: request)
+        deliver(
+            AdminRoutes(server: server).answer(method: request.method, path: path, query: query, body: body),
+            to: request)
     }
 
     private func deliver(_ answer: AdminRoutes.Answer, to request: ProxyRequest) {

@@ -22,7 +22,7 @@ struct AdminRoutes {
 
     var proxy: ProxyServer { server.proxy }
 
-    func answer(method: String, path: String, query: [String: String]) -> Answer {
+    func answer(method: String, path: String, query: [String: String], body: [UInt8] = []) -> Answer {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let reading = method == "GET" || method == "HEAD"
         if reading, let asset = AdminPage.asset(path) { return .asset(contentType: asset.type, asset.bytes) }
@@ -37,6 +37,9 @@ struct AdminRoutes {
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
         if parts == ["contracts"], reading { return .json(200, contractCoverage(rule: query["rule"])) }
         if parts.first == "device", reading { return device(parts) }
+        if parts == ["compose"] {
+            return method == "POST" ? compose(body) : .json(405, AdminConnection.error("POST a draft to /compose"))
+        }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
@@ -44,7 +47,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png, POST /compose"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))

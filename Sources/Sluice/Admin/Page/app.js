@@ -236,7 +236,8 @@
     for (const e of shown) {
       const row = el("tr", { "data-id": e.id, class: e.id === state.picked ? "picked" : null },
         el("td", { text: clock(e.time) }), el("td", { text: e.method }),
-        el("td", { text: e.url, title: e.url }),
+        el("td", { title: e.url }, e.client === "composed" ? el("span", { class: "tag composed", text: "composed" }) : null,
+          e.client === "composed" ? " " : null, e.url),
         el("td", { class: "s" + Math.floor(e.status / 100), text: e.status || "—" }),
         el("td", {}, cacheTag(e.cache_status)), el("td", {}, validationTag(e.validation), contractTag(e)),
         el("td", { class: "num", text: size(e.bytes) }), el("td", { class: "num", text: Math.round(e.duration_ms) }));
@@ -471,6 +472,12 @@
           curl.textContent = curlCommand(e); curl.hidden = false;
           if (navigator.clipboard) navigator.clipboard.writeText(curl.textContent).catch(() => {});
         } }),
+        el("button", { text: "Edit and resend", onclick: () => openComposer(e) }),
+        el("button", { text: "Resend ×N", onclick: () => {
+          openComposer(e);
+          $("compose-repeat").focus();
+          $("compose-repeat").select();
+        } }),
         el("button", { text: "HAR", onclick: async () => {
           let text = null;
           if (e.body_captured) { try { text = await (await fetch("/exchanges/" + e.id + "/body")).text(); } catch {} }
@@ -699,6 +706,63 @@
 
   // ---- overview ----
   let overviewTimer = null;
+  // ---- compose and resend ----
+  // Header fields Sluice sets itself, or that belong to the hop the listed exchange came on.
+  const NOT_RESENT = new Set(["content-length", "transfer-encoding", "connection", "proxy-connection",
+    "proxy-authorization", "keep-alive", "te", "upgrade"]);
+  function openComposer(exchange) {
+    $("composer").hidden = false;
+    if (exchange) {
+      $("compose-method").value = exchange.method;
+      $("compose-url").value = exchange.url;
+      $("compose-headers").value = (exchange.request_headers || [])
+        .filter(([name]) => !NOT_RESENT.has(name.toLowerCase()))
+        .map(([name, value]) => name + ": " + value).join("\n");
+      $("compose-body").value = "";
+      $("compose-repeat").value = "1";
+      $("compose-note").textContent = "Edit and send again. The request's body is not kept with a listed exchange: write it here if it had one.";
+    }
+    $("compose-url").focus();
+  }
+  $("live-compose").addEventListener("click", () => openComposer(null));
+  $("compose-close").addEventListener("click", () => { $("composer").hidden = true; });
+  $("composer").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const headers = [];
+    for (const line of $("compose-headers").value.split("\n")) {
+      if (!line.trim()) continue;
+      const colon = line.indexOf(":");
+      if (colon < 1) { notice("A header line needs Name: value: " + line); return; }
+      headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+    }
+    const draft = { method: $("compose-method").value, url: $("compose-url").value.trim(), headers,
+      body: $("compose-body").value, repeat: Math.max(1, Math.min(100, Number($("compose-repeat").value) || 1)) };
+    const result = $("compose-result");
+    result.replaceChildren(el("span", { class: "muted", text: "sending…" }));
+    try {
+      const response = await admin("/compose", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(draft) });
+      const answer = await response.json();
+      if (!response.ok) throw new Error(answer.error || response.status);
+      const rows = answer.results.map((r) => el("tr", {},
+        el("td", { class: "num", text: String(r.id) }),
+        el("td", { class: "s" + Math.floor(r.status / 100), text: String(r.status) }),
+        el("td", { text: (r.headers.find(([n]) => n.toLowerCase() === "cache-status") || ["", ""])[1] }),
+        el("td", { class: "num", text: size(r.body_size) }),
+        el("td", { class: "num", text: r.duration_ms.toFixed(1) })));
+      const last = answer.results[answer.results.length - 1];
+      const preview = last.body !== undefined ? last.body : "(binary, " + size(last.body_size) + ")";
+      result.replaceChildren(
+        el("table", { class: "compose-results" },
+          el("thead", {}, el("tr", {}, el("th", { text: "#" }), el("th", { text: "status" }), el("th", { text: "cache" }),
+            el("th", { class: "num", text: "size" }), el("th", { class: "num", text: "ms" }))),
+          el("tbody", {}, ...rows)),
+        el("pre", { class: "body-text", text: preview.slice(0, 65536) }));
+    } catch (error) {
+      result.replaceChildren(el("span", { class: "error", text: error.message }));
+    }
+  });
+
   // ---- devices on the LAN ----
   async function loadDevices() {
     try {
