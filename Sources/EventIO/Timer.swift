@@ -4,7 +4,6 @@ import CEvent
 /// - SeeAlso: `event_new(3)` with fd -1 (libevent's `evtimer_new` is a macro).
 public final class Timer {
     private var event: OpaquePointer!
-    private let base: OpaquePointer
     private let handler: () -> Void
     /// When a one-shot timer is due, on the precise monotonic clock (0: not armed by a delay).
     private var deadline: UInt64 = 0
@@ -20,7 +19,6 @@ public final class Timer {
     public init(loop: EventLoop, repeats: Bool = false, handler: @escaping () -> Void) {
         self.handler = handler
         self.repeats = repeats
-        base = loop.base
         event = event_new(
             loop.base, -1, Int16(repeats ? EV_PERSIST : 0),
             { _, _, ctx in
@@ -44,13 +42,12 @@ public final class Timer {
 
     /// Arms (or re-arms) the timer to fire after `milliseconds`, counted from now and never less
     /// (a configured 400 ms latency once answered after 399.3 ms): libevent counts from the time
-    /// it cached when the loop woke, which a busy callback leaves behind, so the cache is brought
-    /// up to date first; and where libevent reads the coarse clock, a one-shot timer that fires
-    /// early by the precise one waits the rest.
+    /// it cached when the loop woke (a busy callback leaves it behind) on a clock that may be
+    /// CLOCK_MONOTONIC_COARSE, so a one-shot timer keeps its own deadline on the precise clock
+    /// and, fired early, waits the rest.
     public func schedule(milliseconds: Int) {
         let delay = max(0, milliseconds)
         var tv = timeval(milliseconds: delay)
-        event_base_update_cache_time(base)
         if !repeats { deadline = delay > 0 ? EventLoop.monotonicNanoseconds() + UInt64(delay) * 1_000_000 : 0 }
         event_add(event, &tv)
         isScheduled = true

@@ -171,7 +171,6 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         series.count(record, now: now)
         var kept = record
         kept.capture = nil
-        kept.recording = nil  // the bodies a recording keeps are the recorder's, not the history's
         if history.count < EventFeed.historyLimit {
             history.append((kept, now))
         } else {

@@ -55,7 +55,7 @@ extension Exchange {
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure
         }
-        if recordTap != nil { record.recording = recordingEntry(aborted: aborted, duration: duration) }
+        if recordTap != nil { capture?.recording = recordingEntry(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)
         client.exchangeDidFinish(
             self, closeConnection: closeConnection,

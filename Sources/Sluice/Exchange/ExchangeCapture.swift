@@ -18,6 +18,9 @@ final class ExchangeCapture: @unchecked Sendable {
     var bodyTotal: Int64 = 0
     /// Paths of the members (and elements) null stripping removed, the first hundred.
     var strippedPaths: [String] = []
+    /// What the recording keeps of the exchange (`record:`), set at its end for the recorder,
+    /// which monitors exchanges like the log does (here, not in the record: most have none).
+    var recording: PendingRecord?
 
     /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
     ///   takes them from the request itself).

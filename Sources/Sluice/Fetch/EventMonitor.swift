@@ -101,8 +101,6 @@ public struct ExchangeRecord: Sendable {
     public var rule: String? = nil
     /// A report-mode validation failure (the response passed, marked).
     public var validationFailure: String? = nil
-    /// What the recording keeps of it (`record:`), for the recorder, which monitors exchanges too.
-    var recording: PendingRecord? = nil
     /// The contract's verdict (failed: with ``contractFailure``).
     public var contract: ContractVerdict? = nil
     /// The broken contract (report and enforce modes).

@@ -72,7 +72,9 @@ final class Recorder: EventMonitor {
     /// Adds one exchange to the next batch.
     /// An exchange ended: what the recording keeps of it is written with the next batch.
     func exchangeDidComplete(_ record: ExchangeRecord) {
-        if let entry = record.recording { add(entry) }
+        guard let capture = record.capture, let entry = capture.recording else { return }
+        capture.recording = nil  // the recorder's now; the page keeps the capture without it
+        add(entry)
     }
 
     func add(_ exchange: PendingRecord) {

@@ -13,6 +13,9 @@ struct Onboarding: Sendable {
 
     /// Whether a request's host is that name (in any case, with or without the root's dot).
     static func names(_ host: String) -> Bool {
+        // Every request asks: no allocation unless the length is right.
+        let count = host.utf8.count
+        guard count == 15 || count == 16 else { return false }
         let name = host.lowercased()
         return name == Onboarding.host || name == Onboarding.host + "."
     }
