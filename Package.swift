@@ -110,7 +110,7 @@ let package = Package(
             ]),
         .target(
             name: "SluiceTestKit",
-            dependencies: ["Sluice", "TLS", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Sluice", "EventIO", "TLS", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // MARK: - Tests (mirror Sources)

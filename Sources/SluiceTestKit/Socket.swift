@@ -1,3 +1,4 @@
+import EventIO
 import Foundation
 
 #if canImport(Glibc)
@@ -101,22 +102,7 @@ public final class TestSocket: @unchecked Sendable {
 
 /// This machine's first IPv4 address that is not loopback (to be a "remote" client), if any.
 public func nonLoopbackIPv4() -> String? {
-    var list: UnsafeMutablePointer<ifaddrs>?
-    guard getifaddrs(&list) == 0, let first = list else { return nil }
-    defer { freeifaddrs(list) }
-    var entry: UnsafeMutablePointer<ifaddrs>? = first
-    while let current = entry {
-        defer { entry = current.pointee.ifa_next }
-        guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else {
-            continue
-        }
-        var ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        inet_ntop(AF_INET, &ipv4, &text, socklen_t(text.count))
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if !host.hasPrefix("127.") { return host }
-    }
-    return nil
+    NetworkInterfaces.ipv4().map(\.address).first { !$0.hasPrefix("127.") }
 }
 
 /// A listening loopback socket on port 0.

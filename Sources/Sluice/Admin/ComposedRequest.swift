@@ -182,26 +182,6 @@ extension ComposedRequest: ClientStream {
         output.append(contentsOf: bytes.prefix(room))
     }
 
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
-        write(first, more: true)
-        write(second, more: more)
-    }
-
-    func write(
-        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
-    ) {
-        write(first, second, more: true)
-        write(third, more: more)
-    }
-
-    func write(
-        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
-        _ fourth: UnsafeRawBufferPointer, more: Bool
-    ) {
-        write(first, second, third, more: true)
-        write(fourth, more: more)
-    }
-
     func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { write($0, more: false) } }
     func write(_ text: String) { write(Array(text.utf8)) }
     var outputCount: Int { 0 }

@@ -112,28 +112,6 @@ public enum ConfigLoader {
             },
         ] + accessKeys + [
             Key(
-                path: "connect_ports", type: "list of port", defaultValue: "[80, 443]",
-                summary:
-                    "Ports CONNECT tunnels may reach (80: browsers tunnel ws:// there); others get `403 Port N not in connect_ports`."
-            ) {
-                config, value throws(ConfigError) in
-                config.connectPorts = try value.list().map { item throws(ConfigError) in
-                    UInt16(try item.integer(in: 1...65535))
-                }
-            },
-            Key(
-                path: "tunnel_plain_http", type: "serve | relay", defaultValue: "serve",
-                summary:
-                    "Plain HTTP a client sends inside a CONNECT tunnel (ws:// from browsers and WebSocket libraries): served like any request (rules, cache, contracts, messages on the page), or relayed blind."
-            ) {
-                config, value throws(ConfigError) in
-                let text = try value.string()
-                guard let choice = Configuration.TunnelPlainHTTP(rawValue: text) else {
-                    throw value.fail("expected serve or relay, not \(text)")
-                }
-                config.tunnelPlainHTTP = choice
-            },
-            Key(
                 path: "deny_targets", type: "list of CIDR",
                 defaultValue: "[169.254.0.0/16, fe80::/10, 100.100.100.200/32, fd00:ec2::254/128, 0.0.0.0/8, ::/128]",
                 summary: "Upstream networks never connected to (link-local, cloud metadata), checked after DNS."

@@ -8,7 +8,7 @@ struct TrustStoreTests {
         -> TrustStore.Machine
     {
         TrustStore.Machine(
-            home: "/home/ada", exists: { files.contains($0) },
+            home: "/h/ada", exists: { files.contains($0) },
             entries: { directory in
                 Array(
                     Set(
@@ -36,9 +36,9 @@ struct TrustStoreTests {
     func discovery() {
         let files: Set<String> = [
             "/usr/sbin/update-ca-certificates",
-            "/home/ada/.mozilla/firefox/x1.default-release/cert9.db",
-            "/home/ada/.mozilla/firefox/old.default/cert8.db",
-            "/home/ada/snap/firefox/common/.mozilla/firefox/s2.default/cert9.db",
+            "/h/ada/.mozilla/firefox/x1.default-release/cert9.db",
+            "/h/ada/.mozilla/firefox/old.default/cert8.db",
+            "/h/ada/snap/firefox/common/.mozilla/firefox/s2.default/cert9.db",
             "/usr/lib/jvm/java-17/lib/security/cacerts",
         ]
         let stores = TrustStore.locations(
@@ -49,12 +49,12 @@ struct TrustStoreTests {
         #expect(
             stores == [
                 .debian(folder: "/usr/local/share/ca-certificates"),
-                .nss(directory: "/home/ada/.pki/nssdb", owner: "Chromium, Chrome"),
+                .nss(directory: "/h/ada/.pki/nssdb", owner: "Chromium, Chrome"),
                 .nss(
-                    directory: "/home/ada/.mozilla/firefox/x1.default-release",
+                    directory: "/h/ada/.mozilla/firefox/x1.default-release",
                     owner: "Firefox profile x1.default-release"),
                 .nss(
-                    directory: "/home/ada/snap/firefox/common/.mozilla/firefox/s2.default",
+                    directory: "/h/ada/snap/firefox/common/.mozilla/firefox/s2.default",
                     owner: "Firefox profile s2.default"),
                 .java(cacerts: "/usr/lib/jvm/java-17/lib/security/cacerts"),
             ])
