@@ -56,6 +56,17 @@ struct TrustCommand: ParsableCommand {
             )
         }
 
+        /// The CA of this configuration and the actions on it (after the sudo check); `prepare`
+        /// runs before the CA is read (install makes one when there is none, in a data
+        /// directory made for it).
+        func actions(prepare: ((Configuration.TLS) throws -> Void)? = nil) throws -> (TrustActions, CertificateInfo) {
+            try refuseUnderSudo()
+            let settings = try options.load(creatingDataDirectory: prepare != nil).0.tls
+            try prepare?(settings)
+            let ca = try CACommand.certificate(settings, options: options)
+            return (TrustActions(ca: ca, pemFile: settings.caCert), ca)
+        }
+
         /// The flags that name the places, to repeat in the undo line.
         var flags: String {
             (options.file.map { " --config \($0)" } ?? "") + (systemStore.map { " --system-store \($0)" } ?? "")
@@ -68,19 +79,15 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
-            try places.refuseUnderSudo()
-            let (configuration, _) = try places.options.load(creatingDataDirectory: true)
-            let settings = configuration.tls
-            if !LocalCA.exists(settings) {
+            let (trust, ca) = try places.actions { settings in
+                guard !LocalCA.exists(settings) else { return }
                 do {
                     try LocalCA.create(settings, now: Date().timeIntervalSince1970)
                     print("created the CA \(settings.caCert) (its key \(settings.caKey), mode 0600)")
                 } catch {
-                    throw CommandFailure.failed(error.description)
+                    throw CommandFailure.failed("\(error)")
                 }
             }
-            let ca = try CACommand.certificate(settings, options: places.options)
-            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
             let stores = places.stores
             guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
             print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
@@ -100,10 +107,7 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
-            try places.refuseUnderSudo()
-            let settings = try places.options.load().0.tls
-            let ca = try CACommand.certificate(settings, options: places.options)
-            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
+            let (trust, _) = try places.actions()
             var failed = false
             for store in places.stores {
                 let outcome = trust.uninstall(store)
@@ -120,10 +124,7 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
-            try places.refuseUnderSudo()
-            let settings = try places.options.load().0.tls
-            let ca = try CACommand.certificate(settings, options: places.options)
-            let trust = TrustActions(ca: ca, pemFile: settings.caCert)
+            let (trust, ca) = try places.actions()
             let stores = places.stores
             guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
             print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")

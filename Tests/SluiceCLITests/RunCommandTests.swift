@@ -75,17 +75,7 @@ struct RunCommandTests {
 
         /// Python in the test venv, for the report readers.
         func python(_ code: String) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TestVenv.python)
-            process.arguments = ["-c", code]
-            process.currentDirectoryURL = directory
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            try runProgram(TestVenv.python, ["-c", code], currentDirectory: directory)
         }
 
         deinit {

@@ -28,18 +28,8 @@ struct CLI {
     static func run(_ arguments: [String], currentDirectory: URL? = nil, dataHome: URL = CLI.dataHome) throws -> (
         status: Int32, output: String
     ) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = environment(dataHome: dataHome)
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runProgram(
+            binary.path, arguments, environment: environment(dataHome: dataHome), currentDirectory: currentDirectory)
     }
 
     static func temporaryFile(_ text: String) throws -> String {

@@ -7,23 +7,6 @@ import Testing
 
 @testable import Sluice
 
-/// Runs a program with `input` on its standard input; its exit status and standard output.
-func runTool(_ arguments: [String], input: [UInt8] = []) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let (stdin, stdout) = (Pipe(), Pipe())
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 /// Whether a program is on PATH.
 func hasTool(_ name: String) -> Bool {
     ((ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")).contains {
@@ -92,8 +75,9 @@ struct OnboardingTests {
         #expect(der.header("content-type") == "application/x-x509-ca-cert")
         #expect(der.header("content-disposition") == "attachment; filename=\"sluice-ca.crt\"")
         #expect(der.body == certificate.der)
-        let openssl = try runTool(
-            ["openssl", "x509", "-inform", "DER", "-noout", "-fingerprint", "-sha256"], input: der.body)
+        let openssl = try runProgram(
+            "openssl", ["x509", "-inform", "DER", "-noout", "-fingerprint", "-sha256"], input: der.body,
+            dropErrors: true)
         #expect(openssl.status == 0)
         #expect(openssl.output.contains(certificate.sha256Fingerprint), "\(openssl.output)")
         let profile = try client.request(RawClient.get("http://sluice.internal/sluice-ca.mobileconfig"))
@@ -104,7 +88,7 @@ struct OnboardingTests {
             p = d["PayloadContent"][0]
             print(d["PayloadType"], p["PayloadType"], hashlib.sha256(p["PayloadContent"]).hexdigest(), d["PayloadUUID"] != p["PayloadUUID"])
             """
-        let plist = try runTool(["python3", "-c", script], input: profile.body)
+        let plist = try runProgram("python3", ["-c", script], input: profile.body, dropErrors: true)
         let expected = certificate.sha256Fingerprint.filter(\.isHexDigit).lowercased()
         #expect(plist.status == 0)
         #expect(plist.output == "Configuration com.apple.security.root \(expected) True\n", "\(plist.output)")
@@ -170,7 +154,7 @@ struct OnboardingTests {
         }
         let file = setup.directory.appendingPathComponent("qr.png")
         try Data(png.body).write(to: file)
-        let decoded = try runTool(["zbarimg", "--quiet", "--raw", file.path])
+        let decoded = try runProgram("zbarimg", ["--quiet", "--raw", file.path], dropErrors: true)
         #expect(decoded.status == 0)
         #expect(decoded.output.trimmingCharacters(in: .whitespacesAndNewlines) == url)
     }
