@@ -21,8 +21,7 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
 
     func collapseReleased() {
         guard case .awaitingCollapse = machine.phase else { return }
-        collapseTimer?.cancel()
-        collapseTimer = nil
+        if case .collapse = wait.reason { wait.cancel() }
         run(.collapseReleased)
     }
 }

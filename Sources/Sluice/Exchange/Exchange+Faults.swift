@@ -1,28 +1,41 @@
 import EventIO
 
-/// Failures on demand: what a rule's `faults:` drew for this request, carried out.
+/// Failures on demand: what a rule's `faults:` drew for this request, carried out. A reset and a
+/// bandwidth are wire stages (``ResetStage``, ``ShapeStage``, composed at the start); the delay,
+/// the injected status and the hold happen here, on the exchange's timer.
 extension Exchange {
     func inject(_ plan: FaultPlan) {
         env.stats.countFaults(plan.kinds, rule: route.rule.name)
-        if let after = plan.resetAfter { output.resetAfter = after }
         if let rate = plan.bytesPerSecond {
-            let shaper = Shaper(loop: env.loop, bytesPerSecond: rate, stream: client.stream)
-            // Each slice may let the source go on, and the last one completes the response.
-            shaper.onProgress = { [weak self] in
-                guard let self, !self.hasFinished else { return }
-                self.clientDrained()
-                self.finishIfDone()
-            }
-            output.shaper = shaper
-            if !body.isComplete { uploadPace = Pace(bytesPerSecond: rate, now: EventLoop.monotonicNanoseconds()) }
+            if !body.isComplete { outgoing.pace = Pace(bytesPerSecond: rate, now: EventLoop.monotonicNanoseconds()) }
             notes.noteFault("bandwidth \(rate) B/s")
         }
         guard plan.delayMilliseconds > 0 || plan.holds || plan.status != nil else { return proceed() }
         if plan.delayMilliseconds == 0 { return afterDelay(plan) }
         notes.noteFault("latency \(plan.delayMilliseconds)ms")
-        let timer = Timer(loop: env.loop) { [weak self] in self?.afterDelay(plan) }
-        faultTimer = timer
-        timer.schedule(milliseconds: plan.delayMilliseconds)
+        wait.start(.faultDelay(plan), milliseconds: plan.delayMilliseconds)
+    }
+
+    /// The exchange's timer fired: what it waited for is over.
+    func waited(_ reason: ExchangeWait.Reason) {
+        switch reason {
+        case .faultDelay(let plan): afterDelay(plan)
+        case .faultHold:
+            guard !hasFinished else { return }
+            let limit = env.session.settings.responseTimeoutMilliseconds
+            proceed(
+                .refused(
+                    .upstreamFailed(
+                        reason: .timedOut(
+                            detail:
+                                "No response within \(limit) ms: the rule's faults.timeout held the request (injected)."
+                        ))))
+        case .collapse(let key):
+            env.collapser.leave(key, self)
+            collapseReleased()
+        case .upload:
+            task?.resume()
+        }
     }
 
     private func afterDelay(_ plan: FaultPlan) {
@@ -36,18 +49,6 @@ extension Exchange {
         // Held as by an origin that never answers: the client gives up first, or Sluice's own
         // upstream timeout answers 504 as it would for a silent origin.
         notes.noteFault("timeout")
-        let limit = env.session.settings.responseTimeoutMilliseconds
-        let timer = Timer(loop: env.loop) { [weak self] in
-            guard let self, !self.hasFinished else { return }
-            self.proceed(
-                .refused(
-                    .upstreamFailed(
-                        reason: .timedOut(
-                            detail:
-                                "No response within \(limit) ms: the rule's faults.timeout held the request (injected)."
-                        ))))
-        }
-        faultTimer = timer
-        timer.schedule(milliseconds: max(limit, 1))
+        wait.start(.faultHold, milliseconds: max(env.session.settings.responseTimeoutMilliseconds, 1))
     }
 }

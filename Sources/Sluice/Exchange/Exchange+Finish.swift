@@ -21,7 +21,8 @@ extension Exchange {
     /// recorded and its connection closed now; the fetch goes on, kept alive by the collapser,
     /// and never touches the client again.
     func detachClient() {
-        held = nil
+        stages.response?.abandon()
+        stages.wire?.abandon()
         env.collapser.adopt(self)
         endClientSide(closeConnection: true, aborted: output.headSent && !output.isComplete)
         // A transfer paused for the slow client would never be resumed by it: resume it (at the
@@ -51,15 +52,15 @@ extension Exchange {
             record.contract = .failed
             record.contractFailure = failure
         }
-        record.contractCheck = contract?.record
+        record.contractCheck = stages.contract?.record
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure
         }
-        if recordTap != nil { capture?.recording = recordingEntry(aborted: aborted, duration: duration) }
+        if capture?.requestTap != nil { capture?.recording = recordingEntry(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)
         client.exchangeDidFinish(
             self, closeConnection: closeConnection,
-            abort: aborted && (output.framing == .close || output.resetDue))
+            abort: aborted && (output.framing == .close || notes.error?.isInjectedReset == true))
     }
 }
 

@@ -26,7 +26,7 @@ extension Exchange {
         let headOnly = request.method == "HEAD"
         let head = LocalAnswer.mapped(
             answer, bodyLength: bytes.count, date: env.date.now, keepAlive: output.keepAlive)
-        output.complete(
+        answerWhole(
             head: head, body: headOnly ? [] : bytes, status: answer.status,
             bodyBytes: headOnly ? 0 : Int64(bytes.count))
         finishIfDone()
@@ -57,7 +57,7 @@ extension Exchange {
         let head = ResponseWriter.head(
             status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
         let headOnly = request.method == "HEAD"
-        output.complete(
+        answerWhole(
             head: head, body: headOnly ? [] : answer.body, status: answer.status,
             bodyBytes: headOnly ? 0 : Int64(answer.body.count))
         finishIfDone()

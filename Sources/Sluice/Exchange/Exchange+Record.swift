@@ -6,20 +6,19 @@ extension Exchange {
             return
         }
         let limit = Int(recorder.settings.maxBody)
-        recordTap = RecordingTap(limit: limit)
         let watched = env.watcher?.isWatching == true
         let capture = ExchangeCapture(
             request: request.headers, bodyRoom: max(limit, watched ? env.watcher?.bodyRoom ?? 0 : 0),
             bodyLimit: max(limit, ExchangeCapture.bodyLimit), keepsRequest: watched)
+        capture.requestTap = RecordingTap(limit: limit)
         self.capture = capture
-        output.capture = capture
     }
 
     /// The exchange as the recording keeps it (the recorder takes it from the exchange's record,
     /// as an event monitor); nothing for an exchange that failed, was cut, or was itself
     /// answered from a recording.
     func recordingEntry(aborted: Bool, duration: Double) -> PendingRecord? {
-        guard let tap = recordTap, let capture, notes.error == nil, !aborted,
+        guard let capture, let tap = capture.requestTap, notes.error == nil, !aborted,
             notes.replayed == nil, output.status >= 200, !capture.responseHead.isEmpty
         else { return nil }
         return PendingRecord(

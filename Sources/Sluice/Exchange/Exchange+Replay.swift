@@ -34,7 +34,7 @@ extension Exchange {
                 scratch.withUnsafeBytes { bytes in
                     let piece = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
                     tap.request(piece)
-                    recordTap?.request(piece)
+                    capture?.requestTap?.request(piece)
                 }
             case .end:
                 return decideReplay(tap, bodyReadWhole: true)
@@ -82,14 +82,14 @@ extension Exchange {
     private var answersPlainly: Bool {
         let rule = route.rule
         return rule.accept == nil && rule.contract == nil && rule.rewrite == nil && route.transform == nil
-            && !route.hasHooks && env.hooks.isEmpty && output.shaper == nil && output.resetAfter == nil
+            && !route.hasHooks && env.hooks.isEmpty && !stages.shapesOrCuts
     }
 
     /// The recorded head (kept per recorded exchange by the book) and body in one write.
     private func servePlainReplay(_ response: ReplayedResponse, book: ReplayBook) {
         notes.cacheStatus = CacheStatus(.replay)
         let head = book.plainHead(response, keepAlive: output.keepAlive)
-        output.complete(
+        answerWhole(
             head: head, body: response.body, status: response.head.status, bodyBytes: Int64(response.body.count))
         finishIfDone()
     }

@@ -19,7 +19,8 @@ extension Exchange {
         case .plain:
             // The common hit: the client head comes from memory, only Age and Cache-Status are
             // new (when this connection stays open and the head is kept).
-            if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, let status = notes.cacheStatus,
+            if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, stages.wire == nil,
+                let status = notes.cacheStatus,
                 let plain = StoredResponse.plainHead(
                     entry, age: age, request: request, cacheStatus: status, cache: cache)
             {
@@ -50,7 +51,7 @@ extension Exchange {
         _ entry: CacheStore.Entry, head: ResponseHead, plan: JSONBodyDelivery.Plan, cache: any CacheTier
     ) {
         deliverHead(head, plan: plan, fromCache: true)
-        if request.method == "HEAD" || output.framing == .none && held == nil { return deliverEnd() }
+        if request.method == "HEAD" || output.framing == .none && stages.response == nil { return deliverEnd() }
         startStoredBody(entry, cache: cache)
     }
 
@@ -67,9 +68,10 @@ extension Exchange {
         // Bodies kept as files go out without a copy when nothing transforms them.
         let output = output
         let stop = reading.pump(
-            from: cache, isBehind: { output.stream.writeBroken || (held == nil && output.isBehind) },
+            from: cache, isBehind: { output.stream.writeBroken || (stages.response == nil && output.isBehind) },
             deliver: { deliverBody($0) },
-            deliverFile: held == nil && output.sendsFiles ? { output.deliver(file: $0, range: $1) } : nil)
+            deliverFile: stages.response == nil && stages.wire == nil && output.sendsFiles
+                ? { output.deliver(file: $0, range: $1) } : nil)
         storedBody = reading
         switch stop {
         case .stalled:
@@ -115,7 +117,7 @@ extension Exchange {
         case .plain, .range, .piece, .unsatisfiable: plan = .pass  // not chosen for a response being written
         }
         deliverHead(head, plan: plan, fromCache: true)
-        if output.framing == .none && held == nil { return deliverEnd() }
+        if output.framing == .none && stages.response == nil { return deliverEnd() }
         storedBody = .whileWritten(StoredResponse.LiveCursor(writer: writer))
         let loop = env.loop
         writer.watch(self) { [weak self] in

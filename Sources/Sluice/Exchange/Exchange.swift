@@ -12,8 +12,6 @@ final class Exchange {
     let id: Int
     /// What it keeps for a watcher, when one looks (``ExchangeWatcher``), or for the recording.
     var capture: ExchangeCapture?
-    /// The request body as the recording keeps it (`record:`).
-    var recordTap: RecordingTap?
     /// Where answering from a recording stands (`replay:`).
     var replay: ReplayStep?
     // The driver's state is touched only from its own loop thread, one event at a time: the
@@ -23,54 +21,44 @@ final class Exchange {
     let route: RouteDecision
     /// What Route answered: the machine's first event.
     private let routed: ExchangeMachine.Route
-    /// The response on its way to the client.
+    /// The response on its way to the client, at the end of its delivery stages.
     let output: ResponseOutput
+    /// What happens to the response on its way (``DeliveryStage``s), when anything does.
+    var stages = ExchangeStages()
     /// What the record and the response head say about this exchange.
     @exclusivity(unchecked) var notes = ExchangeNotes()
     @exclusivity(unchecked) var body: RequestBody
+    /// The request on its way upstream: as forwarded, as sent, its contract check, its pace.
+    var outgoing = Outgoing()
     var task: UpstreamTask?
     /// The entry being written for this response.
     var writer: CacheWriter?
-    /// The body held for null stripping.
-    @exclusivity(unchecked) var held: JSONBodyDelivery?
-    /// The response's contract check, when its rule has a contract.
-    var contract: ContractRun?
-    /// The request's contract check (`contract.requests: report | enforce`).
-    var requestContract: ContractRun?
-    /// The head and body held for the contract's verdict (enforce mode, or a small body in report mode).
-    var contractHold: ContractHold?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
-    var collapseTimer: Timer?
-    /// An injected delay or hold (a rule's `faults:`) before the request is served.
-    var faultTimer: Timer?
-    /// `faults.bandwidth` for the request body, and the timer that resumes the paused upload.
-    var uploadPace: Pace?
-    var paceTimer: Timer?
+    /// What the exchange waits for on its timer (a fault, a collapse leader, the paced upload).
+    lazy var wait = ExchangeWait(loop: env.loop) { [weak self] reason in self?.waited(reason) }
     /// Whether an event is being handled, and what waits for its turn.
     private var turn = Turn.idle
-    /// The request as sent upstream.
-    var upstreamRequest: UpstreamRequest?
+
+    /// The request upstream, from the exchange's start to its end.
+    struct Outgoing {
+        /// As it would be forwarded (made when first needed: a hit may never need it).
+        var forward: UpstreamRequest?
+        /// As sent upstream (with a revalidation's conditions).
+        var sent: UpstreamRequest?
+        /// Its contract check (`contract.requests: report | enforce`).
+        var contract: ContractRun?
+        /// `faults.bandwidth` for its body.
+        var pace: Pace?
+    }
+
     /// The request as it would be forwarded (built when first needed: a hit may never need it).
-    lazy var forwardRequest: UpstreamRequest = {
-        var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
-        if let remote = route.rule.upstream {
-            // Map remote: another origin; the cache key, logs and problems keep the client's URL.
-            let original = upstream.url
-            upstream.url = remote.map(original)
-            if remote.keepsHost { upstream.headers.append(name: "Host", value: original.authority) }
-            notes.mapping = remote.label
-        }
-        if let rewrite = route.rule.rewrite {
-            rewrite.request.apply(to: &upstream.headers)
-            if !rewrite.response.isEmpty { upstream.responseRewrite = rewrite.response }
-        }
-        upstream.fromLocalClient = client.isLocal
-        upstream.trust = route.rule.tls
-        upstream.parent = env.parents.parent(
-            host: upstream.url.host, https: upstream.url.scheme == "https", rule: route.rule.proxy)
-        return upstream
-    }()
+    var forwardRequest: UpstreamRequest {
+        if let forward = outgoing.forward { return forward }
+        let forward = makeForwardRequest()
+        outgoing.forward = forward
+        return forward
+    }
 
     init(client: any ExchangeHost, env: ExchangeEnvironment, request: ProxyRequest) {
         self.client = client
@@ -92,14 +80,12 @@ final class Exchange {
     func start() {
         if env.recorder != nil { tapForRecording() }
         if let watcher = env.watcher, watcher.isWatching {
-            if capture == nil {
-                let capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom)
-                self.capture = capture
-                output.capture = capture
-            }
+            if capture == nil { capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom) }
             watcher.exchangeDidStart(self)
         }
-        if route.url != nil, let plan = env.faults.plan(for: route.rule) { return inject(plan) }
+        let plan = route.url != nil ? env.faults.plan(for: route.rule) : nil
+        if plan != nil || capture != nil { composeWireStages(faults: plan) }
+        if let plan { return inject(plan) }
         proceed()
     }
 
@@ -155,7 +141,7 @@ final class Exchange {
         case .lookUp(let key): lookUp(key)
         case .wait(let key): wait(for: key)
         case .leave(let key):
-            collapseTimer?.cancel()
+            if case .collapse = wait.reason { wait.cancel() }
             env.collapser.leave(key, self)
         case .lead(let key): env.collapser.lead(key)
         case .release(let key): env.collapser.release(key, loop: env.loop)
@@ -176,7 +162,7 @@ final class Exchange {
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
         case .commitStore:
             // An enforced contract's broken promise is never stored.
-            if let contract {
+            if let contract = stages.contract {
                 let outcome = contract.finish()
                 if contract.settings.onViolation == .enforce, case .failed = outcome {
                     writer.take()?.abandon(now: env.clock())
@@ -192,7 +178,7 @@ final class Exchange {
                 }
             }
         case .abandonStore:
-            held = nil
+            stages.response?.stage(TransformStage.self)?.abandon()
             writer.take()?.abandon(now: env.clock())
         case .endResponse: deliverEnd()
         case .cancelUpstream(let error):
@@ -220,61 +206,12 @@ final class Exchange {
         _ = env.collapser.join(key, self)
         // Like nginx's proxy_cache_lock_timeout: a fetch held up by its own slow client does not
         // hold the waiters up for longer than this; they then fetch for themselves.
-        let timer = Timer(loop: env.loop) { [weak self] in
-            guard let self else { return }
-            self.env.collapser.leave(key, self)
-            self.collapseReleased()
-        }
-        timer.schedule(milliseconds: max(1, env.cacheSettings.collapseTimeout))
-        collapseTimer = timer
+        wait.start(.collapse(key: key), milliseconds: max(1, env.cacheSettings.collapseTimeout))
         // The leader may already be writing an entry to share: offered at the next loop turn.
         if let writer = env.collapser.liveWriter(key) {
             env.loop.callSoon { [weak self] in self?.collapseMayStream(writer) }
         }
     }
-
-    private func refreshInBackground(_ entry: CacheStore.Entry) {
-        guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
-        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, now: env.clock()), entry: entry)
-        env.refreshes[entry.key] = refresh
-        refresh.start(forwardRequest, hooks: fetchHooks())
-    }
-
-    /// RFC 9111 §3 admission for this exchange's response.
-    func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
-        CacheAdmission(
-            cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
-            method: request.method, request: request.headers, requestTime: now, rule: route.rule,
-            ruleName: route.matchedName)
-    }
-
-    // MARK: - Fetch
-
-    private func fetch(conditions: [(String, String)]) {
-        var upstream = forwardRequest
-        for (name, value) in conditions { upstream.headers.set(name, value) }
-        upstreamRequest = upstream
-        if route.rule.contract?.requests ?? .off != .off, requestContract == nil,
-            let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)
-        {
-            requestContract = check
-            if check.headFailsEnforced {
-                // Nothing reaches the origin: the exchange ends as a failed fetch would.
-                env.stats.contractChecked += 1
-                env.stats.contractFailed += 1
-                let failure = check.headFailure()
-                return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
-            }
-        }
-        var replayed: ReplayedResponse?
-        if case .answering(let response) = replay { replayed = response }
-        let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks(), replaying: replayed)
-        self.task = task
-        task.start()
-    }
-
-    /// The proxy's own hooks, then the rule's; the session adds its own where both have none.
-    func fetchHooks() -> UpstreamTask.Hooks { route.hasHooks ? env.hooks.merging(route.hooks) : env.hooks }
 
     // MARK: - Client events
 
@@ -320,11 +257,11 @@ final class Exchange {
             notes.cacheStatus?.detail = "rejected"
         }
         let headOnly = request.method == "HEAD"
-        output.complete(
+        answerWhole(
             head: ResponseWriter.problem(
                 problem, keepAlive: output.keepAlive, headOnly: headOnly, date: env.date.now,
                 cacheStatus: notes.cacheStatus),
-            body: "", status: problem.status, bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
+            body: [], status: problem.status, bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
         finish(closeConnection: !output.keepAlive)
     }
 
@@ -333,7 +270,7 @@ final class Exchange {
         if let answer = route.rule.respond { return mapLocal(answer) }
         let (head, text) = LocalAnswer.maxForwardsZero(
             request, date: env.date.now, keepAlive: output.keepAlive)
-        output.complete(head: head, body: text, status: 200, bodyBytes: Int64(text.utf8.count))
+        answerWhole(head: head, body: Array(text.utf8), status: 200, bodyBytes: Int64(text.utf8.count))
         finishIfDone()
     }
 }

@@ -21,6 +21,8 @@ final class ExchangeCapture: @unchecked Sendable {
     /// What the recording keeps of the exchange (`record:`), set at its end for the recorder,
     /// which monitors exchanges like the log does (here, not in the record: most have none).
     var recording: PendingRecord?
+    /// The request body as the recording keeps it (`record:`), when the recorder takes the request.
+    var requestTap: RecordingTap?
 
     /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
     ///   takes them from the request itself).
@@ -46,6 +48,14 @@ final class ExchangeCapture: @unchecked Sendable {
     func head(_ bytes: [UInt8]) {
         guard responseHead.isEmpty else { return }  // the final head; interim ones are not kept
         responseHead = Array(bytes.prefix(ExchangeCapture.headerLimit))
+    }
+
+    /// A whole answer written at once (a problem, a local answer): it replaces a head that was
+    /// prepared and dropped for it.
+    func whole(head: [UInt8], body: [UInt8]) {
+        responseHead = []
+        self.head(head)
+        body.withUnsafeBytes { append($0) }
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) {
@@ -94,4 +104,27 @@ final class ExchangeCapture: @unchecked Sendable {
         }
         return reason
     }
+}
+
+/// Delivery stage: keeps what a watched (or recorded) exchange sent the client in its
+/// ``ExchangeCapture``: the head as written, the body bytes the client took.
+final class CaptureStage: DeliveryStage {
+    let capture: ExchangeCapture
+
+    init(_ capture: ExchangeCapture) { self.capture = capture }
+
+    func head(_ head: WireHead, _ next: DeliveryNext<WireHead>) {
+        capture.head(head.bytes)
+        next.head(head)
+    }
+
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<WireHead>) -> Bool {
+        let taken = next.body(bytes, push)
+        if taken { capture.append(bytes) }
+        return taken
+    }
+
+    func end(_ next: DeliveryNext<WireHead>) { next.end() }
+
+    func abandon() {}
 }

@@ -65,9 +65,9 @@ enum ExchangePhase {
     enum Delivery {
         /// No final response head yet.
         case awaitingHead
-        /// The body goes to the client (and into the cache when stored). Under null stripping the
-        /// driver holds it whole until the end (``Exchange/held``, the one place that knows, with
-        /// the bytes): nothing here depends on it.
+        /// The body goes to the client (and into the cache when stored). A contract check or a
+        /// JSON transform may hold it whole until the end (the exchange's delivery stages, the
+        /// one place that knows, with the bytes): nothing here depends on it.
         case streaming
         /// The body goes nowhere: a stored response answers at completion.
         case discarding(Discard)

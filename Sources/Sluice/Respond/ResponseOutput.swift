@@ -2,7 +2,8 @@ import EventIO
 
 /// Respond: one response on its way to the client. The head is held back until the first body
 /// bytes so that both leave in one write (or, at the latest, at the end of the loop turn); the
-/// body is framed as the head announced; a client that falls behind pauses the source.
+/// body is framed as the head announced; a client that falls behind pauses the source. It is the
+/// end of an exchange's delivery chain (``DeliveryChain``): what stages do happens before.
 final class ResponseOutput {
     /// Above this many unsent bytes, the source pauses.
     static let highWater = 64 * 1024
@@ -32,14 +33,6 @@ final class ResponseOutput {
     var keepAlive: Bool
     /// The source paused because the client fell behind; it resumes when the client drains.
     private(set) var stalled = false
-    /// What a watched exchange keeps of the response (``ExchangeWatcher``); `nil` when nobody looks.
-    var capture: ExchangeCapture?
-    /// A set rate for what is written (a rule's `faults.bandwidth`).
-    var shaper: Shaper?
-    /// An injected reset (a rule's `faults.reset`): the body is cut after this many bytes.
-    var resetAfter: Int64?
-    /// The cut was made: the connection is to be reset now.
-    private(set) var resetDue = false
 
     init(stream: any ClientStream, keepAlive: Bool) {
         self.stream = stream
@@ -54,17 +47,14 @@ final class ResponseOutput {
         }
     }
 
-    var isComplete: Bool {
-        guard case .complete = state else { return false }
-        return (shaper?.queued ?? 0) == 0
-    }
+    var isComplete: Bool { if case .complete = state { true } else { false } }
     var isHoldingHead: Bool { if case .headHeld = state { true } else { false } }
 
     /// The client cannot take more now (behind, or gone: its error event is on the way).
     var isBehind: Bool { stream.writeBroken || pending >= ResponseOutput.highWater }
 
-    /// Bytes written but not yet sent: the socket's, and the shaper's.
-    private var pending: Int { stream.outputCount + (shaper?.queued ?? 0) }
+    /// Bytes written but not yet sent.
+    private var pending: Int { stream.outputCount }
 
     // MARK: - Head
 
@@ -73,13 +63,31 @@ final class ResponseOutput {
         _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: CacheStatus?,
         marks: [String]
     ) {
+        hold(
+            clientHead(
+                response, request: request, date: date, fromCache: fromCache, cacheStatus: cacheStatus, marks: marks))
+    }
+
+    /// The client's head for `response` as it is written, with its framing.
+    func clientHead(
+        _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: CacheStatus?,
+        marks: [String]
+    ) -> WireHead {
         var (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
-        hold(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers), framing: framing)
-        status = response.status
-        bodyLength = framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0
+        return WireHead(
+            bytes: ResponseWriter.head(status: response.status, reason: response.reason, headers: headers),
+            framing: framing, status: response.status,
+            bodyLength: framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0)
+    }
+
+    /// Holds a client head (see ``clientHead(_:request:date:fromCache:cacheStatus:marks:)``).
+    func hold(_ head: WireHead) {
+        hold(head.bytes, framing: head.framing, bodyLength: head.bodyLength)
+        status = head.status
+        bodyLength = head.bodyLength
     }
 
     /// Holds a finished head (a stored hit's, made from memory) with its framing.
@@ -115,7 +123,7 @@ final class ResponseOutput {
 
     /// Whether body bytes kept as a file may go to ``deliver(file:range:)``: the stream sends
     /// files without copying, and the framing is the bytes as they are.
-    var sendsFiles: Bool { stream.sendsFiles && framing == .length && resetAfter == nil && shaper == nil }
+    var sendsFiles: Bool { stream.sendsFiles && framing == .length }
 
     /// The rest of the body from a file, written with the held head, sent by the kernel from the
     /// file's pages (see ``sendsFiles``); `false` = not taken (the client is behind).
@@ -129,10 +137,8 @@ final class ResponseOutput {
             emit(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
             return true
         }
-        capture?.append(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
         if case .headHeld(let head) = state {
             state = .sending
-            capture?.head(head)
             head.withUnsafeBytes { stream.write($0, file: file, range: range) }
         } else {
             stream.write(UnsafeRawBufferPointer(start: nil, count: 0), file: file, range: range)
@@ -150,16 +156,9 @@ final class ResponseOutput {
         return stalled
     }
 
-    /// Writes body bytes in the response's framing.
-    func emit(_ bytes: UnsafeRawBufferPointer) {
-        if let limit = resetAfter, bytesSent + Int64(bytes.count) >= limit {
-            // Up to the cut, then nothing more: the exchange resets the connection.
-            resetAfter = nil
-            resetDue = true
-            let kept = Int(max(0, limit - bytesSent))
-            return emit(UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<(bytes.startIndex + kept)]))
-        }
-        capture?.append(bytes)
+    /// Writes body bytes in the response's framing; `beforeCut`: the connection is cut next, so
+    /// nothing may stay held back in the kernel (a reset drops it).
+    func emit(_ bytes: UnsafeRawBufferPointer, beforeCut: Bool = false) {
         switch framing {
         case .none:
             return
@@ -168,13 +167,12 @@ final class ResponseOutput {
             let size = ResponseWriter.chunkHeader(bytes.count)
             // The last chunk (sent without `more`) follows.
             size.withUnsafeBytes { sizeBytes in
-                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: !resetDue, sizeBytes, bytes, crlf) }
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: !beforeCut, sizeBytes, bytes, crlf) }
             }
         case .length, .close:
             // Body pieces arrive from libcurl 16 KiB at a time: while more is due, the kernel may
             // gather them into full packets. The last piece of a known length goes out at once.
-            // Before an injected reset, nothing may stay held back in the kernel: a reset drops it.
-            send(more: !resetDue && (framing == .close || bytesSent + Int64(bytes.count) < bodyLength), bytes)
+            send(more: !beforeCut && (framing == .close || bytesSent + Int64(bytes.count) < bodyLength), bytes)
         }
         bytesSent += Int64(bytes.count)
     }
@@ -196,10 +194,6 @@ final class ResponseOutput {
 
     /// A whole answer made of bytes: head and body in one write.
     func complete(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
-        if let capture {
-            capture.head(head)
-            body.withUnsafeBytes { capture.append($0) }
-        }
         head.withUnsafeBytes { headBytes in body.withUnsafeBytes { stream.write(headBytes, $0, more: false) } }
         self.status = status
         bytesSent = bodyBytes
@@ -212,16 +206,6 @@ final class ResponseOutput {
     /// Writes the held-back head together with `pieces` (at most three), in one system call when
     /// the socket takes them; `more`: more of the body follows (see ``ClientStream/write(_:more:)``).
     private func send(more: Bool = false, _ pieces: UnsafeRawBufferPointer...) {
-        if let shaper {
-            if case .headHeld(let head) = state {
-                state = .sending
-                capture?.head(head)
-                head.withUnsafeBytes { shaper.append([$0] + pieces) }
-            } else {
-                shaper.append(pieces)
-            }
-            return
-        }
         guard case .headHeld(let head) = state else {
             switch pieces.count {
             case 0: return
@@ -232,7 +216,6 @@ final class ResponseOutput {
             return
         }
         state = .sending
-        capture?.head(head)
         head.withUnsafeBytes { headBytes in
             switch pieces.count {
             case 0: stream.write(headBytes, more: more)

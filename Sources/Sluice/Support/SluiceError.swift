@@ -121,4 +121,6 @@ public enum SluiceError: Error, Sendable, Equatable {
     public var isUpstreamError: Bool { if case .upstreamFailed = self { true } else { false } }
     /// Whether a redirect policy stopped the exchange.
     public var isRedirectError: Bool { if case .redirectFailed = self { true } else { false } }
+    /// Whether a rule's `faults.reset` cut the response (the connection is reset, not closed).
+    public var isInjectedReset: Bool { if case .injected(_, 0, _) = self { true } else { false } }
 }

@@ -31,8 +31,6 @@ struct JSONBodyDelivery {
     let limit: Int
     let head: ResponseHead
     let coding: ContentCoding?
-    /// The origin's bytes so far.
-    private(set) var held: [UInt8] = []
 
     init(transform: JSONTransform, limit: Int, head: ResponseHead, coding: ContentCoding?) {
         self.transform = transform
@@ -76,20 +74,8 @@ struct JSONBodyDelivery {
 
     static func tooLarge(_ limit: Int) -> String { "the body is larger than max_transform_body (\(limit) bytes)" }
 
-    /// Adds body bytes; `false` once the body passed the limit (the caller then sends ``held`` and streams on).
-    mutating func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard held.count + bytes.count <= limit else { return false }
-        if held.isEmpty {
-            // The announced length when there is one (no regrowth copies), else 16 KiB to start.
-            let announced = head.headers["content-length"].flatMap { Int($0) } ?? 0
-            held.reserveCapacity(min(limit, max(bytes.count, announced, 16 * 1024)))
-        }
-        held.append(contentsOf: bytes)
-        return true
-    }
-
     /// The paths of the nulls stripping removes from the held body (for a watcher; decodes again).
-    func removedPaths(limit count: Int = 100) -> [String] {
+    func removedPaths(_ held: [UInt8], limit count: Int = 100) -> [String] {
         guard let mode = transform.strip else { return [] }
         var decoded = held
         if let coding {
@@ -101,7 +87,7 @@ struct JSONBodyDelivery {
     }
 
     /// Patches, then strips, the complete body.
-    func finish() -> Result {
+    func finish(_ held: [UInt8]) -> Result {
         var decoded: [UInt8]
         if let coding {
             do {

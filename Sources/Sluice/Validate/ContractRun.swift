@@ -86,15 +86,6 @@ extension ContractRun {
     }
 }
 
-/// A response held for its contract's verdict: a class, so that appending never copies what
-/// is already held.
-final class ContractHold {
-    let head: ResponseHead
-    var bytes: [UInt8] = []
-
-    init(head: ResponseHead) { self.head = head }
-}
-
 /// One response's (or request's) contract check in progress: the head checks done at once, the
 /// body fed to the streaming validator as it passes (or as it is held, in enforce mode).
 final class ContractRun {

@@ -53,6 +53,6 @@ struct PaceTests {
         #expect(zero.allowance(now: 10 * second) == 1)
         #expect(Pace(bytesPerSecond: -5, now: 0).bytesPerSecond == 1)
         #expect(Pace(bytesPerSecond: 2048, now: 0).bytesPerSecond == 2048)
-        #expect(zero.wait == Shaper.tick)
+        #expect(zero.wait == ShapeStage.tick)
     }
 }

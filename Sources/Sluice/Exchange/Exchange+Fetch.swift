@@ -1,0 +1,69 @@
+import EventIO
+
+/// The driver's way upstream: the request as forwarded (a rule's mapping, rewrite, trust and
+/// parent), its contract check, the session's task; background refreshes; RFC 9111 admission.
+extension Exchange {
+    /// The request as a rule forwards it.
+    func makeForwardRequest() -> UpstreamRequest {
+        var upstream = Forwarding.upstreamRequest(for: request, url: route.url!)
+        if let remote = route.rule.upstream {
+            // Map remote: another origin; the cache key, logs and problems keep the client's URL.
+            let original = upstream.url
+            upstream.url = remote.map(original)
+            if remote.keepsHost { upstream.headers.append(name: "Host", value: original.authority) }
+            notes.mapping = remote.label
+        }
+        if let rewrite = route.rule.rewrite {
+            rewrite.request.apply(to: &upstream.headers)
+            if !rewrite.response.isEmpty { upstream.responseRewrite = rewrite.response }
+        }
+        upstream.fromLocalClient = client.isLocal
+        upstream.trust = route.rule.tls
+        upstream.parent = env.parents.parent(
+            host: upstream.url.host, https: upstream.url.scheme == "https", rule: route.rule.proxy)
+        return upstream
+    }
+
+    func refreshInBackground(_ entry: CacheStore.Entry) {
+        guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
+        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, now: env.clock()), entry: entry)
+        env.refreshes[entry.key] = refresh
+        refresh.start(forwardRequest, hooks: fetchHooks())
+    }
+
+    /// RFC 9111 §3 admission for this exchange's response.
+    func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
+        CacheAdmission(
+            cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
+            method: request.method, request: request.headers, requestTime: now, rule: route.rule,
+            ruleName: route.matchedName)
+    }
+
+    // MARK: - Fetch
+
+    func fetch(conditions: [(String, String)]) {
+        var upstream = forwardRequest
+        for (name, value) in conditions { upstream.headers.set(name, value) }
+        outgoing.sent = upstream
+        if route.rule.contract?.requests ?? .off != .off, outgoing.contract == nil,
+            let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)
+        {
+            outgoing.contract = check
+            if check.headFailsEnforced {
+                // Nothing reaches the origin: the exchange ends as a failed fetch would.
+                env.stats.contractChecked += 1
+                env.stats.contractFailed += 1
+                let failure = check.headFailure()
+                return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
+            }
+        }
+        var replayed: ReplayedResponse?
+        if case .answering(let response) = replay { replayed = response }
+        let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks(), replaying: replayed)
+        self.task = task
+        task.start()
+    }
+
+    /// The proxy's own hooks, then the rule's; the session adds its own where both have none.
+    func fetchHooks() -> UpstreamTask.Hooks { route.hasHooks ? env.hooks.merging(route.hooks) : env.hooks }
+}

@@ -1,0 +1,177 @@
+import EventIO
+
+/// An exchange's delivery chains (``DeliveryChain``), composed from its rule and what watches
+/// it: `nil` where it has no stage, and then the response goes straight to its output.
+struct ExchangeStages {
+    /// The response as the origin or the cache gave it: contract check, JSON transform.
+    var response: DeliveryChain<ResponseHead>?
+    /// The client's head and body before its framing: injected reset, capture, shaping.
+    var wire: DeliveryChain<WireHead>?
+
+    /// The response's contract check, when its rule has one.
+    var contract: ContractRun? { response?.stage(ContractStage.self)?.run }
+
+    /// Whether a fault shapes or cuts what is written (`faults.bandwidth`, `faults.reset`).
+    var shapesOrCuts: Bool { wire?.stage(ShapeStage.self) != nil || wire?.stage(ResetStage.self) != nil }
+}
+
+extension Exchange {
+    /// The wire stages, at the start: a rule's injected reset, the capture for a watcher or the
+    /// recording, a rule's bandwidth.
+    func composeWireStages(faults plan: FaultPlan?) {
+        var wire: [any DeliveryStage<WireHead>] = []
+        if let after = plan?.resetAfter { wire.append(ResetStage(after: after, rule: route.rule.name)) }
+        if let capture { wire.append(CaptureStage(capture)) }
+        if let rate = plan?.bytesPerSecond {
+            wire.append(ShapeStage(loop: env.loop, bytesPerSecond: rate, stream: client.stream))
+        }
+        if !wire.isEmpty { stages.wire = DeliveryChain(wire, sink: WireSink(self)) }
+    }
+
+    /// The response stages for a final head: its contract check (from the origin only: a stored
+    /// response had its verdict when it was stored), then the JSON transform the plan holds for.
+    func composeResponseStages(_ response: ResponseHead, plan: JSONBodyDelivery.Plan, fromCache: Bool)
+        -> DeliveryChain<ResponseHead>?
+    {
+        var stages: [any DeliveryStage<ResponseHead>] = []
+        if !fromCache, route.rule.contract != nil {
+            let sent = outgoing.sent ?? forwardRequest
+            if let run = ContractRun.response(
+                response, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)
+            {
+                stages.append(ContractStage(run, limit: env.transformLimit))
+            }
+        }
+        if case .hold(let coding) = plan, let transform = route.transform {
+            stages.append(
+                TransformStage(transform, limit: env.transformLimit, coding: coding, listsPaths: capture != nil))
+        }
+        return stages.isEmpty ? nil : DeliveryChain(stages, sink: ResponseSink(self))
+    }
+
+    /// The client's head, through the wire stages.
+    func sendWire(_ head: WireHead) {
+        if let wire = stages.wire { return wire.head(head) }
+        output.hold(head)
+    }
+
+    /// Body bytes for the client, through the wire stages; `false` = not taken (offered again
+    /// after the client drained).
+    func sendWire(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool {
+        guard let wire = stages.wire else { return output.take(bytes, push) }
+        let taken = wire.body(bytes, push)
+        if !taken { output.stall() }
+        return taken
+    }
+
+    func endWire() {
+        if let wire = stages.wire { return wire.end() }
+        output.end()
+    }
+
+    /// What a stage said about the exchange.
+    func noted(_ note: DeliveryNote) {
+        switch note {
+        case .mark(let mark): notes.marks.append(mark)
+        case .verdict(let outcome, let run):
+            notes.contract = outcome
+            record(outcome, of: run)
+        case .transformed(let summary, let stripped, let paths):
+            if stripped { env.stats.jsonStripped += 1 }
+            notes.transformNote = summary
+            if !paths.isEmpty { capture?.strippedPaths = paths }
+        case .untouched(let detail): noteUntouched(detail)
+        case .fault(let what): notes.noteFault(what)
+        case .progress:
+            // A shaper's slice: the source may go on, and the last one completes the response.
+            guard !hasFinished else { return }
+            clientDrained()
+            finishIfDone()
+        }
+    }
+
+    func noteUntouched(_ detail: String) {
+        notes.marks.append(JSONBodyDelivery.note(detail, rule: route.matchedName))
+        notes.transformNote = "untouched: " + detail
+        env.stats.jsonUntouched += 1
+    }
+
+    /// A whole answer written at once (a problem, a local answer): kept for a watcher, then written.
+    func answerWhole(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
+        capture?.whole(head: head, body: body)
+        output.complete(head: head, body: body, status: status, bodyBytes: bodyBytes)
+    }
+}
+
+/// The response chain's end: the client's head is made from what the stages pass on.
+final class ResponseSink: DeliverySink {
+    unowned let exchange: Exchange
+
+    init(_ exchange: Exchange) { self.exchange = exchange }
+
+    func head(_ head: ResponseHead) { exchange.prepare(head) }
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool { exchange.sendWire(bytes, push) }
+    func end() { exchange.endWire() }
+    func fail(_ failure: SluiceError) { exchange.fail(failure) }
+    func note(_ note: DeliveryNote) { exchange.noted(note) }
+}
+
+/// The wire chain's end: the exchange's output, which frames and writes.
+final class WireSink: DeliverySink {
+    unowned let exchange: Exchange
+
+    init(_ exchange: Exchange) { self.exchange = exchange }
+
+    func head(_ head: WireHead) { exchange.output.hold(head) }
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool { exchange.output.take(bytes, push) }
+    func end() { exchange.output.end() }
+    func fail(_ failure: SluiceError) { exchange.fail(failure) }
+    func note(_ note: DeliveryNote) { exchange.noted(note) }
+}
+
+/// The one timer an exchange waits on, and what for: a fault's delay or hold, a collapse leader's
+/// fetch, the paced upload. Re-armed for each wait; never two at once.
+final class ExchangeWait {
+    enum Reason {
+        /// A rule's `faults:` delay, then the rest of its plan.
+        case faultDelay(FaultPlan)
+        /// A rule's `faults.timeout`: held as by an origin that never answers.
+        case faultHold
+        /// A collapse leader's fetch of `key` (`cache.collapse_timeout`).
+        case collapse(key: String)
+        /// `faults.bandwidth` for the request body: the upload resumes.
+        case upload
+    }
+
+    private(set) var reason: Reason?
+    private var timer: Timer?
+
+    init(loop: EventLoop, fired: @escaping (Reason) -> Void) {
+        timer = Timer(loop: loop) { [unowned self] in
+            guard let reason = self.reason.take() else { return }
+            fired(reason)
+        }
+    }
+
+    func start(_ reason: Reason, milliseconds: Int) {
+        self.reason = reason
+        timer?.schedule(milliseconds: milliseconds)
+    }
+
+    func cancel() {
+        reason = nil
+        timer?.cancel()
+    }
+}
+
+extension ResponseOutput {
+    /// Body bytes as a delivery stage pushes them (``DeliveryPush``).
+    func take(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool {
+        switch push {
+        case .offer: return deliver(bytes)
+        case .release: emit(bytes)
+        case .beforeCut: emit(bytes, beforeCut: true)
+        }
+        return true
+    }
+}

@@ -1,0 +1,159 @@
+/// Delivery: what happens to a response on its way to the client, as a chain of stages (Varnish's
+/// delivery processors, mitmproxy's layers). Each stage sees the head, the body pieces and the end,
+/// and passes them on, changed or not, through ``DeliveryNext``; the last one hands them to a
+/// ``DeliverySink``. An exchange composes its chains from its rule and what watches it; one
+/// without stages (the common case) writes straight to its ``ResponseOutput``.
+///
+/// Two chains meet at the client head: ``DeliveryStage``s of `ResponseHead` (contract check, JSON
+/// transform) see the response as the origin or the cache gave it; those of ``WireHead`` (injected
+/// reset, capture, shaping) see the client's head, as written, and the body before its framing.
+protocol DeliveryStage<Head>: AnyObject {
+    associatedtype Head
+    /// The final head; passed on (changed or not) through `next`, or kept for later.
+    func head(_ head: Head, _ next: DeliveryNext<Head>)
+    /// A body piece. An ``DeliveryPush/offer`` may be refused (`false`: offer it again after the
+    /// client drained); any other push must be taken.
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<Head>) -> Bool
+    /// The body is complete.
+    func end(_ next: DeliveryNext<Head>)
+    /// The exchange ended without the rest (the client left, the store was given up).
+    func abandon()
+}
+
+/// How a body piece is handed on.
+enum DeliveryPush {
+    /// From the source, which can wait: a stage or the client may refuse it.
+    case offer
+    /// Bytes a stage held and now releases: always taken.
+    case release
+    /// The last bytes before the response is cut: always taken, and nothing held back.
+    case beforeCut
+}
+
+/// What a stage has to say about the exchange (its record, its head's marks, the counters).
+enum DeliveryNote {
+    /// A `Sluice-Validation` member for the client's head (said before the head is passed on).
+    case mark(String)
+    /// The contract's verdict on the body.
+    case verdict(ContractRun.Outcome, ContractRun)
+    /// The JSON transform changed the body: its summary, and the stripped paths when asked for.
+    case transformed(summary: String, stripped: Bool, paths: [String])
+    /// The JSON transform left the body as it was, and why.
+    case untouched(String)
+    /// What an injected fault did.
+    case fault(String)
+    /// A stage let bytes go on its own time (a shaper's slice): the source may resume and the
+    /// response may be complete.
+    case progress
+}
+
+/// Where the last stage hands the response: the exchange, between the two chains and at the client.
+protocol DeliverySink<Head>: AnyObject {
+    associatedtype Head
+    func head(_ head: Head)
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool
+    func end()
+    /// A stage answers with a failure instead (before the head left) or cuts the connection (after).
+    func fail(_ failure: SluiceError)
+    func note(_ note: DeliveryNote)
+}
+
+/// A stage's view of the rest of the chain: the stages after it, then the sink.
+struct DeliveryNext<Head> {
+    unowned let chain: DeliveryChain<Head>
+    let index: Int
+
+    func head(_ head: Head) { chain.head(head, from: index) }
+    @discardableResult
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush = .offer) -> Bool {
+        chain.body(bytes, push, from: index)
+    }
+    func release(_ bytes: [UInt8]) { bytes.withUnsafeBytes { _ = chain.body($0, .release, from: index) } }
+    func end() { chain.end(from: index) }
+    func fail(_ failure: SluiceError) { chain.sink.fail(failure) }
+    func note(_ note: DeliveryNote) { chain.sink.note(note) }
+}
+
+/// The stages of one exchange for one kind of head, in order, and the sink after them.
+final class DeliveryChain<Head> {
+    private(set) var stages: [any DeliveryStage<Head>]
+    let sink: any DeliverySink<Head>
+
+    init(_ stages: [any DeliveryStage<Head>], sink: any DeliverySink<Head>) {
+        self.stages = stages
+        self.sink = sink
+    }
+
+    func head(_ head: Head, from index: Int = 0) {
+        guard index < stages.count else { return sink.head(head) }
+        stages[index].head(head, DeliveryNext(chain: self, index: index + 1))
+    }
+
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush = .offer, from index: Int = 0) -> Bool {
+        guard index < stages.count else { return sink.body(bytes, push) }
+        return stages[index].body(bytes, push, DeliveryNext(chain: self, index: index + 1))
+    }
+
+    func end(from index: Int = 0) {
+        guard index < stages.count else { return sink.end() }
+        stages[index].end(DeliveryNext(chain: self, index: index + 1))
+    }
+
+    func abandon() { for stage in stages { stage.abandon() } }
+
+    /// The first stage of a type.
+    func stage<Stage>(_ type: Stage.Type) -> Stage? { stages.lazy.compactMap { $0 as? Stage }.first }
+}
+
+/// The client's head as it is written (status line and fields), with the body's framing.
+struct WireHead {
+    var bytes: [UInt8]
+    var framing: ResponseWriter.Framing
+    var status: Int
+    /// The announced length (`Content-Length` framing), else 0.
+    var bodyLength: Int64
+}
+
+/// A head and body held whole for a stage that decides at the end, never more than `limit`
+/// bytes of body: past it the stage gives up, and what was held goes on as it came (written once
+/// here for every holding stage).
+struct HeldResponse {
+    let head: ResponseHead
+    let limit: Int
+    private(set) var bytes: [UInt8] = []
+
+    init(_ head: ResponseHead, limit: Int) {
+        self.head = head
+        self.limit = limit
+    }
+
+    /// Adds body bytes; `false` once the body would pass the limit (nothing added then).
+    mutating func append(_ piece: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count + piece.count <= limit else { return false }
+        if bytes.isEmpty {
+            // The announced length when there is one (no regrowth copies), else 16 KiB to start.
+            let announced = head.headers["content-length"].flatMap { Int($0) } ?? 0
+            bytes.reserveCapacity(min(limit, max(piece.count, announced, 16 * 1024)))
+        }
+        bytes.append(contentsOf: piece)
+        return true
+    }
+
+    /// Gives up holding: what was held goes on, then `piece`, which did not fit.
+    func overflow(with piece: UnsafeRawBufferPointer, _ push: DeliveryPush, to next: DeliveryNext<ResponseHead>)
+        -> Bool
+    {
+        next.head(head)
+        next.release(bytes)
+        // The held bytes were taken whatever the client's pace; this piece was too.
+        _ = next.body(piece, push == .offer ? .release : push)
+        return true
+    }
+
+    /// The head and body as held, passed on whole, then the end.
+    func pass(to next: DeliveryNext<ResponseHead>) {
+        next.head(head)
+        next.release(bytes)
+        next.end()
+    }
+}

@@ -1,0 +1,95 @@
+/// Delivery stage: a response's contract check (``ContractRun``). The body is fed to the streaming
+/// validator as it passes; in enforce mode it is held for the verdict (a broken promise answers
+/// `502` instead), in report mode a small body whose length is announced is held so that its head
+/// can carry the verdict. Past `limits.max_transform_body` the check gives up and the body streams.
+final class ContractStage: DeliveryStage {
+    /// What the stage does with the body, decided at the head.
+    enum Plan: Equatable {
+        /// Held for the verdict.
+        case hold
+        /// Checked as it passes; the verdict reaches the record, not the head.
+        case stream
+        /// Enforce mode, but the announced length is past the limit: not validated.
+        case tooLarge
+    }
+
+    private enum Phase {
+        case waiting
+        case holding(HeldResponse)
+        case streaming
+        case done
+    }
+
+    let run: ContractRun
+    let limit: Int
+    private var phase = Phase.waiting
+
+    init(_ run: ContractRun, limit: Int) {
+        self.run = run
+        self.limit = limit
+    }
+
+    /// Enforce mode holds the body for its verdict; report mode holds a small body whose length is
+    /// announced (64 KiB at most), so that its head can say the verdict.
+    static func plan(_ run: ContractRun, _ response: ResponseHead, limit: Int) -> Plan {
+        guard run.validatesBody else { return .stream }
+        let length = response.headers["content-length"].flatMap { Int64($0) }
+        if run.settings.onViolation == .enforce {
+            if let length, length > Int64(limit) { return .tooLarge }
+            return .hold
+        }
+        let small = !response.headers.contains("transfer-encoding") && length.map { $0 <= 65536 } == true
+        return small ? .hold : .stream
+    }
+
+    func head(_ head: ResponseHead, _ next: DeliveryNext<ResponseHead>) {
+        switch ContractStage.plan(run, head, limit: limit) {
+        case .hold:
+            phase = .holding(HeldResponse(head, limit: limit))
+            return
+        case .tooLarge:
+            run.skipBody(JSONBodyDelivery.tooLarge(limit))
+            next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
+        case .stream:
+            break
+        }
+        phase = .streaming
+        if run.settings.onViolation == .report, !run.headViolations.isEmpty {
+            next.note(.mark(ContractRun.mark(.failed(run.headFailure()), rule: run.rule)))
+        }
+        next.head(head)
+    }
+
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
+        if case .done = phase { return true }
+        run.feed(bytes)
+        guard case .holding(var held) = phase else { return next.body(bytes, push) }
+        phase = .done  // the enum lets go of the bytes: appended in place, not copied
+        if held.append(bytes) {
+            phase = .holding(held)
+            return true
+        }
+        // Past max_transform_body: what was held goes out unvalidated, the rest streams.
+        phase = .streaming
+        run.skipBody(JSONBodyDelivery.tooLarge(limit))
+        next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
+        return held.overflow(with: bytes, push, to: next)
+    }
+
+    func end(_ next: DeliveryNext<ResponseHead>) {
+        let outcome = run.finish()
+        next.note(.verdict(outcome, run))
+        guard case .holding(let held) = phase else {
+            phase = .done
+            return next.end()
+        }
+        phase = .done
+        if case .failed(let failure) = outcome, run.settings.onViolation == .enforce {
+            return next.fail(.contractViolation(failure))
+        }
+        next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
+        held.pass(to: next)
+    }
+
+    func abandon() { phase = .done }
+}
