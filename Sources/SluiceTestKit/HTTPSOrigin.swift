@@ -78,7 +78,7 @@ public final class HTTPSOrigin: @unchecked Sendable {
     }
 
     static let script = """
-        import http.server, ssl, sys, os, time, urllib.parse
+        import http.server, ssl, sys, os, time, urllib.parse, socket
         d = sys.argv[1]
         count = [0]
         class H(http.server.BaseHTTPRequestHandler):
@@ -113,6 +113,17 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     while n > 0:
                         k = min(n, len(piece)); self.wfile.write(piece[:k]); n -= k
                         if delay: time.sleep(delay)
+                elif u.path == "/short":
+                    # Announces n bytes, sends `cut` of them, and closes: a truncated answer.
+                    n = int(q.get("n", ["0"])[0]); cut = int(q.get("cut", ["0"])[0])
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Length", str(n))
+                    self.send_header("Cache-Control", "no-store")
+                    self.end_headers()
+                    self.wfile.write(b"x" * cut); self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
                 else:
                     self.send(404, "text/plain", b"not found", "no-store")
             do_HEAD = do_GET

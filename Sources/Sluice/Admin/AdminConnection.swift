@@ -55,7 +55,7 @@ final class AdminConnection: ConnectionDelegate {
             guard connection.inputCount >= Int(length) else { return }
             body = connection.withInput(upTo: Int(length)) { Array($0) }
             connection.drainInput(Int(length))
-        case .chunked:
+        case .chunked, .streamEnd:
             return respond(
                 problem: Problem(.badRequest(reason: .malformed("the admin API takes bodies with Content-Length"))))
         }

@@ -26,9 +26,7 @@ extension Exchange {
         let headOnly = request.method == "HEAD"
         let head = LocalAnswer.mapped(
             answer, bodyLength: bytes.count, date: env.date.now, keepAlive: output.keepAlive)
-        answerWhole(
-            head: head, body: headOnly ? [] : bytes, status: answer.status,
-            bodyBytes: headOnly ? 0 : Int64(bytes.count))
+        answerWhole(head, body: headOnly ? [] : bytes, bodyBytes: headOnly ? 0 : Int64(bytes.count))
         finishIfDone()
     }
 
@@ -54,12 +52,9 @@ extension Exchange {
         headers.append(name: "Date", value: env.date.now)
         Forwarding.appendVia(&headers, version: "1.1")
         if !output.keepAlive { headers.append(name: "Connection", value: "close") }
-        let head = ResponseWriter.head(
-            status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
+        let head = ResponseHead(status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
         let headOnly = request.method == "HEAD"
-        answerWhole(
-            head: head, body: headOnly ? [] : answer.body, status: answer.status,
-            bodyBytes: headOnly ? 0 : Int64(answer.body.count))
+        answerWhole(head, body: headOnly ? [] : answer.body, bodyBytes: headOnly ? 0 : Int64(answer.body.count))
         finishIfDone()
     }
 
@@ -78,7 +73,7 @@ extension Exchange {
 extension LocalAnswer {
     /// The head of a map-local answer: the rule's fields (with a `Content-Type` from the file's
     /// extension when it names none), then Sluice's framing, `Date` and `Via`.
-    static func mapped(_ answer: MapLocal, bodyLength: Int, date: String, keepAlive: Bool) -> [UInt8] {
+    static func mapped(_ answer: MapLocal, bodyLength: Int, date: String, keepAlive: Bool) -> ResponseHead {
         var headers = answer.headers
         if !headers.contains("content-type"), !MapLocal.isBodiless(answer.status) {
             switch answer.body {
@@ -92,8 +87,7 @@ extension LocalAnswer {
         if !headers.contains("date") { headers.append(name: "Date", value: date) }
         Forwarding.appendVia(&headers, version: "1.1")
         if !keepAlive { headers.append(name: "Connection", value: "close") }
-        return ResponseWriter.head(
-            status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
+        return ResponseHead(status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
     }
 
     /// What happened to a map-local file, for the 502 ("the file X, which …").

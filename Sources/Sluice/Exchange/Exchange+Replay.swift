@@ -63,7 +63,9 @@ extension Exchange {
             replay = .answering(response)
             if !body.isComplete { output.keepAlive = false }
             // A head without `Date` (a HAR's, say) gets one from the session's path.
-            if answersPlainly, response.head.headers.contains("date") { return servePlainReplay(response, book: book) }
+            if answersPlainly, client.stream.parts == nil, response.head.headers.contains("date") {
+                return servePlainReplay(response, book: book)
+            }
             proceed(.replay)
         case .miss(let miss):
             env.stats.replayMissed += 1
@@ -89,7 +91,8 @@ extension Exchange {
     private func servePlainReplay(_ response: ReplayedResponse, book: ReplayBook) {
         notes.cacheStatus = CacheStatus(.replay)
         let head = book.plainHead(response, keepAlive: output.keepAlive)
-        answerWhole(
+        capture?.whole(head: head, body: response.body)
+        output.complete(
             head: head, body: response.body, status: response.head.status, bodyBytes: Int64(response.body.count))
         finishIfDone()
     }

@@ -97,9 +97,9 @@ extension Exchange {
     }
 
     /// A whole answer written at once (a problem, a local answer): kept for a watcher, then written.
-    func answerWhole(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
-        capture?.whole(head: head, body: body)
-        output.complete(head: head, body: body, status: status, bodyBytes: bodyBytes)
+    func answerWhole(_ head: ResponseHead, body: [UInt8], bodyBytes: Int64) {
+        if let capture { capture.whole(head: ResponseWriter.head(head), body: body) }
+        output.complete(head, body: body, bodyBytes: bodyBytes)
     }
 }
 

@@ -258,10 +258,9 @@ final class Exchange {
         }
         let headOnly = request.method == "HEAD"
         answerWhole(
-            head: ResponseWriter.problem(
-                problem, keepAlive: output.keepAlive, headOnly: headOnly, date: env.date.now,
-                cacheStatus: notes.cacheStatus),
-            body: [], status: problem.status, bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
+            ResponseWriter.problemHead(
+                problem, keepAlive: output.keepAlive, date: env.date.now, cacheStatus: notes.cacheStatus),
+            body: headOnly ? [] : Array(problem.body.utf8), bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
         finish(closeConnection: !output.keepAlive)
     }
 
@@ -270,7 +269,7 @@ final class Exchange {
         if let answer = route.rule.respond { return mapLocal(answer) }
         let (head, text) = LocalAnswer.maxForwardsZero(
             request, date: env.date.now, keepAlive: output.keepAlive)
-        answerWhole(head: head, body: Array(text.utf8), status: 200, bodyBytes: Int64(text.utf8.count))
+        answerWhole(head, body: Array(text.utf8), bodyBytes: Int64(text.utf8.count))
         finishIfDone()
     }
 }

@@ -30,10 +30,27 @@ protocol ClientStream: AnyObject {
     var sendsFiles: Bool { get }
     /// Writes `head`, then bytes `range` of `file`; the end of what is written together.
     func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>)
+    /// A client that takes the response as its parts instead of HTTP/1.1 bytes (an HTTP/2 stream).
+    var parts: (any ResponseParts)? { get }
+    /// The request body's end arrived (a body framed by its stream's end: ``ProxyRequest/BodyFraming/streamEnd``).
+    var inputEnded: Bool { get }
+}
+
+/// A client face that takes a response as its head, body pieces and end (an HTTP/2 stream makes
+/// HEADERS, DATA and END_STREAM of them); the trailers come through ``ExchangeHost/responseTrailers(_:)``
+/// before the end. Its body bytes are the content, never framed.
+protocol ResponseParts: AnyObject {
+    /// The final head; `hasBody`: content (or trailers) may follow.
+    func respond(_ head: ResponseHead, hasBody: Bool)
+    func respondBody(_ bytes: UnsafeRawBufferPointer)
+    /// The response is complete.
+    func respondEnd()
 }
 
 extension ClientStream {
     var sendsFiles: Bool { false }
+    var parts: (any ResponseParts)? { nil }
+    var inputEnded: Bool { false }
 
     // A stream that neither gathers nor copies differently writes the pieces one by one (a
     // socket and a TLS stream have their own: one `writev`, one TLS record).

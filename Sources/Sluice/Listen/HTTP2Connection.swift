@@ -221,9 +221,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         } else if stream.requestEnded {
             framing = stream.inputCount == 0 ? .none : .length(Int64(stream.inputCount))
         } else {
-            framing = .chunked
-            stream.chunkInput()
-            fields.append(name: "Transfer-Encoding", value: "chunked")
+            framing = .streamEnd  // its DATA as it comes, until END_STREAM
         }
         if case .length(let length) = framing { fields.set("Content-Length", String(length)) }
         let received = ProxyRequest(

@@ -1,13 +1,13 @@
 import EventIO
 import HTTP2
 
-/// One HTTP/2 stream of an intercepted connection, as an ordinary exchange sees a client: a
-/// ``ClientStream`` whose input is the request body (its DATA, chunk-coded when no length was
-/// given) and whose output, HTTP/1.1 as the exchange writes it, is read back
-/// (``ResponseUnframer``) into the stream's HEADERS, DATA and END_STREAM. Backpressure both
-/// ways: the request body's window opens as the exchange reads it, and the exchange pauses while
-/// the stream's unsent response bytes are above ``ResponseOutput/highWater``.
-final class HTTP2Stream: ClientStream, ExchangeHost {
+/// One HTTP/2 stream of an intercepted connection, as an ordinary exchange sees a client: its
+/// input is the request body (its DATA, as it came), and it takes the response as parts
+/// (``ResponseParts``: the head, body pieces and the end become HEADERS, DATA and END_STREAM;
+/// no HTTP/1.1 bytes in between). Backpressure both ways: the request body's window opens as the
+/// exchange reads it, and the exchange pauses while the stream's unsent response bytes are above
+/// ``ResponseOutput/highWater``.
+final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     let id: Int32
     unowned let connection: HTTP2Connection
     var exchange: Exchange?
@@ -20,16 +20,14 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     /// Request body bytes not yet read by the exchange.
     private var input: [UInt8] = []
     private var inputStart = 0
-    /// Body bytes received and not yet given back to the window.
-    private var unconsumed = 0
-    /// The request body has no length: DATA is given to the exchange chunk-coded.
-    private(set) var chunkedInput = false
     private(set) var requestEnded = false
     /// Its head is complete and its exchange starts after the current read.
     var awaitingStart = false
 
-    /// The response, read back from what the exchange wrote.
-    private var unframer: ResponseUnframer?
+    /// A final head with a body to follow, held until the body's first bytes, its end, or the end
+    /// of this loop turn: a body that turns out empty goes as one HEADERS frame with END_STREAM
+    /// (gRPC's trailers-only answers are read that way).
+    private var pendingHead: ResponseHead?
     /// Response body bytes not yet taken by the session.
     private var output: [UInt8] = []
     private var outputStart = 0
@@ -49,32 +47,18 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
 
     func received(_ data: UnsafeRawBufferPointer) {
         guard !data.isEmpty else { return }
-        if chunkedInput { input += Array(String(data.count, radix: 16).utf8) + [0x0D, 0x0A] }
         input += data
-        if chunkedInput { input += [0x0D, 0x0A] }
-        unconsumed += data.count
         exchange?.clientDataAvailable()
-    }
-
-    /// From now on the body is chunk-coded for the exchange (its length is not known): what
-    /// arrived so far becomes the first chunk.
-    func chunkInput() {
-        guard !chunkedInput else { return }
-        chunkedInput = true
-        let body = Array(input[inputStart...])
-        input = body.isEmpty ? [] : Array(String(body.count, radix: 16).utf8) + [0x0D, 0x0A] + body + [0x0D, 0x0A]
-        inputStart = 0
-        if requestEnded { input += Array("0\r\n\r\n".utf8) }
     }
 
     func requestDidEnd() {
         guard !requestEnded else { return }
         requestEnded = true
-        if chunkedInput { input += Array("0\r\n\r\n".utf8) }
         exchange?.clientDataAvailable()
     }
 
     var inputCount: Int { input.count - inputStart }
+    var inputEnded: Bool { requestEnded }
 
     func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         input.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[inputStart...])) }
@@ -87,57 +71,47 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
     }
 
     func drainInput(_ count: Int) {
-        inputStart = min(input.count, inputStart + count)
+        let count = min(count, input.count - inputStart)
+        inputStart += count
         if inputStart == input.count {
             input.removeAll(keepingCapacity: true)
             inputStart = 0
         }
-        // The window opens by what the exchange read (chunk framing counted as body: a few bytes more).
-        let credit = min(count, unconsumed)
-        unconsumed -= credit
-        connection.consumed(self, bytes: credit)
+        // The window opens by what the exchange read.
+        connection.consumed(self, bytes: count)
     }
 
     // MARK: - The response
 
-    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) { response(bytes) }
-
+    var parts: (any ResponseParts)? { self }
     var outputCount: Int { output.count - outputStart }
     var writeBroken: Bool { closed }
 
-    private func response(_ bytes: UnsafeRawBufferPointer) {
-        guard !closed, !bytes.isEmpty else { return }
-        if unframer == nil {
-            unframer = ResponseUnframer(
-                headRequest: pseudo[":method"] == "HEAD", maxHeaderBytes: max(64 * 1024, connection.maxHeaderBytes))
-        }
-        unframer?.feed(bytes) { event in
-            switch event {
-            case .head(let head, let hasBody):
-                // gRPC's Trailers-Only answer (its status in the head) is one HEADERS frame with
-                // END_STREAM; a DATA frame after it would be a protocol error to gRPC clients.
-                guard hasBody, head.headers["grpc-status"] == nil else {
-                    submit(head, hasBody: false)
-                    return
-                }
-                // Held until the body's first bytes, its end, or the end of this loop turn: a
-                // body that turns out empty goes as one HEADERS frame with END_STREAM (gRPC's
-                // trailers-only answers are read that way).
-                pendingHead = head
-                connection.loop.callSoon { [weak self] in self?.submitPendingHead() }
-            case .body(let bytes):
-                submitPendingHead()
-                output += bytes
-            case .end:
-                bodyEnded = true
-                if let head = pendingHead.take() { submit(head, hasBody: !trailers.isEmpty) }
-            }
-        }
-        if unframer?.failure != nil { return connection.reset(self) }
+    /// Nothing writes HTTP/1.1 bytes to a stream that takes parts (``ResponseOutput`` asks ``parts``).
+    func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {}
+
+    func respond(_ head: ResponseHead, hasBody: Bool) {
+        guard !closed, !headSubmitted, pendingHead == nil else { return }
+        // gRPC's Trailers-Only answer (its status in the head) is one HEADERS frame with
+        // END_STREAM; a DATA frame after it would be a protocol error to gRPC clients.
+        guard hasBody, head.headers["grpc-status"] == nil else { return submit(head, hasBody: false) }
+        pendingHead = head
+        connection.loop.callSoon { [weak self] in self?.submitPendingHead() }
+    }
+
+    func respondBody(_ bytes: UnsafeRawBufferPointer) {
+        guard !closed, !bytes.isEmpty, !bodyEnded else { return }
+        submitPendingHead()
+        output += bytes
         connection.dataReady(self)
     }
 
-    private var pendingHead: ResponseHead?
+    func respondEnd() {
+        guard !closed, !bodyEnded else { return }
+        bodyEnded = true
+        if let head = pendingHead.take() { submit(head, hasBody: !trailers.isEmpty) }
+        connection.dataReady(self)
+    }
 
     private func submit(_ head: ResponseHead, hasBody: Bool) {
         headSubmitted = true
@@ -196,11 +170,12 @@ final class HTTP2Stream: ClientStream, ExchangeHost {
 
     func exchangeDidFinish(_ exchange: Exchange, closeConnection: Bool, abort: Bool) {
         guard self.exchange === exchange else { return }
-        if abort || (!headSubmitted && !closed) {
+        if abort || (!headSubmitted && pendingHead == nil && !closed) {
             connection.reset(self)
-        } else if unframer?.endsWithExchange == true || !bodyEnded {
-            bodyEnded = true
-            connection.dataReady(self)
+        } else if !bodyEnded {
+            // Ended without its end (cut after the head): the stream is reset rather than
+            // ended, so that the client sees a truncation, not a whole answer.
+            connection.reset(self)
         }
         connection.exchangeDidFinish(self)
     }

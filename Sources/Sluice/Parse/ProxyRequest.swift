@@ -8,6 +8,9 @@ public struct ProxyRequest: Sendable, Equatable {
         case length(Int64)
         /// `Transfer-Encoding: chunked`.
         case chunked
+        /// Delimited by the end of its stream (an HTTP/2 request without `content-length`): the
+        /// body reaches the exchange as the stream's pieces, unframed.
+        case streamEnd
     }
 
     /// The method, case-sensitive (`GET`).

@@ -10,6 +10,9 @@ struct RequestBody {
 
     private var remaining: Int64
     private var decoder: ChunkedDecoder?
+    /// The body ends with its stream (``ProxyRequest/BodyFraming/streamEnd``): `remaining` is
+    /// then what the body limit leaves.
+    private var untilStreamEnd = false
     private(set) var isComplete: Bool
     /// Where the upload stands between reads.
     private var pace = Pace.reading
@@ -54,6 +57,11 @@ struct RequestBody {
             remaining = 0
             decoder = ChunkedDecoder(maxBodyBytes: limits.maxBodyBytes)
             isComplete = false
+        case .streamEnd:
+            // Until the stream ends, within the body limit.
+            remaining = Int64(limits.maxBodyBytes)
+            untilStreamEnd = true
+            isComplete = false
         }
     }
 
@@ -80,7 +88,14 @@ struct RequestBody {
             produced += copied
             remaining -= Int64(copied)
         }
-        if remaining == 0 { isComplete = true }
+        if untilStreamEnd {
+            if remaining == 0, connection.inputCount > 0 {
+                return .failure(.badRequest(reason: .bodyTooLarge(limit: Int(received + Int64(produced)))))
+            }
+            if connection.inputCount == 0, connection.inputEnded { isComplete = true }
+        } else if remaining == 0 {
+            isComplete = true
+        }
         if produced > 0 { return .bytes(produced) }
         return isComplete ? .end : .wait
     }

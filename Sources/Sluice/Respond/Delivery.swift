@@ -105,13 +105,27 @@ final class DeliveryChain<Head> {
     func stage<Stage>(_ type: Stage.Type) -> Stage? { stages.lazy.compactMap { $0 as? Stage }.first }
 }
 
-/// The client's head as it is written (status line and fields), with the body's framing.
+/// The client's head as it is written, with the body's framing: HTTP/1.1 bytes (status line and
+/// fields), or, for a client that takes a response as parts (an HTTP/2 stream), the head itself.
 struct WireHead {
-    var bytes: [UInt8]
+    enum Form {
+        case bytes([UInt8])
+        case parts(ResponseHead)
+    }
+
+    var form: Form
     var framing: ResponseWriter.Framing
     var status: Int
     /// The announced length (`Content-Length` framing), else 0.
     var bodyLength: Int64
+
+    /// The head as HTTP/1.1 bytes (made for a watcher when the client takes parts).
+    var bytes: [UInt8] {
+        switch form {
+        case .bytes(let bytes): bytes
+        case .parts(let head): ResponseWriter.head(head)
+        }
+    }
 }
 
 /// A head and body held whole for a stage that decides at the end, never more than `limit`

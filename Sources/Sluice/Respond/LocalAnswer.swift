@@ -2,8 +2,9 @@
 enum LocalAnswer {
     /// TRACE or OPTIONS with `Max-Forwards: 0` (RFC 9110 §7.6.2): the proxy is the recipient.
     /// TRACE echoes the request (credentials left out); OPTIONS lists the methods.
-    static func maxForwardsZero(_ request: ProxyRequest, date: String, keepAlive: Bool) -> (head: [UInt8], body: String)
-    {
+    static func maxForwardsZero(_ request: ProxyRequest, date: String, keepAlive: Bool) -> (
+        head: ResponseHead, body: String
+    ) {
         var headers = HTTPFields()
         var text = ""
         if request.method == "TRACE" {
@@ -21,6 +22,6 @@ enum LocalAnswer {
         headers.append(name: "Date", value: date)
         headers.append(name: "Via", value: "1.1 sluice")
         if !keepAlive { headers.append(name: "Connection", value: "close") }
-        return (ResponseWriter.head(status: 200, reason: "OK", headers: headers), text)
+        return (ResponseHead(status: 200, reason: "OK", headers: headers), text)
     }
 }

@@ -13,7 +13,7 @@ final class ResponseOutput {
         /// Nothing prepared yet.
         case none
         /// The head, ready; it leaves with the first body bytes.
-        case headHeld([UInt8])
+        case headHeld(WireHead.Form)
         /// Bytes reached the client (or its socket buffer).
         case sending
         /// The whole response was written.
@@ -34,10 +34,17 @@ final class ResponseOutput {
     /// The source paused because the client fell behind; it resumes when the client drains.
     private(set) var stalled = false
 
+    /// The client takes the response as parts, not bytes (an HTTP/2 stream).
+    private let parts: (any ResponseParts)?
+
     init(stream: any ClientStream, keepAlive: Bool) {
         self.stream = stream
         self.keepAlive = keepAlive
+        parts = stream.parts
     }
+
+    /// The client reads HTTP/1.1 bytes (heads made as bytes, like a plain hit's, may go to it).
+    var writesBytes: Bool { parts == nil }
 
     /// Bytes of the response went out.
     var headSent: Bool {
@@ -77,15 +84,18 @@ final class ResponseOutput {
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
+        let head = ResponseHead(status: response.status, reason: response.reason, headers: headers)
         return WireHead(
-            bytes: ResponseWriter.head(status: response.status, reason: response.reason, headers: headers),
-            framing: framing, status: response.status,
+            form: parts == nil ? .bytes(ResponseWriter.head(head)) : .parts(head), framing: framing,
+            status: response.status,
             bodyLength: framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0)
     }
 
     /// Holds a client head (see ``clientHead(_:request:date:fromCache:cacheStatus:marks:)``).
     func hold(_ head: WireHead) {
-        hold(head.bytes, framing: head.framing, bodyLength: head.bodyLength)
+        self.framing = head.framing
+        if framing == .close { keepAlive = false }
+        state = .headHeld(head.form)
         status = head.status
         bodyLength = head.bodyLength
     }
@@ -95,7 +105,7 @@ final class ResponseOutput {
         self.framing = framing
         if framing == .close { keepAlive = false }
         if bodyLength > 0 { self.bodyLength = bodyLength }
-        state = .headHeld(head)
+        state = .headHeld(.bytes(head))
     }
 
     /// Sends a head still held back for the body (none came in this loop turn).
@@ -137,7 +147,7 @@ final class ResponseOutput {
             emit(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
             return true
         }
-        if case .headHeld(let head) = state {
+        if case .headHeld(.bytes(let head)) = state {
             state = .sending
             head.withUnsafeBytes { stream.write($0, file: file, range: range) }
         } else {
@@ -159,6 +169,13 @@ final class ResponseOutput {
     /// Writes body bytes in the response's framing; `beforeCut`: the connection is cut next, so
     /// nothing may stay held back in the kernel (a reset drops it).
     func emit(_ bytes: UnsafeRawBufferPointer, beforeCut: Bool = false) {
+        if let parts {
+            // The client frames the body itself (HTTP/2 DATA): the bytes as they are.
+            sendHead(to: parts)
+            if !bytes.isEmpty, framing != .none { parts.respondBody(bytes) }
+            bytesSent += Int64(bytes.count)
+            return
+        }
         switch framing {
         case .none:
             return
@@ -179,6 +196,12 @@ final class ResponseOutput {
 
     /// The body is complete: close the framing.
     func end() {
+        if let parts {
+            sendHead(to: parts)
+            parts.respondEnd()
+            state = .complete
+            return
+        }
         if framing == .chunked {
             ResponseWriter.lastChunk.withUnsafeBytes { send($0) }
         } else {
@@ -192,6 +215,19 @@ final class ResponseOutput {
         complete(head: head, body: Array(body.utf8), status: status, bodyBytes: bodyBytes)
     }
 
+    /// A whole answer: written as one, or handed to a client that takes parts.
+    func complete(_ head: ResponseHead, body: [UInt8], bodyBytes: Int64) {
+        guard let parts else {
+            return complete(head: ResponseWriter.head(head), body: body, status: head.status, bodyBytes: bodyBytes)
+        }
+        parts.respond(head, hasBody: !body.isEmpty)
+        if !body.isEmpty { body.withUnsafeBytes { parts.respondBody($0) } }
+        parts.respondEnd()
+        status = head.status
+        bytesSent = bodyBytes
+        state = .complete
+    }
+
     /// A whole answer made of bytes: head and body in one write.
     func complete(head: [UInt8], body: [UInt8], status: Int, bodyBytes: Int64) {
         head.withUnsafeBytes { headBytes in body.withUnsafeBytes { stream.write(headBytes, $0, more: false) } }
@@ -200,13 +236,26 @@ final class ResponseOutput {
         state = .complete
     }
 
-    /// An interim (1xx) response, written at once.
-    func interim(_ head: [UInt8]) { stream.write(head) }
+    /// An interim (1xx) response, written at once (to an HTTP/1.1 client: an HTTP/2 stream's
+    /// interim heads are not passed on).
+    func interim(_ head: [UInt8]) { if parts == nil { stream.write(head) } }
+
+    /// A held head goes to a client that takes parts: with a body to follow unless none is framed.
+    private func sendHead(to parts: any ResponseParts) {
+        guard case .headHeld(.parts(let head)) = state else { return }
+        state = .sending
+        parts.respond(head, hasBody: framing != .none)
+    }
 
     /// Writes the held-back head together with `pieces` (at most three), in one system call when
     /// the socket takes them; `more`: more of the body follows (see ``ClientStream/write(_:more:)``).
     private func send(more: Bool = false, _ pieces: UnsafeRawBufferPointer...) {
-        guard case .headHeld(let head) = state else {
+        if let parts {
+            sendHead(to: parts)
+            for piece in pieces where !piece.isEmpty { parts.respondBody(piece) }
+            return
+        }
+        guard case .headHeld(.bytes(let head)) = state else {
             switch pieces.count {
             case 0: return
             case 1: stream.write(pieces[0], more: more)

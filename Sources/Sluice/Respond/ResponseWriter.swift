@@ -12,6 +12,11 @@ enum ResponseWriter {
         case close
     }
 
+    /// The head bytes of a client head.
+    static func head(_ head: ResponseHead) -> [UInt8] {
+        self.head(status: head.status, reason: head.reason, headers: head.headers)
+    }
+
     /// The head bytes for `response` to a client.
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
         let phrase = reason.isEmpty ? ReasonPhrase.standard(status) : reason
@@ -83,6 +88,15 @@ enum ResponseWriter {
     static func problem(
         _ problem: Problem, keepAlive: Bool, headOnly: Bool, date: String, cacheStatus: CacheStatus? = nil
     ) -> [UInt8] {
+        let head = problemHead(problem, keepAlive: keepAlive, date: date, cacheStatus: cacheStatus)
+        return self.head(status: head.status, reason: head.reason, headers: head.headers)
+            + (headOnly ? [] : Array(problem.body.utf8))
+    }
+
+    /// The head of a problem answer (its body is `problem.body`).
+    static func problemHead(_ problem: Problem, keepAlive: Bool, date: String, cacheStatus: CacheStatus? = nil)
+        -> ResponseHead
+    {
         let body = problem.body
         var headers = HTTPFields()
         headers.append(name: "Content-Type", value: "application/problem+json")
@@ -94,8 +108,7 @@ enum ResponseWriter {
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
         if let challenge = problem.proxyAuthenticate { headers.append(name: "Proxy-Authenticate", value: challenge) }
         if !keepAlive { headers.append(name: "Connection", value: "close") }
-        return head(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
-            + (headOnly ? [] : Array(body.utf8))
+        return ResponseHead(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
     }
 }
 

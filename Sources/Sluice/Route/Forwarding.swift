@@ -19,7 +19,7 @@ enum Forwarding {
         switch request.bodyFraming {
         case .none: body = .none
         case .length(let count): body = .length(count)
-        case .chunked: body = .streamed
+        case .chunked, .streamEnd: body = .streamed
         }
         return UpstreamRequest(method: request.method, url: url, headers: headers, body: body)
     }

@@ -62,8 +62,13 @@ final class ContractStage: DeliveryStage {
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
         if case .done = phase { return true }
+        guard case .holding(var held) = phase else {
+            // Validated once taken: a refused offer comes again.
+            let taken = next.body(bytes, push)
+            if taken { run.feed(bytes) }
+            return taken
+        }
         run.feed(bytes)
-        guard case .holding(var held) = phase else { return next.body(bytes, push) }
         phase = .done  // the enum lets go of the bytes: appended in place, not copied
         if held.append(bytes) {
             phase = .holding(held)

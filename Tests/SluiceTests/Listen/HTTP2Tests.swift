@@ -169,6 +169,36 @@ struct HTTP2Tests {
             })
     }
 
+    @Test("An origin's answer cut short reaches the HTTP/2 client as a reset stream, never as a whole answer")
+    func truncated() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "curl", "-s", "--http2", "--max-time", "20", "-x", "http://127.0.0.1:\(proxy.port)", "--cacert",
+            setup.caCert, "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{http_version}",
+            origin.url("/short?n=200000&cut=70000"),
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0, "curl saw an error, not a whole answer: \(output)")
+        let fields = output.split(separator: " ")
+        #expect(fields.first == "200" && fields.last == "2", "\(output)")
+        #expect(fields.count == 3 && Int(fields[1]).map { $0 < 200_000 } == true, "\(output)")
+        // The connection goes on: the next stream is served whole.
+        let next = try Self.curl(
+            ["-o", "/dev/null", "-w", "%{http_code} %{size_download}", origin.url("/big?n=1000")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(next == "200 1000", "\(next)")
+    }
+
     @Test("tls.http2: false offers only http/1.1")
     func off() throws {
         let setup = try Setup()
