@@ -5,7 +5,8 @@
 #   Benchmarks/callgrind-ab.sh OLD_BINARY NEW_BINARY [PATH] [N] [M]
 # PATH written `https:/json/1k.json`: the same requests intercepted (CONNECT to the harness's
 # HTTPS origin, localhost:24443, then TLS with Sluice's local CA on one kept-alive connection);
-# ORIGIN_CA names the harness's CA (default ../shared/bench/run/pki/ca.pem).
+# ORIGIN_CA names the harness's CA (default ../shared/bench/run/pki/ca.pem). PATH written
+# `h2:/json/1k.json`: the same, with HTTP/2 inside the TLS (one stream per request, in turn).
 # Needs valgrind, python3 and the harness's origin on 127.0.0.1:24080
 # (../shared/bench/origin/start.sh). Debug info is stripped first: valgrind 3.19 cannot read
 # the DWARF 5 Swift writes.
@@ -28,6 +29,43 @@ if path.startswith("https:"):  # intercepted: CONNECT, then TLS trusting Sluice'
     req = ("GET %s HTTP/1.1\r\nHost: localhost:24443\r\n\r\n" % path).encode()
 else:
     req = ("GET http://127.0.0.1:24080%s HTTP/1.1\r\nHost: 127.0.0.1:24080\r\n\r\n" % path).encode()
+if path.startswith("h2:"):  # intercepted, HTTP/2 inside: frames written by hand (RFC 9113, RFC 7541)
+    import struct
+    path = path[len("h2:"):]
+    s.sendall(b"CONNECT localhost:24443 HTTP/1.1\r\nHost: localhost:24443\r\n\r\n")
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += s.recv(4096)
+    context = ssl.create_default_context(cafile=sys.argv[4])
+    context.set_alpn_protocols(["h2"])
+    s = context.wrap_socket(s, server_hostname="localhost")
+    assert s.selected_alpn_protocol() == "h2"
+    def frame(kind, flags, stream, payload=b""):
+        return struct.pack("!I", len(payload))[1:] + bytes([kind, flags]) + struct.pack("!I", stream) + payload
+    def literal(name, value):
+        return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+    block = (literal(b":method", b"GET") + literal(b":scheme", b"https") + literal(b":authority", b"localhost:24443")
+             + literal(b":path", path.encode()))
+    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
+    buf, stream = b"", 1
+    for _ in range(n):
+        s.sendall(frame(1, 0x5, stream, block))  # END_STREAM | END_HEADERS
+        done = False
+        while not done:
+            while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+                buf += s.recv(65536)
+            length, kind, flags = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+            sid = int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+            buf = buf[9 + length:]
+            if kind == 4 and not flags & 1:
+                s.sendall(frame(4, 1, 0))  # SETTINGS ACK
+            if kind == 0 and length:  # the windows stay open
+                inc = struct.pack("!I", length)
+                s.sendall(frame(8, 0, 0, inc) + frame(8, 0, sid, inc))
+            if sid == stream and kind in (0, 1) and flags & 1:
+                done = True
+        stream += 2
+    sys.exit(0)
 buf = b""
 for _ in range(n):
     s.sendall(req)
@@ -46,7 +84,7 @@ instructions() {  # binary count -> total Ir
   local dir="$work/run-$RANDOM"; mkdir -p "$dir"
   local config=() ca="$dir/ca.pem"
   case "$path" in
-    https:*)
+    https:*|h2:*)
       [ -f "$origin_ca" ] || { echo "callgrind-ab: no harness CA at ${ORIGIN_CA:-../shared/bench/run/pki/ca.pem} (set ORIGIN_CA)" >&2; exit 1; }
       printf 'tls: { intercept: ["localhost:24443"], ca_cert: "%s", ca_key: "%s" }\ndefaults: { tls: { ca_file: "%s" } }\n' \
         "$ca" "$dir/ca.key" "$origin_ca" > "$dir/sluice.yaml"

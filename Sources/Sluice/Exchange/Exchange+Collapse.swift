@@ -21,7 +21,7 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
 
     func collapseReleased() {
         guard case .awaitingCollapse = machine.phase else { return }
-        if case .collapse = wait.reason { wait.cancel() }
+        if case .collapse = waiting.reason { waiting.cancel() }
         run(.collapseReleased)
     }
 }

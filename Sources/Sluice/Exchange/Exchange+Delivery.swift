@@ -46,7 +46,7 @@ extension Exchange: TaskDelegate {
             // faults.bandwidth: no more than the rate allows; the upload waits for the next slice.
             let allowed = outgoing.pace!.allowance(now: EventLoop.monotonicNanoseconds())
             guard allowed > 0 else {
-                wait.start(.upload, milliseconds: outgoing.pace!.wait)
+                waiting.start(.upload, milliseconds: outgoing.pace!.wait)
                 return .wait
             }
             buffer = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, allowed)])

@@ -13,7 +13,7 @@ extension Exchange {
         guard plan.delayMilliseconds > 0 || plan.holds || plan.status != nil else { return proceed() }
         if plan.delayMilliseconds == 0 { return afterDelay(plan) }
         notes.noteFault("latency \(plan.delayMilliseconds)ms")
-        wait.start(.faultDelay(plan), milliseconds: plan.delayMilliseconds)
+        waiting.start(.faultDelay(plan), milliseconds: plan.delayMilliseconds)
     }
 
     /// The exchange's timer fired: what it waited for is over.
@@ -49,6 +49,6 @@ extension Exchange {
         // Held as by an origin that never answers: the client gives up first, or Sluice's own
         // upstream timeout answers 504 as it would for a silent origin.
         notes.noteFault("timeout")
-        wait.start(.faultHold, milliseconds: max(env.session.settings.responseTimeoutMilliseconds, 1))
+        waiting.start(.faultHold, milliseconds: max(env.session.settings.responseTimeoutMilliseconds, 1))
     }
 }

@@ -18,7 +18,7 @@ extension Exchange {
     /// as an event monitor); nothing for an exchange that failed, was cut, or was itself
     /// answered from a recording.
     func recordingEntry(aborted: Bool, duration: Double) -> PendingRecord? {
-        guard let capture, let tap = capture.requestTap, notes.error == nil, !aborted,
+        guard let capture, let tap = capture.requestTap, notes.error == nil, !aborted, output.isComplete,
             notes.replayed == nil, output.status >= 200, !capture.responseHead.isEmpty
         else { return nil }
         return PendingRecord(

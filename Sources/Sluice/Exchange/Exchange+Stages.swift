@@ -11,6 +11,10 @@ struct ExchangeStages {
     /// The response's contract check, when its rule has one.
     var contract: ContractRun? { response?.stage(ContractStage.self)?.run }
 
+    /// Whether the only wire stage keeps a copy for a watcher: a plain hit's head from memory and
+    /// a stored body sent from its file may still go out as they are (the capture is told).
+    var onlyCaptures: Bool { wire.map { $0.stages.count == 1 && $0.stages[0] is CaptureStage } ?? false }
+
     /// Whether a fault shapes or cuts what is written (`faults.bandwidth`, `faults.reset`).
     var shapesOrCuts: Bool { wire?.stage(ShapeStage.self) != nil || wire?.stage(ResetStage.self) != nil }
 }
@@ -34,12 +38,14 @@ extension Exchange {
         -> DeliveryChain<ResponseHead>?
     {
         var stages: [any DeliveryStage<ResponseHead>] = []
+        let transforms: Bool
+        if case .hold = plan, route.transform != nil { transforms = true } else { transforms = false }
         if !fromCache, route.rule.contract != nil {
             let sent = outgoing.sent ?? forwardRequest
             if let run = ContractRun.response(
                 response, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)
             {
-                stages.append(ContractStage(run, limit: env.transformLimit))
+                stages.append(ContractStage(run, limit: env.transformLimit, heldLater: transforms))
             }
         }
         if case .hold(let coding) = plan, let transform = route.transform {
@@ -127,51 +133,4 @@ final class WireSink: DeliverySink {
     func end() { exchange.output.end() }
     func fail(_ failure: SluiceError) { exchange.fail(failure) }
     func note(_ note: DeliveryNote) { exchange.noted(note) }
-}
-
-/// The one timer an exchange waits on, and what for: a fault's delay or hold, a collapse leader's
-/// fetch, the paced upload. Re-armed for each wait; never two at once.
-final class ExchangeWait {
-    enum Reason {
-        /// A rule's `faults:` delay, then the rest of its plan.
-        case faultDelay(FaultPlan)
-        /// A rule's `faults.timeout`: held as by an origin that never answers.
-        case faultHold
-        /// A collapse leader's fetch of `key` (`cache.collapse_timeout`).
-        case collapse(key: String)
-        /// `faults.bandwidth` for the request body: the upload resumes.
-        case upload
-    }
-
-    private(set) var reason: Reason?
-    private var timer: Timer?
-
-    init(loop: EventLoop, fired: @escaping (Reason) -> Void) {
-        timer = Timer(loop: loop) { [unowned self] in
-            guard let reason = self.reason.take() else { return }
-            fired(reason)
-        }
-    }
-
-    func start(_ reason: Reason, milliseconds: Int) {
-        self.reason = reason
-        timer?.schedule(milliseconds: milliseconds)
-    }
-
-    func cancel() {
-        reason = nil
-        timer?.cancel()
-    }
-}
-
-extension ResponseOutput {
-    /// Body bytes as a delivery stage pushes them (``DeliveryPush``).
-    func take(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool {
-        switch push {
-        case .offer: return deliver(bytes)
-        case .release: emit(bytes)
-        case .beforeCut: emit(bytes, beforeCut: true)
-        }
-        return true
-    }
 }

@@ -19,13 +19,13 @@ extension Exchange {
         case .plain:
             // The common hit: the client head comes from memory, only Age and Cache-Status are
             // new (when this connection stays open and the head is kept).
-            if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, stages.wire == nil, output.writesBytes,
+            if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, stages.wire == nil || stages.onlyCaptures,
+                output.writesBytes,
                 let status = notes.cacheStatus,
                 let plain = StoredResponse.plainHead(
                     entry, age: age, request: request, cacheStatus: status, cache: cache)
             {
-                output.hold(plain, framing: .length)
-                output.status = entry.status
+                sendWire(WireHead(form: .bytes(plain), framing: .length, status: entry.status, bodyLength: 0))
                 return startStoredBody(entry, cache: cache)
             }
             serveWhole(entry, head: head, plan: .pass, cache: cache)
@@ -66,12 +66,16 @@ extension Exchange {
     func pumpStoredBody() {
         guard var reading = storedBody, let cache = env.cache else { return }
         // Bodies kept as files go out without a copy when nothing transforms them.
-        let output = output
+        let (output, capture) = (output, capture)
         let stop = reading.pump(
             from: cache, isBehind: { output.stream.writeBroken || (stages.response == nil && output.isBehind) },
             deliver: { deliverBody($0) },
-            deliverFile: stages.response == nil && stages.wire == nil && output.sendsFiles
-                ? { output.deliver(file: $0, range: $1) } : nil)
+            deliverFile: stages.response == nil && (stages.wire == nil || stages.onlyCaptures) && output.sendsFiles
+                ? { file, range in
+                    guard output.deliver(file: file, range: range) else { return false }
+                    capture?.append(UnsafeRawBufferPointer(rebasing: file.bytes[range]))
+                    return true
+                } : nil)
         storedBody = reading
         switch stop {
         case .stalled:

@@ -24,19 +24,19 @@ final class Exchange {
     /// The response on its way to the client, at the end of its delivery stages.
     let output: ResponseOutput
     /// What happens to the response on its way (``DeliveryStage``s), when anything does.
-    var stages = ExchangeStages()
+    @exclusivity(unchecked) var stages = ExchangeStages()
     /// What the record and the response head say about this exchange.
     @exclusivity(unchecked) var notes = ExchangeNotes()
     @exclusivity(unchecked) var body: RequestBody
     /// The request on its way upstream: as forwarded, as sent, its contract check, its pace.
-    var outgoing = Outgoing()
+    @exclusivity(unchecked) var outgoing = Outgoing()
     var task: UpstreamTask?
     /// The entry being written for this response.
     var writer: CacheWriter?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
     var storedBody: StoredResponse.Reading?
     /// What the exchange waits for on its timer (a fault, a collapse leader, the paced upload).
-    lazy var wait = ExchangeWait(loop: env.loop) { [weak self] reason in self?.waited(reason) }
+    lazy var waiting = ExchangeWait(loop: env.loop) { [weak self] reason in self?.waited(reason) }
     /// Whether an event is being handled, and what waits for its turn.
     private var turn = Turn.idle
 
@@ -141,7 +141,7 @@ final class Exchange {
         case .lookUp(let key): lookUp(key)
         case .wait(let key): wait(for: key)
         case .leave(let key):
-            if case .collapse = wait.reason { wait.cancel() }
+            if case .collapse = waiting.reason { waiting.cancel() }
             env.collapser.leave(key, self)
         case .lead(let key): env.collapser.lead(key)
         case .release(let key): env.collapser.release(key, loop: env.loop)
@@ -206,7 +206,7 @@ final class Exchange {
         _ = env.collapser.join(key, self)
         // Like nginx's proxy_cache_lock_timeout: a fetch held up by its own slow client does not
         // hold the waiters up for longer than this; they then fetch for themselves.
-        wait.start(.collapse(key: key), milliseconds: max(1, env.cacheSettings.collapseTimeout))
+        waiting.start(.collapse(key: key), milliseconds: max(1, env.cacheSettings.collapseTimeout))
         // The leader may already be writing an entry to share: offered at the next loop turn.
         if let writer = env.collapser.liveWriter(key) {
             env.loop.callSoon { [weak self] in self?.collapseMayStream(writer) }
@@ -246,6 +246,9 @@ final class Exchange {
     /// Answers with a problem (or, after the head was sent, cuts the connection).
     func fail(_ failure: SluiceError) {
         notes.error = failure
+        // Nothing a stage holds or paces goes out after this answer (or cut).
+        stages.response?.abandon()
+        stages.wire?.abandon()
         output.dropHeldHead()
         if output.headSent { return finish(closeConnection: true) }
         let problem = Problem(failure, url: machine.context.url)

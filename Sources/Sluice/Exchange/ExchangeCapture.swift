@@ -54,6 +54,9 @@ final class ExchangeCapture: @unchecked Sendable {
     /// prepared and dropped for it.
     func whole(head: [UInt8], body: [UInt8]) {
         responseHead = []
+        self.body = []
+        bodyTotal = 0
+        strippedPaths = []
         self.head(head)
         body.withUnsafeBytes { append($0) }
     }

@@ -170,13 +170,10 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
 
     func exchangeDidFinish(_ exchange: Exchange, closeConnection: Bool, abort: Bool) {
         guard self.exchange === exchange else { return }
-        if abort || (!headSubmitted && pendingHead == nil && !closed) {
-            connection.reset(self)
-        } else if !bodyEnded {
-            // Ended without its end (cut after the head): the stream is reset rather than
-            // ended, so that the client sees a truncation, not a whole answer.
-            connection.reset(self)
-        }
+        // Cut (or ended without its end, after the head): the stream is reset rather than
+        // ended, so that the client sees a truncation, not a whole answer. A stream the client
+        // closed gets nothing (never an RST_STREAM for an RST_STREAM).
+        if !closed, abort || !bodyEnded { connection.reset(self) }
         connection.exchangeDidFinish(self)
     }
 }

@@ -13,6 +13,7 @@ struct RequestBody {
     /// The body ends with its stream (``ProxyRequest/BodyFraming/streamEnd``): `remaining` is
     /// then what the body limit leaves.
     private var untilStreamEnd = false
+    private var maxBodyBytes = 0
     private(set) var isComplete: Bool
     /// Where the upload stands between reads.
     private var pace = Pace.reading
@@ -59,7 +60,8 @@ struct RequestBody {
             isComplete = false
         case .streamEnd:
             // Until the stream ends, within the body limit.
-            remaining = Int64(limits.maxBodyBytes)
+            remaining = limits.maxBodyBytes
+            maxBodyBytes = Int(limits.maxBodyBytes)
             untilStreamEnd = true
             isComplete = false
         }
@@ -90,7 +92,7 @@ struct RequestBody {
         }
         if untilStreamEnd {
             if remaining == 0, connection.inputCount > 0 {
-                return .failure(.badRequest(reason: .bodyTooLarge(limit: Int(received + Int64(produced)))))
+                return .failure(.badRequest(reason: .bodyTooLarge(limit: maxBodyBytes)))
             }
             if connection.inputCount == 0, connection.inputEnded { isComplete = true }
         } else if remaining == 0 {

@@ -100,14 +100,6 @@ final class ResponseOutput {
         bodyLength = head.bodyLength
     }
 
-    /// Holds a finished head (a stored hit's, made from memory) with its framing.
-    func hold(_ head: [UInt8], framing: ResponseWriter.Framing, bodyLength: Int64 = 0) {
-        self.framing = framing
-        if framing == .close { keepAlive = false }
-        if bodyLength > 0 { self.bodyLength = bodyLength }
-        state = .headHeld(.bytes(head))
-    }
-
     /// Sends a head still held back for the body (none came in this loop turn).
     func flushHeldHead() {
         guard isHoldingHead, !stream.writeBroken else { return }
@@ -244,7 +236,7 @@ final class ResponseOutput {
     private func sendHead(to parts: any ResponseParts) {
         guard case .headHeld(.parts(let head)) = state else { return }
         state = .sending
-        parts.respond(head, hasBody: framing != .none)
+        parts.respond(head, hasBody: framing != .none && !(framing == .length && bodyLength == 0))
     }
 
     /// Writes the held-back head together with `pieces` (at most three), in one system call when
@@ -273,5 +265,17 @@ final class ResponseOutput {
             default: stream.write(headBytes, pieces[0], pieces[1], pieces[2], more: more)
             }
         }
+    }
+}
+
+extension ResponseOutput {
+    /// Body bytes as a delivery stage pushes them (``DeliveryPush``).
+    func take(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush) -> Bool {
+        switch push {
+        case .offer: return deliver(bytes)
+        case .release: emit(bytes)
+        case .beforeCut: emit(bytes, beforeCut: true)
+        }
+        return true
     }
 }

@@ -2,6 +2,8 @@
 /// validator as it passes; in enforce mode it is held for the verdict (a broken promise answers
 /// `502` instead), in report mode a small body whose length is announced is held so that its head
 /// can carry the verdict. Past `limits.max_transform_body` the check gives up and the body streams.
+/// When a later stage holds the body anyway (a JSON transform), this one does not hold it again:
+/// the body is checked as it passes, and an enforced failure still answers before the head left.
 final class ContractStage: DeliveryStage {
     /// What the stage does with the body, decided at the head.
     enum Plan: Equatable {
@@ -22,11 +24,14 @@ final class ContractStage: DeliveryStage {
 
     let run: ContractRun
     let limit: Int
+    /// A later stage holds the head and body until the end (``TransformStage``).
+    let heldLater: Bool
     private var phase = Phase.waiting
 
-    init(_ run: ContractRun, limit: Int) {
+    init(_ run: ContractRun, limit: Int, heldLater: Bool = false) {
         self.run = run
         self.limit = limit
+        self.heldLater = heldLater
     }
 
     /// Enforce mode holds the body for its verdict; report mode holds a small body whose length is
@@ -44,9 +49,11 @@ final class ContractStage: DeliveryStage {
 
     func head(_ head: ResponseHead, _ next: DeliveryNext<ResponseHead>) {
         switch ContractStage.plan(run, head, limit: limit) {
-        case .hold:
+        case .hold where !heldLater:
             phase = .holding(HeldResponse(head, limit: limit))
             return
+        case .hold:
+            break
         case .tooLarge:
             run.skipBody(JSONBodyDelivery.tooLarge(limit))
             next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
@@ -86,6 +93,9 @@ final class ContractStage: DeliveryStage {
         next.note(.verdict(outcome, run))
         guard case .holding(let held) = phase else {
             phase = .done
+            if heldLater, case .failed(let failure) = outcome, run.settings.onViolation == .enforce {
+                return next.fail(.contractViolation(failure))
+            }
             return next.end()
         }
         phase = .done

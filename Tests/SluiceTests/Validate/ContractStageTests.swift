@@ -88,6 +88,23 @@ struct ContractStageTests {
         #expect(failure.violations.map(\.keyword) == ["type"])
     }
 
+    @Test("Enforce before a stage that holds anyway: nothing held twice, a broken body still fails at the end")
+    func enforceHeldLater() throws {
+        let sink = RecordingSink<ResponseHead>()
+        let chain = DeliveryChain<ResponseHead>(
+            [ContractStage(try Self.run(.enforce), limit: 1024, heldLater: true)], sink: sink)
+        chain.head(Self.head([("Content-Length", "10")]))
+        #expect(sink.events == ["head"], "passed on at once: the later stage holds it")
+        #expect(chain.send(#"{"id":"x"}"#))
+        chain.end()
+        #expect(sink.body == Array(#"{"id":"x"}"#.utf8))
+        #expect(sink.events.last == "fail" && sink.ends == 0, "\(sink.events)")
+        guard case .contractViolation = sink.failures.first else {
+            Issue.record("expected a contract violation, got \(sink.failures)")
+            return
+        }
+    }
+
     @Test("Enforce: a valid body goes on whole after its verdict and a passed mark")
     func enforceValid() throws {
         let (chain, sink) = Self.chain(try Self.run(.enforce))
