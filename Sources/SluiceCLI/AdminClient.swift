@@ -21,7 +21,7 @@ struct AdminClient {
 
     /// Sends `method path` and returns the status and JSON body; a proxy that does not answer
     /// is a failure that says so.
-    func call(_ method: String, _ path: String) throws -> (status: Int, json: Any?) {
+    func call(_ method: String, _ path: String, body: Data? = nil) throws -> (status: Int, json: Any?) {
         // The admin port is on loopback: never through a proxy, not even Sluice itself when this
         // terminal was pointed at it (`sluice env`); URLSession on Linux reads these variables.
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"] {
@@ -30,6 +30,10 @@ struct AdminClient {
         guard let url = URL(string: base + path) else { throw CommandFailure.failed("bad admin URL \(base + path)") }
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = method
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         if !token.isEmpty { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var result: (Data?, URLResponse?, (any Error)?) = (nil, nil, nil)

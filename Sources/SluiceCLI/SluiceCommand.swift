@@ -13,7 +13,7 @@ struct SluiceCommand: ParsableCommand {
         version: SluiceVersion.current,
         subcommands: [
             ServeCommand.self, CheckConfigCommand.self, CacheCommand.self, ContractCommand.self, CACommand.self,
-            TLSCommand.self,
+            TLSCommand.self, BreakpointCommand.self, PausedCommand.self,
             PathsCommand.self, RecordCommand.self, RunCommand.self, EnvCommand.self, TrustCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)

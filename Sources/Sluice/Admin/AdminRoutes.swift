@@ -37,6 +37,10 @@ struct AdminRoutes {
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
         if parts == ["contracts"], reading { return .json(200, contractCoverage(rule: query["rule"])) }
         if parts.first == "device", reading { return device(parts) }
+        if parts.first == "breakpoints" {
+            return breakpoints(method: method, parts: Array(parts.dropFirst()), body: body)
+        }
+        if parts.first == "paused" { return paused(method: method, parts: Array(parts.dropFirst()), body: body) }
         if parts == ["compose"] {
             return method == "POST" ? compose(body) : .json(405, AdminConnection.error("POST a draft to /compose"))
         }
@@ -47,7 +51,7 @@ struct AdminRoutes {
             return .json(
                 404,
                 AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png, POST /compose"
+                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png, POST /compose, /breakpoints, PUT|DELETE /breakpoints/{name}, /paused, POST /paused/{id}/resume|abort|answer"
                 ))
         }
         let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))

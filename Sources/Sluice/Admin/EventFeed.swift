@@ -209,6 +209,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             ("cache_status", .optional(record.cacheStatus?.description)), ("rule", .optional(record.rule)),
             ("validation", validation), ("transform", .optional(record.transform)),
             ("mapped", .optional(record.mapping)), ("fault", .optional(record.fault)),
+            ("breakpoint", .optional(record.breakpoint)),
             ("replayed", record.replayed.map { .number(Int($0)) } ?? .null),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
             ("timeline", record.timeline.map(EventFeed.json) ?? .null),

@@ -264,7 +264,7 @@ public enum ConfigLoader {
             Key(path: "log.access", type: "bool", defaultValue: "true", summary: "One access-log line per exchange.") {
                 config, value throws(ConfigError) in config.log.access = try value.bool()
             },
-        ] + parentKeys + cacheKeys + adminKeys + tlsKeys + recordKeys + [
+        ] + parentKeys + cacheKeys + adminKeys + tlsKeys + recordKeys + breakpointKeys + [
             Key(
                 path: "defaults", type: "rule settings", defaultValue: "{}",
                 summary: "`accept` and `strip_json_nulls` for requests no rule matches (see rules[].…)."

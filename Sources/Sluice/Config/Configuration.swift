@@ -73,6 +73,15 @@ public struct Configuration: Sendable, Equatable {
     public var record = Record()
     /// `replay:`: answers from a recording.
     public var replay = Replay()
+    /// `breakpoints:`: where exchanges pause for a person.
+    public var breakpoints = Breakpoints()
+
+    /// `breakpoints:` (more are added live from the page, the admin API and the CLI).
+    public struct Breakpoints: Sendable, Equatable {
+        /// A paused item goes on unchanged after this long (milliseconds).
+        public var timeout = 300_000
+        public var points: [Breakpoint] = []
+    }
     /// What requests no rule matches get (`defaults:`): no validation, no stripping.
     public var defaults = Rule(name: "defaults")
     /// The ordered `rules:`; the first whose `match` fits a request applies.

@@ -138,7 +138,7 @@ extension Exchange: TaskDelegate {
     }
 
     func store(_ response: ResponseHead) {
-        guard let cache = env.cache, let url = route.url, notes.replayed == nil else { return }
+        guard let cache = env.cache, let url = route.url, notes.replayed == nil, !notes.requestEdited else { return }
         let now = env.clock()
         let start = ResponseStoring.start(
             response, method: request.method, url: url, key: machine.cacheKey, cache: cache,

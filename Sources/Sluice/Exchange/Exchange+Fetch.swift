@@ -44,6 +44,18 @@ extension Exchange {
     func fetch(conditions: [(String, String)]) {
         var upstream = forwardRequest
         for (name, value) in conditions { upstream.headers.set(name, value) }
+        // A request breakpoint (once per exchange; not for an answer from a recording).
+        if replay == nil, env.breakpoints.pausesRequests, notes.breakpoint == nil {
+            let points = env.breakpoints.candidates(
+                for: .request, method: upstream.method, host: upstream.url.host, path: upstream.url.pathAndQuery,
+                fields: upstream.headers)
+            if !points.isEmpty { return readForBreakpoint(points, upstream) }
+        }
+        send(upstream)
+    }
+
+    /// Sends the request upstream: its contract check first, then the session's task.
+    func send(_ upstream: UpstreamRequest) {
         outgoing.sent = upstream
         if route.rule.contract?.requests ?? .off != .off, outgoing.contract == nil,
             let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)

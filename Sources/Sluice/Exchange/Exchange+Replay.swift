@@ -3,19 +3,27 @@
 /// client's framing) or, on a miss, the exchange fails with a `504` or goes on to the origin
 /// with the bytes already read sent first.
 enum ReplayStep {
-    /// Reading the request body to match it.
-    case gathering(RecordingTap)
+    /// Reading the request body whole (bounded): to match it against the recording, or for a
+    /// request breakpoint (to match its body conditions and show it).
+    case gathering(RecordingTap, for: Gathering)
     /// The recording answers.
     case answering(ReplayedResponse)
-    /// Not in the recording, forwarded: `held` (the body read to match) goes upstream first.
+    /// Forwarded with `held` (the body read to match, or as edited at a breakpoint) sent first.
     case forwarding(held: [UInt8], sent: Int)
+}
+
+/// Why the request body is being read whole.
+enum Gathering {
+    case replay
+    /// Request breakpoints that may pause it, and the request as it would be sent.
+    case breakpoint([Breakpoint], UpstreamRequest)
 }
 
 extension Exchange {
     /// Starts matching the request against the recording.
     func beginReplay() {
         let tap = RecordingTap(limit: Int.max)
-        replay = .gathering(tap)
+        replay = .gathering(tap, for: .replay)
         // Most requests have no body: decided at once, nothing read.
         if body.isComplete { return decideReplay(tap, bodyReadWhole: true) }
         gatherRequestBody()
@@ -23,11 +31,18 @@ extension Exchange {
 
     /// Reads what the client sent of the body; decides once it is all there (or too large).
     func gatherRequestBody() {
-        guard case .gathering(let tap) = replay else { return }
+        guard case .gathering(let tap, let purpose) = replay else { return }
+        func decide(_ tap: RecordingTap, bodyReadWhole: Bool) {
+            switch purpose {
+            case .replay: decideReplay(tap, bodyReadWhole: bodyReadWhole)
+            case .breakpoint(let points, let upstream):
+                bodyRead(tap.body, whole: bodyReadWhole, points: points, upstream: upstream)
+            }
+        }
         if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            if tap.size > Int64(env.transformLimit) { return decideReplay(tap, bodyReadWhole: false) }
+            if tap.size > Int64(env.transformLimit) { return decide(tap, bodyReadWhole: false) }
             let read = scratch.withUnsafeMutableBytes { body.read(from: client.stream, into: $0) }
             switch read {
             case .bytes(let count):
@@ -37,7 +52,7 @@ extension Exchange {
                     capture?.requestTap?.request(piece)
                 }
             case .end:
-                return decideReplay(tap, bodyReadWhole: true)
+                return decide(tap, bodyReadWhole: true)
             case .wait:
                 if client.inputClosed {
                     return fail(

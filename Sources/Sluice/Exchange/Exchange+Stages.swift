@@ -52,7 +52,26 @@ extension Exchange {
             stages.append(
                 TransformStage(transform, limit: env.transformLimit, coding: coding, listsPaths: capture != nil))
         }
+        if env.breakpoints.pausesResponses, let stage = breakpointStage() { stages.append(stage) }
         return stages.isEmpty ? nil : DeliveryChain(stages, sink: ResponseSink(self))
+    }
+
+    /// The response breakpoints this exchange's request fits, as the last response stage (the
+    /// person sees what the client would get).
+    private func breakpointStage() -> BreakpointStage? {
+        guard route.url != nil else { return nil }
+        let sent = outgoing.sent ?? forwardRequest
+        let points = env.breakpoints.candidates(
+            for: .response, method: sent.method, host: sent.url.host, path: sent.url.pathAndQuery, fields: sent.headers)
+        guard !points.isEmpty else { return nil }
+        let shown = PausedMessage(
+            method: sent.method, url: sent.url.description, headers: sent.headers.map { ($0.name, $0.value) })
+        let (book, id, rule) = (env.breakpoints, id, route.rule.contract != nil ? route.rule.name : nil)
+        return BreakpointStage(points, limit: env.transformLimit) { point, response, stage in
+            book.pause(
+                exchange: id, stage: .response, breakpoint: point.name, request: shown, response: response,
+                contractRule: rule, target: stage)
+        }
     }
 
     /// The client's head, through the wire stages.
@@ -88,6 +107,7 @@ extension Exchange {
             if !paths.isEmpty { capture?.strippedPaths = paths }
         case .untouched(let detail): noteUntouched(detail)
         case .fault(let what): notes.noteFault(what)
+        case .breakpoint(let what): notes.noteBreakpoint(what)
         case .progress:
             // A shaper's slice: the source may go on, and the last one completes the response.
             guard !hasFinished else { return }

@@ -62,6 +62,8 @@ final class ExchangeEnvironment {
     weak var watcher: (any ExchangeWatcher)?
     /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.
     let originTLS = OriginTLSContexts()
+    /// `breakpoints:`: what pauses, and what is paused.
+    let breakpoints: BreakpointBook
     /// What the onboarding page (`http://sluice.internal/`) offers.
     var onboarding = Onboarding()
     /// The last exchange number given (exchanges are numbered from 1 in the order they start).
@@ -88,6 +90,13 @@ final class ExchangeEnvironment {
         self.stats = stats
         self.logger = logger
         parserLimits = configuration.parserLimits
+        breakpoints = BreakpointBook(
+            configuration.breakpoints.points, timeoutMilliseconds: configuration.breakpoints.timeout, loop: loop,
+            clock: {
+                var now = timespec()
+                clock_gettime(CLOCK_REALTIME, &now)
+                return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+            }, logger: logger)
         transformLimit = configuration.limits.maxTransformBody
     }
 }

@@ -25,6 +25,14 @@ struct ExchangeNotes {
     /// What a rule's `faults:` did to this exchange (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
     private(set) var fault: String?
 
+    /// What breakpoints did to this exchange (`request paused at login: edited`).
+    private(set) var breakpoint: String?
+    /// Whether a person changed the request at a breakpoint: its response is not stored (the
+    /// cache key is the client's request, not the edited one).
+    var requestEdited = false
+
+    mutating func noteBreakpoint(_ what: String) { breakpoint = breakpoint.map { $0 + "; " + what } ?? what }
+
     /// Adds what a fault did to ``fault``.
     mutating func noteFault(_ what: String) { fault = fault.map { $0 + ", " + what } ?? what }
 }

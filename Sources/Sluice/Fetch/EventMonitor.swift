@@ -122,6 +122,8 @@ public struct ExchangeRecord: Sendable {
     public var mapping: String? = nil
     /// What a rule's `faults:` injected (`latency 250ms`, `status 503`, `timeout`, `reset after N bytes`).
     public var fault: String? = nil
+    /// What a breakpoint did (`request paused at login: edited; response paused at login: resumed`).
+    public var breakpoint: String? = nil
     /// The recorded exchange that answered (`--replay`).
     public var replayed: Int64? = nil
     /// What was kept for a watcher (the admin page), when one looked.

@@ -42,6 +42,8 @@ enum DeliveryNote {
     case untouched(String)
     /// What an injected fault did.
     case fault(String)
+    /// What a breakpoint did.
+    case breakpoint(String)
     /// A stage let bytes go on its own time (a shaper's slice): the source may resume and the
     /// response may be complete.
     case progress

@@ -91,6 +91,11 @@ public struct Problem: Sendable, Equatable {
                     + (closest ?? " (\(miss.differences.joined(separator: "; ")))")
                     + ".", false
             )
+        case .breakpointAborted(let name):
+            return (
+                502, "breakpoint-aborted", "Aborted at a breakpoint",
+                "The exchange was paused at the breakpoint \(name) and aborted there.", false
+            )
         case .injected(let rule, let status, _):
             guard status > 0 else {
                 return (

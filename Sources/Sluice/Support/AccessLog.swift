@@ -94,6 +94,7 @@ final class AccessLog: EventMonitor {
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
         if let mapping = record.mapping { text += " mapped=" + JSONText.quote(mapping) }
         if let fault = record.fault { text += " fault=" + JSONText.quote(fault) }
+        if let breakpoint = record.breakpoint { text += " breakpoint=" + JSONText.quote(breakpoint) }
         if let replayed = record.replayed { text += " replayed=" + String(replayed) }
         if let failure = record.contractFailure {
             text += " contract=" + JSONText.quote(failure.logField)

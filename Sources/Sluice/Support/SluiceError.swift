@@ -18,6 +18,8 @@ public enum SluiceError: Error, Sendable, Equatable {
     /// A rule's `faults:` answered this status instead of the origin (`status`), or cut the
     /// response (`reset`, after `afterBytes`; status 0).
     case injected(rule: String, status: Int, retryAfter: Int?)
+    /// A person aborted the exchange at a breakpoint (502 `breakpoint-aborted`).
+    case breakpointAborted(breakpoint: String)
     /// `replay.on_miss: fail`: the recording holds no response for the request (504).
     case replayMiss(ReplayMiss)
     /// `proxy_auth` is set and the request's `Proxy-Authorization` is missing or wrong (407,

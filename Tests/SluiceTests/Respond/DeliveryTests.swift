@@ -67,6 +67,7 @@ final class RecordingSink<Head>: DeliverySink {
             "transformed: \(summary); stripped=\(stripped); paths=\(paths.joined(separator: " "))"
         case .untouched(let why): "untouched: \(why)"
         case .fault(let what): "fault: \(what)"
+        case .breakpoint(let what): "breakpoint: \(what)"
         case .progress: "progress"
         }
     }

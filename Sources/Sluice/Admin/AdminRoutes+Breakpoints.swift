@@ -1,0 +1,178 @@
+import Foundation
+
+/// `GET /breakpoints`, `PUT`/`DELETE /breakpoints/{name}`; `GET /paused`,
+/// `POST /paused/{id}/resume | abort | answer` with the edits as JSON. These change traffic: they
+/// keep the admin API's guards (loopback, `Host` and `Origin` checks, `admin.token`).
+extension AdminRoutes {
+    func breakpoints(method: String, parts: [String], body: [UInt8]) -> Answer {
+        let book = proxy.environment.breakpoints
+        if parts.isEmpty {
+            guard method == "GET" || method == "HEAD" else {
+                return .json(405, AdminConnection.error("\(method) is not allowed on /breakpoints"))
+            }
+            return .json(
+                200,
+                .object([
+                    ("timeout_ms", .number(book.timeoutMilliseconds)), ("breakpoints", .array(book.points.map(\.spec))),
+                ]))
+        }
+        guard parts.count == 1 else {
+            return .json(404, AdminConnection.error("try /breakpoints, PUT or DELETE /breakpoints/{name}"))
+        }
+        let name = AdminConnection.percentDecoded(parts[0])
+        switch method {
+        case "PUT":
+            let spec: [String: Any]
+            if body.isEmpty {
+                spec = [:]
+            } else {
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+                    return .json(400, AdminConnection.error("the breakpoint must be a JSON object"))
+                }
+                spec = object
+            }
+            if let given = spec["name"] as? String, given != name {
+                return .json(400, AdminConnection.error("the body names \(given), the path \(name)"))
+            }
+            switch Breakpoint.parse(spec.filter { $0.key != "name" }, name: name) {
+            case .failure(let error): return .json(400, AdminConnection.error(error.message))
+            case .success(let point):
+                book.put(point)
+                return .json(200, point.spec)
+            }
+        case "DELETE":
+            guard book.remove(name) else { return .json(404, AdminConnection.error("no breakpoint named \(name)")) }
+            return .json(200, .object([("removed", .string(name))]))
+        case "GET", "HEAD":
+            guard let point = book.points.first(where: { $0.name == name }) else {
+                return .json(404, AdminConnection.error("no breakpoint named \(name)"))
+            }
+            return .json(200, point.spec)
+        default:
+            return .json(405, AdminConnection.error("\(method) is not allowed on /breakpoints/\(name)"))
+        }
+    }
+
+    func paused(method: String, parts: [String], body: [UInt8]) -> Answer {
+        let book = proxy.environment.breakpoints
+        if parts.isEmpty {
+            guard method == "GET" || method == "HEAD" else {
+                return .json(405, AdminConnection.error("\(method) is not allowed on /paused"))
+            }
+            return .json(200, .array(book.paused.filter { $0.target != nil }.map(AdminRoutes.json)))
+        }
+        guard let id = Int(parts[0]) else { return .json(404, AdminConnection.error("no paused item \(parts[0])")) }
+        if parts.count == 1, method == "GET" || method == "HEAD" {
+            guard let item = book.item(id), item.target != nil else {
+                return .json(404, AdminConnection.error("no paused item \(id) (decided, timed out or its client left)"))
+            }
+            return .json(200, AdminRoutes.json(item))
+        }
+        guard parts.count == 2, ["resume", "abort", "answer"].contains(parts[1]) else {
+            return .json(404, AdminConnection.error("try GET /paused, POST /paused/{id}/resume | abort | answer"))
+        }
+        guard method == "POST" else {
+            return .json(405, AdminConnection.error("POST /paused/\(id)/\(parts[1])"))
+        }
+        guard let item = book.item(id), item.target != nil else {
+            return .json(404, AdminConnection.error("no paused item \(id) (decided, timed out or its client left)"))
+        }
+        let object: [String: Any]
+        if body.isEmpty {
+            object = [:]
+        } else {
+            guard let read = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+                return .json(400, AdminConnection.error("the decision must be a JSON object"))
+            }
+            object = read
+        }
+        let decision: PauseDecision
+        switch parts[1] {
+        case "abort":
+            decision = .abort(closing: (object["close"] as? Bool) ?? false)
+        default:
+            switch AdminRoutes.readMessage(object, stage: item.stage, answering: parts[1] == "answer") {
+            case .failure(let error): return .json(400, AdminConnection.error(error.why))
+            case .success(let message):
+                if parts[1] == "answer" {
+                    decision = .answer(message ?? PausedMessage(status: 200))
+                } else {
+                    decision = .resume(message)
+                }
+            }
+        }
+        guard book.decide(id, decision) else {
+            return .json(404, AdminConnection.error("paused item \(id) is gone (its client left)"))
+        }
+        return .json(200, .object([("id", .number(id)), ("decided", .string(parts[1]))]))
+    }
+
+    /// `{method, url, status, headers: [[name, value]…] or {name: value}, body | body_base64}`:
+    /// `nil` when nothing is edited.
+    static func readMessage(_ object: [String: Any], stage: PausedItem.Stage, answering: Bool)
+        -> Result<PausedMessage?, DraftError>
+    {
+        let known: Set<String> =
+            answering || stage == .response
+            ? ["status", "headers", "body", "body_base64"] : ["method", "url", "headers", "body", "body_base64"]
+        if let unknown = object.keys.first(where: { !known.contains($0) }) {
+            return .failure(
+                DraftError(why: "unknown key \(unknown) (known: \(known.sorted().joined(separator: ", ")))"))
+        }
+        guard !object.isEmpty else { return .success(nil) }
+        var message = PausedMessage()
+        message.method = object["method"] as? String
+        message.url = object["url"] as? String
+        if let status = object["status"] {
+            guard let code = (status as? NSNumber)?.intValue, (100...599).contains(code), code >= 200 || code == 0
+            else { return .failure(DraftError(why: "status is a final status code (200…599)")) }
+            message.status = code
+        }
+        if let headers = object["headers"] {
+            if let pairs = headers as? [[String]], pairs.allSatisfy({ $0.count == 2 }) {
+                message.headers = pairs.map { ($0[0], $0[1]) }
+            } else if let map = headers as? [String: String] {
+                message.headers = map.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            } else {
+                return .failure(DraftError(why: "headers are [[name, value]…] or {name: value}"))
+            }
+        }
+        if let text = object["body"] as? String {
+            message.body = Array(text.utf8)
+        } else if let encoded = object["body_base64"] as? String {
+            guard let data = Data(base64Encoded: encoded) else {
+                return .failure(DraftError(why: "body_base64 is not base64"))
+            }
+            message.body = Array(data)
+        } else if object["body"] != nil {
+            return .failure(DraftError(why: "body is text (or body_base64)"))
+        }
+        return .success(message)
+    }
+
+    static func json(_ item: PausedItem) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("id", .number(item.id)), ("exchange", .number(item.exchange)), ("stage", .string(item.stage.rawValue)),
+            ("breakpoint", .string(item.breakpoint)), ("since", .double(item.since)),
+            ("deadline", .double(item.deadline)), ("contract_rule", .optional(item.contractRule)),
+            ("request", json(item.request)),
+        ]
+        if let response = item.response { fields.append(("response", json(response))) }
+        return .object(fields)
+    }
+
+    static func json(_ message: PausedMessage) -> JSONValue {
+        var fields: [(String, JSONValue)] = []
+        if let method = message.method { fields.append(("method", .string(method))) }
+        if let url = message.url { fields.append(("url", .string(url))) }
+        if let status = message.status { fields.append(("status", .number(status))) }
+        fields.append(("headers", .array((message.headers ?? []).map { .strings([$0.0, $0.1]) })))
+        let body = message.body ?? []
+        if let text = String(validating: body, as: UTF8.self) {
+            fields.append(("body", .string(text)))
+        } else {
+            fields.append(("body_base64", .string(Data(body).base64EncodedString())))
+        }
+        return .object(fields)
+    }
+}

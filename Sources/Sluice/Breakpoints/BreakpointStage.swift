@@ -1,0 +1,126 @@
+/// Delivery stage: response breakpoints. A response that fits one (its status and media type at
+/// the head, its body conditions at the end) is held whole, at most `limits.max_transform_body`
+/// of it (a larger one is not paused, and says so), and waits in the Paused list for a person:
+/// it goes on as it was, edited, replaced by an answer, or aborted (``PauseDecision``).
+final class BreakpointStage: DeliveryStage, PauseTarget {
+    /// What the stage needs of its exchange: to register the pause.
+    typealias Pause = (_ point: Breakpoint, _ response: PausedMessage, _ target: BreakpointStage) -> PausedItem?
+
+    private enum Phase {
+        /// Before the head.
+        case waiting
+        /// Held until the end, for these breakpoints.
+        case holding(HeldResponse, [Breakpoint])
+        /// Waiting for a person.
+        case paused(HeldResponse, DeliveryNext<ResponseHead>)
+        /// Nothing to do: the response passes.
+        case passing
+        case done
+    }
+
+    let candidates: [Breakpoint]
+    let limit: Int
+    private let pause: Pause
+    private var phase = Phase.waiting
+
+    init(_ candidates: [Breakpoint], limit: Int, pause: @escaping Pause) {
+        self.candidates = candidates
+        self.limit = limit
+        self.pause = pause
+    }
+
+    func head(_ head: ResponseHead, _ next: DeliveryNext<ResponseHead>) {
+        let fitting = candidates.filter { $0.matchesResponse(head) }
+        guard !fitting.isEmpty else {
+            phase = .passing
+            return next.head(head)
+        }
+        if let length = head.headers["content-length"].flatMap({ Int64($0) }), length > Int64(limit) {
+            next.note(
+                .breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
+            phase = .passing
+            return next.head(head)
+        }
+        phase = .holding(HeldResponse(head, limit: limit), fitting)
+    }
+
+    func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
+        guard case .holding(var held, let fitting) = phase else {
+            if case .passing = phase { return next.body(bytes, push) }
+            return true
+        }
+        phase = .done  // appended in place, not copied
+        if held.append(bytes) {
+            phase = .holding(held, fitting)
+            return true
+        }
+        phase = .passing
+        next.note(.breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
+        return held.overflow(with: bytes, push, to: next)
+    }
+
+    func end(_ next: DeliveryNext<ResponseHead>) {
+        guard case .holding(let held, let fitting) = phase else {
+            if case .passing = phase { next.end() }
+            return
+        }
+        phase = .passing
+        guard let point = fitting.first(where: { !$0.readsBody || $0.matchesBody(held.bytes) }) else {
+            return held.pass(to: next)
+        }
+        let shown = PausedMessage(
+            status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) }, body: held.bytes)
+        guard pause(point, shown, self) != nil else { return held.pass(to: next) }
+        next.note(.breakpoint("response paused at \(point.name)"))
+        phase = .paused(held, next)
+    }
+
+    func resolve(_ decision: PauseDecision, of item: PausedItem) {
+        guard case .paused(let held, let next) = phase else { return }
+        phase = .done
+        switch decision {
+        case .resume(nil), .timedOut:
+            next.note(.breakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed"))
+            held.pass(to: next)
+        case .resume(let edit?), .answer(let edit):
+            let answered: Bool
+            if case .answer = decision { answered = true } else { answered = false }
+            next.note(.breakpoint(answered ? "answered" : "edited, resumed"))
+            let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered)
+            next.head(head)
+            next.release(body)
+            next.end()
+        case .abort(let closing):
+            next.note(.breakpoint(closing ? "aborted, connection closed" : "aborted"))
+            next.fail(.breakpointAborted(breakpoint: item.breakpoint))
+        }
+        // The response may be complete now: the exchange looks (as after a shaper's slice).
+        next.note(.progress)
+    }
+
+    func abandon() { phase = .done }
+
+    /// The held response with a person's edits (or, `replacing`, their answer alone): the fields
+    /// given replace the head's, the framing follows the body (`Content-Length`; a changed body
+    /// is sent as it was written, so its content coding goes).
+    static func edited(_ held: HeldResponse, with edit: PausedMessage, replacing: Bool) -> (ResponseHead, [UInt8]) {
+        var head = held.head
+        if let status = edit.status { head.status = status }
+        if edit.status != nil { head.reason = "" }
+        if let fields = edit.headers ?? (replacing ? [] : nil) {
+            var headers = HTTPFields()
+            for (name, value) in fields where !PausedMessage.framingFields.contains(name.lowercased()) {
+                guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }),
+                    !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+                else { continue }
+                headers.append(name: name, value: value)
+            }
+            head.headers = headers
+        }
+        let body = edit.body ?? (replacing ? [] : held.bytes)
+        if edit.body != nil, edit.body != held.bytes, edit.headers == nil { head.headers.remove("content-encoding") }
+        head.headers.remove("transfer-encoding")
+        head.headers.set("Content-Length", String(body.count))
+        return (head, body)
+    }
+}

@@ -1,0 +1,138 @@
+import EventIO
+
+/// Request breakpoints: a matching request is read whole (bounded by `limits.max_transform_body`)
+/// before anything is sent upstream, shown in the Paused list, and goes on as a person decides
+/// (``PauseDecision``). Response breakpoints are a delivery stage (``BreakpointStage``).
+extension Exchange: PauseTarget {
+    /// Reads the request body (when there is one) to match body conditions and to show it.
+    func readForBreakpoint(_ points: [Breakpoint], _ upstream: UpstreamRequest) {
+        let tap = RecordingTap(limit: Int.max)
+        replay = .gathering(tap, for: .breakpoint(points, upstream))
+        if body.isComplete { return bodyRead([], whole: true, points: points, upstream: upstream) }
+        gatherRequestBody()
+    }
+
+    /// The body is read (or too large to hold): pause when a breakpoint still fits.
+    func bodyRead(_ bytes: [UInt8], whole: Bool, points: [Breakpoint], upstream: UpstreamRequest) {
+        replay = .forwarding(held: bytes, sent: 0)
+        guard whole else {
+            notes.noteBreakpoint("request not paused at \(points[0].name): its body is larger than max_transform_body")
+            return send(upstream)
+        }
+        guard let point = points.first(where: { !$0.readsBody || $0.matchesBody(bytes) }) else { return send(upstream) }
+        let shown = PausedMessage(
+            method: upstream.method, url: upstream.url.description,
+            headers: upstream.headers.map { ($0.name, $0.value) },
+            body: bytes)
+        guard
+            env.breakpoints.pause(
+                exchange: id, stage: .request, breakpoint: point.name, request: shown, response: nil,
+                contractRule: route.rule.contract != nil ? route.rule.name : nil, target: self) != nil
+        else { return send(upstream) }
+        notes.noteBreakpoint("request paused at \(point.name)")
+        outgoing.sent = upstream
+    }
+
+    /// A person decided about the paused request.
+    func resolve(_ decision: PauseDecision, of item: PausedItem) {
+        guard !hasFinished, var upstream = outgoing.sent, case .forwarding(let held, _) = replay else { return }
+        switch decision {
+        case .resume(nil), .timedOut:
+            notes.noteBreakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed")
+            send(upstream)
+        case .resume(let edit?):
+            switch Exchange.apply(edit, to: &upstream, body: held) {
+            case .failure(let failure): return fail(failure)
+            case .success(let body):
+                notes.noteBreakpoint("edited, resumed")
+                notes.requestEdited = true
+                replay = .forwarding(held: body, sent: 0)
+                send(upstream)
+            }
+        case .abort(let closing):
+            notes.noteBreakpoint(closing ? "aborted, connection closed" : "aborted")
+            abortAtBreakpoint(item.breakpoint, closing: closing)
+        case .answer(let answer):
+            notes.noteBreakpoint("answered")
+            notes.mapping = "breakpoint"
+            let (head, body) = Exchange.answerHead(answer, date: env.date.now, keepAlive: output.keepAlive)
+            let headOnly = request.method == "HEAD"
+            answerWhole(head, body: headOnly ? [] : body, bodyBytes: headOnly ? 0 : Int64(body.count))
+            finishIfDone()
+        }
+    }
+
+    /// `502 breakpoint-aborted`, or the connection closed without an answer.
+    func abortAtBreakpoint(_ name: String, closing: Bool) {
+        guard closing else { return fail(.breakpointAborted(breakpoint: name)) }
+        notes.error = .breakpointAborted(breakpoint: name)
+        output.keepAlive = false
+        output.dropHeldHead()
+        finish(closeConnection: true)
+    }
+
+    /// Applies an edit to the request about to be sent: method, URL, fields (framing fields are
+    /// recomputed from the body), body. The body sent is the edited one, whole.
+    static func apply(_ edit: PausedMessage, to upstream: inout UpstreamRequest, body: [UInt8])
+        -> Result<[UInt8], SluiceError>
+    {
+        func bad(_ why: String) -> Result<[UInt8], SluiceError> { .failure(.badRequest(reason: .malformed(why))) }
+        if let method = edit.method {
+            guard !method.isEmpty, method.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
+                return bad("the edited method is not a token: \(method)")
+            }
+            upstream.method = method
+        }
+        if let text = edit.url {
+            guard let url = TargetURL(text), url.scheme == "http" || url.scheme == "https" else {
+                return bad("the edited URL is not an absolute http(s) URL: \(text)")
+            }
+            upstream.url = url
+        }
+        if let fields = edit.headers {
+            var headers = HTTPFields()
+            for (name, value) in fields where !PausedMessage.framingFields.contains(name.lowercased()) {
+                guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }),
+                    !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+                else { return bad("the edited field \(name) is not a valid field") }
+                headers.append(name: name, value: value)
+            }
+            upstream.headers = headers
+        }
+        let sent = edit.body ?? body
+        upstream.headers.remove("transfer-encoding")
+        if sent.isEmpty, ["GET", "HEAD", "DELETE", "OPTIONS"].contains(upstream.method) {
+            upstream.headers.remove("content-length")
+            upstream.body = .none
+        } else {
+            upstream.headers.set("Content-Length", String(sent.count))
+            upstream.body = .length(Int64(sent.count))
+        }
+        return .success(sent)
+    }
+
+    /// A response written in the editor: its head (framing made from the body) and body.
+    static func answerHead(_ answer: PausedMessage, date: String, keepAlive: Bool) -> (ResponseHead, [UInt8]) {
+        let body = answer.body ?? []
+        var headers = HTTPFields()
+        for (name, value) in answer.headers ?? [] where !PausedMessage.framingFields.contains(name.lowercased()) {
+            guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }),
+                name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }), !name.isEmpty
+            else { continue }
+            headers.append(name: name, value: value)
+        }
+        let status = answer.status ?? 200
+        if !MapLocal.isBodiless(status) { headers.set("Content-Length", String(body.count)) }
+        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        Forwarding.appendVia(&headers, version: "1.1")
+        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        return (
+            ResponseHead(status: status, reason: ReasonPhrase.standard(status), headers: headers),
+            MapLocal.isBodiless(status) ? [] : body
+        )
+    }
+}
+
+extension PauseDecision {
+    var isTimeout: Bool { if case .timedOut = self { true } else { false } }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+@testable import Sluice
+
+/// Breakpoints end to end: a real origin, real clients through the proxy (a raw HTTP/1.1 client
+/// and curl), the admin API deciding what is paused.
+@Suite("Breakpoints")
+struct BreakpointTests {
+    /// One admin call: status and JSON.
+    static func admin(_ port: UInt16, _ method: String, _ path: String, _ body: String? = nil) throws -> (Int, Any?) {
+        let client = try RawClient(port: port)
+        let payload = body ?? ""
+        let response = try client.request(
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: application/json\r\nContent-Length: \(payload.utf8.count)\r\n\r\n\(payload)",
+            method: method)
+        return (response.status, try? JSONSerialization.jsonObject(with: Data(response.body)))
+    }
+
+    /// The paused items, once there are `count`.
+    static func paused(_ port: UInt16, count: Int = 1) throws -> [[String: Any]] {
+        var items: [[String: Any]] = []
+        _ = try eventually(timeout: 10) {
+            items = (try admin(port, "GET", "/paused").1 as? [[String: Any]]) ?? []
+            return items.count >= count
+        }
+        return items
+    }
+
+    /// A request sent on a thread of its own (it waits while paused); its answer when it comes.
+    final class Pending: @unchecked Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<ReceivedResponse, any Error>?
+
+        init(proxy: UInt16, _ text: String, method: String = "GET") {
+            Thread {
+                do {
+                    let client = try RawClient(port: proxy, timeout: 30)
+                    self.result = .success(try client.request(text, method: method))
+                } catch {
+                    self.result = .failure(error)
+                }
+                self.done.signal()
+            }.start()
+        }
+
+        func response(timeout: Double = 20) throws -> ReceivedResponse {
+            guard done.wait(timeout: .now() + timeout) == .success, let result else {
+                throw CocoaError(.fileReadUnknown)
+            }
+            return try result.get()
+        }
+    }
+
+    static func configuration(_ specs: [[String: Any]], timeout: Int = 300_000) throws -> Configuration {
+        var configuration = Configuration()
+        configuration.breakpoints.timeout = timeout
+        configuration.breakpoints.points = try specs.map { try Breakpoint.parse($0).get() }
+        return configuration
+    }
+
+    @Test(
+        "A request paused before it is sent: a field and the JSON body edited, the origin gets the edits with a correct Content-Length"
+    )
+    func requestEdited() throws {
+        let origin = try OriginServer { request in .text("saw \(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration([
+                ["name": "orders", "match": ["path": "/orders", "methods": ["POST"]], "headers": ["X-Debug": "*"]]
+            ]))
+        let admin = try proxy.startAdmin()
+        let body = #"{"qty":1}"#
+        let pending = Pending(
+            proxy: proxy.port,
+            "POST \(origin.url("/orders")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nX-Debug: 1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+            method: "POST")
+        let item = try #require(Self.paused(admin).first)
+        #expect(origin.requests.isEmpty, "nothing reached the origin while paused")
+        #expect(item["stage"] as? String == "request" && item["breakpoint"] as? String == "orders")
+        let shown = try #require(item["request"] as? [String: Any])
+        #expect(shown["body"] as? String == body && shown["method"] as? String == "POST")
+        let id = try #require(item["id"] as? Int)
+        let edit =
+            #"{"headers": [["Host", "127.0.0.1:\#(origin.port)"], ["Content-Type", "application/json"], ["X-Edited", "yes"], ["Content-Length", "1"]], "body": "{\"qty\":25,\"note\":\"edited\"}"}"#
+        let (status, _) = try Self.admin(admin, "POST", "/paused/\(id)/resume", edit)
+        #expect(status == 200)
+        let response = try pending.response()
+        #expect(response.status == 200 && response.text == "saw 26", "\(response.text)")
+        let seen = try #require(origin.requests.first)
+        #expect(seen.header("x-edited") == "yes" && seen.header("content-length") == "26")
+        #expect(String(decoding: seen.body, as: UTF8.self) == #"{"qty":25,"note":"edited"}"#)
+        #expect(try Self.admin(admin, "GET", "/paused").1 as? [Any] != nil)
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("breakpoint=\"request paused at orders; edited, resumed\"") }
+            },
+            "\(proxy.logLines.all)")
+    }
+
+    @Test("A response paused whole: its JSON edited, the client gets the edited body and a new Content-Length")
+    func responseEdited() throws {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: Array(#"{"id":7,"name":"Rex"}"#.utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration([
+                [
+                    "name": "pets", "stage": "response", "status": [200], "media_type": "application/json",
+                    "json": ["pointer": "/id", "equals": 7],
+                ]
+            ]))
+        let admin = try proxy.startAdmin()
+        let pending = Pending(
+            proxy: proxy.port, "GET \(origin.url("/pets/7")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let item = try #require(Self.paused(admin).first)
+        #expect(item["stage"] as? String == "response")
+        #expect((item["response"] as? [String: Any])?["body"] as? String == #"{"id":7,"name":"Rex"}"#)
+        let id = try #require(item["id"] as? Int)
+        #expect(
+            try Self.admin(
+                admin, "POST", "/paused/\(id)/resume", #"{"status": 201, "body": "{\"id\":7,\"name\":\"Max\"}"}"#
+            ).0 == 200)
+        let response = try pending.response()
+        #expect(response.status == 201)
+        #expect(response.text == #"{"id":7,"name":"Max"}"#)
+        #expect(response.header("content-length") == "21")
+        // Another id does not fit the JSON condition: not paused.
+        let other = try OriginServer { _ in
+            .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"id":8}"#.utf8))
+        }
+        defer { other.stop() }
+        let direct = try RawClient(port: proxy.port).request(
+            "GET \(other.url("/pets/8")) HTTP/1.1\r\nHost: 127.0.0.1:\(other.port)\r\n\r\n")
+        #expect(direct.text == #"{"id":8}"#)
+    }
+
+    @Test("Abort: a 502 breakpoint-aborted problem, or the connection closed without an answer")
+    func abort() throws {
+        let origin = try OriginServer { _ in .text("never") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration([["name": "all"]]))
+        let admin = try proxy.startAdmin()
+        let first = Pending(
+            proxy: proxy.port, "GET \(origin.url("/a")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let one = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(one)/abort").0 == 200)
+        let answered = try first.response()
+        #expect(answered.status == 502 && answered.header("content-type") == "application/problem+json")
+        #expect(answered.text.contains("breakpoint-aborted") && answered.text.contains("all"))
+        let second = Pending(
+            proxy: proxy.port, "GET \(origin.url("/b")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let two = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(two)/abort", #"{"close": true}"#).0 == 200)
+        #expect(throws: (any Error).self) { try second.response() }
+        #expect(origin.requests.isEmpty)
+        // A decided item is gone.
+        #expect(try Self.admin(admin, "POST", "/paused/\(two)/resume").0 == 404)
+    }
+
+    @Test("Answer without the origin; a paused item goes on unchanged after breakpoints.timeout")
+    func answerAndTimeout() throws {
+        let origin = try OriginServer { _ in .text("from the origin") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration(
+                [["name": "mock", "match": ["path": "/mock"]], ["name": "slow", "match": ["path": "/slow"]]],
+                timeout: 400))
+        let admin = try proxy.startAdmin()
+        let mocked = Pending(
+            proxy: proxy.port, "GET \(origin.url("/mock")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let id = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(
+            try Self.admin(
+                admin, "POST", "/paused/\(id)/answer",
+                #"{"status": 418, "headers": {"X-Mock": "1"}, "body": "short and stout"}"#
+            ).0 == 200)
+        let answer = try mocked.response()
+        #expect(answer.status == 418 && answer.text == "short and stout" && answer.header("x-mock") == "1")
+        #expect(origin.requests.isEmpty)
+        let started = Date()
+        let slow = try RawClient(port: proxy.port, timeout: 10).request(
+            "GET \(origin.url("/slow")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        #expect(slow.text == "from the origin")
+        #expect(Date().timeIntervalSince(started) >= 0.4, "held until the timeout")
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.contains { $0.contains("went on unchanged after 400 ms") } },
+            "\(proxy.logLines.all)")
+    }
+
+    @Test(
+        "The API: PUT, GET and DELETE /breakpoints/{name}; bad specs are 400 with what is wrong; curl through a live breakpoint"
+    )
+    func api() throws {
+        let origin = try OriginServer { request in .text("hello \(request.header("x-added") ?? "-")") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let (put, spec) = try Self.admin(
+            admin, "PUT", "/breakpoints/live",
+            #"{"stage": "request", "match": {"host": "127.0.0.1", "methods": ["get"]}}"#)
+        #expect(put == 200 && (spec as? [String: Any])?["name"] as? String == "live")
+        let listed = try Self.admin(admin, "GET", "/breakpoints").1 as? [String: Any]
+        #expect((listed?["breakpoints"] as? [Any])?.count == 1 && listed?["timeout_ms"] as? Int == 300_000)
+        for (body, why) in [
+            (#"{"stage": "sideways"}"#, "request, response or both"),
+            (#"{"status": [200]}"#, "response conditions"),
+            (#"{"match": {"path": ""}}"#, "bad glob"),
+            (#"{"colour": "red"}"#, "unknown key"),
+        ] {
+            let (status, error) = try Self.admin(admin, "PUT", "/breakpoints/bad", body)
+            #expect(status == 400 && ((error as? [String: Any])?["error"] as? String ?? "").contains(why), "\(body)")
+        }
+        let pending = Thread {
+            _ = try? runProgram(
+                "curl", ["-s", "-m", "20", "-x", "http://127.0.0.1:\(proxy.port)", origin.url("/hi")], dropErrors: true)
+        }
+        pending.start()
+        let item = try #require(Self.paused(admin).first)
+        let id = try #require(item["id"] as? Int)
+        let headers = ((item["request"] as? [String: Any])?["headers"] as? [[String]] ?? []) + [["X-Added", "by-api"]]
+        let edit = try JSONSerialization.data(withJSONObject: ["headers": headers])
+        #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", String(decoding: edit, as: UTF8.self)).0 == 200)
+        #expect(proxy.waitUntil(timeout: 10) { origin.requests.first?.header("x-added") == "by-api" })
+        #expect(try Self.admin(admin, "DELETE", "/breakpoints/live").0 == 200)
+        #expect(try Self.admin(admin, "DELETE", "/breakpoints/live").0 == 404)
+        let after = try RawClient(port: proxy.port).request(
+            "GET \(origin.url("/hi")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        #expect(after.text == "hello -", "no breakpoint: straight through")
+    }
+
+    @Test("An intercepted HTTP/2 request (curl --http2) paused at the request and the response, resumed both times")
+    func http2() throws {
+        let setup = try InterceptionTests.Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["stage": "both", "match": ["path": "/nostore"]], name: "h2").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        nonisolated(unsafe) var output = ""
+        let client = Thread {
+            output =
+                (try? runProgram(
+                    "curl",
+                    [
+                        "-s", "--http2", "-m", "20", "-x", "http://127.0.0.1:\(proxy.port)", "--cacert", setup.caCert,
+                        "-w", "|%{http_version}", origin.url("/nostore"),
+                    ], dropErrors: true
+                ).output) ?? "failed"
+        }
+        client.start()
+        let request = try #require(Self.paused(admin).first)
+        #expect(request["stage"] as? String == "request")
+        #expect(try Self.admin(admin, "POST", "/paused/\(request["id"] as? Int ?? 0)/resume").0 == 200)
+        var response: [String: Any] = [:]
+        _ = try eventually(timeout: 10) {
+            response = (try Self.admin(admin, "GET", "/paused").1 as? [[String: Any]])?.first ?? [:]
+            return response["stage"] as? String == "response"
+        }
+        #expect((response["response"] as? [String: Any])?["body"] as? String == "fresh every time")
+        #expect(
+            try Self.admin(
+                admin, "POST", "/paused/\(response["id"] as? Int ?? 0)/resume", #"{"body": "changed on the way"}"#
+            ).0
+                == 200)
+        _ = eventually(timeout: 10) { output.hasSuffix("|2") }
+        #expect(output == "changed on the way|2", "\(output)")
+    }
+}
