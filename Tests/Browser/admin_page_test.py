@@ -658,6 +658,51 @@ rules:
         self.browser.refresh()
         self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
 
+    def test_17_a_paused_response_is_edited_in_the_page_its_contract_checked_as_it_is_typed(self):
+        def admin(method, path, payload=None):
+            request = urllib.request.Request(
+                "http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
+                data=json.dumps(payload).encode() if payload is not None else None,
+                headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
+            return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
+        admin("PUT", "/breakpoints/shop-edit", {"stage": "response", "match": {"path": "/shop/**"}})
+        result = {}
+
+        def client():
+            response, body = proxy_get(self.proxy_port, self.origin_url + "/shop/items")
+            result["status"], result["body"] = response.status, body
+        thread = threading.Thread(target=client)
+        thread.start()
+        try:
+            self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
+            self.browser.refresh()
+            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+            self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "1", 10)
+            self.tab("paused")
+            self.click_row("paused-table", "/shop/items", 10)
+            # The origin's body breaks the schema (a null price): the editor says so at once.
+            self.wait(lambda b: "violation" in b.find_element(By.ID, "paused-contract").text, 10)
+            self.assertIn("/items/1/price", self.browser.find_element(By.ID, "paused-contract").text)
+            body = self.browser.find_element(By.ID, "paused-body")
+            self.assertIn('"price": null', body.get_attribute("value"))
+            # Fixed as the person types: the list of violations empties and the check passes.
+            body.clear()
+            body.send_keys(json.dumps({"items": [{"id": 1, "price": 12.5}, {"id": 2, "price": 3}], "total": 2}))
+            self.wait(lambda b: "passed" in b.find_element(By.ID, "paused-contract").text, 10)
+            self.shot("paused-editor")
+            self.browser.find_element(By.ID, "paused-resume").click()
+            thread.join(15)
+            self.assertEqual(result.get("status"), 200)
+            delivered = json.loads(result["body"])
+            self.assertEqual(delivered["items"][1]["price"], 3)
+            self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "0", 5)
+        finally:
+            admin("DELETE", "/breakpoints/shop-edit")
+            thread.join(15)
+            self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
+            self.browser.refresh()
+            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+
     def test_13_contract_failures_show_in_the_detail_counters_chart_and_coverage(self):
         url = self.origin_url + "/shop/items?coverage"
         response, body = proxy_get(self.proxy_port, url)

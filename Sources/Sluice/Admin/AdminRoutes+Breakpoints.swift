@@ -68,6 +68,11 @@ extension AdminRoutes {
             }
             return .json(200, AdminRoutes.json(item))
         }
+        if parts.count == 2, parts[1] == "check" {
+            guard method == "POST" else { return .json(405, AdminConnection.error("POST /paused/\(id)/check")) }
+            guard let item = book.item(id) else { return .json(404, AdminConnection.error("no paused item \(id)")) }
+            return checkEdit(item, body: body)
+        }
         guard parts.count == 2, ["resume", "abort", "answer"].contains(parts[1]) else {
             return .json(404, AdminConnection.error("try GET /paused, POST /paused/{id}/resume | abort | answer"))
         }
@@ -105,6 +110,50 @@ extension AdminRoutes {
             return .json(404, AdminConnection.error("paused item \(id) is gone (its client left)"))
         }
         return .json(200, .object([("id", .number(id)), ("decided", .string(parts[1]))]))
+    }
+
+    /// The contract's verdict on a paused item as edited (the page checks as the person types):
+    /// `{outcome: passed | failed | not-validated | none, failure?}`. Nothing is decided.
+    func checkEdit(_ item: PausedItem, body: [UInt8]) -> Answer {
+        let object = body.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        guard let object else { return .json(400, AdminConnection.error("the edit must be a JSON object")) }
+        let edit: PausedMessage?
+        switch AdminRoutes.readMessage(object, stage: item.stage, answering: false) {
+        case .failure(let error): return .json(400, AdminConnection.error(error.why))
+        case .success(let read): edit = read
+        }
+        let book = proxy.ruleBook
+        guard let name = item.contractRule, let rule = (book.rules + [book.defaults]).first(where: { $0.name == name }),
+            let url = item.request.url.flatMap(TargetURL.init)
+        else { return .json(200, .object([("outcome", .string("none"))])) }
+        let limit = proxy.environment.transformLimit
+        let run: ContractRun?
+        let content: [UInt8]
+        switch item.stage {
+        case .response:
+            let original = item.response ?? PausedMessage()
+            let fields = edit?.headers ?? original.headers ?? []
+            let head = ResponseHead(status: edit?.status ?? original.status ?? 200, headers: HTTPFields(fields))
+            content = edit?.body ?? original.body ?? []
+            run = ContractRun.response(head, method: item.request.method ?? "GET", url: url, rule: rule, limit: limit)
+        case .request:
+            let method = edit?.method ?? item.request.method ?? "GET"
+            let target = (edit?.url).flatMap(TargetURL.init) ?? url
+            content = edit?.body ?? item.request.body ?? []
+            let request = UpstreamRequest(
+                method: method, url: target, headers: HTTPFields(edit?.headers ?? item.request.headers ?? []),
+                body: content.isEmpty ? .none : .length(Int64(content.count)))
+            run = ContractRun.request(request, rule: rule, limit: limit)
+        }
+        guard let run else { return .json(200, .object([("outcome", .string("none"))])) }
+        content.withUnsafeBytes { run.feed($0) }
+        switch run.finish() {
+        case .passed: return .json(200, .object([("outcome", .string("passed"))]))
+        case .notValidated(let why):
+            return .json(200, .object([("outcome", .string("not-validated")), ("detail", .string(why))]))
+        case .failed(let failure):
+            return .json(200, .object([("outcome", .string("failed")), ("failure", failure.jsonValue)]))
+        }
     }
 
     /// `{method, url, status, headers: [[name, value]…] or {name: value}, body | body_base64}`:

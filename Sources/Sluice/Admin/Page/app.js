@@ -89,6 +89,7 @@
     if (view === "cache") loadCache();
     if (view === "overview") loadOverview();
     if (view === "devices") loadDevices();
+    if (view === "paused") loadPaused();
     if (view === "flight") renderFlight();
     if (view === "live") scheduleRender();
   }
@@ -762,6 +763,134 @@
       result.replaceChildren(el("span", { class: "error", text: error.message }));
     }
   });
+
+  // ---- paused at a breakpoint ----
+  // The list is read every second (cheap: usually empty); the editor keeps what the person typed.
+  const paused = { items: [], picked: null, checkTimer: null };
+  async function loadPaused() {
+    try {
+      const items = await (await fetch("/paused")).json();
+      paused.items = items;
+      $("paused-count").textContent = items.length;
+      if (state.view !== "paused") return;
+      const points = await (await fetch("/breakpoints")).json();
+      $("breakpoints-list").textContent = points.breakpoints.length
+        ? "Breakpoints: " + points.breakpoints.map((p) => p.name + " (" + p.stage + ")").join(", ")
+        : "No breakpoints are set.";
+      const body = document.querySelector("#paused-table tbody");
+      body.replaceChildren(...items.map((item) => el("tr", {
+        class: paused.picked === item.id ? "picked" : null, "data-id": item.id, onclick: () => pickPaused(item.id) },
+        el("td", { text: item.id }), el("td", { text: item.stage }), el("td", { text: item.breakpoint }),
+        el("td", { class: "mono", text: (item.request.method || "") + " " + (item.request.url || "") +
+          (item.response ? " → " + item.response.status : "") }),
+        el("td", { text: Math.max(0, Math.round(Date.now() / 1000 - item.since)) + " s" }))));
+      $("paused-empty").hidden = items.length > 0;
+      if (paused.picked != null && !items.some((i) => i.id === paused.picked)) {
+        paused.picked = null;
+        $("paused-editor").hidden = true;
+      }
+    } catch (error) { /* the next tick tries again */ }
+  }
+  setInterval(loadPaused, 1000);
+
+  function pickPaused(id) {
+    const item = paused.items.find((i) => i.id === id);
+    if (!item) return;
+    paused.picked = id;
+    const message = item.stage === "response" ? item.response : item.request;
+    $("paused-title").textContent = "#" + item.id + " " + item.stage + " paused at " + item.breakpoint;
+    const isRequest = item.stage === "request";
+    $("paused-method-label").hidden = $("paused-url-label").hidden = !isRequest;
+    $("paused-status-label").firstChild.textContent = isRequest ? "Status (to answer) " : "Status ";
+    $("paused-method").value = item.request.method || "";
+    $("paused-url").value = item.request.url || "";
+    $("paused-status").value = item.response ? item.response.status : 200;
+    $("paused-headers").value = (message.headers || []).map(([n, v]) => n + ": " + v).join("\n");
+    $("paused-body").value = message.body_base64 != null ? "" : prettyIfJSON(message.body || "");
+    $("paused-body").disabled = message.body_base64 != null;
+    $("paused-result").textContent = "";
+    $("paused-editor").hidden = false;
+    for (const row of document.querySelectorAll("#paused-table tbody tr")) row.classList.toggle("picked", row.dataset.id == id);
+    checkPaused();
+  }
+
+  function prettyIfJSON(text) {
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+  }
+
+  // The edits as the API takes them; only what changed is sent.
+  function pausedEdit(item, answering) {
+    const message = item.stage === "response" ? item.response : item.request;
+    const edit = {};
+    const headers = [];
+    for (const line of $("paused-headers").value.split("\n")) {
+      const colon = line.indexOf(":");
+      if (colon > 0) headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+    }
+    const original = (message.headers || []).map(([n, v]) => n + ": " + v).join("\n");
+    if (answering || headers.map(([n, v]) => n + ": " + v).join("\n") !== original) edit.headers = headers;
+    const body = $("paused-body").value;
+    if (!$("paused-body").disabled && (answering || body !== prettyIfJSON(message.body || ""))) {
+      // Indented for reading; sent compact when it was JSON and only the layout changed.
+      let compact = body;
+      try { compact = JSON.stringify(JSON.parse(body)); if (compact === JSON.stringify(JSON.parse(message.body || "null"))) compact = null; } catch {}
+      if (compact !== null || answering) edit.body = compact === null ? message.body : compact;
+    }
+    if (item.stage === "request" && !answering) {
+      if ($("paused-method").value !== item.request.method) edit.method = $("paused-method").value;
+      if ($("paused-url").value !== item.request.url) edit.url = $("paused-url").value;
+    } else {
+      const status = Number($("paused-status").value);
+      if (answering || (item.response && status !== item.response.status)) edit.status = status;
+    }
+    return edit;
+  }
+
+  function checkPaused() {
+    clearTimeout(paused.checkTimer);
+    paused.checkTimer = setTimeout(async () => {
+      const item = paused.items.find((i) => i.id === paused.picked);
+      const box = $("paused-contract");
+      if (!item || !item.contract_rule) { box.textContent = ""; return; }
+      try {
+        const response = await admin("/paused/" + item.id + "/check", { method: "POST", body: JSON.stringify(pausedEdit(item, false)) });
+        const verdict = await response.json();
+        if (verdict.outcome === "failed") {
+          box.replaceChildren(el("span", { class: "failed", text: "Contract of rule " + item.contract_rule + ": " + verdict.failure.violations_total + " violation(s)" }),
+            el("ul", {}, ...verdict.failure.violations.map((v) => el("li", { class: "mono", text: (v.pointer || "") + " " + (v.keyword || "") + ": " + (v.message || v.expected || "") }))));
+        } else {
+          box.replaceChildren(el("span", { class: verdict.outcome === "passed" ? "passed" : "", text: "Contract of rule " + item.contract_rule + ": " + verdict.outcome + (verdict.detail ? " (" + verdict.detail + ")" : "") }));
+        }
+      } catch (error) { box.textContent = error.message; }
+    }, 250);
+  }
+  for (const id of ["paused-body", "paused-headers", "paused-status", "paused-method", "paused-url"]) $(id).addEventListener("input", checkPaused);
+  $("paused-pretty").addEventListener("click", () => { $("paused-body").value = prettyIfJSON($("paused-body").value); });
+
+  async function decidePaused(action, payload) {
+    const item = paused.items.find((i) => i.id === paused.picked);
+    if (!item) return;
+    try {
+      const response = await admin("/paused/" + item.id + "/" + action, { method: "POST", body: JSON.stringify(payload) });
+      const answer = await response.json();
+      if (response.status !== 200) { $("paused-result").textContent = answer.error || ("HTTP " + response.status); return; }
+      $("paused-result").textContent = "";
+      $("paused-editor").hidden = true;
+      paused.picked = null;
+      notice("#" + item.id + " " + action + (action === "abort" && payload.close ? " (connection closed)" : "") + ".");
+      loadPaused();
+    } catch (error) { $("paused-result").textContent = error.message; }
+  }
+  $("paused-resume").addEventListener("click", () => {
+    const item = paused.items.find((i) => i.id === paused.picked);
+    if (item) decidePaused("resume", pausedEdit(item, false));
+  });
+  $("paused-answer").addEventListener("click", () => {
+    const item = paused.items.find((i) => i.id === paused.picked);
+    if (item) decidePaused("answer", pausedEdit(item, true));
+  });
+  $("paused-abort").addEventListener("click", () => decidePaused("abort", { close: false }));
+  $("paused-close").addEventListener("click", () => decidePaused("abort", { close: true }));
 
   // ---- devices on the LAN ----
   async function loadDevices() {
