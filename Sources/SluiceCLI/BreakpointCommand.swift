@@ -43,8 +43,12 @@ struct BreakpointCommand: ParsableCommand {
             if !headers.isEmpty {
                 var map: [String: String] = [:]
                 for item in headers {
-                    let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-                    map[parts[0]] = parts.count == 2 ? parts[1] : "*"
+                    let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(
+                        String.init)
+                    guard let name = parts.first, !name.isEmpty else {
+                        throw CommandFailure.failed("--header is NAME=VALUE or NAME, with a name")
+                    }
+                    map[name] = parts.count == 2 ? parts[1] : "*"
                 }
                 spec["headers"] = map
             }
@@ -176,8 +180,11 @@ struct PausedCommand: ParsableCommand {
                 let message = (item["response"] ?? item["request"]) as? [String: Any] ?? [:]
                 var fields = (message["headers"] as? [[String]]) ?? []
                 for setting in headers {
-                    let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2 else { throw CommandFailure.failed("--header is NAME=VALUE") }
+                    let parts = setting.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(
+                        String.init)
+                    guard parts.count == 2, !parts[0].isEmpty else {
+                        throw CommandFailure.failed("--header is NAME=VALUE")
+                    }
                     fields.removeAll { $0.first?.lowercased() == parts[0].lowercased() }
                     fields.append(parts)
                 }

@@ -94,6 +94,12 @@ extension AdminRoutes {
         let decision: PauseDecision
         switch parts[1] {
         case "abort":
+            if let unknown = object.keys.first(where: { $0 != "close" }) {
+                return .json(400, AdminConnection.error("unknown key \(unknown) (known: close)"))
+            }
+            guard object["close"] == nil || object["close"] is Bool else {
+                return .json(400, AdminConnection.error("close is true or false"))
+            }
             decision = .abort(closing: (object["close"] as? Bool) ?? false)
         default:
             switch AdminRoutes.readMessage(object, stage: item.stage, answering: parts[1] == "answer") {
@@ -130,6 +136,8 @@ extension AdminRoutes {
         let run: ContractRun?
         let content: [UInt8]
         switch item.stage {
+        case .message:
+            return .json(200, .object([("outcome", .string("none"))]))
         case .response:
             let original = item.response ?? PausedMessage()
             let fields = edit?.headers ?? original.headers ?? []
@@ -162,19 +170,39 @@ extension AdminRoutes {
         -> Result<PausedMessage?, DraftError>
     {
         let known: Set<String> =
-            answering || stage == .response
-            ? ["status", "headers", "body", "body_base64"] : ["method", "url", "headers", "body", "body_base64"]
+            stage == .message
+            ? ["type", "body", "body_base64"]
+            : answering || stage == .response
+                ? ["status", "headers", "body", "body_base64"] : ["method", "url", "headers", "body", "body_base64"]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             return .failure(
                 DraftError(why: "unknown key \(unknown) (known: \(known.sorted().joined(separator: ", ")))"))
         }
         guard !object.isEmpty else { return .success(nil) }
         var message = PausedMessage()
-        message.method = object["method"] as? String
-        message.url = object["url"] as? String
+        // Checked here, before anything is decided: a bad edit is a 400 and the item stays paused.
+        if let method = object["method"] {
+            guard let text = method as? String, !text.isEmpty, text.utf8.allSatisfy({ RequestParser.isTokenByte($0) })
+            else { return .failure(DraftError(why: "method is a token (GET, POST, …)")) }
+            message.method = text
+        }
+        if let url = object["url"] {
+            guard let text = url as? String, let target = TargetURL(text),
+                target.scheme == "http" || target.scheme == "https"
+            else { return .failure(DraftError(why: "url is an absolute http:// or https:// URL")) }
+            message.url = text
+        }
+        if let type = object["type"] {
+            guard let text = type as? String, text == "text" || text == "binary" else {
+                return .failure(DraftError(why: "type is text or binary"))
+            }
+            message.opcode = text == "text" ? .text : .binary
+        }
         if let status = object["status"] {
-            guard let code = (status as? NSNumber)?.intValue, (100...599).contains(code), code >= 200 || code == 0
+            guard let number = status as? NSNumber, number.doubleValue == Double(number.intValue),
+                (200...599).contains(number.intValue)
             else { return .failure(DraftError(why: "status is a final status code (200…599)")) }
+            let code = number.intValue
             message.status = code
         }
         if let headers = object["headers"] {
@@ -185,6 +213,17 @@ extension AdminRoutes {
             } else {
                 return .failure(DraftError(why: "headers are [[name, value]…] or {name: value}"))
             }
+            for (name, value) in message.headers ?? [] {
+                guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
+                    return .failure(DraftError(why: "\"\(name)\" is not a field name"))
+                }
+                guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
+                    return .failure(DraftError(why: "the value of \(name) holds CR, LF or NUL"))
+                }
+            }
+        }
+        if object["body"] != nil, object["body_base64"] != nil {
+            return .failure(DraftError(why: "body or body_base64, not both"))
         }
         if let text = object["body"] as? String {
             message.body = Array(text.utf8)
@@ -207,6 +246,16 @@ extension AdminRoutes {
             ("request", json(item.request)),
         ]
         if let response = item.response { fields.append(("response", json(response))) }
+        if let message = item.message {
+            var shown = json(message)
+            if case .object(var members) = shown {
+                members.removeAll { $0.0 == "headers" }
+                members.insert(("direction", .optional(item.direction?.rawValue)), at: 0)
+                members.insert(("type", .string(message.opcode == .binary ? "binary" : "text")), at: 1)
+                shown = .object(members)
+            }
+            fields.append(("message", shown))
+        }
         return .object(fields)
     }
 

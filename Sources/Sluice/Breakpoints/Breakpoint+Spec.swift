@@ -7,7 +7,10 @@ extension Breakpoint {
         let message: String
     }
 
-    static let specKeys = ["name", "stage", "match", "headers", "status", "media_type", "body_contains", "json"]
+    static let specKeys = [
+        "name", "stage", "match", "headers", "status", "media_type", "body_contains", "json", "direction",
+        "message_type",
+    ]
 
     /// Reads `{name, stage, match: {host, path, methods}, headers: {name: value | "*"}, status:
     /// [200, "5xx"], media_type, body_contains, json: {pointer, equals}}`; scalars may come as
@@ -23,7 +26,7 @@ extension Breakpoint {
         var point = Breakpoint(name: name)
         if let stage = spec["stage"] {
             guard let text = stage as? String, let value = Stage(rawValue: text) else {
-                return fail("stage is request, response or both")
+                return fail("stage is request, response, both or messages")
             }
             point.stage = value
         }
@@ -89,21 +92,30 @@ extension Breakpoint {
                 return fail("unknown key json.\(key) (known: pointer, equals)")
             }
             let text: String
-            if let string = expected as? String,
-                (try? JSONSerialization.jsonObject(with: Data(string.utf8), options: [.fragmentsAllowed])) != nil
-            {
-                // Text that is JSON is that JSON (YAML gives every scalar as text: `equals: 7` is the
-                // number 7, `equals: '"7"'` the text "7"); other text is itself.
-                text = string
-            } else if let data = try? JSONSerialization.data(withJSONObject: expected, options: [.fragmentsAllowed]) {
+            if let data = try? JSONSerialization.data(withJSONObject: expected, options: [.fragmentsAllowed]) {
                 text = String(decoding: data, as: UTF8.self)
             } else {
                 return fail("json.equals is a JSON value")
             }
             point.json = JSONCondition(pointer: pointer, value: text)
         }
-        if point.stage == .request, !point.statuses.isEmpty || point.mediaType != nil {
+        if let direction = spec["direction"] {
+            guard let text = direction as? String, ["send", "receive", "both"].contains(text) else {
+                return fail("direction is send (client to origin), receive or both")
+            }
+            point.direction = text == "both" ? nil : text
+        }
+        if let type = spec["message_type"] {
+            guard let text = type as? String, ["text", "binary"].contains(text) else {
+                return fail("message_type is text or binary")
+            }
+            point.messageType = text
+        }
+        if point.stage == .request || point.stage == .messages, !point.statuses.isEmpty || point.mediaType != nil {
             return fail("status and media_type are response conditions: give stage response or both")
+        }
+        if point.stage != .messages, point.direction != nil || point.messageType != nil {
+            return fail("direction and message_type are message conditions: give stage messages")
         }
         return .success(point)
     }
@@ -124,6 +136,8 @@ extension Breakpoint {
             fields.append(
                 ("json", .object([("pointer", .string(json.pointer)), ("equals", Breakpoint.jsonValue(json.value))])))
         }
+        if let direction { fields.append(("direction", .string(direction))) }
+        if let messageType { fields.append(("message_type", .string(messageType))) }
         return .object(fields)
     }
 

@@ -12,9 +12,11 @@ public struct Breakpoint: Sendable, Equatable {
         case response
         /// Both.
         case both
+        /// The messages of an upgraded connection (WebSocket), either direction.
+        case messages
 
-        var pausesRequests: Bool { self != .response }
-        var pausesResponses: Bool { self != .request }
+        var pausesRequests: Bool { self == .request || self == .both }
+        var pausesResponses: Bool { self == .response || self == .both }
     }
 
     /// A JSON body whose value at `pointer` (RFC 6901) equals `value`.
@@ -39,6 +41,10 @@ public struct Breakpoint: Sendable, Equatable {
     /// response stage).
     public var bodyContains: String?
     public var json: JSONCondition?
+    /// At the messages stage: `send` (client to origin), `receive`, or either (`nil`).
+    public var direction: String?
+    /// At the messages stage: `text` or `binary`, or either (`nil`).
+    public var messageType: String?
 
     public init(name: String) { self.name = name }
 
@@ -46,7 +52,15 @@ public struct Breakpoint: Sendable, Equatable {
         a.name == b.name && a.stage == b.stage && a.match == b.match
             && a.headers.elementsEqual(b.headers) { $0.name == $1.name && $0.value == $1.value }
             && a.statuses == b.statuses && a.mediaType == b.mediaType && a.bodyContains == b.bodyContains
-            && a.json == b.json
+            && a.json == b.json && a.direction == b.direction && a.messageType == b.messageType
+    }
+
+    /// Whether a WebSocket message of this direction and type may pause here.
+    func fitsMessage(direction: WebSocketFrames.Direction, opcode: WebSocketFrames.Opcode) -> Bool {
+        guard stage == .messages else { return false }
+        if let wanted = self.direction, wanted != direction.rawValue { return false }
+        if let type = messageType, type != (opcode == .text ? "text" : "binary") { return false }
+        return true
     }
 
     /// Whether the conditions need the body (it is then read whole before deciding).

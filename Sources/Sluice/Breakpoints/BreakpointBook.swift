@@ -21,9 +21,11 @@ struct PausedMessage: Equatable {
     var status: Int?
     var headers: [(String, String)]?
     var body: [UInt8]?
+    /// A WebSocket message's type (text or binary).
+    var opcode: WebSocketFrames.Opcode?
 
     static func == (a: PausedMessage, b: PausedMessage) -> Bool {
-        a.method == b.method && a.url == b.url && a.status == b.status && a.body == b.body
+        a.method == b.method && a.url == b.url && a.status == b.status && a.body == b.body && a.opcode == b.opcode
             && (a.headers ?? []).elementsEqual(b.headers ?? []) { $0 == $1 }
             && (a.headers == nil) == (b.headers == nil)
     }
@@ -42,6 +44,8 @@ final class PausedItem {
     enum Stage: String {
         case request
         case response
+        /// A WebSocket message (its direction in ``direction``).
+        case message
     }
 
     let id: Int
@@ -57,7 +61,13 @@ final class PausedItem {
     let response: PausedMessage?
     /// The contract rule that judges the body, for the editor's live check.
     let contractRule: String?
+    /// A paused WebSocket message: its direction, and the message (type and payload).
+    var direction: WebSocketFrames.Direction?
+    var message: PausedMessage?
     weak var target: (any PauseTarget)?
+    /// What the target lives in (the exchange of a response stage): kept alive while a decision
+    /// is carried out, which may end it.
+    weak var owner: AnyObject?
 
     init(
         id: Int, exchange: Int, stage: Stage, breakpoint: String, since: Double, deadline: Double,
@@ -109,6 +119,7 @@ final class BreakpointBook {
     /// Whether any breakpoint pauses requests, or responses (the exchange asks nothing otherwise).
     var pausesRequests: Bool { points.contains { $0.stage.pausesRequests } }
     var pausesResponses: Bool { points.contains { $0.stage.pausesResponses } }
+    var pausesMessages: Bool { points.contains { $0.stage == .messages } }
 
     // MARK: - Changing the list
 
@@ -135,7 +146,13 @@ final class BreakpointBook {
         for stage: PausedItem.Stage, method: String, host: String, path: String, fields: HTTPFields
     ) -> [Breakpoint] {
         points.filter {
-            (stage == .request ? $0.stage.pausesRequests : $0.stage.pausesResponses)
+            let fits: Bool
+            switch stage {
+            case .request: fits = $0.stage.pausesRequests
+            case .response: fits = $0.stage.pausesResponses
+            case .message: fits = $0.stage == .messages
+            }
+            return fits
                 && $0.matchesRequest(method: method, host: host, path: path, fields: fields)
         }
     }
@@ -172,7 +189,7 @@ final class BreakpointBook {
         guard let index = paused.firstIndex(where: { $0.id == id }) else { return false }
         let item = paused.remove(at: index)
         guard let target = item.target else { return false }
-        target.resolve(decision, of: item)
+        withExtendedLifetime(item.owner) { target.resolve(decision, of: item) }
         return true
     }
 

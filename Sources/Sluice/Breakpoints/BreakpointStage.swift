@@ -20,13 +20,22 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
 
     let candidates: [Breakpoint]
     let limit: Int
+    /// A HEAD request's response: its announced length is not a body.
+    let headOnly: Bool
     private let pause: Pause
+    /// Ends the exchange by closing the client's connection, no answer (an abort that closes).
+    private let closeClient: (String) -> Void
     private var phase = Phase.waiting
 
-    init(_ candidates: [Breakpoint], limit: Int, pause: @escaping Pause) {
+    init(
+        _ candidates: [Breakpoint], limit: Int, headOnly: Bool, pause: @escaping Pause,
+        closeClient: @escaping (String) -> Void
+    ) {
         self.candidates = candidates
         self.limit = limit
+        self.headOnly = headOnly
         self.pause = pause
+        self.closeClient = closeClient
     }
 
     func head(_ head: ResponseHead, _ next: DeliveryNext<ResponseHead>) {
@@ -35,7 +44,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             phase = .passing
             return next.head(head)
         }
-        if let length = head.headers["content-length"].flatMap({ Int64($0) }), length > Int64(limit) {
+        if !headOnly, let length = head.headers["content-length"].flatMap({ Int64($0) }), length > Int64(limit) {
             next.note(
                 .breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
             phase = .passing
@@ -86,13 +95,15 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             let answered: Bool
             if case .answer = decision { answered = true } else { answered = false }
             next.note(.breakpoint(answered ? "answered" : "edited, resumed"))
-            let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered)
+            let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered, headOnly: headOnly)
             next.head(head)
             next.release(body)
             next.end()
         case .abort(let closing):
             next.note(.breakpoint(closing ? "aborted, connection closed" : "aborted"))
-            next.fail(.breakpointAborted(breakpoint: item.breakpoint))
+            // The exchange ends here: nothing of the chain is touched after.
+            if closing { return closeClient(item.breakpoint) }
+            return next.fail(.breakpointAborted(breakpoint: item.breakpoint))
         }
         // The response may be complete now: the exchange looks (as after a shaper's slice).
         next.note(.progress)
@@ -103,7 +114,9 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     /// The held response with a person's edits (or, `replacing`, their answer alone): the fields
     /// given replace the head's, the framing follows the body (`Content-Length`; a changed body
     /// is sent as it was written, so its content coding goes).
-    static func edited(_ held: HeldResponse, with edit: PausedMessage, replacing: Bool) -> (ResponseHead, [UInt8]) {
+    static func edited(_ held: HeldResponse, with edit: PausedMessage, replacing: Bool, headOnly: Bool = false)
+        -> (ResponseHead, [UInt8])
+    {
         var head = held.head
         if let status = edit.status { head.status = status }
         if edit.status != nil { head.reason = "" }
@@ -120,6 +133,15 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         let body = edit.body ?? (replacing ? [] : held.bytes)
         if edit.body != nil, edit.body != held.bytes, edit.headers == nil { head.headers.remove("content-encoding") }
         head.headers.remove("transfer-encoding")
+        // A HEAD's, a 204's and a 304's length is not their body's: kept as it was.
+        if headOnly || [204, 304].contains(head.status) || head.status < 200 {
+            if let length = held.head.headers["content-length"], head.status != 204 {
+                head.headers.set("Content-Length", length)
+            } else {
+                head.headers.remove("content-length")
+            }
+            return (head, [])
+        }
         head.headers.set("Content-Length", String(body.count))
         return (head, body)
     }

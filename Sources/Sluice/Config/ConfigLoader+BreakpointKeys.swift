@@ -1,3 +1,4 @@
+import Foundation
 import Yams
 
 /// The `breakpoints.*` keys of ``ConfigLoader/keys``.
@@ -15,7 +16,7 @@ extension ConfigLoader {
         Key(
             path: "breakpoints.points", type: "list of breakpoints", defaultValue: "[]",
             summary:
-                "Where exchanges pause for a person: `{name, stage: request | response | both, match: {host, path, methods}, headers: {name: value | \"*\"}, status: [200, 5xx], media_type, body_contains, json: {pointer, equals}}`; decided in the page, `POST /paused/{id}/resume | abort | answer` or `sluice paused`."
+                "Where exchanges pause for a person: `{name, stage: request | response | both | messages, match: {host, path, methods}, headers: {name: value | \"*\"}, status: [200, 5xx], media_type, body_contains, json: {pointer, equals}, direction: send | receive, message_type: text | binary}`; decided in the page, `POST /paused/{id}/resume | abort | answer` or `sluice paused`."
         ) {
             config, value throws(ConfigError) in
             var names = Set<String>()
@@ -43,6 +44,18 @@ extension ConfigLoader {
             return object
         }
         if let sequence = node.sequence { return sequence.map(plain) }
-        return node.string ?? ""
+        // A plain scalar is typed as YAML reads it (7, 2.5, true, null); a quoted one is text.
+        guard let scalar = node.scalar else { return "" }
+        if scalar.style == .plain {
+            if let number = Int(scalar.string) { return number }
+            if let number = Double(scalar.string), scalar.string.contains(".") { return number }
+            switch scalar.string {
+            case "true": return true
+            case "false": return false
+            case "null", "~": return NSNull()
+            default: break
+            }
+        }
+        return scalar.string
     }
 }

@@ -37,6 +37,11 @@ extension Exchange: PauseTarget {
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
         guard !hasFinished, var upstream = outgoing.sent, case .forwarding(let held, _) = replay else { return }
         switch decision {
+        case .timedOut where client.inputClosed:
+            // Nobody waits for it any more: not sent.
+            notes.noteBreakpoint("timed out; the client had left, not sent")
+            notes.error = .breakpointAborted(breakpoint: item.breakpoint)
+            finish(closeConnection: true)
         case .resume(nil), .timedOut:
             notes.noteBreakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed")
             send(upstream)
@@ -46,6 +51,11 @@ extension Exchange: PauseTarget {
             case .success(let body):
                 notes.noteBreakpoint("edited, resumed")
                 notes.requestEdited = true
+                // A revalidation's own conditions go: the edited request's answer must not
+                // refresh the client's stored entry.
+                for name in ["if-none-match", "if-modified-since"] where forwardRequest.headers[name] == nil {
+                    upstream.headers.remove(name)
+                }
                 replay = .forwarding(held: body, sent: 0)
                 send(upstream)
             }

@@ -45,10 +45,10 @@ extension Exchange {
         var upstream = forwardRequest
         for (name, value) in conditions { upstream.headers.set(name, value) }
         // A request breakpoint (once per exchange; not for an answer from a recording).
-        if replay == nil, env.breakpoints.pausesRequests, notes.breakpoint == nil {
+        if replay == nil, env.breakpoints.pausesRequests, notes.breakpoint == nil, let url = route.url {
+            // Matched on the client's request, as rules are.
             let points = env.breakpoints.candidates(
-                for: .request, method: upstream.method, host: upstream.url.host, path: upstream.url.pathAndQuery,
-                fields: upstream.headers)
+                for: .request, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers)
             if !points.isEmpty { return readForBreakpoint(points, upstream) }
         }
         send(upstream)

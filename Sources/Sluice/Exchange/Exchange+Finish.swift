@@ -24,6 +24,10 @@ extension Exchange {
         stages.response?.abandon()
         stages.wire?.abandon()
         env.collapser.adopt(self)
+        // A request paused at a breakpoint goes on now, for the waiters (nobody edits it any more).
+        for item in env.breakpoints.paused where item.exchange == id && item.stage == .request {
+            env.breakpoints.decide(item.id, .resume(nil))
+        }
         endClientSide(closeConnection: true, aborted: output.headSent && !output.isComplete)
         // A transfer paused for the slow client would never be resumed by it: resume it (at the
         // next loop turn, never inside a libcurl callback).

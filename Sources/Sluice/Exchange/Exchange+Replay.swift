@@ -52,6 +52,7 @@ extension Exchange {
                     capture?.requestTap?.request(piece)
                 }
             case .end:
+                client.requestBodyDidEnd()
                 return decide(tap, bodyReadWhole: true)
             case .wait:
                 if client.inputClosed {

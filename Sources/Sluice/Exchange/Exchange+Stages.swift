@@ -59,19 +59,26 @@ extension Exchange {
     /// The response breakpoints this exchange's request fits, as the last response stage (the
     /// person sees what the client would get).
     private func breakpointStage() -> BreakpointStage? {
-        guard route.url != nil else { return nil }
-        let sent = outgoing.sent ?? forwardRequest
+        // Matched on the client's request, as rules are.
+        guard let url = route.url else { return nil }
         let points = env.breakpoints.candidates(
-            for: .response, method: sent.method, host: sent.url.host, path: sent.url.pathAndQuery, fields: sent.headers)
+            for: .response, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers)
         guard !points.isEmpty else { return nil }
+        let sent = outgoing.sent
         let shown = PausedMessage(
-            method: sent.method, url: sent.url.description, headers: sent.headers.map { ($0.name, $0.value) })
+            method: sent?.method ?? request.method, url: (sent?.url ?? url).description,
+            headers: (sent?.headers ?? request.headers).map { ($0.name, $0.value) })
         let (book, id, rule) = (env.breakpoints, id, route.rule.contract != nil ? route.rule.name : nil)
-        return BreakpointStage(points, limit: env.transformLimit) { point, response, stage in
-            book.pause(
-                exchange: id, stage: .response, breakpoint: point.name, request: shown, response: response,
-                contractRule: rule, target: stage)
-        }
+        return BreakpointStage(
+            points, limit: env.transformLimit, headOnly: request.method == "HEAD",
+            pause: { [weak self] point, response, stage in
+                let item = book.pause(
+                    exchange: id, stage: .response, breakpoint: point.name, request: shown, response: response,
+                    contractRule: rule, target: stage)
+                item?.owner = self
+                return item
+            },
+            closeClient: { [weak self] name in self?.abortAtBreakpoint(name, closing: true) })
     }
 
     /// The client's head, through the wire stages.

@@ -20,7 +20,7 @@ extension Exchange {
             // The common hit: the client head comes from memory, only Age and Cache-Status are
             // new (when this connection stays open and the head is kept).
             if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, stages.wire == nil || stages.onlyCaptures,
-                output.writesBytes,
+                output.writesBytes, !env.breakpoints.pausesResponses,
                 let status = notes.cacheStatus,
                 let plain = StoredResponse.plainHead(
                     entry, age: age, request: request, cacheStatus: status, cache: cache)

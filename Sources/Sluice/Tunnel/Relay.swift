@@ -83,6 +83,10 @@ final class Relay {
     /// See each piece before it is written (client to far side, and back).
     var observeUp: ((UnsafeRawBufferPointer) -> Void)?
     var observeDown: ((UnsafeRawBufferPointer) -> Void)?
+    /// Message breakpoints per direction (a WebSocket's): frames go through them, and a held
+    /// message stops that direction until it is decided.
+    private(set) var gateUp: MessageGate?
+    private(set) var gateDown: MessageGate?
     private let loop: EventLoop
     private let idleLimit: Int
     private var idleTimer: Timer?
@@ -127,6 +131,30 @@ final class Relay {
         if state.isOver { far.socket.closeAfterFlush() } else { far.socket.close() }
     }
 
+    /// Puts message breakpoints on a direction: its frames pass through `gate`.
+    func gate(_ gate: MessageGate, up: Bool) {
+        if up { gateUp = gate } else { gateDown = gate }
+        let (sink, observe) =
+            up
+            ? (far.stream, { [unowned self] in self.observeUp })
+            : (client.stream, { [unowned self] in self.observeDown })
+        gate.write = { bytes in
+            observe()?(bytes)
+            sink.write(bytes, more: false)
+        }
+        gate.resumed = { [weak self] in
+            guard let self, !self.finished else { return }
+            if up {
+                self.client.socket.resumeReading()
+                self.up()
+            } else {
+                self.far.socket.resumeReading()
+                self.down()
+            }
+        }
+        gate.close = { [weak self] in self?.end() }
+    }
+
     // MARK: - Events, passed on by the owner
 
     func clientReadable() { up() }
@@ -169,9 +197,11 @@ final class Relay {
         guard !finished else { return }
         let sink = far.stream
         if sink.outputCount < Relay.highWater { client.socket.readAvailable(upTo: Relay.highWater) }
-        bytesUp += pump(from: client.stream, to: sink, observe: observeUp)
-        if sink.outputCount >= Relay.highWater {
+        bytesUp += pump(from: client.stream, to: sink, observe: observeUp, gate: gateUp)
+        if sink.outputCount >= Relay.highWater || gateUp?.isHolding == true {
             client.socket.pauseReading()
+        } else if gateUp.map({ !$0.isEmpty }) == true {
+            return  // a message being gathered: its end is not passed on before it
         } else if (state.upEnding && client.stream.inputCount == 0) || client.layers.first?.inputEnded == true {
             endUp()  // what the client sent before its FIN (or close_notify) went on
         }
@@ -182,9 +212,11 @@ final class Relay {
         guard !finished else { return }
         let sink = client.stream
         if sink.outputCount < Relay.highWater { far.socket.readAvailable(upTo: Relay.highWater) }
-        bytesDown += pump(from: far.stream, to: sink, observe: observeDown)
-        if sink.outputCount >= Relay.highWater {
+        bytesDown += pump(from: far.stream, to: sink, observe: observeDown, gate: gateDown)
+        if sink.outputCount >= Relay.highWater || gateDown?.isHolding == true {
             far.socket.pauseReading()
+        } else if gateDown.map({ !$0.isEmpty }) == true {
+            return
         } else if state.downEnding || far.layers.first?.inputEnded == true {
             endDown()
         }
@@ -193,10 +225,19 @@ final class Relay {
     /// Moves bytes while the sink takes them: buffer to buffer between plain sockets with
     /// nothing to observe, else piece by piece.
     private func pump(
-        from source: any ClientStream, to sink: any ClientStream, observe: ((UnsafeRawBufferPointer) -> Void)?
+        from source: any ClientStream, to sink: any ClientStream, observe: ((UnsafeRawBufferPointer) -> Void)?,
+        gate: MessageGate?
     ) -> Int64 {
         var moved: Int64 = 0
-        if observe == nil, let from = source as? Connection, let to = sink as? Connection {
+        if let gate {
+            // Frames through the gate, which writes what passes (and lets the observer see it).
+            while sink.outputCount < Relay.highWater, source.inputCount > 0, !gate.isHolding {
+                let taken = source.withFirstInputSegment { gate.feed($0) }
+                if taken == 0 { break }
+                source.drainInput(taken)
+                moved += Int64(taken)
+            }
+        } else if observe == nil, let from = source as? Connection, let to = sink as? Connection {
             moved = Int64(from.moveInput(to: to))
         } else {
             while sink.outputCount < Relay.highWater, source.inputCount > 0 {

@@ -4,6 +4,33 @@ import TLS
 /// After a `101` the ``Relay`` moves the bytes (WebSocket frames read on the way); the events of
 /// both connections go to it.
 extension Upgrade {
+    /// Message breakpoints that fit this upgrade's request: a gate per direction they apply to.
+    func gateMessages(_ relay: Relay) {
+        guard env.breakpoints.pausesMessages else { return }
+        let points = env.breakpoints.candidates(
+            for: .message, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers)
+        guard !points.isEmpty else { return }
+        let shown = PausedMessage(
+            method: request.method, url: url.description, headers: request.headers.map { ($0.name, $0.value) })
+        for direction in [WebSocketFrames.Direction.send, .receive]
+        where points.contains(where: { $0.direction == nil || $0.direction == direction.rawValue }) {
+            let (book, id) = (env.breakpoints, id)
+            let gate = MessageGate(direction: direction, candidates: points, limit: env.transformLimit) {
+                point, opcode, payload, gate in
+                let item = book.pause(
+                    exchange: id, stage: .message, breakpoint: point.name, request: shown, response: nil,
+                    contractRule: nil, target: gate)
+                item?.direction = direction
+                item?.message = PausedMessage(body: payload, opcode: opcode)
+                return item
+            }
+            gate.noted = { [unowned self] what in
+                self.breakpointNotes = self.breakpointNotes.map { $0 + "; " + what } ?? what
+            }
+            relay.gate(gate, up: direction == .send)
+        }
+    }
+
     func observed(_ message: WebSocketFrames.Message) {
         env.stats.webSocketMessages += 1
         if let watcher = env.watcher, watcher.isWatching { watcher.webSocketMessage(id, message) }

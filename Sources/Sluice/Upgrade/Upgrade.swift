@@ -27,6 +27,8 @@ final class Upgrade {
     private var validationFailure: String?
     private var capture: ExchangeCapture?
     private var switchedAt: UInt64?
+    /// What message breakpoints did (`send message paused at chat: edited, sent`).
+    var breakpointNotes: String?
     /// Where a refusal's chunked body is decoded to find its end (the decoded bytes are not used).
     private var scratch: [UInt8] = []
 
@@ -211,6 +213,7 @@ final class Upgrade {
                 noContextTakeover: compression.serverNoContextTakeover)
             relay.observeUp = { [unowned self] segment in sent.observe(segment) { self.observed($0) } }
             relay.observeDown = { [unowned self] segment in received.observe(segment) { self.observed($0) } }
+            gateMessages(relay)
         }
         let bytes = UpgradeHandshake.switchingHead(head)
         capture?.head(bytes)
@@ -328,6 +331,7 @@ final class Upgrade {
         record.validationFailure = validationFailure
         record.id = id
         record.capture = capture
+        record.breakpoint = breakpointNotes
         return record
     }
 
@@ -346,6 +350,7 @@ final class Upgrade {
             far = nil
         }
         phase = .finished
+        if breakpointNotes != nil { env.breakpoints.forget(exchange: id) }
         responseTimer?.cancel()
         far?.originTLS?.close()
         far?.parentTLS?.close()

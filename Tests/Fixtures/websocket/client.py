@@ -5,6 +5,9 @@ Usage: client.py MODE PROXY_PORT URL [CA_FILE]
            text, binary, a 200 KiB text, a ping, then a close; prints JSON with what came back
   flood    wss:// through CONNECT; reads everything slowly (a slow reader), prints bytes and close code
   refuse   the handshake for /refuse: prints the status the client saw
+  pause    wss:// without compression, for message breakpoints on what the client sends: "edit me"
+           (the greeting is read while it waits), "drop me" then "after", "inject before me";
+           prints JSON with what came back
   raw      ws:// as an absolute-form GET with Upgrade on the plain port, frames written by hand
            (masked, a fragmented text, a ping): prints JSON with what came back
 """
@@ -75,6 +78,23 @@ async def flood():
         except Exception:
             pass
         print(json.dumps({"bytes": received, "close_code": ws.close_code, "close_reason": ws.close_reason}))
+
+
+async def pause():
+    out = {}
+    async with connect(url, proxy=proxy, ssl=context(), max_size=None, ping_interval=None, open_timeout=10,
+                       compression=None) as ws:
+        await ws.send("edit me")
+        # The other direction flows while this one waits.
+        out["greeting"] = [await asyncio.wait_for(ws.recv(), 10), await asyncio.wait_for(ws.recv(), 10)]
+        out["edited"] = await asyncio.wait_for(ws.recv(), 30)
+        await ws.send("drop me")
+        await ws.send("after")
+        out["after_drop"] = await asyncio.wait_for(ws.recv(), 30)
+        await ws.send("inject before me")
+        out["injected"] = [await asyncio.wait_for(ws.recv(), 30), await asyncio.wait_for(ws.recv(), 30)]
+        await ws.close(1000, "done")
+    print(json.dumps(out))
 
 
 async def refuse():
@@ -155,4 +175,4 @@ def raw():
 if mode == "raw":
     raw()
 else:
-    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse}[mode]())
+    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse, "pause": pause}[mode]())

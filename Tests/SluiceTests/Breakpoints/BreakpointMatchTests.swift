@@ -51,18 +51,31 @@ struct BreakpointMatchTests {
         #expect(number.matchesBody(Array(#"{"user":{"ids":[3,7]}}"#.utf8)))
         #expect(!number.matchesBody(Array(#"{"user":{"ids":[7,3]}}"#.utf8)))
         #expect(!number.matchesBody(Array("not json".utf8)))
-        let yaml = try Self.point(["json": ["pointer": "/a~1b", "equals": "\"x\""]])
-        #expect(yaml.matchesBody(Array(#"{"a/b":"x"}"#.utf8)))
-        #expect(!yaml.matchesBody(Array(#"{"a/b":"y"}"#.utf8)))
-        let fromYAML = try Self.point(["json": ["pointer": "/n", "equals": "7"]])
-        #expect(fromYAML.matchesBody(Array(#"{"n":7}"#.utf8)), "YAML's text 7 is the number")
+        let textValue = try Self.point(["json": ["pointer": "/a~1b", "equals": "x"]])
+        #expect(textValue.matchesBody(Array(#"{"a/b":"x"}"#.utf8)))
+        #expect(!textValue.matchesBody(Array(#"{"a/b":"y"}"#.utf8)))
+        // YAML: a plain 7 is the number, a quoted "7" the text; mappings keep their types.
+        let points = try ConfigLoader.load(
+            yaml: """
+                breakpoints:
+                  points:
+                    - {name: n, json: {pointer: /n, equals: 7}}
+                    - {name: q, json: {pointer: /n, equals: "7"}}
+                    - {name: o, json: {pointer: /o, equals: {a: 1, b: [true, null]}}}
+                """
+        ).breakpoints.points
+        #expect(points[0].matchesBody(Array(#"{"n":7}"#.utf8)) && !points[0].matchesBody(Array(#"{"n":"7"}"#.utf8)))
+        #expect(points[1].matchesBody(Array(#"{"n":"7"}"#.utf8)) && !points[1].matchesBody(Array(#"{"n":7}"#.utf8)))
+        #expect(points[2].matchesBody(Array(#"{"o":{"b":[true,null],"a":1}}"#.utf8)))
         #expect(Breakpoint.resolve("/a/01", in: ["a": [1, 2]]) == nil, "no leading zeros in indices")
     }
 
     @Test("Bad specs say what is wrong; the spec written back reads back the same")
     func specs() throws {
         let failures: [([String: Any], String)] = [
-            (["stage": "sideways"], "request, response or both"),
+            (["stage": "sideways"], "request, response, both or messages"),
+            (["direction": "send"], "message conditions"),
+            (["stage": "messages", "status": [200]], "response conditions"),
             (["status": [200]], "response conditions"),
             (["stage": "response", "status": [99]], "status holds codes"),
             (["match": ["host": "a/b"]], "bad glob"),

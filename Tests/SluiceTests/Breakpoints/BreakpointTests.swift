@@ -82,6 +82,11 @@ struct BreakpointTests {
         let shown = try #require(item["request"] as? [String: Any])
         #expect(shown["body"] as? String == body && shown["method"] as? String == "POST")
         let id = try #require(item["id"] as? Int)
+        // A bad edit is refused before anything is decided: the item stays paused.
+        let (refused, why) = try Self.admin(admin, "POST", "/paused/\(id)/resume", #"{"headers": [["Bad Name", "x"]]}"#)
+        #expect(refused == 400 && ((why as? [String: Any])?["error"] as? String ?? "").contains("not a field name"))
+        #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", #"{"url": "ftp://x/"}"#).0 == 400)
+        #expect((try Self.admin(admin, "GET", "/paused").1 as? [Any])?.count == 1)
         let edit =
             #"{"headers": [["Host", "127.0.0.1:\#(origin.port)"], ["Content-Type", "application/json"], ["X-Edited", "yes"], ["Content-Length", "1"]], "body": "{\"qty\":25,\"note\":\"edited\"}"}"#
         let (status, _) = try Self.admin(admin, "POST", "/paused/\(id)/resume", edit)
@@ -162,6 +167,37 @@ struct BreakpointTests {
         #expect(try Self.admin(admin, "POST", "/paused/\(two)/resume").0 == 404)
     }
 
+    @Test(
+        "A paused response aborted both ways (502, or the connection closed); a HEAD passes its length; the connection serves on"
+    )
+    func responseAbort() throws {
+        let origin = try OriginServer { _ in .text(String(repeating: "x", count: 100)) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration([["name": "answers", "stage": "response"]]))
+        let admin = try proxy.startAdmin()
+        let first = Pending(
+            proxy: proxy.port, "GET \(origin.url("/one")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let one = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(one)/abort").0 == 200)
+        let problem = try first.response()
+        #expect(problem.status == 502 && problem.text.contains("breakpoint-aborted"), "\(problem.text)")
+        let second = Pending(
+            proxy: proxy.port, "GET \(origin.url("/two")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let two = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(two)/abort", #"{"close": true}"#).0 == 200)
+        #expect(throws: (any Error).self) { try second.response() }
+        let head = Pending(
+            proxy: proxy.port, "HEAD \(origin.url("/three")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n",
+            method: "HEAD")
+        let three = try #require(Self.paused(admin).first?["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(three)/resume", #"{"headers": {"X-Seen": "1"}}"#).0 == 200)
+        let headAnswer = try head.response()
+        #expect(
+            headAnswer.status == 200 && headAnswer.header("content-length") == "100"
+                && headAnswer.header("x-seen") == "1")
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("aborted, connection closed") } })
+    }
+
     @Test("Answer without the origin; a paused item goes on unchanged after breakpoints.timeout")
     func answerAndTimeout() throws {
         let origin = try OriginServer { _ in .text("from the origin") }
@@ -207,7 +243,7 @@ struct BreakpointTests {
         let listed = try Self.admin(admin, "GET", "/breakpoints").1 as? [String: Any]
         #expect((listed?["breakpoints"] as? [Any])?.count == 1 && listed?["timeout_ms"] as? Int == 300_000)
         for (body, why) in [
-            (#"{"stage": "sideways"}"#, "request, response or both"),
+            (#"{"stage": "sideways"}"#, "request, response, both or messages"),
             (#"{"status": [200]}"#, "response conditions"),
             (#"{"match": {"path": ""}}"#, "bad glob"),
             (#"{"colour": "red"}"#, "unknown key"),
@@ -272,5 +308,59 @@ struct BreakpointTests {
                 == 200)
         _ = eventually(timeout: 10) { output.hasSuffix("|2") }
         #expect(output == "changed on the way|2", "\(output)")
+    }
+
+    @Test(
+        "WebSocket messages from the client paused: one edited, one dropped, one injected ahead of another; the other direction flows meanwhile",
+        .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+    func webSocketMessages() throws {
+        let setup = try WebSocketTests.Setup()
+        let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(port: origin.port)
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["stage": "messages", "direction": "send", "body_contains": "me"], name: "chat").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        nonisolated(unsafe) var result: (status: Int32, json: [String: Any]) = (-1, [:])
+        let client = Thread {
+            result =
+                (try? WebSocketOrigin.client(
+                    "pause", proxy: proxy.port, url: "wss://localhost:\(origin.port)/greet", caFile: setup.caCert))
+                ?? result
+        }
+        client.start()
+        func next(_ text: String) throws -> Int {
+            var found: [String: Any] = [:]
+            _ = try eventually(timeout: 15) {
+                let items = (try Self.admin(admin, "GET", "/paused").1 as? [[String: Any]]) ?? []
+                found = items.first { (($0["message"] as? [String: Any])?["body"] as? String) == text } ?? [:]
+                return !found.isEmpty
+            }
+            let message = try #require(found["message"] as? [String: Any])
+            #expect(found["stage"] as? String == "message" && message["direction"] as? String == "send")
+            #expect(message["type"] as? String == "text")
+            return try #require(found["id"] as? Int)
+        }
+        let edit = try next("edit me")
+        #expect(try Self.admin(admin, "POST", "/paused/\(edit)/resume", #"{"body": "edited!"}"#).0 == 200)
+        let drop = try next("drop me")
+        #expect(try Self.admin(admin, "POST", "/paused/\(drop)/abort").0 == 200)
+        let inject = try next("inject before me")
+        #expect(try Self.admin(admin, "POST", "/paused/\(inject)/answer", #"{"body": "injected"}"#).0 == 200)
+        _ = eventually(timeout: 15) { result.status != -1 }
+        #expect(result.status == 0, "\(result.json)")
+        #expect(result.json["greeting"] as? [String] == ["hello", "one two three"], "read while the send side waited")
+        #expect(result.json["edited"] as? String == "edited!")
+        #expect(result.json["after_drop"] as? String == "after", "the dropped message never reached the origin")
+        #expect(result.json["injected"] as? [String] == ["injected", "inject before me"])
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains {
+                    $0.contains("send message paused at chat; edited, sent") && $0.contains("dropped")
+                        && $0.contains("injected")
+                }
+            }, "\(proxy.logLines.all)")
     }
 }

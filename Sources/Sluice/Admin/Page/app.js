@@ -781,8 +781,8 @@
       body.replaceChildren(...items.map((item) => el("tr", {
         class: paused.picked === item.id ? "picked" : null, "data-id": item.id, onclick: () => pickPaused(item.id) },
         el("td", { text: item.id }), el("td", { text: item.stage }), el("td", { text: item.breakpoint }),
-        el("td", { class: "mono", text: (item.request.method || "") + " " + (item.request.url || "") +
-          (item.response ? " → " + item.response.status : "") }),
+        el("td", { class: "mono", text: item.message ? item.message.direction + " " + item.message.type + ": " + (item.message.body || "").slice(0, 80)
+          : (item.request.method || "") + " " + (item.request.url || "") + (item.response ? " → " + item.response.status : "") }),
         el("td", { text: Math.max(0, Math.round(Date.now() / 1000 - item.since)) + " s" }))));
       $("paused-empty").hidden = items.length > 0;
       if (paused.picked != null && !items.some((i) => i.id === paused.picked)) {
@@ -797,10 +797,16 @@
     const item = paused.items.find((i) => i.id === id);
     if (!item) return;
     paused.picked = id;
-    const message = item.stage === "response" ? item.response : item.request;
-    $("paused-title").textContent = "#" + item.id + " " + item.stage + " paused at " + item.breakpoint;
+    const message = pausedMessage(item);
+    const isMessage = item.stage === "message";
+    $("paused-title").textContent = "#" + item.id + " " + (isMessage ? item.message.direction + " " + item.message.type + " message" : item.stage) +
+      " paused at " + item.breakpoint + (isMessage ? " (" + item.request.url + ")" : "");
     const isRequest = item.stage === "request";
     $("paused-method-label").hidden = $("paused-url-label").hidden = !isRequest;
+    $("paused-status-label").hidden = isMessage;
+    $("paused-headers").parentElement.hidden = isMessage;
+    $("paused-answer").textContent = isMessage ? "Inject this ahead of it" : "Answer with this";
+    $("paused-abort").textContent = isMessage ? "Drop it" : "Abort (502)";
     $("paused-status-label").firstChild.textContent = isRequest ? "Status (to answer) " : "Status ";
     $("paused-method").value = item.request.method || "";
     $("paused-url").value = item.request.url || "";
@@ -814,14 +820,28 @@
     checkPaused();
   }
 
+  function pausedMessage(item) {
+    return item.stage === "response" ? item.response : item.stage === "message" ? item.message : item.request;
+  }
+
   function prettyIfJSON(text) {
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
   }
 
   // The edits as the API takes them; only what changed is sent.
   function pausedEdit(item, answering) {
-    const message = item.stage === "response" ? item.response : item.request;
+    const message = pausedMessage(item);
     const edit = {};
+    if (item.stage === "message") {
+      const body = $("paused-body").value;
+      if (answering || body !== prettyIfJSON(message.body || "")) {
+        let compact = body;
+        try { compact = JSON.stringify(JSON.parse(body)); } catch {}
+        edit.body = compact;
+        edit.type = message.type;
+      }
+      return edit;
+    }
     const headers = [];
     for (const line of $("paused-headers").value.split("\n")) {
       const colon = line.indexOf(":");
