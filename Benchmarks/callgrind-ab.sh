@@ -7,6 +7,8 @@
 # HTTPS origin, localhost:24443, then TLS with Sluice's local CA on one kept-alive connection);
 # ORIGIN_CA names the harness's CA (default ../shared/bench/run/pki/ca.pem). PATH written
 # `h2:/json/1k.json`: the same, with HTTP/2 inside the TLS (one stream per request, in turn).
+# OLD_CONFIG and NEW_CONFIG name a configuration file for each side (plain paths only), e.g. the
+# same binary with and without a breakpoint that matches nothing.
 # Needs valgrind, python3 and the harness's origin on 127.0.0.1:24080
 # (../shared/bench/origin/start.sh). Debug info is stripped first: valgrind 3.19 cannot read
 # the DWARF 5 Swift writes.
@@ -80,9 +82,10 @@ for _ in range(n):
         rest += s.recv(65536)
     buf = rest[length:]
 PY
-instructions() {  # binary count -> total Ir
+instructions() {  # binary count [config] -> total Ir
   local dir="$work/run-$RANDOM"; mkdir -p "$dir"
   local config=() ca="$dir/ca.pem"
+  [ -n "${3:-}" ] && config=(--config "$3")
   case "$path" in
     https:*|h2:*)
       [ -f "$origin_ca" ] || { echo "callgrind-ab: no harness CA at ${ORIGIN_CA:-../shared/bench/run/pki/ca.pem} (set ORIGIN_CA)" >&2; exit 1; }
@@ -96,7 +99,7 @@ instructions() {  # binary count -> total Ir
   local pid=$!
   # Under valgrind, making the local CA's key takes a while.
   for _ in $(seq 900); do
-    { [ ${#config[@]} -eq 0 ] || [ -f "$ca" ]; } && (exec 3<>/dev/tcp/127.0.0.1/24809) 2>/dev/null && break
+    { [[ "$path" != https:* && "$path" != h2:* ]] || [ -f "$ca" ]; } && (exec 3<>/dev/tcp/127.0.0.1/24809) 2>/dev/null && break
     sleep 0.2
   done
   python3 "$work/requests.py" 24809 50 "$path" "$ca"
@@ -107,6 +110,7 @@ instructions() {  # binary count -> total Ir
 for label in old new; do
   bin=$old; [ "$label" = new ] && bin=$new
   strip --strip-debug -o "$work/$label" "$bin"
-  a=$(instructions "$work/$label" "$n"); b=$(instructions "$work/$label" "$m")
+  cfg=${OLD_CONFIG:-}; [ "$label" = new ] && cfg=${NEW_CONFIG:-}
+  a=$(instructions "$work/$label" "$n" "$cfg"); b=$(instructions "$work/$label" "$m" "$cfg")
   echo "$label $path: $(( (b - a) / (m - n) )) instructions per request"
 done

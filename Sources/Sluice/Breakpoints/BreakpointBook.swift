@@ -141,20 +141,22 @@ final class BreakpointBook {
 
     // MARK: - Matching
 
-    /// The breakpoints that may pause this request at the request or the response stage.
+    /// The breakpoints that may pause this request at the request or the response stage (no
+    /// allocation when none does: the common case costs a match per breakpoint).
     func candidates(
         for stage: PausedItem.Stage, method: String, host: String, path: String, fields: HTTPFields
     ) -> [Breakpoint] {
-        points.filter {
-            let fits: Bool
+        func fits(_ point: Breakpoint) -> Bool {
+            let atStage: Bool
             switch stage {
-            case .request: fits = $0.stage.pausesRequests
-            case .response: fits = $0.stage.pausesResponses
-            case .message: fits = $0.stage == .messages
+            case .request: atStage = point.stage.pausesRequests
+            case .response: atStage = point.stage.pausesResponses
+            case .message: atStage = point.stage == .messages
             }
-            return fits
-                && $0.matchesRequest(method: method, host: host, path: path, fields: fields)
+            return atStage && point.matchesRequest(method: method, host: host, path: path, fields: fields)
         }
+        guard points.contains(where: fits) else { return [] }
+        return points.filter(fits)
     }
 
     // MARK: - Paused items

@@ -20,7 +20,7 @@ extension Exchange {
             // The common hit: the client head comes from memory, only Age and Cache-Status are
             // new (when this connection stays open and the head is kept).
             if output.keepAlive, !env.isShuttingDown, notes.marks.isEmpty, stages.wire == nil || stages.onlyCaptures,
-                output.writesBytes, !env.breakpoints.pausesResponses,
+                output.writesBytes, !mayPauseResponse,
                 let status = notes.cacheStatus,
                 let plain = StoredResponse.plainHead(
                     entry, age: age, request: request, cacheStatus: status, cache: cache)
@@ -134,4 +134,15 @@ extension Exchange {
 extension ExchangePhase {
     /// Which stored answer is being served, if one is.
     var serving: Serving? { if case .servingStored(let serving) = self { serving } else { nil } }
+}
+
+extension Exchange {
+    /// Whether a response breakpoint fits this request (a plain hit then takes the general path,
+    /// where the breakpoint stage is).
+    var mayPauseResponse: Bool {
+        guard env.breakpoints.pausesResponses, let url = route.url else { return false }
+        return !env.breakpoints.candidates(
+            for: .response, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers
+        ).isEmpty
+    }
 }
