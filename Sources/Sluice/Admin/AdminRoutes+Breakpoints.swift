@@ -213,13 +213,10 @@ extension AdminRoutes {
             } else {
                 return .failure(DraftError(why: "headers are [[name, value]…] or {name: value}"))
             }
-            for (name, value) in message.headers ?? [] {
-                guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
-                    return .failure(DraftError(why: "\"\(name)\" is not a field name"))
-                }
-                guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
-                    return .failure(DraftError(why: "the value of \(name) holds CR, LF or NUL"))
-                }
+            if let (name, _) = (message.headers ?? []).first(where: {
+                !PausedMessage.isValidField(name: $0.0, value: $0.1)
+            }) {
+                return .failure(DraftError(why: "\"\(name)\" is not a field name, or its value holds CR, LF or NUL"))
             }
         }
         if object["body"] != nil, object["body_base64"] != nil {
@@ -264,6 +261,7 @@ extension AdminRoutes {
         if let method = message.method { fields.append(("method", .string(method))) }
         if let url = message.url { fields.append(("url", .string(url))) }
         if let status = message.status { fields.append(("status", .number(status))) }
+        if let coding = message.decodedFrom { fields.append(("decoded_from", .string(coding))) }
         fields.append(("headers", .array((message.headers ?? []).map { .strings([$0.0, $0.1]) })))
         let body = message.body ?? []
         if let text = String(validating: body, as: UTF8.self) {

@@ -30,8 +30,28 @@ struct PausedMessage: Equatable {
             && (a.headers == nil) == (b.headers == nil)
     }
 
+    /// The content coding the shown body was decoded from (a paused response's `gzip`, say): an
+    /// edited body goes out decoded, without `Content-Encoding`.
+    var decodedFrom: String?
+
     /// Fields the sender never chooses: the framing is made from the body as it is.
     static let framingFields: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive"]
+
+    /// Whether a field may be sent as written: its name a token, its value without CR, LF or NUL.
+    static func isValidField(name: String, value: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { RequestParser.isTokenByte($0) }
+            && !value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
+    }
+
+    /// Edited fields as they are sent: framing fields left out (Sluice makes them from the body).
+    static func sentFields(_ pairs: [(String, String)]) -> HTTPFields {
+        var fields = HTTPFields()
+        for (name, value) in pairs
+        where !framingFields.contains(name.lowercased()) && isValidField(name: name, value: value) {
+            fields.append(name: name, value: value)
+        }
+        return fields
+    }
 }
 
 /// Who waits for a decision: the exchange (request stage) or its response's stage.

@@ -1,3 +1,5 @@
+import Codec
+
 /// Delivery stage: response breakpoints. A response that fits one (its status and media type at
 /// the head, its body conditions at the end) is held whole, at most `limits.max_transform_body`
 /// of it (a larger one is not paused, and says so), and waits in the Paused list for a person:
@@ -74,11 +76,17 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             return
         }
         phase = .passing
-        guard let point = fitting.first(where: { !$0.readsBody || $0.matchesBody(held.bytes) }) else {
+        let decoded = BreakpointStage.decoded(held, limit: limit)
+        let content = decoded?.0 ?? held.bytes
+        guard let point = fitting.first(where: { !$0.readsBody || $0.matchesBody(content) }) else {
             return held.pass(to: next)
         }
-        let shown = PausedMessage(
+        var shown = PausedMessage(
             status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) }, body: held.bytes)
+        if let (body, coding) = decoded {
+            shown.body = body
+            shown.decodedFrom = coding
+        }
         guard pause(point, shown, self) != nil else { return held.pass(to: next) }
         next.note(.breakpoint("response paused at \(point.name)"))
         phase = .paused(held, next)
@@ -111,6 +119,16 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
 
     func abandon() { phase = .done }
 
+    /// The held body decoded from its one content coding (gzip, deflate, br), when it has one
+    /// Sluice reads: matched and shown as text.
+    static func decoded(_ held: HeldResponse, limit: Int) -> ([UInt8], String)? {
+        let codings = held.head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
+            let decoded = try? coding.decode(held.bytes, limit: limit)
+        else { return nil }
+        return (decoded, coding.rawValue)
+    }
+
     /// The held response with a person's edits (or, `replacing`, their answer alone): the fields
     /// given replace the head's, the framing follows the body (`Content-Length`; a changed body
     /// is sent as it was written, so its content coding goes).
@@ -120,18 +138,16 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         var head = held.head
         if let status = edit.status { head.status = status }
         if edit.status != nil { head.reason = "" }
-        if let fields = edit.headers ?? (replacing ? [] : nil) {
-            var headers = HTTPFields()
-            for (name, value) in fields where !PausedMessage.framingFields.contains(name.lowercased()) {
-                guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }),
-                    !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
-                else { continue }
-                headers.append(name: name, value: value)
-            }
-            head.headers = headers
-        }
+        if let fields = edit.headers ?? (replacing ? [] : nil) { head.headers = PausedMessage.sentFields(fields) }
         let body = edit.body ?? (replacing ? [] : held.bytes)
-        if edit.body != nil, edit.body != held.bytes, edit.headers == nil { head.headers.remove("content-encoding") }
+        if edit.body != nil {
+            // The person wrote the body as shown (decoded): it goes out as written.
+            head.headers.remove("content-encoding")
+            if edit.body != held.bytes {
+                for name in ["content-md5", "digest", "content-digest", "repr-digest"] { head.headers.remove(name) }
+                if let etag = head.headers["etag"], !etag.hasPrefix("W/") { head.headers.set("ETag", "W/" + etag) }
+            }
+        }
         head.headers.remove("transfer-encoding")
         // A HEAD's, a 204's and a 304's length is not their body's: kept as it was.
         if headOnly || [204, 304].contains(head.status) || head.status < 200 {

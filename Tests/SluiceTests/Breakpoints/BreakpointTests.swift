@@ -1,3 +1,4 @@
+import Codec
 import Foundation
 import SluiceTestKit
 import Testing
@@ -142,6 +143,39 @@ struct BreakpointTests {
         let direct = try RawClient(port: proxy.port).request(
             "GET \(other.url("/pets/8")) HTTP/1.1\r\nHost: 127.0.0.1:\(other.port)\r\n\r\n")
         #expect(direct.text == #"{"id":8}"#)
+    }
+
+    @Test("A gzip response is matched and shown decoded; edited, it goes out as written, without Content-Encoding")
+    func compressedResponse() throws {
+        let json = Array(#"{"user":{"name":"Ada","role":"admin"}}"#.utf8)
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200,
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("ETag", "\"v1\"")],
+                body: ContentCoding.gzip.encode(json))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration([
+                ["name": "admins", "stage": "response", "json": ["pointer": "/user/role", "equals": "admin"]]
+            ]))
+        let admin = try proxy.startAdmin()
+        let pending = Pending(
+            proxy: proxy.port,
+            "GET \(origin.url("/me")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nAccept-Encoding: gzip\r\n\r\n")
+        let item = try #require(Self.paused(admin).first)
+        let shown = try #require(item["response"] as? [String: Any])
+        #expect(
+            shown["decoded_from"] as? String == "gzip"
+                && shown["body"] as? String == String(decoding: json, as: UTF8.self))
+        let id = try #require(item["id"] as? Int)
+        let fields = try JSONSerialization.data(withJSONObject: [
+            "headers": shown["headers"] as? [[String]] ?? [], "body": #"{"user":{"name":"Ada","role":"viewer"}}"#,
+        ])
+        #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", String(decoding: fields, as: UTF8.self)).0 == 200)
+        let response = try pending.response()
+        #expect(response.text == #"{"user":{"name":"Ada","role":"viewer"}}"#)
+        #expect(response.header("content-encoding") == nil && response.header("etag") == "W/\"v1\"")
     }
 
     @Test("Abort: a 502 breakpoint-aborted problem, or the connection closed without an answer")
