@@ -62,6 +62,14 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    posted = []
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length)
+        Origin.posted.append(({k.lower(): v for k, v in self.headers.items()}, body))
+        self.send(200, "text/plain", b"got %d bytes" % len(body), "no-store")
+
     def do_GET(self):
         path = self.path.split("?")[0]
         with Origin.lock:
@@ -699,6 +707,57 @@ rules:
         finally:
             admin("DELETE", "/breakpoints/shop-edit")
             thread.join(15)
+            self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
+            self.browser.refresh()
+            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+
+    def test_18_a_requests_call_paused_before_it_is_sent_is_edited_in_the_page(self):
+        def admin(method, path, payload=None):
+            request = urllib.request.Request(
+                "http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
+                data=json.dumps(payload).encode() if payload is not None else None,
+                headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
+            return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
+        admin("PUT", "/breakpoints/orders", {"stage": "request", "match": {"path": "/orders", "methods": ["POST"]}})
+        Origin.posted.clear()
+        script = ("import json, sys, requests\n"
+                  "r = requests.post(sys.argv[1], json={'qty': 1, 'note': None}, headers={'X-Trace': 'one'},\n"
+                  "                  proxies={'http': sys.argv[2]}, timeout=30)\n"
+                  "print(json.dumps({'status': r.status_code, 'text': r.text}))\n")
+        client = subprocess.Popen([TEST_PYTHON, "-c", script, self.origin_url + "/orders",
+                                   "http://127.0.0.1:%d" % self.proxy_port], stdout=subprocess.PIPE, text=True)
+        try:
+            self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
+            self.browser.refresh()
+            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+            self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "1", 10)
+            self.tab("paused")
+            self.click_row("paused-table", "/orders", 10)
+            self.assertEqual(Origin.posted, [], "nothing reached the origin while paused")
+            self.assertEqual(self.browser.find_element(By.ID, "paused-method").get_attribute("value"), "POST")
+            body = self.browser.find_element(By.ID, "paused-body")
+            self.assertIn('"qty": 1', body.get_attribute("value"))
+            # A field changed and the JSON body rewritten in the editor.
+            headers = self.browser.find_element(By.ID, "paused-headers")
+            text = headers.get_attribute("value").replace("X-Trace: one", "X-Trace: edited in the page")
+            headers.clear()
+            headers.send_keys(text)
+            body.clear()
+            body.send_keys(json.dumps({"qty": 12, "note": "from the page"}))
+            self.shot("paused-request")
+            self.browser.find_element(By.ID, "paused-resume").click()
+            out, _ = client.communicate(timeout=30)
+            answer = json.loads(out)
+            sent = json.dumps({"qty": 12, "note": "from the page"}, separators=(",", ":")).encode()
+            self.assertEqual(answer, {"status": 200, "text": "got %d bytes" % len(sent)})
+            fields, received = Origin.posted[0]
+            self.assertEqual(received, sent)
+            self.assertEqual(fields["content-length"], str(len(sent)))
+            self.assertEqual(fields["x-trace"], "edited in the page")
+        finally:
+            if client.poll() is None:
+                client.kill()
+            admin("DELETE", "/breakpoints/orders")
             self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
             self.browser.refresh()
             self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
