@@ -718,7 +718,17 @@ rules:
                 data=json.dumps(payload).encode() if payload is not None else None,
                 headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
             return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
-        admin("PUT", "/breakpoints/orders", {"stage": "request", "match": {"path": "/orders", "methods": ["POST"]}})
+        # The breakpoint is added from the page's form.
+        self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
+        self.browser.refresh()
+        self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+        self.tab("paused")
+        self.browser.find_element(By.ID, "bp-name").send_keys("orders")
+        self.browser.find_element(By.ID, "bp-path").send_keys("/orders")
+        self.browser.find_element(By.ID, "bp-method").send_keys("POST")
+        self.browser.find_element(By.ID, "bp-add").click()
+        self.wait(lambda b: "orders (request POST /orders)" in b.find_element(By.ID, "breakpoints-list").text, 10)
+        self.assertEqual(admin("GET", "/breakpoints/orders")["match"], {"path": "/orders", "methods": ["POST"]})
         Origin.posted.clear()
         script = ("import json, sys, requests\n"
                   "r = requests.post(sys.argv[1], json={'qty': 1, 'note': None}, headers={'X-Trace': 'one'},\n"
@@ -727,11 +737,7 @@ rules:
         client = subprocess.Popen([TEST_PYTHON, "-c", script, self.origin_url + "/orders",
                                    "http://127.0.0.1:%d" % self.proxy_port], stdout=subprocess.PIPE, text=True)
         try:
-            self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
-            self.browser.refresh()
-            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
             self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "1", 10)
-            self.tab("paused")
             self.click_row("paused-table", "/orders", 10)
             self.assertEqual(Origin.posted, [], "nothing reached the origin while paused")
             self.assertEqual(self.browser.find_element(By.ID, "paused-method").get_attribute("value"), "POST")
@@ -754,10 +760,16 @@ rules:
             self.assertEqual(received, sent)
             self.assertEqual(fields["content-length"], str(len(sent)))
             self.assertEqual(fields["x-trace"], "edited in the page")
+            # Removed from the page.
+            self.browser.find_element(By.CSS_SELECTOR, "#breakpoints-list button[data-remove='orders']").click()
+            self.wait(lambda b: "No breakpoints" in b.find_element(By.ID, "breakpoints-list").text, 10)
         finally:
             if client.poll() is None:
                 client.kill()
-            admin("DELETE", "/breakpoints/orders")
+            try:
+                admin("DELETE", "/breakpoints/orders")
+            except urllib.error.HTTPError:
+                pass  # removed from the page already
             self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
             self.browser.refresh()
             self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)

@@ -774,9 +774,15 @@
       $("paused-count").textContent = items.length;
       if (state.view !== "paused") return;
       const points = await (await fetch("/breakpoints")).json();
-      $("breakpoints-list").textContent = points.breakpoints.length
-        ? "Breakpoints: " + points.breakpoints.map((p) => p.name + " (" + p.stage + ")").join(", ")
-        : "No breakpoints are set.";
+      const list = $("breakpoints-list");
+      const names = points.breakpoints.map((p) => p.name).join(",");
+      if (list.dataset.names !== names) {
+        list.dataset.names = names;
+        list.replaceChildren(points.breakpoints.length ? "Breakpoints: " : "No breakpoints are set.",
+          ...points.breakpoints.map((p) => el("span", { class: "breakpoint" },
+            p.name + " (" + p.stage + (p.match ? " " + [p.match.methods && p.match.methods.join("|"), p.match.host, p.match.path].filter(Boolean).join(" ") : "") + ") ",
+            el("button", { class: "quiet", "data-remove": p.name, title: "Remove this breakpoint", onclick: () => removeBreakpoint(p.name), text: "×" }), " ")));
+      }
       const body = document.querySelector("#paused-table tbody");
       body.replaceChildren(...items.map((item) => el("tr", {
         class: paused.picked === item.id ? "picked" : null, "data-id": item.id, onclick: () => pickPaused(item.id) },
@@ -909,6 +915,31 @@
     const item = paused.items.find((i) => i.id === paused.picked);
     if (item) decidePaused("answer", pausedEdit(item, true));
   });
+  // Breakpoints added and removed from the page (PUT / DELETE /breakpoints/{name}).
+  $("bp-add").addEventListener("click", async () => {
+    const name = $("bp-name").value.trim();
+    const spec = { stage: $("bp-stage").value };
+    const match = {};
+    if ($("bp-host").value.trim()) match.host = $("bp-host").value.trim();
+    if ($("bp-path").value.trim()) match.path = $("bp-path").value.trim();
+    if ($("bp-method").value.trim()) match.methods = [$("bp-method").value.trim()];
+    if (Object.keys(match).length) spec.match = match;
+    if ($("bp-contains").value) spec.body_contains = $("bp-contains").value;
+    try {
+      const response = await admin("/breakpoints/" + encodeURIComponent(name), { method: "PUT", body: JSON.stringify(spec) });
+      const answer = await response.json();
+      if (response.status !== 200) { notice("Not added: " + (answer.error || response.status)); return; }
+      notice("Breakpoint " + name + " added.");
+      loadPaused();
+    } catch (error) { notice(error.message); }
+  });
+  async function removeBreakpoint(name) {
+    try {
+      const response = await admin("/breakpoints/" + encodeURIComponent(name), { method: "DELETE" });
+      if (response.status === 200) notice("Breakpoint " + name + " removed.");
+      loadPaused();
+    } catch (error) { notice(error.message); }
+  }
   $("paused-abort").addEventListener("click", () => decidePaused("abort", { close: false }));
   $("paused-close").addEventListener("click", () => decidePaused("abort", { close: true }));
 
