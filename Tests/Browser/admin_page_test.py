@@ -331,6 +331,23 @@ rules:
                 raise AssertionError("no row with %r in #%s" % (text, table))
             time.sleep(0.05)
 
+    def admin_call(self, method, path, payload=None):
+        """The admin API with the token; the JSON answer (None when empty)."""
+        request = urllib.request.Request(
+            "http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
+            data=json.dumps(payload).encode() if payload is not None else None,
+            headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
+        return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
+
+    def page_token(self, on):
+        """The page keeps the admin token for this tab (on) or forgets it; reloaded, live again."""
+        if on:
+            self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
+        else:
+            self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
+        self.browser.refresh()
+        self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+
     def shot(self, name):
         self.browser.save_screenshot(os.path.join(ARTIFACTS, name + ".png"))
 
@@ -594,9 +611,7 @@ rules:
             self.assertIn("privacy error", title.lower(), text[:300])
         finally:
             # Chromium's refusals may have opened a passthrough window for localhost: closed again.
-            request = urllib.request.Request("http://127.0.0.1:%d/tls/passthrough" % self.admin_port, method="DELETE",
-                                             headers={"Authorization": "Bearer " + TOKEN})
-            urllib.request.urlopen(request).read()
+            self.admin_call("DELETE", "/tls/passthrough")
 
     def test_15_the_devices_tab_shows_the_onboarding_url_and_a_qr_code_that_decodes_to_it(self):
         self.tab("devices")
@@ -662,18 +677,10 @@ rules:
         self.browser.find_element(By.ID, "compose-close").click()
         self.assertFalse(self.browser.find_element(By.ID, "composer").is_displayed())
         # Forget the token again: the purge test expects the page to ask for it.
-        self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
-        self.browser.refresh()
-        self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+        self.page_token(False)
 
     def test_17_a_paused_response_is_edited_in_the_page_its_contract_checked_as_it_is_typed(self):
-        def admin(method, path, payload=None):
-            request = urllib.request.Request(
-                "http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
-                data=json.dumps(payload).encode() if payload is not None else None,
-                headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
-            return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
-        admin("PUT", "/breakpoints/shop-edit", {"stage": "response", "match": {"path": "/shop/**"}})
+        self.admin_call("PUT", "/breakpoints/shop-edit", {"stage": "response", "match": {"path": "/shop/**"}})
         result = {}
 
         def client():
@@ -682,9 +689,7 @@ rules:
         thread = threading.Thread(target=client)
         thread.start()
         try:
-            self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
-            self.browser.refresh()
-            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+            self.page_token(True)
             self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "1", 10)
             self.tab("paused")
             self.click_row("paused-table", "/shop/items", 10)
@@ -705,30 +710,20 @@ rules:
             self.assertEqual(delivered["items"][1]["price"], 3)
             self.wait(lambda b: b.find_element(By.ID, "paused-count").text == "0", 5)
         finally:
-            admin("DELETE", "/breakpoints/shop-edit")
+            self.admin_call("DELETE", "/breakpoints/shop-edit")
             thread.join(15)
-            self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
-            self.browser.refresh()
-            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+            self.page_token(False)
 
     def test_18_a_requests_call_paused_before_it_is_sent_is_edited_in_the_page(self):
-        def admin(method, path, payload=None):
-            request = urllib.request.Request(
-                "http://127.0.0.1:%d%s" % (self.admin_port, path), method=method,
-                data=json.dumps(payload).encode() if payload is not None else None,
-                headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
-            return json.loads(urllib.request.urlopen(request, timeout=5).read() or b"null")
         # The breakpoint is added from the page's form.
-        self.browser.execute_script("sessionStorage.setItem('sluice-token', arguments[0])", TOKEN)
-        self.browser.refresh()
-        self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+        self.page_token(True)
         self.tab("paused")
         self.browser.find_element(By.ID, "bp-name").send_keys("orders")
         self.browser.find_element(By.ID, "bp-path").send_keys("/orders")
         self.browser.find_element(By.ID, "bp-method").send_keys("POST")
         self.browser.find_element(By.ID, "bp-add").click()
         self.wait(lambda b: "orders (request POST /orders)" in b.find_element(By.ID, "breakpoints-list").text, 10)
-        self.assertEqual(admin("GET", "/breakpoints/orders")["match"], {"path": "/orders", "methods": ["POST"]})
+        self.assertEqual(self.admin_call("GET", "/breakpoints/orders")["match"], {"path": "/orders", "methods": ["POST"]})
         Origin.posted.clear()
         script = ("import json, sys, requests\n"
                   "r = requests.post(sys.argv[1], json={'qty': 1, 'note': None}, headers={'X-Trace': 'one'},\n"
@@ -767,12 +762,10 @@ rules:
             if client.poll() is None:
                 client.kill()
             try:
-                admin("DELETE", "/breakpoints/orders")
+                self.admin_call("DELETE", "/breakpoints/orders")
             except urllib.error.HTTPError:
                 pass  # removed from the page already
-            self.browser.execute_script("sessionStorage.removeItem('sluice-token')")
-            self.browser.refresh()
-            self.wait(lambda b: b.find_element(By.ID, "stream-state").text == "live", 10)
+            self.page_token(False)
 
     def test_13_contract_failures_show_in_the_detail_counters_chart_and_coverage(self):
         url = self.origin_url + "/shop/items?coverage"
