@@ -64,6 +64,25 @@ public final class Connection {
         }
     }
 
+    /// Starts an outgoing connection to `address` (already resolved and checked by the caller);
+    /// the delegate gets `.connected` or `.error`. - SeeAlso: `bufferevent_socket_connect(3)`.
+    public init(loop: EventLoop, connectingTo address: SocketAddress) {
+        self.loop = loop
+        peer = address
+        bev = bufferevent_socket_new(loop.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+        install()
+        let started = address.withSockaddr { pointer, length in
+            bufferevent_socket_connect(bev, UnsafeMutablePointer(mutating: pointer), length)
+        }
+        if started != 0 {
+            let code = errno
+            loop.callSoon { [weak self] in
+                guard let self else { return }
+                self.delegate?.connection(self, didReceive: .error(code: code, resolving: false))
+            }
+        }
+    }
+
     deinit { if let bev { bufferevent_free(bev) } }
 
     private func install() {

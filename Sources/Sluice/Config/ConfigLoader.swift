@@ -213,6 +213,18 @@ public enum ConfigLoader {
                 config, value throws(ConfigError) in config.timeouts.shutdownGrace = try value.milliseconds()
             },
             Key(
+                path: "upstream.engine", type: "string", defaultValue: "auto",
+                summary:
+                    "Which transport carries upstream requests: auto (Sluice's own HTTP/1.1 where it applies: http:// and https:// origins without a parent proxy; libcurl for the rest: parents, HTTP/2-only origins, gRPC) or curl (libcurl for everything)."
+            ) {
+                config, value throws(ConfigError) in
+                let text = try value.string()
+                guard let engine = Configuration.UpstreamEngine(rawValue: text) else {
+                    throw value.fail("expected auto or curl")
+                }
+                config.upstream.engine = engine
+            },
+            Key(
                 path: "upstream.http2", type: "bool", defaultValue: "true",
                 summary: "Offer HTTP/2 to TLS origins (ALPN)."
             ) {

@@ -36,7 +36,7 @@ extension Configuration {
 
 /// How an origin's certificate is trusted (a rule's `tls:`; AFNetworking's `AFSecurityPolicy`,
 /// Alamofire's `ServerTrustManager`, made central).
-public struct UpstreamTrust: Sendable, Equatable {
+public struct UpstreamTrust: Sendable, Hashable {
     /// Public-key pins, `sha256//BASE64=` (`CURLOPT_PINNEDPUBLICKEY`); empty = no pinning.
     public var pins: [String] = []
     /// CA certificates (PEM) trusted instead of the system store; `nil` = the system store.

@@ -130,7 +130,15 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// Upstream settings.
+    /// `upstream.engine`: the native HTTP/1.1 transport where it applies, or libcurl for everything.
+    public enum UpstreamEngine: String, Sendable, Equatable, CaseIterable {
+        case auto
+        case curl
+    }
+
     public struct Upstream: Sendable, Equatable {
+        /// Which transport carries upstream requests (`upstream.engine`); `auto` by default.
+        public var engine = UpstreamEngine.auto
         /// Offer HTTP/2 to TLS origins (ALPN); `true` by default.
         public var http2 = true
         /// Idle upstream connections kept for reuse; 256 by default.

@@ -61,7 +61,9 @@ final class ExchangeEnvironment {
     /// Who watches exchanges as they happen (the admin page), if anyone may.
     weak var watcher: (any ExchangeWatcher)?
     /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.
-    let originTLS = OriginTLSContexts()
+    /// TLS contexts for origins Sluice connects to itself (shared with the native transport: one
+    /// set of resumable sessions per way of trusting).
+    var originTLS: OriginTLSContexts { session.native.tls }
     /// `breakpoints:`: what pauses, and what is paused.
     let breakpoints: BreakpointBook
     /// What the onboarding page (`http://sluice.internal/`) offers.

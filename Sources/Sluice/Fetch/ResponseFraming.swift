@@ -33,8 +33,7 @@ enum ResponseFraming {
                     seen.insert(String(item).trimmingOWS())
                 }
             }
-            guard seen.count == 1, let only = seen.first, !only.isEmpty, only.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })
-            else {
+            guard seen.count == 1, let only = seen.first, Self.isDigits(only) else {
                 return "The origin sent an invalid or conflicting Content-Length (\(lengths.joined(separator: ", ")))."
             }
             if lengths.count > 1 || lengths[0] != only { head.headers.set("Content-Length", String(only)) }
@@ -42,8 +41,10 @@ enum ResponseFraming {
         return nil
     }
 
+    /// Plain digits, at most 18 of them (a length beyond that is no body anyone sends, and would
+    /// overflow a 64-bit count).
     private static func isDigits(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { $0 &- 0x30 < 10 }
+        !text.isEmpty && text.utf8.count <= 18 && text.utf8.allSatisfy { $0 &- 0x30 < 10 }
     }
 
     /// Why a header field name must not be relayed, or `nil`. Whitespace before the colon is

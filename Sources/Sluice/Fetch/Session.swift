@@ -1,8 +1,9 @@
 import Curl
 import EventIO
 
-/// The session engine: one libcurl multi handle on the loop, the tasks it runs, the
-/// session-wide hooks and the event monitors (Alamofire's `Session`, on libcurl).
+/// The session engine: the tasks it runs, the session-wide hooks and the event monitors
+/// (Alamofire's `Session`), over two transports: the native HTTP/1.1 one (``NativeTransport``)
+/// and one libcurl multi handle on the loop.
 public final class Session {
     /// What the session needs from the configuration.
     public struct Settings: Sendable {
@@ -13,6 +14,8 @@ public final class Session {
         public var maxIdleConnections = 256
         public var maxConnectionsPerHost = 0
         public var redirectLimit = 5
+        /// `upstream.engine`: `auto` lets the native transport carry what it can.
+        public var engine = Configuration.UpstreamEngine.auto
         /// Largest response header section an origin may send (each interim one counts alone).
         public var maxHeaderBytes = 64 * 1024
         public init() {}
@@ -26,6 +29,7 @@ public final class Session {
             maxIdleConnections = configuration.upstream.maxIdleConnections
             maxConnectionsPerHost = configuration.upstream.maxConnectionsPerHost
             redirectLimit = configuration.redirects.limit
+            engine = configuration.upstream.engine
             maxHeaderBytes = configuration.limits.maxHeaderBytes
         }
     }
@@ -35,6 +39,8 @@ public final class Session {
     /// The settings in force.
     public let settings: Settings
     let multi: MultiHandle
+    /// The native HTTP/1.1 transport and its connection pool.
+    let native: NativeTransport
     /// Routes libcurl's moments through monitors and hooks.
     let delegate: SessionDelegate
     /// Session-wide redirect hook; `nil` passes redirects through.
@@ -63,6 +69,7 @@ public final class Session {
         multi = MultiHandle(
             loop: loop, maxConnections: settings.maxIdleConnections,
             maxConnectionsPerHost: settings.maxConnectionsPerHost)
+        native = NativeTransport(loop: loop, settings: settings)
         delegate = SessionDelegate()
         delegate.session = self
         multi.delegate = delegate

@@ -51,6 +51,6 @@ final class SessionDelegate: MultiHandleDelegate {
             session.recycle(handle)
             return
         }
-        task.transferDidComplete(error: error)
+        task.transferDidComplete(failure: error.map(TransferFailure.curl))
     }
 }

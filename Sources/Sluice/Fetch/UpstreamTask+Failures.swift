@@ -73,7 +73,9 @@ extension UpstreamTask {
         if text.contains("local issuer") || text.contains("unknown ca") || text.contains("unable to get issuer") {
             return "its issuer is unknown (\(message))"
         }
-        if text.contains("subject name") || text.contains("does not match") || text.contains("alternative") {
+        if text.contains("subject name") || text.contains("does not match") || text.contains("alternative")
+            || text.contains("hostname mismatch") || text.contains("ip address mismatch")
+        {
             return "it is not for this host name (\(message))"
         }
         return message

@@ -1,8 +1,10 @@
 import Curl
 import EventIO
 
-/// One upstream exchange, spanning any redirects it follows; owns a libcurl handle while it runs.
-/// Created by ``Session/makeTask(_:delegate:hooks:)``; confined to the loop thread.
+/// One upstream exchange, spanning any redirects it follows. Each transfer of it is carried by
+/// one of the session's two transports (``Carrier``): a native HTTP/1.1 exchange on a pooled
+/// connection, or a libcurl handle; the hooks, monitors, errors and timings are the same either
+/// way. Created by ``Session/makeTask(_:delegate:hooks:)``; confined to the loop thread.
 public final class UpstreamTask {
     /// The task's number, unique per session.
     public let id: Int
@@ -20,8 +22,8 @@ public final class UpstreamTask {
     public private(set) var bodyBytes: Int64 = 0
     /// Seconds from start to the response head.
     public private(set) var timeToHead: Double?
-    /// The last transfer's phases (libcurl's timings), once it ended.
-    public private(set) var timings: EasyHandle.Timings?
+    /// The last transfer's phases, once it ended.
+    public private(set) var timings: TransferTimings?
     /// When the task was created and when its first transfer started (monotonic nanoseconds).
     public let createdAt = EventLoop.monotonicNanoseconds()
     public private(set) var startedAt: UInt64 = 0
@@ -90,7 +92,7 @@ public final class UpstreamTask {
         redirectState = RedirectState(limit: session.settings.redirectLimit, start: request.url)
     }
 
-    /// The exchange's ``Timeline`` from this task's libcurl timings (`nil` before the transfer ended).
+    /// The exchange's ``Timeline`` from this task's transfer timings (`nil` before the transfer ended).
     func timeline(exchangeStart: UInt64, complete: Double) -> Timeline? {
         guard let timings else { return nil }
         return Timeline(
@@ -106,15 +108,24 @@ public final class UpstreamTask {
         return false
     }
 
-    /// The running transfer's handle, in any phase that has one.
-    var handle: EasyHandle? {
+    /// The running transfer, in any phase that has one.
+    private var transfer: Transfer? {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _), .failing(let transfer?, _):
-            return transfer.handle
+            return transfer
         case .idle, .failing(nil, _), .finished, .replaying:
             return nil
         }
     }
+
+    /// The running transfer's libcurl handle, when libcurl carries it.
+    var handle: EasyHandle? {
+        guard case .curl(let handle)? = transfer?.carrier else { return nil }
+        return handle
+    }
+
+    /// Which transport carried the last transfer (`nil` before one started, and for a replay).
+    public private(set) var engine: Engine?
 
     // MARK: - Control
 
@@ -132,14 +143,26 @@ public final class UpstreamTask {
             session.loop.callSoon { [self] in self.replayHead() }
             return
         }
+        beginTransfer(now)
+    }
+
+    /// Sends the current request with the transport that carries it.
+    private func beginTransfer(_ now: UInt64) {
+        let head = ResponseHeadParser(maxHeaderBytes: session.settings.maxHeaderBytes)
+        response = nil
+        if session.native.carries(currentRequest) {
+            let native = NativeTransfer(request: currentRequest, task: self, transport: session.native)
+            phase = .transferring(Transfer(carrier: .native(native), head: head, startTime: now))
+            engine = .native
+            armHeadTimer()
+            native.start()
+            return
+        }
         let handle = session.checkoutHandle()
         handle.delegate = self
         session.configure(handle, for: currentRequest)
-        phase = .transferring(
-            Transfer(
-                handle: handle, head: ResponseHeadParser(maxHeaderBytes: session.settings.maxHeaderBytes),
-                startTime: now))
-        response = nil
+        phase = .transferring(Transfer(carrier: .curl(handle), head: head, startTime: now))
+        engine = .curl
         armHeadTimer()
         do {
             try session.multi.add(handle)
@@ -167,15 +190,18 @@ public final class UpstreamTask {
             session.loop.callSoon { [weak self] in self?.pumpReplay() }
             return
         }
-        guard case .transferring(let transfer) = phase, transfer.handle.isActive else { return }
-        transfer.handle.unpause()
+        guard case .transferring(let transfer) = phase else { return }
+        switch transfer.carrier {
+        case .curl(let handle): if handle.isActive { handle.unpause() }
+        case .native(let native): native.resume()
+        }
     }
 
     /// Stops the task; the delegate hears `didCompleteWith` at the next loop turn.
     public func cancel(_ error: SluiceError) { fail(error) }
 
-    /// Fails the task now: the transfer is taken off the multi handle and the completion comes
-    /// at the next loop turn (never from inside a libcurl callback).
+    /// Fails the task now: the transfer is stopped (taken off the multi handle, or its connection
+    /// closed) and the completion comes at the next loop turn (never from inside a callback).
     private func fail(_ error: SluiceError) {
         let transfer: Transfer?
         switch phase {
@@ -184,13 +210,17 @@ public final class UpstreamTask {
         case .failing, .finished: return
         }
         phase = .failing(transfer, error)
-        if let handle = transfer?.handle, handle.isActive { session.multi.remove(handle) }
-        session.loop.callSoon { [self] in self.finish(curlError: nil) }
+        switch transfer?.carrier {
+        case .curl(let handle)?: if handle.isActive { session.multi.remove(handle) }
+        case .native(let native)?: native.cancel()
+        case nil: break
+        }
+        session.loop.callSoon { [self] in self.finish(failure: nil) }
     }
 
-    /// Marks the task failed from inside a libcurl callback, which then aborts the transfer:
-    /// libcurl completes it and ``transferDidComplete(error:)`` reports `error`.
-    private func abort(_ error: SluiceError) -> EasyHandle.Action {
+    /// Marks the task failed from inside a transport's callback, which then aborts the transfer:
+    /// the transport completes it and ``transferDidComplete(failure:)`` reports `error`.
+    private func abort(_ error: SluiceError) -> TransferStep {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _): phase = .failing(transfer, error)
         case .idle, .failing, .finished, .replaying: break
@@ -200,41 +230,66 @@ public final class UpstreamTask {
 
     // MARK: - Completion
 
-    func transferDidComplete(error: CurlError?) {
+    /// The transport ended the transfer; `failure` says why when it did not end whole.
+    func transferDidComplete(failure: TransferFailure?) {
         headTimer?.cancel()
-        openedConnections += handle?.newConnections ?? 0
-        timings = handle?.timings
+        switch transfer?.carrier {
+        case .curl(let handle)?:
+            openedConnections += handle.newConnections
+            timings = TransferTimings(handle.timings)
+        case .native(let native)?:
+            openedConnections += native.openedConnections
+            timings = native.timings
+        case nil: break
+        }
+        if case .transferring(let transfer) = phase, case .declined? = failure, case .native = transfer.carrier {
+            // The native transport cannot carry this origin (it speaks only HTTP/2; the transport
+            // remembers it): libcurl does.
+            beginTransfer(EventLoop.monotonicNanoseconds())
+            return
+        }
         if case .redirecting(let transfer, let next) = phase {
-            recycle(transfer.handle)
+            release(transfer)
             currentRequest = next
             start()
             return
         }
-        finish(curlError: error)
+        finish(failure: failure)
     }
 
-    private func finish(curlError: CurlError?) {
+    private func finish(failure: TransferFailure?) {
         let error: SluiceError?
         switch phase {
         case .finished: return
-        case .failing(_, let failure): error = failure
+        case .failing(_, let failed): error = failed
         case .idle, .transferring, .redirecting, .replaying:
+            let own: SluiceError?
+            switch failure {
+            case .curl(let curlError)?: own = convert(curlError)
+            case .native(let nativeError)?: own = nativeError
+            case .declined?:
+                own = .upstreamFailed(reason: .badResponse(detail: "No transport could carry the request."))
+            case nil: own = nil
+            }
             error =
-                curlError.map(convert)
+                own
                 ?? (response == nil
                     ? .upstreamFailed(
                         reason: .badResponse(detail: "The origin closed the connection without a response."))
                     : nil)
         }
         headTimer?.cancel()
-        if let handle { recycle(handle) }
+        if let transfer { release(transfer) }
         phase = .finished
         // libcurl hands HTTP/2 trailers over without the empty line that ends a section.
         if error == nil, !trailers.fields.isEmpty { delegate?.task(self, didReceiveTrailers: trailers) }
         session.delegate.task(self, didCompleteWith: error)
     }
 
-    private func recycle(_ handle: EasyHandle) {
+    /// Gives a finished transfer's libcurl handle back to the session (a native transfer gave
+    /// its connection back, or closed it, when it ended).
+    private func release(_ transfer: Transfer) {
+        guard case .curl(let handle) = transfer.carrier else { return }
         handle.delegate = nil
         if !handle.isActive { session.recycle(handle) }
     }
@@ -260,7 +315,7 @@ public final class UpstreamTask {
     /// piece waits for ``resume()``.
     private func pumpReplay() {
         while case .replaying(let replayed, let offset) = phase {
-            guard offset < replayed.body.count else { return finish(curlError: nil) }
+            guard offset < replayed.body.count else { return finish(failure: nil) }
             guard let delegate else { return fail(.upstreamFailed(reason: .cancelled(detail: "the exchange ended"))) }
             let end = min(replayed.body.count, offset + 64 * 1024)
             let taken = replayed.body.withUnsafeBytes {
@@ -274,61 +329,94 @@ public final class UpstreamTask {
 
     // MARK: - Response head
 
-    private func headerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        guard case .transferring(let transfer) = phase else { return .proceed }
+    /// What one header line (with or without its CRLF) meant for the transfer.
+    enum HeadLine {
+        /// The section goes on (or an interim head or a trailer line was taken).
+        case more
+        /// The final head arrived and is delivered (or followed): its body comes next. The head
+        /// is the origin's, before any rewrite: its framing is what the transport reads by.
+        case final(ResponseHead)
+        /// The transfer must stop (the task has failed).
+        case abort
+    }
+
+    /// One line of a header section from the transport: interim heads, the final head, then the
+    /// trailer section. Shared by both transports, so each checks and reports heads alike.
+    func receiveHeadLine(_ line: UnsafeRawBufferPointer) -> HeadLine {
+        guard case .transferring(let transfer) = phase else { return .more }
         // After the final head, header lines are the trailer section (chunked coding's, or
         // HTTP/2's trailing HEADERS: gRPC's status): kept for the client, bounded like a head.
-        if response != nil { return trailerLine(line) }
+        if response != nil {
+            trailerLine(line)
+            return .more
+        }
         let step = transfer.head.consume(line)
         switch step {
         case .more:
-            return .proceed
+            return .more
+        case .interim(let head) where head.status == 101:
+            // Sluice never forwards an Upgrade through the session: a switch it did not ask for
+            // would make what follows another protocol's bytes.
+            return abortLine(
+                .upstreamFailed(
+                    reason: .badResponse(detail: "The origin switched protocols (101) without being asked.")))
         case .interim(var head):
-            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. 100 answers an
-            // Expect that Sluice owns (libcurl sends none) and 101 an Upgrade it never forwards.
-            if head.status != 100, head.status != 101 {
+            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited; 100 answers an
+            // Expect that Sluice owns (neither transport sends one).
+            if head.status != 100 {
                 HopByHop.strip(&head.headers)
                 delegate?.task(self, didReceiveInterim: head)
             }
-            return .proceed
-        case .final(var head):
+            return .more
+        case .final(let origin):
             // Framing fields are never rewritten (refused by the configuration): the checked
             // framing stands.
+            var head = origin
             currentRequest.responseRewrite?.apply(to: &head.headers)
-            return headDidComplete(head, transfer: transfer)
+            switch headDidComplete(head, transfer: transfer) {
+            case .proceed, .pause: return .final(origin)
+            case .abort: return .abort
+            }
         case .refused(let detail):
-            return abort(.upstreamFailed(reason: .badResponse(detail: detail)))
+            return abortLine(.upstreamFailed(reason: .badResponse(detail: detail)))
         case .notHTTP:
             // libcurl 7.88 can hand an HTTP/2 stream's trailers over before its head when the
             // whole stream arrived in one read (a small gRPC answer): a field line before any
             // status line is kept as a trailer, and the head still follows.
-            if transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")), trailerBytes < 16 * 1024 {
-                return trailerLine(line)
+            if case .curl = transfer.carrier, transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")),
+                trailerBytes < 16 * 1024
+            {
+                trailerLine(line)
+                return .more
             }
-            return .abort
+            return abortLine(
+                .upstreamFailed(
+                    reason: .badResponse(detail: "The origin's answer does not start with an HTTP status line.")))
         }
+    }
+
+    private func abortLine(_ error: SluiceError) -> HeadLine {
+        _ = abort(error)
+        return .abort
     }
 
     /// One trailer line, kept for the delegate (told at completion, before the end).
-    private func trailerLine(_ line: UnsafeRawBufferPointer) -> EasyHandle.Action {
+    private func trailerLine(_ line: UnsafeRawBufferPointer) {
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        guard end > 0 else { return .proceed }  // the section's end: handed over at completion
+        guard end > 0 else { return }  // the section's end: handed over at completion
         trailerBytes += line.count
         guard trailerBytes <= 16 * 1024, let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else {
-            return .proceed  // beyond the limit, or not a field: dropped (the body is complete)
+            return  // beyond the limit, or not a field: dropped (the body is complete)
         }
         let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
         let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end])
-        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else {
-            return .proceed
-        }
+        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else { return }
         trailers.append(
             name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self).trimmingOWS())
-        return .proceed
     }
 
-    private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> EasyHandle.Action {
+    private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> TransferStep {
         headTimer?.cancel()
         timeToHead = Double(EventLoop.monotonicNanoseconds() - transfer.startTime) / 1e9
         if head.status == 407, let parent = currentRequest.parent, currentRequest.url.scheme == "http" {
@@ -351,15 +439,11 @@ public final class UpstreamTask {
     }
 }
 
-// MARK: - libcurl callbacks
+// MARK: - What transports call
 
-extension UpstreamTask: EasyHandleDelegate {
-    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
-    {
-        headerLine(line)
-    }
-
-    public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
+extension UpstreamTask {
+    /// A piece of the response body (framing removed): taken, or refused until ``resume()``.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> TransferStep {
         if case .redirecting = phase { return .proceed }  // a followed 3xx: its body is discarded
         guard let delegate else { return .abort }
         if delegate.task(self, didReceive: bytes) {
@@ -369,22 +453,18 @@ extension UpstreamTask: EasyHandleDelegate {
         return .pause
     }
 
-    public func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
-        -> EasyHandle.UploadResult
-    {
-        guard let delegate else { return .abort }
+    /// Request-body bytes for the transport to send; `.failed` has failed the task.
+    func fillUpload(_ buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
+        guard let delegate else { return .failed }
         bodyStarted = true
-        switch delegate.task(self, fillBody: buffer) {
-        case .bytes(let count): return .bytes(count)
-        case .end: return .end
-        case .wait: return .pause
-        case .failed:
-            _ = abort(.badRequest(reason: .malformed("the request body failed")))
-            return .abort
-        }
+        let chunk = delegate.task(self, fillBody: buffer)
+        if case .failed = chunk { _ = abort(.badRequest(reason: .malformed("the request body failed"))) }
+        return chunk
     }
 
-    public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
+    /// Whether the transport may connect to `address` (the target guard); a refusal is kept for
+    /// the error.
+    func mayConnect(to address: SocketAddress) -> Bool {
         // Through a parent the socket goes to the parent, which the configuration named.
         if currentRequest.parent != nil { return true }
         guard let refusal = session.targetGuard.refusal(address, localClient: currentRequest.fromLocalClient) else {
@@ -392,5 +472,46 @@ extension UpstreamTask: EasyHandleDelegate {
         }
         refusedTarget = refusal
         return false
+    }
+}
+
+// MARK: - libcurl callbacks
+
+extension UpstreamTask: EasyHandleDelegate {
+    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
+    {
+        switch receiveHeadLine(line) {
+        case .more, .final: .proceed
+        case .abort: .abort
+        }
+    }
+
+    public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
+        EasyHandle.Action(receiveBody(bytes))
+    }
+
+    public func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
+        -> EasyHandle.UploadResult
+    {
+        switch fillUpload(buffer) {
+        case .bytes(let count): .bytes(count)
+        case .end: .end
+        case .wait: .pause
+        case .failed: .abort
+        }
+    }
+
+    public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
+        mayConnect(to: address)
+    }
+}
+
+extension EasyHandle.Action {
+    init(_ step: TransferStep) {
+        switch step {
+        case .proceed: self = .proceed
+        case .pause: self = .pause
+        case .abort: self = .abort
+        }
     }
 }

@@ -37,6 +37,9 @@ public struct ChunkedDecoder: Sendable {
     private var trailerBytes = 0
     /// Decoded bytes so far.
     public private(set) var decodedBytes: Int64 = 0
+    /// The trailer section's field lines as received, each ended by LF (bounded by
+    /// ``maxMetadataBytes``): an origin's trailers are passed on.
+    public private(set) var trailerLines: [UInt8] = []
     /// Largest body allowed.
     public let maxBodyBytes: Int64
     /// Largest extension text per chunk and total trailer section.
@@ -124,10 +127,12 @@ public struct ChunkedDecoder: Sendable {
             } else {
                 guard RequestParser.isTokenByte(byte) else { throw bad("invalid trailer field name") }
                 try countTrailer()
+                trailerLines.append(byte)
                 state = .trailerName
             }
         case .trailerName:
             try countTrailer()
+            trailerLines.append(byte)
             if byte == UInt8(ascii: ":") {
                 state = .trailer
             } else {
@@ -141,9 +146,11 @@ public struct ChunkedDecoder: Sendable {
                     throw bad("invalid byte in trailer")
                 }
                 try countTrailer()
+                trailerLines.append(byte)
             }
         case .trailerLF:
             guard byte == 0x0A else { throw bad("trailer line not ended by CRLF") }
+            trailerLines.append(0x0A)
             state = .trailerStart
         case .finalLF:
             guard byte == 0x0A else { throw bad("chunked body not ended by CRLF") }

@@ -1,0 +1,560 @@
+import EventIO
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One request and its response on a pooled connection (RFC 9112): the head and the first body
+/// bytes in one write, the rest of the body streamed as the client sends it (its length, or
+/// chunked), the response read line by line through the task (``UpstreamTask/receiveHeadLine(_:)``:
+/// the same checks and hooks as libcurl's), then its body by its framing, with backpressure both
+/// ways. The connection goes back to the pool only when the response was framed exactly, the
+/// request body was sent whole and nothing arrived beyond the end; any doubt closes it.
+final class NativeTransfer {
+    /// Input held from the origin before reading pauses (the client is slower).
+    static let readHighWater = 256 * 1024
+    /// Output queued to the origin before the request body waits for it to drain.
+    static let writeHighWater = 256 * 1024
+    static let writeLowWater = 64 * 1024
+
+    /// Where the request stands.
+    enum Sending {
+        /// No connection yet.
+        case notYet
+        /// Body bytes are sent as the client gives them.
+        case body(UploadFraming)
+        /// The client has no more for now; ``resume()`` goes on.
+        case waiting(UploadFraming)
+        /// The whole request was written.
+        case sent
+    }
+
+    /// How the request body is framed upstream, and what is left of it.
+    enum UploadFraming {
+        case length(remaining: Int64)
+        case chunked
+    }
+
+    /// Where the response stands.
+    enum Reading {
+        /// Waiting for a connection, or the request is being sent and nothing arrived.
+        case notYet
+        /// Header sections (interim ones, then the final one), line by line.
+        case head
+        /// The body: what is left of it by its framing.
+        case body(BodyLeft)
+        /// The task refused a piece (`held` bytes, decoded): reading waits for ``resume()``.
+        case held(BodyLeft, pending: [UInt8])
+        /// Ended (whole, failed or cancelled): nothing more is told.
+        case done
+    }
+
+    /// What is left of a response body.
+    enum BodyLeft {
+        case exactly(Int64)
+        case chunked(ChunkedDecoder)
+        case untilClose
+    }
+
+    let request: UpstreamRequest
+    let key: OriginKey
+    weak var task: UpstreamTask?
+    unowned let transport: NativeTransport
+    private var connection: OriginConnection?
+    private var sending = Sending.notYet
+    private var reading = Reading.notYet
+    private var framing: ResponseBodyFraming?
+    /// The connection carried requests before this one (a failure before any answer may be its
+    /// close racing this request: tried again once on a new connection when nothing was consumed).
+    private var reused = false
+    private var receivedAny = false
+    /// The origin's end of stream was seen.
+    private var peerClosed = false
+    /// Inside a call from the task (``resume()``): the completion waits for the next loop turn.
+    private var inTaskCall = false
+    private var startedAt: UInt64 = 0
+    /// New connections opened for this transfer (0: a pooled one was reused).
+    private(set) var openedConnections = 0
+    private(set) var timings = TransferTimings()
+    /// Why the target guard refused every address, for the error.
+    private(set) var refusal: SluiceError?
+    private var scratch: [UInt8] = []
+
+    init(request: UpstreamRequest, task: UpstreamTask, transport: NativeTransport) {
+        self.request = request
+        key = OriginKey(request)
+        self.task = task
+        self.transport = transport
+    }
+
+    // MARK: - Control (from the task)
+
+    func start() {
+        startedAt = EventLoop.monotonicNanoseconds()
+        transport.checkout(for: self)
+    }
+
+    /// The client drained (the body may go on) or sent more of its body (the upload may go on).
+    func resume() {
+        inTaskCall = true
+        defer { inTaskCall = false }
+        if case .waiting(let framing) = sending {
+            sending = .body(framing)
+            sendBody()
+        }
+        if case .held(let left, let pending) = reading {
+            reading = .body(left)
+            if !pending.isEmpty {
+                let step = pending.withUnsafeBytes { task?.receiveBody($0) ?? .abort }
+                switch step {
+                case .proceed: break
+                case .pause:
+                    reading = .held(left, pending: pending)
+                    return
+                case .abort: return stop(nil)
+                }
+            }
+            connection?.socket?.resumeReading()
+            readResponse()
+        }
+    }
+
+    /// The task gave up: the connection closes (what it carried is unknown), nothing is told.
+    func cancel() {
+        guard !isDone else { return }
+        reading = .done
+        if let connection {
+            self.connection = nil
+            transport.release(connection, reusable: false)
+        } else {
+            transport.withdraw(self)
+        }
+    }
+
+    private var isDone: Bool {
+        if case .done = reading { return true }
+        return false
+    }
+
+    // MARK: - Connection (from the pool)
+
+    /// Whether the transfer still waits for `connection` (it did not give up).
+    func isWaiting(for connection: OriginConnection) -> Bool { !isDone && self.connection === connection }
+
+    var wantsConnection: Bool { !isDone && connection == nil }
+
+    func opening(_ connection: OriginConnection) {
+        self.connection = connection
+        openedConnections += 1
+    }
+
+    func mayConnect(to address: SocketAddress) -> Bool {
+        if task?.mayConnect(to: address) ?? false { return true }
+        if let reason = task?.refusedTarget { refusal = .forbidden(reason: reason) }
+        return false
+    }
+
+    func couldNotConnect(_ error: SluiceError) {
+        connection = nil
+        finish(.native(error))
+    }
+
+    /// The origin speaks only HTTP/2: libcurl carries the transfer.
+    func declined() {
+        connection = nil
+        finish(.declined)
+    }
+
+    /// The connection is ready: the request goes out.
+    func begin(on connection: OriginConnection) {
+        guard !isDone, let stream = connection.stream else { return }
+        // A pooled connection is checked against the guard again: it may have been opened for
+        // a local client, and this request's client may not reach loopback.
+        if connection.served > 0, let address = connection.address, !mayConnect(to: address) {
+            transport.release(connection, reusable: true)
+            return finish(
+                .native(
+                    refusal ?? .forbidden(reason: .targetDenied(target: address.description, rule: "loopback_targets")))
+            )
+        }
+        self.connection = connection
+        reused = connection.served > 0
+        connection.lend(to: self)
+        if !reused {
+            let opening = connection.opening
+            timings.nameLookup = opening.nameLookup
+            timings.connect = opening.connect
+            timings.tls = opening.tls
+        } else {
+            let now = Double(EventLoop.monotonicNanoseconds() &- startedAt) / 1e9
+            timings.nameLookup = now
+            timings.connect = now
+        }
+        connection.socket?.setTimeouts(
+            readMilliseconds: transport.settings.idleTimeoutMilliseconds,
+            writeMilliseconds: transport.settings.idleTimeoutMilliseconds)
+        reading = .head
+        sendHead(on: stream)
+        if case .done = reading { return }
+        if stream.inputCount > 0 { readResponse() }
+    }
+
+    // MARK: - Sending
+
+    /// The request head, with the first body piece when one is ready (one write).
+    private func sendHead(on stream: any ClientStream) {
+        let head = RequestHeadWriter.head(request)
+        switch request.body {
+        case .none:
+            sending = .sent
+            head.withUnsafeBytes { stream.write($0, more: false) }
+        case .length(let count):
+            sending = .body(.length(remaining: count))
+            sendBody(after: head)
+        case .streamed:
+            sending = .body(.chunked)
+            sendBody(after: head)
+        }
+    }
+
+    /// Sends request-body pieces while the client has them and the origin takes them; `head`
+    /// (not sent yet) goes out with the first piece.
+    private func sendBody(after head: [UInt8] = []) {
+        var head = head
+        defer {
+            if !head.isEmpty, let stream = connection?.stream { head.withUnsafeBytes { stream.write($0, more: false) } }
+        }
+        while case .body(let framing) = sending, let stream = connection?.stream {
+            if stream.outputCount >= NativeTransfer.writeHighWater { return }  // writable() goes on
+            if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: 64 * 1024) }
+            let chunk = scratch.withUnsafeMutableBytes { task?.fillUpload($0) ?? .failed }
+            switch chunk {
+            case .bytes(let count) where count > 0:
+                switch framing {
+                case .length(let remaining):
+                    guard Int64(count) <= remaining else {
+                        return stop(
+                            .native(.badRequest(reason: .malformed("the request body is longer than announced"))))
+                    }
+                    sending = .body(.length(remaining: remaining - Int64(count)))
+                    scratch.withUnsafeBytes { piece in
+                        let body = UnsafeRawBufferPointer(rebasing: piece[0..<count])
+                        head.withUnsafeBytes { stream.write($0, body, more: false) }
+                    }
+                case .chunked:
+                    let size = Array((String(count, radix: 16) + "\r\n").utf8)
+                    scratch.withUnsafeBytes { piece in
+                        let body = UnsafeRawBufferPointer(rebasing: piece[0..<count])
+                        head.withUnsafeBytes { head in
+                            size.withUnsafeBytes { size in
+                                RequestHeadWriter.crlf.withUnsafeBytes { crlf in
+                                    stream.write(head, size, body, crlf, more: false)
+                                }
+                            }
+                        }
+                    }
+                }
+                head = []
+            case .bytes, .wait:
+                sending = .waiting(framing)
+                return
+            case .end:
+                if case .length(let remaining) = framing, remaining > 0 {
+                    return stop(.native(.badRequest(reason: .malformed("the request body ended before its length"))))
+                }
+                if case .chunked = framing {
+                    head.append(contentsOf: "0\r\n\r\n".utf8)
+                }
+                sending = .sent
+            case .failed:
+                return stop(nil)  // the task has failed: its error is reported
+            }
+        }
+    }
+
+    /// The origin took what was queued.
+    func writable() {
+        if case .body = sending { sendBody() }
+    }
+
+    // MARK: - Reading
+
+    /// Bytes from the origin.
+    func readable() {
+        guard let stream = connection?.stream else { return }
+        if stream.inputCount > 0 { receivedAny = true }
+        if timings.firstByte == 0 { timings.firstByte = Double(EventLoop.monotonicNanoseconds() &- startedAt) / 1e9 }
+        readResponse()
+        // TLS: the origin's close_notify ends its side as a close would.
+        if !isDone, let tls = stream as? TLSStream, tls.inputEnded, tls.inputCount == 0 { ended(.endOfStream) }
+    }
+
+    /// Reads what is buffered: header lines, then body pieces by the framing.
+    private func readResponse() {
+        while let stream = connection?.stream {
+            switch reading {
+            case .notYet, .held, .done:
+                return
+            case .head:
+                guard readHeadLine(stream) else { return }
+            case .body(let left):
+                guard readBody(left, stream) else { return }
+            }
+        }
+    }
+
+    /// One header line; `false` when more input is needed (or the transfer stopped).
+    private func readHeadLine(_ stream: any ClientStream) -> Bool {
+        guard stream.inputCount > 0 else { return endOfInput() }
+        let limit = transport.settings.maxHeaderBytes + 4
+        let found: (UpstreamTask.HeadLine, Int)?? = stream.withInput(upTo: limit) { bytes in
+            guard let newline = bytes.firstIndex(of: 0x0A) else {
+                return bytes.count >= limit ? .some(nil) : nil
+            }
+            guard let task else { return .some((.abort, newline + 1)) }
+            return .some((task.receiveHeadLine(UnsafeRawBufferPointer(rebasing: bytes[...newline])), newline + 1))
+        }
+        guard let read = found else { return peerClosed ? endOfInput() : false }  // a partial line
+        guard let (step, consumed) = read else {
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .badResponse(
+                            detail:
+                                "The origin's response header section exceeds \(transport.settings.maxHeaderBytes) bytes."
+                        ))))
+            return false
+        }
+        stream.drainInput(consumed)
+        switch step {
+        case .more:
+            return true
+        case .final(let head):
+            let framing = ResponseBodyFraming.of(method: request.method, head: head)
+            self.framing = framing
+            switch framing.length {
+            case .none:
+                responseEnded()
+                return false
+            case .exactly(let count):
+                if count == 0 {
+                    responseEnded()
+                    return false
+                }
+                reading = .body(.exactly(count))
+            case .chunked:
+                reading = .body(.chunked(ChunkedDecoder(maxMetadataBytes: 16 * 1024)))
+            case .untilClose:
+                reading = .body(.untilClose)
+            }
+            return true
+        case .abort:
+            stop(nil)
+            return false
+        }
+    }
+
+    /// Body bytes by the framing; `false` when more input is needed (or the transfer ended).
+    private func readBody(_ left: BodyLeft, _ stream: any ClientStream) -> Bool {
+        guard stream.inputCount > 0 else { return endOfInput() }
+        switch left {
+        case .exactly(let remaining):
+            let (step, taken) = stream.withFirstInputSegment { segment -> (TransferStep, Int) in
+                let count = Int(min(Int64(segment.count), remaining))
+                let piece = UnsafeRawBufferPointer(rebasing: segment[0..<count])
+                return (task?.receiveBody(piece) ?? .abort, count)
+            }
+            switch step {
+            case .proceed:
+                stream.drainInput(taken)
+                if remaining == Int64(taken) {
+                    responseEnded()
+                    return false
+                }
+                reading = .body(.exactly(remaining - Int64(taken)))
+                return true
+            case .pause:
+                return hold(left, pending: [])
+            case .abort:
+                stop(nil)
+                return false
+            }
+        case .chunked(var decoder):
+            if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: 64 * 1024) }
+            let decoded: Result<ChunkedDecoder.Step, SluiceError> = stream.withFirstInputSegment { segment in
+                scratch.withUnsafeMutableBytes { output in
+                    do throws(SluiceError) {
+                        return .success(try decoder.decode(segment, into: output))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            guard case .success(let step) = decoded else {
+                var detail = "The origin's chunked body is malformed."
+                if case .failure(.badRequest(reason: .malformed(let what))) = decoded {
+                    detail = "The origin's chunked body is malformed (\(what))."
+                }
+                stop(.native(.upstreamFailed(reason: .badResponse(detail: detail))))
+                return false
+            }
+            stream.drainInput(step.consumed)
+            var outcome = TransferStep.proceed
+            if step.produced > 0 {
+                outcome = scratch.withUnsafeBytes {
+                    task?.receiveBody(UnsafeRawBufferPointer(rebasing: $0[0..<step.produced])) ?? .abort
+                }
+            }
+            switch outcome {
+            case .proceed:
+                if step.finished {
+                    passTrailers(decoder.trailerLines)
+                    responseEnded()
+                    return false
+                }
+                reading = .body(.chunked(decoder))
+                return true
+            case .pause:
+                return hold(.chunked(decoder), pending: step.finished ? [] : Array(scratch[0..<step.produced]))
+            case .abort:
+                stop(nil)
+                return false
+            }
+        case .untilClose:
+            let (step, taken) = stream.withFirstInputSegment { segment -> (TransferStep, Int) in
+                (task?.receiveBody(segment) ?? .abort, segment.count)
+            }
+            switch step {
+            case .proceed:
+                stream.drainInput(taken)
+                return true
+            case .pause:
+                return hold(left, pending: [])
+            case .abort:
+                stop(nil)
+                return false
+            }
+        }
+    }
+
+    /// The task refused a piece: reading pauses until ``resume()`` (`pending`: decoded bytes
+    /// already taken from the input, offered first then).
+    private func hold(_ left: BodyLeft, pending: [UInt8]) -> Bool {
+        reading = .held(left, pending: pending)
+        connection?.socket?.pauseReading()
+        return false
+    }
+
+    /// Each trailer line to the task (it keeps them for the client).
+    private func passTrailers(_ lines: [UInt8]) {
+        guard !lines.isEmpty, let task else { return }
+        lines.withUnsafeBytes { bytes in
+            var start = 0
+            while let newline = bytes[start...].firstIndex(of: 0x0A) {
+                _ = task.receiveHeadLine(UnsafeRawBufferPointer(rebasing: bytes[start...newline]))
+                start = newline + 1
+            }
+        }
+    }
+
+    /// No input buffered: wait, or (after the origin's close) end by the framing.
+    private func endOfInput() -> Bool {
+        guard peerClosed else { return false }
+        switch reading {
+        case .body(.untilClose):
+            responseEnded()
+        case .head where !receivedAny && reused && request.body == .none:
+            retry()
+        case .head:
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .badResponse(detail: "The origin closed the connection without a response."))))
+        case .body:
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .badResponse(detail: "The origin closed the connection before the end of the body."))))
+        case .notYet, .held, .done:
+            break
+        }
+        return false
+    }
+
+    /// The connection ended (the origin's close, an error, a timeout).
+    func ended(_ event: Connection.Event) {
+        switch event {
+        case .endOfStream:
+            peerClosed = true
+            readResponse()
+            if case .done = reading { return }
+            if case .held = reading { return }  // the rest is read when the client takes it
+            _ = endOfInput()
+        case .error(let code, _):
+            if case .head = reading, !receivedAny, reused, request.body == .none { return retry() }
+            if case .body(.untilClose) = reading, connection?.stream?.inputCount == 0 { return responseEnded() }
+            let detail = String(cString: strerror(code))
+            stop(
+                .native(
+                    .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed (\(detail))."))))
+        case .timeout:
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .timedOut(
+                            detail:
+                                "The origin sent nothing for \(transport.settings.idleTimeoutMilliseconds) ms.")))
+            )
+        case .connected:
+            break
+        }
+    }
+
+    /// A reused connection closed before any answer (the origin's idle close raced this
+    /// request): the request, which sent no body, goes again on a new connection.
+    private func retry() {
+        guard let connection else { return }
+        self.connection = nil
+        transport.release(connection, reusable: false)
+        reading = .notYet
+        sending = .notYet
+        reused = false
+        receivedAny = false
+        peerClosed = false
+        transport.checkout(for: self, fresh: true)
+    }
+
+    // MARK: - Ending
+
+    /// The response ended by its framing: the connection goes back when nothing is in doubt.
+    private func responseEnded() {
+        guard let connection else { return }
+        var clean = framing?.keepAlive ?? false
+        if case .sent = sending {} else { clean = false }  // the origin answered before the whole request
+        if peerClosed || (connection.stream?.inputCount ?? 1) > 0 { clean = false }  // bytes beyond the end
+        self.connection = nil
+        reading = .done
+        transport.release(connection, reusable: clean)
+        finish(nil)
+    }
+
+    /// Stops with the connection closed; `failure` (`nil`: the task's own error stands).
+    private func stop(_ failure: TransferFailure?) {
+        if let connection {
+            self.connection = nil
+            transport.release(connection, reusable: false)
+        }
+        finish(failure)
+    }
+
+    /// Tells the task, once (at the next loop turn when inside its own call).
+    private func finish(_ failure: TransferFailure?) {
+        reading = .done
+        guard let task else { return }
+        if inTaskCall {
+            transport.loop.callSoon { [weak task] in task?.transferDidComplete(failure: failure) }
+        } else {
+            task.transferDidComplete(failure: failure)
+        }
+    }
+}

@@ -1,0 +1,276 @@
+import EventIO
+import TLS
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One keep-alive connection to an origin for the native transport: resolved and connected by
+/// itself (each address the name has, in turn, each checked by the target guard before a packet
+/// goes to it), over TLS for `https://` origins (the rule's trust and pins, ALPN `http/1.1`,
+/// sessions resumed per origin), then lent to one ``NativeTransfer`` at a time. While it waits
+/// in the pool the loop still watches it: a close or stray bytes from the origin evict it, so
+/// taking it again costs no system call. Loop-confined.
+final class OriginConnection {
+    /// Where it stands; each case carries what only it has.
+    enum Phase {
+        /// The origin's name is being resolved.
+        case resolving
+        /// A TCP connection is being made to the first of `next`; the rest are tried after it.
+        case connecting(Connection, next: [SocketAddress])
+        /// TLS is being agreed with the origin.
+        case securing(Connection, TLSStream)
+        /// Open: lent to a transfer, or idle in the pool.
+        case open(Connection, TLSStream?)
+        /// Closed (or never opened).
+        case closed
+    }
+
+    /// What opening it came to, told once to the transfer that asked for it.
+    enum Opening {
+        case ready
+        case failed(SluiceError)
+        /// The origin speaks only HTTP/2 (its ALPN refused `http/1.1`): libcurl must carry it.
+        case declined
+    }
+
+    let key: OriginKey
+    private(set) var phase = Phase.resolving
+    unowned let transport: NativeTransport
+    /// The transfer using it now (`nil` while idle or opening).
+    weak var user: NativeTransfer?
+    /// Requests it carried (0: new).
+    private(set) var served = 0
+    /// When it went idle (monotonic nanoseconds), for the pool's idle limit.
+    var idleSince: UInt64 = 0
+    /// The opening's phases, in seconds from its start (name, TCP, TLS).
+    private(set) var opening = TransferTimings()
+    private var openedAt: UInt64 = 0
+    private var connectTimer: Timer?
+    /// Told once when opening ends.
+    private var opened: ((Opening) -> Void)?
+    /// The peer's address (the one the guard allowed).
+    private(set) var address: SocketAddress?
+
+    init(key: OriginKey, transport: NativeTransport) {
+        self.key = key
+        self.transport = transport
+    }
+
+    /// The byte stream to the origin: the socket, or TLS over it.
+    var stream: (any ClientStream)? {
+        guard case .open(let socket, let tls) = phase else { return nil }
+        return tls ?? socket
+    }
+
+    /// The socket, in any phase that has one.
+    var socket: Connection? {
+        switch phase {
+        case .connecting(let socket, _), .securing(let socket, _), .open(let socket, _): socket
+        case .resolving, .closed: nil
+        }
+    }
+
+    var isOpen: Bool {
+        if case .open = phase { return true }
+        return false
+    }
+
+    // MARK: - Opening
+
+    /// Resolves, checks, connects and (for `https://`) agrees TLS; `guarded` is asked about each
+    /// address before a packet goes to it. `done` hears the outcome once.
+    func open(
+        guarded: @escaping (SocketAddress) -> Bool, refused: @escaping () -> SluiceError,
+        done: @escaping (Opening) -> Void
+    ) {
+        opened = done
+        openedAt = EventLoop.monotonicNanoseconds()
+        let timer = Timer(loop: transport.loop) { [weak self] in
+            guard let self, !self.isOpen else { return }
+            self.failOpening(
+                .upstreamFailed(
+                    reason: .timedOut(
+                        detail:
+                            "Connecting to \(self.key.authority) took longer than \(self.transport.settings.connectTimeoutMilliseconds) ms."
+                    )))
+        }
+        timer.schedule(milliseconds: transport.settings.connectTimeoutMilliseconds)
+        connectTimer = timer
+        let port = key.port
+        transport.resolver.resolveAll(key.bareHost) { [weak self] result in
+            guard let self, case .resolving = self.phase else { return }
+            self.opening.nameLookup = self.elapsed()
+            switch result {
+            case .failure:
+                self.failOpening(.upstreamFailed(reason: .resolveFailed(host: self.key.host)))
+            case .success(let found):
+                let allowed = found.map { SocketAddress(ip: $0.ip, port: port) }.filter(guarded)
+                guard !allowed.isEmpty else { return self.failOpening(refused()) }
+                self.connect(allowed[0], next: Array(allowed.dropFirst()))
+            }
+        }
+    }
+
+    private func elapsed() -> Double { Double(EventLoop.monotonicNanoseconds() &- openedAt) / 1e9 }
+
+    private func connect(_ address: SocketAddress, next: [SocketAddress]) {
+        self.address = address
+        let socket = Connection(loop: transport.loop, connectingTo: address)
+        socket.delegate = self
+        phase = .connecting(socket, next: next)
+    }
+
+    private func didConnect(_ socket: Connection) {
+        opening.connect = elapsed()
+        socket.setNoDelay()
+        socket.setWatermarks(readHigh: NativeTransfer.readHighWater, writeLow: NativeTransfer.writeLowWater)
+        guard key.scheme == "https" else { return becomeOpen(socket, nil) }
+        do {
+            let context = try transport.tls.context(for: key.trust)
+            let tls = TLSStream(raw: socket, session: try context.makeSession(host: key.bareHost))
+            phase = .securing(socket, tls)
+            secure()
+        } catch {
+            failOpening(.upstreamFailed(reason: .tlsFailed(detail: "\(error)")))
+        }
+    }
+
+    private func secure() {
+        guard case .securing(let socket, let tls) = phase else { return }
+        switch tls.advance() {
+        case .handshaking:
+            return
+        case .established, .open:
+            opening.tls = elapsed()
+            if let pins = key.trust?.pins, !pins.isEmpty, !pins.contains(tls.session.peerKeyPin ?? "") {
+                return failOpening(.upstreamFailed(reason: .pinMismatch(host: key.host)))
+            }
+            becomeOpen(socket, tls)
+        case .failed(.certificateUntrusted(let reason)):
+            failOpening(
+                .upstreamFailed(
+                    reason: .certificateInvalid(host: key.host, detail: UpstreamTask.certificateReason(reason))))
+        case .failed(.protocolError(let reason)) where reason.contains("no application protocol"):
+            transport.speaksOnlyHTTP2(key)
+            endOpening(.declined)
+        case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
+            .failed(.noCertificate(let reason)):
+            failOpening(.upstreamFailed(reason: .tlsFailed(detail: reason)))
+        }
+    }
+
+    private func becomeOpen(_ socket: Connection, _ tls: TLSStream?) {
+        phase = .open(socket, tls)
+        endOpening(.ready)
+    }
+
+    private func failOpening(_ error: SluiceError) { endOpening(.failed(error)) }
+
+    private func endOpening(_ outcome: Opening) {
+        connectTimer?.cancel()
+        connectTimer = nil
+        if case .ready = outcome {} else { close() }
+        let done = opened
+        opened = nil
+        done?(outcome)
+    }
+
+    // MARK: - Lending
+
+    /// Lends it to `transfer` (its events go there until ``release()``).
+    func lend(to transfer: NativeTransfer) {
+        user = transfer
+        served += 1
+    }
+
+    /// Back from its transfer: idle now, watched for the origin's close.
+    func release() {
+        user = nil
+        idleSince = EventLoop.monotonicNanoseconds()
+        socket?.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
+        socket?.resumeReading()
+    }
+
+    /// Closes the socket (after close_notify on TLS); no event follows.
+    func close() {
+        connectTimer?.cancel()
+        connectTimer = nil
+        switch phase {
+        case .open(let socket, let tls):
+            tls?.close()
+            socket.delegate = nil
+            socket.close()
+        case .connecting(let socket, _), .securing(let socket, _):
+            socket.delegate = nil
+            socket.close()
+        case .resolving, .closed:
+            break
+        }
+        phase = .closed
+        user = nil
+    }
+}
+
+extension OriginConnection: ConnectionDelegate {
+    func connectionDidRead(_ connection: Connection) {
+        switch phase {
+        case .securing: secure()
+        case .open(_, let tls):
+            if let user { return user.readable() }
+            // TLS records that carry no data (a session ticket, a key update) keep it; stray
+            // bytes or a close_notify from an idle origin mean it cannot be reused.
+            if let tls, tls.inputCount == 0, !tls.inputEnded { return }
+            transport.evict(self)
+        case .resolving, .connecting, .closed: return
+        }
+    }
+
+    func connectionDidDrain(_ connection: Connection) { user?.writable() }
+
+    func connection(_ connection: Connection, didReceive event: Connection.Event) {
+        switch (event, phase) {
+        case (.connected, .connecting(let socket, _)):
+            didConnect(socket)
+        case (.error, .connecting(_, let next)), (.endOfStream, .connecting(_, let next)):
+            connection.delegate = nil
+            connection.close()
+            if let address = next.first { return self.connect(address, next: Array(next.dropFirst())) }
+            let detail = event == .endOfStream ? "the connection closed" : String(cString: strerror(codeOf(event)))
+            failOpening(.upstreamFailed(reason: .connectFailed(host: key.authority, detail: detail)))
+        case (_, .securing):
+            failOpening(
+                .upstreamFailed(reason: .tlsFailed(detail: "the origin closed the connection during the handshake")))
+        case (_, .open):
+            if let user { return user.ended(event) }
+            transport.evict(self)  // the origin closed an idle connection
+        case (_, .resolving), (_, .closed), (.connected, _), (.timeout, .connecting):
+            return
+        }
+    }
+
+    private func codeOf(_ event: Connection.Event) -> Int32 {
+        if case .error(let code, _) = event { return code }
+        return 0
+    }
+}
+
+/// Which pooled connections may carry a request: same scheme, host, port and way of trusting.
+struct OriginKey: Hashable {
+    let scheme: String
+    /// The host as in the URL (IPv6 literals keep their brackets).
+    let host: String
+    let port: UInt16
+    /// The rule's `tls:` (`nil`: the system store, verified); plain HTTP ignores it.
+    let trust: UpstreamTrust?
+
+    init(_ request: UpstreamRequest) {
+        scheme = request.url.scheme
+        host = request.url.host
+        port = request.url.port
+        trust = request.url.scheme == "https" ? request.trust : nil
+    }
+
+    var bareHost: String { host.withoutIPv6Brackets }
+    var authority: String { "\(host):\(port)" }
+}
