@@ -11,4 +11,8 @@ if grep -q 'warning: ' .build/build-tests.log; then
   exit 1
 fi
 swift test --skip-build
+# The core end-to-end families again with libcurl carrying what the native transport carries by
+# default (upstream.engine: curl): both transports keep the same behaviour.
+SLUICE_TEST_UPSTREAM_ENGINE=curl swift test --skip-build --filter \
+  'ForwardingTests|KeepAliveTests|StreamingTests|RedirectTests|ErrorTests|SafetyTests|CacheConformanceTests|CacheTests|HookTests|ValidationTests|OriginMisbehaviourTests|InterceptionTests'
 scripts/browser-test.sh

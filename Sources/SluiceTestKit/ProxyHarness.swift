@@ -22,6 +22,14 @@ public final class ProxyHarness: @unchecked Sendable {
         configuration: Configuration = Configuration(), listen: String = "127.0.0.1:0", hooks: UpstreamTask.Hooks? = nil
     ) throws {
         var chosen = configuration
+        // SLUICE_TEST_UPSTREAM_ENGINE=curl runs a test family again with libcurl carrying what
+        // the native transport would (scripts/test.sh does, for the core families).
+        if chosen.upstream.engine == .auto,
+            let name = ProcessInfo.processInfo.environment["SLUICE_TEST_UPSTREAM_ENGINE"],
+            let engine = Configuration.UpstreamEngine(rawValue: name)
+        {
+            chosen.upstream.engine = engine
+        }
         // Each proxy gets its own real SQLite file unless the test chose one.
         if chosen.cache.path == Configuration().cache.path {
             chosen.cache.path =
@@ -111,7 +119,9 @@ public final class ProxyHarness: @unchecked Sendable {
                 validationReported: server.stats.validationReported,
                 contractChecked: server.stats.contractChecked, contractFailed: server.stats.contractFailed,
                 jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched,
-                cacheHits: server.stats.cacheHits, cacheStores: server.stats.cacheStores)
+                cacheHits: server.stats.cacheHits, cacheStores: server.stats.cacheStores,
+                upstreamNativeTransfers: server.stats.upstreamNativeTransfers,
+                upstreamCurlTransfers: server.stats.upstreamCurlTransfers)
         }
     }
 
@@ -163,6 +173,9 @@ public struct StatsSnapshot: Sendable, Equatable {
     public var jsonUntouched: Int
     public var cacheHits: Int
     public var cacheStores: Int
+    /// Upstream tasks each transport carried (`upstream.engine`).
+    public var upstreamNativeTransfers: Int
+    public var upstreamCurlTransfers: Int
 }
 
 /// Collects log lines for assertions.

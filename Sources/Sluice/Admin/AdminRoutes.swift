@@ -130,6 +130,14 @@ struct AdminRoutes {
                 "upstream",
                 .object([
                     ("tasks", .number(stats.upstreamTasks)), ("connections", .number(stats.upstreamConnections)),
+                    // Which transport carried each task (its last transfer): upstream.engine.
+                    (
+                        "transfers",
+                        .object([
+                            ("native", .number(stats.upstreamNativeTransfers)),
+                            ("curl", .number(stats.upstreamCurlTransfers)),
+                        ])
+                    ),
                     // The parents by description: never their credentials.
                     ("parent_http", .optional(proxy.environment.parents.forHTTP?.description)),
                     ("parent_https", .optional(proxy.environment.parents.forHTTPS?.description)),

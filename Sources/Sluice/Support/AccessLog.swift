@@ -22,6 +22,11 @@ final class AccessLog: EventMonitor {
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
         stats.upstreamConnections += task.openedConnections
+        switch task.engine {
+        case .native?: stats.upstreamNativeTransfers += 1
+        case .curl?: stats.upstreamCurlTransfers += 1
+        case nil: break
+        }
     }
 
     func exchangeDidComplete(_ record: ExchangeRecord) {

@@ -53,6 +53,9 @@ public final class Stats {
     public var upstreamTasks = 0
     /// Upstream tasks that opened a new connection (the rest reused one).
     public var upstreamConnections = 0
+    /// Upstream transfers each transport carried (`upstream.engine`): the native HTTP/1.1 one, libcurl.
+    public var upstreamNativeTransfers = 0
+    public var upstreamCurlTransfers = 0
     /// Responses served from the cache.
     public var cacheHits = 0
     /// Responses stored in the cache.

@@ -130,17 +130,18 @@ struct ValidationTests {
         let proxy = try ProxyHarness(configuration: try Self.configuration(.enforce))
         let client = try RawClient(port: proxy.port)
         #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 502)
-        // The harness gives each proxy its own cache file: keep it, as a real reload of the same file would.
+        // The harness gives each proxy its own cache file (and may choose its transport): keep
+        // both, as a real reload of the same file would.
         let pending = proxy.onLoop { server in
             var new = Configuration().with(listen: "127.0.0.1:0")
-            new.cache = server.configuration.cache
+            (new.cache, new.upstream) = (server.configuration.cache, server.configuration.upstream)
             return server.reload(new)
         }
         #expect(pending.isEmpty)
         #expect(try client.request(RawClient.get(origin.url("/v1/a"))).status == 200)
         let restart = proxy.onLoop { server in
             var new = Configuration().with(listen: "127.0.0.1:1")
-            new.cache = server.configuration.cache
+            (new.cache, new.upstream) = (server.configuration.cache, server.configuration.upstream)
             return server.reload(new)
         }
         #expect(restart == ["listen"])

@@ -1,0 +1,164 @@
+import EventIO
+import Foundation
+import SluiceTestKit
+import Testing
+
+@testable import Sluice
+
+/// The native HTTP/1.1 transport (`upstream.engine: auto`): which requests it carries, its pool,
+/// and what it writes and reads, against real origins on loopback.
+@Suite("Native HTTP/1.1 upstream transport")
+struct NativeTransportTests {
+    static func configuration(_ engine: Configuration.UpstreamEngine) -> Configuration {
+        var configuration = Configuration()
+        configuration.upstream.engine = engine
+        return configuration
+    }
+
+    @Test("auto carries plain requests natively over one pooled connection; curl carries them with libcurl")
+    func enginesCarry() throws {
+        let origin = try OriginServer { request in .text("n=\(request.connection)") }
+        defer { origin.stop() }
+        for engine in Configuration.UpstreamEngine.allCases {
+            let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+            let before = Set(origin.requests.map(\.connection))
+            // Five clients, one after another, each on its own connection to the proxy.
+            for index in 0..<5 {
+                let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/n\(index)")))
+                #expect(response.status == 200)
+            }
+            let used = Set(origin.requests.map(\.connection)).subtracting(before)
+            #expect(used.count == 1, "\(engine): \(used.count) origin connections for 5 requests")
+            let stats = proxy.stats
+            #expect(stats.upstreamConnections == 1)
+            switch engine {
+            case .auto:
+                #expect(stats.upstreamNativeTransfers == 5 && stats.upstreamCurlTransfers == 0)
+            case .curl:
+                #expect(stats.upstreamCurlTransfers == 5 && stats.upstreamNativeTransfers == 0)
+            }
+        }
+    }
+
+    @Test("What auto leaves to libcurl: parent proxies, gRPC to https:// origins, origins that speak only HTTP/2")
+    func carries() throws {
+        let loop = try EventLoop()
+        var settings = Session.Settings()
+        settings.engine = .auto
+        let transport = NativeTransport(loop: loop, settings: settings)
+        func request(_ url: String, headers: HTTPFields = HTTPFields()) -> UpstreamRequest {
+            UpstreamRequest(method: "GET", url: TargetURL(url)!, headers: headers, body: .none)
+        }
+        #expect(transport.carries(request("http://a.test/x")))
+        #expect(transport.carries(request("https://a.test/x")))
+        var grpc = HTTPFields()
+        grpc.append(name: "Content-Type", value: "application/grpc+proto")
+        #expect(!transport.carries(request("https://a.test/svc/Method", headers: grpc)))
+        var parented = request("http://a.test/x")
+        parented.parent = try ParentProxy.parse("http://parent.test:3128").get()
+        #expect(!transport.carries(parented))
+        transport.speaksOnlyHTTP2(OriginKey(request("https://h2.test/")))
+        #expect(!transport.carries(request("https://h2.test/y")))
+        #expect(transport.carries(request("https://a.test/y")))
+        settings.engine = .curl
+        #expect(!NativeTransport(loop: loop, settings: settings).carries(request("http://a.test/x")))
+    }
+
+    @Test("The request head: origin-form target, Host from the URL unless kept, fields in order, the body's framing")
+    func requestHead() throws {
+        var fields = HTTPFields()
+        fields.append(name: "Accept", value: "application/json")
+        fields.append(name: "X-Empty", value: "")
+        var request = UpstreamRequest(
+            method: "POST", url: TargetURL("http://a.test:8080/p?q=1")!, headers: fields, body: .length(3))
+        #expect(
+            String(decoding: RequestHeadWriter.head(request), as: UTF8.self)
+                == "POST /p?q=1 HTTP/1.1\r\nHost: a.test:8080\r\nAccept: application/json\r\nX-Empty: \r\nContent-Length: 3\r\n\r\n"
+        )
+        request.body = .streamed
+        request.headers.append(name: "Host", value: "kept.test")
+        #expect(
+            String(decoding: RequestHeadWriter.head(request), as: UTF8.self)
+                == "POST /p?q=1 HTTP/1.1\r\nAccept: application/json\r\nX-Empty: \r\nHost: kept.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        let options = UpstreamRequest(
+            method: "OPTIONS", url: TargetURL("http://a.test")!, headers: HTTPFields(), body: .none)
+        #expect(
+            String(decoding: RequestHeadWriter.head(options), as: UTF8.self)
+                == "OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n")
+    }
+
+    @Test("Response framing by RFC 9112 §6.3: none for HEAD, 204 and 304; chunked; a length; else the close")
+    func responseFraming() {
+        func head(_ status: Int, version: String = "1.1", _ fields: [(String, String)]) -> ResponseHead {
+            var headers = HTTPFields()
+            for (name, value) in fields { headers.append(name: name, value: value) }
+            return ResponseHead(status: status, version: version, headers: headers)
+        }
+        let length = [("Content-Length", "5")]
+        #expect(ResponseBodyFraming.of(method: "HEAD", head: head(200, length)).length == .none)
+        #expect(ResponseBodyFraming.of(method: "GET", head: head(204, length)).length == .none)
+        #expect(ResponseBodyFraming.of(method: "GET", head: head(304, length)).length == .none)
+        #expect(
+            ResponseBodyFraming.of(method: "GET", head: head(200, length))
+                == .init(length: .exactly(5), keepAlive: true))
+        #expect(
+            ResponseBodyFraming.of(method: "GET", head: head(200, [("Transfer-Encoding", "chunked")]))
+                == .init(length: .chunked, keepAlive: true))
+        #expect(
+            ResponseBodyFraming.of(method: "GET", head: head(200, [])) == .init(length: .untilClose, keepAlive: false))
+        #expect(!ResponseBodyFraming.of(method: "GET", head: head(200, length + [("Connection", "close")])).keepAlive)
+        #expect(!ResponseBodyFraming.of(method: "GET", head: head(200, version: "1.0", length)).keepAlive)
+        #expect(
+            ResponseBodyFraming.of(
+                method: "GET", head: head(200, version: "1.0", length + [("Connection", "Keep-Alive")])
+            ).keepAlive)
+    }
+
+    @Test("An origin that closes its idle connections: the next request opens a new one, no client sees an error")
+    func idleCloses() throws {
+        // Each answer is complete by its length, then the origin closes (Connection: close unsaid).
+        let origin = try OriginServer { request in
+            .raw(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(.auto))
+        for index in 0..<6 {
+            let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/r\(index)")))
+            #expect(response.status == 200 && response.text == "ok", "request \(index)")
+            if index % 2 == 1 { Thread.sleep(forTimeInterval: 0.05) }  // sometimes the close is seen first
+        }
+        #expect(proxy.stats.errors == 0)
+    }
+
+    @Test("upstream.max_connections_per_host: transfers beyond it wait for a pooled connection and all complete")
+    func perHostLimit() throws {
+        let origin = try OriginServer { request in .delay(seconds: 0.1, then: .text("slow \(request.target)")) }
+        defer { origin.stop() }
+        var configuration = Self.configuration(.auto)
+        configuration.upstream.maxConnectionsPerHost = 1
+        let proxy = try ProxyHarness(configuration: configuration)
+        let results = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let text = (try? RawClient(port: proxy.port).request(RawClient.get(origin.url("/w\(index)"))))?.text
+            results.withLock { $0.append(text ?? "failed") }
+        }
+        #expect(results.withLock { $0 }.sorted() == (0..<4).map { "slow /w\($0)" })
+        #expect(Set(origin.requests.map(\.connection)).count == 1)
+    }
+
+    @Test("Timings and Cache-Status are the same whichever transport ran")
+    func sameFaceBothWays() throws {
+        let origin = try OriginServer { _ in .text("same", headers: [("Cache-Control", "max-age=60")]) }
+        defer { origin.stop() }
+        var heads: [[String]] = []
+        for engine in Configuration.UpstreamEngine.allCases {
+            let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+            let miss = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/same")))
+            let hit = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/same")))
+            #expect(miss.text == "same" && hit.text == "same")
+            heads.append([miss.header("cache-status") ?? "", hit.header("cache-status") ?? ""])
+        }
+        #expect(heads[0] == heads[1], "\(heads)")
+    }
+}
