@@ -56,7 +56,11 @@ final class NativeTransfer {
         case untilClose
     }
 
-    let request: UpstreamRequest
+    /// The request's method (a HEAD answer has no body) and body framing.
+    let method: String
+    let body: UpstreamRequest.Body
+    /// The request head, made once (a retry sends it again).
+    private let head: [UInt8]
     let key: OriginKey
     weak var task: UpstreamTask?
     unowned let transport: NativeTransport
@@ -81,7 +85,9 @@ final class NativeTransfer {
     private var scratch: [UInt8] = []
 
     init(request: UpstreamRequest, task: UpstreamTask, transport: NativeTransport) {
-        self.request = request
+        method = request.method
+        body = request.body
+        head = RequestHeadWriter.head(request)
         key = OriginKey(request)
         self.task = task
         self.transport = transport
@@ -190,9 +196,6 @@ final class NativeTransfer {
             timings.nameLookup = now
             timings.connect = now
         }
-        connection.socket?.setTimeouts(
-            readMilliseconds: transport.settings.idleTimeoutMilliseconds,
-            writeMilliseconds: transport.settings.idleTimeoutMilliseconds)
         reading = .head
         sendHead(on: stream)
         if case .done = reading { return }
@@ -203,8 +206,7 @@ final class NativeTransfer {
 
     /// The request head, with the first body piece when one is ready (one write).
     private func sendHead(on stream: any ClientStream) {
-        let head = RequestHeadWriter.head(request)
-        switch request.body {
+        switch body {
         case .none:
             sending = .sent
             head.withUnsafeBytes { stream.write($0, more: false) }
@@ -296,26 +298,48 @@ final class NativeTransfer {
             case .notYet, .held, .done:
                 return
             case .head:
-                guard readHeadLine(stream) else { return }
+                guard readHead(stream) else { return }
             case .body(let left):
                 guard readBody(left, stream) else { return }
             }
         }
     }
 
-    /// One header line; `false` when more input is needed (or the transfer stopped).
-    private func readHeadLine(_ stream: any ClientStream) -> Bool {
+    /// What one pass over the buffered head found.
+    private enum HeadRead {
+        /// The buffer ends inside a line.
+        case partial
+        /// A line longer than the head may be.
+        case tooLong
+        /// The step of the last line the task took.
+        case line(UpstreamTask.HeadLine)
+    }
+
+    /// Header lines while whole ones are buffered, handed to the task in one pass over the
+    /// buffer; `false` when more input is needed (or the transfer stopped).
+    private func readHead(_ stream: any ClientStream) -> Bool {
         guard stream.inputCount > 0 else { return endOfInput() }
         let limit = transport.settings.maxHeaderBytes + 4
-        let found: (UpstreamTask.HeadLine, Int)?? = stream.withInput(upTo: limit) { bytes in
-            guard let newline = bytes.firstIndex(of: 0x0A) else {
-                return bytes.count >= limit ? .some(nil) : nil
+        var consumed = 0
+        let found: HeadRead = stream.withInput(upTo: limit) { bytes in
+            while true {
+                guard let base = bytes.baseAddress, consumed < bytes.count,
+                    let hit = memchr(base + consumed, 0x0A, bytes.count - consumed)
+                else { return consumed == 0 && bytes.count >= limit ? .tooLong : .partial }
+                let length = (base + consumed).distance(to: UnsafeRawPointer(hit)) + 1
+                guard let task else { return .line(.abort) }
+                let step = task.receiveHeadLine(UnsafeRawBufferPointer(start: base + consumed, count: length))
+                consumed += length
+                // The task may have stopped this transfer (its connection, and this buffer, gone).
+                guard case .more = step, !isDone, connection != nil else { return .line(step) }
             }
-            guard let task else { return .some((.abort, newline + 1)) }
-            return .some((task.receiveHeadLine(UnsafeRawBufferPointer(rebasing: bytes[...newline])), newline + 1))
         }
-        guard let read = found else { return peerClosed ? endOfInput() : false }  // a partial line
-        guard let (step, consumed) = read else {
+        stream.drainInput(consumed)
+        let step: UpstreamTask.HeadLine
+        switch found {
+        case .partial:
+            return peerClosed ? endOfInput() : false
+        case .tooLong:
             stop(
                 .native(
                     .upstreamFailed(
@@ -324,13 +348,14 @@ final class NativeTransfer {
                                 "The origin's response header section exceeds \(transport.settings.maxHeaderBytes) bytes."
                         ))))
             return false
+        case .line(let last):
+            step = last
         }
-        stream.drainInput(consumed)
         switch step {
         case .more:
-            return true
+            return false  // the task stopped the transfer
         case .final(let head):
-            let framing = ResponseBodyFraming.of(method: request.method, head: head)
+            let framing = ResponseBodyFraming.of(method: method, head: head)
             self.framing = framing
             switch framing.length {
             case .none:
@@ -463,7 +488,7 @@ final class NativeTransfer {
         switch reading {
         case .body(.untilClose):
             responseEnded()
-        case .head where !receivedAny && reused && request.body == .none:
+        case .head where !receivedAny && reused && body == .none:
             retry()
         case .head:
             stop(
@@ -491,7 +516,7 @@ final class NativeTransfer {
             if case .held = reading { return }  // the rest is read when the client takes it
             _ = endOfInput()
         case .error(let code, _):
-            if case .head = reading, !receivedAny, reused, request.body == .none { return retry() }
+            if case .head = reading, !receivedAny, reused, body == .none { return retry() }
             if case .body(.untilClose) = reading, connection?.stream?.inputCount == 0 { return responseEnded() }
             let detail = String(cString: strerror(code))
             stop(

@@ -125,6 +125,10 @@ final class OriginConnection {
         opening.connect = elapsed()
         socket.setNoDelay()
         socket.setWatermarks(readHigh: NativeTransfer.readHighWater, writeLow: NativeTransfer.writeLowWater)
+        // Set once: a stalled transfer times out (`timeouts.upstream_idle`), and so does an idle
+        // connection in the pool, which is then evicted.
+        let idle = transport.settings.idleTimeoutMilliseconds
+        socket.setTimeouts(readMilliseconds: idle, writeMilliseconds: idle)
         guard key.scheme == "https" else { return becomeOpen(socket, nil) }
         do {
             let context = try transport.tls.context(for: key.trust)
@@ -188,8 +192,6 @@ final class OriginConnection {
     func release() {
         user = nil
         idleSince = EventLoop.monotonicNanoseconds()
-        socket?.setTimeouts(readMilliseconds: 0, writeMilliseconds: 0)
-        socket?.resumeReading()
     }
 
     /// Closes the socket (after close_notify on TLS); no event follows.

@@ -20,25 +20,50 @@ struct ResponseBodyFraming: Equatable {
     /// `Connection: close`, HTTP/1.0 with `keep-alive`), and the body's end is known without a close.
     let keepAlive: Bool
 
-    /// The framing of `head`, the answer to a `method` request.
+    /// The framing of `head`, the answer to a `method` request (one pass over its fields).
     static func of(method: String, head: ResponseHead) -> ResponseBodyFraming {
+        var chunked = false
+        var declared: Int64?
+        var close = false
+        var keepAlive = false
+        for field in head.headers {
+            switch field.name.utf8.count {
+            case 17 where field.hasName("transfer-encoding"): chunked = true
+            case 14 where field.hasName("content-length"): declared = Int64(field.value)
+            case 10 where field.hasName("connection"):
+                for token in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                    if Self.isToken(token, "close") { close = true }
+                    if Self.isToken(token, "keep-alive") { keepAlive = true }
+                }
+            default: break
+            }
+        }
         let length: Length
         if method == "HEAD" || head.status == 204 || head.status == 304 || head.status < 200 {
             length = .none
-        } else if head.headers.contains("transfer-encoding") {
+        } else if chunked {
             length = .chunked
-        } else if let text = head.headers["content-length"], let count = Int64(text) {
-            length = .exactly(count)
+        } else if let declared {
+            length = .exactly(declared)
         } else {
             length = .untilClose
         }
-        let tokens = head.headers.tokens("connection")
-        let persistent: Bool
-        if head.version == "1.1" || head.version == "2" {
-            persistent = !tokens.contains("close")
-        } else {
-            persistent = tokens.contains("keep-alive") && !tokens.contains("close")
-        }
+        let persistent = (head.version == "1.1" || head.version == "2" || keepAlive) && !close
         return ResponseBodyFraming(length: length, keepAlive: persistent && length != .untilClose)
+    }
+
+    /// Whether `token` (between commas, with optional whitespace) is `word`, ignoring ASCII case.
+    private static func isToken(_ token: Substring.UTF8View.SubSequence, _ word: StaticString) -> Bool {
+        var start = token.startIndex
+        var end = token.endIndex
+        while start < end, token[start] == 0x20 || token[start] == 0x09 { start = token.index(after: start) }
+        while end > start, token[token.index(before: end)] == 0x20 || token[token.index(before: end)] == 0x09 {
+            end = token.index(before: end)
+        }
+        let trimmed = token[start..<end]
+        guard trimmed.count == word.utf8CodeUnitCount else { return false }
+        return word.withUTF8Buffer { expected in
+            zip(trimmed, expected).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+        }
     }
 }
