@@ -99,6 +99,12 @@ struct RecordCommand: ParsableCommand {
             for field in exchange.responseHeaders { print("\(field.name): \(field.value)") }
             print("")
             print(Show.text(exchange.responseBody, total: exchange.responseBodySize))
+            if let breakpoint = exchange.breakpoint {
+                // What a person did at a breakpoint: the note, and the request as sent or the
+                // response as received when either was edited.
+                print("")
+                print("# breakpoint: " + Show.text(Array(breakpoint.utf8), total: Int64(breakpoint.utf8.count)))
+            }
         }
 
         /// A body as text (JSON pretty-printed) or, for bytes that are not text, its size.

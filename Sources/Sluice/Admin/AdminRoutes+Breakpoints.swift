@@ -256,19 +256,5 @@ extension AdminRoutes {
         return .object(fields)
     }
 
-    static func json(_ message: PausedMessage) -> JSONValue {
-        var fields: [(String, JSONValue)] = []
-        if let method = message.method { fields.append(("method", .string(method))) }
-        if let url = message.url { fields.append(("url", .string(url))) }
-        if let status = message.status { fields.append(("status", .number(status))) }
-        if let coding = message.decodedFrom { fields.append(("decoded_from", .string(coding))) }
-        fields.append(("headers", .array((message.headers ?? []).map { .strings([$0.0, $0.1]) })))
-        let body = message.body ?? []
-        if let text = String(validating: body, as: UTF8.self) {
-            fields.append(("body", .string(text)))
-        } else {
-            fields.append(("body_base64", .string(Data(body).base64EncodedString())))
-        }
-        return .object(fields)
-    }
+    static func json(_ message: PausedMessage) -> JSONValue { message.json() }
 }

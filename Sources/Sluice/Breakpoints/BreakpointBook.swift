@@ -15,7 +15,7 @@ enum PauseDecision {
 
 /// A request or response as the Paused list shows it and the editor sends it back. Every part
 /// is optional in an edit (what is left out stays); framing fields are Sluice's to recompute.
-struct PausedMessage: Equatable {
+struct PausedMessage: Equatable, Sendable {
     var method: String?
     var url: String?
     var status: Int?

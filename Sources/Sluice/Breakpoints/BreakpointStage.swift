@@ -103,6 +103,11 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             let answered: Bool
             if case .answer = decision { answered = true } else { answered = false }
             next.note(.breakpoint(answered ? "answered" : "edited, resumed"))
+            next.note(
+                .breakpointReceived(
+                    PausedMessage(
+                        status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) },
+                        body: held.bytes)))
             let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered, headOnly: headOnly)
             next.head(head)
             next.release(body)

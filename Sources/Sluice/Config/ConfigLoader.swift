@@ -226,7 +226,8 @@ public enum ConfigLoader {
             },
             Key(
                 path: "upstream.http2", type: "bool", defaultValue: "true",
-                summary: "Offer HTTP/2 to TLS origins (ALPN)."
+                summary:
+                    "Offer HTTP/2 to TLS origins (ALPN) when libcurl carries the request (upstream.engine: curl, a parent proxy, gRPC, an origin that speaks only HTTP/2)."
             ) {
                 config, value throws(ConfigError) in config.upstream.http2 = try value.bool()
             },

@@ -1,4 +1,5 @@
 import EventIO
+import TLS
 
 /// Request breakpoints: a matching request is read whole (bounded by `limits.max_transform_body`)
 /// before anything is sent upstream, shown in the Paused list, and goes on as a person decides
@@ -14,7 +15,8 @@ extension Exchange: PauseTarget {
 
     /// The body is read (or too large to hold): pause when a breakpoint still fits.
     func bodyRead(_ bytes: [UInt8], whole: Bool, points: [Breakpoint], upstream: UpstreamRequest) {
-        replay = .forwarding(held: bytes, sent: 0)
+        // Read for the breakpoint: sent first. (A replayed request keeps its recording's answer.)
+        if case .gathering = replay { replay = .forwarding(held: bytes, sent: 0) }
         guard whole else {
             notes.noteBreakpoint("request not paused at \(points[0].name): its body is larger than max_transform_body")
             return send(upstream)
@@ -35,7 +37,12 @@ extension Exchange: PauseTarget {
 
     /// A person decided about the paused request.
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
-        guard !hasFinished, var upstream = outgoing.sent, case .forwarding(let held, _) = replay else { return }
+        guard !hasFinished, var upstream = outgoing.sent else { return }
+        let held: [UInt8]
+        switch replay {
+        case .forwarding(let body, _), .answering(_, let body): held = body
+        case nil, .gathering: return
+        }
         switch decision {
         case .timedOut where client.inputClosed:
             // Nobody waits for it any more: not sent.
@@ -51,11 +58,15 @@ extension Exchange: PauseTarget {
             case .success(let body):
                 notes.noteBreakpoint("edited, resumed")
                 notes.requestEdited = true
+                notes.breakpointSent = PausedMessage(
+                    method: upstream.method, url: upstream.url.description,
+                    headers: upstream.headers.map { ($0.name, $0.value) }, body: body)
                 // A revalidation's own conditions go: the edited request's answer must not
                 // refresh the client's stored entry.
                 for name in ["if-none-match", "if-modified-since"] where forwardRequest.headers[name] == nil {
                     upstream.headers.remove(name)
                 }
+                if case .answering = replay { return rematchReplay(upstream, body: body) }
                 replay = .forwarding(held: body, sent: 0)
                 send(upstream)
             }
@@ -69,6 +80,30 @@ extension Exchange: PauseTarget {
             let headOnly = request.method == "HEAD"
             answerWhole(head, body: headOnly ? [] : body, bodyBytes: headOnly ? 0 : Int64(body.count))
             finishIfDone()
+        }
+    }
+
+    /// A replayed request edited at a breakpoint: the recording answers the edited request when it
+    /// holds one for it; otherwise `replay.on_miss` decides (a `504`, or the origin).
+    private func rematchReplay(_ upstream: UpstreamRequest, body: [UInt8]) {
+        guard let book = env.replayBook else { return }
+        let digest = body.withUnsafeBytes { Digest.hex(Digest.sha256($0)) }
+        switch book.answer(
+            method: upstream.method, url: upstream.url.description, target: upstream.url, headers: upstream.headers,
+            bodyDigest: digest)
+        {
+        case .recorded(let response):
+            notes.replayed = response.id
+            replay = .answering(response, held: body)
+            send(upstream)
+        case .miss(let miss):
+            notes.replayed = nil
+            env.stats.replayMissed += 1
+            replay = .forwarding(held: body, sent: 0)
+            switch book.settings.onMiss {
+            case .fail: fail(.replayMiss(miss))
+            case .forward: send(upstream)
+            }
         }
     }
 

@@ -44,12 +44,20 @@ extension Exchange {
     func fetch(conditions: [(String, String)]) {
         var upstream = forwardRequest
         for (name, value) in conditions { upstream.headers.set(name, value) }
-        // A request breakpoint (once per exchange; not for an answer from a recording).
-        if replay == nil, env.breakpoints.pausesRequests, notes.breakpoint == nil, let url = route.url {
+        // A request breakpoint (once per exchange), before the origin or the recording answers.
+        if env.breakpoints.pausesRequests, notes.breakpoint == nil, let url = route.url {
             // Matched on the client's request, as rules are.
             let points = env.breakpoints.candidates(
                 for: .request, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers)
-            if !points.isEmpty { return readForBreakpoint(points, upstream) }
+            if !points.isEmpty {
+                switch replay {
+                case nil: return readForBreakpoint(points, upstream)
+                // Replaying: the body was read to match the recording already.
+                case .answering(_, let held), .forwarding(let held, _):
+                    return bodyRead(held, whole: body.isComplete, points: points, upstream: upstream)
+                case .gathering: break
+                }
+            }
         }
         send(upstream)
     }
@@ -70,7 +78,7 @@ extension Exchange {
             }
         }
         var replayed: ReplayedResponse?
-        if case .answering(let response) = replay { replayed = response }
+        if case .answering(let response, _) = replay { replayed = response }
         let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks(), replaying: replayed)
         self.task = task
         task.start()

@@ -26,6 +26,17 @@ extension Exchange {
             url: machine.context.url, requestFields: request.headers, requestBody: tap.body,
             requestBodySize: tap.size, requestBodyDigest: tap.finishDigest(), status: output.status,
             responseHead: capture.responseHead, servedFromCache: notes.cacheStatus?.isHit == true,
-            responseBody: capture.body, responseBodySize: capture.bodyTotal, rule: route.matchedName)
+            responseBody: capture.body, responseBodySize: capture.bodyTotal, rule: route.matchedName,
+            breakpoint: breakpointRecord(bodyLimit: Int(env.recorder?.settings.maxBody ?? 0)))
+    }
+
+    /// What breakpoints did, as the recording keeps it (JSON): the note, and when a person edited
+    /// the request or the response, the request as sent and the response as received.
+    func breakpointRecord(bodyLimit: Int) -> String? {
+        guard let note = notes.breakpoint else { return nil }
+        var fields: [(String, JSONValue)] = [("note", .string(note))]
+        if let sent = notes.breakpointSent { fields.append(("sent", sent.json(bodyLimit: bodyLimit))) }
+        if let received = notes.breakpointReceived { fields.append(("received", received.json(bodyLimit: bodyLimit))) }
+        return JSONValue.object(fields).json
     }
 }

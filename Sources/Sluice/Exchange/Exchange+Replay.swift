@@ -6,8 +6,9 @@ enum ReplayStep {
     /// Reading the request body whole (bounded): to match it against the recording, or for a
     /// request breakpoint (to match its body conditions and show it).
     case gathering(RecordingTap, for: Gathering)
-    /// The recording answers.
-    case answering(ReplayedResponse)
+    /// The recording answers; `held` is the request body read to match it (a request breakpoint
+    /// shows it).
+    case answering(ReplayedResponse, held: [UInt8])
     /// Forwarded with `held` (the body read to match, or as edited at a breakpoint) sent first.
     case forwarding(held: [UInt8], sent: Int)
 }
@@ -76,7 +77,7 @@ extension Exchange {
         case .recorded(let response):
             env.stats.replayServed += 1
             notes.replayed = response.id
-            replay = .answering(response)
+            replay = .answering(response, held: tap.body)
             if !body.isComplete { output.keepAlive = false }
             // A head without `Date` (a HAR's, say) gets one from the session's path.
             if answersPlainly, client.stream.parts == nil, response.head.headers.contains("date") {
@@ -96,11 +97,12 @@ extension Exchange {
 
     /// Whether a recorded response goes out as it is, the way a plain cache hit does: no rule
     /// validates, checks, transforms or rewrites it, no hook of a rule would see it, and no fault
-    /// shapes or cuts it. Anything else goes through the session like an origin's response.
+    /// shapes or cuts it, and no request breakpoint may pause it. Anything else goes through the
+    /// session like an origin's response.
     private var answersPlainly: Bool {
         let rule = route.rule
         return rule.accept == nil && rule.contract == nil && rule.rewrite == nil && route.transform == nil
-            && !route.hasHooks && env.hooks.isEmpty && !stages.shapesOrCuts
+            && !route.hasHooks && env.hooks.isEmpty && !stages.shapesOrCuts && !env.breakpoints.pausesRequests
     }
 
     /// The recorded head (kept per recorded exchange by the book) and body in one write.

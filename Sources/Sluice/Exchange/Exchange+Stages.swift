@@ -115,6 +115,7 @@ extension Exchange {
         case .untouched(let detail): noteUntouched(detail)
         case .fault(let what): notes.noteFault(what)
         case .breakpoint(let what): notes.noteBreakpoint(what)
+        case .breakpointReceived(let original): notes.breakpointReceived = original
         case .progress:
             // A shaper's slice: the source may go on, and the last one completes the response.
             guard !hasFinished else { return }

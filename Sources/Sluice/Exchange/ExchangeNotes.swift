@@ -30,6 +30,10 @@ struct ExchangeNotes {
     /// Whether a person changed the request at a breakpoint: its response is not stored (the
     /// cache key is the client's request, not the edited one).
     var requestEdited = false
+    /// The request as sent after a person edited it at a breakpoint (the recording keeps it).
+    var breakpointSent: PausedMessage?
+    /// The origin's response as received before a person edited or replaced it at a breakpoint.
+    var breakpointReceived: PausedMessage?
 
     mutating func noteBreakpoint(_ what: String) { breakpoint = breakpoint.map { $0 + "; " + what } ?? what }
 

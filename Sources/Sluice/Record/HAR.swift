@@ -235,13 +235,20 @@ public enum HAR {
             ),
             (
                 "_sluice",
-                .object([
-                    ("id", .number(Int(exchange.id))), ("source", .string(exchange.source)),
-                    ("rule", .optional(exchange.rule)), ("complete", .bool(exchange.responseComplete)),
-                ])
+                .object(
+                    [
+                        ("id", .number(Int(exchange.id))), ("source", .string(exchange.source)),
+                        ("rule", .optional(exchange.rule)), ("complete", .bool(exchange.responseComplete)),
+                    ] + (exchange.breakpoint.map { [("breakpoint", breakpointJSON($0))] } ?? []))
             ),
         ])
         return entry.json
+    }
+
+    /// A recording's breakpoint record as it is (JSON Sluice wrote), or as a string when the file
+    /// holds something else in its place.
+    private static func breakpointJSON(_ text: String) -> JSONValue {
+        (try? Value.parse(Array(text.utf8))) != nil ? .raw(text) : .string(text)
     }
 
     private static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 1000).rounded() / 1000 }

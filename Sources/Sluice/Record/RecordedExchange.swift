@@ -35,6 +35,10 @@ public struct RecordedExchange: Sendable, Equatable {
     public var source: String
     /// The rule that matched, when one did.
     public var rule: String?
+    /// What breakpoints did to it, as JSON (`{"note": …, "sent": {…}, "received": {…}}`): `sent`
+    /// is the request as it went upstream after a person edited it, `received` the response as
+    /// it came before a person edited or replaced it; `nil` when no breakpoint paused it.
+    public var breakpoint: String?
 
     public init(
         started: Double, duration: Double, wait: Double?, method: String, url: String,

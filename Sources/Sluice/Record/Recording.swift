@@ -6,7 +6,8 @@ import SQLite
 
 /// A recording: one SQLite file of ``RecordedExchange`` rows, in the order they were recorded.
 /// Written in WAL mode, a batch per transaction, so a crash or a full disk leaves every batch
-/// written before it readable. The schema (`application_id` 0x534C5243, `user_version` 1):
+/// written before it readable. The schema (`application_id` 0x534C5243, `user_version` 2; a
+/// version 1 file, without `breakpoint`, is read as it is and gains the column when written to):
 ///
 /// ```sql
 /// CREATE TABLE exchanges (
@@ -24,18 +25,24 @@ import SQLite
 ///   response_body BLOB NOT NULL,       -- as the client got it, up to record.max_body
 ///   response_body_size INTEGER NOT NULL,
 ///   source TEXT NOT NULL,              -- proxy | har
-///   rule TEXT);
+///   rule TEXT,
+///   breakpoint TEXT);                  -- JSON: what breakpoints did (note, sent, received)
 /// CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /// ```
 public final class Recording {
     /// `PRAGMA application_id` of a recording ("SLRC").
     public static let applicationID: Int64 = 0x534C_5243
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     static let columns =
-        "id, started, duration, wait, method, url, request_headers, request_body, request_body_size, request_body_sha256, status, reason, response_headers, response_body, response_body_size, source, rule"
+        "id, started, duration, wait, method, url, request_headers, request_body, request_body_size, request_body_sha256, status, reason, response_headers, response_body, response_body_size, source, rule, breakpoint"
     /// The same columns without the bodies (their kept lengths instead).
     static let headColumns =
-        "id, started, duration, wait, method, url, request_headers, length(request_body), request_body_size, request_body_sha256, status, reason, response_headers, length(response_body), response_body_size, source, rule"
+        "id, started, duration, wait, method, url, request_headers, length(request_body), request_body_size, request_body_sha256, status, reason, response_headers, length(response_body), response_body_size, source, rule, breakpoint"
+
+    /// The columns as a file of `version` has them (version 1 had no `breakpoint`).
+    static func columns(_ names: String, version: Int) -> String {
+        version >= 2 ? names : String(names.dropLast(", breakpoint".count)) + ", NULL"
+    }
 
     /// Why a file cannot be used as a recording.
     public struct Failure: Error, CustomStringConvertible, Sendable {
@@ -50,6 +57,8 @@ public final class Recording {
 
     public let path: String
     let database: Database
+    /// The file's schema version (1 or 2), once checked.
+    private var version = Recording.schemaVersion
     private var insert: Statement?
     private var bodyStatement: Statement?
 
@@ -97,7 +106,7 @@ public final class Recording {
                           request_body BLOB NOT NULL, request_body_size INTEGER NOT NULL,
                           request_body_sha256 TEXT NOT NULL, status INTEGER NOT NULL, reason TEXT NOT NULL,
                           response_headers TEXT NOT NULL, response_body BLOB NOT NULL,
-                          response_body_size INTEGER NOT NULL, source TEXT NOT NULL, rule TEXT);
+                          response_body_size INTEGER NOT NULL, source TEXT NOT NULL, rule TEXT, breakpoint TEXT);
                         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                         """)
                     try database.setUserVersion(schemaVersion)
@@ -107,6 +116,18 @@ public final class Recording {
             throw Failure("\(path) cannot be opened for recording: \(Recording.explain(error))")
         }
         try recording.checkSchema()
+        if recording.version == 1 {
+            // Version 2 added what breakpoints did: the column is added, nothing else changes.
+            do {
+                try database.transaction {
+                    try database.execute("ALTER TABLE exchanges ADD COLUMN breakpoint TEXT")
+                    try database.setUserVersion(schemaVersion)
+                }
+                recording.version = schemaVersion
+            } catch {
+                throw Failure("\(path) cannot be brought to recording schema \(schemaVersion): \(error)")
+            }
+        }
         if maxBytes > 0 {
             let pageSize = (try? recording.pragma("page_size")) ?? 4096
             try? database.execute("PRAGMA max_page_count=\(max(2, maxBytes / max(512, pageSize)))")
@@ -137,12 +158,14 @@ public final class Recording {
             throw Failure("\(path) is an SQLite file but not a Sluice recording (application_id \(id))")
         }
         let version = database.userVersion
-        guard version == Recording.schemaVersion else {
+        guard (1...Recording.schemaVersion).contains(version) else {
             throw Failure(
-                "\(path) has recording schema \(version); this build reads schema \(Recording.schemaVersion)")
+                "\(path) has recording schema \(version); this build reads schemas 1 to \(Recording.schemaVersion)")
         }
+        self.version = version
         do {
-            _ = try database.prepare("SELECT \(Recording.columns) FROM exchanges LIMIT 0")
+            _ = try database.prepare(
+                "SELECT \(Recording.columns(Recording.columns, version: version)) FROM exchanges LIMIT 0")
         } catch {
             throw Failure("\(path) is damaged: \(error)")
         }
@@ -162,7 +185,7 @@ public final class Recording {
             let statement =
                 try insert
                 ?? database.prepare(
-                    "INSERT INTO exchanges(\(Recording.columns.dropFirst(4))) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
+                    "INSERT INTO exchanges(\(Recording.columns.dropFirst(4))) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"
                 )
             insert = statement
             try database.transaction {
@@ -191,6 +214,11 @@ public final class Recording {
                         try statement.bind(rule, at: 16)
                     } else {
                         try statement.bindNull(at: 16)
+                    }
+                    if let breakpoint = exchange.breakpoint {
+                        try statement.bind(breakpoint, at: 17)
+                    } else {
+                        try statement.bindNull(at: 17)
                     }
                     try statement.step()
                 }
@@ -241,7 +269,8 @@ public final class Recording {
         var out: [RecordedExchange] = []
         do {
             let statement = try database.prepare(
-                "SELECT \(bodies ? Recording.columns : Recording.headColumns) FROM exchanges \(tail)")
+                "SELECT \(Recording.columns(bodies ? Recording.columns : Recording.headColumns, version: version)) FROM exchanges \(tail)"
+            )
             while try statement.step() {
                 guard let method = statement.text(at: 4), let url = statement.text(at: 5),
                     let requestHeaders = statement.text(at: 6).flatMap(RecordedExchange.fields(json:)),
@@ -259,6 +288,7 @@ public final class Recording {
                     responseBodySize: statement.int64(at: 14), source: statement.text(at: 15) ?? "proxy",
                     rule: statement.text(at: 16))
                 exchange.id = statement.int64(at: 0)
+                exchange.breakpoint = statement.text(at: 17)
                 if !bodies {
                     exchange.keptRequestBytes = statement.int64(at: 7)
                     exchange.keptResponseBytes = statement.int64(at: 13)

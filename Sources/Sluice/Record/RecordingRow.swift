@@ -18,6 +18,7 @@ struct RecordingRow: Sendable {
     var responseBodySize: Int64
     var source: String
     var rule: String?
+    var breakpoint: String?
 
     init(_ exchange: RecordedExchange) {
         started = exchange.started
@@ -36,6 +37,7 @@ struct RecordingRow: Sendable {
         responseBodySize = exchange.responseBodySize
         source = exchange.source
         rule = exchange.rule
+        breakpoint = exchange.breakpoint
     }
 
     /// The row of an exchange the proxy saw: hop-by-hop request fields left out, Sluice's own
@@ -85,6 +87,7 @@ struct RecordingRow: Sendable {
         responseBodySize = pending.responseBodySize
         source = "proxy"
         rule = pending.rule
+        breakpoint = pending.breakpoint
     }
 }
 
@@ -106,6 +109,8 @@ struct PendingRecord: Sendable {
     var responseBody: [UInt8]
     var responseBodySize: Int64
     var rule: String?
+    /// What breakpoints did (JSON), when one paused it.
+    var breakpoint: String?
 }
 
 /// `[["Name","value"],…]` written from bytes.

@@ -44,6 +44,8 @@ enum DeliveryNote {
     case fault(String)
     /// What a breakpoint did.
     case breakpoint(String)
+    /// The response as received, before a person edited or replaced it at a breakpoint.
+    case breakpointReceived(PausedMessage)
     /// A stage let bytes go on its own time (a shaper's slice): the source may resume and the
     /// response may be complete.
     case progress

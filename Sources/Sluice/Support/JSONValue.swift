@@ -10,6 +10,8 @@ public indirect enum JSONValue: Sendable, Equatable {
     case strings([String])
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// JSON text Sluice made itself and kept as text (a recording's breakpoint record).
+    case raw(String)
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.json == rhs.json }
 
@@ -28,6 +30,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .array(let items): "[" + items.map(\.json).joined(separator: ",") + "]"
         case .object(let members):
             "{" + members.map { JSONText.quote($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
+        case .raw(let text): text
         }
     }
 }

@@ -68,6 +68,7 @@ final class RecordingSink<Head>: DeliverySink {
         case .untouched(let why): "untouched: \(why)"
         case .fault(let what): "fault: \(what)"
         case .breakpoint(let what): "breakpoint: \(what)"
+        case .breakpointReceived(let original): "breakpoint received: \(original.status ?? 0)"
         case .progress: "progress"
         }
     }

@@ -121,6 +121,7 @@ final class NativeTransfer {
                 }
             }
             connection?.socket?.resumeReading()
+            connection?.socket?.readAvailable(upTo: NativeTransfer.readHighWater)
             readResponse()
         }
     }
@@ -284,6 +285,9 @@ final class NativeTransfer {
     /// Bytes from the origin.
     func readable() {
         guard let stream = connection?.stream else { return }
+        // A body: what the socket holds now, in one buffer (libevent reads 4 KiB per event, and
+        // each piece would be a delivery and a client write of its own).
+        if case .body = reading { connection?.socket?.readAvailable(upTo: NativeTransfer.readHighWater) }
         if stream.inputCount > 0 { receivedAny = true }
         if timings.firstByte == 0 { timings.firstByte = Double(EventLoop.monotonicNanoseconds() &- startedAt) / 1e9 }
         readResponse()
