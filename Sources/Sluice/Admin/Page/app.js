@@ -433,11 +433,12 @@
         receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms) }
         : { send: 0, wait: e.duration_ms, receive: 0 },
       comment: [e.cache_status, e.rule && "rule " + e.rule, e.validation, e.transform, e.mapped && "mapped " + e.mapped,
-        e.fault && "fault " + e.fault, e.replayed && "replayed recorded exchange #" + e.replayed, e.error]
+        e.fault && "fault " + e.fault, e.replayed && "replayed recorded exchange #" + e.replayed,
+        e.breakpoint && "breakpoint: " + e.breakpoint, e.error]
         .filter(Boolean).join("; "),
       _sluice: { id: e.id, rule: e.rule || null, cache_status: e.cache_status || null, validation: e.validation || null,
         transform: e.transform || null, contract: e.contract || null, mapped: e.mapped || null, fault: e.fault || null,
-        replayed: e.replayed || null },
+        replayed: e.replayed || null, breakpoint: e.breakpoint || null },
     };
     // As Chrome writes them: one entry per message, `data` the text (or the hex of a binary one).
     const messages = state.messages.get(e.id);
