@@ -81,6 +81,13 @@ struct NativeTransportTests {
             String(decoding: RequestHeadWriter.head(request), as: UTF8.self)
                 == "POST /p?q=1 HTTP/1.1\r\nAccept: application/json\r\nX-Empty: \r\nHost: kept.test\r\nTransfer-Encoding: chunked\r\n\r\n"
         )
+        // A target made from a redirect's Location: bytes a request line must not hold go encoded.
+        let odd = UpstreamRequest(
+            method: "GET", url: TargetURL(scheme: "http", host: "a.test", port: 80, pathAndQuery: "/a b\u{0B}é"),
+            headers: HTTPFields(), body: .none)
+        #expect(
+            String(decoding: RequestHeadWriter.head(odd), as: UTF8.self)
+                == "GET /a%20b%0B%C3%A9 HTTP/1.1\r\nHost: a.test\r\n\r\n")
         let options = UpstreamRequest(
             method: "OPTIONS", url: TargetURL("http://a.test")!, headers: HTTPFields(), body: .none)
         #expect(
@@ -145,6 +152,29 @@ struct NativeTransportTests {
         }
         #expect(results.withLock { $0 }.sorted() == (0..<4).map { "slow /w\($0)" })
         #expect(Set(origin.requests.map(\.connection)).count == 1)
+    }
+
+    @Test(
+        "A chunked body larger than the socket buffers, to a client that starts reading late, arrives whole with its end",
+        arguments: Configuration.UpstreamEngine.allCases)
+    func chunkedEndWhileBehind(engine: Configuration.UpstreamEngine) throws {
+        let piece = [UInt8](repeating: UInt8(ascii: "c"), count: 1024 * 1024)
+        // The last chunk is small: its data and the last-chunk line arrive in one read.
+        let chunks = Array(repeating: piece, count: 8) + [Array("tail".utf8)]
+        let origin = try OriginServer { _ in .chunked(status: 200, headers: [], chunks: chunks) }
+        defer { origin.stop() }
+        var configuration = Self.configuration(engine)
+        configuration.timeouts.upstreamIdle = 5000
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port, timeout: 20)
+        try client.send(RawClient.get(origin.url("/chunked")))
+        Thread.sleep(forTimeInterval: 1)  // the proxy holds the origin back meanwhile
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        let body = try client.reader.readChunked()
+        #expect(body.count == 8 * piece.count + 4)
+        #expect(body.suffix(4) == Array("tail".utf8))
+        #expect(proxy.stats.errors == 0)
     }
 
     @Test("Timings and Cache-Status are the same whichever transport ran")

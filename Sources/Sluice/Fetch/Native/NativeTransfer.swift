@@ -120,6 +120,11 @@ final class NativeTransfer {
                 case .abort: return stop(nil)
                 }
             }
+            if case .chunked(let decoder) = left, decoder.isFinished {
+                // That was the body's last piece: the trailers, then the end.
+                passTrailers(decoder.trailerLines)
+                return responseEnded()
+            }
             connection?.socket?.resumeReading()
             connection?.socket?.readAvailable(upTo: NativeTransfer.readHighWater)
             readResponse()
@@ -198,6 +203,7 @@ final class NativeTransfer {
             timings.connect = now
         }
         reading = .head
+        if body != .none { connection.readTimeout(false) }
         sendHead(on: stream)
         if case .done = reading { return }
         if stream.inputCount > 0 { readResponse() }
@@ -269,6 +275,7 @@ final class NativeTransfer {
                     head.append(contentsOf: "0\r\n\r\n".utf8)
                 }
                 sending = .sent
+                connection?.readTimeout(true)  // now the origin has everything: it must answer
             case .failed:
                 return stop(nil)  // the task has failed: its error is reported
             }
@@ -355,6 +362,8 @@ final class NativeTransfer {
         case .line(let last):
             step = last
         }
+        // The task may have stopped the transfer while it took the head (a hook cancelled it).
+        guard !isDone, connection != nil else { return false }
         switch step {
         case .more:
             return false  // the task stopped the transfer
@@ -444,7 +453,9 @@ final class NativeTransfer {
                 reading = .body(.chunked(decoder))
                 return true
             case .pause:
-                return hold(.chunked(decoder), pending: step.finished ? [] : Array(scratch[0..<step.produced]))
+                // The decoded piece is out of the input: kept, even with the body's end (then
+                // the transfer ends once the client takes it).
+                return hold(.chunked(decoder), pending: Array(scratch[0..<step.produced]))
             case .abort:
                 stop(nil)
                 return false
@@ -491,8 +502,20 @@ final class NativeTransfer {
         guard peerClosed else { return false }
         switch reading {
         case .body(.untilClose):
-            responseEnded()
-        case .head where !receivedAny && reused && body == .none:
+            // Over TLS a close-delimited body is whole only after the origin's close_notify
+            // (RFC 9112 §9.8): a bare close may be a truncation.
+            if let tls = connection?.stream as? TLSStream, !tls.inputEnded {
+                stop(
+                    .native(
+                        .upstreamFailed(
+                            reason: .badResponse(
+                                detail:
+                                    "The origin closed the TLS connection without close_notify before a close-delimited body was known to be whole."
+                            ))))
+            } else {
+                responseEnded()
+            }
+        case .head where mayRetry:
             retry()
         case .head:
             stop(
@@ -520,8 +543,8 @@ final class NativeTransfer {
             if case .held = reading { return }  // the rest is read when the client takes it
             _ = endOfInput()
         case .error(let code, _):
-            if case .head = reading, !receivedAny, reused, body == .none { return retry() }
-            if case .body(.untilClose) = reading, connection?.stream?.inputCount == 0 { return responseEnded() }
+            // A reset is never a close-delimited body's end: the body may be cut.
+            if case .head = reading, mayRetry { return retry() }
             let detail = String(cString: strerror(code))
             stop(
                 .native(
@@ -536,6 +559,17 @@ final class NativeTransfer {
             )
         case .connected:
             break
+        }
+    }
+
+    /// Whether a failure before any answer may be the origin's idle close racing this request on
+    /// a reused connection, and the request may go again: nothing of the answer arrived, the
+    /// request sent no body, and its method is idempotent (RFC 9110 §9.2.2).
+    private var mayRetry: Bool {
+        guard !receivedAny, reused, body == .none else { return false }
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
+        default: return false
         }
     }
 
@@ -561,6 +595,7 @@ final class NativeTransfer {
         var clean = framing?.keepAlive ?? false
         if case .sent = sending {} else { clean = false }  // the origin answered before the whole request
         if peerClosed || (connection.stream?.inputCount ?? 1) > 0 { clean = false }  // bytes beyond the end
+        if (connection.stream as? TLSStream)?.inputEnded == true { clean = false }  // the origin's close_notify
         self.connection = nil
         reading = .done
         transport.release(connection, reusable: clean)

@@ -101,7 +101,7 @@ final class NativeTransport {
         let now = EventLoop.monotonicNanoseconds()
         while let connection = idle[key]?.popLast() {
             idleTotal -= 1
-            if now &- connection.idleSince < expiry, connection.isOpen { return connection }
+            if now &- connection.idleSince < expiry, connection.isReusable { return connection }
             forget(connection)
         }
         return nil
@@ -112,7 +112,7 @@ final class NativeTransport {
     /// A transfer is done with `connection`: idle in the pool when `reusable`, closed otherwise;
     /// either way a transfer waiting for this origin is served.
     func release(_ connection: OriginConnection, reusable: Bool) {
-        if reusable, connection.isOpen {
+        if reusable, connection.isReusable {
             connection.release()
             if let next = nextWaiting(connection.key) { return next.begin(on: connection) }
             park(connection)

@@ -47,6 +47,8 @@ final class OriginConnection {
     private(set) var opening = TransferTimings()
     private var openedAt: UInt64 = 0
     private var connectTimer: Timer?
+    /// The current address's own deadline when more addresses are left to try.
+    private var attemptTimer: Timer?
     /// Told once when opening ends.
     private var opened: ((Opening) -> Void)?
     /// The peer's address (the one the guard allowed).
@@ -74,6 +76,19 @@ final class OriginConnection {
     var isOpen: Bool {
         if case .open = phase { return true }
         return false
+    }
+
+    /// Open, and (over TLS) the origin has not ended its side with close_notify.
+    var isReusable: Bool {
+        guard case .open(_, let tls) = phase else { return false }
+        return !(tls?.inputEnded ?? false)
+    }
+
+    /// The read timeout (`timeouts.upstream_idle`) on or off: off while a request body is sent
+    /// (the origin may rightly say nothing until it has it all; the write timeout still holds).
+    func readTimeout(_ enabled: Bool) {
+        let idle = transport.settings.idleTimeoutMilliseconds
+        socket?.setTimeouts(readMilliseconds: enabled ? idle : 0, writeMilliseconds: idle)
     }
 
     // MARK: - Opening
@@ -119,9 +134,26 @@ final class OriginConnection {
         let socket = Connection(loop: transport.loop, connectingTo: address)
         socket.delegate = self
         phase = .connecting(socket, next: next)
+        attemptTimer?.cancel()
+        guard !next.isEmpty else { return }
+        // Each address but the last gets half of what is left (at least 250 ms), as libcurl
+        // does: one that drops packets does not use up the whole connect timeout.
+        let left = transport.settings.connectTimeoutMilliseconds - Int(elapsed() * 1000)
+        let timer = attemptTimer ?? Timer(loop: transport.loop) { [weak self] in self?.nextAddress() }
+        attemptTimer = timer
+        timer.schedule(milliseconds: max(250, left / 2))
+    }
+
+    /// The current address did not answer in its time (or refused): the next one.
+    private func nextAddress() {
+        guard case .connecting(let socket, let next) = phase, let address = next.first else { return }
+        socket.delegate = nil
+        socket.close()
+        connect(address, next: Array(next.dropFirst()))
     }
 
     private func didConnect(_ socket: Connection) {
+        attemptTimer?.cancel()
         opening.connect = elapsed()
         socket.setNoDelay()
         socket.setWatermarks(readHigh: NativeTransfer.readHighWater, writeLow: NativeTransfer.writeLowWater)
@@ -174,9 +206,11 @@ final class OriginConnection {
     private func endOpening(_ outcome: Opening) {
         connectTimer?.cancel()
         connectTimer = nil
-        if case .ready = outcome {} else { close() }
+        attemptTimer?.cancel()
+        attemptTimer = nil
         let done = opened
         opened = nil
+        if case .ready = outcome {} else { close() }
         done?(outcome)
     }
 
@@ -198,6 +232,9 @@ final class OriginConnection {
     func close() {
         connectTimer?.cancel()
         connectTimer = nil
+        attemptTimer?.cancel()
+        attemptTimer = nil
+        opened = nil  // its closure holds this connection
         switch phase {
         case .open(let socket, let tls):
             tls?.close()
@@ -235,9 +272,9 @@ extension OriginConnection: ConnectionDelegate {
         case (.connected, .connecting(let socket, _)):
             didConnect(socket)
         case (.error, .connecting(_, let next)), (.endOfStream, .connecting(_, let next)):
+            if !next.isEmpty { return nextAddress() }
             connection.delegate = nil
             connection.close()
-            if let address = next.first { return self.connect(address, next: Array(next.dropFirst())) }
             let detail = event == .endOfStream ? "the connection closed" : String(cString: strerror(codeOf(event)))
             failOpening(.upstreamFailed(reason: .connectFailed(host: key.authority, detail: detail)))
         case (_, .securing):

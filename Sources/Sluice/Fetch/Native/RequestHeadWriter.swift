@@ -4,6 +4,7 @@
 /// body's framing: its length, or chunked. Pure.
 enum RequestHeadWriter {
     static let crlf: [UInt8] = [0x0D, 0x0A]
+    private static let hex = Array("0123456789ABCDEF".utf8)
 
     /// The whole head, its empty line included.
     static func head(_ request: UpstreamRequest) -> [UInt8] {
@@ -16,7 +17,17 @@ enum RequestHeadWriter {
         if request.url.hasEmptyPath, request.method == "OPTIONS" {
             out.append(UInt8(ascii: "*"))
         } else {
-            out.append(contentsOf: request.url.pathAndQuery.utf8)
+            // A target made elsewhere (a followed redirect's Location) may hold bytes a request
+            // line must not: they go percent-encoded, never raw.
+            for byte in request.url.pathAndQuery.utf8 {
+                if byte > 0x20, byte < 0x7F {
+                    out.append(byte)
+                } else {
+                    out.append(UInt8(ascii: "%"))
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 15)])
+                }
+            }
         }
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         // A rule that keeps the client's Host (map remote) left it among the fields.
