@@ -177,6 +177,19 @@ struct NativeTransportTests {
         #expect(proxy.stats.errors == 0)
     }
 
+    @Test("Over TLS, a response head spread over several TLS records is read whole", arguments: [8, 40])
+    func headAcrossTLSRecords(fields: Int) throws {
+        let setup = try InterceptionTests.Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try setup.configuration(connectPort: origin.port))
+        let response = try InterceptionTests.curl(
+            origin.url("/wide?n=\(fields)"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(response.status == 200 && response.body == "wide", "\(response.status) \(response.body)")
+        #expect(response.headers["x-pad-\(fields - 1)"]?.count == 1000)
+        #expect(proxy.stats.upstreamNativeTransfers == 1)
+    }
+
     @Test("Timings and Cache-Status are the same whichever transport ran")
     func sameFaceBothWays() throws {
         let origin = try OriginServer { _ in .text("same", headers: [("Cache-Control", "max-age=60")]) }

@@ -256,6 +256,9 @@ extension OriginConnection: ConnectionDelegate {
         switch phase {
         case .securing: secure()
         case .open(_, let tls):
+            // TLS: what arrived is decrypted now (the stream refills only when its plain text is
+            // used up, and a head may end in a record still to come).
+            _ = tls?.advance()
             if let user { return user.readable() }
             // TLS records that carry no data (a session ticket, a key update) keep it; stray
             // bytes or a close_notify from an idle origin mean it cannot be reused.
