@@ -16,25 +16,7 @@ public final class DNSResolver {
     /// runs on the loop with its first address, or the resolver's error code (see
     /// ``describe(_:)``). - SeeAlso: `evdns_getaddrinfo(3)`.
     public func resolve(_ host: String, completion: @escaping (Result<SocketAddress, ResolveError>) -> Void) {
-        final class Request {
-            let completion: (Result<SocketAddress, ResolveError>) -> Void
-            init(_ completion: @escaping (Result<SocketAddress, ResolveError>) -> Void) { self.completion = completion }
-        }
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        let request = Unmanaged.passRetained(Request(completion)).toOpaque()
-        // The callback may run before this returns (a literal, /etc/hosts); the request is released there.
-        _ = evdns_getaddrinfo(
-            base, host, nil, &hints,
-            { code, info, argument in
-                let request = Unmanaged<Request>.fromOpaque(argument!).takeRetainedValue()
-                defer { if let info { evutil_freeaddrinfo(info) } }
-                guard code == 0, let first = info, let address = first.pointee.ai_addr,
-                    let parsed = SocketAddress(cAddress: address, length: Int(first.pointee.ai_addrlen))
-                else { return request.completion(.failure(ResolveError(code: code == 0 ? EVUTIL_EAI_FAIL : code))) }
-                request.completion(.success(parsed))
-            }, request)
+        resolveAll(host) { result in completion(result.map { $0[0] }) }
     }
 
     /// Resolves `host` like ``resolve(_:completion:)``, with every address it has (in the
@@ -50,6 +32,7 @@ public final class DNSResolver {
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         let request = Unmanaged.passRetained(Request(completion)).toOpaque()
+        // The callback may run before this returns (a literal, /etc/hosts); the request is released there.
         _ = evdns_getaddrinfo(
             base, host, nil, &hints,
             { code, info, argument in
