@@ -332,7 +332,7 @@ final class NativeTransfer {
         guard stream.inputCount > 0 else { return endOfInput() }
         let limit = transport.settings.maxHeaderBytes + 4
         var consumed = 0
-        let found: HeadRead = stream.withInput(upTo: limit) { bytes in
+        func lines(_ bytes: UnsafeRawBufferPointer) -> HeadRead {
             while true {
                 guard let base = bytes.baseAddress, consumed < bytes.count,
                     let hit = memchr(base + consumed, 0x0A, bytes.count - consumed)
@@ -345,9 +345,21 @@ final class NativeTransfer {
                 guard case .more = step, !isDone, connection != nil else { return .line(step) }
             }
         }
+        // The head is nearly always in the first piece of the buffer: read there, and make the
+        // buffer contiguous (a copy) only for a line that crosses pieces.
+        var segment = 0
+        var found = stream.withFirstInputSegment { bytes in
+            segment = bytes.count
+            return lines(bytes)
+        }
+        if case .partial = found, consumed == 0, !isDone, stream.inputCount > segment {
+            found = stream.withInput(upTo: limit) { lines($0) }
+        }
         stream.drainInput(consumed)
         let step: UpstreamTask.HeadLine
         switch found {
+        case .partial where consumed > 0:
+            return true  // lines were taken: the rest of the buffer is looked at again
         case .partial:
             return peerClosed ? endOfInput() : false
         case .tooLong:
