@@ -58,7 +58,11 @@ public enum ProxyRuntime {
                     logger.error("SIGHUP: reload failed, keeping the current rules: \(error)")
                 }
             })
-        logger.notice("sluice listening on \(server.localAddress) (libcurl \(Curl.version))")
+        let upstream =
+            configuration.upstream.engine == .auto
+            ? "upstream: Sluice's HTTP/1.1, libcurl \(Curl.version) for parents, HTTP/2-only origins and gRPC"
+            : "upstream: libcurl \(Curl.version)"
+        logger.notice("sluice listening on \(server.localAddress) (\(upstream))")
         if let admin {
             logger.notice(
                 "admin page on http://\(admin.localAddress)/ (and the API: health, stats, metrics, cache, events)")
