@@ -66,15 +66,18 @@ extension Exchange: PauseTarget {
                 for name in ["if-none-match", "if-modified-since"] where forwardRequest.headers[name] == nil {
                     upstream.headers.remove(name)
                 }
-                if case .answering = replay { return rematchReplay(upstream, body: body) }
+                // A replayed request (answered, or missed and forwarded): the recording is asked again.
+                if env.replayBook != nil { return rematchReplay(upstream, body: body, edit: edit) }
                 replay = .forwarding(held: body, sent: 0)
                 send(upstream)
             }
         case .abort(let closing):
             notes.noteBreakpoint(closing ? "aborted, connection closed" : "aborted")
+            forgetReplayAnswer()
             abortAtBreakpoint(item.breakpoint, closing: closing)
         case .answer(let answer):
             notes.noteBreakpoint("answered")
+            forgetReplayAnswer()
             notes.mapping = "breakpoint"
             let (head, body) = Exchange.answerHead(answer, date: env.date.now, keepAlive: output.keepAlive)
             let headOnly = request.method == "HEAD"
@@ -84,27 +87,52 @@ extension Exchange: PauseTarget {
     }
 
     /// A replayed request edited at a breakpoint: the recording answers the edited request when it
-    /// holds one for it; otherwise `replay.on_miss` decides (a `504`, or the origin).
-    private func rematchReplay(_ upstream: UpstreamRequest, body: [UInt8]) {
+    /// holds one for it; otherwise `replay.on_miss` decides (a `504`, or the origin). It is matched
+    /// as the recording keeps requests, the client's, with only what the person changed (never the
+    /// fields or URL a rule's rewrite or mapping made). Each exchange counts once, as served or
+    /// missed, by how it ends.
+    private func rematchReplay(_ upstream: UpstreamRequest, body: [UInt8], edit: PausedMessage) {
         guard let book = env.replayBook else { return }
+        var served = false
+        if case .answering = replay { served = true }
         let digest = body.withUnsafeBytes { Digest.hex(Digest.sha256($0)) }
         switch book.answer(
-            method: upstream.method, url: upstream.url.description, target: upstream.url, headers: upstream.headers,
-            bodyDigest: digest)
+            method: edit.method ?? request.method,
+            url: edit.url != nil ? upstream.url.description : machine.context.url,
+            target: edit.url != nil ? upstream.url : route.url ?? upstream.url,
+            headers: edit.headers != nil ? upstream.headers : request.headers, bodyDigest: digest)
         {
         case .recorded(let response):
+            if !served {
+                env.stats.replayMissed -= 1
+                env.stats.replayServed += 1
+            }
             notes.replayed = response.id
+            notes.cacheStatus = CacheStatus(.replay)
             replay = .answering(response, held: body)
             send(upstream)
         case .miss(let miss):
+            if served {
+                env.stats.replayServed -= 1
+                env.stats.replayMissed += 1
+            }
             notes.replayed = nil
-            env.stats.replayMissed += 1
+            notes.cacheStatus = CacheStatus(.forward(.bypass), detail: "breakpoint")
             replay = .forwarding(held: body, sent: 0)
             switch book.settings.onMiss {
             case .fail: fail(.replayMiss(miss))
             case .forward: send(upstream)
             }
         }
+    }
+
+    /// A person answered or aborted a request the recording was to answer: it is not a replay any
+    /// more (not counted as served, not marked replayed).
+    private func forgetReplayAnswer() {
+        guard case .answering = replay else { return }
+        env.stats.replayServed -= 1
+        notes.replayed = nil
+        notes.cacheStatus = CacheStatus(.forward(.bypass), detail: "breakpoint")
     }
 
     /// `502 breakpoint-aborted`, or the connection closed without an answer.

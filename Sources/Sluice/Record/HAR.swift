@@ -248,7 +248,7 @@ public enum HAR {
     /// A recording's breakpoint record as it is (JSON Sluice wrote), or as a string when the file
     /// holds something else in its place.
     private static func breakpointJSON(_ text: String) -> JSONValue {
-        (try? Value.parse(Array(text.utf8))) != nil ? .raw(text) : .string(text)
+        text.utf8.first == UInt8(ascii: "{") && (try? Value.parse(Array(text.utf8))) != nil ? .raw(text) : .string(text)
     }
 
     private static func rounded(_ milliseconds: Double) -> Double { (milliseconds * 1000).rounded() / 1000 }

@@ -37,7 +37,8 @@ public struct RecordedExchange: Sendable, Equatable {
     public var rule: String?
     /// What breakpoints did to it, as JSON (`{"note": …, "sent": {…}, "received": {…}}`): `sent`
     /// is the request as it went upstream after a person edited it, `received` the response as
-    /// it came before a person edited or replaced it; `nil` when no breakpoint paused it.
+    /// it came before a person edited or replaced it; `nil` when no breakpoint acted on it (a
+    /// breakpoint that fit but could not pause, its body too large, says so in `note`).
     public var breakpoint: String?
 
     public init(

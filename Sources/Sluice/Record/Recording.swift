@@ -120,6 +120,8 @@ public final class Recording {
             // Version 2 added what breakpoints did: the column is added, nothing else changes.
             do {
                 try database.transaction {
+                    // Another writer may have brought it to version 2 meanwhile.
+                    guard database.userVersion < schemaVersion else { return }
                     try database.execute("ALTER TABLE exchanges ADD COLUMN breakpoint TEXT")
                     try database.setUserVersion(schemaVersion)
                 }

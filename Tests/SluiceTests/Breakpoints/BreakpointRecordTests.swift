@@ -147,7 +147,18 @@ struct BreakpointRecordTests {
         #expect(
             try BreakpointTests.admin(admin, "POST", "/paused/\(again)/resume", #"{"url": "http://127.0.0.1:9/b"}"#).0
                 == 200)
-        #expect(try second.response().status == 504)
+        let missed = try second.response()
+        #expect(missed.status == 504)
+        #expect(missed.header("cache-status")?.contains("detail=replay") != true)
+        // Edited in a field only: the recording still answers (it matches method, URL and body).
+        let third = BreakpointTests.Pending(proxy: proxy.port, request)
+        let once = try #require(BreakpointTests.paused(admin).first?["id"] as? Int)
+        #expect(
+            try BreakpointTests.admin(
+                admin, "POST", "/paused/\(once)/resume", #"{"headers": [["Host", "127.0.0.1:9"], ["X-Edited", "1"]]}"#
+            ).0 == 200)
+        let matched = try third.response()
+        #expect(matched.status == 200 && matched.text == "recorded a")
         #expect(
             proxy.waitUntil {
                 proxy.logLines.all.contains { $0.contains("breakpoint=\"request paused at a; resumed\"") }
