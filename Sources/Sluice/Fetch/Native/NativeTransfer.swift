@@ -409,26 +409,7 @@ final class NativeTransfer {
         guard stream.inputCount > 0 else { return endOfInput() }
         switch left {
         case .exactly(let remaining):
-            let (step, taken) = stream.withFirstInputSegment { segment -> (TransferStep, Int) in
-                let count = Int(min(Int64(segment.count), remaining))
-                let piece = UnsafeRawBufferPointer(rebasing: segment[0..<count])
-                return (task?.receiveBody(piece) ?? .abort, count)
-            }
-            switch step {
-            case .proceed:
-                stream.drainInput(taken)
-                if remaining == Int64(taken) {
-                    responseEnded()
-                    return false
-                }
-                reading = .body(.exactly(remaining - Int64(taken)))
-                return true
-            case .pause:
-                return hold(left, pending: [])
-            case .abort:
-                stop(nil)
-                return false
-            }
+            return readRaw(left, upTo: remaining, stream)
         case .chunked(var decoder):
             if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: 64 * 1024) }
             let decoded: Result<ChunkedDecoder.Step, SluiceError> = stream.withFirstInputSegment { segment in
@@ -473,19 +454,32 @@ final class NativeTransfer {
                 return false
             }
         case .untilClose:
-            let (step, taken) = stream.withFirstInputSegment { segment -> (TransferStep, Int) in
-                (task?.receiveBody(segment) ?? .abort, segment.count)
-            }
-            switch step {
-            case .proceed:
-                stream.drainInput(taken)
-                return true
-            case .pause:
-                return hold(left, pending: [])
-            case .abort:
-                stop(nil)
+            return readRaw(left, upTo: .max, stream)
+        }
+    }
+
+    /// A body piece as it is in the buffer (by a length, or until the close), at most `remaining`
+    /// bytes of it; `false` when the body ended, the transfer stopped or it waits for the client.
+    private func readRaw(_ left: BodyLeft, upTo remaining: Int64, _ stream: any ClientStream) -> Bool {
+        let (step, taken) = stream.withFirstInputSegment { segment -> (TransferStep, Int) in
+            let count = Int(min(Int64(segment.count), remaining))
+            return (task?.receiveBody(UnsafeRawBufferPointer(rebasing: segment[0..<count])) ?? .abort, count)
+        }
+        switch step {
+        case .proceed:
+            stream.drainInput(taken)
+            guard case .exactly = left else { return true }
+            if remaining == Int64(taken) {
+                responseEnded()
                 return false
             }
+            reading = .body(.exactly(remaining - Int64(taken)))
+            return true
+        case .pause:
+            return hold(left, pending: [])
+        case .abort:
+            stop(nil)
+            return false
         }
     }
 
