@@ -40,6 +40,21 @@ public final class Connection {
     private var lingerTimer: Timer?
     let loop: EventLoop
 
+    /// The socket's read event (``Connection+Reading``), once there is a connected socket.
+    var readEvent: OpaquePointer?
+    /// Whether the owner wants input (``pauseReading()`` and the end of the stream turn it off).
+    var readWanted = true
+    /// Whether the read event is pending in the loop now.
+    var readArmed = false
+    /// Reading pauses while this many input bytes wait (0: no limit).
+    var readHighWater = 0
+    /// The read inactivity timeout; 0: none.
+    var readTimeoutMilliseconds = 0
+    /// The most one read takes.
+    var maxSingleRead = 16 * 1024
+    /// Whether the last read filled all the room it had (more is likely waiting).
+    var lastReadFilled = false
+
     /// Wraps an accepted descriptor (it becomes non-blocking and owned by this object).
     public init(loop: EventLoop, fd: Int32, peer: SocketAddress?) {
         self.loop = loop
@@ -47,6 +62,7 @@ public final class Connection {
         evutil_make_socket_nonblocking(fd)
         bev = bufferevent_socket_new(loop.base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
         install()
+        installReading()
     }
 
     /// Starts an outgoing connection to `host:port` (a name is resolved with `resolver`);
@@ -83,8 +99,12 @@ public final class Connection {
         }
     }
 
-    deinit { if let bev { bufferevent_free(bev) } }
+    deinit {
+        if let readEvent { event_free(readEvent) }
+        if let bev { bufferevent_free(bev) }
+    }
 
+    /// The bufferevent writes, connects and reports write events; reading is ours (``reading``).
     private func install() {
         bufferevent_setcb(
             bev,
@@ -92,7 +112,7 @@ public final class Connection {
             { _, ctx in Unmanaged<Connection>.fromOpaque(ctx!).takeUnretainedValue().didDrain() },
             { _, what, ctx in Unmanaged<Connection>.fromOpaque(ctx!).takeUnretainedValue().didEvent(what) },
             Unmanaged.passUnretained(self).toOpaque())
-        bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
+        bufferevent_enable(bev, Int16(EV_WRITE))
     }
 
     /// Whether a `more` write may have left a partial segment in the kernel.
@@ -154,6 +174,7 @@ public final class Connection {
     public func drainInput(_ count: Int) {
         guard let bev, count > 0 else { return }
         evbuffer_drain(bufferevent_get_input(bev), count)
+        if readHighWater > 0 { updateReading() }
     }
 
     /// Moves up to `count` input bytes to `other`: straight to its socket when nothing is queued
@@ -165,6 +186,7 @@ public final class Connection {
         let input = bufferevent_get_input(bev)
         let amount = min(count, evbuffer_get_length(input))
         guard amount > 0 else { return 0 }
+        defer { if readHighWater > 0 { updateReading() } }
         if other.writeBroken {
             evbuffer_drain(input, amount)
             return amount
@@ -185,17 +207,15 @@ public final class Connection {
     }
 
     /// Reads what the socket holds now, up to `limit` bytes of input in all, straight into the
-    /// input buffer: libevent 2.1 reads at most 4 KiB per readable event, so a bulk relay (a
-    /// tunnel) would otherwise take a wakeup, an `ioctl` and a `readv` per 4 KiB. Only when at
-    /// least those 4 KiB are in (more is likely waiting: small exchanges pay no extra call). The
-    /// end of the stream or an error is left in the socket for libevent's next read to report.
+    /// input buffer: for a bulk relay (a tunnel, a large body) after a read that filled all its
+    /// room, so that more is likely waiting; small exchanges pay no extra call. The end of the
+    /// stream or an error is left in the socket for the next readable event to report.
     public func readAvailable(upTo limit: Int) {
-        guard let bev else { return }
+        guard let bev, lastReadFilled else { return }
         let input = bufferevent_get_input(bev)
-        guard evbuffer_get_length(input) >= Connection.libeventReadSize else { return }
         let fd = bufferevent_getfd(bev)
         let piece = 64 * 1024
-        // A bufferevent keeps its input's end frozen except while it reads itself.
+        // A bufferevent keeps its input's end frozen except while it is read into.
         evbuffer_unfreeze(input, 0)
         defer { evbuffer_freeze(input, 0) }
         while evbuffer_get_length(input) < limit {
@@ -205,51 +225,61 @@ public final class Connection {
             let got = recv(fd, base, min(vector.iov_len, want), Int32(MSG_DONTWAIT))
             vector.iov_len = got > 0 ? got : 0
             evbuffer_commit_space(input, &vector, 1)
-            guard got == want else { return }  // drained (or the end, or an error: libevent's to see)
+            guard got == want else {  // drained (or the end, or an error: the read event's to see)
+                lastReadFilled = false
+                return
+            }
         }
     }
 
-    /// The most libevent 2.1 reads per readable event (`EVBUFFER_MAX_READ`).
-    static let libeventReadSize = 4096
-
     /// Stops reading from the socket (TCP flow control pushes back on the peer).
-    public func pauseReading() { if let bev { bufferevent_disable(bev, Int16(EV_READ)) } }
+    public func pauseReading() {
+        readWanted = false
+        updateReading()
+    }
 
     /// Resumes reading after ``pauseReading()``.
     public func resumeReading() {
-        guard let bev, !flushThenClose else { return }
-        bufferevent_enable(bev, Int16(EV_READ))
+        guard bev != nil, !flushThenClose else { return }
+        readWanted = true
+        updateReading()
     }
 
     /// Sets the read high-water mark (reading pauses above it) and the write low-water mark
     /// (``ConnectionDelegate/connectionDidDrain(_:)`` fires at or below it); 0 means unlimited / empty.
     public func setWatermarks(readHigh: Int, writeLow: Int) {
         guard let bev else { return }
-        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
+        readHighWater = readHigh
         bufferevent_setwatermark(bev, Int16(EV_WRITE), writeLow, 0)
+        updateReading()
     }
 
-    /// The most one read or one write moves (libevent's default is 16 KiB): larger for
-    /// connections that relay bulk bytes, fewer system calls and callbacks per megabyte.
-    /// - SeeAlso: `bufferevent_set_max_single_read(3)`.
+    /// The most one read or one write moves (16 KiB by default): larger for connections that
+    /// relay bulk bytes, fewer system calls and callbacks per megabyte.
+    /// - SeeAlso: `bufferevent_set_max_single_write(3)`.
     public func setMaxSingleIO(_ bytes: Int) {
         guard let bev else { return }
-        _ = bufferevent_set_max_single_read(bev, bytes)
+        maxSingleRead = bytes
         _ = bufferevent_set_max_single_write(bev, bytes)
     }
 
-    /// Read and write inactivity timeouts; 0 disables one.
+    /// Read and write inactivity timeouts; 0 disables one. Setting the values already set costs
+    /// nothing (a client connection sets them for each request).
     public func setTimeouts(readMilliseconds: Int, writeMilliseconds: Int) {
         guard let bev else { return }
-        var read = timeval(milliseconds: readMilliseconds)
-        var write = timeval(milliseconds: writeMilliseconds)
-        withUnsafePointer(to: &read) { readPointer in
-            withUnsafePointer(to: &write) { writePointer in
-                _ = bufferevent_set_timeouts(
-                    bev, readMilliseconds > 0 ? readPointer : nil, writeMilliseconds > 0 ? writePointer : nil)
+        if readMilliseconds != readTimeoutMilliseconds {
+            readTimeoutMilliseconds = readMilliseconds
+            if readArmed {
+                readArmed = false
+                updateReading()
             }
         }
+        guard writeMilliseconds != writeTimeoutMilliseconds else { return }
+        writeTimeoutMilliseconds = writeMilliseconds
+        var write = timeval(milliseconds: writeMilliseconds)
+        _ = withUnsafePointer(to: &write) { bufferevent_set_timeouts(bev, nil, writeMilliseconds > 0 ? $0 : nil) }
     }
+    private var writeTimeoutMilliseconds = 0
 
     /// Turns off Nagle's algorithm so small responses leave at once; it also pushes out what writes
     /// with `more` left held back (tcp(7)).
@@ -277,6 +307,11 @@ public final class Connection {
         lingerTimer = nil
         guard let bev else { return }
         self.bev = nil
+        if let readEvent {
+            self.readEvent = nil
+            readArmed = false
+            event_free(readEvent)
+        }
         bufferevent_free(bev)
     }
 
@@ -303,12 +338,13 @@ public final class Connection {
     private func finishFlushedClose() {
         guard let bev else { return }
         shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
-        bufferevent_enable(bev, Int16(EV_READ))
+        readWanted = true
+        updateReading()
     }
 
     // MARK: - Callbacks
 
-    private func didRead() {
+    func didRead() {
         if flushThenClose {
             drainInput(inputCount)
             return
@@ -330,13 +366,10 @@ public final class Connection {
     }
 
     private func didEvent(_ what: Int16) {
-        if flushThenClose {
-            if what & Int16(BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT) != 0 { close() }
-            return
-        }
         let event: Event
         if what & Int16(BEV_EVENT_CONNECTED) != 0 {
             if peer == nil { peer = remoteAddress }
+            installReading()
             event = .connected
         } else if what & Int16(BEV_EVENT_TIMEOUT) != 0 {
             event = .timeout(reading: what & Int16(BEV_EVENT_READING) != 0)
@@ -345,6 +378,15 @@ public final class Connection {
         } else {
             let dnsError = bev.map { bufferevent_socket_get_dns_error($0) } ?? 0
             event = .error(code: dnsError != 0 ? dnsError : errno, resolving: dnsError != 0)
+        }
+        report(event)
+    }
+
+    /// Hands an event to the delegate, or ends a flushing close on the end, an error or a timeout.
+    func report(_ event: Event) {
+        if flushThenClose {
+            if event != .connected { close() }
+            return
         }
         delegate?.connection(self, didReceive: event)
     }

@@ -1,0 +1,112 @@
+import CEvent
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reading: the connection's own read event and one `readv` per readable event, straight into
+/// the input buffer. A bufferevent would read by itself, but libevent 2.1 asks the kernel how much
+/// is waiting (`ioctl(FIONREAD)`) before every read and takes at most 4 KiB: one system call more
+/// per read, and several reads per larger message.
+extension Connection {
+    /// Creates the read event once the socket is connected (an accepted one at once, an outgoing
+    /// one at `.connected`: a socket still connecting would report its failure twice).
+    func installReading() {
+        guard let bev, readEvent == nil else { return }
+        let fd = bufferevent_getfd(bev)
+        guard fd >= 0 else { return }
+        readEvent = event_new(
+            loop.base, fd, Int16(EV_READ | EV_PERSIST),
+            { _, what, context in
+                Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().socketReadable(what)
+            },
+            Unmanaged.passUnretained(self).toOpaque())
+        updateReading()
+    }
+
+    /// Whether the read event should be pending: the owner wants input and the input buffer is
+    /// below its high-water mark.
+    var shouldRead: Bool { readWanted && (readHighWater == 0 || inputCount < readHighWater) }
+
+    /// Arms or disarms the read event to match ``shouldRead`` (no call into libevent when it
+    /// already does). A pending persistent event with a timeout restarts it on every read.
+    func updateReading() {
+        guard let readEvent else { return }
+        let wanted = shouldRead
+        guard wanted != readArmed else { return }
+        readArmed = wanted
+        if wanted {
+            if readTimeoutMilliseconds > 0 {
+                var timeout = timeval(milliseconds: readTimeoutMilliseconds)
+                event_add(readEvent, &timeout)
+            } else {
+                event_add(readEvent, nil)
+            }
+        } else {
+            event_del(readEvent)
+        }
+    }
+
+    /// The socket is readable, or the read timeout passed.
+    private func socketReadable(_ what: Int16) {
+        guard let bev else { return }
+        if what & Int16(EV_TIMEOUT) != 0 {
+            stopReading()
+            return report(.timeout(reading: true))
+        }
+        guard let input = bufferevent_get_input(bev) else { return }
+        var room = maxSingleRead
+        if readHighWater > 0 { room = min(room, readHighWater - evbuffer_get_length(input)) }
+        guard room > 0 else { return updateReading() }
+        let got = read(into: input, fd: bufferevent_getfd(bev), room: room)
+        if got > 0 {
+            lastReadFilled = got == room
+            if readHighWater > 0 { updateReading() }
+            return didRead()
+        }
+        let code = errno
+        if got < 0, code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return }
+        stopReading()
+        report(got == 0 ? .endOfStream : .error(code: code, resolving: false))
+    }
+
+    /// After the end of the stream, an error or a read timeout: no more reading until resumed
+    /// (as a bufferevent does).
+    private func stopReading() {
+        readWanted = false
+        updateReading()
+    }
+
+    /// One `readv` of up to `room` bytes into the input's free space (at most two pieces: the
+    /// rest of its last chain and a new one); what was not filled is given back.
+    private func read(into input: OpaquePointer, fd: Int32, room: Int) -> Int {
+        var vectors = (iovec(), iovec())
+        return withUnsafeMutableBytes(of: &vectors) { raw in
+            let vector = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+            // A bufferevent keeps its input's end frozen except while it is read into.
+            evbuffer_unfreeze(input, 0)
+            defer { evbuffer_freeze(input, 0) }
+            let count = evbuffer_reserve_space(input, room, vector, 2)
+            guard count > 0 else {
+                errno = ENOMEM
+                return -1
+            }
+            // The reservation may be larger than asked for: read no more than `room`.
+            var left = room
+            for index in 0..<Int(count) {
+                vector[index].iov_len = min(vector[index].iov_len, left)
+                left -= vector[index].iov_len
+            }
+            let got = readv(fd, vector, count)
+            var filled = max(got, 0)
+            for index in 0..<Int(count) {
+                vector[index].iov_len = min(vector[index].iov_len, filled)
+                filled -= vector[index].iov_len
+            }
+            let code = errno
+            evbuffer_commit_space(input, vector, count)
+            errno = code
+            return got
+        }
+    }
+}
