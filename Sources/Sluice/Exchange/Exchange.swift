@@ -38,7 +38,7 @@ final class Exchange {
     /// What the exchange waits for on its timer (a fault, a collapse leader, the paced upload).
     lazy var waiting = ExchangeWait(loop: env.loop) { [weak self] reason in self?.waited(reason) }
     /// Whether an event is being handled, and what waits for its turn.
-    private var turn = Turn.idle
+    private var turn = Turn.idle(spare: [])
 
     /// The request upstream, from the exchange's start to its end.
     struct Outgoing {
@@ -99,8 +99,9 @@ final class Exchange {
 
     /// Where the driver's loop stands (Varnish's `CNT_Request`: one loop kicks the request along).
     enum Turn {
-        /// No event is being handled.
-        case idle
+        /// No event is being handled; the queue's storage is kept for the next turn (an exchange
+        /// takes several turns: no new array for each).
+        case idle(spare: [ExchangeMachine.Event])
         /// The loop is carrying out an event's actions; the events they raised wait, in order.
         case draining([ExchangeMachine.Event])
     }
@@ -110,20 +111,22 @@ final class Exchange {
     /// event in the middle of another's actions and `run` is never re-entered.
     func run(_ event: ExchangeMachine.Event) {
         if case .draining(var waiting) = turn {
-            turn = .idle  // the array's only owner is `waiting` now: appended in place
+            turn = .idle(spare: [])  // the array's only owner is `waiting` now: appended in place
             waiting.append(event)
             turn = .draining(waiting)
             return
         }
-        turn = .draining([])
+        guard case .idle(let spare) = turn else { return }
+        turn = .draining(consume spare)
         for action in machine.handle(event) { perform(action) }
         while case .draining(var waiting) = turn, !waiting.isEmpty {
-            turn = .idle
+            turn = .idle(spare: [])
             let next = waiting.removeFirst()
             turn = .draining(waiting)
             for action in machine.handle(next) { perform(action) }
         }
-        turn = .idle
+        guard case .draining(let emptied) = turn else { return }
+        turn = .idle(spare: consume emptied)
     }
 
     /// Whether the exchange ended, or its end waits for its turn in the loop.

@@ -173,7 +173,8 @@ public struct RequestParser: Sendable {
             else {
                 return .failure(malformed("field value is not UTF-8"))
             }
-            headers.append(name: String(decoding: UnsafeRawBufferPointer(rebasing: name), as: UTF8.self), value: text)
+            let nameBytes = UnsafeRawBufferPointer(rebasing: name)
+            headers.append(name: FieldNameTable.name(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self), value: text)
         }
 
         let target: RequestTarget
