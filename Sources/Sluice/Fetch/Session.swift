@@ -103,6 +103,34 @@ public final class Session {
 
     func checkoutHandle() -> EasyHandle { idleHandles.popLast() ?? EasyHandle() }
 
+    // MARK: - Head timers
+
+    /// A response-head timer lent to one task at a time: a timer is a libevent event, an object
+    /// and a closure, three allocations a request if each task made its own.
+    final class HeadTimer {
+        /// The task waiting for its head.
+        weak var task: UpstreamTask?
+        lazy var timer = Timer(loop: loop) { [unowned self] in self.task?.headTimedOut() }
+        private let loop: EventLoop
+        init(loop: EventLoop) { self.loop = loop }
+    }
+
+    private var idleHeadTimers: [HeadTimer] = []
+
+    /// A head timer for `task`, not yet armed.
+    func lendHeadTimer(to task: UpstreamTask) -> HeadTimer {
+        let lent = idleHeadTimers.popLast() ?? HeadTimer(loop: loop)
+        lent.task = task
+        return lent
+    }
+
+    /// Takes a head timer back (disarmed).
+    func returnHeadTimer(_ lent: HeadTimer) {
+        lent.timer.cancel()
+        lent.task = nil
+        if idleHeadTimers.count < 512 { idleHeadTimers.append(lent) }
+    }
+
     func recycle(_ handle: EasyHandle) {
         handle.prepareForReuse()
         if idleHandles.count < 512 { idleHandles.append(handle) }

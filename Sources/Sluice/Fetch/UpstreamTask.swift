@@ -46,7 +46,7 @@ public final class UpstreamTask {
 
     weak var delegate: (any TaskDelegate)?
     unowned let session: Session
-    private var headTimer: Timer?
+    private var headTimer: Session.HeadTimer?
     /// The response's trailer section as it arrives, and its size.
     private var trailers = HTTPFields()
     private var trailerBytes = 0
@@ -174,14 +174,21 @@ public final class UpstreamTask {
     private func armHeadTimer() {
         let limit = session.settings.responseTimeoutMilliseconds
         guard limit > 0 else { return }
-        if headTimer == nil {
-            headTimer = Timer(loop: session.loop) { [unowned self] in
-                self.fail(
-                    .upstreamFailed(
-                        reason: .timedOut(detail: "No response headers from the origin within \(limit) ms.")))
-            }
-        }
-        headTimer?.schedule(milliseconds: limit)
+        if headTimer == nil { headTimer = session.lendHeadTimer(to: self) }
+        headTimer?.timer.schedule(milliseconds: limit)
+    }
+
+    /// No head within `timeouts.upstream_response`.
+    func headTimedOut() {
+        let limit = session.settings.responseTimeoutMilliseconds
+        fail(.upstreamFailed(reason: .timedOut(detail: "No response headers from the origin within \(limit) ms.")))
+    }
+
+    /// Gives the head timer back to the session (disarmed): the head came or the transfer ended.
+    private func returnHeadTimer() {
+        guard let headTimer else { return }
+        self.headTimer = nil
+        session.returnHeadTimer(headTimer)
     }
 
     /// Resumes a transfer paused by the delegate (the client drained, or body bytes arrived).
@@ -232,7 +239,7 @@ public final class UpstreamTask {
 
     /// The transport ended the transfer; `failure` says why when it did not end whole.
     func transferDidComplete(failure: TransferFailure?) {
-        headTimer?.cancel()
+        returnHeadTimer()
         switch transfer?.carrier {
         case .curl(let handle)?:
             openedConnections += handle.newConnections
@@ -278,7 +285,7 @@ public final class UpstreamTask {
                         reason: .badResponse(detail: "The origin closed the connection without a response."))
                     : nil)
         }
-        headTimer?.cancel()
+        returnHeadTimer()
         if let transfer { release(transfer) }
         phase = .finished
         // libcurl hands HTTP/2 trailers over without the empty line that ends a section.
@@ -417,7 +424,7 @@ public final class UpstreamTask {
     }
 
     private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> TransferStep {
-        headTimer?.cancel()
+        returnHeadTimer()
         timeToHead = Double(EventLoop.monotonicNanoseconds() - transfer.startTime) / 1e9
         if head.status == 407, let parent = currentRequest.parent, currentRequest.url.scheme == "http" {
             // The parent's own answer to an absolute-form request: Sluice is the client's proxy,

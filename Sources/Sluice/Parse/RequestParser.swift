@@ -174,7 +174,8 @@ public struct RequestParser: Sendable {
                 return .failure(malformed("field value is not UTF-8"))
             }
             let nameBytes = UnsafeRawBufferPointer(rebasing: name)
-            headers.append(name: FieldNameTable.name(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self), value: text)
+            headers.append(
+                name: FieldNameTable.name(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self), value: text)
         }
 
         let target: RequestTarget

@@ -6,6 +6,8 @@ enum Forwarding {
     /// The upstream request for a client's absolute-form request.
     static func upstreamRequest(for request: ProxyRequest, url: TargetURL) -> UpstreamRequest {
         var headers = request.headers
+        // One copy, with room for what is added below (not a copy for the strip and another to grow).
+        headers.reserveCapacity(headers.count + 3)
         HopByHop.strip(&headers)
         headers.remove(keys: requestFraming)
         // An HTTP/2 client that takes trailers gets the origin's: Sluice asks for them in its own
@@ -44,6 +46,9 @@ enum Forwarding {
         _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool, stripped: Bool = false
     ) -> (HTTPFields, ResponseWriter.Framing) {
         var headers = head.headers
+        // One copy, with room for Via, Cache-Status and the like (not a copy for the strip and
+        // another to grow).
+        headers.reserveCapacity(headers.count + 4)
         let originChunked = !stripped && headers.contains("transfer-encoding")
         if !stripped { HopByHop.strip(&headers) }
         let noBody =
