@@ -144,7 +144,7 @@ public final class TLSSession {
     /// Decrypts into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return .needMore }
-        ERR_clear_error()
+        TLSSession.clearErrors()
         let count = SSL_read(ssl, base, Int32(min(buffer.count, Int(Int32.max))))
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
@@ -160,7 +160,7 @@ public final class TLSSession {
     @discardableResult
     public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
-        ERR_clear_error()
+        TLSSession.clearErrors()
         return SSL_write(ssl, base, Int32(bytes.count)) == Int32(bytes.count)
     }
 
@@ -191,7 +191,13 @@ public final class TLSSession {
 
     /// Whether a read could produce anything without more bytes from the client: records fed
     /// but not decrypted, or plain text decrypted but not read.
-    public var hasBufferedInput: Bool { SSL_pending(ssl) > 0 || BIO_ctrl_pending(input) > 0 }
+    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 || BIO_ctrl_pending(input) > 0 }
+
+    /// Empties this thread's OpenSSL error queue, as `SSL_get_error(3)` needs before an I/O call:
+    /// looked at first, since clearing walks all of its slots (most calls find it empty).
+    static func clearErrors() {
+        if ERR_peek_error() != 0 { ERR_clear_error() }
+    }
 
     /// A client session: the server sent a session (ticket) to resume with next time.
     func sessionArrived(_ session: OpaquePointer) -> Bool {

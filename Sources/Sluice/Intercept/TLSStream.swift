@@ -99,12 +99,30 @@ final class TLSStream: ClientStream {
         }
     }
 
+    /// Feeds the socket's first input segment to the session; `false` when there is none.
+    private func feedSegment() -> Bool {
+        guard raw.inputCount > 0 else { return false }
+        let count = raw.withFirstInputSegment { segment -> Int in
+            session.feed(segment)
+            return segment.count
+        }
+        raw.drainInput(count)
+        return true
+    }
+
     /// Decrypts until ``plainLimit`` bytes wait or the session needs more from the socket.
     private func refill() {
         // Nothing new from the client and nothing held by the session: no read to try (this is
         // asked whenever the connection checks for a next request).
         guard phase == .open || phase == .readOnly, raw.inputCount > 0 || session.hasBufferedInput else { return }
         while plain.count - start < TLSStream.plainLimit {
+            // Nothing fed and not yet decrypted: more from the socket first, or stop. A read that
+            // can only say "need more" goes through OpenSSL's error queue, the dearest part of a
+            // small read.
+            if !session.hasBufferedInput, !feedSegment() {
+                flush()  // a session ticket or a key update may be due
+                return
+            }
             let read = scratch.withUnsafeMutableBytes { session.read(into: $0) }
             switch read {
             case .bytes(let count):
@@ -114,15 +132,10 @@ final class TLSStream: ClientStream {
                 }
                 plain.append(contentsOf: scratch[0..<count])
             case .needMore:
-                guard raw.inputCount > 0 else {
+                guard feedSegment() else {
                     flush()  // a session ticket or a key update may be due
                     return
                 }
-                let count = raw.withFirstInputSegment { segment -> Int in
-                    session.feed(segment)
-                    return segment.count
-                }
-                raw.drainInput(count)
             case .closed, .failed:
                 phase = .closed
                 flush()
