@@ -4,11 +4,19 @@ import CEvent
     import Glibc
 #endif
 
-/// Reading: the connection's own read event and one `readv` per readable event, straight into
-/// the input buffer. A bufferevent would read by itself, but libevent 2.1 asks the kernel how much
-/// is waiting (`ioctl(FIONREAD)`) before every read and takes at most 4 KiB: one system call more
-/// per read, and several reads per larger message.
+/// Reading: the connection's own read event and one `readv` of up to 4 KiB per readable event,
+/// straight into the input buffer (``readAvailable(upTo:)`` takes more for bulk relays). A
+/// bufferevent would read by itself, but libevent 2.1 asks the kernel how much is waiting
+/// (`ioctl(FIONREAD)`) before every read: one system call more per read.
 extension Connection {
+    /// The most one readable event reads (libevent's own `EVBUFFER_MAX_READ`): the input buffer's
+    /// pieces stay small, which matters where they are handed on whole to a slow peer's output.
+    static let readPiece = 4096
+
+    private static let readCallback: event_callback_fn = { _, what, context in
+        Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().socketReadable(what)
+    }
+
     /// Creates the read event once the socket is connected (an accepted one at once, an outgoing
     /// one at `.connected`: a socket still connecting would report its failure twice).
     func installReading() {
@@ -16,10 +24,7 @@ extension Connection {
         let fd = bufferevent_getfd(bev)
         guard fd >= 0 else { return }
         readEvent = event_new(
-            loop.base, fd, Int16(EV_READ | EV_PERSIST),
-            { _, what, context in
-                Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().socketReadable(what)
-            },
+            loop.base, fd, Int16(EV_READ | EV_PERSIST), Connection.readCallback,
             Unmanaged.passUnretained(self).toOpaque())
         updateReading()
     }
@@ -35,16 +40,34 @@ extension Connection {
         let wanted = shouldRead
         guard wanted != readArmed else { return }
         readArmed = wanted
-        if wanted {
-            if readTimeoutMilliseconds > 0 {
-                var timeout = timeval(milliseconds: readTimeoutMilliseconds)
-                event_add(readEvent, &timeout)
-            } else {
-                event_add(readEvent, nil)
-            }
-        } else {
-            event_del(readEvent)
+        if wanted { arm(readEvent) } else { event_del(readEvent) }
+    }
+
+    /// After a new read timeout: an armed read event starts counting again (as
+    /// `bufferevent_set_timeouts` does), with the new timeout or none.
+    func readTimeoutChanged() {
+        guard readArmed, let readEvent, readTimeoutMilliseconds > 0 || readTimerSet else { return }
+        arm(readEvent)
+    }
+
+    /// Adds the read event with the current timeout. libevent keeps a persistent event's last
+    /// timeout through `event_del` and `event_add(ev, NULL)` and restores it when the event next
+    /// fires, so going from a timeout to none re-assigns the event.
+    private func arm(_ readEvent: OpaquePointer) {
+        if readTimeoutMilliseconds > 0 {
+            var timeout = timeval(milliseconds: readTimeoutMilliseconds)
+            event_add(readEvent, &timeout)
+            readTimerSet = true
+            return
         }
+        if readTimerSet, let bev {
+            event_del(readEvent)
+            event_assign(
+                readEvent, loop.base, bufferevent_getfd(bev), Int16(EV_READ | EV_PERSIST), Connection.readCallback,
+                Unmanaged.passUnretained(self).toOpaque())
+            readTimerSet = false
+        }
+        event_add(readEvent, nil)
     }
 
     /// The socket is readable, or the read timeout passed.
@@ -55,7 +78,7 @@ extension Connection {
             return report(.timeout(reading: true))
         }
         guard let input = bufferevent_get_input(bev) else { return }
-        var room = maxSingleRead
+        var room = Connection.readPiece
         if readHighWater > 0 { room = min(room, readHighWater - evbuffer_get_length(input)) }
         guard room > 0 else { return updateReading() }
         let got = read(into: input, fd: bufferevent_getfd(bev), room: room)

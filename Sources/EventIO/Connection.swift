@@ -50,8 +50,8 @@ public final class Connection {
     var readHighWater = 0
     /// The read inactivity timeout; 0: none.
     var readTimeoutMilliseconds = 0
-    /// The most one read takes.
-    var maxSingleRead = 16 * 1024
+    /// Whether the read event was last added with a timeout (libevent remembers it).
+    var readTimerSet = false
     /// Whether the last read filled all the room it had (more is likely waiting).
     var lastReadFilled = false
 
@@ -254,32 +254,22 @@ public final class Connection {
         updateReading()
     }
 
-    /// The most one read or one write moves (16 KiB by default): larger for connections that
-    /// relay bulk bytes, fewer system calls and callbacks per megabyte.
-    /// - SeeAlso: `bufferevent_set_max_single_write(3)`.
+    /// The most one write moves (libevent's default is 16 KiB): larger for connections that
+    /// relay bulk bytes, fewer system calls and callbacks per megabyte (their reads go on with
+    /// ``readAvailable(upTo:)``). - SeeAlso: `bufferevent_set_max_single_write(3)`.
     public func setMaxSingleIO(_ bytes: Int) {
         guard let bev else { return }
-        maxSingleRead = bytes
         _ = bufferevent_set_max_single_write(bev, bytes)
     }
 
-    /// Read and write inactivity timeouts; 0 disables one. Setting the values already set costs
-    /// nothing (a client connection sets them for each request).
+    /// Read and write inactivity timeouts; 0 disables one. Each call starts them counting again.
     public func setTimeouts(readMilliseconds: Int, writeMilliseconds: Int) {
         guard let bev else { return }
-        if readMilliseconds != readTimeoutMilliseconds {
-            readTimeoutMilliseconds = readMilliseconds
-            if readArmed {
-                readArmed = false
-                updateReading()
-            }
-        }
-        guard writeMilliseconds != writeTimeoutMilliseconds else { return }
-        writeTimeoutMilliseconds = writeMilliseconds
+        readTimeoutMilliseconds = readMilliseconds
+        readTimeoutChanged()
         var write = timeval(milliseconds: writeMilliseconds)
         _ = withUnsafePointer(to: &write) { bufferevent_set_timeouts(bev, nil, writeMilliseconds > 0 ? $0 : nil) }
     }
-    private var writeTimeoutMilliseconds = 0
 
     /// Turns off Nagle's algorithm so small responses leave at once; it also pushes out what writes
     /// with `more` left held back (tcp(7)).
