@@ -52,22 +52,21 @@ extension Connection {
 
     /// Adds the read event with the current timeout. libevent keeps a persistent event's last
     /// timeout through `event_del` and `event_add(ev, NULL)` and restores it when the event next
-    /// fires, so going from a timeout to none re-assigns the event.
+    /// fires; `event_remove_timer` forgets it, but only while a timeout is pending, so one is
+    /// added first (no system call: the socket's registration is untouched).
     private func arm(_ readEvent: OpaquePointer) {
-        if readTimeoutMilliseconds > 0 {
-            var timeout = timeval(milliseconds: readTimeoutMilliseconds)
-            event_add(readEvent, &timeout)
-            readTimerSet = true
+        if readTimeoutMilliseconds == 0, !readTimerSet {
+            event_add(readEvent, nil)
             return
         }
-        if readTimerSet, let bev {
-            event_del(readEvent)
-            event_assign(
-                readEvent, loop.base, bufferevent_getfd(bev), Int16(EV_READ | EV_PERSIST), Connection.readCallback,
-                Unmanaged.passUnretained(self).toOpaque())
+        var timeout = timeval(milliseconds: max(readTimeoutMilliseconds, 1))
+        event_add(readEvent, &timeout)
+        if readTimeoutMilliseconds > 0 {
+            readTimerSet = true
+        } else {
+            event_remove_timer(readEvent)
             readTimerSet = false
         }
-        event_add(readEvent, nil)
     }
 
     /// The socket is readable, or the read timeout passed.
