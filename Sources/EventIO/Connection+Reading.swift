@@ -47,6 +47,10 @@ extension Connection {
     /// `bufferevent_set_timeouts` does), with the new timeout or none.
     func readTimeoutChanged() {
         guard readArmed, let readEvent, readTimeoutMilliseconds > 0 || readTimerSet else { return }
+        // A timeout that expired in this loop pass has taken the event off the socket and queued
+        // its callback: re-adding it as it is would revive only the timer. The new timeout
+        // replaces the expired one.
+        if event_pending(readEvent, Int16(EV_READ), nil) == 0 { event_del(readEvent) }
         arm(readEvent)
     }
 
