@@ -96,6 +96,22 @@ extension Connection {
         report(got == 0 ? .endOfStream : .error(code: code, resolving: false))
     }
 
+    /// Reads what the socket holds now, up to `limit` bytes of input in all, straight into the
+    /// input buffer: for a bulk relay (a tunnel, a large body) after a read that filled all its
+    /// room, so that more is likely waiting; small exchanges pay no extra call. The end of the
+    /// stream or an error is left in the socket for the next readable event to report.
+    public func readAvailable(upTo limit: Int) {
+        guard let bev, lastReadFilled, let input = bufferevent_get_input(bev) else { return }
+        let fd = bufferevent_getfd(bev)
+        while evbuffer_get_length(input) < limit {
+            let want = min(64 * 1024, limit - evbuffer_get_length(input))
+            guard read(into: input, fd: fd, room: want) == want else {  // drained, or the end or an error
+                lastReadFilled = false
+                return
+            }
+        }
+    }
+
     /// After the end of the stream, an error or a read timeout: no more reading until resumed
     /// (as a bufferevent does).
     private func stopReading() {

@@ -104,7 +104,8 @@ public final class Connection {
         if let bev { bufferevent_free(bev) }
     }
 
-    /// The bufferevent writes, connects and reports write events; reading is ours (``reading``).
+    /// The bufferevent writes, connects and reports write events; reading is the connection's own
+    /// (`Connection+Reading.swift`).
     private func install() {
         bufferevent_setcb(
             bev,
@@ -204,32 +205,6 @@ public final class Connection {
         }
         if moved < amount { moved += Int(evbuffer_remove_buffer(input, output, amount - moved)) }
         return moved
-    }
-
-    /// Reads what the socket holds now, up to `limit` bytes of input in all, straight into the
-    /// input buffer: for a bulk relay (a tunnel, a large body) after a read that filled all its
-    /// room, so that more is likely waiting; small exchanges pay no extra call. The end of the
-    /// stream or an error is left in the socket for the next readable event to report.
-    public func readAvailable(upTo limit: Int) {
-        guard let bev, lastReadFilled else { return }
-        let input = bufferevent_get_input(bev)
-        let fd = bufferevent_getfd(bev)
-        let piece = 64 * 1024
-        // A bufferevent keeps its input's end frozen except while it is read into.
-        evbuffer_unfreeze(input, 0)
-        defer { evbuffer_freeze(input, 0) }
-        while evbuffer_get_length(input) < limit {
-            let want = min(piece, limit - evbuffer_get_length(input))
-            var vector = iovec()
-            guard evbuffer_reserve_space(input, want, &vector, 1) == 1, let base = vector.iov_base else { return }
-            let got = recv(fd, base, min(vector.iov_len, want), Int32(MSG_DONTWAIT))
-            vector.iov_len = got > 0 ? got : 0
-            evbuffer_commit_space(input, &vector, 1)
-            guard got == want else {  // drained (or the end, or an error: the read event's to see)
-                lastReadFilled = false
-                return
-            }
-        }
     }
 
     /// Stops reading from the socket (TCP flow control pushes back on the peer).

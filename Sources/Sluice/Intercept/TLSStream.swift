@@ -90,13 +90,7 @@ final class TLSStream: ClientStream {
     // MARK: - Reading
 
     private func feedAll() {
-        while raw.inputCount > 0 {
-            let count = raw.withFirstInputSegment { segment -> Int in
-                session.feed(segment)
-                return segment.count
-            }
-            raw.drainInput(count)
-        }
+        while feedSegment() {}
     }
 
     /// Feeds the socket's first input segment to the session; `false` when there is none.
