@@ -107,18 +107,18 @@ final class AdminConnection: ConnectionDelegate {
                     .badRequest(reason: .malformed("the admin API takes origin-form requests (GET /stats)"))))
         }
         // DNS rebinding: a page on another site resolving to 127.0.0.1 still says its own Host.
-        guard let host = request.headers["host"], AdminConnection.isLoopbackAuthority(host) else {
+        guard let host = request.headers[.host], AdminConnection.isLoopbackAuthority(host) else {
             return respond(status: 403, json: AdminConnection.error("the Host must be a loopback address"))
         }
         // CSRF: browsers say where a cross-site request comes from; only the admin page itself
         // (same origin: `http://` and the loopback Host checked above) may call.
-        if let origin = request.headers["origin"], origin.lowercased() != "http://" + host.lowercased() {
+        if let origin = request.headers[.origin], origin.lowercased() != "http://" + host.lowercased() {
             return respond(
                 status: 403, json: AdminConnection.error("requests from other web pages (Origin) are refused"))
         }
         let (path, query) = AdminConnection.split(target)
         let mutating = request.method == "DELETE" || request.method == "POST" || request.method == "PUT"
-        if mutating, !server.token.isEmpty, request.headers["authorization"] != "Bearer " + server.token {
+        if mutating, !server.token.isEmpty, request.headers[.authorization] != "Bearer " + server.token {
             return respond(
                 status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),
                 extra: [("WWW-Authenticate", "Bearer")])

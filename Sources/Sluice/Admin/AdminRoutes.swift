@@ -330,7 +330,7 @@ struct AdminRoutes {
             }
             var headers = HTTPFields()
             headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream")
-            if let coding = entry.headers["content-encoding"] {
+            if let coding = entry.headers[.contentEncoding] {
                 headers.append(name: "Content-Encoding", value: coding)
             }
             return .body(headers, length: entry.size, inspector, entry: number)

@@ -82,7 +82,7 @@ public struct Breakpoint: Sendable, Equatable {
     func matchesResponse(_ head: ResponseHead) -> Bool {
         if !statuses.isEmpty, !statuses.contains(where: { Breakpoint.status(head.status, fits: $0) }) { return false }
         if let mediaType {
-            guard let type = head.headers["content-type"].flatMap(MediaType.init) else { return false }
+            guard let type = head.headers[.contentType].flatMap(MediaType.init) else { return false }
             let wanted = mediaType.lowercased()
             let actual = type.essence.lowercased()
             if wanted.hasSuffix("/*") {

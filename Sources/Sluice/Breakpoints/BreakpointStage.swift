@@ -46,7 +46,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             phase = .passing
             return next.head(head)
         }
-        if !headOnly, let length = head.headers["content-length"].flatMap({ Int64($0) }), length > Int64(limit) {
+        if !headOnly, let length = head.headers[.contentLength].flatMap({ Int64($0) }), length > Int64(limit) {
             next.note(
                 .breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
             phase = .passing
@@ -127,7 +127,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     /// The held body decoded from its one content coding (gzip, deflate, br), when it has one
     /// Sluice reads: matched and shown as text.
     static func decoded(_ held: HeldResponse, limit: Int) -> ([UInt8], String)? {
-        let codings = held.head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        let codings = held.head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
         guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
             let decoded = try? coding.decode(held.bytes, limit: limit)
         else { return nil }
@@ -147,19 +147,19 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         let body = edit.body ?? (replacing ? [] : held.bytes)
         if edit.body != nil {
             // The person wrote the body as shown (decoded): it goes out as written.
-            head.headers.remove("content-encoding")
+            head.headers.remove(.contentEncoding)
             if edit.body != held.bytes {
                 for name in ["content-md5", "digest", "content-digest", "repr-digest"] { head.headers.remove(name) }
-                if let etag = head.headers["etag"], !etag.hasPrefix("W/") { head.headers.set("ETag", "W/" + etag) }
+                if let etag = head.headers[.etag], !etag.hasPrefix("W/") { head.headers.set("ETag", "W/" + etag) }
             }
         }
-        head.headers.remove("transfer-encoding")
+        head.headers.remove(.transferEncoding)
         // A HEAD's, a 204's and a 304's length is not their body's: kept as it was.
         if headOnly || [204, 304].contains(head.status) || head.status < 200 {
-            if let length = held.head.headers["content-length"], head.status != 204 {
+            if let length = held.head.headers[.contentLength], head.status != 204 {
                 head.headers.set("Content-Length", length)
             } else {
-                head.headers.remove("content-length")
+                head.headers.remove(.contentLength)
             }
             return (head, [])
         }

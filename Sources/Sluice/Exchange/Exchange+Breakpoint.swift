@@ -165,9 +165,9 @@ extension Exchange: PauseTarget {
         // Fields were checked where the edit came in (the admin API): written as they are.
         if let fields = edit.headers { upstream.headers = PausedMessage.sentFields(fields) }
         let sent = edit.body ?? body
-        upstream.headers.remove("transfer-encoding")
+        upstream.headers.remove(.transferEncoding)
         if sent.isEmpty, ["GET", "HEAD", "DELETE", "OPTIONS"].contains(upstream.method) {
-            upstream.headers.remove("content-length")
+            upstream.headers.remove(.contentLength)
             upstream.body = .none
         } else {
             upstream.headers.set("Content-Length", String(sent.count))
@@ -182,7 +182,7 @@ extension Exchange: PauseTarget {
         var headers = PausedMessage.sentFields(answer.headers ?? [])
         let status = answer.status ?? 200
         if !MapLocal.isBodiless(status) { headers.set("Content-Length", String(body.count)) }
-        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
         Forwarding.appendVia(&headers, version: "1.1")
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         return (

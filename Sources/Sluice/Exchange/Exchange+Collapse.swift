@@ -10,7 +10,7 @@ extension Exchange: CacheLookupWaiter, CollapseWaiter {
             fetching: env.collapser.isFetching(key), uncacheable: env.collapser.isUncacheable(key, now: now))
         // A `Range` may be answered by a stored piece when no complete response answers it.
         let pieces =
-            request.method == "GET" && request.headers.contains("range") ? env.cache?.pieces(of: key) ?? [] : []
+            request.method == "GET" && request.headers.contains(.range) ? env.cache?.pieces(of: key) ?? [] : []
         run(.lookedUp(candidates, pieces: pieces, collapse: view, now: now))
     }
 

@@ -15,7 +15,7 @@ extension Exchange: TaskDelegate {
         else { return }
         notes.interimSent += 1
         var headers = response.headers
-        headers.remove("content-length")  // a 1xx has no content and says none (RFC 9110 §8.6)
+        headers.remove(.contentLength)  // a 1xx has no content and says none (RFC 9110 §8.6)
         Forwarding.appendVia(&headers, version: response.version)
         output.interim(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
     }

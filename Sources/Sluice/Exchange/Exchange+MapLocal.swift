@@ -75,7 +75,7 @@ extension LocalAnswer {
     /// extension when it names none), then Sluice's framing, `Date` and `Via`.
     static func mapped(_ answer: MapLocal, bodyLength: Int, date: String, keepAlive: Bool) -> ResponseHead {
         var headers = answer.headers
-        if !headers.contains("content-type"), !MapLocal.isBodiless(answer.status) {
+        if !headers.contains(.contentType), !MapLocal.isBodiless(answer.status) {
             switch answer.body {
             case .file(let path): headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path))
             case .text(let text) where !text.isEmpty:
@@ -84,7 +84,7 @@ extension LocalAnswer {
             }
         }
         if !MapLocal.isBodiless(answer.status) { headers.append(name: "Content-Length", value: String(bodyLength)) }
-        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
         Forwarding.appendVia(&headers, version: "1.1")
         if !keepAlive { headers.append(name: "Connection", value: "close") }
         return ResponseHead(status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)

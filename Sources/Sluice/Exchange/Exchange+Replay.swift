@@ -80,7 +80,7 @@ extension Exchange {
             replay = .answering(response, held: tap.body)
             if !body.isComplete { output.keepAlive = false }
             // A head without `Date` (a HAR's, say) gets one from the session's path.
-            if answersPlainly, client.stream.parts == nil, response.head.headers.contains("date") {
+            if answersPlainly, client.stream.parts == nil, response.head.headers.contains(.date) {
                 return servePlainReplay(response, book: book)
             }
             proceed(.replay)

@@ -55,7 +55,7 @@ struct ExchangeMachine {
         case (.lookingUp(let key, let after), .lookedUp(let candidates, let pieces, let collapse, let now)):
             return lookedUp(
                 key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
-                mayCollapse: after == nil && !context.request.headers.contains("range"), now: now)
+                mayCollapse: after == nil && !context.request.headers.contains(.range), now: now)
         case (.awaitingCollapse(let key, let forward), .collapseReleased):
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
@@ -63,7 +63,7 @@ struct ExchangeMachine {
             // A GET whose nominated fields select the same variant takes the response as it is
             // written; any other waiter waits for the release and looks again.
             let request = context.request
-            guard request.method == "GET", !request.headers.contains("range"),
+            guard request.method == "GET", !request.headers.contains(.range),
                 CachePolicy.variant(names: writer.varyNames, request: request.headers) == writer.variant
             else { return [] }
             phase = .servingStored(.whileWritten)
@@ -120,7 +120,7 @@ struct ExchangeMachine {
             guard request.method == "GET" || request.method == "HEAD" else {
                 return [.setCacheStatus(.forward(.method)), fetchUncached(now: now)]
             }
-            if request.headers.contains("cache-control"), CacheControl(request.headers).noStore {
+            if request.headers.contains(.cacheControl), CacheControl(request.headers).noStore {
                 return [.setCacheStatus(.forward(.request, detail: "no-store")), fetchUncached(now: now)]
             }
             let key = context.url

@@ -69,7 +69,7 @@ public struct Redirector: RedirectHandler {
             return .pass
         case .refuse:
             return .refuse(
-                .redirectFailed(reason: .refused(status: response.status, location: response.headers["location"] ?? ""))
+                .redirectFailed(reason: .refused(status: response.status, location: response.headers[.location] ?? ""))
             )
         case .follow:
             switch request {

@@ -25,7 +25,7 @@ public struct RedirectState: Sendable, Equatable {
     public mutating func next(after request: UpstreamRequest, response: ResponseHead, bodyWasSent: Bool) -> Result<
         UpstreamRequest, SluiceError
     > {
-        let location = response.headers["location"] ?? ""
+        let location = response.headers[.location] ?? ""
         guard let target = RedirectState.resolve(location, against: request.url) else {
             return .failure(.redirectFailed(reason: .insecureOrInvalid(location: location)))
         }

@@ -9,17 +9,19 @@ enum ResponseFraming {
         var lengthLines = 0
         var onlyLength = ""
         var transferEncoding = false
-        for field in head.headers.fields {
-            if field.hasName("content-length") {
-                lengthLines += 1
-                onlyLength = field.value
-            } else if field.hasName("transfer-encoding") {
-                transferEncoding = true
+        if head.headers.contains(.contentLength) || head.headers.contains(.transferEncoding) {
+            for field in head.headers.fields {
+                if field.is(.contentLength) {
+                    lengthLines += 1
+                    onlyLength = field.value
+                } else if field.is(.transferEncoding) {
+                    transferEncoding = true
+                }
             }
         }
         if !transferEncoding, lengthLines == 0 || (lengthLines == 1 && Self.isDigits(onlyLength)) { return nil }
-        let lengths = head.headers.values("content-length")
-        let codings = head.headers.tokens("transfer-encoding")
+        let lengths = head.headers.values(.contentLength)
+        let codings = head.headers.tokens(.transferEncoding)
         if !codings.isEmpty {
             if !lengths.isEmpty { return "The origin framed its body with both Transfer-Encoding and Content-Length." }
             if codings != ["chunked"] {

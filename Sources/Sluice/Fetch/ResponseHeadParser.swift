@@ -80,8 +80,8 @@ struct ResponseHeadParser {
         if let violation = ResponseFraming.nameViolation(nameBytes) ?? ResponseFraming.valueViolation(valueBytes) {
             return .refused(violation)
         }
-        let name = FieldNameTable.name(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self)
-        head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self))
+        let (name, code) = FieldNameTable.field(nameBytes)
+        head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
         return .more
     }
 }

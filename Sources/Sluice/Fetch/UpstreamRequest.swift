@@ -57,6 +57,6 @@ public struct ResponseHead: Sendable, Equatable {
 
     /// Whether this is a redirect with a Location (RFC 9110 §15.4).
     public var isRedirect: Bool {
-        [301, 302, 303, 307, 308].contains(status) && headers["location"] != nil
+        [301, 302, 303, 307, 308].contains(status) && headers[.location] != nil
     }
 }

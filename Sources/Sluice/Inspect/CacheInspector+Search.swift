@@ -37,7 +37,7 @@ extension CacheInspector {
     private func bodyContains(
         _ needle: [UInt8], entry: Entry, decode: (String, [UInt8]) -> [UInt8]?
     ) throws -> Bool {
-        if let coding = entry.headers["content-encoding"], entry.size <= CacheInspector.decodeLimit {
+        if let coding = entry.headers[.contentEncoding], entry.size <= CacheInspector.decodeLimit {
             var whole: [UInt8] = []
             try body(of: entry.id) { whole.append(contentsOf: $0) }
             let decoded = decode(coding, whole) ?? whole

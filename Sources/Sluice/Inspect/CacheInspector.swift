@@ -34,7 +34,7 @@ public final class CacheInspector {
         public var contract: String? = nil
 
         public var isFresh: Bool { age < lifetime }
-        public var contentType: String? { headers["content-type"] }
+        public var contentType: String? { headers[.contentType] }
 
         /// The entry for scripts (`--json`, the admin API); `headers` adds the header fields.
         public func json(headers withHeaders: Bool) -> JSONValue {
@@ -47,7 +47,7 @@ public final class CacheInspector {
                 ("response_time", .double(responseTime)), ("last_access", .string(HTTPDate.format(Int(lastAccess)))),
                 ("content_type", .optional(contentType)), ("rule", .optional(rule)),
                 ("ttl_override", ttl.map { .number(Int($0)) } ?? .null), ("variant", .string(variant)),
-                ("etag", .optional(headers["etag"])), ("last_modified", .optional(headers["last-modified"])),
+                ("etag", .optional(headers[.etag])), ("last_modified", .optional(headers[.lastModified])),
                 ("contract", .optional(contract)),
             ]
             if withHeaders {

@@ -19,7 +19,7 @@ enum Interception {
         }
         switch request.target {
         case .origin(let path):
-            if let field = request.headers["host"], !names(field, host: host, port: authority.port) {
+            if let field = request.headers[.host], !names(field, host: host, port: authority.port) {
                 return misdirected(field)
             }
             return .success(.absolute(TargetURL(scheme: scheme, host: host, port: authority.port, pathAndQuery: path)))

@@ -155,7 +155,7 @@ final class ClientConnection {
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
         if inside == nil, !received.asksForOnboarding,
-            !env.exchanges.policy.authorizes(received.headers["proxy-authorization"])
+            !env.exchanges.policy.authorizes(received.headers[.proxyAuthorization])
         {
             return rejectRequest(received, .proxyAuthenticationRequired, closing: received.bodyFraming != .none)
         }

@@ -216,7 +216,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         var fields = stream.fields
         if let authority = stream.pseudo[":authority"] { fields.set("Host", authority) }
         let framing: ProxyRequest.BodyFraming
-        if let length = fields["content-length"].flatMap({ Int64($0) }) {
+        if let length = fields[.contentLength].flatMap({ Int64($0) }) {
             framing = stream.requestEnded && length == 0 ? .none : .length(length)
         } else if stream.requestEnded {
             framing = stream.inputCount == 0 ? .none : .length(Int64(stream.inputCount))
@@ -228,7 +228,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             method: method, target: .origin(path), rawTarget: path, minorVersion: 1, headers: fields,
             bodyFraming: framing)
         var request = received
-        request.takesTrailers = fields.tokens("te").contains("trailers")
+        request.takesTrailers = fields.tokens(.te).contains("trailers")
         var failure: SluiceError?
         if method.isEmpty || path.isEmpty || method == "CONNECT" {
             failure = .badRequest(

@@ -20,7 +20,8 @@ struct CacheControl: Equatable {
     var staleIfError: Int64?
 
     init(_ fields: HTTPFields) {
-        for field in fields where field.hasName("cache-control") {
+        guard fields.contains(.cacheControl) else { return }
+        for field in fields where field.is(.cacheControl) {
             var value = field.value
             value.withUTF8 { parse($0) }
         }

@@ -91,7 +91,7 @@ extension CachePolicy {
     /// Every `Vary` line's field names combined, lower-cased, without duplicates.
     static func varyNames(_ headers: HTTPFields) -> [String] {
         var names: [String] = []
-        for name in headers.tokens("vary") where !names.contains(name) { names.append(name) }
+        for name in headers.tokens(.vary) where !names.contains(name) { names.append(name) }
         return names
     }
 }

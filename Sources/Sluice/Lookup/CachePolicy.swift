@@ -61,19 +61,19 @@ enum CachePolicy {
         {
             return .authorization
         }
-        if response.headers.tokens("vary").contains("*") { return .varyStar }
-        if !storeSetCookie, response.headers.contains("set-cookie") { return .setCookie }
+        if response.headers.tokens(.vary).contains("*") { return .varyStar }
+        if !storeSetCookie, response.headers.contains(.setCookie) { return .setCookie }
         if shared, let refusal = sharingRefusal(request: request, response: response) { return refusal }
         // §3: a status that is not heuristically cacheable needs explicit freshness (or `public`,
         // or `private` in a private cache) to be stored at all.
         let explicit =
-            control.maxAge != nil || (shared && control.sMaxAge != nil) || response.headers.contains("expires")
+            control.maxAge != nil || (shared && control.sMaxAge != nil) || response.headers.contains(.expires)
         let marked = control.isPublic || (!shared && control.isPrivate)
         // (Refused as `status`, so that a rule's `ttl` does not keep a passing error.)
         guard explicit || marked || heuristicStatuses.contains(response.status) else { return .status }
         let lifetime = freshnessLifetime(response, control: control, shared: shared, heuristic: heuristic)
         // Without freshness a response is still worth keeping when it can be revalidated (§4.3).
-        let validators = response.headers.contains("etag") || response.headers.contains("last-modified")
+        let validators = response.headers.contains(.etag) || response.headers.contains(.lastModified)
         guard lifetime > 0 || validators || explicit else { return .noFreshness }
         return nil
     }
@@ -107,17 +107,17 @@ enum CachePolicy {
         let control = parsed ?? CacheControl(response.headers)
         if shared, let sMaxAge = control.sMaxAge { return sMaxAge }
         if let maxAge = control.maxAge { return maxAge }
-        let expiresLines = response.headers.values("expires")
+        let expiresLines = response.headers.values(.expires)
         if !expiresLines.isEmpty {
             // §5.3: an Expires that is not one valid HTTP-date (e.g. "0", another zone, several
             // lines) means already expired.
             guard let expires = HTTPDate.parseStrict(single: expiresLines) else { return 0 }
-            let date = response.headers["date"].flatMap(HTTPDate.parse) ?? expires
+            let date = response.headers[.date].flatMap(HTTPDate.parse) ?? expires
             return max(0, expires - date)
         }
         guard !control.noCache, heuristicStatuses.contains(response.status) || control.isPublic,
-            let modified = response.headers["last-modified"].flatMap(HTTPDate.parse),
-            let date = response.headers["date"].flatMap(HTTPDate.parse), date > modified
+            let modified = response.headers[.lastModified].flatMap(HTTPDate.parse),
+            let date = response.headers[.date].flatMap(HTTPDate.parse), date > modified
         else { return 0 }
         return min((date - modified) * heuristic.percent / 100, heuristic.maxSeconds)
     }
@@ -127,15 +127,15 @@ enum CachePolicy {
         let control = CacheControl(headers)
         if shared, control.sMaxAge != nil { return "s-maxage" }
         if control.maxAge != nil { return "max-age" }
-        if headers.contains("expires") { return "Expires - Date" }
-        if headers.contains("last-modified") { return "heuristic (a share of Date - Last-Modified)" }
+        if headers.contains(.expires) { return "Expires - Date" }
+        if headers.contains(.lastModified) { return "heuristic (a share of Date - Last-Modified)" }
         return "none stated (stored to be revalidated)"
     }
 
     /// Whether the response states its own freshness (`s-maxage`, `max-age` or `Expires`), as opposed to a heuristic.
     static func hasExplicitFreshness(_ headers: HTTPFields) -> Bool {
-        if headers.contains("expires") { return true }
-        guard headers.contains("cache-control") else { return false }
+        if headers.contains(.expires) { return true }
+        guard headers.contains(.cacheControl) else { return false }
         let control = CacheControl(headers)
         return control.maxAge != nil || control.sMaxAge != nil
     }
@@ -162,7 +162,7 @@ enum CachePolicy {
     /// §4.2.3: the current age of a stored response.
     static func currentAge(headers: HTTPFields, requestTime: Double, responseTime: Double, now: Double) -> Int64 {
         currentAge(
-            date: headers["date"].flatMap(HTTPDate.parse).map(Double.init),
+            date: headers[.date].flatMap(HTTPDate.parse).map(Double.init),
             ageValue: ageValue(headers),
             requestTime: requestTime, responseTime: responseTime, now: now)
     }
@@ -171,7 +171,7 @@ enum CachePolicy {
     /// lines count by their first), digits only (parameters after `;` ignored), saturating at
     /// 2^31; an invalid value (negative, fractional, not a number) is ignored (0).
     static func ageValue(_ headers: HTTPFields) -> Double {
-        guard let line = headers["age"] else { return 0 }
+        guard let line = headers[.age] else { return 0 }
         var value: Int64 = 0
         var digits = 0
         var rest = Substring(line).drop { $0 == " " || $0 == "\t" }

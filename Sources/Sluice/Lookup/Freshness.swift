@@ -17,7 +17,7 @@ enum Freshness {
             control = CacheControl(headers)
             noCache =
                 control.noCache
-                || (!headers.contains("cache-control") && headers.tokens("pragma").contains("no-cache"))
+                || (!headers.contains(.cacheControl) && headers.tokens(.pragma).contains("no-cache"))
         }
 
         /// Whether the client sent validators of its own (then Sluice adds none, §4.3.1).

@@ -5,8 +5,8 @@ enum Revalidation {
     /// `If-None-Match` / `If-Modified-Since` for a stored response's validators (§4.3.1).
     static func conditions(for entry: CacheStore.Entry) -> [(String, String)] {
         var conditions: [(String, String)] = []
-        if let etag = entry.headers["etag"] { conditions.append(("If-None-Match", etag)) }
-        if let modified = entry.headers["last-modified"] { conditions.append(("If-Modified-Since", modified)) }
+        if let etag = entry.headers[.etag] { conditions.append(("If-None-Match", etag)) }
+        if let modified = entry.headers[.lastModified] { conditions.append(("If-Modified-Since", modified)) }
         return conditions
     }
 

@@ -6,28 +6,40 @@
 /// as written here (the usual capitalization, or all lower case) takes it instead of making and
 /// checking a new `String` for every line of every head.
 enum FieldNameTable {
-    /// The table's `String` for a name written exactly as `bytes`, or `nil`.
-    static func name(_ bytes: UnsafeRawBufferPointer) -> String? {
-        switch bytes.count {
-        case 3: return pick(bytes, "Age", "age") ?? pick(bytes, "Via", "via")
-        case 4: return pick(bytes, "Date", "date") ?? pick(bytes, "Host", "host") ?? pick(bytes, "Vary", "vary")
-        case 6:
-            return pick(bytes, "Server", "server") ?? pick(bytes, "Accept", "accept")
-                ?? pick(bytes, "Cookie", "cookie")
-        case 7: return pick(bytes, "Expires", "expires")
-        case 8: return pick(bytes, "Location", "location")
-        case 10:
-            return pick(bytes, "Connection", "connection") ?? pick(bytes, "User-Agent", "user-agent")
-                ?? pick(bytes, "Keep-Alive", "keep-alive") ?? pick(bytes, "Set-Cookie", "set-cookie")
-        case 12: return pick(bytes, "Content-Type", "content-type")
-        case 13:
-            return pick(bytes, "Cache-Control", "cache-control") ?? pick(bytes, "Last-Modified", "last-modified")
-                ?? pick(bytes, "Accept-Ranges", "accept-ranges")
-        case 14: return pick(bytes, "Content-Length", "content-length")
-        case 15: return pick(bytes, "Accept-Encoding", "accept-encoding")
-        case 16: return pick(bytes, "Content-Encoding", "content-encoding")
-        case 17: return pick(bytes, "Transfer-Encoding", "transfer-encoding")
-        default: return nil
+    /// The name written as `bytes` (the table's `String` when it is one of them) and its code.
+    static func field(_ bytes: UnsafeRawBufferPointer) -> (name: String, code: FieldCode) {
+        let code = FieldCode(bytes: bytes)
+        if code != .other, let name = name(bytes, code) { return (name, code) }
+        return (String(decoding: bytes, as: UTF8.self), code)
+    }
+
+    /// The table's `String` for a name of `code` written exactly as `bytes`, or `nil`.
+    private static func name(_ bytes: UnsafeRawBufferPointer, _ code: FieldCode) -> String? {
+        switch code {
+        case .age: pick(bytes, "Age", "age")
+        case .via: pick(bytes, "Via", "via")
+        case .date: pick(bytes, "Date", "date")
+        case .host: pick(bytes, "Host", "host")
+        case .vary: pick(bytes, "Vary", "vary")
+        case .etag: pick(bytes, "ETag", "etag")
+        case .server: pick(bytes, "Server", "server")
+        case .accept: pick(bytes, "Accept", "accept")
+        case .cookie: pick(bytes, "Cookie", "cookie")
+        case .expires: pick(bytes, "Expires", "expires")
+        case .location: pick(bytes, "Location", "location")
+        case .connection: pick(bytes, "Connection", "connection")
+        case .userAgent: pick(bytes, "User-Agent", "user-agent")
+        case .keepAlive: pick(bytes, "Keep-Alive", "keep-alive")
+        case .setCookie: pick(bytes, "Set-Cookie", "set-cookie")
+        case .contentType: pick(bytes, "Content-Type", "content-type")
+        case .cacheControl: pick(bytes, "Cache-Control", "cache-control")
+        case .lastModified: pick(bytes, "Last-Modified", "last-modified")
+        case .acceptRanges: pick(bytes, "Accept-Ranges", "accept-ranges")
+        case .contentLength: pick(bytes, "Content-Length", "content-length")
+        case .acceptEncoding: pick(bytes, "Accept-Encoding", "accept-encoding")
+        case .contentEncoding: pick(bytes, "Content-Encoding", "content-encoding")
+        case .transferEncoding: pick(bytes, "Transfer-Encoding", "transfer-encoding")
+        default: nil
         }
     }
 

@@ -3,23 +3,47 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     /// One field line.
     public struct Field: Sendable, Equatable {
         /// The name as received.
-        public var name: String
+        public let name: String
         /// The value, without surrounding whitespace.
         public var value: String
+        /// The name's ``FieldCode`` (``FieldCode/other`` for the names not listed there).
+        public let code: FieldCode
 
         /// A field.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
+            self.code = FieldCode(name)
+        }
+
+        /// A field whose name's code is known (a parser classified the bytes).
+        init(name: String, value: String, code: FieldCode) {
+            self.name = name
+            self.value = value
+            self.code = code
         }
 
         /// The name in lower case.
         public var key: String { name.lowercased() }
 
-        /// Whether the name equals `other` ignoring ASCII case (no allocation).
+        /// Whether this line's name is `code`'s.
         @inlinable
+        public func `is`(_ code: FieldCode) -> Bool { self.code == code }
+
+        /// Whether the name equals `other` ignoring ASCII case (no allocation).
         public func hasName(_ other: String) -> Bool {
-            let mine = name.utf8
+            if code != .other { return code == FieldCode(other) }
+            return Self.equalIgnoringCase(name, other)
+        }
+
+        /// Whether the name equals `other` (whose code is `otherCode`) ignoring ASCII case.
+        @inline(__always)
+        func hasName(_ other: String, code otherCode: FieldCode) -> Bool {
+            code == otherCode && (otherCode != .other || Self.equalIgnoringCase(name, other))
+        }
+
+        static func equalIgnoringCase(_ one: String, _ other: String) -> Bool {
+            let mine = one.utf8
             let theirs = other.utf8
             guard mine.count == theirs.count else { return false }
             // Contiguous bytes (native and small strings): compared through pointers.
@@ -45,6 +69,9 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// The fields in order.
     public private(set) var fields: [Field] = []
+    /// The codes of the lines present (``FieldCode/bit``): a lookup of a listed name that is
+    /// absent costs one test.
+    private var present: UInt64 = 0
 
     /// No fields.
     public init() {}
@@ -55,6 +82,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     /// Fields from name/value pairs, in order.
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
+        for field in fields { present |= field.code.bit }
     }
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
@@ -66,33 +94,93 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 
     /// Appends a field line.
-    public mutating func append(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+    public mutating func append(name: String, value: String) { append(Field(name: name, value: value)) }
+
+    /// Appends a field line whose name's code is known.
+    mutating func append(name: String, value: String, code: FieldCode) {
+        append(Field(name: name, value: value, code: code))
+    }
+
+    private mutating func append(_ field: Field) {
+        present |= field.code.bit
+        fields.append(field)
+    }
+
+    /// Whether a line of `code` may be present (certainly not when false; ``FieldCode/other``
+    /// is always possible).
+    @inline(__always)
+    private func mayContain(_ code: FieldCode) -> Bool { code == .other || present & code.bit != 0 }
 
     /// The first value of `name`, or `nil`.
     public subscript(_ name: String) -> String? {
-        return fields.first { $0.hasName(name) }?.value
+        let code = FieldCode(name)
+        guard mayContain(code) else { return nil }
+        return fields.first { $0.hasName(name, code: code) }?.value
+    }
+
+    /// The first value of the field `code` names, or `nil`.
+    public subscript(_ code: FieldCode) -> String? {
+        guard code != .other, present & code.bit != 0 else { return nil }
+        return fields.first { $0.code == code }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
+        let code = FieldCode(name)
+        guard mayContain(code) else { return [] }
         var values: [String] = []
-        for field in fields where field.hasName(name) { values.append(field.value) }
+        for field in fields where field.hasName(name, code: code) { values.append(field.value) }
+        return values
+    }
+
+    /// Every value of the field `code` names, in order.
+    public func values(_ code: FieldCode) -> [String] {
+        guard contains(code) else { return [] }
+        var values: [String] = []
+        for field in fields where field.code == code { values.append(field.value) }
         return values
     }
 
     /// Whether `name` is present.
     public func contains(_ name: String) -> Bool {
-        return fields.contains { $0.hasName(name) }
+        let code = FieldCode(name)
+        guard mayContain(code) else { return false }
+        return code != .other || fields.contains { $0.hasName(name, code: code) }
+    }
+
+    /// Whether a line of `code` is present.
+    public func contains(_ code: FieldCode) -> Bool {
+        code != .other && present & code.bit != 0
     }
 
     /// Every comma-separated element of every `name` line, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
     public func tokens(_ name: String) -> [String] {
-        values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+        let code = FieldCode(name)
+        guard mayContain(code) else { return [] }
+        return values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter {
+            !$0.isEmpty
+        }
+    }
+
+    /// Every comma-separated element of every line of the field `code` names, trimmed and lower-cased.
+    public func tokens(_ code: FieldCode) -> [String] {
+        guard contains(code) else { return [] }
+        return values(code).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter {
+            !$0.isEmpty
+        }
+    }
+
+    /// Removes every line of the field `code` names.
+    public mutating func remove(_ code: FieldCode) {
+        guard contains(code) else { return }
+        removeAll { $0.code == code }
     }
 
     /// Removes every line of `name`.
     public mutating func remove(_ name: String) {
-        removeAll { $0.hasName(name) }
+        let code = FieldCode(name)
+        guard mayContain(code) else { return }
+        removeAll { $0.hasName(name, code: code) }
     }
 
     /// Removes every line for which `shouldRemove` is true. Fields shared with another copy are
@@ -100,23 +188,27 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public mutating func removeAll(where shouldRemove: (Field) -> Bool) {
         guard fields.contains(where: shouldRemove) else { return }
         fields.removeAll(where: shouldRemove)
+        present = 0
+        for field in fields { present |= field.code.bit }
     }
 
     /// Removes every line whose name is one of `keys` (given in lower case).
     public mutating func remove(keys: [String]) {
-        removeAll { field in keys.contains { field.hasName($0) } }
+        let named = keys.map { ($0, FieldCode($0)) }
+        removeAll { field in named.contains { field.hasName($0.0, code: $0.1) } }
     }
 
     /// Replaces every line of `name` by one line with `value`.
     public mutating func set(_ name: String, _ value: String) {
-        if let index = fields.firstIndex(where: { $0.hasName(name) }) {
+        let code = FieldCode(name)
+        if mayContain(code), let index = fields.firstIndex(where: { $0.hasName(name, code: code) }) {
             fields[index].value = value
             var position = fields.index(after: index)
             while position < fields.endIndex {
-                if fields[position].hasName(name) { fields.remove(at: position) } else { position += 1 }
+                if fields[position].hasName(name, code: code) { fields.remove(at: position) } else { position += 1 }
             }
         } else {
-            append(name: name, value: value)
+            append(Field(name: name, value: value, code: code))
         }
     }
 }

@@ -5,25 +5,20 @@ enum HopByHop {
     static let protected: Set<String> = ["host", "content-length", "transfer-encoding", "content-type"]
 
     /// Whether `field` is always connection-specific, in both directions: Connection, Keep-Alive,
-    /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Authenticate
-    /// (length first, so most names cost one comparison).
+    /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Authenticate.
     static func isHopByHop(_ field: HTTPFields.Field) -> Bool {
-        switch field.name.utf8.count {
-        case 2: return field.hasName("te")
-        case 7: return field.hasName("trailer") || field.hasName("upgrade")
-        case 10: return field.hasName("connection") || field.hasName("keep-alive")
-        case 16: return field.hasName("proxy-connection")
-        case 17: return field.hasName("transfer-encoding")
-        case 18: return field.hasName("proxy-authenticate")
-        case 19: return field.hasName("proxy-authorization")
-        default: return false
+        switch field.code {
+        case .te, .trailer, .upgrade, .connection, .keepAlive, .proxyConnection, .transferEncoding,
+            .proxyAuthenticate, .proxyAuthorization:
+            true
+        default: false
         }
     }
 
     /// Removes hop-by-hop fields and those named in `Connection`.
     static func strip(_ fields: inout HTTPFields) {
         var named: [String] = []
-        for field in fields where field.hasName("connection") {
+        for field in fields where field.is(.connection) {
             let value = field.value.lowercased()
             // The usual values name no other field.
             if value == "keep-alive" || value == "close" { continue }

@@ -31,14 +31,14 @@ public struct ProxyRequest: Sendable, Equatable {
 
     /// Whether the connection can stay open after this exchange (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {
-        let connection = headers.tokens("connection")
+        let connection = headers.tokens(.connection)
         if minorVersion == 0 { return connection.contains("keep-alive") }
         return !connection.contains("close")
     }
 
     /// Whether the client sent `Expect: 100-continue`.
     public var expectsContinue: Bool {
-        headers["expect"].map { $0.trimmingOWS().lowercased() == "100-continue" } ?? false
+        headers[.expect].map { $0.trimmingOWS().lowercased() == "100-continue" } ?? false
     }
 
     /// The request line as a log shows it.

@@ -174,8 +174,8 @@ public struct RequestParser: Sendable {
                 return .failure(malformed("field value is not UTF-8"))
             }
             let nameBytes = UnsafeRawBufferPointer(rebasing: name)
-            headers.append(
-                name: FieldNameTable.name(nameBytes) ?? String(decoding: nameBytes, as: UTF8.self), value: text)
+            let (fieldName, code) = FieldNameTable.field(nameBytes)
+            headers.append(name: fieldName, value: text, code: code)
         }
 
         let target: RequestTarget
@@ -185,7 +185,7 @@ public struct RequestParser: Sendable {
         }
 
         // Host: required once in HTTP/1.1 (RFC 9112 §3.2).
-        let hosts = headers.values("host")
+        let hosts = headers.values(.host)
         if hosts.count > 1 { return .failure(malformed("more than one Host field")) }
         if minorVersion == 1, hosts.isEmpty { return .failure(malformed("missing Host field")) }
         if let host = hosts.first, !host.isEmpty,
@@ -244,9 +244,9 @@ public struct RequestParser: Sendable {
     static func framing(_ headers: HTTPFields, minorVersion: Int, limits: Limits) -> Result<
         ProxyRequest.BodyFraming, SluiceError
     > {
-        let lengths = headers.values("content-length")
-        let codings = headers.tokens("transfer-encoding")
-        let hasTE = headers.contains("transfer-encoding")
+        let lengths = headers.values(.contentLength)
+        let codings = headers.tokens(.transferEncoding)
+        let hasTE = headers.contains(.transferEncoding)
         if hasTE {
             if !lengths.isEmpty {
                 return .failure(.badRequest(reason: .malformed("both Content-Length and Transfer-Encoding")))

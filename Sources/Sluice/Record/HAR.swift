@@ -179,7 +179,7 @@ public enum HAR {
     static func entry(_ exchange: RecordedExchange) -> String {
         let headers = HTTPFields(exchange.responseHeaders.map { ($0.name, $0.value) })
         var body = exchange.responseBody
-        if let coding = headers["content-encoding"].flatMap(ContentCoding.init(token:)), exchange.responseComplete,
+        if let coding = headers[.contentEncoding].flatMap(ContentCoding.init(token:)), exchange.responseComplete,
             let decoded = try? coding.decode(body, limit: 256 << 20)
         {
             body = decoded
@@ -218,10 +218,10 @@ public enum HAR {
                                     "size",
                                     .number(exchange.responseComplete ? body.count : Int(exchange.responseBodySize))
                                 ),
-                                ("mimeType", .string(headers["content-type"] ?? "")),
+                                ("mimeType", .string(headers[.contentType] ?? "")),
                             ] + (exchange.responseComplete ? text(body) : [("comment", .string("body recorded cut"))]))
                     ),
-                    ("redirectURL", .string(headers["location"] ?? "")), ("headersSize", .number(-1)),
+                    ("redirectURL", .string(headers[.location] ?? "")), ("headersSize", .number(-1)),
                     ("bodySize", .number(Int(exchange.responseBodySize))),
                 ])
             ),

@@ -93,7 +93,7 @@ enum ByteRange {
         var partial = head
         partial.status = 206
         partial.reason = "Partial Content"
-        partial.headers.remove("transfer-encoding")
+        partial.headers.remove(.transferEncoding)
         partial.headers.set("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)")
         partial.headers.set("Content-Length", String(bytes.count))
         return partial
@@ -134,7 +134,7 @@ enum ByteRange {
         /// `Content-Length` (when sent) that agrees with it; `nil` otherwise (a multipart answer,
         /// `*` for the length, a range past the end).
         init?(_ headers: HTTPFields) {
-            let lines = headers.values("content-range")
+            let lines = headers.values(.contentRange)
             guard lines.count == 1 else { return nil }
             let text = lines[0].trimmingOWS()
             guard text.count > 6, text.prefix(6).lowercased() == "bytes ",
@@ -146,7 +146,7 @@ enum ByteRange {
                 let complete = ByteRange.number(text[text.index(after: slash)...]),
                 first <= last, last < complete
             else { return nil }
-            if let length = headers["content-length"], Int64(length) != last - first + 1 { return nil }
+            if let length = headers[.contentLength], Int64(length) != last - first + 1 { return nil }
             self.init(first: first, last: last, complete: complete)
         }
 

@@ -150,7 +150,7 @@ struct HeldResponse {
         guard bytes.count + piece.count <= limit else { return false }
         if bytes.isEmpty {
             // The announced length when there is one (no regrowth copies), else 16 KiB to start.
-            let announced = head.headers["content-length"].flatMap { Int($0) } ?? 0
+            let announced = head.headers[.contentLength].flatMap { Int($0) } ?? 0
             bytes.reserveCapacity(min(limit, max(piece.count, announced, 16 * 1024)))
         }
         bytes.append(contentsOf: piece)

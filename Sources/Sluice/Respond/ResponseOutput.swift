@@ -88,7 +88,7 @@ final class ResponseOutput {
         return WireHead(
             form: parts == nil ? .bytes(ResponseWriter.head(head)) : .parts(head), framing: framing,
             status: response.status,
-            bodyLength: framing == .length ? headers["content-length"].flatMap { Int64($0) } ?? 0 : 0)
+            bodyLength: framing == .length ? headers[.contentLength].flatMap { Int64($0) } ?? 0 : 0)
     }
 
     /// Holds a client head (see ``clientHead(_:request:date:fromCache:cacheStatus:marks:)``).

@@ -53,7 +53,7 @@ enum StoredAnswer: Equatable {
         if head.status == 200, Revalidation.clientValidatorsMatch(request.headers, stored: head.headers) {
             return .success(.notModified)
         }
-        let ranged = request.headers.contains("range")
+        let ranged = request.headers.contains(.range)
         // A range of a stored 200 (not under null stripping: the client's representation is then
         // not the stored bytes, so it gets the whole stripped response).
         if ranged, request.method == "GET", head.status == 200, exchange.transform == nil {

@@ -31,7 +31,7 @@ enum StoredResponse {
                 !stored.contains("transfer-encoding")
             else { return nil }
             var head = entry.head
-            head.headers.remove("age")
+            head.headers.remove(.age)
             let (headers, framing) = Forwarding.clientResponse(
                 head, request: request, date: "", keepAlive: true, stripped: true)
             guard framing == .length else { return nil }

@@ -37,8 +37,8 @@ enum Forwarding {
     /// Adds `<version> sluice` to `Via` (RFC 9110 §7.6.3).
     static func appendVia(_ headers: inout HTTPFields, version: String) {
         let own = version == "1.1" ? "1.1 sluice" : version + " sluice"
-        guard headers.contains("via") else { return headers.append(name: "Via", value: own) }
-        headers.set("Via", (headers.values("via") + [own]).joined(separator: ", "))
+        guard headers.contains(.via) else { return headers.append(name: "Via", value: own) }
+        headers.set("Via", (headers.values(.via) + [own]).joined(separator: ", "))
     }
 
     /// The response fields for the client, and how the body will be framed.
@@ -49,7 +49,7 @@ enum Forwarding {
         // One copy, with room for Via, Cache-Status and the like (not a copy for the strip and
         // another to grow).
         headers.reserveCapacity(headers.count + 4)
-        let originChunked = !stripped && headers.contains("transfer-encoding")
+        let originChunked = !stripped && headers.contains(.transferEncoding)
         if !stripped { HopByHop.strip(&headers) }
         let noBody =
             request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205
@@ -58,22 +58,22 @@ enum Forwarding {
         if noBody {
             framing = .none
             // A 204 has no content, and no Content-Length either (RFC 9110 §8.6; 1xx: see the interim relay).
-            if head.status == 204 { headers.remove("content-length") }
+            if head.status == 204 { headers.remove(.contentLength) }
             // A 205 has no content either (§15.3.6), whatever the origin sent: its framing says so
             // with a zero length, so that keep-alive clients that do not know 205 read no body.
             if head.status == 205 {
-                headers.remove("transfer-encoding")
+                headers.remove(.transferEncoding)
                 headers.set("Content-Length", "0")
             }
-        } else if !originChunked, let length = headers["content-length"], Int64(length) != nil {
+        } else if !originChunked, let length = headers[.contentLength], Int64(length) != nil {
             framing = .length
         } else {
-            headers.remove("content-length")
+            headers.remove(.contentLength)
             framing = request.minorVersion == 1 ? .chunked : .close
         }
         if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked") }
         appendVia(&headers, version: head.version)
-        if !headers.contains("date") { headers.append(name: "Date", value: date) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
         if !keepAlive || framing == .close {
             headers.append(name: "Connection", value: "close")
         } else if request.minorVersion == 0 {

@@ -79,7 +79,7 @@ struct RouteDecision {
             )
         }
         route.stripMode = stripping(requested: request.headers["sluice-strip-nulls"], rule: route.rule.stripJSONNulls)
-        if let expectation = request.headers["expect"], !request.expectsContinue {
+        if let expectation = request.headers[.expect], !request.expectsContinue {
             return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))
         }
         if let forwards = Forwarding.maxForwards(request), forwards == 0,

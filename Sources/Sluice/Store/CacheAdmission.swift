@@ -35,8 +35,8 @@ struct CacheAdmission {
         if refusal == nil, rule.cache?.store == false { refusal = .rule }
         if refusal == nil, validationFailed { refusal = .validation }
         let expected =
-            response.headers.contains("transfer-encoding")
-            ? nil : response.headers["content-length"].flatMap { Int64($0) }
+            response.headers.contains(.transferEncoding)
+            ? nil : response.headers[.contentLength].flatMap { Int64($0) }
         let limit = settings.entryLimit
         if refusal == nil, let expected, expected > limit { refusal = .tooLarge }
         if let refusal {
@@ -56,7 +56,7 @@ struct CacheAdmission {
             method: method, url: url, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
-        let cookie = response.headers.contains("set-cookie") && !settings.storesSetCookie
+        let cookie = response.headers.contains(.setCookie) && !settings.storesSetCookie
         writer.personal = control.isPrivate || cookie
         return .writing(writer, personal: writer.personal)
     }

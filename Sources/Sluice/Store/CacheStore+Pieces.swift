@@ -96,7 +96,7 @@ extension CacheStore {
                     finalKey = CacheStore.urlKey(key)
                     status = 200
                     reason = "OK"
-                    headers.remove("content-range")
+                    headers.remove(.contentRange)
                     try replaceComplete(key: finalKey, variant: variant)
                 } else {
                     headers.set(

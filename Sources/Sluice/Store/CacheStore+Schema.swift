@@ -126,7 +126,7 @@ extension CacheStore {
         }
 
         init(_ headers: HTTPFields, shared: Bool, heuristic: CachePolicy.Heuristic) {
-            date = headers["date"].flatMap(HTTPDate.parse).map(Double.init)
+            date = headers[.date].flatMap(HTTPDate.parse).map(Double.init)
             age = CachePolicy.ageValue(headers)
             control = CacheControl(headers)
             lifetime = CachePolicy.freshnessLifetime(

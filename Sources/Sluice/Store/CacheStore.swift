@@ -243,8 +243,8 @@ final class CacheStore {
             try insertEntry.bind(CacheStore.encode(stored.headers), at: 9)
             try insertEntry.bind(stored.requestTime, at: 10)
             try insertEntry.bind(stored.responseTime, at: 11)
-            if let etag = stored.headers["etag"] { try insertEntry.bind(etag, at: 12) }
-            if let modified = stored.headers["last-modified"] { try insertEntry.bind(modified, at: 13) }
+            if let etag = stored.headers[.etag] { try insertEntry.bind(etag, at: 12) }
+            if let modified = stored.headers[.lastModified] { try insertEntry.bind(modified, at: 13) }
             if let rule = new.rule { try insertEntry.bind(rule, at: 14) }
             try insertEntry.step()
             return database.lastInsertRowID
@@ -334,8 +334,8 @@ final class CacheStore {
             try update.bind(CacheStore.encode(entry.headers), at: 2)
             try update.bind(entry.requestTime, at: 3)
             try update.bind(entry.responseTime, at: 4)
-            if let etag = entry.headers["etag"] { try update.bind(etag, at: 5) }
-            if let modified = entry.headers["last-modified"] { try update.bind(modified, at: 6) }
+            if let etag = entry.headers[.etag] { try update.bind(etag, at: 5) }
+            if let modified = entry.headers[.lastModified] { try update.bind(modified, at: 6) }
             if let ttl = entry.ttl { try update.bind(ttl, at: 7) }
             try update.step()
         } catch {

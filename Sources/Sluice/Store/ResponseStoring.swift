@@ -47,7 +47,7 @@ enum ResponseStoring {
     /// `Content-Location` is the target URI is the current representation of that URI, and may
     /// answer later GETs.
     static func answersLaterGets(_ response: ResponseHead, url: TargetURL) -> Bool {
-        guard let location = response.headers["content-location"],
+        guard let location = response.headers[.contentLocation],
             CachePolicy.hasExplicitFreshness(response.headers)
         else { return false }
         return resolve(location, against: url)?.description == url.description

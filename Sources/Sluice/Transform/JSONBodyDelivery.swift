@@ -46,17 +46,17 @@ struct JSONBodyDelivery {
         {
             return .pass
         }
-        guard let contentType = head.headers["content-type"], let media = MediaType(contentType), media.isJSON else {
+        guard let contentType = head.headers[.contentType], let media = MediaType(contentType), media.isJSON else {
             return .pass
         }
         if head.status == 206 { return .untouched("a partial response (206) cannot be transformed") }
-        if head.headers.tokens("cache-control").contains("no-transform") {
+        if head.headers.tokens(.cacheControl).contains("no-transform") {
             return .untouched("the response says Cache-Control: no-transform")
         }
-        if request.headers.tokens("cache-control").contains("no-transform") {
+        if request.headers.tokens(.cacheControl).contains("no-transform") {
             return .untouched("the request says Cache-Control: no-transform")
         }
-        let codings = head.headers.tokens("content-encoding").filter { $0 != "identity" }
+        let codings = head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
         var coding: ContentCoding?
         if let first = codings.first {
             guard codings.count == 1, let known = ContentCoding(token: first) else {
@@ -64,7 +64,7 @@ struct JSONBodyDelivery {
             }
             coding = known
         }
-        if !head.headers.contains("transfer-encoding"), let text = head.headers["content-length"],
+        if !head.headers.contains(.transferEncoding), let text = head.headers[.contentLength],
             let length = Int64(text), length > Int64(limit)
         {
             return .untouched(tooLarge(limit))
@@ -138,19 +138,19 @@ struct JSONBodyDelivery {
     private func transformedHead(length: Int) -> ResponseHead {
         var result = head
         var headers = head.headers
-        if coding != nil { headers.remove("content-encoding") }
+        if coding != nil { headers.remove(.contentEncoding) }
         headers.remove(keys: [
             "content-length", "transfer-encoding", "content-md5", "digest", "content-digest", "repr-digest",
             "accept-ranges", "content-range",
         ])
-        if let etag = headers["etag"] {
+        if let etag = headers[.etag] {
             let trimmed = etag.trimmingOWS()
             if trimmed.hasPrefix("W/") {
                 headers.set("ETag", trimmed)
             } else if trimmed.hasPrefix("\"") {
                 headers.set("ETag", "W/" + trimmed)
             } else {
-                headers.remove("etag")
+                headers.remove(.etag)
             }
         }
         headers.append(name: "Content-Length", value: String(length))

@@ -245,8 +245,8 @@ final class Upgrade {
                 return failBeforeSwitch(.validationFailed(failure))
             }
         }
-        let originChunked = head.headers.tokens("transfer-encoding").last == "chunked"
-        let originLength = head.headers["content-length"].flatMap { Int64($0) }
+        let originChunked = head.headers.tokens(.transferEncoding).last == "chunked"
+        let originLength = head.headers[.contentLength].flatMap { Int64($0) }
         var (headers, framing) = Forwarding.clientResponse(
             head, request: request, date: env.date.now, keepAlive: false)
         var left: BodyLeft
@@ -258,7 +258,7 @@ final class Upgrade {
             left = .length(originLength)
         } else {
             // Delimited by the origin's close: so it is for the client too.
-            headers.remove("transfer-encoding")
+            headers.remove(.transferEncoding)
             left = .untilClose
             framing = .close
         }

@@ -5,13 +5,13 @@ enum UpgradeHandshake {
     /// Whether `request` asks to switch protocols: `Upgrade` with a `Connection: upgrade` token
     /// on an HTTP/1.1 request without a body (a proxy must ignore `Upgrade` on HTTP/1.0).
     static func isUpgrade(_ request: ProxyRequest) -> Bool {
-        request.minorVersion == 1 && request.bodyFraming == .none && !(request.headers["upgrade"] ?? "").isEmpty
-            && request.headers.tokens("connection").contains("upgrade")
+        request.minorVersion == 1 && request.bodyFraming == .none && !(request.headers[.upgrade] ?? "").isEmpty
+            && request.headers.tokens(.connection).contains("upgrade")
     }
 
     /// The protocols the client offers (`websocket`, `h2c`…), lowercased, in order.
     static func offered(_ headers: HTTPFields) -> [String] {
-        headers.tokens("upgrade").map { $0.split(separator: "/").first.map(String.init) ?? $0 }
+        headers.tokens(.upgrade).map { $0.split(separator: "/").first.map(String.init) ?? $0 }
     }
 
     /// The request head for the origin: origin-form, its own `Host`, the client's fields minus
@@ -20,13 +20,13 @@ enum UpgradeHandshake {
     static func upstreamHead(_ request: ProxyRequest, url: TargetURL) -> [UInt8] {
         var headers = request.headers
         HopByHop.strip(&headers)
-        headers.remove("host")
+        headers.remove(.host)
         headers.remove(keys: ["sluice-strip-nulls"])
         Forwarding.appendVia(&headers, version: "1.1")
         var text = "\(request.method) \(url.pathAndQuery.isEmpty ? "/" : url.pathAndQuery) HTTP/1.1\r\n"
         text += "Host: \(url.authority)\r\n"
         for field in headers { text += "\(field.name): \(field.value)\r\n" }
-        text += "Upgrade: \(request.headers.values("upgrade").joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n"
+        text += "Upgrade: \(request.headers.values(.upgrade).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n"
         return Array(text.utf8)
     }
 
@@ -51,7 +51,7 @@ enum UpgradeHandshake {
         HopByHop.strip(&headers)  // the switch's own two are written again below
         Forwarding.appendVia(&headers, version: response.version)
         headers.append(name: "Connection", value: "Upgrade")
-        headers.append(name: "Upgrade", value: response.headers.values("upgrade").joined(separator: ", "))
+        headers.append(name: "Upgrade", value: response.headers.values(.upgrade).joined(separator: ", "))
         return ResponseWriter.head(status: 101, reason: response.reason, headers: headers)
     }
 

@@ -272,7 +272,7 @@ extension ContractRun {
                 headers: head.headers.map { ($0.name, $0.value) })
         case .schema(let schema):
             guard (200...299).contains(head.status), head.status != 204, method != "HEAD",
-                let type = head.headers["content-type"], Contract.MediaRange.isJSON(type)
+                let type = head.headers[.contentType], Contract.MediaRange.isJSON(type)
             else { return nil }
             var check = HeadCheck()
             check.template = url.path
@@ -296,7 +296,7 @@ extension ContractRun {
         let check = document.checkRequest(
             method: request.method, path: target, query: query, headers: request.headers.map { ($0.name, $0.value) },
             hasBody: hasBody)
-        let coding = request.headers["content-encoding"].flatMap { ContentCoding(token: $0) }
+        let coding = request.headers[.contentEncoding].flatMap { ContentCoding(token: $0) }
         return ContractRun(
             rule: rule.name, settings: settings, direction: .request, method: request.method, check: check,
             coding: coding, limit: limit)
@@ -309,8 +309,8 @@ extension ContractRun {
         guard let settings = rule.contract, let check = responseHead(head, method: method, url: url, settings: settings)
         else { return nil }
         let codings =
-            head.headers.contains("content-encoding")
-            ? head.headers.tokens("content-encoding").filter { $0 != "identity" } : []
+            head.headers.contains(.contentEncoding)
+            ? head.headers.tokens(.contentEncoding).filter { $0 != "identity" } : []
         var coding: ContentCoding?
         var unknownCoding: String?
         if let first = codings.first {

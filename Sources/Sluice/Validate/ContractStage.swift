@@ -38,12 +38,12 @@ final class ContractStage: DeliveryStage {
     /// announced (64 KiB at most), so that its head can say the verdict.
     static func plan(_ run: ContractRun, _ response: ResponseHead, limit: Int) -> Plan {
         guard run.validatesBody else { return .stream }
-        let length = response.headers["content-length"].flatMap { Int64($0) }
+        let length = response.headers[.contentLength].flatMap { Int64($0) }
         if run.settings.onViolation == .enforce {
             if let length, length > Int64(limit) { return .tooLarge }
             return .hold
         }
-        let small = !response.headers.contains("transfer-encoding") && length.map { $0 <= 65536 } == true
+        let small = !response.headers.contains(.transferEncoding) && length.map { $0 <= 65536 } == true
         return small ? .hold : .stream
     }
 

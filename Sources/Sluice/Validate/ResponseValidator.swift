@@ -88,7 +88,7 @@ public enum ResponseValidator {
         if !statusPasses(head.status, requestHeaders: requestHeaders, acceptance: acceptance) {
             reasons.append(.unacceptableStatus)
         }
-        let contentType = head.headers["content-type"]
+        let contentType = head.headers[.contentType]
         if let ranges = acceptance.contentTypes, hasBody(head, method: method) {
             if var text = contentType, !text.isEmpty {
                 let accepted = text.withUTF8 { bytes in
@@ -118,7 +118,7 @@ public enum ResponseValidator {
         if method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205 || head.status == 304 {
             return false
         }
-        if let length = head.headers["content-length"], length == "0", !head.headers.contains("transfer-encoding") {
+        if let length = head.headers[.contentLength], length == "0", !head.headers.contains(.transferEncoding) {
             return false
         }
         return true

@@ -41,7 +41,7 @@ final class NativeTransport {
         case "http":
             return true
         case "https":
-            if let type = request.headers["content-type"], type.lowercased().hasPrefix("application/grpc") {
+            if let type = request.headers[.contentType], type.lowercased().hasPrefix("application/grpc") {
                 return false
             }
             return onlyHTTP2.isEmpty || !onlyHTTP2.contains(OriginKey(request))

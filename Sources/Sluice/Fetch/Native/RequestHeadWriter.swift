@@ -31,7 +31,7 @@ enum RequestHeadWriter {
         }
         out.append(contentsOf: " HTTP/1.1\r\n".utf8)
         // A rule that keeps the client's Host (map remote) left it among the fields.
-        if !request.headers.contains("host") {
+        if !request.headers.contains(.host) {
             out.append(contentsOf: "Host: ".utf8)
             out.append(contentsOf: request.url.host.utf8)
             if !request.url.hasDefaultPort {

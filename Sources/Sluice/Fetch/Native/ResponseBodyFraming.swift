@@ -27,10 +27,10 @@ struct ResponseBodyFraming: Equatable {
         var close = false
         var keepAlive = false
         for field in head.headers {
-            switch field.name.utf8.count {
-            case 17 where field.hasName("transfer-encoding"): chunked = true
-            case 14 where field.hasName("content-length"): declared = Int64(field.value)
-            case 10 where field.hasName("connection"):
+            switch field.code {
+            case .transferEncoding: chunked = true
+            case .contentLength: declared = Int64(field.value)
+            case .connection:
                 for token in field.value.utf8.split(separator: UInt8(ascii: ",")) {
                     if Self.isToken(token, "close") { close = true }
                     if Self.isToken(token, "keep-alive") { keepAlive = true }
