@@ -136,7 +136,7 @@ final class AdminConnection: ConnectionDelegate {
             respond(status: 200, contentType: contentType, body: Array(text.utf8))
         case .body(let headers, let length, let inspector, let entry):
             var headers = headers
-            headers.append(name: "Content-Length", value: String(length))
+            headers.append(name: "Content-Length", value: String(length), code: .contentLength)
             writeHead(status: 200, headers: headers)
             guard request.method != "HEAD" else { return finish() }
             stream = (inspector, entry, 0)
@@ -162,9 +162,9 @@ final class AdminConnection: ConnectionDelegate {
         answered = true
         streaming = true
         var headers = HTTPFields()
-        headers.append(name: "Content-Type", value: "text/event-stream")
-        headers.append(name: "Cache-Control", value: "no-store")
-        headers.append(name: "Connection", value: "close")
+        headers.append(name: "Content-Type", value: "text/event-stream", code: .contentType)
+        headers.append(name: "Cache-Control", value: "no-store", code: .cacheControl)
+        headers.append(name: "Connection", value: "close", code: .connection)
         connection.write(ResponseWriter.head(status: 200, reason: "", headers: headers))
         connection.write(": sluice exchanges, one event per completed exchange\n\n")
         connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 30_000)
@@ -173,7 +173,7 @@ final class AdminConnection: ConnectionDelegate {
 
     private func respond(status: Int, json: JSONValue, extra: [(String, String)] = []) {
         var headers = HTTPFields(extra)
-        headers.append(name: "Content-Type", value: "application/json")
+        headers.append(name: "Content-Type", value: "application/json", code: .contentType)
         respond(status: status, headers: headers, body: Array((json.json + "\n").utf8))
     }
 
@@ -190,7 +190,7 @@ final class AdminConnection: ConnectionDelegate {
 
     private func respond(status: Int, headers: HTTPFields, body: [UInt8]) {
         var headers = headers
-        headers.append(name: "Content-Length", value: String(body.count))
+        headers.append(name: "Content-Length", value: String(body.count), code: .contentLength)
         writeHead(status: status, headers: headers)
         if request?.method != "HEAD" { connection.write(body) }
         finish()
@@ -199,8 +199,8 @@ final class AdminConnection: ConnectionDelegate {
     private func writeHead(status: Int, headers: HTTPFields) {
         answered = true
         var headers = headers
-        headers.append(name: "Cache-Control", value: "no-store")
-        headers.append(name: "Date", value: server.proxy.date.now)
+        headers.append(name: "Cache-Control", value: "no-store", code: .cacheControl)
+        headers.append(name: "Date", value: server.proxy.date.now, code: .date)
         headers.append(name: "X-Content-Type-Options", value: "nosniff")
         headers.append(name: "X-Frame-Options", value: "DENY")
         headers.append(name: "Referrer-Policy", value: "no-referrer")
@@ -209,7 +209,7 @@ final class AdminConnection: ConnectionDelegate {
         if !headers.contains("content-security-policy") {
             headers.append(name: "Content-Security-Policy", value: "sandbox; default-src 'none'")
         }
-        headers.append(name: "Connection", value: "close")
+        headers.append(name: "Connection", value: "close", code: .connection)
         connection.write(ResponseWriter.head(status: status, reason: "", headers: headers))
     }
 

@@ -189,12 +189,12 @@ struct AdminRoutes {
         var headers = HTTPFields()
         let fields = capture.responseFields
         let type = fields.first { $0.0.lowercased() == "content-type" }?.1
-        headers.append(name: "Content-Type", value: type ?? "application/octet-stream")
+        headers.append(name: "Content-Type", value: type ?? "application/octet-stream", code: .contentType)
         let whole = capture.bodyTotal == Int64(capture.body.count)
         if let coding = fields.first(where: { $0.0.lowercased() == "content-encoding" })?.1 {
             // A cut compressed body cannot be decoded: it is offered as bytes.
             if whole {
-                headers.append(name: "Content-Encoding", value: coding)
+                headers.append(name: "Content-Encoding", value: coding, code: .contentEncoding)
             } else {
                 headers.set("Content-Type", "application/octet-stream")
             }
@@ -329,9 +329,9 @@ struct AdminRoutes {
                 return .json(404, AdminConnection.error("no entry \(id)"))
             }
             var headers = HTTPFields()
-            headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream")
+            headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream", code: .contentType)
             if let coding = entry.headers[.contentEncoding] {
-                headers.append(name: "Content-Encoding", value: coding)
+                headers.append(name: "Content-Encoding", value: coding, code: .contentEncoding)
             }
             return .body(headers, length: entry.size, inspector, entry: number)
         } catch {

@@ -182,9 +182,9 @@ extension Exchange: PauseTarget {
         var headers = PausedMessage.sentFields(answer.headers ?? [])
         let status = answer.status ?? 200
         if !MapLocal.isBodiless(status) { headers.set("Content-Length", String(body.count)) }
-        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date, code: .date) }
         Forwarding.appendVia(&headers, version: "1.1")
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         return (
             ResponseHead(status: status, reason: ReasonPhrase.standard(status), headers: headers),
             MapLocal.isBodiless(status) ? [] : body

@@ -10,7 +10,7 @@ extension Exchange {
             // Map remote: another origin; the cache key, logs and problems keep the client's URL.
             let original = upstream.url
             upstream.url = remote.map(original)
-            if remote.keepsHost { upstream.headers.append(name: "Host", value: original.authority) }
+            if remote.keepsHost { upstream.headers.append(name: "Host", value: original.authority, code: .host) }
             notes.mapping = remote.label
         }
         if let rewrite = route.rule.rewrite {

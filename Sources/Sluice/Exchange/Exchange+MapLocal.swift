@@ -39,9 +39,9 @@ extension Exchange {
         discardBufferedBody()
         if !body.isComplete { output.keepAlive = false }
         var headers = HTTPFields()
-        headers.append(name: "Content-Type", value: answer.contentType)
-        headers.append(name: "Content-Length", value: String(answer.body.count))
-        headers.append(name: "Cache-Control", value: "no-store")
+        headers.append(name: "Content-Type", value: answer.contentType, code: .contentType)
+        headers.append(name: "Content-Length", value: String(answer.body.count), code: .contentLength)
+        headers.append(name: "Cache-Control", value: "no-store", code: .cacheControl)
         headers.append(name: "X-Content-Type-Options", value: "nosniff")
         if let filename = answer.filename {
             headers.append(name: "Content-Disposition", value: "attachment; filename=\"\(filename)\"")
@@ -49,9 +49,9 @@ extension Exchange {
             headers.append(
                 name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
         }
-        headers.append(name: "Date", value: env.date.now)
+        headers.append(name: "Date", value: env.date.now, code: .date)
         Forwarding.appendVia(&headers, version: "1.1")
-        if !output.keepAlive { headers.append(name: "Connection", value: "close") }
+        if !output.keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         let head = ResponseHead(status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
         let headOnly = request.method == "HEAD"
         answerWhole(head, body: headOnly ? [] : answer.body, bodyBytes: headOnly ? 0 : Int64(answer.body.count))
@@ -77,16 +77,16 @@ extension LocalAnswer {
         var headers = answer.headers
         if !headers.contains(.contentType), !MapLocal.isBodiless(answer.status) {
             switch answer.body {
-            case .file(let path): headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path))
+            case .file(let path): headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path), code: .contentType)
             case .text(let text) where !text.isEmpty:
-                headers.append(name: "Content-Type", value: "text/plain; charset=utf-8")
+                headers.append(name: "Content-Type", value: "text/plain; charset=utf-8", code: .contentType)
             case .text: break
             }
         }
-        if !MapLocal.isBodiless(answer.status) { headers.append(name: "Content-Length", value: String(bodyLength)) }
-        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
+        if !MapLocal.isBodiless(answer.status) { headers.append(name: "Content-Length", value: String(bodyLength), code: .contentLength) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date, code: .date) }
         Forwarding.appendVia(&headers, version: "1.1")
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         return ResponseHead(status: answer.status, reason: ReasonPhrase.standard(answer.status), headers: headers)
     }
 

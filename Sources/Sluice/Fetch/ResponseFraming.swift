@@ -6,20 +6,10 @@ enum ResponseFraming {
     /// folded into one on the way (§6.3 allows a recipient to do that).
     static func violation(_ head: inout ResponseHead) -> String? {
         // The usual head: no Transfer-Encoding and at most one Content-Length of plain digits.
-        var lengthLines = 0
-        var onlyLength = ""
-        var transferEncoding = false
-        if head.headers.contains(.contentLength) || head.headers.contains(.transferEncoding) {
-            for field in head.headers.fields {
-                if field.is(.contentLength) {
-                    lengthLines += 1
-                    onlyLength = field.value
-                } else if field.is(.transferEncoding) {
-                    transferEncoding = true
-                }
-            }
+        if !head.headers.contains(.transferEncoding) {
+            guard head.headers.contains(.contentLength) else { return nil }
+            if let only = head.headers.onlyValue(.contentLength), Self.isDigits(only) { return nil }
         }
-        if !transferEncoding, lengthLines == 0 || (lengthLines == 1 && Self.isDigits(onlyLength)) { return nil }
         let lengths = head.headers.values(.contentLength)
         let codings = head.headers.tokens(.transferEncoding)
         if !codings.isEmpty {

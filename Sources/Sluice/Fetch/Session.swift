@@ -162,7 +162,7 @@ public final class Session {
         let lines = HeaderList()
         var sawAccept = false
         for field in request.headers {
-            if !sawAccept, field.hasName("accept") { sawAccept = true }
+            if !sawAccept, field.is(.accept) { sawAccept = true }
             lines.append(name: field.name, value: field.value)
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*

@@ -21,8 +21,9 @@ struct CacheControl: Equatable {
 
     init(_ fields: HTTPFields) {
         guard fields.contains(.cacheControl) else { return }
-        for field in fields where field.is(.cacheControl) {
-            var value = field.value
+        let lines = fields.fields
+        for index in lines.indices where lines[index].code == .cacheControl {
+            var value = lines[index].value
             value.withUTF8 { parse($0) }
         }
     }

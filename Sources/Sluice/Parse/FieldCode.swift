@@ -9,8 +9,8 @@ public enum FieldCode: UInt8, Sendable, CaseIterable {
     case cacheControl, cacheStatus, connection, contentEncoding, contentLength, contentLocation
     case contentRange, contentType, cookie, date, etag, expect, expires, forwarded, host
     case ifMatch, ifModifiedSince, ifNoneMatch, ifRange, ifUnmodifiedSince, keepAlive, lastModified
-    case location, origin, pragma, proxyAuthenticate, proxyAuthorization, proxyConnection, range
-    case referer, server, setCookie, te, trailer, transferEncoding, upgrade, userAgent, vary, via
+    case location, maxForwards, origin, pragma, proxyAuthenticate, proxyAuthorization, proxyConnection, range
+    case referer, server, setCookie, sluiceStripNulls, te, trailer, transferEncoding, upgrade, userAgent, vary, via
     case warning, wwwAuthenticate, xForwardedFor
 
     /// The name in lower case (empty for ``other``).
@@ -47,6 +47,7 @@ public enum FieldCode: UInt8, Sendable, CaseIterable {
         case .keepAlive: "keep-alive"
         case .lastModified: "last-modified"
         case .location: "location"
+        case .maxForwards: "max-forwards"
         case .origin: "origin"
         case .pragma: "pragma"
         case .proxyAuthenticate: "proxy-authenticate"
@@ -56,6 +57,7 @@ public enum FieldCode: UInt8, Sendable, CaseIterable {
         case .referer: "referer"
         case .server: "server"
         case .setCookie: "set-cookie"
+        case .sluiceStripNulls: "sluice-strip-nulls"
         case .te: "te"
         case .trailer: "trailer"
         case .transferEncoding: "transfer-encoding"

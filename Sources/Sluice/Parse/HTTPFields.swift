@@ -111,17 +111,41 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     @inline(__always)
     private func mayContain(_ code: FieldCode) -> Bool { code == .other || present & code.bit != 0 }
 
+    // The lookups below walk indices and read `fields[index].code` in place: binding each
+    // `Field` to a name would copy (retain) its two strings per line.
+
+    /// The index of the first line of `name` (whose code is `code`) from `start`, or `nil`.
+    @inline(__always)
+    private func index(of name: String, code: FieldCode, from start: Int = 0) -> Int? {
+        var index = start
+        while index < fields.count {
+            if fields[index].code == code, code != .other || Field.equalIgnoringCase(fields[index].name, name) {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// The first value of `name`, or `nil`.
     public subscript(_ name: String) -> String? {
         let code = FieldCode(name)
-        guard mayContain(code) else { return nil }
-        return fields.first { $0.hasName(name, code: code) }?.value
+        guard mayContain(code), let index = index(of: name, code: code) else { return nil }
+        return fields[index].value
     }
 
     /// The first value of the field `code` names, or `nil`.
     public subscript(_ code: FieldCode) -> String? {
-        guard code != .other, present & code.bit != 0 else { return nil }
-        return fields.first { $0.code == code }?.value
+        guard contains(code), let index = index(of: "", code: code) else { return nil }
+        return fields[index].value
+    }
+
+    /// The value of the field `code` names when exactly one line has it, else `nil`.
+    public func onlyValue(_ code: FieldCode) -> String? {
+        guard contains(code), let index = index(of: "", code: code),
+            self.index(of: "", code: code, from: index + 1) == nil
+        else { return nil }
+        return fields[index].value
     }
 
     /// Every value of `name`, in order.
@@ -129,7 +153,11 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         let code = FieldCode(name)
         guard mayContain(code) else { return [] }
         var values: [String] = []
-        for field in fields where field.hasName(name, code: code) { values.append(field.value) }
+        var next = index(of: name, code: code)
+        while let index = next {
+            values.append(fields[index].value)
+            next = self.index(of: name, code: code, from: index + 1)
+        }
         return values
     }
 
@@ -137,7 +165,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public func values(_ code: FieldCode) -> [String] {
         guard contains(code) else { return [] }
         var values: [String] = []
-        for field in fields where field.code == code { values.append(field.value) }
+        for index in fields.indices where fields[index].code == code { values.append(fields[index].value) }
         return values
     }
 
@@ -145,7 +173,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public func contains(_ name: String) -> Bool {
         let code = FieldCode(name)
         guard mayContain(code) else { return false }
-        return code != .other || fields.contains { $0.hasName(name, code: code) }
+        return code != .other || index(of: name, code: code) != nil
     }
 
     /// Whether a line of `code` is present.
@@ -172,14 +200,21 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Removes every line of the field `code` names.
     public mutating func remove(_ code: FieldCode) {
-        guard contains(code) else { return }
-        removeAll { $0.code == code }
+        remove(codes: code.bit)
+    }
+
+    /// Removes every line whose code's bit is in `codes` (``FieldCode/bit``; not ``FieldCode/other``).
+    mutating func remove(codes: UInt64) {
+        guard present & codes & ~FieldCode.other.bit != 0 else { return }
+        fields.removeAll { codes & $0.code.bit != 0 && $0.code != .other }
+        present &= ~codes | FieldCode.other.bit
     }
 
     /// Removes every line of `name`.
     public mutating func remove(_ name: String) {
         let code = FieldCode(name)
         guard mayContain(code) else { return }
+        if code != .other { return remove(codes: code.bit) }
         removeAll { $0.hasName(name, code: code) }
     }
 
@@ -194,19 +229,23 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
     /// Removes every line whose name is one of `keys` (given in lower case).
     public mutating func remove(keys: [String]) {
-        let named = keys.map { ($0, FieldCode($0)) }
-        removeAll { field in named.contains { field.hasName($0.0, code: $0.1) } }
+        var codes: UInt64 = 0
+        var others: [String] = []
+        for key in keys {
+            let code = FieldCode(key)
+            if code == .other { others.append(key) } else { codes |= code.bit }
+        }
+        remove(codes: codes)
+        guard !others.isEmpty, present & FieldCode.other.bit != 0 else { return }
+        removeAll { field in field.code == .other && others.contains { Field.equalIgnoringCase(field.name, $0) } }
     }
 
     /// Replaces every line of `name` by one line with `value`.
     public mutating func set(_ name: String, _ value: String) {
         let code = FieldCode(name)
-        if mayContain(code), let index = fields.firstIndex(where: { $0.hasName(name, code: code) }) {
+        if mayContain(code), let index = index(of: name, code: code) {
             fields[index].value = value
-            var position = fields.index(after: index)
-            while position < fields.endIndex {
-                if fields[position].hasName(name, code: code) { fields.remove(at: position) } else { position += 1 }
-            }
+            while let position = self.index(of: name, code: code, from: index + 1) { fields.remove(at: position) }
         } else {
             append(Field(name: name, value: value, code: code))
         }

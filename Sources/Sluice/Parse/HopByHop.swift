@@ -7,19 +7,20 @@ enum HopByHop {
     /// Whether `field` is always connection-specific, in both directions: Connection, Keep-Alive,
     /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Authenticate.
     static func isHopByHop(_ field: HTTPFields.Field) -> Bool {
-        switch field.code {
-        case .te, .trailer, .upgrade, .connection, .keepAlive, .proxyConnection, .transferEncoding,
-            .proxyAuthenticate, .proxyAuthorization:
-            true
-        default: false
-        }
+        bits & field.code.bit != 0
     }
+
+    /// The codes of those fields, as ``FieldCode/bit``s.
+    static let bits: UInt64 = [
+        FieldCode.te, .trailer, .upgrade, .connection, .keepAlive, .proxyConnection, .transferEncoding,
+        .proxyAuthenticate, .proxyAuthorization,
+    ].reduce(0) { $0 | $1.bit }
 
     /// Removes hop-by-hop fields and those named in `Connection`.
     static func strip(_ fields: inout HTTPFields) {
         var named: [String] = []
-        for field in fields where field.is(.connection) {
-            let value = field.value.lowercased()
+        for value in fields.values(.connection) {
+            let value = value.lowercased()
             // The usual values name no other field.
             if value == "keep-alive" || value == "close" { continue }
             for token in value.split(separator: ",") {
@@ -29,6 +30,7 @@ enum HopByHop {
                 }
             }
         }
-        fields.removeAll { field in isHopByHop(field) || (!named.isEmpty && named.contains(where: field.hasName)) }
+        fields.remove(codes: bits)
+        if !named.isEmpty { fields.removeAll { field in named.contains(where: field.hasName) } }
     }
 }

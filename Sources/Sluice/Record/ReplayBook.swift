@@ -131,8 +131,8 @@ final class ReplayBook {
         if let kept = plainHeads[response.id], let head = keepAlive ? kept.keepAlive : kept.close { return head }
         var headers = response.head.headers
         Forwarding.appendVia(&headers, version: "1.1")
-        headers.append(name: "Cache-Status", value: CacheStatus(.replay).description)
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        headers.append(name: "Cache-Status", value: CacheStatus(.replay).description, code: .cacheStatus)
+        if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         let head = ResponseWriter.head(status: response.head.status, reason: response.head.reason, headers: headers)
         var kept = plainHeads[response.id] ?? (nil, nil)
         if keepAlive { kept.keepAlive = head } else { kept.close = head }

@@ -107,8 +107,8 @@ enum ByteRange {
         where ["date", "etag", "last-modified", "cache-control", "expires", "vary"].contains(where: field.hasName) {
             headers.append(name: field.name, value: field.value)
         }
-        headers.append(name: "Content-Range", value: "bytes */\(size)")
-        headers.append(name: "Content-Length", value: "0")
+        headers.append(name: "Content-Range", value: "bytes */\(size)", code: .contentRange)
+        headers.append(name: "Content-Length", value: "0", code: .contentLength)
         return ResponseHead(
             status: 416, reason: "Range Not Satisfiable", version: head.version, headers: headers)
     }

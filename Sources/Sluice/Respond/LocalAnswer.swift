@@ -14,14 +14,14 @@ enum LocalAnswer {
                 text += field.name + ": " + field.value + "\r\n"
             }
             text += "\r\n"
-            headers.append(name: "Content-Type", value: "message/http")
+            headers.append(name: "Content-Type", value: "message/http", code: .contentType)
         } else {
             headers.append(name: "Allow", value: "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS, TRACE, CONNECT")
         }
-        headers.append(name: "Content-Length", value: String(text.utf8.count))
-        headers.append(name: "Date", value: date)
-        headers.append(name: "Via", value: "1.1 sluice")
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        headers.append(name: "Content-Length", value: String(text.utf8.count), code: .contentLength)
+        headers.append(name: "Date", value: date, code: .date)
+        headers.append(name: "Via", value: "1.1 sluice", code: .via)
+        if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         return (ResponseHead(status: 200, reason: "OK", headers: headers), text)
     }
 }

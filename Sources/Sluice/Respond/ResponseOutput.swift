@@ -82,7 +82,7 @@ final class ResponseOutput {
     ) -> WireHead {
         var (headers, framing) = Forwarding.clientResponse(
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
-        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         let head = ResponseHead(status: response.status, reason: response.reason, headers: headers)
         return WireHead(

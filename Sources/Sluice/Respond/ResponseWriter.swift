@@ -21,7 +21,9 @@ enum ResponseWriter {
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
         let phrase = reason.isEmpty ? ReasonPhrase.standard(status) : reason
         var total = "HTTP/1.1 000 \r\n\r\n".utf8.count + phrase.utf8.count
-        for field in headers { total += field.name.utf8.count + field.value.utf8.count + 4 }
+        let fields = headers.fields
+        // Indices, not `for field in`: binding a Field copies (retains) its strings.
+        for index in fields.indices { total += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
         return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             var out = ByteWriter(base: buffer.baseAddress!)
             out.put("HTTP/1.1 ")
@@ -34,11 +36,11 @@ enum ResponseWriter {
             out.put(phrase)
             out.put(0x0D)
             out.put(0x0A)
-            for field in headers {
-                out.put(field.name)
+            for index in fields.indices {
+                out.put(fields[index].name)
                 out.put(0x3A)
                 out.put(0x20)
-                out.put(field.value)
+                out.put(fields[index].value)
                 out.put(0x0D)
                 out.put(0x0A)
             }
@@ -99,15 +101,15 @@ enum ResponseWriter {
     {
         let body = problem.body
         var headers = HTTPFields()
-        headers.append(name: "Content-Type", value: "application/problem+json")
-        headers.append(name: "Content-Length", value: String(body.utf8.count))
-        headers.append(name: "Cache-Control", value: "no-store")
-        headers.append(name: "Date", value: date)
-        headers.append(name: "Via", value: "1.1 sluice")
-        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description) }
+        headers.append(name: "Content-Type", value: "application/problem+json", code: .contentType)
+        headers.append(name: "Content-Length", value: String(body.utf8.count), code: .contentLength)
+        headers.append(name: "Cache-Control", value: "no-store", code: .cacheControl)
+        headers.append(name: "Date", value: date, code: .date)
+        headers.append(name: "Via", value: "1.1 sluice", code: .via)
+        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
-        if let challenge = problem.proxyAuthenticate { headers.append(name: "Proxy-Authenticate", value: challenge) }
-        if !keepAlive { headers.append(name: "Connection", value: "close") }
+        if let challenge = problem.proxyAuthenticate { headers.append(name: "Proxy-Authenticate", value: challenge, code: .proxyAuthenticate) }
+        if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         return ResponseHead(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
     }
 }

@@ -1,7 +1,9 @@
 /// The header rules of a forwarding proxy (RFC 9110 §7.6): what goes upstream and what comes back.
 enum Forwarding {
     /// Request fields that Sluice or libcurl writes itself, and Sluice's own request header.
-    private static let requestFraming = ["host", "content-length", "expect", "sluice-strip-nulls"]
+    private static let requestFraming: UInt64 = [FieldCode.host, .contentLength, .expect, .sluiceStripNulls].reduce(0) {
+        $0 | $1.bit
+    }
 
     /// The upstream request for a client's absolute-form request.
     static func upstreamRequest(for request: ProxyRequest, url: TargetURL) -> UpstreamRequest {
@@ -9,10 +11,10 @@ enum Forwarding {
         // One copy, with room for what is added below (not a copy for the strip and another to grow).
         headers.reserveCapacity(headers.count + 3)
         HopByHop.strip(&headers)
-        headers.remove(keys: requestFraming)
+        headers.remove(codes: requestFraming)
         // An HTTP/2 client that takes trailers gets the origin's: Sluice asks for them in its own
         // name (gRPC origins want `TE: trailers`).
-        if request.takesTrailers { headers.append(name: "TE", value: "trailers") }
+        if request.takesTrailers { headers.append(name: "TE", value: "trailers", code: .te) }
         if let forwards = maxForwards(request), request.method == "TRACE" || request.method == "OPTIONS" {
             headers.set("Max-Forwards", String(forwards - 1))
         }
@@ -37,7 +39,7 @@ enum Forwarding {
     /// Adds `<version> sluice` to `Via` (RFC 9110 §7.6.3).
     static func appendVia(_ headers: inout HTTPFields, version: String) {
         let own = version == "1.1" ? "1.1 sluice" : version + " sluice"
-        guard headers.contains(.via) else { return headers.append(name: "Via", value: own) }
+        guard headers.contains(.via) else { return headers.append(name: "Via", value: own, code: .via) }
         headers.set("Via", (headers.values(.via) + [own]).joined(separator: ", "))
     }
 
@@ -71,13 +73,13 @@ enum Forwarding {
             headers.remove(.contentLength)
             framing = request.minorVersion == 1 ? .chunked : .close
         }
-        if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked") }
+        if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked", code: .transferEncoding) }
         appendVia(&headers, version: head.version)
-        if !headers.contains(.date) { headers.append(name: "Date", value: date) }
+        if !headers.contains(.date) { headers.append(name: "Date", value: date, code: .date) }
         if !keepAlive || framing == .close {
-            headers.append(name: "Connection", value: "close")
+            headers.append(name: "Connection", value: "close", code: .connection)
         } else if request.minorVersion == 0 {
-            headers.append(name: "Connection", value: "keep-alive")
+            headers.append(name: "Connection", value: "keep-alive", code: .connection)
         }
         return (headers, framing)
     }

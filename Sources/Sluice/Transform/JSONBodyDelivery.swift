@@ -153,7 +153,7 @@ struct JSONBodyDelivery {
                 headers.remove(.etag)
             }
         }
-        headers.append(name: "Content-Length", value: String(length))
+        headers.append(name: "Content-Length", value: String(length), code: .contentLength)
         result.headers = headers
         return result
     }

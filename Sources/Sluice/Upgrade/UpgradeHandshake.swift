@@ -50,8 +50,8 @@ enum UpgradeHandshake {
         var headers = response.headers
         HopByHop.strip(&headers)  // the switch's own two are written again below
         Forwarding.appendVia(&headers, version: response.version)
-        headers.append(name: "Connection", value: "Upgrade")
-        headers.append(name: "Upgrade", value: response.headers.values(.upgrade).joined(separator: ", "))
+        headers.append(name: "Connection", value: "Upgrade", code: .connection)
+        headers.append(name: "Upgrade", value: response.headers.values(.upgrade).joined(separator: ", "), code: .upgrade)
         return ResponseWriter.head(status: 101, reason: response.reason, headers: headers)
     }
 

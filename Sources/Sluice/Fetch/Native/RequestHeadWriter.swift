@@ -10,7 +10,9 @@ enum RequestHeadWriter {
     static func head(_ request: UpstreamRequest) -> [UInt8] {
         var out: [UInt8] = []
         var size = request.method.utf8.count + request.url.pathAndQuery.utf8.count + request.url.host.utf8.count + 48
-        for field in request.headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        let fields = request.headers.fields
+        // Indices, not `for field in`: binding a Field copies (retains) its strings.
+        for index in fields.indices { size += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
         out.reserveCapacity(size)
         out.append(contentsOf: request.method.utf8)
         out.append(0x20)
@@ -40,11 +42,11 @@ enum RequestHeadWriter {
             }
             out.append(contentsOf: crlf)
         }
-        for field in request.headers {
-            out.append(contentsOf: field.name.utf8)
+        for index in fields.indices {
+            out.append(contentsOf: fields[index].name.utf8)
             out.append(UInt8(ascii: ":"))
             out.append(0x20)
-            out.append(contentsOf: field.value.utf8)
+            out.append(contentsOf: fields[index].value.utf8)
             out.append(contentsOf: crlf)
         }
         switch request.body {

@@ -26,15 +26,16 @@ struct ResponseBodyFraming: Equatable {
         var declared: Int64?
         var close = false
         var keepAlive = false
-        for field in head.headers {
-            switch field.code {
+        let fields = head.headers.fields
+        // Indices, not `for field in`: binding a Field copies (retains) its strings.
+        for index in fields.indices {
+            switch fields[index].code {
             case .transferEncoding: chunked = true
-            case .contentLength: declared = Int64(field.value)
+            case .contentLength: declared = Int64(fields[index].value)
             case .connection:
-                for token in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-                    if Self.isToken(token, "close") { close = true }
-                    if Self.isToken(token, "keep-alive") { keepAlive = true }
-                }
+                let options = Self.connectionOptions(fields[index].value)
+                close = close || options.close
+                keepAlive = keepAlive || options.keepAlive
             default: break
             }
         }
@@ -52,18 +53,34 @@ struct ResponseBodyFraming: Equatable {
         return ResponseBodyFraming(length: length, keepAlive: persistent && length != .untilClose)
     }
 
-    /// Whether `token` (between commas, with optional whitespace) is `word`, ignoring ASCII case.
-    private static func isToken(_ token: Substring.UTF8View.SubSequence, _ word: StaticString) -> Bool {
-        var start = token.startIndex
-        var end = token.endIndex
-        while start < end, token[start] == 0x20 || token[start] == 0x09 { start = token.index(after: start) }
-        while end > start, token[token.index(before: end)] == 0x20 || token[token.index(before: end)] == 0x09 {
-            end = token.index(before: end)
+    /// Whether a `Connection` value lists `close` and `keep-alive` among its comma-separated
+    /// tokens (optional whitespace around each, ASCII case ignored), byte by byte.
+    static func connectionOptions(_ value: String) -> (close: Bool, keepAlive: Bool) {
+        var value = value
+        return value.withUTF8 { bytes in
+            var close = false
+            var keepAlive = false
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != 0x2C { end += 1 }
+                var first = start
+                var last = end
+                while first < last, bytes[first] == 0x20 || bytes[first] == 0x09 { first += 1 }
+                while last > first, bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09 { last -= 1 }
+                let token = UnsafeBufferPointer(rebasing: bytes[first..<last])
+                if isWord(token, "close") { close = true } else if isWord(token, "keep-alive") { keepAlive = true }
+                start = end + 1
+            }
+            return (close, keepAlive)
         }
-        let trimmed = token[start..<end]
-        guard trimmed.count == word.utf8CodeUnitCount else { return false }
-        return word.withUTF8Buffer { expected in
-            zip(trimmed, expected).allSatisfy { $0 | 0x20 == $1 | 0x20 }
-        }
+    }
+
+    /// Whether `token` is `word` (lower case), ignoring ASCII case.
+    private static func isWord(_ token: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        guard token.count == word.utf8CodeUnitCount else { return false }
+        let expected = word.utf8Start
+        for index in 0..<token.count where token[index] | 0x20 != expected[index] { return false }
+        return true
     }
 }
