@@ -46,6 +46,7 @@ extension ExchangeMachine {
                     .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))),
             ]
         }
+        actions.reserveCapacity(4)  // one allocation, not three growths
         actions.append(.setCacheStatus(.forward(forward)))
         // Collapsed forwarding (Varnish's waiting list): a miss on a key that another exchange
         // fetches waits for it; a GET miss leads, unless the key was just found not storable

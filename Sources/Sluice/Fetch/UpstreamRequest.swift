@@ -11,29 +11,94 @@ public struct UpstreamRequest: Sendable, Equatable {
         case streamed
     }
 
+    /// The fields live in one box: a request is handed between the exchange, its task and its
+    /// transfer and kept by each, and a copy of the box is one retain where a copy of the fields
+    /// was one per string. Written through ``unique()``: copy on write, as for any value.
+    private final class Storage: @unchecked Sendable {
+        var method: String
+        var url: TargetURL
+        var headers: HTTPFields
+        var body: Body
+        var fromLocalClient = true
+        var trust: UpstreamTrust?
+        var parent: ParentProxy?
+        var responseRewrite: HeaderRewrite?
+
+        init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(method: method, url: url, headers: headers, body: body)
+            copy.fromLocalClient = fromLocalClient
+            copy.trust = trust
+            copy.parent = parent
+            copy.responseRewrite = responseRewrite
+            return copy
+        }
+    }
+
+    private var storage: Storage
+
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
     /// The method.
-    public var method: String
+    public var method: String {
+        get { storage.method }
+        set { unique().method = newValue }
+    }
     /// The absolute URL.
-    public var url: TargetURL
+    public var url: TargetURL {
+        get { storage.url }
+        _modify { yield &unique().url }
+    }
     /// Fields to send, hop-by-hop ones already removed.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get { storage.headers }
+        _modify { yield &unique().headers }
+    }
     /// The body framing.
-    public var body: Body
+    public var body: Body {
+        get { storage.body }
+        set { unique().body = newValue }
+    }
     /// Whether the client that asked is on this machine (`loopback_targets`).
-    public var fromLocalClient = true
+    public var fromLocalClient: Bool {
+        get { storage.fromLocalClient }
+        set { unique().fromLocalClient = newValue }
+    }
     /// How the origin's certificate is trusted (the rule's `tls:`); `nil` = the system store, verified.
-    public var trust: UpstreamTrust?
+    public var trust: UpstreamTrust? {
+        get { storage.trust }
+        set { unique().trust = newValue }
+    }
     /// The parent proxy it goes through (`upstream.proxy`, a rule's `proxy:`); `nil` = direct.
-    public var parent: ParentProxy?
+    public var parent: ParentProxy? {
+        get { storage.parent }
+        set { unique().parent = newValue }
+    }
     /// Changes to the response's fields (a rule's `rewrite.response`), made as the head arrives,
     /// before any hook sees it.
-    public var responseRewrite: HeaderRewrite?
+    public var responseRewrite: HeaderRewrite? {
+        get { storage.responseRewrite }
+        set { unique().responseRewrite = newValue }
+    }
 
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
+        storage = Storage(method: method, url: url, headers: headers, body: body)
+    }
+
+    public static func == (lhs: UpstreamRequest, rhs: UpstreamRequest) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        return lhs.method == rhs.method && lhs.url == rhs.url && lhs.headers == rhs.headers && lhs.body == rhs.body
+            && lhs.fromLocalClient == rhs.fromLocalClient && lhs.trust == rhs.trust && lhs.parent == rhs.parent
+            && lhs.responseRewrite == rhs.responseRewrite
     }
 }
 

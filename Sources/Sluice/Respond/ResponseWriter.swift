@@ -50,30 +50,6 @@ enum ResponseWriter {
         }
     }
 
-    /// Copies bytes into memory sized beforehand (no per-append checks or reallocation).
-    private struct ByteWriter {
-        let base: UnsafeMutablePointer<UInt8>
-        var count = 0
-
-        mutating func put(_ byte: UInt8) {
-            base[count] = byte
-            count += 1
-        }
-
-        mutating func put(_ text: String) {
-            let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
-                guard let source = bytes.baseAddress else { return 0 }
-                (base + count).update(from: source, count: bytes.count)
-                return bytes.count
-            }
-            if let copied {
-                count += copied
-            } else {
-                for byte in text.utf8 { put(byte) }
-            }
-        }
-    }
-
     /// The chunk-size line for `count` bytes.
     static func chunkHeader(_ count: Int) -> [UInt8] { Array((String(count, radix: 16) + "\r\n").utf8) }
 

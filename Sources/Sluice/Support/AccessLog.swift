@@ -62,31 +62,36 @@ final class AccessLog: EventMonitor {
     /// ``line(_:)``'s text, appended to `out` byte by byte (an access line per request is on the
     /// hit path: no intermediate strings).
     static func write(_ record: ExchangeRecord, into out: inout [UInt8]) {
-        out.append(utf8: record.client)
-        out.append(" \"")
-        out.append(utf8: record.method)
-        out.append(0x20)
-        out.append(utf8: record.url)
-        out.append("\" ")
-        out.appendDecimal(Int64(record.status))
-        out.append(0x20)
-        out.appendDecimal(record.bytesSent)
-        out.append(0x20)
-        milliseconds(record.duration, into: &out)
-        if let upstream = record.upstreamTime {
-            out.append(" upstream=")
-            milliseconds(upstream, into: &out)
-        }
-        if let timeline = record.timeline {
-            func phase(_ name: StaticString, _ seconds: Double) {
-                out.append(name)
-                milliseconds(seconds, into: &out)
+        // Three strings, then at most 16 numbers of 26 bytes and 80 bytes of labels.
+        let bound = record.client.utf8.count + record.method.utf8.count + record.url.utf8.count + 512
+        out.append(atMost: bound) { out in
+            out.put(record.client)
+            out.put(" \"")
+            out.put(record.method)
+            out.put(0x20)
+            out.put(record.url)
+            out.put("\" ")
+            out.putDecimal(Int64(record.status))
+            out.put(0x20)
+            out.putDecimal(record.bytesSent)
+            out.put(0x20)
+            out.putMilliseconds(record.duration)
+            if let upstream = record.upstreamTime {
+                out.put(" upstream=")
+                out.putMilliseconds(upstream)
             }
-            phase(" timeline=queued:", timeline.queued)
-            phase(",dns:", timeline.dns)
-            phase(",connect:", timeline.connect)
-            phase(",tls:", timeline.tls)
-            phase(",ttfb:", timeline.firstByte)
+            if let timeline = record.timeline {
+                out.put(" timeline=queued:")
+                out.putMilliseconds(timeline.queued)
+                out.put(",dns:")
+                out.putMilliseconds(timeline.dns)
+                out.put(",connect:")
+                out.putMilliseconds(timeline.connect)
+                out.put(",tls:")
+                out.putMilliseconds(timeline.tls)
+                out.put(",ttfb:")
+                out.putMilliseconds(timeline.firstByte)
+            }
         }
         var text = ""
         if let error = record.error {
@@ -107,17 +112,5 @@ final class AccessLog: EventMonitor {
             text += " contract=" + JSONText.quote(contract.text)
         }
         if !text.isEmpty { out.append(contentsOf: text.utf8) }
-    }
-
-    /// `12.345ms` for seconds.
-    private static func milliseconds(_ seconds: Double, into out: inout [UInt8]) {
-        let micros = Int64((seconds * 1_000_000).rounded())
-        out.appendDecimal(micros / 1000)
-        out.append(0x2E)
-        let fraction = abs(micros % 1000)
-        out.append(UInt8(0x30 + fraction / 100))
-        out.append(UInt8(0x30 + fraction / 10 % 10))
-        out.append(UInt8(0x30 + fraction % 10))
-        out.append("ms")
     }
 }

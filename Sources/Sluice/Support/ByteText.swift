@@ -29,3 +29,87 @@ extension Array where Element == UInt8 {
         text.withUTF8 { append(contentsOf: $0) }
     }
 }
+
+/// Writes bytes into memory sized beforehand: no uniqueness or capacity check per byte, no
+/// reallocation. The writer's user makes sure the room is there (``Swift/Array/append(atMost:_:)``).
+struct ByteWriter {
+    let base: UnsafeMutablePointer<UInt8>
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    init(base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+    @inline(__always)
+    mutating func put(_ byte: UInt8) {
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func put(_ text: StaticString) {
+        (base + count).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        count += text.utf8CodeUnitCount
+    }
+
+    mutating func put(_ text: String) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            guard let source = bytes.baseAddress else { return 0 }
+            (base + count).update(from: source, count: bytes.count)
+            return bytes.count
+        }
+        if let copied {
+            count += copied
+        } else {
+            for byte in text.utf8 { put(byte) }
+        }
+    }
+
+    /// `value`'s decimal digits (at most 20 bytes).
+    mutating func putDecimal(_ value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var index = count + digits
+        count = index
+        repeat {
+            index -= 1
+            base[index] = UInt8(truncatingIfNeeded: 0x30 + magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
+    /// `12.345ms` for seconds (at most 26 bytes).
+    mutating func putMilliseconds(_ seconds: Double) {
+        var scaled = seconds * 1_000_000
+        if !(scaled.magnitude < 9e18) { scaled = 0 }  // NaN or beyond Int64: no trap in a log line
+        let micros = Int64(scaled < 0 ? scaled - 0.5 : scaled + 0.5)  // rounded half away from zero
+        putDecimal(micros / 1000)
+        put(0x2E)
+        let fraction = (micros % 1000).magnitude
+        put(UInt8(0x30 + fraction / 100))
+        put(UInt8(0x30 + fraction / 10 % 10))
+        put(UInt8(0x30 + fraction % 10))
+        put(0x6D)
+        put(0x73)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends what `write` writes, at most `bound` bytes, through a ``ByteWriter``.
+    mutating func append(atMost bound: Int, _ write: (inout ByteWriter) -> Void) {
+        let start = count
+        append(contentsOf: repeatElement(0, count: bound))
+        var written = 0
+        withUnsafeMutableBufferPointer { buffer in
+            var writer = ByteWriter(base: buffer.baseAddress! + start)
+            write(&writer)
+            written = writer.count
+        }
+        precondition(written <= bound, "ByteWriter overran its bound")
+        removeLast(bound - written)
+    }
+}
