@@ -48,18 +48,25 @@ struct ExchangeMachine {
 
     mutating func handle(_ event: Event) -> [Action] {
         if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return orphaned(fetch, event) }
-        switch (phase, event) {
-        case (.routing, .routed(let route, let transform, let now)):
+        // The event first, then the phase it applies in: a `switch (phase, event)` would copy
+        // both into a tuple (every payload retained) on each event. Events that no longer matter
+        // in the phase (a late completion after the client left) do nothing.
+        switch event {
+        case .routed(let route, let transform, let now):
+            guard case .routing = phase else { return [] }
             context.transform = transform
             return routed(route, now: now)
-        case (.lookingUp(let key, let after), .lookedUp(let candidates, let pieces, let collapse, let now)):
+        case .lookedUp(let candidates, let pieces, let collapse, let now):
+            guard case .lookingUp(let key, let after) = phase else { return [] }
             return lookedUp(
                 key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
                 mayCollapse: after == nil && !context.request.headers.contains(.range), now: now)
-        case (.awaitingCollapse(let key, let forward), .collapseReleased):
+        case .collapseReleased:
+            guard case .awaitingCollapse(let key, let forward) = phase else { return [] }
             phase = .lookingUp(key: key, afterCollapse: forward)
             return [.lookUp(key: key)]
-        case (.awaitingCollapse(let key, let forward), .collapseMayStream(let writer)):
+        case .collapseMayStream(let writer):
+            guard case .awaitingCollapse(let key, let forward) = phase else { return [] }
             // A GET whose nominated fields select the same variant takes the response as it is
             // written; any other waiter waits for the release and looks again.
             let request = context.request
@@ -72,37 +79,37 @@ struct ExchangeMachine {
             case .success(let answer): return [.leave(key: key), status, .serveWhileWritten(writer, answer)]
             case .failure(let error): return [.leave(key: key), status, .fail(error)]
             }
-        case (.fetching(let fetch), .responseHead(let head, let now)):
+        case .responseHead(let head, let now):
+            guard case .fetching(let fetch) = phase else { return [] }
             return responseHead(head, fetch, now: now)
-        case (.fetching(let fetch), .storing(let start)):
+        case .storing(let start):
+            guard case .fetching(let fetch) = phase else { return [] }
             return storing(fetch, start)
-        case (.fetching(let fetch), .storeEnded):
+        case .storeEnded:
+            guard case .fetching(let fetch) = phase else { return [] }
             return releasing(fetch).map { [$0] } ?? []
-        case (.fetching(let fetch), .upstreamCompleted(nil, _, let now)):
-            return completed(fetch, now: now)
-        case (.fetching(let fetch), .upstreamCompleted(let failure?, let ownError, let now)):
+        case .upstreamCompleted(let failure, let ownError, let now):
+            guard case .fetching(let fetch) = phase else { return [] }
+            guard let failure else { return completed(fetch, now: now) }
             return failed(fetch, failure, ownError: ownError, now: now)
-        case (.fetching(var fetch), .clientGone) where Self.mayOrphan(fetch):
-            fetch.delivery = .orphaned
-            phase = .fetching(fetch)
-            return [.detachClient]
-        case (.fetching, .clientGone(let reason)):
-            return [
-                .abandonStore,
-                .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))),
-                .finishClosing,
-            ]
-        case (.servingStored, .clientGone):
-            return [.stopStoredBody, .finishClosing]
-        case (.done, .clientGone):
-            return []
-        case (_, .clientGone):
-            return [.finishClosing]
-        case (_, .finished(let outcome)):
+        case .clientGone(let reason):
+            switch phase {
+            case .fetching(var fetch) where Self.mayOrphan(fetch):
+                fetch.delivery = .orphaned
+                phase = .fetching(fetch)
+                return [.detachClient]
+            case .fetching:
+                return [
+                    .abandonStore,
+                    .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))),
+                    .finishClosing,
+                ]
+            case .servingStored: return [.stopStoredBody, .finishClosing]
+            case .done: return []
+            default: return [.finishClosing]
+            }
+        case .finished(let outcome):
             return finished(outcome)
-        default:
-            // Events that no longer matter in this phase (a late completion after the client left).
-            return []
         }
     }
 

@@ -42,7 +42,9 @@ enum ResponseFraming {
     /// Why a header field name must not be relayed, or `nil`. Whitespace before the colon is
     /// removed by the caller (RFC 9112 §5.1 asks a proxy to).
     static func nameViolation(_ name: UnsafeRawBufferPointer) -> String? {
-        guard !name.isEmpty, name.allSatisfy(RequestParser.isTokenByte) else {
+        var index = 0
+        while index < name.count, RequestParser.isTokenByte(name[index]) { index += 1 }
+        guard !name.isEmpty, index == name.count else {
             return "The origin sent a header field name that is not a token."
         }
         return nil
@@ -51,7 +53,14 @@ enum ResponseFraming {
     /// Why a header field value must not be relayed, or `nil`: CR, LF or NUL inside a value would
     /// split the field on the client's side (RFC 9110 §5.5).
     static func valueViolation(_ value: UnsafeRawBufferPointer) -> String? {
-        guard value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return nil }
+        var index = 0
+        while index < value.count {
+            // CR (0x0D), LF (0x0A) and NUL are below 0x0E: most bytes are past with one comparison.
+            let byte = value[index]
+            if byte < 0x0E, byte == 0x0D || byte == 0x0A || byte == 0 { break }
+            index += 1
+        }
+        guard index < value.count else { return nil }
         return "The origin sent a header field value with a CR, LF or NUL inside."
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The header sections of one upstream transfer, line by line as libcurl hands them over
 /// (`CURLOPT_HEADERFUNCTION`): interim `1xx` heads, then the final one. Pure: no I/O, no clock;
 /// ``UpstreamTask`` decides what each step means for the exchange.
@@ -66,9 +70,10 @@ struct ResponseHeadParser {
                 name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
             return .more
         }
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else {
+        guard let found = memchr(text.baseAddress!, 0x3A, text.count) else {
             return .refused("The origin sent a header line without a colon.")
         }
+        let colon = text.baseAddress!.distance(to: UnsafeRawPointer(found))
         var start = colon + 1
         var stop = text.count
         while start < stop, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
