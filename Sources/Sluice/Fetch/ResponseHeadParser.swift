@@ -82,10 +82,14 @@ struct ResponseHeadParser {
         while nameEnd > 0, text[nameEnd - 1] == 0x20 || text[nameEnd - 1] == 0x09 { nameEnd -= 1 }
         let nameBytes = UnsafeRawBufferPointer(rebasing: text[..<nameEnd])
         let valueBytes = UnsafeRawBufferPointer(rebasing: text[start..<stop])
-        if let violation = ResponseFraming.nameViolation(nameBytes) ?? ResponseFraming.valueViolation(valueBytes) {
+        // A listed name is made of letters and dashes: only the others are checked byte by byte.
+        let code = FieldCode(bytes: nameBytes)
+        if let violation = (code == .other ? ResponseFraming.nameViolation(nameBytes) : nil)
+            ?? ResponseFraming.valueViolation(valueBytes)
+        {
             return .refused(violation)
         }
-        let (name, code) = FieldNameTable.field(nameBytes)
+        let name = FieldNameTable.name(nameBytes, code: code)
         head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
         return .more
     }

@@ -6,11 +6,10 @@
 /// as written here (the usual capitalization, or all lower case) takes it instead of making and
 /// checking a new `String` for every line of every head.
 enum FieldNameTable {
-    /// The name written as `bytes` (the table's `String` when it is one of them) and its code.
-    static func field(_ bytes: UnsafeRawBufferPointer) -> (name: String, code: FieldCode) {
-        let code = FieldCode(bytes: bytes)
-        if code != .other, let name = name(bytes, code) { return (name, code) }
-        return (String(decoding: bytes, as: UTF8.self), code)
+    /// The name written as `bytes`, whose code is `code` (the table's `String` when it is one of them).
+    static func name(_ bytes: UnsafeRawBufferPointer, code: FieldCode) -> String {
+        if code != .other, let name = name(bytes, code) { return name }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The table's `String` for a name of `code` written exactly as `bytes`, or `nil`.

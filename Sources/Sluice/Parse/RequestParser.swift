@@ -99,12 +99,12 @@ public struct RequestParser: Sendable {
 
     private func build(_ head: UnsafeRawBufferPointer, consumed: Int) -> Outcome {
         // The head ends with CRLF CRLF and every line with CRLF (checked while scanning).
-        guard let firstLF = head.firstIndex(of: 0x0A), firstLF > 0 else { return .failure(malformed("empty request")) }
+        guard let firstLF = head.index(of: 0x0A), firstLF > 0 else { return .failure(malformed("empty request")) }
         let requestLine = UnsafeRawBufferPointer(rebasing: head[..<(firstLF - 1)])
 
         // request-line = method SP request-target SP HTTP-version
-        guard let firstSpace = requestLine.firstIndex(of: 0x20),
-            let secondSpace = requestLine[(firstSpace + 1)...].firstIndex(of: 0x20),
+        guard let firstSpace = requestLine.index(of: 0x20),
+            let secondSpace = requestLine.index(of: 0x20, from: firstSpace + 1),
             !requestLine[(secondSpace + 1)...].contains(0x20), firstSpace > 0, secondSpace > firstSpace + 1
         else {
             return .failure(malformed("request line must be: method SP target SP version"))
@@ -140,7 +140,7 @@ public struct RequestParser: Sendable {
         headers.reserveCapacity(16)
         var lineStart = firstLF + 1
         // Each field line up to its CRLF; the last line of the head is the empty one.
-        while lineStart < head.count, let lf = head[lineStart...].firstIndex(of: 0x0A), lf - 1 > lineStart {
+        while lineStart < head.count, let lf = head.index(of: 0x0A, from: lineStart), lf - 1 > lineStart {
             let line = UnsafeRawBufferPointer(rebasing: head[lineStart..<(lf - 1)])
             lineStart = lf + 1
             if headers.count >= limits.maxFieldCount {
@@ -148,11 +148,13 @@ public struct RequestParser: Sendable {
             }
             guard let first = line.first else { return .failure(malformed("empty field line")) }
             if first == 0x20 || first == 0x09 { return .failure(malformed("obs-fold (line folding) is not allowed")) }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            guard let colon = line.index(of: UInt8(ascii: ":")), colon > 0 else {
                 return .failure(malformed("field line without a colon"))
             }
             let name = line[..<colon]
-            guard name.allSatisfy(RequestParser.isTokenByte) else {
+            // A listed name is made of letters and dashes: only the others are checked byte by byte.
+            let code = FieldCode(bytes: UnsafeRawBufferPointer(rebasing: name))
+            guard code != .other || name.allSatisfy(RequestParser.isTokenByte) else {
                 return .failure(malformed("invalid field name (whitespace or a separator before the colon)"))
             }
             var value = line[(colon + 1)...]
@@ -173,8 +175,7 @@ public struct RequestParser: Sendable {
             else {
                 return .failure(malformed("field value is not UTF-8"))
             }
-            let nameBytes = UnsafeRawBufferPointer(rebasing: name)
-            let (fieldName, code) = FieldNameTable.field(nameBytes)
+            let fieldName = FieldNameTable.name(UnsafeRawBufferPointer(rebasing: name), code: code)
             headers.append(name: fieldName, value: text, code: code)
         }
 

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Text written straight into byte buffers on the per-request paths (access lines, response
 /// heads): no intermediate `String` per number or piece.
 extension Array where Element == UInt8 {
@@ -111,5 +115,15 @@ extension Array where Element == UInt8 {
         }
         precondition(written <= bound, "ByteWriter overran its bound")
         removeLast(bound - written)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The index of the first `byte` at or after `start` (memchr: a word at a time, where the
+    /// generic `firstIndex(of:)` goes byte by byte through the collection protocols).
+    func index(of byte: UInt8, from start: Int = 0) -> Int? {
+        guard start < count, let base = baseAddress, let hit = memchr(base + start, Int32(byte), count - start)
+        else { return nil }
+        return base.distance(to: UnsafeRawPointer(hit))
     }
 }

@@ -333,6 +333,7 @@ final class NativeTransfer {
         let limit = transport.settings.maxHeaderBytes + 4
         var consumed = 0
         func lines(_ bytes: UnsafeRawBufferPointer) -> HeadRead {
+            let task = self.task  // one load of the weak reference, not one per line
             while true {
                 guard let base = bytes.baseAddress, consumed < bytes.count,
                     let hit = memchr(base + consumed, 0x0A, bytes.count - consumed)
