@@ -357,7 +357,33 @@ public final class UpstreamTask {
             trailerLine(line)
             return .more
         }
-        let step = transfer.head.consume(line)
+        return headStep(transfer.head.consume(line), line: line, transfer: transfer)
+    }
+
+    /// The whole lines of `bytes` from `consumed` on, up to the first that completes something
+    /// (a head, an interim head, a refusal): the lines before it go straight to the parser, with
+    /// the phase looked at once rather than once per line. `consumed` moves past every line
+    /// taken; `nil` when no whole line is left.
+    func receiveHeadLines(_ bytes: UnsafeRawBufferPointer, consumed: inout Int) -> HeadLine? {
+        guard case .transferring(let transfer) = phase, response == nil else {
+            guard let end = bytes.index(of: 0x0A, from: consumed) else { return nil }
+            defer { consumed = end + 1 }
+            return receiveHeadLine(UnsafeRawBufferPointer(rebasing: bytes[consumed...end]))
+        }
+        while let end = bytes.index(of: 0x0A, from: consumed) {
+            let line = UnsafeRawBufferPointer(rebasing: bytes[consumed...end])
+            consumed = end + 1
+            let step = transfer.head.consume(line)
+            if case .more = step { continue }
+            return headStep(step, line: line, transfer: transfer)
+        }
+        return nil
+    }
+
+    /// What a head line's `step` means for the task.
+    private func headStep(_ step: ResponseHeadParser.Step, line: UnsafeRawBufferPointer, transfer: Transfer)
+        -> HeadLine
+    {
         switch step {
         case .more:
             return .more

@@ -333,15 +333,11 @@ final class NativeTransfer {
         let limit = transport.settings.maxHeaderBytes + 4
         var consumed = 0
         func lines(_ bytes: UnsafeRawBufferPointer) -> HeadRead {
-            let task = self.task  // one load of the weak reference, not one per line
+            guard let task else { return .line(.abort) }
             while true {
-                guard let base = bytes.baseAddress, consumed < bytes.count,
-                    let hit = memchr(base + consumed, 0x0A, bytes.count - consumed)
-                else { return consumed == 0 && bytes.count >= limit ? .tooLong : .partial }
-                let length = (base + consumed).distance(to: UnsafeRawPointer(hit)) + 1
-                guard let task else { return .line(.abort) }
-                let step = task.receiveHeadLine(UnsafeRawBufferPointer(start: base + consumed, count: length))
-                consumed += length
+                guard let step = task.receiveHeadLines(bytes, consumed: &consumed) else {
+                    return consumed == 0 && bytes.count >= limit ? .tooLong : .partial
+                }
                 // The task may have stopped this transfer (its connection, and this buffer, gone).
                 guard case .more = step, !isDone, connection != nil else { return .line(step) }
             }

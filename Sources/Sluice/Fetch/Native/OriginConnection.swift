@@ -314,5 +314,12 @@ struct OriginKey: Hashable {
     }
 
     var bareHost: String { host.withoutIPv6Brackets }
+
+    /// The host and port only (two pool lookups a request): keys that differ in scheme or trust
+    /// alone share a bucket and are told apart by `==`.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+    }
     var authority: String { "\(host):\(port)" }
 }
