@@ -53,20 +53,19 @@ struct ResponseHeadParser {
             if let violation = ResponseFraming.violation(&head) { return .refused(violation) }
             return .final(head)
         }
-        guard var head = building else {
+        guard building != nil else {
             guard let head = StatusLine.parse(text) else { return .notHTTP }
             building = head
             return .more
         }
-        building = nil  // no copy of the fields while this line is added
-        defer { building = head }
-        if let first = text.first, first == 0x20 || first == 0x09, let last = head.headers.fields.last {
+        // The head is changed where it is kept (`building?.…`: in place, no copy of it per line).
+        if let first = text.first, first == 0x20 || first == 0x09, let last = building?.headers.fields.last {
             // obs-fold from an origin: replaced with a space (RFC 9112 §5.2).
             if let violation = ResponseFraming.valueViolation(UnsafeRawBufferPointer(rebasing: text[1...])) {
                 return .refused(violation)
             }
-            head.headers.remove(last.name)
-            head.headers.append(
+            building?.headers.remove(last.name)
+            building?.headers.append(
                 name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
             return .more
         }
@@ -90,7 +89,7 @@ struct ResponseHeadParser {
             return .refused(violation)
         }
         let name = FieldNameTable.name(nameBytes, code: code)
-        head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
+        building?.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
         return .more
     }
 }

@@ -6,59 +6,63 @@ enum RequestHeadWriter {
     static let crlf: [UInt8] = [0x0D, 0x0A]
     private static let hex = Array("0123456789ABCDEF".utf8)
 
-    /// The whole head, its empty line included.
+    /// The whole head, its empty line included, written once into room sized beforehand.
     static func head(_ request: UpstreamRequest) -> [UInt8] {
-        var out: [UInt8] = []
-        var size = request.method.utf8.count + request.url.pathAndQuery.utf8.count + request.url.host.utf8.count + 48
         let fields = request.headers.fields
+        let path = request.url.pathAndQuery
+        // A path byte may become three (percent-encoded); the port and the length are at most
+        // 5 and 20 digits, the fixed text under 64 bytes.
+        var size = request.method.utf8.count + 3 * path.utf8.count + request.url.host.utf8.count + 96
         // Indices, not `for field in`: binding a Field copies (retains) its strings.
         for index in fields.indices { size += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
-        out.reserveCapacity(size)
-        out.append(contentsOf: request.method.utf8)
-        out.append(0x20)
-        if request.url.hasEmptyPath, request.method == "OPTIONS" {
-            out.append(UInt8(ascii: "*"))
-        } else {
-            // A target made elsewhere (a followed redirect's Location) may hold bytes a request
-            // line must not: they go percent-encoded, never raw.
-            for byte in request.url.pathAndQuery.utf8 {
-                if byte > 0x20, byte < 0x7F {
-                    out.append(byte)
-                } else {
-                    out.append(UInt8(ascii: "%"))
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 15)])
+        var out: [UInt8] = []
+        out.append(atMost: size) { out in
+            out.put(request.method)
+            out.put(0x20)
+            if request.url.hasEmptyPath, request.method == "OPTIONS" {
+                out.put(UInt8(ascii: "*"))
+            } else {
+                // A target made elsewhere (a followed redirect's Location) may hold bytes a
+                // request line must not: they go percent-encoded, never raw.
+                for byte in path.utf8 {
+                    if byte > 0x20, byte < 0x7F {
+                        out.put(byte)
+                    } else {
+                        out.put(UInt8(ascii: "%"))
+                        out.put(hex[Int(byte >> 4)])
+                        out.put(hex[Int(byte & 15)])
+                    }
                 }
             }
-        }
-        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
-        // A rule that keeps the client's Host (map remote) left it among the fields.
-        if !request.headers.contains(.host) {
-            out.append(contentsOf: "Host: ".utf8)
-            out.append(contentsOf: request.url.host.utf8)
-            if !request.url.hasDefaultPort {
-                out.append(UInt8(ascii: ":"))
-                out.append(contentsOf: String(request.url.port).utf8)
+            out.put(" HTTP/1.1\r\n")
+            // A rule that keeps the client's Host (map remote) left it among the fields.
+            if !request.headers.contains(.host) {
+                out.put("Host: ")
+                out.put(request.url.host)
+                if !request.url.hasDefaultPort {
+                    out.put(UInt8(ascii: ":"))
+                    out.putDecimal(Int64(request.url.port))
+                }
+                out.put("\r\n")
             }
-            out.append(contentsOf: crlf)
+            for index in fields.indices {
+                out.put(fields[index].name)
+                out.put(UInt8(ascii: ":"))
+                out.put(0x20)
+                out.put(fields[index].value)
+                out.put("\r\n")
+            }
+            switch request.body {
+            case .none: break
+            case .length(let count):
+                out.put("Content-Length: ")
+                out.putDecimal(count)
+                out.put("\r\n")
+            case .streamed:
+                out.put("Transfer-Encoding: chunked\r\n")
+            }
+            out.put("\r\n")
         }
-        for index in fields.indices {
-            out.append(contentsOf: fields[index].name.utf8)
-            out.append(UInt8(ascii: ":"))
-            out.append(0x20)
-            out.append(contentsOf: fields[index].value.utf8)
-            out.append(contentsOf: crlf)
-        }
-        switch request.body {
-        case .none: break
-        case .length(let count):
-            out.append(contentsOf: "Content-Length: ".utf8)
-            out.append(contentsOf: String(count).utf8)
-            out.append(contentsOf: crlf)
-        case .streamed:
-            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
-        }
-        out.append(contentsOf: crlf)
         return out
     }
 }
