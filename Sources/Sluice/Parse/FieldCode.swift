@@ -112,6 +112,7 @@ struct FieldCodeTable: @unchecked Sendable {
     private init() {
         var sorted: [Entry] = []
         for code in FieldCode.allCases where code != .other {
+            precondition(code.rawValue < 64, "a FieldCode needs a bit of HTTPFields' presence set")
             let name = code.lowercaseName
             let bytes = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
             precondition(bytes.count >= 2 && bytes.count <= Self.longest)

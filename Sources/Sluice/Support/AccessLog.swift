@@ -62,8 +62,8 @@ final class AccessLog: EventMonitor {
     /// ``line(_:)``'s text, appended to `out` byte by byte (an access line per request is on the
     /// hit path: no intermediate strings).
     static func write(_ record: ExchangeRecord, into out: inout [UInt8]) {
-        // Three strings, then at most 16 numbers of 26 bytes and 80 bytes of labels.
-        let bound = record.client.utf8.count + record.method.utf8.count + record.url.utf8.count + 512
+        // Three strings, then at most 9 numbers of 26 bytes and 80 bytes of labels and separators.
+        let bound = record.client.utf8.count + record.method.utf8.count + record.url.utf8.count + 320
         out.append(atMost: bound) { out in
             out.put(record.client)
             out.put(" \"")

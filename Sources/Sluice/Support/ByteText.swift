@@ -57,7 +57,13 @@ struct ByteWriter {
     mutating func put(_ text: String) {
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
             guard let source = bytes.baseAddress else { return 0 }
-            (base + count).update(from: source, count: bytes.count)
+            let target = base + count
+            if bytes.count <= 16 {
+                // Short names and values: a loop costs less than calling memmove.
+                for index in 0..<bytes.count { target[index] = source[index] }
+            } else {
+                target.update(from: source, count: bytes.count)
+            }
             return bytes.count
         }
         if let copied {
@@ -90,13 +96,17 @@ struct ByteWriter {
     mutating func putMilliseconds(_ seconds: Double) {
         var scaled = seconds * 1_000_000
         if !(scaled.magnitude < 9e18) { scaled = 0 }  // NaN or beyond Int64: no trap in a log line
-        let micros = Int64(scaled < 0 ? scaled - 0.5 : scaled + 0.5)  // rounded half away from zero
+        // `scaled.rounded()` (half away from zero) without calling libm: truncate, then look at
+        // the fraction, which the subtraction gives exactly.
+        var micros = Int64(scaled)
+        let fraction = scaled - Double(micros)
+        if fraction >= 0.5 { micros += 1 } else if fraction <= -0.5 { micros -= 1 }
         putDecimal(micros / 1000)
         put(0x2E)
-        let fraction = (micros % 1000).magnitude
-        put(UInt8(0x30 + fraction / 100))
-        put(UInt8(0x30 + fraction / 10 % 10))
-        put(UInt8(0x30 + fraction % 10))
+        let thousandths = (micros % 1000).magnitude
+        put(UInt8(0x30 + thousandths / 100))
+        put(UInt8(0x30 + thousandths / 10 % 10))
+        put(UInt8(0x30 + thousandths % 10))
         put(0x6D)
         put(0x73)
     }
@@ -105,8 +115,23 @@ struct ByteWriter {
 extension Array where Element == UInt8 {
     /// Appends what `write` writes, at most `bound` bytes, through a ``ByteWriter``.
     mutating func append(atMost bound: Int, _ write: (inout ByteWriter) -> Void) {
+        if isEmpty {
+            // A new array: written into its uninitialized room, nothing to fill first.
+            self = [UInt8](unsafeUninitializedCapacity: bound) { buffer, initialized in
+                var writer = ByteWriter(base: buffer.baseAddress!)
+                write(&writer)
+                precondition(writer.count <= bound, "ByteWriter overran its bound")
+                initialized = writer.count
+            }
+            return
+        }
         let start = count
-        append(contentsOf: repeatElement(0, count: bound))
+        // Room made with a copy of zeros (one memcpy; `repeatElement` goes element by element).
+        if bound <= ZeroBytes.count {
+            append(contentsOf: UnsafeBufferPointer(start: ZeroBytes.shared.base, count: bound))
+        } else {
+            append(contentsOf: repeatElement(0, count: bound))
+        }
         var written = 0
         withUnsafeMutableBufferPointer { buffer in
             var writer = ByteWriter(base: buffer.baseAddress! + start)
@@ -125,5 +150,18 @@ extension UnsafeRawBufferPointer {
         guard start < count, let base = baseAddress, let hit = memchr(base + start, Int32(byte), count - start)
         else { return nil }
         return base.distance(to: UnsafeRawPointer(hit))
+    }
+}
+
+/// A kilobyte of zeros, made once: room in an array is made by copying from it.
+private struct ZeroBytes: @unchecked Sendable {
+    static let count = 1024
+    static let shared = ZeroBytes()
+    let base: UnsafePointer<UInt8>
+
+    private init() {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.count)
+        bytes.initialize(repeating: 0, count: Self.count)
+        base = UnsafePointer(bytes)
     }
 }
