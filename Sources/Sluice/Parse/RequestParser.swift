@@ -57,7 +57,18 @@ public struct RequestParser: Sendable {
             lineStart = start
         }
         var index = scanned
+        // Past this many bytes the head is too large.
+        let bound = min(count, start + limits.maxHeaderBytes + 1)
         while index < count {
+            // Bytes other than CR and LF (nearly all) are passed over in a tight loop.
+            while index < bound, input[index] > 0x0D { index += 1 }
+            if index - start > limits.maxHeaderBytes {
+                if !requestLineDone, index - start > limits.maxRequestLine {
+                    return .failure(.badRequest(reason: .requestLineTooLong(limit: limits.maxRequestLine)))
+                }
+                return .failure(.badRequest(reason: .headersTooLarge(limit: limits.maxHeaderBytes)))
+            }
+            guard index < count else { break }
             let byte = input[index]
             if byte == 0x0A {
                 guard index > start, input[index - 1] == 0x0D else { return .failure(malformed("bare LF")) }

@@ -57,13 +57,7 @@ struct ByteWriter {
     mutating func put(_ text: String) {
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
             guard let source = bytes.baseAddress else { return 0 }
-            let target = base + count
-            if bytes.count <= 16 {
-                // Short names and values: a loop costs less than calling memmove.
-                for index in 0..<bytes.count { target[index] = source[index] }
-            } else {
-                target.update(from: source, count: bytes.count)
-            }
+            (base + count).update(from: source, count: bytes.count)
             return bytes.count
         }
         if let copied {
