@@ -329,7 +329,8 @@ struct AdminRoutes {
                 return .json(404, AdminConnection.error("no entry \(id)"))
             }
             var headers = HTTPFields()
-            headers.append(name: "Content-Type", value: entry.contentType ?? "application/octet-stream", code: .contentType)
+            headers.append(
+                name: "Content-Type", value: entry.contentType ?? "application/octet-stream", code: .contentType)
             if let coding = entry.headers[.contentEncoding] {
                 headers.append(name: "Content-Encoding", value: coding, code: .contentEncoding)
             }

@@ -77,13 +77,16 @@ extension LocalAnswer {
         var headers = answer.headers
         if !headers.contains(.contentType), !MapLocal.isBodiless(answer.status) {
             switch answer.body {
-            case .file(let path): headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path), code: .contentType)
+            case .file(let path):
+                headers.append(name: "Content-Type", value: MapLocal.mediaType(forFile: path), code: .contentType)
             case .text(let text) where !text.isEmpty:
                 headers.append(name: "Content-Type", value: "text/plain; charset=utf-8", code: .contentType)
             case .text: break
             }
         }
-        if !MapLocal.isBodiless(answer.status) { headers.append(name: "Content-Length", value: String(bodyLength), code: .contentLength) }
+        if !MapLocal.isBodiless(answer.status) {
+            headers.append(name: "Content-Length", value: String(bodyLength), code: .contentLength)
+        }
         if !headers.contains(.date) { headers.append(name: "Date", value: date, code: .date) }
         Forwarding.appendVia(&headers, version: "1.1")
         if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }

@@ -84,7 +84,9 @@ enum ResponseWriter {
         headers.append(name: "Via", value: "1.1 sluice", code: .via)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
-        if let challenge = problem.proxyAuthenticate { headers.append(name: "Proxy-Authenticate", value: challenge, code: .proxyAuthenticate) }
+        if let challenge = problem.proxyAuthenticate {
+            headers.append(name: "Proxy-Authenticate", value: challenge, code: .proxyAuthenticate)
+        }
         if !keepAlive { headers.append(name: "Connection", value: "close", code: .connection) }
         return ResponseHead(status: problem.status, reason: problem.reasonPhrase ?? "", headers: headers)
     }

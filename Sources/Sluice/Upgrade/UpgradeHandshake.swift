@@ -51,7 +51,8 @@ enum UpgradeHandshake {
         HopByHop.strip(&headers)  // the switch's own two are written again below
         Forwarding.appendVia(&headers, version: response.version)
         headers.append(name: "Connection", value: "Upgrade", code: .connection)
-        headers.append(name: "Upgrade", value: response.headers.values(.upgrade).joined(separator: ", "), code: .upgrade)
+        headers.append(
+            name: "Upgrade", value: response.headers.values(.upgrade).joined(separator: ", "), code: .upgrade)
         return ResponseWriter.head(status: 101, reason: response.reason, headers: headers)
     }
 

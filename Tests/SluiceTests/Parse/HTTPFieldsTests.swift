@@ -30,7 +30,8 @@ struct FieldCodeTests {
             let lower = code.lowercaseName.description
             #expect(FieldCode(lower) == code)
             #expect(FieldCode(lower.uppercased()) == code)
-            let mixed = String(lower.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.uppercased()) : $0.element })
+            let mixed = String(
+                lower.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.uppercased()) : $0.element })
             #expect(FieldCode(mixed) == code)
             // One letter off, one byte longer or shorter: another name.
             #expect(FieldCode(String(lower.dropLast()) + "_") == .other)

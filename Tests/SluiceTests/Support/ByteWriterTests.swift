@@ -36,10 +36,14 @@ struct ByteWriterTests {
             #expect(written(atMost: 20) { $0.putDecimal(value) } == String(value))
         }
         let long = String(repeating: "abcdefghij", count: 10)
-        #expect(written(atMost: 200, into: Array("log: ".utf8)) { $0.put("x-field"); $0.put(0x20); $0.put(long) }
-            == "log: x-field " + long)
-        #expect(written(atMost: 2000, into: [0x41]) { $0.put(String(repeating: "é", count: 400)) }
-            == "A" + String(repeating: "é", count: 400))
+        #expect(
+            written(atMost: 200, into: Array("log: ".utf8)) {
+                $0.put("x-field"); $0.put(0x20); $0.put(long)
+            }
+                == "log: x-field " + long)
+        #expect(
+            written(atMost: 2000, into: [0x41]) { $0.put(String(repeating: "é", count: 400)) }
+                == "A" + String(repeating: "é", count: 400))
         #expect(written(atMost: 8) { $0.put("") } == "")
     }
 }
