@@ -109,8 +109,8 @@ struct ByteWriter {
 extension Array where Element == UInt8 {
     /// Appends what `write` writes, at most `bound` bytes, through a ``ByteWriter``.
     mutating func append(atMost bound: Int, _ write: (inout ByteWriter) -> Void) {
-        if isEmpty {
-            // A new array: written into its uninitialized room, nothing to fill first.
+        if capacity == 0 {
+            // A new array (no room reserved to keep): written into its uninitialized room.
             self = [UInt8](unsafeUninitializedCapacity: bound) { buffer, initialized in
                 var writer = ByteWriter(base: buffer.baseAddress!)
                 write(&writer)
