@@ -149,8 +149,12 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     }
 
     /// Every value of `name`, in order.
-    public func values(_ name: String) -> [String] {
-        let code = FieldCode(name)
+    public func values(_ name: String) -> [String] { values(of: name, code: FieldCode(name)) }
+
+    /// Every value of the field `code` names, in order.
+    public func values(_ code: FieldCode) -> [String] { code == .other ? [] : values(of: "", code: code) }
+
+    private func values(of name: String, code: FieldCode) -> [String] {
         guard mayContain(code) else { return [] }
         var values: [String] = []
         var next = index(of: name, code: code)
@@ -158,14 +162,6 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
             values.append(fields[index].value)
             next = self.index(of: name, code: code, from: index + 1)
         }
-        return values
-    }
-
-    /// Every value of the field `code` names, in order.
-    public func values(_ code: FieldCode) -> [String] {
-        guard contains(code) else { return [] }
-        var values: [String] = []
-        for index in fields.indices where fields[index].code == code { values.append(fields[index].value) }
         return values
     }
 
@@ -182,20 +178,13 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     }
 
     /// Every comma-separated element of every `name` line, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
-    public func tokens(_ name: String) -> [String] {
-        let code = FieldCode(name)
-        guard mayContain(code) else { return [] }
-        return values(name).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter {
-            !$0.isEmpty
-        }
-    }
+    public func tokens(_ name: String) -> [String] { Self.tokens(of: values(name)) }
 
     /// Every comma-separated element of every line of the field `code` names, trimmed and lower-cased.
-    public func tokens(_ code: FieldCode) -> [String] {
-        guard contains(code) else { return [] }
-        return values(code).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter {
-            !$0.isEmpty
-        }
+    public func tokens(_ code: FieldCode) -> [String] { Self.tokens(of: values(code)) }
+
+    private static func tokens(of values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
     }
 
     /// Removes every line of the field `code` names.
