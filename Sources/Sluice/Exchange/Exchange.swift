@@ -83,7 +83,7 @@ final class Exchange {
             if capture == nil { capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom) }
             watcher.exchangeDidStart(self)
         }
-        let plan = route.url != nil ? env.faults.plan(for: route.rule) : nil
+        let plan = route.url != nil ? env.faults.plan(for: route.entry) : nil
         if plan != nil || capture != nil { composeWireStages(faults: plan) }
         if let plan { return inject(plan) }
         proceed()

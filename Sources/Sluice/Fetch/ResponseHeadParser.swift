@@ -23,13 +23,17 @@ struct ResponseHeadParser {
 
     /// The most bytes one header section may have (`limits.max_header_bytes`).
     let maxHeaderBytes: Int
-    /// The head being read, after its status line.
-    private var building: ResponseHead?
+    /// Where the parser is: waiting for a status line, or reading the fields of `head`.
+    private enum Position { case betweenSections, inFields }
+    private var position = Position.betweenSections
+    /// The head being read, after its status line (not an optional: a field is appended where
+    /// the head is kept, with no copy of it or check of an optional per line).
+    private var head = ResponseHead(status: 0)
     /// Bytes of the section so far, line ends included.
     private var sectionBytes = 0
 
     /// No section is being read (before the first status line, or after a complete head).
-    var isBetweenSections: Bool { building == nil }
+    var isBetweenSections: Bool { position == .betweenSections }
 
     init(maxHeaderBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
@@ -47,26 +51,28 @@ struct ResponseHeadParser {
         }
         if text.isEmpty {
             sectionBytes = 0
-            guard var head = building else { return .more }
-            building = nil
-            guard head.status >= 200 else { return .interim(head) }
-            if let violation = ResponseFraming.violation(&head) { return .refused(violation) }
-            return .final(head)
+            guard position == .inFields else { return .more }
+            position = .betweenSections
+            // Moved out, not copied: the parser keeps an empty head.
+            var done = ResponseHead(status: 0)
+            swap(&done, &head)
+            guard done.status >= 200 else { return .interim(done) }
+            if let violation = ResponseFraming.violation(&done) { return .refused(violation) }
+            return .final(done)
         }
-        guard building != nil else {
-            guard let head = StatusLine.parse(text) else { return .notHTTP }
-            building = head
+        guard position == .inFields else {
+            guard let parsed = StatusLine.parse(text) else { return .notHTTP }
+            head = parsed
+            position = .inFields
             return .more
         }
-        // The head is changed where it is kept (`building?.…`: in place, no copy of it per line).
-        if let first = text.first, first == 0x20 || first == 0x09, let last = building?.headers.fields.last {
-            // obs-fold from an origin: replaced with a space (RFC 9112 §5.2).
+        if let first = text.first, first == 0x20 || first == 0x09, head.headers.count > 0 {
+            // obs-fold from an origin: replaced with a space (RFC 9112 §5.2), on the line it
+            // continues (earlier lines of the same name stay as they were).
             if let violation = ResponseFraming.valueViolation(UnsafeRawBufferPointer(rebasing: text[1...])) {
                 return .refused(violation)
             }
-            building?.headers.remove(last.name)
-            building?.headers.append(
-                name: last.name, value: last.value + " " + String(decoding: text, as: UTF8.self).trimmingOWS())
+            head.headers.extendLastValue(with: " " + String(decoding: text, as: UTF8.self).trimmingOWS())
             return .more
         }
         guard let found = memchr(text.baseAddress!, 0x3A, text.count) else {
@@ -89,7 +95,7 @@ struct ResponseHeadParser {
             return .refused(violation)
         }
         let name = FieldNameTable.name(nameBytes, code: code)
-        building?.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
+        head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
         return .more
     }
 }
@@ -98,25 +104,32 @@ struct ResponseHeadParser {
 enum StatusLine {
     /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
     static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
-        guard text.starts(with: "HTTP/".utf8), let space = text.firstIndex(of: 0x20) else { return nil }
-        let version = String(decoding: text[5..<space], as: UTF8.self)
-        let rest = text[(space + 1)...]
-        guard rest.count >= 3 else { return nil }
-        let codeBytes = rest.prefix(3)
-        guard codeBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-            let code = Int(String(decoding: codeBytes, as: UTF8.self))
+        guard text.count > 5, text[0] == 0x48, text[1] == 0x54, text[2] == 0x54, text[3] == 0x50, text[4] == 0x2F,
+            let found = memchr(text.baseAddress! + 5, 0x20, text.count - 5)
         else { return nil }
+        let space = text.baseAddress!.distance(to: UnsafeRawPointer(found))
+        let versionBytes = UnsafeRawBufferPointer(rebasing: text[5..<space])
+        let isOneOne =
+            versionBytes.count == 3 && versionBytes[0] == 0x31 && versionBytes[1] == 0x2E && versionBytes[2] == 0x31
+        let version = isOneOne ? "1.1" : String(decoding: versionBytes, as: UTF8.self)
+        // Three digits, then the end or a space and the reason.
+        guard text.count >= space + 4 else { return nil }
+        var code = 0
+        for index in (space + 1)...(space + 3) {
+            let digit = text[index] &- 0x30
+            guard digit <= 9 else { return nil }
+            code = code * 10 + Int(digit)
+        }
         var reason = ""
-        if rest.count > 3 {
-            guard rest[rest.startIndex + 3] == 0x20 else { return nil }
+        if text.count > space + 4 {
+            guard text[space + 4] == 0x20 else { return nil }
             // Control bytes never reach a client's status line.
-            let text = rest.dropFirst(4)
+            let phrase = text[(space + 5)...]
             func allowed(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x7F || byte == 0x09 }
             reason =
-                text.allSatisfy(allowed)
-                ? String(decoding: text, as: UTF8.self) : String(decoding: text.filter(allowed), as: UTF8.self)
+                phrase.allSatisfy(allowed)
+                ? String(decoding: phrase, as: UTF8.self) : String(decoding: phrase.filter(allowed), as: UTF8.self)
         }
-        return ResponseHead(
-            status: code, reason: reason, version: version == "2" ? "2" : version, headers: HTTPFields(capacity: 16))
+        return ResponseHead(status: code, reason: reason, version: version, headers: HTTPFields(capacity: 16))
     }
 }

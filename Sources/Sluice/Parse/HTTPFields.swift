@@ -101,6 +101,13 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         append(Field(name: name, value: value, code: code))
     }
 
+    /// Adds `text` to the last line's value (an obs-fold's continuation, RFC 9112 §5.2); nothing
+    /// when there is no line. Its name, and so the lines' order and codes, stay as they were.
+    mutating func extendLastValue(with text: String) {
+        guard !fields.isEmpty else { return }
+        fields[fields.count - 1].value += text
+    }
+
     private mutating func append(_ field: Field) {
         present |= field.code.bit
         fields.append(field)

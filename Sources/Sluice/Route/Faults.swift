@@ -117,11 +117,13 @@ final class FaultBook {
     /// Rules whose faults were switched off at run time.
     private(set) var switchedOff: Set<String> = []
     /// The plan for a request under `rule` (`nil`: the rule has no faults, or they are off).
-    func plan(for rule: Rule) -> FaultPlan? {
-        guard let faults = rule.faults, !switchedOff.contains(rule.name) else { return nil }
-        var rolled = dice[rule.name] ?? FaultDice(seed: faults.seed ?? UInt64.random(in: .min ... .max))
+    func plan(for entry: RuleBook.Entry) -> FaultPlan? {
+        // Read through the shared entry: a `Rule` bound to a name would be a copy of all its fields.
+        guard let faults = entry.rule.faults, !switchedOff.contains(entry.rule.name) else { return nil }
+        let name = entry.rule.name
+        var rolled = dice[name] ?? FaultDice(seed: faults.seed ?? UInt64.random(in: .min ... .max))
         let plan = FaultPlan.draw(faults, using: &rolled)
-        dice[rule.name] = rolled
+        dice[name] = rolled
         return plan.isEmpty ? nil : plan
     }
 

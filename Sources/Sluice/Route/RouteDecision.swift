@@ -4,13 +4,15 @@
 struct RouteDecision {
     /// The target (set once the request is routable).
     var url: TargetURL?
+    /// The rule that applies (the defaults when none matched), shared with the rule book.
+    private(set) var entry: RuleBook.Entry
     /// The rule that applies (the defaults when none matched).
-    var rule: Rule
+    var rule: Rule { entry.rule }
     /// Whether a rule (not the defaults) matched.
-    var matched = false
+    var matched: Bool { entry.matched }
     /// The rule's enforce-mode gate and will-cache hook.
-    var gate: (any ResponseHandler)?
-    var cacher: (any CachedResponseHandler)?
+    var gate: (any ResponseHandler)? { entry.gate }
+    var cacher: (any CachedResponseHandler)? { entry.cacher }
     /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
     var stripMode: NullStripper.Mode?
     /// A request for the onboarding page (``Onboarding``): its path, answered by Sluice.
@@ -19,7 +21,7 @@ struct RouteDecision {
     /// What delivery does to a JSON body: the rule's patch, then the stripping in force.
     var transform: JSONTransform? { JSONTransform(strip: stripMode, patch: rule.rewrite?.responsePatch) }
 
-    init(defaults: Rule) { rule = defaults }
+    init(_ entry: RuleBook.Entry) { self.entry = entry }
 
     /// The rule's name when a rule matched.
     var matchedName: String? { matched ? rule.name : nil }
@@ -44,7 +46,7 @@ struct RouteDecision {
     static func decide(_ request: ProxyRequest, policy: Policy, rules book: RuleBook, localClient: Bool)
         -> (route: RouteDecision, answer: ExchangeMachine.Route)
     {
-        var route = RouteDecision(defaults: book.defaults)
+        var route = RouteDecision(book.defaultEntry)
         let url: TargetURL
         switch request.target {
         case .absolute(let target):
@@ -70,14 +72,7 @@ struct RouteDecision {
             return (route, .answerLocally)
         }
         if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
-        if !book.rules.isEmpty || book.defaults.accept != nil || book.defaults.cache != nil
-            || book.defaults.rewrite != nil
-        {
-            let resolved = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
-            (route.rule, route.matched, route.gate, route.cacher) = (
-                resolved.rule, resolved.matched, resolved.gate, resolved.cacher
-            )
-        }
+        route.entry = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
         route.stripMode = stripping(requested: request.headers["sluice-strip-nulls"], rule: route.rule.stripJSONNulls)
         if let expectation = request.headers[.expect], !request.expectsContinue {
             return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))

@@ -67,23 +67,37 @@ public struct RuleMatch: Sendable, Equatable {
 }
 
 /// The rules in force: the first whose `match` fits a request gives it its ``Rule``; `defaults` otherwise.
-public struct RuleBook: Sendable, Equatable {
+/// A class: every exchange is handed the book, and a reference is one retain where a struct of
+/// arrays and a `Rule` would be one per part.
+public final class RuleBook: Sendable, Equatable {
     public let rules: [Rule]
     public let defaults: Rule
-    /// Each rule's enforce-mode response handler, built once (not per request).
-    private let gates: [(any ResponseHandler)?]
-    private let defaultsGate: (any ResponseHandler)?
-    /// Each rule's will-cache hook, built once.
-    private let cachers: [(any CachedResponseHandler)?]
-    private let defaultsCacher: (any CachedResponseHandler)?
+    /// Each rule with its hooks, built once and shared by the requests it applies to (a route
+    /// keeps a reference, not a copy of the rule's many fields).
+    private let entries: [Entry]
+    private let defaultsEntry: Entry
+
+    /// A rule as requests get it: the rule, whether it is one of `rules` (not the defaults), its
+    /// enforce-mode response handler and its will-cache hook.
+    final class Entry: Sendable {
+        let rule: Rule
+        let matched: Bool
+        let gate: (any ResponseHandler)?
+        let cacher: (any CachedResponseHandler)?
+
+        init(_ rule: Rule, matched: Bool) {
+            self.rule = rule
+            self.matched = matched
+            gate = RuleBook.gate(rule)
+            cacher = RuleBook.cacher(rule)
+        }
+    }
 
     public init(rules: [Rule] = [], defaults: Rule = Rule(name: "defaults")) {
         self.rules = rules
         self.defaults = defaults
-        gates = rules.map(RuleBook.gate)
-        defaultsGate = RuleBook.gate(defaults)
-        cachers = rules.map(RuleBook.cacher)
-        defaultsCacher = RuleBook.cacher(defaults)
+        entries = rules.map { Entry($0, matched: true) }
+        defaultsEntry = Entry(defaults, matched: false)
     }
 
     public static func == (lhs: RuleBook, rhs: RuleBook) -> Bool {
@@ -124,19 +138,13 @@ public struct RuleBook: Sendable, Equatable {
 
     /// What a request gets: its rule, whether a rule (not the defaults) matched, the rule's
     /// enforce-mode validation hook and its will-cache hook. `path` may carry the query (it is ignored).
-    func resolve(method: String, host: String, path: String) -> Resolved {
-        for (index, rule) in rules.enumerated() where rule.match.matches(method: method, host: host, path: path) {
-            return Resolved(rule: rule, matched: true, gate: gates[index], cacher: cachers[index])
-        }
-        return Resolved(rule: defaults, matched: false, gate: defaultsGate, cacher: defaultsCacher)
+    func resolve(method: String, host: String, path: String) -> Entry {
+        for entry in entries where entry.rule.match.matches(method: method, host: host, path: path) { return entry }
+        return defaultsEntry
     }
 
-    struct Resolved {
-        let rule: Rule
-        let matched: Bool
-        let gate: (any ResponseHandler)?
-        let cacher: (any CachedResponseHandler)?
-    }
+    /// The defaults with their hooks (what a request gets when no rule matches).
+    var defaultEntry: Entry { defaultsEntry }
 }
 
 /// A glob for hosts or paths.

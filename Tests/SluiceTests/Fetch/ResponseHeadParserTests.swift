@@ -79,6 +79,17 @@ struct ResponseHeadParserTests {
         #expect(
             Self.steps(["HTTP/1.1 200 OK", "X-Long: one", " \t two", "\tthree ", "B: c", ""])
                 == [.final(Self.head(200, "OK", "1.1", [("X-Long", "one two three"), ("B", "c")]))])
+        // Only the line the fold continues changes: an earlier line of the same name stays.
+        #expect(
+            Self.steps(["HTTP/1.1 200 OK", "Set-Cookie: a=1", "Set-Cookie: b=2", " ; Path=/", ""])
+                == [.final(Self.head(200, "OK", "1.1", [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2 ; Path=/")]))])
+        // The parser starts each section afresh: a second response's head has none of the first's fields.
+        #expect(
+            Self.steps(["HTTP/1.1 100 Continue", "A: 1", "", "HTTP/1.1 204 No Content", "B: 2", ""])
+                == [
+                    .interim(Self.head(100, "Continue", "1.1", [("A", "1")])),
+                    .final(Self.head(204, "No Content", "1.1", [("B", "2")])),
+                ])
     }
 
     @Test("Sections over the limit, lines without a colon, bad names and values are refused")
