@@ -44,15 +44,20 @@ public final class Session {
     /// Routes libcurl's moments through monitors and hooks.
     let delegate: SessionDelegate
     /// Session-wide redirect hook; `nil` passes redirects through.
-    public var redirectHandler: (any RedirectHandler)? { didSet { hooks.redirectHandler = redirectHandler } }
+    public var redirectHandler: (any RedirectHandler)? { didSet { rebuildHooks() } }
     /// Session-wide did-receive-response hook; `nil` allows everything.
-    public var responseHandler: (any ResponseHandler)? { didSet { hooks.responseHandler = responseHandler } }
+    public var responseHandler: (any ResponseHandler)? { didSet { rebuildHooks() } }
     /// Session-wide will-cache hook; `nil` keeps the proposal.
-    public var cachedResponseHandler: (any CachedResponseHandler)? {
-        didSet { hooks.cachedResponseHandler = cachedResponseHandler }
+    public var cachedResponseHandler: (any CachedResponseHandler)? { didSet { rebuildHooks() } }
+    /// The three session-wide hooks as one value (what a task's own hooks are merged over); made
+    /// again when one changes (tasks keep the one they started with).
+    private var hooks = UpstreamTask.Hooks.none
+
+    private func rebuildHooks() {
+        hooks = UpstreamTask.Hooks(
+            redirectHandler: redirectHandler, responseHandler: responseHandler,
+            cachedResponseHandler: cachedResponseHandler)
     }
-    /// The three session-wide hooks as one value (what a task's own hooks are merged over).
-    private var hooks = UpstreamTask.Hooks()
     /// Every monitor sees every task event.
     public let eventMonitor = CompositeEventMonitor()
     /// Where tasks may connect (never to this proxy, a denied network, or loopback for remote clients).
@@ -86,11 +91,11 @@ public final class Session {
     @discardableResult
     ///   - replaying: a recorded response the task hands over instead of asking the origin.
     public func makeTask(
-        _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .init(),
+        _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .none,
         replaying: ReplayedResponse? = nil
     ) -> UpstreamTask {
         nextTaskID += 1
-        let merged = hooks.isEmpty ? self.hooks : hooks.merging(self.hooks)
+        let merged = hooks.merging(self.hooks)
         let task = UpstreamTask(
             id: nextTaskID, request: request, delegate: delegate, hooks: merged, session: self, replayed: replaying)
         running[ObjectIdentifier(task)] = task

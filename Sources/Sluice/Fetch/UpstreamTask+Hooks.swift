@@ -1,10 +1,18 @@
 /// The hooks one upstream task runs with (Alamofire's per-request interceptors), merged in one place.
 extension UpstreamTask {
-    /// Per-task hooks (a rule's handlers override the session's).
-    public struct Hooks: Sendable {
-        public var redirectHandler: (any RedirectHandler)?
-        public var responseHandler: (any ResponseHandler)?
-        public var cachedResponseHandler: (any CachedResponseHandler)?
+    /// Per-task hooks (a rule's handlers override the session's). A class whose hooks never
+    /// change: every task is handed its hooks, and a reference is one retain where three optional
+    /// existentials were copied (and compared with `nil`) through their witness tables.
+    public final class Hooks: Sendable {
+        public let redirectHandler: (any RedirectHandler)?
+        public let responseHandler: (any ResponseHandler)?
+        public let cachedResponseHandler: (any CachedResponseHandler)?
+        /// Whether no hook is set (decided once, here).
+        public let isEmpty: Bool
+
+        /// No hooks at all.
+        public static let none = Hooks()
+
         public init(
             redirectHandler: (any RedirectHandler)? = nil, responseHandler: (any ResponseHandler)? = nil,
             cachedResponseHandler: (any CachedResponseHandler)? = nil
@@ -12,15 +20,15 @@ extension UpstreamTask {
             self.redirectHandler = redirectHandler
             self.responseHandler = responseHandler
             self.cachedResponseHandler = cachedResponseHandler
+            isEmpty = redirectHandler == nil && responseHandler == nil && cachedResponseHandler == nil
         }
-
-        /// Whether no hook is set.
-        public var isEmpty: Bool { redirectHandler == nil && responseHandler == nil && cachedResponseHandler == nil }
 
         /// These hooks, with `fallback`'s where these have none: the one place where the levels
         /// (the proxy's own, a rule's, the session's) are merged.
         public func merging(_ fallback: Hooks) -> Hooks {
-            Hooks(
+            if fallback.isEmpty { return self }
+            if isEmpty { return fallback }
+            return Hooks(
                 redirectHandler: redirectHandler ?? fallback.redirectHandler,
                 responseHandler: responseHandler ?? fallback.responseHandler,
                 cachedResponseHandler: cachedResponseHandler ?? fallback.cachedResponseHandler)

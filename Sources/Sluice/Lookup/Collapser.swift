@@ -28,7 +28,7 @@ final class Collapser {
     var waiting: Int { waiters.values.reduce(0) { $0 + $1.count } }
 
     /// Whether an exchange fetches `key` now.
-    func isFetching(_ key: String) -> Bool { leaders.contains(key) }
+    func isFetching(_ key: String) -> Bool { !leaders.isEmpty && leaders.contains(key) }
 
     /// Queues `waiter` behind the key's fetch; `false` when nobody fetches it.
     func join(_ key: String, _ waiter: any CollapseWaiter) -> Bool {
@@ -43,9 +43,10 @@ final class Collapser {
     /// The fetch is done with the cache: every waiter looks again, at the next loop turn (never
     /// inside a libcurl callback).
     func release(_ key: String, loop: EventLoop) {
+        // Each table is looked at only when it holds something: hashing the URL is the cost here.
         leaders.remove(key)
-        live[key] = nil
-        guard let queued = waiters.removeValue(forKey: key) else { return }
+        if !live.isEmpty { live[key] = nil }
+        guard !waiters.isEmpty, let queued = waiters.removeValue(forKey: key) else { return }
         loop.callSoon {
             for waiter in queued { waiter.collapseReleased() }
         }
@@ -63,11 +64,11 @@ final class Collapser {
     }
 
     /// The entry `key`'s leader is writing for its waiters, if any.
-    func liveWriter(_ key: String) -> CacheWriter? { live[key] }
+    func liveWriter(_ key: String) -> CacheWriter? { live.isEmpty ? nil : live[key] }
 
     /// Whether `key` was found not storable or shareable within its `cache.uncacheable_ttl`.
     func isUncacheable(_ key: String, now: Double) -> Bool {
-        guard let until = uncacheable[key] else { return false }
+        guard !uncacheable.isEmpty, let until = uncacheable[key] else { return false }
         if until > now { return true }
         uncacheable[key] = nil
         return false
