@@ -5,6 +5,11 @@ import PackageDescription
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Copies of large structs and enums (an optional error, a parent proxy, a response head) as
+    // inline retains, not calls through the type's value witnesses: Swift 6's type-layout
+    // lowering outlined each such copy as a metadata lookup and an indirect call. For every
+    // configuration, so that the tests run the code that ships.
+    .unsafeFlags(["-Xfrontend", "-disable-type-layout"]),
 ]
 
 /// For the modules that run on the loop thread: their class fields are owned by that one thread,
