@@ -16,10 +16,10 @@ let loopThread: [SwiftSetting] =
 
 /// For the proxy's per-request code: copies of large structs and enums (an optional error, a
 /// parent proxy, a response head) as inline retains, not calls through the type's value
-/// witnesses. Swift 6's type-layout lowering outlined each such copy as a metadata lookup and an
-/// indirect call: 4 % of a 1 KiB pass-through's instructions, 7 % of a hit's (callgrind). Every
-/// configuration, so that the tests run the code that ships. Not for `Contract`: its validator
-/// measured 9 % slower with it (`Benchmarks/contract.sh`).
+/// witnesses. The optimizer's type-layout lowering outlined each such copy as a metadata lookup
+/// and an indirect call: 4 % of a 1 KiB pass-through's instructions, 7 % of a hit's (callgrind).
+/// Release builds then lower value operations as debug builds (and so the tests) always did.
+/// Not for `Contract`: its validator measured 9 % slower with it (`Benchmarks/contract.sh`).
 let inlineCopies: [SwiftSetting] = loopThread + [.unsafeFlags(["-Xfrontend", "-disable-type-layout"])]
 
 let package = Package(

@@ -34,10 +34,10 @@ final class BackgroundRefresh: TaskDelegate {
             return
         }
         var failed = false
-        if let accept = admission.rule.rule.accept {
+        if let accept = admission.entry.rule.accept {
             failed =
                 ResponseValidator.validate(
-                    response, request: task.currentRequest, acceptance: accept, rule: admission.rule.rule.name) != nil
+                    response, request: task.currentRequest, acceptance: accept, rule: admission.entry.rule.name) != nil
         }
         if case .writing(let writer, _) = admission.begin(response, validationFailed: failed, now: env.clock()) {
             self.writer = writer

@@ -104,25 +104,29 @@ struct ResponseHeadParser {
 enum StatusLine {
     /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
     static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
-        guard text.count > 5, text[0] == 0x48, text[1] == 0x54, text[2] == 0x54, text[3] == 0x50, text[4] == 0x2F,
-            let found = memchr(text.baseAddress! + 5, 0x20, text.count - 5)
+        // Compared byte by byte: the generic `starts(with:)` and `elementsEqual` cost hundreds of
+        // instructions on every response.
+        let (h, t, p, slash) = (UInt8(ascii: "H"), UInt8(ascii: "T"), UInt8(ascii: "P"), UInt8(ascii: "/"))
+        guard text.count > 5, text[0] == h, text[1] == t, text[2] == t, text[3] == p, text[4] == slash,
+            let found = memchr(text.baseAddress! + 5, Int32(UInt8(ascii: " ")), text.count - 5)
         else { return nil }
         let space = text.baseAddress!.distance(to: UnsafeRawPointer(found))
         let versionBytes = UnsafeRawBufferPointer(rebasing: text[5..<space])
         let isOneOne =
-            versionBytes.count == 3 && versionBytes[0] == 0x31 && versionBytes[1] == 0x2E && versionBytes[2] == 0x31
+            versionBytes.count == 3 && versionBytes[0] == UInt8(ascii: "1") && versionBytes[1] == UInt8(ascii: ".")
+            && versionBytes[2] == UInt8(ascii: "1")
         let version = isOneOne ? "1.1" : String(decoding: versionBytes, as: UTF8.self)
         // Three digits, then the end or a space and the reason.
         guard text.count >= space + 4 else { return nil }
         var code = 0
         for index in (space + 1)...(space + 3) {
-            let digit = text[index] &- 0x30
+            let digit = text[index] &- UInt8(ascii: "0")
             guard digit <= 9 else { return nil }
             code = code * 10 + Int(digit)
         }
         var reason = ""
         if text.count > space + 4 {
-            guard text[space + 4] == 0x20 else { return nil }
+            guard text[space + 4] == UInt8(ascii: " ") else { return nil }
             // Control bytes never reach a client's status line.
             let phrase = text[(space + 5)...]
             func allowed(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x7F || byte == 0x09 }

@@ -51,7 +51,7 @@ public final class Session {
     public var cachedResponseHandler: (any CachedResponseHandler)? { didSet { rebuildHooks() } }
     /// The three session-wide hooks as one value (what a task's own hooks are merged over); made
     /// again when one changes (tasks keep the one they started with).
-    private var hooks = UpstreamTask.Hooks.none
+    private var hooks = UpstreamTask.Hooks.empty
 
     private func rebuildHooks() {
         hooks = UpstreamTask.Hooks(
@@ -91,7 +91,7 @@ public final class Session {
     @discardableResult
     ///   - replaying: a recorded response the task hands over instead of asking the origin.
     public func makeTask(
-        _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .none,
+        _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .empty,
         replaying: ReplayedResponse? = nil
     ) -> UpstreamTask {
         nextTaskID += 1

@@ -10,8 +10,8 @@ extension UpstreamTask {
         /// Whether no hook is set (decided once, here).
         public let isEmpty: Bool
 
-        /// No hooks at all.
-        public static let none = Hooks()
+        /// No hooks at all (named so as not to be read as an optional's `.none`).
+        public static let empty = Hooks()
 
         public init(
             redirectHandler: (any RedirectHandler)? = nil, responseHandler: (any ResponseHandler)? = nil,

@@ -96,7 +96,7 @@ public final class ProxyServer {
         session = Session(loop: loop, settings: Session.Settings(configuration))
         session.redirectHandler = Redirector(policy: configuration.redirects.policy)
         environment = ExchangeEnvironment(
-            loop: loop, session: session, hooks: hooks ?? .none, cache: tiers,
+            loop: loop, session: session, hooks: hooks ?? .empty, cache: tiers,
             configuration: configuration, policy: policy, stats: stats, logger: logger)
         if let file = configuration.record.file {
             let recorder = try Recorder(settings: configuration.record, file: file, loop: loop, logger: logger)

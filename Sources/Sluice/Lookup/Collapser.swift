@@ -43,7 +43,8 @@ final class Collapser {
     /// The fetch is done with the cache: every waiter looks again, at the next loop turn (never
     /// inside a libcurl callback).
     func release(_ key: String, loop: EventLoop) {
-        // Each table is looked at only when it holds something: hashing the URL is the cost here.
+        // The writers' and waiters' tables are looked at only when they hold something: hashing
+        // the URL is the cost here.
         leaders.remove(key)
         if !live.isEmpty { live[key] = nil }
         guard !waiters.isEmpty, let queued = waiters.removeValue(forKey: key) else { return }

@@ -116,7 +116,7 @@ final class FaultBook {
     private var dice: [String: FaultDice] = [:]
     /// Rules whose faults were switched off at run time.
     private(set) var switchedOff: Set<String> = []
-    /// The plan for a request under `rule` (`nil`: the rule has no faults, or they are off).
+    /// The plan for a request under `entry`'s rule (`nil`: the rule has no faults, or they are off).
     func plan(for entry: RuleBook.Entry) -> FaultPlan? {
         // Read through the shared entry: a `Rule` bound to a name would be a copy of all its fields.
         guard let faults = entry.rule.faults, !switchedOff.contains(entry.rule.name) else { return nil }

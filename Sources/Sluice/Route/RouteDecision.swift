@@ -4,7 +4,7 @@
 struct RouteDecision {
     /// The target (set once the request is routable).
     var url: TargetURL?
-    /// The rule that applies (the defaults when none matched), shared with the rule book.
+    /// The rule book's entry for the request: its rule, whether it matched, its hooks (shared, not copied).
     private(set) var entry: RuleBook.Entry
     /// The rule that applies (the defaults when none matched).
     var rule: Rule { entry.rule }
@@ -27,14 +27,10 @@ struct RouteDecision {
     var matchedName: String? { matched ? rule.name : nil }
 
     /// Whether the rule brings hooks of its own.
-    var hasHooks: Bool { gate != nil || cacher != nil || rule.redirects != nil }
+    var hasHooks: Bool { !entry.hooks.isEmpty }
 
     /// The rule's hooks (its redirect policy, its gate, its will-cache hook).
-    var hooks: UpstreamTask.Hooks {
-        UpstreamTask.Hooks(
-            redirectHandler: rule.redirects.map { Redirector(policy: $0) }, responseHandler: gate,
-            cachedResponseHandler: cacher)
-    }
+    var hooks: UpstreamTask.Hooks { entry.hooks }
 
     /// The URL for keys, problems and logs.
     static func urlText(_ request: ProxyRequest) -> String {
@@ -46,7 +42,7 @@ struct RouteDecision {
     static func decide(_ request: ProxyRequest, policy: Policy, rules book: RuleBook, localClient: Bool)
         -> (route: RouteDecision, answer: ExchangeMachine.Route)
     {
-        var route = RouteDecision(book.defaultEntry)
+        var route = RouteDecision(book.defaultsEntry)
         let url: TargetURL
         switch request.target {
         case .absolute(let target):

@@ -75,7 +75,8 @@ public final class RuleBook: Sendable, Equatable {
     /// Each rule with its hooks, built once and shared by the requests it applies to (a route
     /// keeps a reference, not a copy of the rule's many fields).
     private let entries: [Entry]
-    private let defaultsEntry: Entry
+    /// The defaults with their hooks (what a request gets when no rule matches).
+    let defaultsEntry: Entry
 
     /// A rule as requests get it: the rule, whether it is one of `rules` (not the defaults), its
     /// enforce-mode response handler and its will-cache hook.
@@ -84,12 +85,18 @@ public final class RuleBook: Sendable, Equatable {
         let matched: Bool
         let gate: (any ResponseHandler)?
         let cacher: (any CachedResponseHandler)?
+        /// The rule's hooks for its upstream tasks (its redirect policy, its gate, its will-cache
+        /// hook), made once.
+        let hooks: UpstreamTask.Hooks
 
         init(_ rule: Rule, matched: Bool) {
             self.rule = rule
             self.matched = matched
             gate = RuleBook.gate(rule)
             cacher = RuleBook.cacher(rule)
+            hooks = UpstreamTask.Hooks(
+                redirectHandler: rule.redirects.map { Redirector(policy: $0) }, responseHandler: gate,
+                cachedResponseHandler: cacher)
         }
     }
 
@@ -142,9 +149,6 @@ public final class RuleBook: Sendable, Equatable {
         for entry in entries where entry.rule.match.matches(method: method, host: host, path: path) { return entry }
         return defaultsEntry
     }
-
-    /// The defaults with their hooks (what a request gets when no rule matches).
-    var defaultEntry: Entry { defaultsEntry }
 }
 
 /// A glob for hosts or paths.

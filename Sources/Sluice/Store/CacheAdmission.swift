@@ -15,7 +15,7 @@ struct CacheAdmission {
     let requestTime: Double
     /// The rule in force (shared with the rule book, not copied); its `cache:` block: `store:
     /// false` refuses, `ttl` admits responses without freshness.
-    let rule: RuleBook.Entry
+    let entry: RuleBook.Entry
     /// The rule's name when a rule (not the defaults) matched.
     let ruleName: String?
 
@@ -33,8 +33,8 @@ struct CacheAdmission {
         var refusal = CachePolicy.refusal(
             method: method, request: request, response: response, control: control, shared: settings.shared,
             heuristic: settings.heuristic, storeSetCookie: settings.storesSetCookie)
-        if refusal == .noFreshness, rule.rule.cache?.ttl != nil { refusal = nil }
-        if refusal == nil, rule.rule.cache?.store == false { refusal = .rule }
+        if refusal == .noFreshness, entry.rule.cache?.ttl != nil { refusal = nil }
+        if refusal == nil, entry.rule.cache?.store == false { refusal = .rule }
         if refusal == nil, validationFailed { refusal = .validation }
         let expected =
             response.headers.contains(.transferEncoding)

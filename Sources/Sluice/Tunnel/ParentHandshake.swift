@@ -112,7 +112,10 @@ struct ParentHandshake {
         guard let end = Self.headEnd(input) else {
             return input.count >= Self.headLimit ? failure("its answer to the CONNECT is over 16 KiB") : .needMore
         }
-        guard let head = StatusLine.parse(UnsafeRawBufferPointer(rebasing: input[..<end])) else {
+        // The status line alone (a reason phrase may be empty: `HTTP/1.1 200` then CRLF).
+        var lineEnd = 0
+        while lineEnd < end, input[lineEnd] != 0x0D, input[lineEnd] != 0x0A { lineEnd += 1 }
+        guard let head = StatusLine.parse(UnsafeRawBufferPointer(rebasing: input[..<lineEnd])) else {
             return failure("it answered the CONNECT with something that is not HTTP")
         }
         switch head.status {

@@ -46,6 +46,9 @@ struct ResponseHeadParserTests {
             ("HTTP/1.1 599 ", Self.head(599, "", "1.1")),
             ("HTTP/1.1 200 Fine\u{01}ish", Self.head(200, "Fineish", "1.1")),
             ("HTTP/1.1 200 Tab\there", Self.head(200, "Tab\there", "1.1")),
+            ("HTTP/1.1 304", Self.head(304, "", "1.1")),
+            ("HTTP/ 200 OK", Self.head(200, "OK", "")),
+            ("HTTP/1.10 200 OK", Self.head(200, "OK", "1.10")),
         ])
     func statusLines(line: String, expected: ResponseHead) {
         #expect(Self.steps([line, ""]) == [.final(expected)])
@@ -53,7 +56,10 @@ struct ResponseHeadParserTests {
 
     @Test(
         "What is not a status line stops the transfer",
-        arguments: ["ICY 200 OK", "HTTP/1.1 20", "HTTP/1.1 2x0 OK", "HTTP/1.1 200OK", "garbage"])
+        arguments: [
+            "ICY 200 OK", "HTTP/1.1 20", "HTTP/1.1 2x0 OK", "HTTP/1.1 200OK", "garbage", "HTTP/", "HTTP/1.1",
+            "http/1.1 200 OK", "HTTP/1.1 /00 OK",
+        ])
     func notHTTP(line: String) {
         #expect(Self.steps([line, ""]) == [.notHTTP])
     }
@@ -83,6 +89,11 @@ struct ResponseHeadParserTests {
         #expect(
             Self.steps(["HTTP/1.1 200 OK", "Set-Cookie: a=1", "Set-Cookie: b=2", " ; Path=/", ""])
                 == [.final(Self.head(200, "OK", "1.1", [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2 ; Path=/")]))])
+        // A continuation with no field line before it is refused, as a line without a colon.
+        #expect(
+            Self.steps(["HTTP/1.1 200 OK", " folded", ""]) == [
+                .refused("The origin sent a header line without a colon.")
+            ])
         // The parser starts each section afresh: a second response's head has none of the first's fields.
         #expect(
             Self.steps(["HTTP/1.1 100 Continue", "A: 1", "", "HTTP/1.1 204 No Content", "B: 2", ""])

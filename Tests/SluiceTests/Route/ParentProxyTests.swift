@@ -123,6 +123,10 @@ struct ParentProxyTests {
         #expect(receive(&connect, Array("HTTP/1.1 200 Connection established\r\n".utf8)) == .needMore)
         let answer = Array("HTTP/1.1 200 Connection established\r\nVia: 1.1 p\r\n\r\nTLS".utf8)
         #expect(receive(&connect, answer) == .established(consumed: answer.count - 3))
+        // A status line without a reason phrase (nor the space before it) is still an answer.
+        var terse = ParentHandshake(parent: http, host: "example.com", port: 443)
+        let bare = Array("HTTP/1.1 200\r\n\r\n".utf8)
+        #expect(receive(&terse, bare) == .established(consumed: bare.count))
         var refused = ParentHandshake(parent: http, host: "example.com", port: 443)
         #expect(
             receive(&refused, Array("HTTP/1.1 407 Proxy Authentication Required\r\n\r\n".utf8))
