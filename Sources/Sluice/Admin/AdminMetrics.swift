@@ -10,7 +10,9 @@ final class AdminMetrics: EventMonitor {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let responsesByClass: [Metrics.Counter]
-    private let cacheOutcomes: [String: Metrics.Counter]
+    /// By outcome name; a handful, searched in order (comparing short strings costs less than
+    /// hashing one per response).
+    private let cacheOutcomes: [(outcome: String, counter: Metrics.Counter)]
     // Timings of every exchange: plain counters on the loop thread, written at the scrape (five
     // swift-metrics timers cost a lock and a Duration search each, 2 % of a pass-through request).
     private let exchangeDuration = TimingHistogram("sluice_exchange_duration_seconds")
@@ -36,14 +38,9 @@ final class AdminMetrics: EventMonitor {
         responsesByClass = (1...5).map {
             Metrics.Counter(label: "sluice_responses_total", dimensions: [("class", "\($0)xx")], factory: factory)
         }
-        cacheOutcomes = Dictionary(
-            uniqueKeysWithValues: ["hit", "miss", "stale", "collapsed", "stale_if_error", "bypass"].map {
-                (
-                    $0,
-                    Metrics.Counter(
-                        label: "sluice_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory)
-                )
-            })
+        cacheOutcomes = ["hit", "miss", "stale", "collapsed", "stale_if_error", "bypass"].map {
+            ($0, Metrics.Counter(label: "sluice_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory))
+        }
         func counter(_ name: String, _ dimensions: [(String, String)] = [], _ value: @escaping (Stats) -> Int)
             -> (Metrics.Counter, (Stats) -> Int)
         {
@@ -125,7 +122,10 @@ final class AdminMetrics: EventMonitor {
         countContract(record)
         if (100..<600).contains(record.status) { responsesByClass[record.status / 100 - 1].increment() }
         exchangeDuration.record(record.duration)
-        if let status = record.cacheStatus { cacheOutcomes[status.summary]?.increment() }
+        if let status = record.cacheStatus {
+            let summary = status.summary
+            cacheOutcomes.first { $0.outcome == summary }?.counter.increment()
+        }
         if let timeline = record.timeline, record.upstreamTime != nil {
             firstByte.record(timeline.firstByte)
             dns.record(timeline.dns)

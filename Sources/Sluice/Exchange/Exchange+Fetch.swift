@@ -35,8 +35,7 @@ extension Exchange {
     func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
         CacheAdmission(
             cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
-            method: request.method, request: request.headers, requestTime: now, entry: route.entry,
-            ruleName: route.matchedName)
+            method: request.method, request: request.headers, requestTime: now, entry: route.entry)
     }
 
     // MARK: - Fetch

@@ -17,7 +17,7 @@ struct CacheAdmission {
     /// false` refuses, `ttl` admits responses without freshness.
     let entry: RuleBook.Entry
     /// The rule's name when a rule (not the defaults) matched.
-    let ruleName: String?
+    var ruleName: String? { entry.matched ? entry.rule.name : nil }
 
     enum Outcome {
         /// Storing; `personal`: `private`, or setting a cookie that the settings do not store for
