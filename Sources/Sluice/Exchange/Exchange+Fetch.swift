@@ -84,5 +84,5 @@ extension Exchange {
     }
 
     /// The proxy's own hooks, then the rule's; the session adds its own where both have none.
-    func fetchHooks() -> UpstreamTask.Hooks { route.hasHooks ? env.hooks.merging(route.hooks) : env.hooks }
+    func fetchHooks() -> UpstreamTask.Hooks { env.hooks.merging(route.hooks) }
 }

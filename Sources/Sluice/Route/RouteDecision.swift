@@ -10,9 +10,6 @@ struct RouteDecision {
     var rule: Rule { entry.rule }
     /// Whether a rule (not the defaults) matched.
     var matched: Bool { entry.matched }
-    /// The rule's enforce-mode gate and will-cache hook.
-    var gate: (any ResponseHandler)? { entry.gate }
-    var cacher: (any CachedResponseHandler)? { entry.cacher }
     /// Null stripping asked for by the rule or by `Sluice-Strip-Nulls`.
     var stripMode: NullStripper.Mode?
     /// A request for the onboarding page (``Onboarding``): its path, answered by Sluice.

@@ -78,25 +78,20 @@ public final class RuleBook: Sendable, Equatable {
     /// The defaults with their hooks (what a request gets when no rule matches).
     let defaultsEntry: Entry
 
-    /// A rule as requests get it: the rule, whether it is one of `rules` (not the defaults), its
-    /// enforce-mode response handler and its will-cache hook.
+    /// A rule as requests get it: the rule, whether it is one of `rules` (not the defaults), and
+    /// its hooks for upstream tasks (its redirect policy, its enforce-mode response handler, its
+    /// will-cache hook), made once.
     final class Entry: Sendable {
         let rule: Rule
         let matched: Bool
-        let gate: (any ResponseHandler)?
-        let cacher: (any CachedResponseHandler)?
-        /// The rule's hooks for its upstream tasks (its redirect policy, its gate, its will-cache
-        /// hook), made once.
         let hooks: UpstreamTask.Hooks
 
         init(_ rule: Rule, matched: Bool) {
             self.rule = rule
             self.matched = matched
-            gate = RuleBook.gate(rule)
-            cacher = RuleBook.cacher(rule)
             hooks = UpstreamTask.Hooks(
-                redirectHandler: rule.redirects.map { Redirector(policy: $0) }, responseHandler: gate,
-                cachedResponseHandler: cacher)
+                redirectHandler: rule.redirects.map { Redirector(policy: $0) }, responseHandler: RuleBook.gate(rule),
+                cachedResponseHandler: RuleBook.cacher(rule))
         }
     }
 
@@ -143,8 +138,8 @@ public final class RuleBook: Sendable, Equatable {
         rules.first { $0.match.matches(method: method, host: host, path: path) }
     }
 
-    /// What a request gets: its rule, whether a rule (not the defaults) matched, the rule's
-    /// enforce-mode validation hook and its will-cache hook. `path` may carry the query (it is ignored).
+    /// What a request gets: the first matching rule's entry, else the defaults'. `path` may carry
+    /// the query (it is ignored).
     func resolve(method: String, host: String, path: String) -> Entry {
         for entry in entries where entry.rule.match.matches(method: method, host: host, path: path) { return entry }
         return defaultsEntry
