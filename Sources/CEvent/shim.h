@@ -24,3 +24,16 @@
 static inline int sluice_memfd_create(const char *name, unsigned int flags) {
     return (int)syscall(SYS_memfd_create, name, flags);
 }
+
+#include <fcntl.h>
+
+/// splice(2) between two descriptors at their current positions, through the system call for
+/// the same reason.
+static inline long sluice_splice(int in, int out, size_t length, unsigned int flags) {
+    return syscall(SYS_splice, in, NULL, out, NULL, length, flags);
+}
+
+/// A non-blocking, close-on-exec pipe (pipe2(2)), and its capacity (F_SETPIPE_SZ, fcntl(2)).
+static inline int sluice_pipe(int fds[2]) { return (int)syscall(SYS_pipe2, fds, O_NONBLOCK | O_CLOEXEC); }
+static inline int sluice_set_pipe_size(int fd, int size) { return fcntl(fd, 1031, size); }
+static const unsigned int sluice_splice_move = 1, sluice_splice_nonblock = 2, sluice_splice_more = 4;

@@ -369,6 +369,26 @@ public final class EasyHandle {
         return count
     }
 
+    /// After a body's last byte: when bytes already wait on the transfer's connection, it is cut
+    /// (`shutdown`, both ways) so that libcurl cannot hand it to another request, whose answer
+    /// those bytes would become. libcurl reads no further than a body's length, and 7.88 reuses
+    /// a connection with bytes waiting. One peek (`MSG_PEEK`); `true` when it cut. For plain
+    /// connections: over TLS, bytes waiting may be the origin's session tickets.
+    @discardableResult
+    public func retireConnectionIfInputWaits() -> Bool {
+        let fd = transferSocket
+        guard fd >= 0 else { return false }
+        var byte: UInt8 = 0
+        // The end (0) libcurl sees itself; nothing waiting is the usual case.
+        guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return false }
+        shutdown(fd, Int32(SHUT_RDWR))
+        return true
+    }
+
+    /// The socket the current transfer uses, as the multi handle's socket callback last said
+    /// (-1: none yet).
+    var transferSocket: Int32 = -1
+
     /// The address of the connected peer. - SeeAlso: `CURLINFO_PRIMARY_IP`.
     public var primaryIP: String {
         var text: UnsafeMutablePointer<CChar>?

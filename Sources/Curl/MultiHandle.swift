@@ -37,8 +37,15 @@ public final class MultiHandle {
         sluice_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         sluice_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
         sluice_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        sluice_multi_setopt_socket_cb(multi, CURLMOPT_SOCKETFUNCTION) { _, socket, what, context, _ in
+        sluice_multi_setopt_socket_cb(multi, CURLMOPT_SOCKETFUNCTION) { easy, socket, what, context, _ in
             Unmanaged<MultiHandle>.fromOpaque(context!).takeUnretainedValue().watch(socket: socket, what: what)
+            // Which socket the transfer uses now (CURLINFO_ACTIVESOCKET answers only for
+            // CURLOPT_CONNECT_ONLY transfers).
+            if what != CURL_POLL_REMOVE, let easy {
+                var owner: UnsafeMutableRawPointer?
+                sluice_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &owner)
+                if let owner { Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transferSocket = socket }
+            }
             return 0
         }
         sluice_multi_setopt_timer_cb(multi, CURLMOPT_TIMERFUNCTION) { _, milliseconds, context in
@@ -68,6 +75,7 @@ public final class MultiHandle {
 
     /// Starts a transfer. - SeeAlso: `curl_multi_add_handle(3)`.
     public func add(_ handle: EasyHandle) throws(CurlError) {
+        handle.transferSocket = -1  // told by the socket callback once the transfer has one
         let result = curl_multi_add_handle(multi, handle.handle)
         guard result == CURLM_OK else { throw CurlError(multiCode: result) }
         handle.isActive = true

@@ -4,14 +4,16 @@ import CEvent
     import Glibc
 #endif
 
-/// Reading: the connection's own read event and one `readv` of up to 4 KiB per readable event,
-/// straight into the input buffer (``readAvailable(upTo:)`` takes more for bulk relays). A
+/// Reading: the connection's own read event and one `readv` of up to ``readPiece`` bytes per
+/// readable event, straight into the input buffer (``readAvailable(upTo:)`` takes more for bulk
+/// relays). A
 /// bufferevent would read by itself, but libevent 2.1 asks the kernel how much is waiting
 /// (`ioctl(FIONREAD)`) before every read: one system call more per read.
 extension Connection {
-    /// The most one readable event reads (libevent's own `EVBUFFER_MAX_READ`): the input buffer's
-    /// pieces stay small, which matters where they are handed on whole to a slow peer's output.
-    static let readPiece = 4096
+    /// What one readable event reads unless told otherwise (libevent's own `EVBUFFER_MAX_READ`):
+    /// the input buffer's pieces stay small, which matters where they are handed on whole to a
+    /// slow peer's output, and a small message costs no large buffer.
+    public static let smallReadPiece = 4096
 
     private static let readCallback: event_callback_fn = { _, what, context in
         Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue().socketReadable(what)
@@ -81,7 +83,7 @@ extension Connection {
             return report(.timeout(reading: true))
         }
         guard let input = bufferevent_get_input(bev) else { return }
-        var room = Connection.readPiece
+        var room = readPiece
         if readHighWater > 0 { room = min(room, readHighWater - evbuffer_get_length(input)) }
         guard room > 0 else { return updateReading() }
         let got = read(into: input, fd: bufferevent_getfd(bev), room: room)

@@ -50,10 +50,16 @@ public final class Connection {
     var readHighWater = 0
     /// The read inactivity timeout; 0: none.
     var readTimeoutMilliseconds = 0
+    /// The write inactivity timeout; 0: none.
+    public private(set) var writeTimeoutMilliseconds = 0
     /// Whether the read event was last added with a timeout (libevent remembers it).
     var readTimerSet = false
     /// Whether the last read filled all the room it had (more is likely waiting).
     var lastReadFilled = false
+    /// The most one readable event reads: ``smallReadPiece`` for messages; an owner relaying a
+    /// large body sets more, so that each event is one system call and one piece to pass on
+    /// (a small first read left the rest to a second call and a second piece).
+    public var readPiece = Connection.smallReadPiece
 
     /// Wraps an accepted descriptor (it becomes non-blocking and owned by this object).
     public init(loop: EventLoop, fd: Int32, peer: SocketAddress?) {
@@ -207,6 +213,16 @@ public final class Connection {
         return moved
     }
 
+    /// Whether the socket holds unread bytes or its peer's end right now (one non-blocking peek,
+    /// nothing consumed): after bytes were taken from it past the input buffer (``SocketSplice``),
+    /// the test for "nothing arrived beyond the end" that the input buffer's count is otherwise.
+    public var hasWaitingInput: Bool {
+        guard let bev else { return false }
+        var byte: UInt8 = 0
+        let got = recv(bufferevent_getfd(bev), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
     /// Stops reading from the socket (TCP flow control pushes back on the peer).
     public func pauseReading() {
         readWanted = false
@@ -241,6 +257,7 @@ public final class Connection {
     public func setTimeouts(readMilliseconds: Int, writeMilliseconds: Int) {
         guard let bev else { return }
         readTimeoutMilliseconds = readMilliseconds
+        writeTimeoutMilliseconds = writeMilliseconds
         readTimeoutChanged()
         var write = timeval(milliseconds: writeMilliseconds)
         _ = withUnsafePointer(to: &write) { bufferevent_set_timeouts(bev, nil, writeMilliseconds > 0 ? $0 : nil) }

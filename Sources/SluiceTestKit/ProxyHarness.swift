@@ -121,7 +121,9 @@ public final class ProxyHarness: @unchecked Sendable {
                 jsonStripped: server.stats.jsonStripped, jsonUntouched: server.stats.jsonUntouched,
                 cacheHits: server.stats.cacheHits, cacheStores: server.stats.cacheStores,
                 upstreamNativeTransfers: server.stats.upstreamNativeTransfers,
-                upstreamCurlTransfers: server.stats.upstreamCurlTransfers)
+                upstreamCurlTransfers: server.stats.upstreamCurlTransfers,
+                upstreamSplicedBodies: server.stats.upstreamSplicedBodies,
+                upstreamSplicedBytes: server.stats.upstreamSplicedBytes)
         }
     }
 
@@ -176,6 +178,9 @@ public struct StatsSnapshot: Sendable, Equatable {
     /// Upstream tasks each transport carried (`upstream.engine`).
     public var upstreamNativeTransfers: Int
     public var upstreamCurlTransfers: Int
+    /// Bodies (and bytes) moved socket to socket in the kernel.
+    public var upstreamSplicedBodies: Int
+    public var upstreamSplicedBytes: Int64
 }
 
 /// Collects log lines for assertions.

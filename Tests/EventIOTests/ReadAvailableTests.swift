@@ -32,11 +32,12 @@ struct ReadAvailableTests {
 
     /// Sends `count` bytes at once from another thread to a fresh connection; what each
     /// readable event found.
-    static func receive(_ count: Int, bulk: Bool) throws -> [Int] {
+    static func receive(_ count: Int, bulk: Bool, piece: Int = Connection.smallReadPiece) throws -> [Int] {
         let loop = try EventLoop()
         let reader = Reader(bulk: bulk, expected: count) { loop.stop() }
         let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
             let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.readPiece = piece
             connection.delegate = reader
             reader.connections.append(connection)
         }
@@ -70,5 +71,12 @@ struct ReadAvailableTests {
         #expect(bulk.contains { $0 > 4096 })
         // A small message is left as it was read: no extra call for it.
         #expect(try Self.receive(100, bulk: true) == [100])
+    }
+
+    @Test("An owner relaying a large body reads larger pieces per event")
+    func largerPieces() throws {
+        let large = try Self.receive(200_000, bulk: false, piece: 64 * 1024)
+        #expect(large.allSatisfy { $0 <= 64 * 1024 })
+        #expect(large.contains { $0 > 4096 }, "\(large.prefix(5))")
     }
 }

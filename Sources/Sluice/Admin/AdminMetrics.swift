@@ -64,6 +64,8 @@ final class AdminMetrics: EventMonitor {
             counter("sluice_upstream_connections_total") { $0.upstreamConnections },
             counter("sluice_upstream_transfers_total", [("engine", "native")]) { $0.upstreamNativeTransfers },
             counter("sluice_upstream_transfers_total", [("engine", "curl")]) { $0.upstreamCurlTransfers },
+            counter("sluice_upstream_spliced_bodies_total") { $0.upstreamSplicedBodies },
+            counter("sluice_upstream_spliced_bytes_total") { Int($0.upstreamSplicedBytes) },
             counter("sluice_cache_hits_total") { $0.cacheHits },
             counter("sluice_cache_stores_total") { $0.cacheStores },
             counter("sluice_validation_failures_total", [("outcome", "rejected")]) { $0.validationRejected },

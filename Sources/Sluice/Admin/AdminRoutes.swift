@@ -138,6 +138,14 @@ struct AdminRoutes {
                             ("curl", .number(stats.upstreamCurlTransfers)),
                         ])
                     ),
+                    // Bodies moved socket to socket in the kernel (large plain pass-through).
+                    (
+                        "spliced",
+                        .object([
+                            ("bodies", .number(stats.upstreamSplicedBodies)),
+                            ("bytes", .number(Int(stats.upstreamSplicedBytes))),
+                        ])
+                    ),
                     // The parents by description: never their credentials.
                     ("parent_http", .optional(proxy.environment.parents.forHTTP?.description)),
                     ("parent_https", .optional(proxy.environment.parents.forHTTPS?.description)),

@@ -38,6 +38,22 @@ extension Exchange: TaskDelegate {
         return true
     }
 
+    /// The client's socket, when the body goes to it exactly as the origin sent it and nothing
+    /// else wants it: not stored, no response stage (contract, transform, breakpoint), no wire
+    /// stage (capture, shaping, an injected reset), a plain HTTP/1.1 client.
+    func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection? {
+        guard self.task === task, case .client = machine.bodyRoute, writer == nil, stages.response == nil,
+            stages.wire == nil, !machine.isOrphaned
+        else { return nil }
+        return output.spliceSink(for: count)
+    }
+
+    func task(_ task: UpstreamTask, didSplice count: Int64) {
+        output.spliced(count)
+        env.stats.upstreamSplicedBodies += 1
+        env.stats.upstreamSplicedBytes += count
+    }
+
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
         if machine.isOrphaned { return .failed }  // the client, and its request body, are gone
         if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }

@@ -1,3 +1,5 @@
+import EventIO
+
 /// Receives one upstream task's response, after the session's hooks have had their say.
 /// ``Exchange`` is the one implementation: it writes to the client.
 public protocol TaskDelegate: AnyObject {
@@ -14,11 +16,20 @@ public protocol TaskDelegate: AnyObject {
     func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields)
     /// The task ended; `error` is `nil` when the response arrived whole.
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?)
+    /// The socket the rest of the body (`count` bytes, nothing of it delivered yet) may be moved
+    /// into by the kernel, unseen (``SocketSplice``): only where nothing would see the bytes on
+    /// their way and they would be written as they are; `nil` otherwise.
+    func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection?
+    /// Bytes of the body that the kernel moved into the socket ``task(_:sinkForSplicing:)`` gave.
+    func task(_ task: UpstreamTask, didSplice count: Int64)
 }
 
 extension TaskDelegate {
     /// Trailers are dropped unless a delegate wants them.
     public func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields) {}
+    /// Bodies come as pieces unless a delegate says where they may go unseen.
+    public func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection? { nil }
+    public func task(_ task: UpstreamTask, didSplice count: Int64) {}
 }
 
 /// A request-body read's outcome.

@@ -20,6 +20,9 @@ public final class UpstreamTask {
     public let hooks: Hooks
     /// Response body bytes received so far.
     public private(set) var bodyBytes: Int64 = 0
+    /// Where a plain body framed by its length ends, when libcurl carries it (-1: no such end):
+    /// there its connection is checked for bytes beyond the end.
+    private var curlBodyEnd: Int64 = -1
     /// Seconds from start to the response head.
     public private(set) var timeToHead: Double?
     /// The last transfer's phases, once it ended.
@@ -458,6 +461,12 @@ public final class UpstreamTask {
             return abort(.upstreamFailed(reason: .parentAuthRequired(parent: parent.description)))
         }
         response = head
+        curlBodyEnd = -1
+        if case .curl = engine, currentRequest.url.scheme == "http",
+            case .exactly(let length) = ResponseBodyFraming.of(method: currentRequest.method, head: head).length
+        {
+            curlBodyEnd = length
+        }
         switch session.delegate.task(self, didReceiveHead: head) {
         case .deliver:
             delegate?.task(self, didReceive: head)
@@ -484,6 +493,20 @@ extension UpstreamTask {
             return .proceed
         }
         return .pause
+    }
+
+    /// Where the rest of the body (`count` bytes) may be moved by the kernel, unseen: the
+    /// delegate's client socket when it allows that (see ``TaskDelegate/task(_:sinkForSplicing:)``).
+    func spliceSink(for count: Int64) -> Connection? {
+        if case .redirecting = phase { return nil }  // a followed 3xx's body is discarded
+        guard let delegate else { return nil }
+        return delegate.task(self, sinkForSplicing: count)
+    }
+
+    /// Body bytes the kernel moved to the client (``spliceSink(for:)``).
+    func receiveSpliced(_ count: Int64) {
+        bodyBytes += count
+        delegate?.task(self, didSplice: count)
     }
 
     /// Request-body bytes for the transport to send; `.failed` has failed the task.
@@ -520,7 +543,10 @@ extension UpstreamTask: EasyHandleDelegate {
     }
 
     public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        EasyHandle.Action(receiveBody(bytes))
+        let step = receiveBody(bytes)
+        // Bytes beyond a plain body's end must not become the next request's answer.
+        if case .proceed = step, bodyBytes == curlBodyEnd { handle.retireConnectionIfInputWaits() }
+        return EasyHandle.Action(step)
     }
 
     public func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)

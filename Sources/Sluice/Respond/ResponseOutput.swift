@@ -158,6 +158,34 @@ final class ResponseOutput {
         return stalled
     }
 
+    /// The client's socket, for the rest of a body of `count` bytes to be moved into it by the
+    /// kernel (``SocketSplice``), when that keeps the response exactly as written here: a plain
+    /// HTTP/1.1 client, the body framed by its length with `count` bytes still due, and nothing
+    /// queued before them. A head still held goes out first; `nil` when anything is in the way.
+    func spliceSink(for count: Int64) -> Connection? {
+        guard parts == nil, framing == .length, bodyLength - bytesSent == count, count > 0,
+            let socket = stream as? Connection, !socket.writeBroken, socket.outputCount == 0
+        else { return nil }
+        switch state {
+        case .headHeld(.bytes(let head)):
+            state = .sending
+            head.withUnsafeBytes { socket.write($0, more: false) }
+        case .sending: break
+        case .none, .headHeld(.parts), .complete: return nil
+        }
+        return socket.outputCount == 0 && !socket.writeBroken ? socket : nil
+    }
+
+    /// Bytes the kernel moved into the client's socket (``spliceSink(for:)``).
+    func spliced(_ count: Int64) { bytesSent += count }
+
+    /// Whether a body piece with more to follow may wait in the kernel for it (`MSG_MORE`).
+    /// Pieces arrive from libcurl 16 KiB at a time and from the native transport as the socket
+    /// held them: a small one may wait to fill a packet with the next; a large one fills its own
+    /// packets, and holding back its tail would cost a system call at the end of the loop turn to
+    /// push it out (`TCP_NODELAY`), one per turn of a long body.
+    static func mayHold(_ count: Int) -> Bool { count <= 16 * 1024 }
+
     /// Writes body bytes in the response's framing; `beforeCut`: the connection is cut next, so
     /// nothing may stay held back in the kernel (a reset drops it).
     func emit(_ bytes: UnsafeRawBufferPointer, beforeCut: Bool = false) {
@@ -175,13 +203,14 @@ final class ResponseOutput {
             guard !bytes.isEmpty else { return send() }
             let size = ResponseWriter.chunkHeader(bytes.count)
             // The last chunk (sent without `more`) follows.
+            let more = !beforeCut && ResponseOutput.mayHold(bytes.count)
             size.withUnsafeBytes { sizeBytes in
-                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: !beforeCut, sizeBytes, bytes, crlf) }
+                ResponseWriter.crlf.withUnsafeBytes { crlf in send(more: more, sizeBytes, bytes, crlf) }
             }
         case .length, .close:
-            // Body pieces arrive from libcurl 16 KiB at a time: while more is due, the kernel may
-            // gather them into full packets. The last piece of a known length goes out at once.
-            send(more: !beforeCut && (framing == .close || bytesSent + Int64(bytes.count) < bodyLength), bytes)
+            // The last piece of a known length goes out at once.
+            let more = framing == .close || bytesSent + Int64(bytes.count) < bodyLength
+            send(more: more && !beforeCut && ResponseOutput.mayHold(bytes.count), bytes)
         }
         bytesSent += Int64(bytes.count)
     }

@@ -56,6 +56,10 @@ public final class Stats {
     /// Upstream transfers each transport carried (`upstream.engine`): the native HTTP/1.1 one, libcurl.
     public var upstreamNativeTransfers = 0
     public var upstreamCurlTransfers = 0
+    /// Response bodies (and their bytes) the kernel moved from the origin's socket to the client's
+    /// unseen (``SocketSplice``): large plain pass-through bodies nothing else wanted.
+    public var upstreamSplicedBodies = 0
+    public var upstreamSplicedBytes: Int64 = 0
     /// Responses served from the cache.
     public var cacheHits = 0
     /// Responses stored in the cache.

@@ -204,4 +204,75 @@ struct NativeTransportTests {
         }
         #expect(heads[0] == heads[1], "\(heads)")
     }
+
+    @Test(
+        "Bytes an origin sends beyond a large body's end never reach the next request on its connection",
+        arguments: Configuration.UpstreamEngine.allCases)
+    func strayBytesAfterLargeBody(engine: Configuration.UpstreamEngine) throws {
+        let body = [UInt8](repeating: 0x61, count: 300_000)
+        let answer = Array("HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+        let stray = Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nEVIL!".utf8)
+        let origin = try OriginServer { request in
+            request.target == "/a" ? .delay(seconds: 0.3, then: .rawKeepAlive(answer + body + stray)) : .text("fine")
+        }
+        defer { origin.stop() }
+        var configuration = Self.configuration(engine)
+        configuration.upstream.maxConnectionsPerHost = 1  // /b waits for /a's connection
+        let proxy = try ProxyHarness(configuration: configuration)
+        let results = Locked<[String: ReceivedResponse]>([:])
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let path = index == 0 ? "/a" : "/b"
+            if index == 1 { Thread.sleep(forTimeInterval: 0.1) }
+            if let response = try? RawClient(port: proxy.port).request(RawClient.get(origin.url(path))) {
+                results.withLock { $0[path] = response }
+            }
+        }
+        let a = results.withLock { $0["/a"] }
+        let b = results.withLock { $0["/b"] }
+        let whole = a?.body == body
+        #expect(a?.status == 200 && whole, "\(engine): \(a?.body.count ?? -1) bytes")
+        #expect(b?.status == 200 && b?.text == "fine", "\(engine): \(b?.text ?? "none")")
+        // The native transport moved /a's body in the kernel: the stray bytes stayed in the socket.
+        #expect(proxy.stats.upstreamSplicedBodies == (engine == .auto ? 1 : 0))
+    }
+
+    @Test("A large pass-through body moves socket to socket in the kernel, whole and counted; a stored one is read")
+    func splicedBodies() throws {
+        let size = 3 << 20
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/stored": .respond(status: 200, headers: [("Cache-Control", "max-age=60")], body: body)
+            case "/small":
+                .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array(body[0..<100_000]))
+            default: .respond(status: 200, headers: [("Cache-Control", "no-store")], body: body)
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(.auto))
+        let client = try RawClient(port: proxy.port)
+        // Twice on one client connection: the origin's connection goes back to the pool after each.
+        for _ in 0..<2 {
+            let response = try client.request(RawClient.get(origin.url("/pass")))
+            #expect(response.status == 200 && response.header("content-length") == "\(size)")
+            let whole = response.body == body
+            #expect(whole, "\(response.body.count) bytes")
+        }
+        var stats = proxy.stats
+        #expect(stats.upstreamSplicedBodies == 2)
+        // All but what arrived with the head (at most a read's worth) went through the kernel.
+        #expect(stats.upstreamSplicedBytes > 2 * Int64(size - 256 * 1024), "\(stats.upstreamSplicedBytes)")
+        #expect(stats.upstreamConnections == 1)
+        // A body below the threshold is read; one that is stored is read (the cache keeps it), and
+        // its hit is whole.
+        let small = try client.request(RawClient.get(origin.url("/small"))).body == Array(body[0..<100_000])
+        let stored = try client.request(RawClient.get(origin.url("/stored"))).body == body
+        let hit = try client.request(RawClient.get(origin.url("/stored")))
+        let hitWhole = hit.body == body
+        #expect(small && stored && hitWhole)
+        #expect(hit.header("cache-status")?.contains("hit") == true)
+        stats = proxy.stats
+        #expect(stats.upstreamSplicedBodies == 2)
+        #expect(stats.upstreamConnections == 1)
+    }
 }

@@ -13,6 +13,12 @@ import EventIO
 final class NativeTransfer {
     /// Input held from the origin before reading pauses (the client is slower).
     static let readHighWater = 256 * 1024
+    /// What one readable event reads of a body that may be large (``readAvailable`` goes on in
+    /// pieces of this size when it filled).
+    static let bodyReadPiece = 64 * 1024
+    /// The least of a body left that is moved in the kernel (``SocketSplice``) rather than read:
+    /// below it, a pipe's setup costs more than the copies it saves.
+    static let spliceMinimum: Int64 = 128 * 1024
     /// Output queued to the origin before the request body waits for it to drain.
     static let writeHighWater = 256 * 1024
     static let writeLowWater = 64 * 1024
@@ -45,6 +51,9 @@ final class NativeTransfer {
         case body(BodyLeft)
         /// The task refused a piece (`held` bytes, decoded): reading waits for ``resume()``.
         case held(BodyLeft, pending: [UInt8])
+        /// The rest of a body of known length moves from the origin's socket to the client's in
+        /// the kernel, unseen; the transfer hears when it ended.
+        case spliced(SocketSplice)
         /// Ended (whole, failed or cancelled): nothing more is told.
         case done
     }
@@ -134,6 +143,7 @@ final class NativeTransfer {
     /// The task gave up: the connection closes (what it carried is unknown), nothing is told.
     func cancel() {
         guard !isDone else { return }
+        if case .spliced(let splice) = reading { splice.cancel() }
         reading = .done
         if let connection {
             self.connection = nil
@@ -306,7 +316,7 @@ final class NativeTransfer {
     private func readResponse() {
         while let stream = connection?.stream {
             switch reading {
-            case .notYet, .held, .done:
+            case .notYet, .held, .spliced, .done:
                 return
             case .head:
                 guard readHead(stream) else { return }
@@ -389,10 +399,13 @@ final class NativeTransfer {
                     return false
                 }
                 reading = .body(.exactly(count))
+                if count > Int64(Connection.smallReadPiece) { readLargePieces(true) }
             case .chunked:
                 reading = .body(.chunked(ChunkedDecoder(maxMetadataBytes: 16 * 1024)))
+                readLargePieces(true)
             case .untilClose:
                 reading = .body(.untilClose)
+                readLargePieces(true)
             }
             return true
         case .abort:
@@ -403,7 +416,10 @@ final class NativeTransfer {
 
     /// Body bytes by the framing; `false` when more input is needed (or the transfer ended).
     private func readBody(_ left: BodyLeft, _ stream: any ClientStream) -> Bool {
-        guard stream.inputCount > 0 else { return endOfInput() }
+        guard stream.inputCount > 0 else {
+            if case .exactly(let remaining) = left, !peerClosed, splice(remaining) { return false }
+            return endOfInput()
+        }
         switch left {
         case .exactly(let remaining):
             return readRaw(left, upTo: remaining, stream)
@@ -530,10 +546,63 @@ final class NativeTransfer {
                 .native(
                     .upstreamFailed(
                         reason: .badResponse(detail: "The origin closed the connection before the end of the body."))))
-        case .notYet, .held, .done:
+        case .notYet, .held, .spliced, .done:
             break
         }
         return false
+    }
+
+    // MARK: - Splicing
+
+    /// The rest of a body of known length, none of it buffered here, moves in the kernel from the
+    /// origin's plain socket to the client's when it is large and the task lets it go unseen
+    /// (nothing stores, checks, transforms, captures or shapes it); `false` leaves it to reading.
+    private func splice(_ remaining: Int64) -> Bool {
+        guard remaining >= NativeTransfer.spliceMinimum, let socket = connection?.stream as? Connection,
+            let sink = task?.spliceSink(for: remaining),
+            let splice = SocketSplice(
+                loop: transport.loop, from: socket, to: sink, count: remaining,
+                timeoutMilliseconds: transport.settings.idleTimeoutMilliseconds,
+                done: { [weak self] outcome in self?.spliceEnded(outcome) })
+        else { return false }
+        reading = .spliced(splice)
+        splice.start()
+        return true
+    }
+
+    /// The splice ended: the body is whole, or the transfer fails as reading it would have.
+    private func spliceEnded(_ outcome: SocketSplice.Outcome) {
+        guard case .spliced(let splice) = reading else { return }
+        reading = .body(.exactly(0))
+        if splice.moved > 0 { task?.receiveSpliced(splice.moved) }
+        guard !isDone, connection != nil else { return }
+        switch outcome {
+        case .moved:
+            // Bytes beyond the end stayed in the socket, unseen: the connection is not reused.
+            let stray = connection?.socket?.hasWaitingInput ?? true
+            connection?.socket?.resumeReading()  // an idle connection's close is seen by reading
+            responseEnded(beyondTheEnd: stray)
+        case .sourceEnded:
+            peerClosed = true
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .badResponse(detail: "The origin closed the connection before the end of the body."))))
+        case .sourceFailed(let code?):
+            let detail = String(cString: strerror(code))
+            stop(
+                .native(
+                    .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed (\(detail))."))))
+        case .sourceFailed(nil):
+            stop(
+                .native(
+                    .upstreamFailed(
+                        reason: .timedOut(
+                            detail: "The origin sent nothing for \(transport.settings.idleTimeoutMilliseconds) ms."))))
+        case .sinkFailed:
+            // The client's connection tells the exchange; the origin's is closed, mid-body.
+            stop(.native(.upstreamFailed(reason: .cancelled(detail: "The client stopped taking the response."))))
+        }
     }
 
     /// The connection ended (the origin's close, an error, a timeout).
@@ -592,10 +661,18 @@ final class NativeTransfer {
 
     // MARK: - Ending
 
-    /// The response ended by its framing: the connection goes back when nothing is in doubt.
-    private func responseEnded() {
+    /// A body that may be large is read a socket's worth per readable event (one system call and
+    /// one piece to pass on), a head a small piece at a time.
+    private func readLargePieces(_ large: Bool) {
+        connection?.socket?.readPiece = large ? NativeTransfer.bodyReadPiece : Connection.smallReadPiece
+    }
+
+    /// The response ended by its framing: the connection goes back when nothing is in doubt
+    /// (`beyondTheEnd`: bytes arrived after the body's end that the input buffer does not show).
+    private func responseEnded(beyondTheEnd: Bool = false) {
+        readLargePieces(false)
         guard let connection else { return }
-        var clean = framing?.keepAlive ?? false
+        var clean = !beyondTheEnd && (framing?.keepAlive ?? false)
         if case .sent = sending {} else { clean = false }  // the origin answered before the whole request
         if peerClosed || (connection.stream?.inputCount ?? 1) > 0 { clean = false }  // bytes beyond the end
         if (connection.stream as? TLSStream)?.inputEnded == true { clean = false }  // the origin's close_notify
@@ -616,6 +693,7 @@ final class NativeTransfer {
 
     /// Tells the task, once (at the next loop turn when inside its own call).
     private func finish(_ failure: TransferFailure?) {
+        if case .spliced(let splice) = reading { splice.cancel() }
         reading = .done
         guard let task else { return }
         if inTaskCall {
