@@ -35,5 +35,8 @@ static inline long sluice_splice(int in, int out, size_t length, unsigned int fl
 
 /// A non-blocking, close-on-exec pipe (pipe2(2)), and its capacity (F_SETPIPE_SZ, fcntl(2)).
 static inline int sluice_pipe(int fds[2]) { return (int)syscall(SYS_pipe2, fds, O_NONBLOCK | O_CLOEXEC); }
-static inline int sluice_set_pipe_size(int fd, int size) { return fcntl(fd, 1031, size); }
+static inline int sluice_set_pipe_size(int fd, int size) {
+    int set = fcntl(fd, 1031 /* F_SETPIPE_SZ */, size);
+    return set > 0 ? set : fcntl(fd, 1032 /* F_GETPIPE_SZ */);
+}
 static const unsigned int sluice_splice_move = 1, sluice_splice_nonblock = 2, sluice_splice_more = 4;

@@ -66,8 +66,8 @@ public final class SocketSplice {
         var fds: (Int32, Int32) = (-1, -1)
         let made = withUnsafeMutableBytes(of: &fds) { sluice_pipe($0.baseAddress!.assumingMemoryBound(to: Int32.self)) }
         guard made == 0 else { return nil }
-        let size = sluice_set_pipe_size(fds.1, SocketSplice.pipeSize)
-        capacity = size > 0 ? Int(size) : 64 * 1024
+        let size = sluice_set_pipe_size(fds.1, SocketSplice.pipeSize)  // what it holds, if not that
+        capacity = size > 0 ? Int(size) : 4096
         pipe = (fds.0, fds.1)
         self.source = source
         self.sink = sink
@@ -80,13 +80,14 @@ public final class SocketSplice {
         sourceEvent = event_new(
             loop.base, sourceFD, Int16(EV_READ | EV_PERSIST),
             { _, what, context in
-                Unmanaged<SocketSplice>.fromOpaque(context!).takeUnretainedValue().ready(source: true, what)
+                Unmanaged<SocketSplice>.fromOpaque(context!).takeUnretainedValue().ready(.source, what)
             }, context)
         sinkEvent = event_new(
             loop.base, sinkFD, Int16(EV_WRITE | EV_PERSIST),
             { _, what, context in
-                Unmanaged<SocketSplice>.fromOpaque(context!).takeUnretainedValue().ready(source: false, what)
+                Unmanaged<SocketSplice>.fromOpaque(context!).takeUnretainedValue().ready(.sink, what)
             }, context)
+        guard sourceEvent != nil, sinkEvent != nil else { return nil }  // deinit frees what was made
     }
 
     deinit {
@@ -96,7 +97,7 @@ public final class SocketSplice {
     /// Starts moving: the source's own reading pauses, and the first bytes move when it is readable.
     public func start() {
         source.pauseReading()
-        wait(forSource: true)
+        wait(for: .source)
     }
 
     /// Stops without telling anyone; what the pipe held is dropped.
@@ -107,14 +108,27 @@ public final class SocketSplice {
 
     // MARK: - Moving
 
-    private func ready(source isSource: Bool, _ what: Int16) {
+    /// The side a wait is for.
+    private enum Side {
+        case source
+        case sink
+    }
+
+    private func ready(_ side: Side, _ what: Int16) {
         guard done != nil else { return }
+        // A connection closed under the splice: its descriptor may be someone else's by now.
+        if source.fd != sourceFD { return finish(.sourceFailed(code: EBADF)) }
+        if sink.fd != sinkFD { return finish(.sinkFailed) }
         if what & Int16(EV_TIMEOUT) != 0 {
-            if isSource { return finish(.sourceFailed(code: nil)) }
-            // The owner hears first; then the sink's delegate, as for a write that timed out.
-            let sink = self.sink
-            finish(.sinkFailed)
-            if !sink.isClosed { sink.report(.timeout(reading: false)) }
+            switch side {
+            case .source:
+                finish(.sourceFailed(code: nil))
+            case .sink:
+                // The sink's delegate hears first, as of a write that timed out (its owner
+                // cancels this splice); the owner of the splice then, if it still runs.
+                sink.report(.timeout(reading: false))
+                if done != nil { finish(.sinkFailed) }
+            }
             return
         }
         pump()
@@ -135,13 +149,13 @@ public final class SocketSplice {
                 }
                 let code = errno
                 if sent < 0, code == EINTR { continue }
-                if sent < 0, code == EAGAIN || code == EWOULDBLOCK { return wait(forSource: false) }
+                if sent < 0, code == EAGAIN || code == EWOULDBLOCK { return wait(for: .sink) }
                 // The sink is gone: its connection says so to its delegate, as a failed write does.
                 _ = sink.peerGone(sent == 0 ? EPIPE : code)
                 return finish(.sinkFailed)
             }
             if left == 0 { return finish(.moved) }
-            if budget <= 0 { return wait(forSource: true) }  // the next turn goes on
+            if budget <= 0 { return wait(for: .source) }  // the next turn goes on
             let want = min(capacity, Int(clamping: left ?? Int64.max))
             let got = sluice_splice(sourceFD, pipe.write, want, sluice_splice_move | sluice_splice_nonblock)
             if got > 0 {
@@ -153,18 +167,21 @@ public final class SocketSplice {
             if got == 0 { return finish(.sourceEnded) }
             if code == EINTR { continue }
             // The pipe is empty here, so this is the source having nothing for now.
-            if code == EAGAIN || code == EWOULDBLOCK { return wait(forSource: true) }
+            if code == EAGAIN || code == EWOULDBLOCK { return wait(for: .source) }
             return finish(.sourceFailed(code: code))
         }
     }
 
     /// Waits for one side only (the other's event is off, so a ready side that is not wanted
     /// never spins the loop).
-    private func wait(forSource: Bool) {
+    private func wait(for side: Side) {
         guard let sourceEvent, let sinkEvent else { return }
-        event_del(forSource ? sinkEvent : sourceEvent)
-        let event = forSource ? sourceEvent : sinkEvent
-        let milliseconds = forSource ? timeoutMilliseconds : sink.writeTimeoutMilliseconds
+        let (event, other, milliseconds) =
+            switch side {
+            case .source: (sourceEvent, sinkEvent, timeoutMilliseconds)
+            case .sink: (sinkEvent, sourceEvent, sink.writeTimeoutMilliseconds)
+            }
+        event_del(other)
         guard milliseconds > 0 else {
             event_add(event, nil)
             return

@@ -9,12 +9,13 @@ struct SocketSpliceTests {
     /// Collects what a connection reads once its owner lets it read again.
     final class Collector: ConnectionDelegate {
         var input: [UInt8] = []
+        var events: [Connection.Event] = []
         func connectionDidRead(_ connection: Connection) {
             connection.withInput(upTo: connection.inputCount) { input.append(contentsOf: $0) }
             connection.drainInput(connection.inputCount)
         }
         func connectionDidDrain(_ connection: Connection) {}
-        func connection(_ connection: Connection, didReceive event: Connection.Event) {}
+        func connection(_ connection: Connection, didReceive event: Connection.Event) { events.append(event) }
     }
 
     struct Run {
@@ -24,12 +25,17 @@ struct SocketSpliceTests {
         var received: [UInt8] = []
         /// What the source's connection read itself after the splice.
         var after: [UInt8] = []
+        /// What the connections told their delegate.
+        var events: [Connection.Event] = []
     }
 
     /// A sender thread writes `payload` to the source connection (then closes when `close`), a
     /// receiver thread reads from the sink connection with a pause of `stall` seconds first;
-    /// `count` bytes are spliced from source to sink.
-    static func run(_ payload: [UInt8], close: Bool, count: Int64?, stall: Double = 0) throws -> Run {
+    /// `count` bytes are spliced from source to sink; `sinkTimeout`: the sink's write timeout
+    /// (the receiver's buffer then stays small, so that a stall fills it).
+    static func run(_ payload: [UInt8], close: Bool, count: Int64?, stall: Double = 0, sinkTimeout: Int = 0) throws
+        -> Run
+    {
         let loop = try EventLoop()
         let collector = Collector()
         var accepted: [Connection] = []
@@ -60,6 +66,10 @@ struct SocketSpliceTests {
             Thread.sleep(forTimeInterval: 0.05)  // the sender's connection is accepted first
             let socket = try! TestSocket.connect(port: port)
             socket.setTimeout(seconds: 5)
+            if sinkTimeout > 0 {
+                var size: Int32 = 64 * 1024
+                setsockopt(socket.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             Thread.sleep(forTimeInterval: stall)
             while let piece = try? socket.receive(), !piece.isEmpty {
                 received.withLock { $0.append(contentsOf: piece) }
@@ -72,6 +82,7 @@ struct SocketSpliceTests {
         let start = Timer(loop: loop, repeats: true) {
             guard accepted.count == 2, splice == nil else { return }
             let (source, sink) = (accepted[0], accepted[1])
+            if sinkTimeout > 0 { sink.setTimeouts(readMilliseconds: 0, writeMilliseconds: sinkTimeout) }
             splice = SocketSplice(loop: loop, from: source, to: sink, count: count, timeoutMilliseconds: 5000) {
                 outcome in
                 run.outcome = outcome
@@ -90,6 +101,7 @@ struct SocketSpliceTests {
         #expect(sinkDone.wait(timeout: .now() + 10) == .success)
         run.received = received.withLock { $0 }
         run.after = collector.input
+        run.events = collector.events
         _ = accepted
         return run
     }
@@ -130,6 +142,15 @@ struct SocketSpliceTests {
         let run = try Self.run(sent, close: true, count: nil)
         #expect(run.outcome == .sourceEnded)
         #expect(Self.same(run.received, sent), "\(run.received.count) bytes")
+    }
+
+    @Test("A sink that takes nothing past its write timeout: its delegate hears the timeout, the splice fails")
+    func sinkTimeout() throws {
+        let body = Self.payload(16 << 20)
+        let run = try Self.run(body, close: false, count: Int64(body.count), stall: 2, sinkTimeout: 300)
+        #expect(run.outcome == .sinkFailed)
+        #expect(run.events.contains(.timeout(reading: false)), "\(run.events)")
+        #expect(run.moved < Int64(body.count))
     }
 
     /// Compared apart from the expectation, which would describe megabytes when it fails.

@@ -40,17 +40,18 @@ extension Exchange: TaskDelegate {
 
     /// The client's socket, when the body goes to it exactly as the origin sent it and nothing
     /// else wants it: not stored, no response stage (contract, transform, breakpoint), no wire
-    /// stage (capture, shaping, an injected reset), a plain HTTP/1.1 client.
+    /// stage (capture, shaping, an injected reset), a plain HTTP/1.1 client, and a fetch that
+    /// ends with its client (a collapse leader may go on without it, and its socket with it).
     func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection? {
         guard self.task === task, case .client = machine.bodyRoute, writer == nil, stages.response == nil,
-            stages.wire == nil, !machine.isOrphaned
+            stages.wire == nil, !machine.mayBeOrphaned
         else { return nil }
         return output.spliceSink(for: count)
     }
 
-    func task(_ task: UpstreamTask, didSplice count: Int64) {
+    func task(_ task: UpstreamTask, didSplice count: Int64, whole: Bool) {
         output.spliced(count)
-        env.stats.upstreamSplicedBodies += 1
+        if whole { env.stats.upstreamSplicedBodies += 1 }
         env.stats.upstreamSplicedBytes += count
     }
 

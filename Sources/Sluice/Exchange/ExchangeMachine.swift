@@ -38,6 +38,13 @@ struct ExchangeMachine {
     /// Whether the client left and the fetch goes on for collapsed waiters (bytes go only into the cache).
     var isOrphaned: Bool { bodyRoute == .cacheOnly }
 
+    /// Whether the fetch would go on without its client were the client to leave (a collapse
+    /// leader: see ``mayOrphan(_:)``).
+    var mayBeOrphaned: Bool {
+        guard case .fetching(let fetch) = phase else { return false }
+        return Self.mayOrphan(fetch)
+    }
+
     /// Whether a stored response is being served.
     var servesStored: Bool { if case .servingStored = phase { true } else { false } }
 

@@ -20,8 +20,9 @@ public protocol TaskDelegate: AnyObject {
     /// into by the kernel, unseen (``SocketSplice``): only where nothing would see the bytes on
     /// their way and they would be written as they are; `nil` otherwise.
     func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection?
-    /// Bytes of the body that the kernel moved into the socket ``task(_:sinkForSplicing:)`` gave.
-    func task(_ task: UpstreamTask, didSplice count: Int64)
+    /// Bytes of the body that the kernel moved into the socket ``task(_:sinkForSplicing:)`` gave;
+    /// `whole`: all that was asked for (else the transfer fails or was cancelled).
+    func task(_ task: UpstreamTask, didSplice count: Int64, whole: Bool)
 }
 
 extension TaskDelegate {
@@ -29,7 +30,7 @@ extension TaskDelegate {
     public func task(_ task: UpstreamTask, didReceiveTrailers trailers: HTTPFields) {}
     /// Bodies come as pieces unless a delegate says where they may go unseen.
     public func task(_ task: UpstreamTask, sinkForSplicing count: Int64) -> Connection? { nil }
-    public func task(_ task: UpstreamTask, didSplice count: Int64) {}
+    public func task(_ task: UpstreamTask, didSplice count: Int64, whole: Bool) {}
 }
 
 /// A request-body read's outcome.

@@ -20,9 +20,10 @@ public final class UpstreamTask {
     public let hooks: Hooks
     /// Response body bytes received so far.
     public private(set) var bodyBytes: Int64 = 0
-    /// Where a plain body framed by its length ends, when libcurl carries it (-1: no such end):
-    /// there its connection is checked for bytes beyond the end.
-    private var curlBodyEnd: Int64 = -1
+    /// What is left of the current response's plain body framed by its length, when libcurl
+    /// carries it straight from the origin (0: none, or all arrived): at its end the connection
+    /// is checked for bytes beyond it.
+    private var curlBodyLeft: Int64 = 0
     /// Seconds from start to the response head.
     public private(set) var timeToHead: Double?
     /// The last transfer's phases, once it ended.
@@ -461,11 +462,11 @@ public final class UpstreamTask {
             return abort(.upstreamFailed(reason: .parentAuthRequired(parent: parent.description)))
         }
         response = head
-        curlBodyEnd = -1
-        if case .curl = engine, currentRequest.url.scheme == "http",
+        curlBodyLeft = 0
+        if case .curl = engine, currentRequest.url.scheme == "http", currentRequest.parent == nil,
             case .exactly(let length) = ResponseBodyFraming.of(method: currentRequest.method, head: head).length
         {
-            curlBodyEnd = length
+            curlBodyLeft = length
         }
         switch session.delegate.task(self, didReceiveHead: head) {
         case .deliver:
@@ -503,10 +504,10 @@ extension UpstreamTask {
         return delegate.task(self, sinkForSplicing: count)
     }
 
-    /// Body bytes the kernel moved to the client (``spliceSink(for:)``).
-    func receiveSpliced(_ count: Int64) {
+    /// Body bytes the kernel moved to the client (``spliceSink(for:)``); `whole`: all it was asked.
+    func receiveSpliced(_ count: Int64, whole: Bool) {
         bodyBytes += count
-        delegate?.task(self, didSplice: count)
+        delegate?.task(self, didSplice: count, whole: whole)
     }
 
     /// Request-body bytes for the transport to send; `.failed` has failed the task.
@@ -544,8 +545,13 @@ extension UpstreamTask: EasyHandleDelegate {
 
     public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
         let step = receiveBody(bytes)
-        // Bytes beyond a plain body's end must not become the next request's answer.
-        if case .proceed = step, bodyBytes == curlBodyEnd { handle.retireConnectionIfInputWaits() }
+        // Bytes beyond a plain body's end (a followed redirect's too) must not become the next
+        // request's answer.
+        // A paused piece is not taken: libcurl hands it over again on resuming.
+        if curlBodyLeft > 0, case .proceed = step {
+            curlBodyLeft -= Int64(bytes.count)
+            if curlBodyLeft == 0 { handle.retireConnectionIfInputWaits() }
+        }
         return EasyHandle.Action(step)
     }
 

@@ -574,7 +574,7 @@ final class NativeTransfer {
     private func spliceEnded(_ outcome: SocketSplice.Outcome) {
         guard case .spliced(let splice) = reading else { return }
         reading = .body(.exactly(0))
-        if splice.moved > 0 { task?.receiveSpliced(splice.moved) }
+        if splice.moved > 0 { task?.receiveSpliced(splice.moved, whole: outcome == .moved) }
         guard !isDone, connection != nil else { return }
         switch outcome {
         case .moved:
@@ -600,8 +600,18 @@ final class NativeTransfer {
                         reason: .timedOut(
                             detail: "The origin sent nothing for \(transport.settings.idleTimeoutMilliseconds) ms."))))
         case .sinkFailed:
-            // The client's connection tells the exchange; the origin's is closed, mid-body.
-            stop(.native(.upstreamFailed(reason: .cancelled(detail: "The client stopped taking the response."))))
+            // The client is gone or stalled: its connection tells the exchange, which cancels
+            // this transfer. The origin's connection closes now, mid-body; should nobody cancel,
+            // the transfer fails at the next turn.
+            if let connection {
+                self.connection = nil
+                transport.release(connection, reusable: false)
+            }
+            transport.loop.callSoon { [weak self] in
+                guard let self, !self.isDone else { return }
+                self.finish(
+                    .native(.upstreamFailed(reason: .cancelled(detail: "The client stopped taking the response."))))
+            }
         }
     }
 
