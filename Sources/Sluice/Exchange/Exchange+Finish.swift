@@ -72,9 +72,11 @@ extension Exchange {
 
 extension Exchange {
     /// How far the transfer got: request body bytes sent upstream of those announced, response
-    /// body bytes sent to the client of those announced (`nil`: not known).
+    /// body bytes sent to the client of those announced (`nil`: not known), the kernel's part of a
+    /// body moved socket to socket included.
     var progress: (up: Int64, upTotal: Int64?, down: Int64, downTotal: Int64?) {
-        (body.received, body.expected, output.bytesSent, output.bodyLength > 0 ? output.bodyLength : nil)
+        let down = output.bytesSent + (task?.splicedSoFar ?? 0)
+        return (body.received, body.expected, down, output.bodyLength > 0 ? output.bodyLength : nil)
     }
 
     /// When it started, in seconds since the epoch.

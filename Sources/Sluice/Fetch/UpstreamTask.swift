@@ -504,6 +504,13 @@ extension UpstreamTask {
         return delegate.task(self, sinkForSplicing: count)
     }
 
+    /// Body bytes the kernel has moved to the client so far in a splice still running (they are
+    /// told when it ends), for progress.
+    var splicedSoFar: Int64 {
+        guard case .transferring(let transfer) = phase, case .native(let native) = transfer.carrier else { return 0 }
+        return native.splicedSoFar
+    }
+
     /// Body bytes the kernel moved to the client (``spliceSink(for:)``); `whole`: all it was asked.
     func receiveSpliced(_ count: Int64, whole: Bool) {
         bodyBytes += count

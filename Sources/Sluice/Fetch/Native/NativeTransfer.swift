@@ -570,6 +570,12 @@ final class NativeTransfer {
         return true
     }
 
+    /// Bytes moved by a splice still running.
+    var splicedSoFar: Int64 {
+        if case .spliced(let splice) = reading { return splice.moved }
+        return 0
+    }
+
     /// The splice ended: the body is whole, or the transfer fails as reading it would have.
     private func spliceEnded(_ outcome: SocketSplice.Outcome) {
         guard case .spliced(let splice) = reading else { return }
