@@ -553,8 +553,7 @@ extension UpstreamTask: EasyHandleDelegate {
     public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
         let step = receiveBody(bytes)
         // Bytes beyond a plain body's end (a followed redirect's too) must not become the next
-        // request's answer.
-        // A paused piece is not taken: libcurl hands it over again on resuming.
+        // request's answer. Only pieces taken count: libcurl hands a paused one over again.
         if curlBodyLeft > 0, case .proceed = step {
             curlBodyLeft -= Int64(bytes.count)
             if curlBodyLeft == 0 { handle.retireConnectionIfInputWaits() }
