@@ -123,7 +123,8 @@ public final class ProxyHarness: @unchecked Sendable {
                 upstreamNativeTransfers: server.stats.upstreamNativeTransfers,
                 upstreamCurlTransfers: server.stats.upstreamCurlTransfers,
                 upstreamSplicedBodies: server.stats.upstreamSplicedBodies,
-                upstreamSplicedBytes: server.stats.upstreamSplicedBytes)
+                upstreamSplicedBytes: server.stats.upstreamSplicedBytes,
+                tunnelsSpliced: server.stats.tunnelsSpliced)
         }
     }
 
@@ -181,6 +182,8 @@ public struct StatsSnapshot: Sendable, Equatable {
     /// Bodies (and bytes) moved socket to socket in the kernel.
     public var upstreamSplicedBodies: Int
     public var upstreamSplicedBytes: Int64
+    /// Tunnels whose download went on in the kernel.
+    public var tunnelsSpliced: Int
 }
 
 /// Collects log lines for assertions.

@@ -52,6 +52,7 @@ final class AdminMetrics: EventMonitor {
             counter("sluice_connections_accepted_total") { $0.connectionsAccepted },
             counter("sluice_connections_refused_total") { $0.connectionsRefused },
             counter("sluice_tunnels_total") { $0.tunnels },
+            counter("sluice_tunnels_spliced_total") { $0.tunnelsSpliced },
             counter("sluice_tunnels_carrying_http_total") { $0.tunnelsCarryingHTTP },
             counter("sluice_upgrades_total") { $0.upgrades },
             counter("sluice_websocket_messages_total") { $0.webSocketMessages },

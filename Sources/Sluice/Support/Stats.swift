@@ -14,6 +14,8 @@ public final class Stats {
     public var errors = 0
     /// CONNECT tunnels established.
     public var tunnels = 0
+    /// Tunnels whose download went on socket to socket in the kernel (``Relay``).
+    public var tunnelsSpliced = 0
     /// Faults injected, by rule and kind.
     public var faultsInjected: [String: [FaultKind: Int]] = [:]
     func countFaults(_ kinds: [FaultKind], rule: String) {

@@ -73,13 +73,29 @@ final class Relay {
 
     /// Bytes held for a side that does not read; also the most one read or write moves.
     static let highWater = 256 * 1024
+    /// Bytes relayed to the client before the rest goes socket to socket in the kernel: a tunnel
+    /// that carries a download (a pipe's two descriptors are spent on it, not on every tunnel).
+    static let spliceAfter: Int64 = 256 * 1024
 
     let client: Side
     let far: Side
     private(set) var state: RelayState
-    /// Bytes moved to the client and to the far side.
-    private(set) var bytesDown: Int64 = 0
+    /// Bytes moved to the client (the kernel's part included) and to the far side.
+    var bytesDown: Int64 { pumpedDown + (downSplice?.moved ?? 0) }
     private(set) var bytesUp: Int64 = 0
+    /// Bytes to the client that went through this process.
+    private var pumpedDown: Int64 = 0
+    /// Far side to client moving in the kernel (``SocketSplice``): a plain tunnel's download, once
+    /// nothing waits in either buffer and nothing watches the bytes. It runs until the far side
+    /// ends (its FIN is passed on) or either side fails.
+    private var downSplice: SocketSplice?
+    /// Whether the download went on in the kernel at some point.
+    private(set) var spliced = false
+    /// What the splice had moved when the idle timer last looked.
+    private var splicedSeen: Int64 = 0
+    /// The owner holds the client's first bytes (to see whether HTTP is spoken): nothing goes
+    /// unseen before they are passed on.
+    private var clientHeld = false
     /// See each piece before it is written (client to far side, and back).
     var observeUp: ((UnsafeRawBufferPointer) -> Void)?
     var observeDown: ((UnsafeRawBufferPointer) -> Void)?
@@ -113,10 +129,16 @@ final class Relay {
         }
         far.socket.setWatermarks(readHigh: Relay.highWater, writeLow: ClientConnection.outputLowWater)
         idleTimer = Timer(loop: loop, repeats: true) { [unowned self] in
-            if self.state.isIdle(now: EventLoop.monotonicNanoseconds(), limit: self.idleLimit) { self.end() }
+            let now = EventLoop.monotonicNanoseconds()
+            if let splice = self.downSplice, splice.moved != self.splicedSeen {
+                self.splicedSeen = splice.moved
+                self.state.moved(now: now)
+            }
+            if self.state.isIdle(now: now, limit: self.idleLimit) { self.end() }
         }
         idleTimer?.schedule(milliseconds: max(100, min(idleLimit, 10_000) / 2))
         client.socket.resumeReading()
+        clientHeld = holdingClient
         if !holdingClient { up() }
         down()
     }
@@ -127,6 +149,7 @@ final class Relay {
     func closeFar() {
         idleTimer?.cancel()
         finished = true
+        stopSplice()
         for layer in far.layers { layer.close() }
         if state.isOver { far.socket.closeAfterFlush() } else { far.socket.close() }
     }
@@ -157,7 +180,10 @@ final class Relay {
 
     // MARK: - Events, passed on by the owner
 
-    func clientReadable() { up() }
+    func clientReadable() {
+        clientHeld = false
+        up()
+    }
 
     func farReadable() {
         _ = far.layers.first?.advance()
@@ -166,7 +192,7 @@ final class Relay {
 
     /// The client's buffer has room again: the far side is read again.
     func clientDrained() {
-        guard state.down != .ended else { return }
+        guard state.down != .ended, downSplice == nil else { return }
         far.socket.resumeReading()
         down()  // plain text already decrypted gets no read event of its own
     }
@@ -210,16 +236,55 @@ final class Relay {
     /// Far side to client, as much as the client's buffer takes.
     private func down() {
         guard !finished else { return }
+        guard downSplice == nil else { return }
         let sink = client.stream
         if sink.outputCount < Relay.highWater { far.socket.readAvailable(upTo: Relay.highWater) }
-        bytesDown += pump(from: far.stream, to: sink, observe: observeDown, gate: gateDown)
+        pumpedDown += pump(from: far.stream, to: sink, observe: observeDown, gate: gateDown)
         if sink.outputCount >= Relay.highWater || gateDown?.isHolding == true {
             far.socket.pauseReading()
         } else if gateDown.map({ !$0.isEmpty }) == true {
             return
         } else if state.downEnding || far.layers.first?.inputEnded == true {
             endDown()
+        } else if pumpedDown >= Relay.spliceAfter {
+            spliceDown()
         }
+    }
+
+    /// The rest of the far side's bytes go to the client in the kernel, when nothing else wants
+    /// them on the way: plain sockets, no observer or gate, the client's first bytes passed on,
+    /// nothing buffered either way.
+    private func spliceDown() {
+        guard far.layers.isEmpty, client.layers.isEmpty, observeDown == nil, gateDown == nil, !clientHeld,
+            state.down == .open, far.socket.inputCount == 0, client.socket.outputCount == 0,
+            let splice = SocketSplice(
+                loop: loop, from: far.socket, to: client.socket, count: nil, timeoutMilliseconds: 0,
+                done: { [weak self] outcome in self?.spliceEnded(outcome) })
+        else { return }
+        downSplice = splice
+        spliced = true
+        splicedSeen = 0
+        splice.start()
+    }
+
+    /// The far side ended (its end is passed on), or a side failed (the relay is over).
+    private func spliceEnded(_ outcome: SocketSplice.Outcome) {
+        stopSplice()
+        switch outcome {
+        case .sourceEnded, .moved:
+            state.farEnding()
+            endDown()
+        case .sourceFailed, .sinkFailed:
+            end()
+        }
+    }
+
+    /// Counts what the splice moved and drops it (cancelled if it still runs).
+    private func stopSplice() {
+        guard let splice = downSplice else { return }
+        downSplice = nil
+        pumpedDown += splice.moved
+        splice.cancel()
     }
 
     /// Moves bytes while the sink takes them: buffer to buffer between plain sockets with

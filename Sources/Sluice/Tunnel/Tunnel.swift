@@ -187,6 +187,7 @@ final class Tunnel {
         case .finished: return
         case .open(let relay):
             bytesDown = relay.bytesDown
+            if relay.spliced { env.stats.tunnelsSpliced += 1 }
             relay.closeFar()  // close_notify: the parent's session stays resumable
         case .dialing(let dialer): dialer.cancel()
         case .idle: break
