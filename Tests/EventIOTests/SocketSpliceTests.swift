@@ -63,7 +63,7 @@ struct SocketSpliceTests {
         }.start()
         senderConnected.wait()
         Thread {
-            Thread.sleep(forTimeInterval: 0.05)  // the sender's connection is accepted first
+            // The sender's connection was made first, so it is accepted first.
             let socket = try! TestSocket.connect(port: port)
             socket.setTimeout(seconds: 5)
             if sinkTimeout > 0 {

@@ -222,7 +222,8 @@ struct NativeTransportTests {
         let results = Locked<[String: ReceivedResponse]>([:])
         DispatchQueue.concurrentPerform(iterations: 2) { index in
             let path = index == 0 ? "/a" : "/b"
-            if index == 1 { Thread.sleep(forTimeInterval: 0.1) }
+            // /b waits for /a to reach the origin (its answer is 0.3 s away).
+            if index == 1 { _ = eventually { origin.requests.contains { $0.target == "/a" } } }
             if let response = try? RawClient(port: proxy.port).request(RawClient.get(origin.url(path))) {
                 results.withLock { $0[path] = response }
             }
