@@ -219,17 +219,18 @@ struct NativeTransportTests {
         var configuration = Self.configuration(engine)
         configuration.upstream.maxConnectionsPerHost = 1  // /b waits for /a's connection
         let proxy = try ProxyHarness(configuration: configuration)
-        let results = Locked<[String: ReceivedResponse]>([:])
-        DispatchQueue.concurrentPerform(iterations: 2) { index in
-            let path = index == 0 ? "/a" : "/b"
-            // /b waits for /a to reach the origin (its answer is 0.3 s away).
-            if index == 1 { _ = eventually { origin.requests.contains { $0.target == "/a" } } }
-            if let response = try? RawClient(port: proxy.port).request(RawClient.get(origin.url(path))) {
-                results.withLock { $0[path] = response }
-            }
-        }
-        let a = results.withLock { $0["/a"] }
-        let b = results.withLock { $0["/b"] }
+        // /a on a thread of its own; /b once /a reached the origin (its answer is 0.3 s away), so
+        // /b waits for /a's connection and is handed it the moment /a's body ended.
+        let first = Locked<ReceivedResponse?>(nil)
+        let firstDone = DispatchSemaphore(value: 0)
+        Thread {
+            first.withLock { $0 = try? RawClient(port: proxy.port).request(RawClient.get(origin.url("/a"))) }
+            firstDone.signal()
+        }.start()
+        _ = eventually { origin.requests.contains { $0.target == "/a" } }
+        let b = try? RawClient(port: proxy.port).request(RawClient.get(origin.url("/b")))
+        #expect(firstDone.wait(timeout: .now() + 10) == .success)
+        let a = first.withLock { $0 }
         let whole = a?.body == body
         #expect(a?.status == 200 && whole, "\(engine): \(a?.body.count ?? -1) bytes")
         #expect(b?.status == 200 && b?.text == "fine", "\(engine): \(b?.text ?? "none")")
