@@ -39,4 +39,4 @@ static inline int sluice_set_pipe_size(int fd, int size) {
     int set = fcntl(fd, 1031 /* F_SETPIPE_SZ */, size);
     return set > 0 ? set : fcntl(fd, 1032 /* F_GETPIPE_SZ */);
 }
-static const unsigned int sluice_splice_move = 1, sluice_splice_nonblock = 2, sluice_splice_more = 4;
+static const unsigned int sluice_splice_move = 1, sluice_splice_nonblock = 2;

@@ -377,10 +377,8 @@ public final class EasyHandle {
     @discardableResult
     public func retireConnectionIfInputWaits() -> Bool {
         let fd = transferSocket
-        guard fd >= 0 else { return false }
-        var byte: UInt8 = 0
-        // The end (0) libcurl sees itself; nothing waiting is the usual case.
-        guard recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0 else { return false }
+        // The end libcurl sees itself; nothing waiting is the usual case.
+        guard fd >= 0, Connection.waitingInput(on: fd) == .bytes else { return false }
         shutdown(fd, Int32(SHUT_RDWR))
         return true
     }

@@ -6,9 +6,8 @@ import CEvent
 
 /// Reading: the connection's own read event and one `readv` of up to ``readPiece`` bytes per
 /// readable event, straight into the input buffer (``readAvailable(upTo:)`` takes more for bulk
-/// relays). A
-/// bufferevent would read by itself, but libevent 2.1 asks the kernel how much is waiting
-/// (`ioctl(FIONREAD)`) before every read: one system call more per read.
+/// relays). A bufferevent would read by itself, but libevent 2.1 asks the kernel how much is
+/// waiting (`ioctl(FIONREAD)`) before every read: one system call more per read.
 extension Connection {
     /// What one readable event reads unless told otherwise (libevent's own `EVBUFFER_MAX_READ`):
     /// the input buffer's pieces stay small, which matters where they are handed on whole to a

@@ -218,9 +218,23 @@ public final class Connection {
     /// the test for "nothing arrived beyond the end" that the input buffer's count is otherwise.
     public var hasWaitingInput: Bool {
         guard let bev else { return false }
+        return Connection.waitingInput(on: bufferevent_getfd(bev)) != .nothing
+    }
+
+    /// What a socket holds unread right now, by one non-blocking peek (nothing consumed).
+    public enum WaitingInput: Sendable {
+        case nothing
+        case bytes
+        /// The peer's end, or an error.
+        case end
+    }
+
+    /// What `fd` holds unread right now (for sockets owned elsewhere too: libcurl's).
+    public static func waitingInput(on fd: Int32) -> WaitingInput {
         var byte: UInt8 = 0
-        let got = recv(bufferevent_getfd(bev), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        let got = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if got > 0 { return .bytes }
+        return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? .nothing : .end
     }
 
     /// Stops reading from the socket (TCP flow control pushes back on the peer).
