@@ -267,12 +267,15 @@ public final class Connection {
         _ = bufferevent_set_max_single_write(bev, bytes)
     }
 
-    /// Read and write inactivity timeouts; 0 disables one. Each call starts them counting again.
+    /// Read and write inactivity timeouts; 0 disables one. Each call starts the read timeout
+    /// counting again, and a changed write timeout (an unchanged one goes on counting from the
+    /// last write: a pending write's event restarts it whenever the socket takes bytes).
     public func setTimeouts(readMilliseconds: Int, writeMilliseconds: Int) {
         guard let bev else { return }
         readTimeoutMilliseconds = readMilliseconds
-        writeTimeoutMilliseconds = writeMilliseconds
         readTimeoutChanged()
+        guard writeMilliseconds != writeTimeoutMilliseconds else { return }
+        writeTimeoutMilliseconds = writeMilliseconds
         var write = timeval(milliseconds: writeMilliseconds)
         _ = withUnsafePointer(to: &write) { bufferevent_set_timeouts(bev, nil, writeMilliseconds > 0 ? $0 : nil) }
     }

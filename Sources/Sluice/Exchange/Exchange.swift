@@ -118,12 +118,14 @@ final class Exchange {
         }
         guard case .idle(let spare) = turn else { return }
         turn = .draining(consume spare)
-        for action in machine.handle(event) { perform(action) }
+        var actions = machine.handle(event)
+        performAll(&actions)
         while case .draining(var waiting) = turn, !waiting.isEmpty {
             turn = .idle(spare: [])
             let next = waiting.removeFirst()
             turn = .draining(waiting)
-            for action in machine.handle(next) { perform(action) }
+            actions = machine.handle(next)
+            performAll(&actions)
         }
         guard case .draining(let emptied) = turn else { return }
         turn = .idle(spare: consume emptied)
@@ -136,7 +138,14 @@ final class Exchange {
         return waiting.contains { if case .finished = $0 { true } else { false } }
     }
 
-    private func perform(_ action: ExchangeMachine.Action) {
+    /// Carries out actions in order, each moved out of the array (a `for` loop would copy each
+    /// one, retaining its payload, and release it again with the array).
+    private func performAll(_ actions: inout [ExchangeMachine.Action]) {
+        if actions.count > 1 { actions.reverse() }
+        while let action = actions.popLast() { perform(action) }
+    }
+
+    private func perform(_ action: consuming ExchangeMachine.Action) {
         switch action {
         case .fail(let error): fail(error)
         case .answerLocally: answerLocally()

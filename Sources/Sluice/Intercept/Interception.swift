@@ -7,11 +7,11 @@ enum Interception {
     static func target(of request: ProxyRequest, authority: ClientConnection.Authority, scheme: String = "https")
         -> Result<RequestTarget, SluiceError>
     {
-        let host = authority.host.lowercased()
-        let defaultPort: UInt16 = scheme == "https" ? 443 : 80
-        let expected = authority.port == defaultPort ? host : "\(host):\(authority.port)"
+        let host = authority.host.asciiLowercased()
         func misdirected(_ named: String) -> Result<RequestTarget, SluiceError> {
-            .failure(
+            let defaultPort: UInt16 = scheme == "https" ? 443 : 80
+            let expected = authority.port == defaultPort ? host : "\(host):\(authority.port)"
+            return .failure(
                 .badRequest(
                     reason: .misdirected(
                         "This connection was opened for \(expected); a request for \(named) must use a connection of its own."
@@ -39,17 +39,50 @@ enum Interception {
         }
     }
 
-    /// Whether a `Host` field value names `host:port`, or `host` without a port.
+    /// Whether a `Host` field value names `host:port`, or `host` without a port (`host` in lower
+    /// case; the field's name is compared without regard to ASCII case, its port as digits only).
     static func names(_ field: String, host: String, port: UInt16) -> Bool {
-        let value = field.trimmingOWS().lowercased()
-        var name = value
-        if let colon = value.lastIndex(of: ":"), !value.hasSuffix("]") {
-            guard let number = UInt16(value[value.index(after: colon)...]) else { return false }
-            name = String(value[..<colon])
-            return name == host && number == port
+        var field = field
+        return field.withUTF8 { value in
+            var start = 0
+            var end = value.count
+            while start < end, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
+            while end > start, value[end - 1] == 0x20 || value[end - 1] == 0x09 { end -= 1 }
+            var nameEnd = end
+            if end > start, value[end - 1] != UInt8(ascii: "]"),
+                let colon = value[start..<end].lastIndex(of: UInt8(ascii: ":"))
+            {
+                // A port: one or more digits, no sign, within 16 bits.
+                guard colon + 1 < end else { return false }
+                var number = 0
+                for byte in value[(colon + 1)..<end] {
+                    guard byte >= 0x30, byte <= 0x39 else { return false }
+                    number = number * 10 + Int(byte - 0x30)
+                    guard number <= Int(UInt16.max) else { return false }
+                }
+                guard number == Int(port) else { return false }
+                nameEnd = colon
+            }
+            // No port: the CONNECT's says where the connection goes (clients that tunnel a request
+            // often write the bare host).
+            var host = host
+            return host.withUTF8 { expected in
+                guard expected.count == nameEnd - start else { return false }
+                for offset in 0..<expected.count {
+                    var byte = value[start + offset]
+                    if byte >= 0x41, byte <= 0x5A { byte |= 0x20 }
+                    guard byte == expected[offset] else { return false }
+                }
+                return true
+            }
         }
-        // No port: the CONNECT's says where the connection goes (clients that tunnel a request
-        // often write the bare host).
-        return name == host
+    }
+}
+
+extension String {
+    /// The string in lower case; itself, without a copy, when it is ASCII with no capital letter
+    /// (the common case for host names).
+    func asciiLowercased() -> String {
+        utf8.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }) ? lowercased() : self
     }
 }

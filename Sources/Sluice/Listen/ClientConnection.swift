@@ -120,15 +120,19 @@ final class ClientConnection {
             default: return
             }
             guard stream.inputCount > 0 else { return }
+            // A head's first bytes start the header timeout; it is armed only when they are not
+            // the whole head (the usual head arrives whole: no timer to add and to take back).
+            var headStarts = false
             if case .idle = state {
                 state = .readingHead
-                armHeaderTimer()
+                headStarts = true
             }
             let limit = env.exchanges.parserLimits.maxHeaderBytes + 4
             let outcome = stream.withInput(upTo: limit) { parser.parse($0) }
             switch outcome {
             case .needMore:
                 if inputClosed { return close() }
+                if headStarts { armHeaderTimer() }
                 return
             case .failure(let error):
                 headerTimer?.cancel()

@@ -15,7 +15,7 @@ enum Forwarding {
         // An HTTP/2 client that takes trailers gets the origin's: Sluice asks for them in its own
         // name (gRPC origins want `TE: trailers`).
         if request.takesTrailers { headers.append(name: "TE", value: "trailers", code: .te) }
-        if let forwards = maxForwards(request), request.method == "TRACE" || request.method == "OPTIONS" {
+        if request.method == "TRACE" || request.method == "OPTIONS", let forwards = maxForwards(request) {
             headers.set("Max-Forwards", String(forwards - 1))
         }
         appendVia(&headers, version: request.minorVersion == 0 ? "1.0" : "1.1")
@@ -30,7 +30,7 @@ enum Forwarding {
 
     /// `Max-Forwards` as a number, if present and valid.
     static func maxForwards(_ request: ProxyRequest) -> Int? {
-        guard let text = request.headers["max-forwards"], !text.isEmpty, text.count < 10,
+        guard let text = request.headers[.maxForwards], !text.isEmpty, text.count < 10,
             text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
         else { return nil }
         return Int(text)

@@ -70,9 +70,7 @@ struct RouteDecision {
         if let expectation = request.headers[.expect], !request.expectsContinue {
             return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))
         }
-        if let forwards = Forwarding.maxForwards(request), forwards == 0,
-            request.method == "TRACE" || request.method == "OPTIONS"
-        {
+        if request.method == "TRACE" || request.method == "OPTIONS", Forwarding.maxForwards(request) == 0 {
             return (route, .answerLocally)
         }
         route.url = url

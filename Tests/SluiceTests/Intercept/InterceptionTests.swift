@@ -398,6 +398,23 @@ struct InterceptionTests {
         #expect(served.status == 200)
     }
 
+    @Test(
+        "A Host field names the tunnel's authority: case and surrounding blanks aside, with its port or none",
+        arguments: [
+            ("localhost:8443", true), ("localhost", true), (" \tLocalHost:8443 ", true), ("LOCALHOST", true),
+            ("localhost:08443", true), ("localhost:443", false), ("localhost:", false), ("localhost:+8443", false),
+            ("localhost:8443x", false), ("localhost:99999", false), ("evil.test:8443", false),
+            ("localhost.:8443", false),
+            ("", false), ("localhos:8443", false), ("local host", false),
+        ])
+    func hostFieldNamesTheAuthority(field: String, names: Bool) {
+        #expect(Interception.names(field, host: "localhost", port: 8443) == names)
+        #expect(Interception.names("[::1]", host: "[::1]", port: 8443))
+        #expect(Interception.names("[::1]:8443", host: "[::1]", port: 8443))
+        #expect(!Interception.names("[::1]:443", host: "[::1]", port: 8443))
+        #expect("Ex.Test".asciiLowercased() == "ex.test" && "ÄB.test".asciiLowercased() == "äb.test")
+    }
+
     @Test("Inside a tunnel, a request for another authority is 421 and never forwarded; keep-alive works")
     func misdirected() throws {
         let setup = try Setup()
