@@ -83,6 +83,8 @@ extension String {
     /// The string in lower case; itself, without a copy, when it is ASCII with no capital letter
     /// (the common case for host names).
     func asciiLowercased() -> String {
-        utf8.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }) ? lowercased() : self
+        var copy = self
+        let plain = copy.withUTF8 { bytes in !bytes.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }) }
+        return plain ? self : lowercased()
     }
 }

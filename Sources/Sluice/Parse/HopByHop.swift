@@ -18,11 +18,24 @@ enum HopByHop {
 
     /// Removes hop-by-hop fields and those named in `Connection`.
     static func strip(_ fields: inout HTTPFields) {
+        let named = named(in: fields)
+        fields.remove(codes: bits)
+        if !named.isEmpty { fields.removeAll { field in named.contains(where: field.hasName) } }
+    }
+
+    /// The other fields that `Connection` names (lower case), to be removed with it.
+    static func named(in fields: HTTPFields) -> [String] {
         var named: [String] = []
-        for value in fields.values(.connection) {
-            let value = value.lowercased()
-            // The usual values name no other field.
-            if value == "keep-alive" || value == "close" { continue }
+        guard fields.contains(.connection) else { return named }
+        let lines = fields.fields
+        for index in lines.indices where lines[index].code == .connection {
+            // The usual values name no other field (compared in place: no lower-case copy).
+            if HTTPFields.Field.equalIgnoringCase(lines[index].value, "keep-alive")
+                || HTTPFields.Field.equalIgnoringCase(lines[index].value, "close")
+            {
+                continue
+            }
+            let value = lines[index].value.lowercased()
             for token in value.split(separator: ",") {
                 let name = token.trimmingOWS()
                 if !name.isEmpty, name != "keep-alive", name != "close", !protected.contains(name) {
@@ -30,7 +43,6 @@ enum HopByHop {
                 }
             }
         }
-        fields.remove(codes: bits)
-        if !named.isEmpty { fields.removeAll { field in named.contains(where: field.hasName) } }
+        return named
     }
 }

@@ -80,15 +80,25 @@ final class ResponseOutput {
         _ response: ResponseHead, request: ProxyRequest, date: String, fromCache: Bool, cacheStatus: CacheStatus?,
         marks: [String]
     ) -> WireHead {
-        var (headers, framing) = Forwarding.clientResponse(
+        var edit = Forwarding.clientEdit(
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
-        if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
-        if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
-        let head = ResponseHead(status: response.status, reason: response.reason, headers: headers)
+        if let cacheStatus {
+            edit.added.append(.init(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus))
+        }
+        if !marks.isEmpty { edit.added.append(.init(name: "Sluice-Validation", value: marks.joined(separator: ", "))) }
+        // An HTTP/1.1 client's head is written straight from the origin's lines; HTTP/2 takes fields.
+        let form: WireHead.Form =
+            parts == nil
+            ? .bytes(
+                ResponseWriter.head(
+                    status: response.status, reason: response.reason, origin: response.headers, edit: edit))
+            : .parts(
+                ResponseHead(
+                    status: response.status, reason: response.reason, headers: edit.apply(to: response.headers)))
+        // With `Content-Length` framing, the origin's first such line is the client's.
         return WireHead(
-            form: parts == nil ? .bytes(ResponseWriter.head(head)) : .parts(head), framing: framing,
-            status: response.status,
-            bodyLength: framing == .length ? headers[.contentLength].flatMap { Int64($0) } ?? 0 : 0)
+            form: form, framing: edit.framing, status: response.status,
+            bodyLength: edit.framing == .length ? response.headers[.contentLength].flatMap { Int64($0) } ?? 0 : 0)
     }
 
     /// Holds a client head (see ``clientHead(_:request:date:fromCache:cacheStatus:marks:)``).

@@ -19,11 +19,27 @@ enum ResponseWriter {
 
     /// The head bytes for `response` to a client.
     static func head(status: Int, reason: String, headers: HTTPFields) -> [UInt8] {
+        head(status: status, reason: reason, origin: headers, edit: .unchanged)
+    }
+
+    /// The head bytes for a client: the origin's `status`, `reason` and lines as `edit` changes
+    /// them, written straight from the origin's list (the same bytes as ``head(status:reason:headers:)``
+    /// of `edit.apply(to: origin)`, without making that list).
+    static func head(status: Int, reason: String, origin: HTTPFields, edit: Forwarding.ClientEdit) -> [UInt8] {
         let phrase = reason.isEmpty ? ReasonPhrase.standard(status) : reason
         var total = "HTTP/1.1 000 \r\n\r\n".utf8.count + phrase.utf8.count
-        let fields = headers.fields
         // Indices, not `for field in`: binding a Field copies (retains) its strings.
-        for index in fields.indices { total += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
+        let fields = origin.fields
+        let added = edit.added
+        var seen = Forwarding.ClientEdit.Seen()
+        for index in fields.indices {
+            switch edit.line(fields, index, &seen) {
+            case .drop: continue
+            case .keep: total += fields[index].name.utf8.count + fields[index].value.utf8.count + 4
+            case .value(let value): total += fields[index].name.utf8.count + value.utf8.count + 4
+            }
+        }
+        for index in added.indices { total += added[index].name.utf8.count + added[index].value.utf8.count + 4 }
         return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             var out = ByteWriter(base: buffer.baseAddress!)
             out.put("HTTP/1.1 ")
@@ -36,11 +52,29 @@ enum ResponseWriter {
             out.put(phrase)
             out.put(0x0D)
             out.put(0x0A)
+            var seen = Forwarding.ClientEdit.Seen()
             for index in fields.indices {
-                out.put(fields[index].name)
+                switch edit.line(fields, index, &seen) {
+                case .drop: continue
+                case .keep:
+                    out.put(fields[index].name)
+                    out.put(0x3A)
+                    out.put(0x20)
+                    out.put(fields[index].value)
+                case .value(let value):
+                    out.put(fields[index].name)
+                    out.put(0x3A)
+                    out.put(0x20)
+                    out.put(value)
+                }
+                out.put(0x0D)
+                out.put(0x0A)
+            }
+            for index in added.indices {
+                out.put(added[index].name)
                 out.put(0x3A)
                 out.put(0x20)
-                out.put(fields[index].value)
+                out.put(added[index].value)
                 out.put(0x0D)
                 out.put(0x0A)
             }

@@ -47,40 +47,153 @@ enum Forwarding {
     static func clientResponse(
         _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool, stripped: Bool = false
     ) -> (HTTPFields, ResponseWriter.Framing) {
-        var headers = head.headers
-        // One copy, with room for Via, Cache-Status and the like (not a copy for the strip and
-        // another to grow).
-        headers.reserveCapacity(headers.count + 4)
+        let edit = clientEdit(head, request: request, date: date, keepAlive: keepAlive, stripped: stripped)
+        return (edit.apply(to: head.headers), edit.framing)
+    }
+
+    /// How the client's head differs from the origin's (RFC 9110 §7.6): hop-by-hop lines and those
+    /// `Connection` names go (unless `stripped`: a stored head was stripped when stored), the
+    /// framing is the proxy's own (RFC 9112 §6), `Via`, `Date` and `Connection` are Sluice's.
+    static func clientEdit(
+        _ head: ResponseHead, request: ProxyRequest, date: String, keepAlive: Bool, stripped: Bool = false
+    ) -> ClientEdit {
+        let headers = head.headers
+        var edit = ClientEdit(
+            framing: .length, droppedCodes: stripped ? 0 : HopByHop.bits,
+            droppedNames: stripped ? [] : HopByHop.named(in: headers))
         let originChunked = !stripped && headers.contains(.transferEncoding)
-        if !stripped { HopByHop.strip(&headers) }
         let noBody =
             request.method == "HEAD" || head.status < 200 || head.status == 204 || head.status == 205
             || head.status == 304
-        let framing: ResponseWriter.Framing
         if noBody {
-            framing = .none
+            edit.framing = .none
             // A 204 has no content, and no Content-Length either (RFC 9110 §8.6; 1xx: see the interim relay).
-            if head.status == 204 { headers.remove(.contentLength) }
+            if head.status == 204 { edit.droppedCodes |= FieldCode.contentLength.bit }
             // A 205 has no content either (§15.3.6), whatever the origin sent: its framing says so
             // with a zero length, so that keep-alive clients that do not know 205 read no body.
             if head.status == 205 {
-                headers.remove(.transferEncoding)
-                headers.set("Content-Length", "0")
+                edit.droppedCodes |= FieldCode.transferEncoding.bit
+                edit.zeroLength = true
             }
         } else if !originChunked, let length = headers[.contentLength], Int64(length) != nil {
-            framing = .length
+            edit.framing = .length
         } else {
-            headers.remove(.contentLength)
-            framing = request.minorVersion == 1 ? .chunked : .close
+            edit.droppedCodes |= FieldCode.contentLength.bit
+            edit.framing = request.minorVersion == 1 ? .chunked : .close
         }
-        if framing == .chunked { headers.append(name: "Transfer-Encoding", value: "chunked", code: .transferEncoding) }
-        appendVia(&headers, version: head.version)
-        if !headers.contains(.date) { headers.append(name: "Date", value: date, code: .date) }
-        if !keepAlive || framing == .close {
-            headers.append(name: "Connection", value: "close", code: .connection)
+        // What of the origin's lines stays decides what is added.
+        var keptLength = false
+        var keptDate = false
+        var viaValues: [String] = []
+        let fields = headers.fields
+        for index in fields.indices where edit.keeps(fields, index) {
+            switch fields[index].code {
+            case .contentLength: keptLength = true
+            case .date: keptDate = true
+            case .via: viaValues.append(fields[index].value)
+            default: break
+            }
+        }
+        if edit.zeroLength, !keptLength {
+            edit.added.append(.init(name: "Content-Length", value: "0", code: .contentLength))
+        }
+        if edit.framing == .chunked {
+            edit.added.append(.init(name: "Transfer-Encoding", value: "chunked", code: .transferEncoding))
+        }
+        // `<version> sluice` joins the origin's `Via` (RFC 9110 §7.6.3), one line in the first one's place.
+        let own = head.version == "1.1" ? "1.1 sluice" : head.version + " sluice"
+        if viaValues.isEmpty {
+            edit.added.append(.init(name: "Via", value: own, code: .via))
+        } else {
+            edit.via = (viaValues + [own]).joined(separator: ", ")
+        }
+        if !keptDate { edit.added.append(.init(name: "Date", value: date, code: .date)) }
+        if !keepAlive || edit.framing == .close {
+            edit.added.append(.init(name: "Connection", value: "close", code: .connection))
         } else if request.minorVersion == 0 {
-            headers.append(name: "Connection", value: "keep-alive", code: .connection)
+            edit.added.append(.init(name: "Connection", value: "keep-alive", code: .connection))
         }
-        return (headers, framing)
+        return edit
+    }
+
+    /// The changes from an origin's head to the client's (``clientEdit(_:request:date:keepAlive:stripped:)``),
+    /// applied as a new field list (``apply(to:)``) or while the HTTP/1.1 head is written
+    /// (``ResponseWriter/head(status:reason:origin:edit:)``: no copy of the origin's list to edit).
+    struct ClientEdit {
+        var framing: ResponseWriter.Framing
+        /// The codes (``FieldCode/bit``) of the origin's lines that go; never ``FieldCode/other``'s.
+        var droppedCodes: UInt64
+        /// Names (lower case) whose lines go: those `Connection` lists.
+        var droppedNames: [String]
+        /// A 205's `Content-Length: 0`, in the first such line's place (the others go).
+        var zeroLength = false
+        /// The one `Via` line's value in the first kept `Via` line's place (the others go); `nil`
+        /// when the origin sent none (Sluice's own is then among ``added``).
+        var via: String?
+        /// Lines after the origin's, in order (room for the usual few: one allocation).
+        var added: [HTTPFields.Field] = {
+            var lines: [HTTPFields.Field] = []; lines.reserveCapacity(6); return lines
+        }()
+
+        /// Every line as it is, nothing added.
+        static let unchanged = ClientEdit(framing: .length, droppedCodes: 0, droppedNames: [])
+
+        /// Whether the origin's line `index` stays (perhaps with another value). Lines are read in
+        /// place: binding a Field copies (retains) its two strings.
+        @inline(__always)
+        func keeps(_ fields: [HTTPFields.Field], _ index: Int) -> Bool {
+            let code = fields[index].code
+            if code != .other, droppedCodes & code.bit != 0 { return false }
+            return droppedNames.isEmpty || !droppedNames.contains(where: fields[index].hasName)
+        }
+
+        /// What becomes of the origin's line `index`, lines before it having been seen (`seen`).
+        enum Line {
+            case drop
+            case keep
+            /// Kept with another value.
+            case value(String)
+        }
+
+        /// Which of the lines that one edit makes once were written already.
+        struct Seen {
+            var length = false
+            var via = false
+        }
+
+        @inline(__always)
+        func line(_ fields: [HTTPFields.Field], _ index: Int, _ seen: inout Seen) -> Line {
+            guard keeps(fields, index) else { return .drop }
+            switch fields[index].code {
+            case .contentLength where zeroLength:
+                defer { seen.length = true }
+                return seen.length ? .drop : .value("0")
+            case .via:
+                guard let via else { return .keep }
+                defer { seen.via = true }
+                return seen.via ? .drop : .value(via)
+            default:
+                return .keep
+            }
+        }
+
+        /// The client's field list.
+        func apply(to origin: HTTPFields) -> HTTPFields {
+            var edited = HTTPFields(capacity: origin.count + added.count)
+            let fields = origin.fields
+            var seen = Seen()
+            for index in fields.indices {
+                switch line(fields, index, &seen) {
+                case .drop: continue
+                case .keep:
+                    edited.append(name: fields[index].name, value: fields[index].value, code: fields[index].code)
+                case .value(let value): edited.append(name: fields[index].name, value: value, code: fields[index].code)
+                }
+            }
+            for index in added.indices {
+                edited.append(name: added[index].name, value: added[index].value, code: added[index].code)
+            }
+            return edited
+        }
     }
 }
