@@ -43,6 +43,9 @@ enum Interception {
     /// case; the field's name is compared without regard to ASCII case, its port as digits only).
     static func names(_ field: String, host: String, port: UInt16) -> Bool {
         var field = field
+        let ascii = field.withUTF8 { !$0.contains(where: { $0 >= 0x80 }) }
+        // Beyond ASCII (a host not in its ASCII form): compared as text, in lower case.
+        guard ascii else { return namesAsText(field, host: host, port: port) }
         return field.withUTF8 { value in
             var start = 0
             var end = value.count
@@ -76,6 +79,20 @@ enum Interception {
                 return true
             }
         }
+    }
+}
+
+extension Interception {
+    /// ``names(_:host:port:)`` for a value with bytes beyond ASCII, by Unicode lower case.
+    private static func namesAsText(_ field: String, host: String, port: UInt16) -> Bool {
+        let value = field.trimmingOWS().lowercased()
+        if let colon = value.lastIndex(of: ":"), !value.hasSuffix("]") {
+            let digits = value[value.index(after: colon)...]
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = UInt16(digits)
+            else { return false }
+            return String(value[..<colon]) == host && number == port
+        }
+        return value == host
     }
 }
 

@@ -413,6 +413,8 @@ struct InterceptionTests {
         #expect(Interception.names("[::1]:8443", host: "[::1]", port: 8443))
         #expect(!Interception.names("[::1]:443", host: "[::1]", port: 8443))
         #expect("Ex.Test".asciiLowercased() == "ex.test" && "ÄB.test".asciiLowercased() == "äb.test")
+        #expect(Interception.names(" ÄB.test:8443", host: "äb.test", port: 8443))
+        #expect(!Interception.names("ÄB.test:+8443", host: "äb.test", port: 8443))
     }
 
     @Test("Inside a tunnel, a request for another authority is 421 and never forwarded; keep-alive works")

@@ -107,11 +107,14 @@ struct ForwardingRuleTests {
         "Edits keep the origin's order and spelling: one Via in the first one's place, Date and Via that Connection names are Sluice's"
     )
     func editedFields() {
-        func lines(_ status: Int, _ fields: [(String, String)], minor: Int = 1, stripped: Bool = false) -> [String] {
-            let request = Self.request("GET http://h/ HTTP/1.\(minor)\r\nHost: h\r\n\r\n")
+        func lines(
+            _ status: Int, _ fields: [(String, String)], method: String = "GET", minor: Int = 1, keepAlive: Bool = true,
+            stripped: Bool = false
+        ) -> [String] {
+            let request = Self.request("\(method) http://h/ HTTP/1.\(minor)\r\nHost: h\r\n\r\n")
             let head = ResponseHead(status: status, headers: HTTPFields(fields))
             let (headers, _) = Forwarding.clientResponse(
-                head, request: request, date: "D", keepAlive: true, stripped: stripped)
+                head, request: request, date: "D", keepAlive: keepAlive, stripped: stripped)
             return headers.fields.map { "\($0.name): \($0.value)" }
         }
         #expect(
@@ -131,6 +134,20 @@ struct ForwardingRuleTests {
         #expect(
             lines(200, [("Date", "d"), ("Transfer-Encoding", "chunked"), ("Content-Length", "9")], minor: 0)
                 == ["Date: d", "Via: 1.1 sluice", "Connection: close"])
+        #expect(
+            lines(200, [("Content-Length", "1")], minor: 0)
+                == ["Content-Length: 1", "Via: 1.1 sluice", "Date: D", "Connection: keep-alive"])
+        #expect(
+            lines(200, [("Content-Length", "1")], keepAlive: false)
+                == ["Content-Length: 1", "Via: 1.1 sluice", "Date: D", "Connection: close"])
+        #expect(
+            lines(200, [("Content-Length", "9")], method: "HEAD") == [
+                "Content-Length: 9", "Via: 1.1 sluice", "Date: D",
+            ])
+        #expect(
+            lines(304, [("Content-Length", "9"), ("ETag", "e")]) == [
+                "Content-Length: 9", "ETag: e", "Via: 1.1 sluice", "Date: D",
+            ])
         // A stored head was stripped when stored: nothing of it goes again.
         #expect(
             lines(200, [("Keep-Alive", "5"), ("Content-Length", "1")], stripped: true)
