@@ -99,6 +99,10 @@ public final class EventLoop: @unchecked Sendable {
             { _, _, ctx in Unmanaged<Deferred>.fromOpaque(ctx!).takeRetainedValue().work() }, box, &zero)
     }
 
+    /// Whether other events wait to be handled in this loop turn (sockets that became ready
+    /// with the one being handled, work queued for the turn): the loop is busy.
+    public var othersReady: Bool { event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ACTIVE)) > 0 }
+
     /// Monotonic time in nanoseconds, cached per loop turn is not needed: one syscall-free read.
     public static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()

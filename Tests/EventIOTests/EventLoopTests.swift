@@ -75,6 +75,20 @@ struct EventLoopTests {
         #expect(!soon.isScheduled)
     }
 
+    @Test("othersReady: true while other callbacks wait in this loop turn, false for the last one")
+    func othersReady() throws {
+        let loop = try EventLoop()
+        var seen: [Bool] = []
+        loop.callSoon { seen.append(loop.othersReady) }
+        loop.callSoon { seen.append(loop.othersReady) }
+        loop.callSoon {
+            seen.append(loop.othersReady)
+            loop.stop()
+        }
+        loop.run()
+        #expect(seen == [true, true, false])
+    }
+
     @Test("execute(_:) from another thread runs on the loop thread")
     func crossThread() throws {
         let loop = try EventLoop()
