@@ -38,10 +38,13 @@ enum Forwarding {
 
     /// Adds `<version> sluice` to `Via` (RFC 9110 §7.6.3).
     static func appendVia(_ headers: inout HTTPFields, version: String) {
-        let own = version == "1.1" ? "1.1 sluice" : version + " sluice"
+        let own = ownVia(version)
         guard headers.contains(.via) else { return headers.append(name: "Via", value: own, code: .via) }
         headers.set("Via", (headers.values(.via) + [own]).joined(separator: ", "))
     }
+
+    /// Sluice's own `Via` entry for a message of HTTP `version`.
+    static func ownVia(_ version: String) -> String { version == "1.1" ? "1.1 sluice" : version + " sluice" }
 
     /// The response fields for the client, and how the body will be framed.
     static func clientResponse(
@@ -101,7 +104,7 @@ enum Forwarding {
             edit.added.append(.init(name: "Transfer-Encoding", value: "chunked", code: .transferEncoding))
         }
         // `<version> sluice` joins the origin's `Via` (RFC 9110 §7.6.3), one line in the first one's place.
-        let own = head.version == "1.1" ? "1.1 sluice" : head.version + " sluice"
+        let own = ownVia(head.version)
         if viaValues.isEmpty {
             edit.added.append(.init(name: "Via", value: own, code: .via))
         } else {
