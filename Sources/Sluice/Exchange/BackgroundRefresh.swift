@@ -5,7 +5,10 @@ final class BackgroundRefresh: TaskDelegate {
     unowned let env: ExchangeEnvironment
     let admission: CacheAdmission
     let entry: CacheStore.Entry
-    private var task: UpstreamTask?
+    /// Detached when let go of (its delegate reference is unowned).
+    private var task: UpstreamTask? {
+        didSet { if oldValue !== task { oldValue?.detach() } }
+    }
     private var writer: CacheWriter?
     private var notModified: ResponseHead?
 
@@ -14,6 +17,8 @@ final class BackgroundRefresh: TaskDelegate {
         self.admission = admission
         self.entry = entry
     }
+
+    deinit { task?.detach() }
 
     /// Sends the conditional request (the client's request, with the entry's validators instead of its own).
     func start(_ upstream: UpstreamRequest, hooks: UpstreamTask.Hooks) {

@@ -30,7 +30,10 @@ final class Exchange {
     @exclusivity(unchecked) var body: RequestBody
     /// The request on its way upstream: as forwarded, as sent, its contract check, its pace.
     @exclusivity(unchecked) var outgoing = Outgoing()
-    var task: UpstreamTask?
+    /// The fetch's task; one it lets go of is detached first (its delegate reference is unowned).
+    var task: UpstreamTask? {
+        didSet { if oldValue !== task { oldValue?.detach() } }
+    }
     /// The entry being written for this response.
     var writer: CacheWriter?
     /// The stored body being read out: of a stored entry, or of the one the awaited fetch writes.
@@ -75,6 +78,9 @@ final class Exchange {
                 transformLimit: env.transformLimit,
                 cache: env.machineCache, acceptance: route.rule.accept, ruleName: route.rule.name))
     }
+
+    /// A task still running (the session holds it) no longer points back here.
+    deinit { task?.detach() }
 
     /// Lets the machine run the routed request.
     func start() {

@@ -113,8 +113,9 @@ public final class Session {
     /// A response-head timer lent to one task at a time: a timer is a libevent event, an object
     /// and a closure, three allocations a request if each task made its own.
     final class HeadTimer {
-        /// The task waiting for its head.
-        weak var task: UpstreamTask?
+        /// The task waiting for its head; cleared when the timer goes back (the task's `deinit`
+        /// gives it back too).
+        unowned var task: UpstreamTask?
         lazy var timer = Timer(loop: loop) { [unowned self] in self.task?.headTimedOut() }
         private let loop: EventLoop
         init(loop: EventLoop) { self.loop = loop }

@@ -48,7 +48,9 @@ public final class UpstreamTask {
         return decided
     }
 
-    weak var delegate: (any TaskDelegate)?
+    /// Hears the task's moments. Unowned, not weak (no side table for the exchange, which is
+    /// retained often): a delegate that lets go of its task detaches first (``detach()``).
+    unowned var delegate: (any TaskDelegate)?
     unowned let session: Session
     private var headTimer: Session.HeadTimer?
     /// The response's trailer section as it arrives, and its size.
@@ -95,6 +97,18 @@ public final class UpstreamTask {
         self.session = session
         redirectState = RedirectState(limit: session.settings.redirectLimit, start: request.url)
     }
+
+    /// What still points back at it lets go: its head timer, its native transfer (a task the
+    /// session ran ends finished, so this is a net for one that never ran to its end). The
+    /// session may be gone already (a proxy that stopped): the timer is not given back to it.
+    deinit {
+        headTimer?.task = nil
+        if case .native(let native)? = transfer?.carrier { native.task = nil }
+    }
+
+    /// The delegate lets go of this task: nothing more of it reaches the delegate (which
+    /// ignores a task it no longer holds anyway).
+    func detach() { delegate = nil }
 
     /// The exchange's ``Timeline`` from this task's transfer timings (`nil` before the transfer ended).
     func timeline(exchangeStart: UInt64, complete: Double) -> Timeline? {

@@ -71,7 +71,9 @@ final class NativeTransfer {
     /// The request head, made once (a retry sends it again).
     private let head: [UInt8]
     let key: OriginKey
-    weak var task: UpstreamTask?
+    /// The task it works for. Unowned, not weak (a weak reference gives the task a side table,
+    /// and every retain of it the slow path): the task clears it when it goes (its `deinit`).
+    unowned var task: UpstreamTask?
     unowned let transport: NativeTransport
     private var connection: OriginConnection?
     private var sending = Sending.notYet
@@ -101,6 +103,9 @@ final class NativeTransfer {
         self.task = task
         self.transport = transport
     }
+
+    /// A connection it still holds (a net: every end releases it) stops pointing back at it.
+    deinit { connection?.user = nil }
 
     // MARK: - Control (from the task)
 

@@ -37,8 +37,10 @@ final class OriginConnection {
     let key: OriginKey
     private(set) var phase = Phase.resolving
     unowned let transport: NativeTransport
-    /// The transfer using it now (`nil` while idle or opening).
-    weak var user: NativeTransfer?
+    /// The transfer using it now (`nil` while idle or opening). Unowned, not weak (no side
+    /// table for the transfer): cleared by ``release()`` and ``close()``, which every way a
+    /// transfer lets go of its connection takes, and by the transfer's `deinit`.
+    unowned var user: NativeTransfer?
     /// Requests it carried (0: new).
     private(set) var served = 0
     /// When it went idle (monotonic nanoseconds), for the pool's idle limit.
