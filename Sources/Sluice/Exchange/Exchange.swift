@@ -144,11 +144,15 @@ final class Exchange {
         return waiting.contains { if case .finished = $0 { true } else { false } }
     }
 
-    /// Carries out actions in order, each moved out of the array (a `for` loop would copy each
-    /// one, retaining its payload, and release it again with the array).
+    /// Carries out actions in order, each copied out by index (a payload retained and released
+    /// once; no iterator). Moving them out would need the array unique, and a literal the
+    /// compiler made static is not: it would be copied first.
     private func performAll(_ actions: inout [ExchangeMachine.Action]) {
-        if actions.count > 1 { actions.reverse() }
-        while let action = actions.popLast() { perform(action) }
+        var index = 0
+        while index < actions.count {
+            perform(actions[index])
+            index += 1
+        }
     }
 
     private func perform(_ action: consuming ExchangeMachine.Action) {

@@ -128,7 +128,8 @@ enum StatusLine {
         if text.count > space + 4 {
             guard text[space + 4] == UInt8(ascii: " ") else { return nil }
             // Control bytes never reach a client's status line.
-            let phrase = text[(space + 5)...]
+            // (Decoded from a buffer, not a slice: the generic path copies the bytes to an array.)
+            let phrase = UnsafeRawBufferPointer(rebasing: text[(space + 5)...])
             func allowed(_ byte: UInt8) -> Bool { byte >= 0x20 && byte != 0x7F || byte == 0x09 }
             reason =
                 phrase.allSatisfy(allowed)

@@ -197,10 +197,11 @@ public struct RequestParser: Sendable {
         }
 
         // Host: required once in HTTP/1.1 (RFC 9112 §3.2).
-        let hosts = headers.values(.host)
-        if hosts.count > 1 { return .failure(malformed("more than one Host field")) }
-        if minorVersion == 1, hosts.isEmpty { return .failure(malformed("missing Host field")) }
-        if let host = hosts.first, !host.isEmpty,
+        // (Looked up in place: `values(.host)` would allocate an array on every request.)
+        let host = headers.onlyValue(.host)
+        if host == nil, headers.contains(.host) { return .failure(malformed("more than one Host field")) }
+        if minorVersion == 1, host == nil { return .failure(malformed("missing Host field")) }
+        if let host, !host.isEmpty,
             TargetURL.splitAuthority(Substring(host), defaultPort: 80) == nil
         {
             return .failure(malformed("invalid Host field"))
