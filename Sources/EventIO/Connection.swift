@@ -32,8 +32,27 @@ public final class Connection {
     }
 
     var bev: OpaquePointer?
-    /// Receives this connection's events; not retained.
-    public weak var delegate: (any ConnectionDelegate)?
+    /// Receives this connection's events; not retained (weakly held: nothing is told once it is
+    /// gone). Setting it replaces an owning delegate (``setOwningDelegate(_:)``).
+    public var delegate: (any ConnectionDelegate)? {
+        get { owningDelegate ?? weakDelegate }
+        set {
+            owningDelegate = nil
+            weakDelegate = newValue
+        }
+    }
+    private weak var weakDelegate: (any ConnectionDelegate)?
+    /// A delegate that owns this connection, held unowned: a weak reference gives its object a
+    /// side table, and then every retain and release of it takes the slow path (a client's or
+    /// an origin's connection object, many times a request).
+    private unowned var owningDelegate: (any ConnectionDelegate)?
+
+    /// Makes `owner` the delegate, held unowned: it must set ``delegate`` to `nil` (or another)
+    /// before it goes, in its `deinit` at the latest, as its connection may outlive it.
+    public func setOwningDelegate(_ owner: any ConnectionDelegate) {
+        weakDelegate = nil
+        owningDelegate = owner
+    }
     /// The peer's address, when known.
     public private(set) var peer: SocketAddress?
     var flushThenClose = false

@@ -149,6 +149,40 @@ struct EventLoopTests {
         #expect(echo.connections.first?.peer?.isLoopback == true)
     }
 
+    @Test("An owning delegate hears the events; setting `delegate` replaces it, weakly held again")
+    func owningDelegate() throws {
+        let loop = try EventLoop()
+        let owner = Echo()
+        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
+            let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.setOwningDelegate(owner)
+            owner.connections.append(connection)
+        }
+        let port = listener.localAddress.port
+        let received = Mutex<[UInt8]>([])
+        Thread {
+            let socket = try! TestSocket.connect(port: port)
+            try! socket.send("owned")
+            socket.shutdownWrite()
+            var all: [UInt8] = []
+            while let bytes = try? socket.receive(), !bytes.isEmpty { all += bytes }
+            received.withLock { $0 = all }
+            loop.execute { loop.stop() }
+        }.start()
+        let guardTimer = Timer(loop: loop) { loop.stop() }
+        guardTimer.schedule(milliseconds: 5000)
+        loop.run()
+        #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == "owned")
+        #expect(owner.events == [.endOfStream])
+        let connection = try #require(owner.connections.first)
+        #expect(connection.delegate === owner)
+        var other: Recorder? = Recorder()
+        connection.delegate = other
+        #expect(connection.delegate === other)
+        other = nil
+        #expect(connection.delegate == nil, "a delegate set with `delegate` is weak: gone, nothing is told")
+    }
+
     final class Recorder: ConnectionDelegate {
         var connection: Connection?
         var events: [Connection.Event] = []

@@ -91,11 +91,14 @@ final class ClientConnection {
         isLocal = connection.peer?.unmapped.isLoopback ?? true
         parser = RequestParser(limits: env.exchanges.parserLimits)
         inputHighWater = max(256 * 1024, env.exchanges.parserLimits.maxHeaderBytes + 16 * 1024)
-        connection.delegate = self
+        connection.setOwningDelegate(self)  // let go of in `deinit`
         connection.setNoDelay()
         connection.setWatermarks(readHigh: inputHighWater, writeLow: ClientConnection.outputLowWater)
         enterIdle()
     }
+
+    /// Its connection (which may outlive it: a lingering close) no longer points back here.
+    deinit { connection.delegate = nil }
 
     var isIdle: Bool {
         if case .idle = state { return stream.inputCount == 0 }

@@ -61,6 +61,9 @@ final class OriginConnection {
         self.transport = transport
     }
 
+    /// Its socket (held unowned by it) no longer points back here.
+    deinit { socket?.delegate = nil }
+
     /// The byte stream to the origin: the socket, or TLS over it.
     var stream: (any ClientStream)? {
         guard case .open(let socket, let tls) = phase else { return nil }
@@ -134,7 +137,7 @@ final class OriginConnection {
     private func connect(_ address: SocketAddress, next: [SocketAddress]) {
         self.address = address
         let socket = Connection(loop: transport.loop, connectingTo: address)
-        socket.delegate = self
+        socket.setOwningDelegate(self)  // let go of in `close()`, `nextAddress()` and `deinit`
         phase = .connecting(socket, next: next)
         attemptTimer?.cancel()
         guard !next.isEmpty else { return }
