@@ -54,10 +54,11 @@ struct ExchangeMachine {
     // MARK: - Transitions
 
     mutating func handle(_ event: Event) -> [Action] {
-        if case .fetching(let fetch) = phase, case .orphaned = fetch.delivery { return orphaned(fetch, event) }
         // The event first, then the phase it applies in: a `switch (phase, event)` would copy
         // both into a tuple (every payload retained) on each event. Events that no longer matter
-        // in the phase (a late completion after the client left) do nothing.
+        // in the phase (a late completion after the client left) do nothing. An orphaned fetch
+        // (its client left; it fetches for waiters) takes its events in `orphaned`, checked
+        // where a case binds the fetch anyway (binding copies it: once per event, not twice).
         switch event {
         case .routed(let route, let transform, let now):
             guard case .routing = phase else { return [] }
@@ -88,19 +89,25 @@ struct ExchangeMachine {
             }
         case .responseHead(let head, let now):
             guard case .fetching(let fetch) = phase else { return [] }
+            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
             return responseHead(head, fetch, now: now)
         case .storing(let start):
             guard case .fetching(let fetch) = phase else { return [] }
+            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
             return storing(fetch, start)
         case .storeEnded:
             guard case .fetching(let fetch) = phase else { return [] }
+            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
             return releasing(fetch).map { [$0] } ?? []
         case .upstreamCompleted(let failure, let ownError, let now):
             guard case .fetching(let fetch) = phase else { return [] }
+            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
             guard let failure else { return completed(fetch, now: now) }
             return failed(fetch, failure, ownError: ownError, now: now)
         case .clientGone(let reason):
             switch phase {
+            case .fetching(let fetch) where fetch.delivery.isOrphaned:
+                return []  // the client side is gone already
             case .fetching(var fetch) where Self.mayOrphan(fetch):
                 fetch.delivery = .orphaned
                 phase = .fetching(fetch)
@@ -329,7 +336,9 @@ struct ExchangeMachine {
         var actions: [Action] = []
         switch phase {
         case .awaitingCollapse(let key, _): actions = [.leave(key: key)]
-        case .fetching(let fetch): if let release = releasing(fetch) { actions = [release] }
+        case .fetching(let fetch):
+            if case .orphaned = fetch.delivery { return [] }  // its end is the fetch's, not the client's
+            if let release = releasing(fetch) { actions = [release] }
         default: break
         }
         phase = .done(outcome)

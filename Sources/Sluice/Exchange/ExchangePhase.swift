@@ -74,6 +74,11 @@ enum ExchangePhase {
         /// The client left while waiters depend on this fetch: the response goes on into the cache
         /// only, for them (a leader's client that goes away does not cancel their fetch).
         case orphaned
+
+        var isOrphaned: Bool {
+            if case .orphaned = self { return true }
+            return false
+        }
     }
 
     /// Why an upstream body is discarded.

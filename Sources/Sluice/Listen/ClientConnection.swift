@@ -157,28 +157,30 @@ final class ClientConnection {
         headerTimer?.schedule(milliseconds: env.timeouts.clientHeader)
     }
 
-    private func begin(_ received: ProxyRequest) {
+    /// Takes the parsed request (consumed: moved along to the exchange, not copied).
+    private func begin(_ received: consuming ProxyRequest) {
         env.exchanges.stats.requests += 1
+        var request = received
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
-        if inside == nil, !received.asksForOnboarding,
-            !env.exchanges.policy.authorizes(received.headers[.proxyAuthorization])
+        if inside == nil, !request.asksForOnboarding,
+            !env.exchanges.policy.authorizes(request.headers[.proxyAuthorization])
         {
-            return rejectRequest(received, .proxyAuthenticationRequired, closing: received.bodyFraming != .none)
+            return rejectRequest(request, .proxyAuthenticationRequired, closing: request.bodyFraming != .none)
         }
-        var request = received
         if let inside {
-            switch Interception.target(of: received, authority: inside.authority, scheme: inside.scheme) {
+            switch Interception.target(of: request, authority: inside.authority, scheme: inside.scheme) {
             case .success(let target): request.target = target
-            case .failure(let error): return rejectRequest(received, error)
+            case .failure(let error): return rejectRequest(request, error)
             }
         } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
         if UpgradeHandshake.isUpgrade(request), beginUpgrade(request) { return }
+        let hasBody = request.bodyFraming != .none
         let exchange = Exchange(client: self, env: env.exchanges, request: request)
         state = .exchanging(exchange)
-        if input != .ended { input = request.bodyFraming != .none ? .readingBody : .open }
+        if input != .ended { input = hasBody ? .readingBody : .open }
         let timeouts = env.timeouts
         connection.setTimeouts(
             readMilliseconds: input == .readingBody ? timeouts.clientBody : 0, writeMilliseconds: timeouts.clientBody)
