@@ -129,14 +129,14 @@ public struct RequestParser: Sendable {
         guard parts.1.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(malformed("invalid byte in request target"))
         }
-        let method = String(decoding: parts.0, as: UTF8.self)
+        // The usual method and version are compared as bytes: no string made to compare.
+        let method = RequestParser.isGET(parts.0) ? "GET" : String(decoding: parts.0, as: UTF8.self)
         let rawTarget = String(decoding: parts.1, as: UTF8.self)
-        let version = String(decoding: parts.2, as: UTF8.self)
         let minorVersion: Int
-        switch version {
-        case "HTTP/1.1": minorVersion = 1
-        case "HTTP/1.0": minorVersion = 0
-        default:
+        switch RequestParser.minorVersion(parts.2) {
+        case let minor?: minorVersion = minor
+        case nil:
+            let version = String(decoding: parts.2, as: UTF8.self)
             let isVersionShaped =
                 version.hasPrefix("HTTP/") && version.count == 8
                 && version.utf8.dropFirst(5).enumerated().allSatisfy { offset, byte in
@@ -201,7 +201,9 @@ public struct RequestParser: Sendable {
         let host = headers.onlyValue(.host)
         if host == nil, headers.contains(.host) { return .failure(malformed("more than one Host field")) }
         if minorVersion == 1, host == nil { return .failure(malformed("missing Host field")) }
-        if let host, !host.isEmpty,
+        // A Host that repeats an absolute target's authority byte for byte (what clients of a
+        // proxy send) parsed with the target already.
+        if let host, !host.isEmpty, !RequestParser.repeatsAuthority(host, of: target, rawTarget),
             TargetURL.splitAuthority(Substring(host), defaultPort: 80) == nil
         {
             return .failure(malformed("invalid Host field"))
@@ -251,6 +253,47 @@ public struct RequestParser: Sendable {
             looksLikeScheme
                 ? .badRequest(reason: .unsupportedScheme(scheme))
                 : .badRequest(reason: .malformed("invalid request target")))
+    }
+
+    private static func isGET(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count == 3 && bytes[0] == UInt8(ascii: "G") && bytes[1] == UInt8(ascii: "E")
+            && bytes[2] == UInt8(ascii: "T")
+    }
+
+    /// 1 for `HTTP/1.1`, 0 for `HTTP/1.0`, else `nil`.
+    private static func minorVersion(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count == 8 else { return nil }
+        // The eight bytes as one little-endian word: "HTTP/1.1" and "HTTP/1.0".
+        switch UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)) {
+        case 0x312E_312F_5054_5448: return 1
+        case 0x302E_312F_5054_5448: return 0
+        default: return nil
+        }
+    }
+
+    /// Whether `host` is the authority of the absolute-form `rawTarget` (which parsed as
+    /// `target`) byte for byte: `scheme://` then exactly `host`, then the end, `/`, `?` or `#`.
+    /// Nothing with user information (`@`) counts.
+    static func repeatsAuthority(_ host: String, of target: RequestTarget, _ rawTarget: String) -> Bool {
+        guard case .absolute = target else { return false }
+        let repeats = rawTarget.utf8.withContiguousStorageIfAvailable { raw in
+            host.utf8.withContiguousStorageIfAvailable { wanted -> Bool in
+                guard let colon = raw.firstIndex(of: UInt8(ascii: ":")), colon + 2 < raw.count,
+                    raw[colon + 1] == UInt8(ascii: "/"), raw[colon + 2] == UInt8(ascii: "/")
+                else { return false }
+                let start = colon + 3
+                guard raw.count - start >= wanted.count else { return false }
+                for index in 0..<wanted.count {
+                    let byte = wanted[index]
+                    if byte != raw[start + index] || byte == UInt8(ascii: "@") { return false }
+                }
+                let end = start + wanted.count
+                guard end < raw.count else { return true }
+                let next = raw[end]
+                return next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
+            }
+        }
+        return (repeats ?? nil) ?? false
     }
 
     /// Body framing from Content-Length / Transfer-Encoding (RFC 9112 §6.1–§6.3).

@@ -15,6 +15,20 @@ struct RequestParserTests {
 
     struct ParseFailure: Error { let outcome: RequestParser.Outcome }
 
+    @Test(
+        "A Host that repeats the target's authority is taken as it is; any other is parsed",
+        arguments: [
+            "GET http://127.0.0.1:24080/x HTTP/1.1\r\nHost: 127.0.0.1:24080\r\n\r\n",
+            "GET http://h?q=1 HTTP/1.1\r\nHost: h\r\n\r\n",
+            "GET http://h HTTP/1.1\r\nHost: h\r\n\r\n",
+            "GET https://[::1]:8443/ HTTP/1.1\r\nHost: [::1]:8443\r\n\r\n",
+            "GET http://h:8080/ HTTP/1.1\r\nHost: H:8080\r\n\r\n",
+            "GET http://h/ HTTP/1.1\r\nHost: other.example:81\r\n\r\n",
+        ])
+    func hostRepeatingTarget(text: String) throws {
+        _ = try Self.head(text)
+    }
+
     @Test("An absolute-form GET parses into method, URL, version and fields")
     func absoluteForm() throws {
         let request = try Self.head(
@@ -67,6 +81,9 @@ struct RequestParserTests {
             ("GET http://h/ HTTP/1.1\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+            ("GET http://h/ HTTP/1.1\r\nHost: h:x\r\n\r\n", 400),
+            ("GET http://h:8080/ HTTP/1.1\r\nHost: h:8080x\r\n\r\n", 400),
+            ("GET http://u@h/ HTTP/1.1\r\nHost: u@h\r\n\r\n", 400),
             ("GET http://h/ HTTP/2.0\r\nHost: h\r\n\r\n", 505),
             ("GET http://h/ HTTX/1.1\r\nHost: h\r\n\r\n", 400),
             ("G@T http://h/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
