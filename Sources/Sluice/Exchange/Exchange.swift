@@ -115,7 +115,7 @@ final class Exchange {
     /// Feeds one event to the machine and carries out its actions in order; events raised while
     /// they run are queued and handled after them by the same loop, so the machine never sees an
     /// event in the middle of another's actions and `run` is never re-entered.
-    func run(_ event: ExchangeMachine.Event) {
+    func run(_ event: consuming ExchangeMachine.Event) {
         if case .draining(var waiting) = turn {
             turn = .idle(spare: [])  // the array's only owner is `waiting` now: appended in place
             waiting.append(event)
