@@ -54,6 +54,12 @@ struct ByteWriter {
         count += text.utf8CodeUnitCount
     }
 
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
     mutating func put(_ text: String) {
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
             guard let source = bytes.baseAddress else { return 0 }

@@ -23,14 +23,23 @@ enum RequestHeadWriter {
                 out.put(UInt8(ascii: "*"))
             } else {
                 // A target made elsewhere (a followed redirect's Location) may hold bytes a
-                // request line must not: they go percent-encoded, never raw.
-                for byte in path.utf8 {
-                    if byte > 0x20, byte < 0x7F {
-                        out.put(byte)
-                    } else {
-                        out.put(UInt8(ascii: "%"))
-                        out.put(hex[Int(byte >> 4)])
-                        out.put(hex[Int(byte & 15)])
+                // request line must not: they go percent-encoded, never raw. The usual path has
+                // none: copied whole.
+                let copied =
+                    path.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+                        out.put(bytes)
+                        return true
+                    } ?? false
+                if !copied {
+                    for byte in path.utf8 {
+                        if byte > 0x20, byte < 0x7F {
+                            out.put(byte)
+                        } else {
+                            out.put(UInt8(ascii: "%"))
+                            out.put(hex[Int(byte >> 4)])
+                            out.put(hex[Int(byte & 15)])
+                        }
                     }
                 }
             }
