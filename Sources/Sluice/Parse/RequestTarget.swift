@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A request target (RFC 9112 §3.2) as a forward proxy sees it.
 public enum RequestTarget: Sendable, Equatable {
     /// `GET http://host:port/path?query` — what proxies receive.
@@ -69,6 +73,42 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
             put(pathAndQuery)
             return index
         }
+    }
+
+    /// Whether `text` is ``description`` byte for byte (compared in place, nothing made).
+    public func isSpelled(_ text: String) -> Bool {
+        let digits = hasDefaultPort ? 0 : (port >= 10000 ? 5 : port >= 1000 ? 4 : port >= 100 ? 3 : port >= 10 ? 2 : 1)
+        let schemeCount = scheme.utf8.count
+        let hostCount = host.utf8.count
+        let pathCount = pathAndQuery.utf8.count
+        let length = schemeCount + 3 + hostCount + (digits > 0 ? digits + 1 : 0) + pathCount
+        guard text.utf8.count == length else { return false }
+        let answer = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            let base = bytes.baseAddress!
+            // The separators and the port's digits, then the parts with memcmp.
+            guard base[schemeCount] == UInt8(ascii: ":"), base[schemeCount + 1] == UInt8(ascii: "/"),
+                base[schemeCount + 2] == UInt8(ascii: "/")
+            else { return false }
+            var index = schemeCount + 3 + hostCount
+            if digits > 0 {
+                guard base[index] == UInt8(ascii: ":") else { return false }
+                var value = Int(port)
+                for position in stride(from: index + digits, to: index, by: -1) {
+                    guard base[position] == UInt8(48 + value % 10) else { return false }
+                    value /= 10
+                }
+                index += digits + 1
+            }
+            return TargetURL.equal(scheme, base) && TargetURL.equal(host, base + schemeCount + 3)
+                && TargetURL.equal(pathAndQuery, base + index)
+        }
+        return answer ?? false
+    }
+
+    /// Whether `part`'s bytes are the ones at `bytes` (as many as `part` has).
+    private static func equal(_ part: String, _ bytes: UnsafePointer<UInt8>) -> Bool {
+        var part = part
+        return part.withUTF8 { mine in mine.isEmpty || memcmp(mine.baseAddress!, bytes, mine.count) == 0 }
     }
 
     /// The origin (scheme, host, port) for same-origin comparisons.

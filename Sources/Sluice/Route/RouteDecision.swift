@@ -31,7 +31,10 @@ struct RouteDecision {
 
     /// The URL for keys, problems and logs.
     static func urlText(_ request: ProxyRequest) -> String {
-        if case .absolute(let url) = request.target { return url.description }
+        // A client's target is usually spelled as the normalised text already: shared, not made.
+        if case .absolute(let url) = request.target {
+            return url.isSpelled(request.rawTarget) ? request.rawTarget : url.description
+        }
         return request.rawTarget
     }
 

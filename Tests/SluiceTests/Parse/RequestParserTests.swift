@@ -202,10 +202,17 @@ struct TargetURLTests {
             ("https://h:80/", "https://h:80/"),
             ("http://[::1]:9/", "http://[::1]:9/"),
             ("http://h", "http://h/"),
+            ("http://h:08080/x", "http://h:8080/x"),
+            ("http://h:8080/x?q", "http://h:8080/x?q"),
         ])
     func normalisedText(input: String, expected: String) throws {
         let url = try #require(TargetURL(input))
         #expect(url.description == expected)
         #expect(TargetURL(url.description) == url)
+        // A target already spelled as the normalised text is recognised (and used as it is).
+        #expect(url.isSpelled(expected))
+        #expect(url.isSpelled(input) == (input == expected))
+        #expect(!url.isSpelled(expected + "x"))
+        #expect(!url.isSpelled(String(expected.dropLast())))
     }
 }
