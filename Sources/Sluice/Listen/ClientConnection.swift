@@ -74,6 +74,9 @@ final class ClientConnection {
     /// Gives up looking at an intercepted CONNECT's first bytes when they do not say what they are.
     var peekTimer: Timer?
     private(set) var input = Input.open
+    /// Since when the idle read timeout has counted through a bodiless exchange, kept rather
+    /// than changed (`nil`: it was changed, or no such exchange runs); see ``enterIdle()``.
+    private var idleTimeoutKeptSince: UInt64?
     /// The client sent FIN.
     var inputClosed: Bool { input == .ended }
     /// The byte stream requests are read from and responses written to: the socket, or the
@@ -112,7 +115,19 @@ final class ClientConnection {
     func enterIdle() {
         state = .idle
         let timeouts = env.timeouts
+        if let since = idleTimeoutKeptSince {
+            idleTimeoutKeptSince = nil
+            let now = EventLoop.monotonicNanoseconds()
+            if Self.idleTimeoutFits(since: since, now: now, idleMilliseconds: timeouts.clientIdle) { return }
+        }
         connection.setTimeouts(readMilliseconds: timeouts.clientIdle, writeMilliseconds: timeouts.clientBody)
+    }
+
+    /// Whether the idle timeout, counting since `since` through a bodiless exchange, may go on as
+    /// the next idle period's: it started less than a 64th of the period ago (under a second of
+    /// the default minute). Otherwise it starts again, from the end of the response.
+    static func idleTimeoutFits(since: UInt64, now: UInt64, idleMilliseconds: Int) -> Bool {
+        idleMilliseconds > 0 && now &- since < UInt64(idleMilliseconds) * 1_000_000 / 64
     }
 
     /// Parses buffered input into requests while the connection is free.
@@ -181,9 +196,16 @@ final class ClientConnection {
         let exchange = Exchange(client: self, env: env.exchanges, request: request)
         state = .exchanging(exchange)
         if input != .ended { input = hasBody ? .readingBody : .open }
-        let timeouts = env.timeouts
-        connection.setTimeouts(
-            readMilliseconds: input == .readingBody ? timeouts.clientBody : 0, writeMilliseconds: timeouts.clientBody)
+        if input == .readingBody {
+            idleTimeoutKeptSince = nil
+            let timeouts = env.timeouts
+            connection.setTimeouts(readMilliseconds: timeouts.clientBody, writeMilliseconds: timeouts.clientBody)
+        } else {
+            // No body to read: the idle timeout (just restarted by the read of this head) stays
+            // as it is. Re-arming a timer at each end of a request cost more than the rest of the
+            // socket's bookkeeping; passing during the exchange, it only starts again.
+            idleTimeoutKeptSince = EventLoop.monotonicNanoseconds()
+        }
         exchange.start()
     }
 
@@ -363,6 +385,11 @@ extension ClientConnection: ConnectionDelegate {
             close()
         case (.readingHead, .timeout):
             reject(.badRequest(reason: .timedOut))
+        case (.exchanging, .timeout(reading: true)) where input != .readingBody && idleTimeoutKeptSince != nil:
+            // The idle timeout kept through a bodiless exchange: the client owes nothing. It
+            // counts again from now, and the client's close is still watched for.
+            idleTimeoutKeptSince = EventLoop.monotonicNanoseconds()
+            connection.resumeReading()
         case (.exchanging(let exchange), .timeout(let reading)):
             exchange.clientFailed(reading ? .badRequest(reason: .timedOut) : nil)
         case (.exchanging(let exchange), .endOfStream):

@@ -73,6 +73,29 @@ struct SafetyTests {
         #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
     }
 
+    @Test("An answer slower than client_idle still arrives, and the idle period counts from its end")
+    func idleTimeoutAcrossSlowAnswer() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientIdle = 300
+        let origin = try OriginServer { request in
+            request.target.hasPrefix("/slow") ? .delay(seconds: 0.45, then: .text("late")) : .text("quick")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port, timeout: 3)
+        // The idle timeout passes while the exchange waits for the origin: it does not end it.
+        let slow = try client.request(RawClient.get(origin.url("/slow")))
+        #expect(slow.status == 200)
+        #expect(slow.text == "late")
+        // 200 ms after the answer the connection still serves (the idle period started at the
+        // answer's end, not when the request arrived or when the timeout last passed).
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(try client.request(RawClient.get(origin.url("/quick"))).text == "quick")
+        // And idle, it is closed after client_idle.
+        #expect(client.isClosedByPeer())
+        #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
+    }
+
     @Test("A client that disconnects mid-response releases the upstream transfer and its connection")
     func clientDisconnectMidResponse() throws {
         let origin = try OriginServer { _ in .stream(status: 200, headers: [], total: 64 * 1024 * 1024) }
