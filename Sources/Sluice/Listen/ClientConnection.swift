@@ -77,6 +77,8 @@ final class ClientConnection {
     /// Since when the idle read timeout has counted through a bodiless exchange, kept rather
     /// than changed (`nil`: it was changed, or no such exchange runs); see ``enterIdle()``.
     private var idleTimeoutKeptSince: UInt64?
+    /// When the socket was last read (monotonic nanoseconds): when its read timeout last started.
+    private var lastReadAt: UInt64 = 0
     /// The client sent FIN.
     var inputClosed: Bool { input == .ended }
     /// The byte stream requests are read from and responses written to: the socket, or the
@@ -201,10 +203,11 @@ final class ClientConnection {
             let timeouts = env.timeouts
             connection.setTimeouts(readMilliseconds: timeouts.clientBody, writeMilliseconds: timeouts.clientBody)
         } else {
-            // No body to read: the idle timeout (just restarted by the read of this head) stays
-            // as it is. Re-arming a timer at each end of a request cost more than the rest of the
-            // socket's bookkeeping; passing during the exchange, it only starts again.
-            idleTimeoutKeptSince = EventLoop.monotonicNanoseconds()
+            // No body to read: the idle timeout (restarted by the last read, which may have
+            // brought several pipelined heads) stays as it is. Re-arming a timer at each end of a
+            // request cost more than the rest of the socket's bookkeeping; passing during the
+            // exchange, it only starts again.
+            idleTimeoutKeptSince = lastReadAt
         }
         exchange.start()
     }
@@ -287,6 +290,12 @@ final class ClientConnection {
         state = .closed
         headerTimer?.cancel()
         peekTimer?.cancel()
+        if idleTimeoutKeptSince != nil {
+            // The idle timeout kept through the exchange would cut the flush short (any event
+            // of a flushing close closes it): the linger bounds it instead, as after a body.
+            idleTimeoutKeptSince = nil
+            connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: connection.writeTimeoutMilliseconds)
+        }
         connection.closeAfterFlush()
         env.closed(self)
     }
@@ -321,6 +330,10 @@ extension ClientConnection: ExchangeHost {}
 
 extension ClientConnection: ConnectionDelegate {
     func connectionDidRead(_ connection: Connection) {
+        // A read restarts the socket's read timeout (libevent reschedules a persistent event's
+        // timeout when it fires): the idle period kept through an exchange counts from here.
+        lastReadAt = EventLoop.monotonicNanoseconds()
+        if idleTimeoutKeptSince != nil { idleTimeoutKeptSince = lastReadAt }
         switch state {
         case .idle, .readingHead: processInput()
         case .exchanging(let exchange):

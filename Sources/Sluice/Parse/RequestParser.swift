@@ -273,7 +273,7 @@ public struct RequestParser: Sendable {
 
     /// Whether `host` is the authority of the absolute-form `rawTarget` (which parsed as
     /// `target`) byte for byte: `scheme://` then exactly `host`, then the end, `/`, `?` or `#`.
-    /// Nothing with user information (`@`) counts.
+    /// Nothing with user information (`@`) or more than the authority (`/`, `?`, `#`) counts.
     static func repeatsAuthority(_ host: String, of target: RequestTarget, _ rawTarget: String) -> Bool {
         guard case .absolute = target else { return false }
         let repeats = rawTarget.utf8.withContiguousStorageIfAvailable { raw in
@@ -285,7 +285,12 @@ public struct RequestParser: Sendable {
                 guard raw.count - start >= wanted.count else { return false }
                 for index in 0..<wanted.count {
                     let byte = wanted[index]
-                    if byte != raw[start + index] || byte == UInt8(ascii: "@") { return false }
+                    guard byte == raw[start + index] else { return false }
+                    switch byte {
+                    // Past the authority, or user information: such a Host is parsed (and refused).
+                    case UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): return false
+                    default: continue
+                    }
                 }
                 let end = start + wanted.count
                 guard end < raw.count else { return true }
