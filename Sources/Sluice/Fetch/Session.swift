@@ -86,10 +86,11 @@ public final class Session {
     /// Creates a task for `request`; call ``UpstreamTask/start()`` to send it.
     /// - Parameters:
     ///   - request: what to send upstream.
-    ///   - delegate: receives the response (not retained).
+    ///   - delegate: receives the response; not retained, and held unowned: it must outlive the
+    ///     task or let go of it first with ``UpstreamTask/detach()``.
     ///   - hooks: this task's own hooks, overriding the session's; none by default.
-    @discardableResult
     ///   - replaying: a recorded response the task hands over instead of asking the origin.
+    @discardableResult
     public func makeTask(
         _ request: UpstreamRequest, delegate: any TaskDelegate, hooks: UpstreamTask.Hooks = .empty,
         replaying: ReplayedResponse? = nil

@@ -108,7 +108,7 @@ public final class UpstreamTask {
 
     /// The delegate lets go of this task: nothing more of it reaches the delegate (which
     /// ignores a task it no longer holds anyway).
-    func detach() { delegate = nil }
+    public func detach() { delegate = nil }
 
     /// The exchange's ``Timeline`` from this task's transfer timings (`nil` before the transfer ended).
     func timeline(exchangeStart: UInt64, complete: Double) -> Timeline? {
