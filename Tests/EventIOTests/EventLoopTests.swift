@@ -120,21 +120,19 @@ struct EventLoopTests {
         }
     }
 
-    @Test("A listener on port 0 accepts; a connection echoes bytes and sees the peer's FIN")
-    func echo() throws {
+    /// Runs a loop whose listener (on port 0) wraps each accepted socket and hands it to
+    /// `attach`; a client thread sends `text`, half-closes and reads to the end. Returns what it
+    /// read back and the listener's port.
+    static func roundTrip(_ text: String, attach: @escaping (Connection) -> Void) throws -> (String, UInt16) {
         let loop = try EventLoop()
-        let echo = Echo()
         let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
-            let connection = Connection(loop: loop, fd: fd, peer: peer)
-            connection.delegate = echo
-            echo.connections.append(connection)
+            attach(Connection(loop: loop, fd: fd, peer: peer))
         }
         let port = listener.localAddress.port
-        #expect(port != 0)
         let received = Mutex<[UInt8]>([])
         Thread {
             let socket = try! TestSocket.connect(port: port)
-            try! socket.send("hello, loop")
+            try! socket.send(text)
             socket.shutdownWrite()
             var all: [UInt8] = []
             while let bytes = try? socket.receive(), !bytes.isEmpty { all += bytes }
@@ -144,35 +142,30 @@ struct EventLoopTests {
         let guardTimer = Timer(loop: loop) { loop.stop() }
         guardTimer.schedule(milliseconds: 5000)
         loop.run()
-        #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == "hello, loop")
+        return (String(decoding: received.withLock { $0 }, as: UTF8.self), port)
+    }
+
+    @Test("A listener on port 0 accepts; a connection echoes bytes and sees the peer's FIN")
+    func echo() throws {
+        let echo = Echo()
+        let (received, port) = try Self.roundTrip("hello, loop") { connection in
+            connection.delegate = echo
+            echo.connections.append(connection)
+        }
+        #expect(port != 0)
+        #expect(received == "hello, loop")
         #expect(echo.events == [.endOfStream])
         #expect(echo.connections.first?.peer?.isLoopback == true)
     }
 
     @Test("An owning delegate hears the events; setting `delegate` replaces it, weakly held again")
     func owningDelegate() throws {
-        let loop = try EventLoop()
         let owner = Echo()
-        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
-            let connection = Connection(loop: loop, fd: fd, peer: peer)
+        let (received, _) = try Self.roundTrip("owned") { connection in
             connection.setOwningDelegate(owner)
             owner.connections.append(connection)
         }
-        let port = listener.localAddress.port
-        let received = Mutex<[UInt8]>([])
-        Thread {
-            let socket = try! TestSocket.connect(port: port)
-            try! socket.send("owned")
-            socket.shutdownWrite()
-            var all: [UInt8] = []
-            while let bytes = try? socket.receive(), !bytes.isEmpty { all += bytes }
-            received.withLock { $0 = all }
-            loop.execute { loop.stop() }
-        }.start()
-        let guardTimer = Timer(loop: loop) { loop.stop() }
-        guardTimer.schedule(milliseconds: 5000)
-        loop.run()
-        #expect(String(decoding: received.withLock { $0 }, as: UTF8.self) == "owned")
+        #expect(received == "owned")
         #expect(owner.events == [.endOfStream])
         let connection = try #require(owner.connections.first)
         #expect(connection.delegate === owner)

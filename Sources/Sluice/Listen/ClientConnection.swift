@@ -70,15 +70,15 @@ final class ClientConnection {
     let isLocal: Bool
     var state = State.idle
     private var parser: RequestParser
-    private var headerTimer: Timer?
+    var headerTimer: Timer?
     /// Gives up looking at an intercepted CONNECT's first bytes when they do not say what they are.
     var peekTimer: Timer?
     private(set) var input = Input.open
     /// Since when the idle read timeout has counted through a bodiless exchange, kept rather
     /// than changed (`nil`: it was changed, or no such exchange runs); see ``enterIdle()``.
-    private var idleTimeoutKeptSince: UInt64?
+    var idleTimeoutKeptSince: UInt64?
     /// When the socket was last read (monotonic nanoseconds): when its read timeout last started.
-    private var lastReadAt: UInt64 = 0
+    var lastReadAt: UInt64 = 0
     /// The client sent FIN.
     var inputClosed: Bool { input == .ended }
     /// The byte stream requests are read from and responses written to: the socket, or the
@@ -114,24 +114,6 @@ final class ClientConnection {
 
     // MARK: - Reading requests
 
-    func enterIdle() {
-        state = .idle
-        let timeouts = env.timeouts
-        if let since = idleTimeoutKeptSince {
-            idleTimeoutKeptSince = nil
-            let now = EventLoop.monotonicNanoseconds()
-            if Self.idleTimeoutFits(since: since, now: now, idleMilliseconds: timeouts.clientIdle) { return }
-        }
-        connection.setTimeouts(readMilliseconds: timeouts.clientIdle, writeMilliseconds: timeouts.clientBody)
-    }
-
-    /// Whether the idle timeout, counting since `since` through a bodiless exchange, may go on as
-    /// the next idle period's: it started less than a 64th of the period ago (under a second of
-    /// the default minute). Otherwise it starts again, from the end of the response.
-    static func idleTimeoutFits(since: UInt64, now: UInt64, idleMilliseconds: Int) -> Bool {
-        idleMilliseconds > 0 && now &- since < UInt64(idleMilliseconds) * 1_000_000 / 64
-    }
-
     /// Parses buffered input into requests while the connection is free.
     func processInput() {
         while true {
@@ -165,15 +147,6 @@ final class ClientConnection {
         }
     }
 
-    private func armHeaderTimer() {
-        if headerTimer == nil {
-            headerTimer = Timer(loop: env.exchanges.loop) { [unowned self] in
-                if case .readingHead = self.state { self.reject(.badRequest(reason: .timedOut)) }
-            }
-        }
-        headerTimer?.schedule(milliseconds: env.timeouts.clientHeader)
-    }
-
     /// Takes the parsed request (consumed: moved along to the exchange, not copied).
     private func begin(_ received: consuming ProxyRequest) {
         env.exchanges.stats.requests += 1
@@ -198,17 +171,7 @@ final class ClientConnection {
         let exchange = Exchange(client: self, env: env.exchanges, request: request)
         state = .exchanging(exchange)
         if input != .ended { input = hasBody ? .readingBody : .open }
-        if input == .readingBody {
-            idleTimeoutKeptSince = nil
-            let timeouts = env.timeouts
-            connection.setTimeouts(readMilliseconds: timeouts.clientBody, writeMilliseconds: timeouts.clientBody)
-        } else {
-            // No body to read: the idle timeout (restarted by the last read, which may have
-            // brought several pipelined heads) stays as it is. Re-arming a timer at each end of a
-            // request cost more than the rest of the socket's bookkeeping; passing during the
-            // exchange, it only starts again.
-            idleTimeoutKeptSince = lastReadAt
-        }
+        setExchangeTimeouts()
         exchange.start()
     }
 
@@ -290,12 +253,7 @@ final class ClientConnection {
         state = .closed
         headerTimer?.cancel()
         peekTimer?.cancel()
-        if idleTimeoutKeptSince != nil {
-            // The idle timeout kept through the exchange would cut the flush short (any event
-            // of a flushing close closes it): the linger bounds it instead, as after a body.
-            idleTimeoutKeptSince = nil
-            connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: connection.writeTimeoutMilliseconds)
-        }
+        dropKeptIdleTimeout()
         connection.closeAfterFlush()
         env.closed(self)
     }
@@ -330,10 +288,7 @@ extension ClientConnection: ExchangeHost {}
 
 extension ClientConnection: ConnectionDelegate {
     func connectionDidRead(_ connection: Connection) {
-        // A read restarts the socket's read timeout (libevent reschedules a persistent event's
-        // timeout when it fires): the idle period kept through an exchange counts from here.
-        lastReadAt = EventLoop.monotonicNanoseconds()
-        if idleTimeoutKeptSince != nil { idleTimeoutKeptSince = lastReadAt }
+        noteRead()
         switch state {
         case .idle, .readingHead: processInput()
         case .exchanging(let exchange):
@@ -399,10 +354,7 @@ extension ClientConnection: ConnectionDelegate {
         case (.readingHead, .timeout):
             reject(.badRequest(reason: .timedOut))
         case (.exchanging, .timeout(reading: true)) where input != .readingBody && idleTimeoutKeptSince != nil:
-            // The idle timeout kept through a bodiless exchange: the client owes nothing. It
-            // counts again from now, and the client's close is still watched for.
-            idleTimeoutKeptSince = EventLoop.monotonicNanoseconds()
-            connection.resumeReading()
+            keptIdleTimeoutPassed()
         case (.exchanging(let exchange), .timeout(let reading)):
             exchange.clientFailed(reading ? .badRequest(reason: .timedOut) : nil)
         case (.exchanging(let exchange), .endOfStream):

@@ -88,7 +88,8 @@ struct SafetyTests {
         #expect(slow.status == 200)
         #expect(slow.text == "late")
         // 200 ms after the answer the connection still serves (the idle period started at the
-        // answer's end, not when the request arrived or when the timeout last passed).
+        // answer's end, not when the request arrived or when the timeout last passed). Kept: the
+        // time after the answer is the input here, not a wait for something.
         Thread.sleep(forTimeInterval: 0.2)
         #expect(try client.request(RawClient.get(origin.url("/quick"))).text == "quick")
         // And idle, it is closed after client_idle.

@@ -3,7 +3,7 @@ import Testing
 @testable import Sluice
 
 @Suite("Client idle timeout")
-struct IdleTimeoutTests {
+struct ClientConnectionTimeoutsTests {
     @Test("The idle timeout kept through a bodiless exchange goes on only when the exchange began moments ago")
     func keptTimeoutFits() {
         let second: UInt64 = 1_000_000_000
