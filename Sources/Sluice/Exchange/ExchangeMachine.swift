@@ -89,19 +89,19 @@ struct ExchangeMachine {
             }
         case .responseHead(let head, let now):
             guard case .fetching(let fetch) = phase else { return [] }
-            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
+            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
             return responseHead(head, fetch, now: now)
         case .storing(let start):
             guard case .fetching(let fetch) = phase else { return [] }
-            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
+            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
             return storing(fetch, start)
         case .storeEnded:
             guard case .fetching(let fetch) = phase else { return [] }
-            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
+            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
             return releasing(fetch).map { [$0] } ?? []
         case .upstreamCompleted(let failure, let ownError, let now):
             guard case .fetching(let fetch) = phase else { return [] }
-            if case .orphaned = fetch.delivery { return orphaned(fetch, event) }
+            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
             guard let failure else { return completed(fetch, now: now) }
             return failed(fetch, failure, ownError: ownError, now: now)
         case .clientGone(let reason):
@@ -337,7 +337,7 @@ struct ExchangeMachine {
         switch phase {
         case .awaitingCollapse(let key, _): actions = [.leave(key: key)]
         case .fetching(let fetch):
-            if case .orphaned = fetch.delivery { return [] }  // its end is the fetch's, not the client's
+            if fetch.delivery.isOrphaned { return [] }  // its end is the fetch's, not the client's
             if let release = releasing(fetch) { actions = [release] }
         default: break
         }
