@@ -26,7 +26,7 @@ public final class HTTPSOrigin: @unchecked Sendable {
         authority: CertificateAuthority, name: String = "localhost", validFrom: Int = -1, validDays: Int = 30,
         selfSigned: Bool = false
     ) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("https-origin-\(UUID().uuidString)")
+        directory = TestScratch.root.appendingPathComponent("https-origin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let issued = try authority.issueServerCertificate(
             for: name, validFrom: validFrom, validDays: validDays, selfSigned: selfSigned)

@@ -19,7 +19,7 @@ public final class LoopbackDaemon: @unchecked Sendable {
         arguments: (UInt16, URL) -> [String]
     ) throws {
         let name = URL(fileURLWithPath: executable).lastPathComponent
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        directory = TestScratch.root.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if shared { chmod(directory.path, 0o777) }
         let free = try TestListener()

@@ -33,7 +33,7 @@ public final class ProxyHarness: @unchecked Sendable {
         // Each proxy gets its own real SQLite file unless the test chose one.
         if chosen.cache.path == Configuration().cache.path {
             chosen.cache.path =
-                FileManager.default.temporaryDirectory
+                TestScratch.root
                 .appendingPathComponent("sluice-test-\(UUID().uuidString).sqlite").path
             ownedCacheFile = chosen.cache.path
         }

@@ -15,7 +15,7 @@ public final class RedisServer: @unchecked Sendable {
     public init(clusterNode: Bool = false, password: String? = nil) throws {
         self.clusterNode = clusterNode
         self.password = password
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString)")
+        directory = TestScratch.root.appendingPathComponent("redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let free = try TestListener()
         port = free.port

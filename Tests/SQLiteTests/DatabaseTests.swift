@@ -3,13 +3,17 @@ import SQLite
 import Testing
 
 @Suite("SQLite: database, statements, migrations")
-struct DatabaseTests {
-    static func temporaryPath() -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-sqlite-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory.appendingPathComponent("test.sqlite").path
-    }
+final class DatabaseTests {
+    /// This test's folder, removed after it with the files in it.
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "sluice-sqlite-\(UUID().uuidString)")
+
+    init() throws { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// A new database file's path in the test's folder.
+    func temporaryPath() -> String { directory.appendingPathComponent("\(UUID().uuidString).sqlite").path }
 
     static let migrator = Migrator([
         .init(
@@ -20,7 +24,7 @@ struct DatabaseTests {
 
     @Test("A file opens in WAL mode, migrates in order, and round-trips text and bytes")
     func roundTrip() throws {
-        let path = Self.temporaryPath()
+        let path = temporaryPath()
         let database = try Database(path: path)
         #expect(try Self.migrator.migrate(database) == .migrated(from: 0, to: 2))
         #expect(try Self.migrator.migrate(database) == .migrated(from: 2, to: 2))
@@ -49,7 +53,7 @@ struct DatabaseTests {
 
     @Test("A failed transaction leaves nothing behind; errors carry code and SQL")
     func transactionRollback() throws {
-        let database = try Database(path: Self.temporaryPath())
+        let database = try Database(path: temporaryPath())
         _ = try Self.migrator.migrate(database)
         #expect(throws: SQLiteError.self) {
             try database.transaction {
@@ -71,11 +75,11 @@ struct DatabaseTests {
 
     @Test("A file from a newer version is reported, and a file that is not a database is corrupt")
     func tooNewAndCorrupt() throws {
-        let path = Self.temporaryPath()
+        let path = temporaryPath()
         let database = try Database(path: path)
         try database.setUserVersion(7)
         #expect(try Self.migrator.migrate(database) == .tooNew(fileVersion: 7, known: 2))
-        let garbage = Self.temporaryPath()
+        let garbage = temporaryPath()
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: garbage))
         do {
             let broken = try Database(path: garbage)

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceTestKit
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ struct CACommandTests {
     @Test("ca init makes a 0600 key and a certificate; show and export never print the key")
     func initShowExport() throws {
         // Given an empty folder and a configuration pointing into it
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ca-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("ca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let cert = directory.appendingPathComponent("ca.pem").path

@@ -6,7 +6,7 @@ import Testing
 struct PathsCommandTests {
     /// A fresh folder, removed by the caller.
     static func folder(_ name: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }

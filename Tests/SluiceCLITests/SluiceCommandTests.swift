@@ -14,7 +14,7 @@ struct CLI {
     }
 
     /// A data directory of the tests' own (`XDG_DATA_HOME`): no test writes into the user's.
-    static let dataHome = FileManager.default.temporaryDirectory.appendingPathComponent(
+    static let dataHome = TestScratch.root.appendingPathComponent(
         "sluice-data-\(UUID().uuidString)")
 
     /// The environment a `sluice` process runs with: the tests' data directory, no `SLUICE_CONFIG`.
@@ -33,7 +33,7 @@ struct CLI {
     }
 
     static func temporaryFile(_ text: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-\(UUID().uuidString).yaml")
+        let path = TestScratch.root.appendingPathComponent("sluice-\(UUID().uuidString).yaml")
             .path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -78,7 +78,7 @@ struct CLI {
 
     /// A fresh directory for a `serve` run (its working directory and `XDG_DATA_HOME`).
     static func workingDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-cli-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("sluice-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }

@@ -54,6 +54,7 @@ struct CertificateTests {
     func leaves() throws {
         let ca = try CertificateAuthority.create(commonName: "CA", organization: "Sluice", validDays: 3650)
         let caPath = try Self.file(ca.certificatePEM)
+        defer { try? FileManager.default.removeItem(atPath: caPath) }
         let minter = try LeafMinter(authority: ca, capacity: 4)
         for (name, san) in [
             ("api.example.com", "DNS:api.example.com"), ("127.0.0.1", "IP Address:127.0.0.1"),
@@ -65,6 +66,7 @@ struct CertificateTests {
             #expect(text.contains("TLS Web Server Authentication"))
             #expect(!text.contains("Subject: CN"), "no common name: SAN only")
             let leafPath = try Self.file(pem)
+            defer { try? FileManager.default.removeItem(atPath: leafPath) }
             let verified = try Self.openssl(["verify", "-CAfile", caPath, leafPath])
             #expect(verified.status == 0, "\(verified.output)")
             let dates = try Self.openssl(["x509", "-noout", "-checkend", String(397 * 86_400)], input: pem)

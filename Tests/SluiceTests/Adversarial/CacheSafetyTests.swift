@@ -145,7 +145,7 @@ struct CacheSafetyTests {
             return .respond(status: 200, headers: headers, body: Array("shared content".utf8))
         }
         defer { origin.stop() }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-cred-\(UUID()).sqlite").path
+        let path = TestScratch.root.appendingPathComponent("sluice-cred-\(UUID()).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         var configuration = Configuration()
         configuration.cache.path = path

@@ -11,7 +11,7 @@ import Testing
 @Suite("Breakpoints in recordings and replays")
 struct BreakpointRecordTests {
     static func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)").path
+        TestScratch.root.appendingPathComponent("\(UUID().uuidString)-\(name)").path
     }
 
     static func object(_ text: String?) -> [String: Any]? {

@@ -156,7 +156,7 @@ struct CacheTests {
             return Self.cacheable("v\(n)", [("ETag", "\"e\(n)\"")])
         }
         defer { origin.stop() }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let file = TestScratch.root.appendingPathComponent(
             "sluice-cache-\(UUID().uuidString).sqlite"
         ).path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }

@@ -54,7 +54,7 @@ struct ContractTests {
 
     @Test("enforce: a null where the document promises a number becomes a 502 contract-violation problem, never stored")
     func enforceBody() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = TestScratch.root.appendingPathComponent(
             "sluice-contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -108,7 +108,7 @@ struct ContractTests {
 
     @Test("enforce: a body that keeps the promise passes, marked, and is stored")
     func enforcePasses() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = TestScratch.root.appendingPathComponent(
             "sluice-contract-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

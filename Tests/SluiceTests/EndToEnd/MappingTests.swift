@@ -10,7 +10,7 @@ struct MappingTests {
     }
 
     static func temporaryFile(_ name: String, _ text: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-map-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("sluice-map-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent(name).path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))

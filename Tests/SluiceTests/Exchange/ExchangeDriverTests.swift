@@ -134,7 +134,7 @@ struct ExchangeDriverTests {
                 body: Array("hello".utf8))
         }
         defer { origin.stop() }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("driver-\(UUID().uuidString).sqlite")
+        let path = TestScratch.root.appendingPathComponent("driver-\(UUID().uuidString).sqlite")
             .path
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }

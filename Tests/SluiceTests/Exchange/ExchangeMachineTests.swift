@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SluiceTestKit
 import Testing
 
 @testable import Sluice
@@ -44,7 +45,7 @@ struct ExchangeMachineTests {
     /// A 200 being written into a real cache file (what read-while-write offers a waiter); the
     /// file is unlinked at once (the open store keeps it until the writer goes).
     static func writer(varyNames: [String] = [], variant: String = "") throws -> CacheWriter {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("machine-\(UUID().uuidString).sqlite")
+        let path = TestScratch.root.appendingPathComponent("machine-\(UUID().uuidString).sqlite")
             .path
         var settings = Configuration.Cache()
         settings.path = path

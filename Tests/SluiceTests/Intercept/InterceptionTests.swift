@@ -19,7 +19,7 @@ struct InterceptionTests {
         var caKey: String { directory.appendingPathComponent("sluice-ca.key").path }
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("intercept-\(UUID().uuidString)")
+            directory = TestScratch.root.appendingPathComponent("intercept-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             originCA = try CertificateAuthority.create(
                 commonName: "Test origin CA", organization: "Tests", validDays: 30)

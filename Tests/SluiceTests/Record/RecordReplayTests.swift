@@ -12,7 +12,7 @@ import Testing
 @Suite("Record and replay")
 struct RecordReplayTests {
     static func temporaryPath(_ name: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-rec-\(UUID().uuidString)")
+        let directory = TestScratch.root.appendingPathComponent("sluice-rec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory.appendingPathComponent(name).path
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceTestKit
 import Testing
 
 @testable import Sluice
@@ -24,7 +25,7 @@ struct ReplayMatchingTests {
     static func book(_ exchanges: [RecordedExchange], matchHeaders: [String] = [], matchBody: Bool = true) throws
         -> (ReplayBook, String)
     {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString)").path
+        let path = TestScratch.root.appendingPathComponent("replay-\(UUID().uuidString)").path
         do { try Recording.openForWriting(path).append(exchanges) }
         var settings = Configuration.Replay()
         settings.matchHeaders = matchHeaders

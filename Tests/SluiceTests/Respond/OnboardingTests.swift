@@ -22,7 +22,7 @@ struct OnboardingTests {
         var caCert: String { directory.appendingPathComponent("sluice-ca.pem").path }
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("onboard-\(UUID().uuidString)")
+            directory = TestScratch.root.appendingPathComponent("onboard-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
 

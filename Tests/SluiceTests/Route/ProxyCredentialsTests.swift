@@ -7,7 +7,7 @@ import Testing
 @Suite("Proxy authentication")
 struct ProxyCredentialsTests {
     static func harness(password: String = "s3cret pass") throws -> (ProxyHarness, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = TestScratch.root.appendingPathComponent(
             "sluice-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("password")

@@ -2,6 +2,7 @@ import EventIO
 import Foundation
 import Logging
 import SQLite
+import SluiceTestKit
 import Testing
 
 @testable import Sluice
@@ -9,7 +10,7 @@ import Testing
 @Suite("CacheStore and its memory tier")
 struct CacheStoreTests {
     static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("sluice-store-\(UUID().uuidString).sqlite").path
+        TestScratch.root.appendingPathComponent("sluice-store-\(UUID().uuidString).sqlite").path
     }
 
     static func remove(_ path: String) {

@@ -19,7 +19,7 @@ struct WebSocketTests {
         var caCert: String { directory.appendingPathComponent("sluice-ca.pem").path }
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("ws-\(UUID().uuidString)")
+            directory = TestScratch.root.appendingPathComponent("ws-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let pki = try TestPKI(in: directory)
             originCAPath = pki.caPath
