@@ -9,4 +9,7 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import selenium" 2>/d
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "selenium>=4.20,<5"
 fi
-SLUICE_BIN="${SLUICE_BIN:-$PWD/.build/debug/sluice}" "$venv/bin/python" Tests/Browser/admin_page_test.py
+# Chromium leaves its singleton folders (org.chromium.Chromium.*) in TMPDIR: one of ours, removed.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+SLUICE_BIN="${SLUICE_BIN:-$PWD/.build/debug/sluice}" TMPDIR=$scratch "$venv/bin/python" Tests/Browser/admin_page_test.py
