@@ -154,6 +154,29 @@ struct NativeTransportTests {
         #expect(Set(origin.requests.map(\.connection)).count == 1)
     }
 
+    @Test("upstream.max_idle_connections: the longest idle connection of any origin makes room; its origin opens anew")
+    func idleLimitAcrossOrigins() throws {
+        let first = try OriginServer { request in .text("first \(request.target)") }
+        defer { first.stop() }
+        let second = try OriginServer { request in .text("second \(request.target)") }
+        defer { second.stop() }
+        var configuration = Self.configuration(.auto)
+        configuration.upstream.maxIdleConnections = 1
+        let proxy = try ProxyHarness(configuration: configuration)
+        // Each answer is read whole before the next request: its connection is idle by then.
+        for (origin, path, text) in [
+            (first, "/a", "first /a"), (second, "/b", "second /b"), (second, "/c", "second /c"),
+            (first, "/d", "first /d"),
+        ] {
+            #expect(try RawClient(port: proxy.port).request(RawClient.get(origin.url(path))).text == text)
+        }
+        // The second origin's idle connection pushed the first's out: the first opened another,
+        // the second reused its own.
+        #expect(Set(first.requests.map(\.connection)).count == 2)
+        #expect(Set(second.requests.map(\.connection)).count == 1)
+        #expect(proxy.stats.errors == 0)
+    }
+
     @Test(
         "A chunked body larger than the socket buffers, to a client that starts reading late, arrives whole with its end",
         arguments: Configuration.UpstreamEngine.allCases)

@@ -13,13 +13,11 @@ final class NativeTransport {
     /// TLS client contexts per way of trusting, shared with upgraded exchanges.
     let tls = OriginTLSContexts()
 
-    /// Idle connections per origin, the most recently used last.
-    private var idle: [OriginKey: [OriginConnection]] = [:]
+    /// Each origin's connections and waiting transfers (an origin with none has no pool). A
+    /// request hashes its origin once, at checkout; its connection goes back to the pool it
+    /// points at.
+    private var pools: [OriginKey: OriginPool] = [:]
     private var idleTotal = 0
-    /// Open or opening connections per origin (idle ones included), for the per-origin limit.
-    private var counts: [OriginKey: Int] = [:]
-    /// Transfers waiting for a connection (the per-origin limit was reached), first come first.
-    private var waiting: [OriginKey: [NativeTransfer]] = [:]
     /// Origins whose TLS refused `http/1.1`: libcurl carries them (HTTP/2).
     private var onlyHTTP2: Set<OriginKey> = []
     private var sweeper: Timer?
@@ -57,20 +55,26 @@ final class NativeTransport {
     /// Finds `transfer` a connection: an idle one to its origin, a new one, or (at the
     /// per-origin limit) the next one released.
     func checkout(for transfer: NativeTransfer, fresh: Bool = false) {
-        let key = transfer.key
-        if !fresh, let connection = takeIdle(key) { return transfer.begin(on: connection) }
+        let pool = self.pool(transfer.key)
+        if !fresh, let connection = takeIdle(pool) { return transfer.begin(on: connection) }
         let limit = settings.maxConnectionsPerHost
-        if limit > 0, counts[key, default: 0] >= limit {
-            waiting[key, default: []].append(transfer)
+        if limit > 0, pool.open >= limit {
+            pool.waiting.append(transfer)
             return
         }
-        openConnection(for: transfer)
+        openConnection(for: transfer, in: pool)
     }
 
-    private func openConnection(for transfer: NativeTransfer) {
-        let key = transfer.key
-        let connection = OriginConnection(key: key, transport: self)
-        counts[key, default: 0] += 1
+    private func pool(_ key: OriginKey) -> OriginPool {
+        if let pool = pools[key] { return pool }
+        let pool = OriginPool(key: key)
+        pools[key] = pool
+        return pool
+    }
+
+    private func openConnection(for transfer: NativeTransfer, in pool: OriginPool) {
+        let connection = OriginConnection(pool: pool, transport: self)
+        pool.open += 1
         transfer.opening(connection)
         connection.open(
             guarded: { [weak transfer] address in transfer?.mayConnect(to: address) ?? false },
@@ -95,11 +99,11 @@ final class NativeTransport {
         }
     }
 
-    /// The most recently used idle connection to `key` that is still fit (not expired).
-    private func takeIdle(_ key: OriginKey) -> OriginConnection? {
-        guard idleTotal > 0 else { return nil }
+    /// The most recently used idle connection in `pool` that is still fit (not expired).
+    private func takeIdle(_ pool: OriginPool) -> OriginConnection? {
+        guard !pool.idle.isEmpty else { return nil }
         let now = EventLoop.monotonicNanoseconds()
-        while let connection = idle[key]?.popLast() {
+        while let connection = pool.idle.popLast() {
             idleTotal -= 1
             if now &- connection.idleSince < expiry, connection.isReusable { return connection }
             forget(connection)
@@ -114,7 +118,7 @@ final class NativeTransport {
     func release(_ connection: OriginConnection, reusable: Bool) {
         if reusable, connection.isReusable {
             connection.release()
-            if let next = nextWaiting(connection.key) { return next.begin(on: connection) }
+            if let next = nextWaiting(connection.pool) { return next.begin(on: connection) }
             park(connection)
         } else {
             forget(connection)
@@ -125,55 +129,52 @@ final class NativeTransport {
         if settings.maxIdleConnections <= 0 { return forget(connection) }
         if idleTotal >= settings.maxIdleConnections { evictOldest() }
         connection.release()
-        idle[connection.key, default: []].append(connection)
+        connection.pool.idle.append(connection)
         idleTotal += 1
         scheduleSweep()
     }
 
     /// An idle connection the origin closed (or wrote to): out of the pool, closed.
     func evict(_ connection: OriginConnection) {
-        if var list = idle[connection.key], let index = list.firstIndex(where: { $0 === connection }) {
-            list.remove(at: index)
-            idle[connection.key] = list.isEmpty ? nil : list
+        let pool = connection.pool
+        if let index = pool.idle.firstIndex(where: { $0 === connection }) {
+            pool.idle.remove(at: index)
             idleTotal -= 1
         }
         forget(connection)
     }
 
     /// Closes `connection` and counts it out; a transfer waiting for its origin opens a new one.
+    /// An origin left with no connection and no transfer waiting loses its pool.
     private func forget(_ connection: OriginConnection) {
         connection.close()
-        let key = connection.key
-        if let count = counts[key] { counts[key] = count > 1 ? count - 1 : nil }
-        if let next = nextWaiting(key) { openConnection(for: next) }
+        let pool = connection.pool
+        pool.open -= 1
+        if let next = nextWaiting(pool) { return openConnection(for: next, in: pool) }
+        if pool.open <= 0, pool.waiting.isEmpty, pools[pool.key] === pool { pools[pool.key] = nil }
     }
 
-    private func nextWaiting(_ key: OriginKey) -> NativeTransfer? {
-        guard var queue = waiting[key] else { return nil }
-        while !queue.isEmpty {
-            let next = queue.removeFirst()
-            if next.wantsConnection {
-                waiting[key] = queue.isEmpty ? nil : queue
-                return next
-            }
+    private func nextWaiting(_ pool: OriginPool) -> NativeTransfer? {
+        while !pool.waiting.isEmpty {
+            let next = pool.waiting.removeFirst()
+            if next.wantsConnection { return next }
         }
-        waiting[key] = nil
         return nil
     }
 
     /// A transfer that waited gave up.
     func withdraw(_ transfer: NativeTransfer) {
-        guard var queue = waiting[transfer.key], let index = queue.firstIndex(where: { $0 === transfer }) else {
+        guard let pool = pools[transfer.key], let index = pool.waiting.firstIndex(where: { $0 === transfer }) else {
             return
         }
-        queue.remove(at: index)
-        waiting[transfer.key] = queue.isEmpty ? nil : queue
+        pool.waiting.remove(at: index)
+        if pool.open <= 0, pool.waiting.isEmpty { pools[pool.key] = nil }
     }
 
     private func evictOldest() {
         var oldest: OriginConnection?
-        for list in idle.values {
-            if let first = list.first, first.idleSince < (oldest?.idleSince ?? .max) { oldest = first }
+        for pool in pools.values {
+            if let first = pool.idle.first, first.idleSince < (oldest?.idleSince ?? .max) { oldest = first }
         }
         if let oldest { evict(oldest) }
     }
@@ -189,16 +190,31 @@ final class NativeTransport {
 
     private func sweep() {
         let now = EventLoop.monotonicNanoseconds()
-        for (_, list) in idle {
-            for connection in list where now &- connection.idleSince >= expiry { evict(connection) }
+        for pool in pools.values {
+            for connection in pool.idle where now &- connection.idleSince >= expiry { evict(connection) }
         }
         if idleTotal > 0 { scheduleSweep() }
     }
 
     /// Closes every idle connection (shutdown).
     func closeIdle() {
-        for list in idle.values { for connection in list { forget(connection) } }
-        idle = [:]
+        for pool in pools.values {
+            let idle = pool.idle
+            pool.idle = []
+            for connection in idle { forget(connection) }
+        }
         idleTotal = 0
     }
+}
+
+/// One origin's connections in the native transport: the idle ones (the most recently used last),
+/// how many are open or opening (the idle ones included, for the per-origin limit), and the
+/// transfers waiting for one at that limit, first come first. Loop-confined.
+final class OriginPool {
+    let key: OriginKey
+    var idle: [OriginConnection] = []
+    var open = 0
+    var waiting: [NativeTransfer] = []
+
+    init(key: OriginKey) { self.key = key }
 }

@@ -34,7 +34,9 @@ final class OriginConnection {
         case declined
     }
 
-    let key: OriginKey
+    /// The pool of its origin, which it goes back to.
+    let pool: OriginPool
+    var key: OriginKey { pool.key }
     private(set) var phase = Phase.resolving
     unowned let transport: NativeTransport
     /// The transfer using it now (`nil` while idle or opening). Unowned, not weak (no side
@@ -56,8 +58,8 @@ final class OriginConnection {
     /// The peer's address (the one the guard allowed).
     private(set) var address: SocketAddress?
 
-    init(key: OriginKey, transport: NativeTransport) {
-        self.key = key
+    init(pool: OriginPool, transport: NativeTransport) {
+        self.pool = pool
         self.transport = transport
     }
 
@@ -320,7 +322,7 @@ struct OriginKey: Hashable {
 
     var bareHost: String { host.withoutIPv6Brackets }
 
-    /// The host and port only (two pool lookups a request): keys that differ in scheme or trust
+    /// The host and port only (a pool lookup a request): keys that differ in scheme or trust
     /// alone share a bucket and are told apart by `==`.
     func hash(into hasher: inout Hasher) {
         hasher.combine(host)
