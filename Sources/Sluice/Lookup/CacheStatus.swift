@@ -75,35 +75,42 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
 
     /// The field value.
     public var description: String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)  // one allocation for the usual field
-        write(into: &bytes)
+        let bytes = [UInt8](unsafeUninitializedCapacity: byteBound) { buffer, count in
+            var out = ByteWriter(base: buffer.baseAddress!)
+            write(into: &out)
+            count = out.count
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The field value appended to `out` (a hit's field is made for every hit: no `String`s).
-    func write(into out: inout [UInt8]) {
-        out.append(Self.cacheName)
+    /// At most this many bytes make the field value: the name, the longest outcome with its
+    /// parameters (a `fwd-status` or `ttl` of any `Int64`) and the detail.
+    var byteBound: Int { 96 + (detail?.utf8.count ?? 0) }
+
+    /// The field value written into `out` (at most ``byteBound`` bytes; a client's head and a
+    /// hit's are written with it, no `String`s).
+    func write(into out: inout ByteWriter) {
+        out.put(Self.cacheName)
         switch outcome {
         case .hit(let ttl):
-            out.append("; hit; ttl=")
-            out.appendDecimal(ttl)
+            out.put("; hit; ttl=")
+            out.putDecimal(ttl)
         case .forward(let reason):
-            out.append("; fwd=")
-            out.append(utf8: reason.rawValue)
+            out.put("; fwd=")
+            out.put(reason.rawValue)
             if let forwardStatus {
-                out.append("; fwd-status=")
-                out.appendDecimal(Int64(forwardStatus))
+                out.put("; fwd-status=")
+                out.putDecimal(Int64(forwardStatus))
             }
         case .replay:
-            out.append("; hit; detail=replay")
+            out.put("; hit; detail=replay")
             return
         }
-        if collapsed { out.append("; collapsed") }
-        if stored { out.append("; stored") }
+        if collapsed { out.put("; collapsed") }
+        if stored { out.put("; stored") }
         if let detail {
-            out.append("; detail=")
-            out.append(utf8: detail)
+            out.put("; detail=")
+            out.put(detail)
         }
     }
 

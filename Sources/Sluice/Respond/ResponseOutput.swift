@@ -82,19 +82,24 @@ final class ResponseOutput {
     ) -> WireHead {
         var edit = Forwarding.clientEdit(
             response, request: request, date: date, keepAlive: keepAlive, stripped: fromCache)
-        if let cacheStatus {
-            edit.added.append(.init(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus))
-        }
-        if !marks.isEmpty { edit.added.append(.init(name: "Sluice-Validation", value: marks.joined(separator: ", "))) }
-        // An HTTP/1.1 client's head is written straight from the origin's lines; HTTP/2 takes fields.
-        let form: WireHead.Form =
-            parts == nil
-            ? .bytes(
+        let validation = marks.isEmpty ? nil : marks.joined(separator: ", ")
+        let form: WireHead.Form
+        if parts == nil {
+            // An HTTP/1.1 client's head is written straight from the origin's lines.
+            form = .bytes(
                 ResponseWriter.head(
-                    status: response.status, reason: response.reason, origin: response.headers, edit: edit))
-            : .parts(
+                    status: response.status, reason: response.reason, origin: response.headers, edit: edit,
+                    cacheStatus: cacheStatus, validation: validation))
+        } else {
+            // HTTP/2 takes fields.
+            if let cacheStatus {
+                edit.added.append(.init(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus))
+            }
+            if let validation { edit.added.append(.init(name: "Sluice-Validation", value: validation)) }
+            form = .parts(
                 ResponseHead(
                     status: response.status, reason: response.reason, headers: edit.apply(to: response.headers)))
+        }
         // With `Content-Length` framing, the origin's first such line is the client's.
         return WireHead(
             form: form, framing: edit.framing, status: response.status,

@@ -24,10 +24,17 @@ enum ResponseWriter {
 
     /// The head bytes for a client: the origin's `status`, `reason` and lines as `edit` changes
     /// them, written straight from the origin's list (the same bytes as ``head(status:reason:headers:)``
-    /// of `edit.apply(to: origin)`, without making that list).
-    static func head(status: Int, reason: String, origin: HTTPFields, edit: Forwarding.ClientEdit) -> [UInt8] {
+    /// of `edit.apply(to: origin)`, without making that list), then `Cache-Status` and
+    /// `Sluice-Validation` when given (the field values written in place, no `String`).
+    static func head(
+        status: Int, reason: String, origin: HTTPFields, edit: Forwarding.ClientEdit,
+        cacheStatus: CacheStatus? = nil, validation: String? = nil
+    ) -> [UInt8] {
         let phrase = reason.isEmpty ? ReasonPhrase.standard(status) : reason
         var total = "HTTP/1.1 000 \r\n\r\n".utf8.count + phrase.utf8.count
+        // At most: the Cache-Status value's length is known once written.
+        if let cacheStatus { total += "Cache-Status: \r\n".utf8.count + cacheStatus.byteBound }
+        if let validation { total += "Sluice-Validation: \r\n".utf8.count + validation.utf8.count }
         // Indices, not `for field in`: binding a Field copies (retains) its strings.
         let fields = origin.fields
         let added = edit.added
@@ -77,6 +84,16 @@ enum ResponseWriter {
                 out.put(added[index].value)
                 out.put(0x0D)
                 out.put(0x0A)
+            }
+            if let cacheStatus {
+                out.put("Cache-Status: ")
+                cacheStatus.write(into: &out)
+                out.put("\r\n")
+            }
+            if let validation {
+                out.put("Sluice-Validation: ")
+                out.put(validation)
+                out.put("\r\n")
             }
             out.put(0x0D)
             out.put(0x0A)

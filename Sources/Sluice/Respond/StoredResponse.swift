@@ -41,15 +41,17 @@ enum StoredResponse {
             template = bytes
         }
         guard let template else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(template.count + 96)
-        bytes.append(contentsOf: template)
-        bytes.append("Age: ")
-        bytes.appendDecimal(max(0, age))
-        bytes.append("\r\nCache-Status: ")
-        cacheStatus.write(into: &bytes)
-        bytes.append("\r\n\r\n")
-        return bytes
+        let bound = template.count + "Age: \r\nCache-Status: \r\n\r\n".utf8.count + 20 + cacheStatus.byteBound
+        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            var out = ByteWriter(base: buffer.baseAddress!)
+            template.withUnsafeBufferPointer { out.put($0) }
+            out.put("Age: ")
+            out.putDecimal(max(0, age))
+            out.put("\r\nCache-Status: ")
+            cacheStatus.write(into: &out)
+            out.put("\r\n\r\n")
+            count = out.count
+        }
     }
 
     /// How a stored body's pump ended.

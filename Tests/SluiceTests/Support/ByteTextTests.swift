@@ -28,10 +28,14 @@ struct ByteTextTests {
             (CacheStatus(.replay), "Sluice; hit; detail=replay"),
         ]
         for (status, text) in cases {
-            var bytes: [UInt8] = []
-            status.write(into: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == text)
             #expect(status.description == text)
+            #expect(text.utf8.count <= status.byteBound)
         }
+        // The longest values fit the bound the writers size their room by.
+        var longest = CacheStatus(.forward(.varyMiss), forwardStatus: Int.min, collapsed: true, detail: "d")
+        longest.stored = true
+        #expect(longest.description.utf8.count <= longest.byteBound)
+        #expect(longest.description.hasSuffix("; fwd-status=-9223372036854775808; collapsed; stored; detail=d"))
+        #expect(CacheStatus(.hit(ttl: .min)).description.utf8.count <= CacheStatus(.hit(ttl: .min)).byteBound)
     }
 }
