@@ -51,7 +51,6 @@ extension Engine {
         case .oneOf:
             if valid {
                 slots[parent].oneOfValid += 1
-                if branch < 64 { slots[parent].oneOfMask |= 1 << UInt64(branch) }
             } else if slots[parent].schema.discriminator != nil {
                 extra(parent).branchViolations[branch] = violation
             }
@@ -161,17 +160,19 @@ extension Engine {
         }
         guard schema.hasInPlace || schema.hasUnevaluated else { return }
         let slot = slots[index]
-        if !schema.anyOf.isEmpty {
+        // A discriminator never changes the verdict (OAS 3.1.1 and 3.0.4, Discriminator Object):
+        // when no branch matched, it only says which branch's violation explains it.
+        if !schema.anyOf.isEmpty, slot.anyOfValid == 0 {
             if let discriminator = schema.discriminator, let tag = slot.extra?.tag {
-                discriminated(index, discriminator, tag: tag, validMask: nil, keyword: "anyOf", depth: depth)
-            } else if slot.anyOfValid == 0 {
+                discriminated(index, discriminator, tag: tag, keyword: "anyOf", depth: depth)
+            } else {
                 fail(index, "anyOf", "at least one of \(schema.anyOf.count) schemas", "none matched", depth: depth)
             }
         }
-        if !schema.oneOf.isEmpty {
-            if let discriminator = schema.discriminator, let tag = slot.extra?.tag {
-                discriminated(index, discriminator, tag: tag, validMask: slot.oneOfMask, keyword: "oneOf", depth: depth)
-            } else if slot.oneOfValid != 1 {
+        if !schema.oneOf.isEmpty, slot.oneOfValid != 1 {
+            if slot.oneOfValid == 0, let discriminator = schema.discriminator, let tag = slot.extra?.tag {
+                discriminated(index, discriminator, tag: tag, keyword: "oneOf", depth: depth)
+            } else {
                 fail(
                     index, "oneOf", "exactly one of \(schema.oneOf.count) schemas",
                     slot.oneOfValid == 0 ? "none matched" : "\(slot.oneOfValid) matched", depth: depth)
@@ -230,9 +231,10 @@ extension Engine {
         }
     }
 
+    /// No branch matched: the violation of the branch the discriminator's value names, or, for a
+    /// value that names none, the values that would.
     mutating func discriminated(
-        _ index: Int, _ discriminator: Schema.Discriminator, tag: String, validMask: UInt64?, keyword: String,
-        depth: Int
+        _ index: Int, _ discriminator: Schema.Discriminator, tag: String, keyword: String, depth: Int
     ) {
         guard let branch = discriminator.branches[tag] else {
             fail(
@@ -241,15 +243,7 @@ extension Engine {
                 "\"\(tag)\"", depth: depth)
             return
         }
-        let valid: Bool
-        if let validMask {
-            valid = branch < 64 && validMask & (1 << UInt64(branch)) != 0
-        } else {
-            valid = slots[index].extra?.branchViolations[branch] == nil && slots[index].anyOfValid > 0
-        }
-        if !valid {
-            fail(index, with: slots[index].extra?.branchViolations[branch] ?? nil, otherwise: keyword, depth: depth)
-        }
+        fail(index, with: slots[index].extra?.branchViolations[branch] ?? nil, otherwise: keyword, depth: depth)
     }
 
     func seen(_ index: Int, _ key: Int) -> Bool {

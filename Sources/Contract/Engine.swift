@@ -43,7 +43,6 @@ struct Engine: TokenSink {
         var seen: UInt64 = 0
         var anyOfValid: Int32 = 0
         var oneOfValid: Int32 = 0
-        var oneOfMask: UInt64 = 0
         var dependentValid: UInt64 = 0
         var containsCount: Int32 = 0
         var violation: Violation?

@@ -63,6 +63,9 @@ struct ContractCommand: ParsableCommand {
                 throw ValidationError("--formats is annotate or assert")
             }
             let validator = try loadValidator(formats: mode)
+            // An operation's request body (no --status): readOnly properties are not required in
+            // it, writeOnly ones are (OpenAPI's Schema Object).
+            let direction: Direction = openapi != nil && status == nil ? .request : .response
             let data: Data
             if file == "-" {
                 data = FileHandle.standardInput.readDataToEndOfFile()
@@ -81,14 +84,14 @@ struct ContractCommand: ParsableCommand {
                 for piece in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
                     line += 1
                     if piece.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                    let verdict = validator.validate(piece)
+                    let verdict = validator.validate(piece, direction: direction)
                     progress.show("line \(line)")
                     if !verdict.passed { failed += 1 }
                     report(verdict, label: "line \(line)", into: &results)
                 }
                 progress.done()
             } else {
-                let verdict = validator.validate(bytes)
+                let verdict = validator.validate(bytes, direction: direction)
                 if !verdict.passed { failed += 1 }
                 report(verdict, label: file == "-" ? "stdin" : file, into: &results)
             }

@@ -121,7 +121,7 @@ final class OpenAPITests: XCTestCase {
         XCTAssertFalse(request.validate(Array(withoutSecret.utf8), direction: .request).passed)
     }
 
-    func testDiscriminatorPicksTheBranchAndWordsTheViolation() throws {
+    func testDiscriminatorWordsTheViolationAndNeverChangesTheVerdict() throws {
         let shop = try Self.shop()
         let schema = try XCTUnwrap(
             shop.checkResponse(
@@ -137,6 +137,14 @@ final class OpenAPITests: XCTestCase {
         verdict = schema.validate(Array(#"{"petType": "bird", "name": "Tweety"}"#.utf8))
         XCTAssertEqual(verdict.violations.first?.keyword, "discriminator")
         XCTAssertEqual(verdict.violations.first?.found, "\"bird\"")
+        // "discriminator MUST NOT change the validation outcome" (OAS 3.1.1, 3.0.4): a value no
+        // mapping names passes when exactly one branch matches ...
+        verdict = schema.validate(Array(#"{"petType": "kitten", "name": "Tom", "lives": 3}"#.utf8))
+        XCTAssertTrue(verdict.passed, "\(verdict.violations)")
+        // ... and a value that names a branch does not lift oneOf's "exactly one".
+        verdict = schema.validate(Array(#"{"petType": "cat", "name": "Tom", "lives": 3, "bark": "soft"}"#.utf8))
+        XCTAssertEqual(verdict.violations.map(\.keyword), ["oneOf"], "\(verdict.violations)")
+        XCTAssertEqual(verdict.violations.first?.found, "2 matched")
     }
 
     func testRequestParameters() throws {

@@ -107,14 +107,16 @@ final class AdminMetrics: EventMonitor {
     private func countContract(_ record: ExchangeRecord) {
         guard let outcome = record.contract, let rule = record.rule else { return }
         labelledCounter("sluice_contract_checks_total", [("rule", rule), ("outcome", outcome.kind)]).increment()
-        guard let failure = record.contractFailure, labelledCounters.count < 2000 else { return }
-        let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
-        var keywords: [String: Int] = [:]
-        for violation in failure.violations { keywords[violation.keyword, default: 0] += 1 }
-        for (keyword, count) in keywords {
-            labelledCounter(
-                "sluice_contract_violations_total", [("rule", rule), ("operation", operation), ("keyword", keyword)]
-            ).increment(by: count)
+        for failure in record.contractFailures where labelledCounters.count < 2000 {
+            let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
+            var keywords: [String: Int] = [:]
+            for violation in failure.violations { keywords[violation.keyword, default: 0] += 1 }
+            for (keyword, count) in keywords {
+                labelledCounter(
+                    "sluice_contract_violations_total",
+                    [("rule", rule), ("operation", operation), ("keyword", keyword)]
+                ).increment(by: count)
+            }
         }
     }
 

@@ -186,7 +186,10 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     static func contract(_ record: ExchangeRecord) -> JSONValue {
         guard let outcome = record.contract else { return .null }
         var members: [(String, JSONValue)] = [("outcome", .string(outcome.text))]
-        if let failure = record.contractFailure, case .object(let details) = failure.jsonValue { members += details }
+        let failures = record.contractFailures
+        if let failure = failures.first, case .object(let details) = failure.jsonValue { members += details }
+        // A reported request's failure beside the response's.
+        if failures.count > 1 { members.append(("request", failures[1].jsonValue)) }
         return .object(members)
     }
 

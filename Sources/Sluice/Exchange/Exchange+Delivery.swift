@@ -84,16 +84,13 @@ extension Exchange: TaskDelegate {
             client.requestBodyDidEnd()
             if let contract = outgoing.contract, contract.validatesBody || !contract.headViolations.isEmpty {
                 let outcome = contract.finish()
-                record(outcome, of: contract)
-                if case .failed(let failure) = outcome {
-                    if contract.settings.requests == .enforce {
-                        // The origin never sees the end of this body: the transfer is cut before it.
-                        notes.error = .contractViolation(failure)
-                        return .failed
-                    }
-                    if notes.contract == nil { notes.contract = outcome }
-                    notes.requestContractFailure = failure
+                if case .failed(let failure) = outcome, contract.settings.requests == .enforce {
+                    // The origin never sees the end of this body: the transfer is cut before it.
+                    record(outcome, of: contract)
+                    notes.error = .contractViolation(failure)
+                    return .failed
                 }
+                requestVerdict(outcome, of: contract)
             }
             return .end
         case .wait:
@@ -147,6 +144,16 @@ extension Exchange: TaskDelegate {
     }
 
     /// Counters by rule, operation and keyword; the report-mode failure for the record.
+    /// A request's verdict under `requests: report` (`enforce` stops a broken request instead):
+    /// counted, marked on the client's head when it has not gone out yet, and kept for the
+    /// exchange's record, where it makes the exchange's verdict `failed` whatever the response's.
+    func requestVerdict(_ outcome: ContractRun.Outcome, of contract: ContractRun) {
+        record(outcome, of: contract)
+        guard case .failed(let failure) = outcome else { return }
+        notes.requestContractFailure = failure
+        notes.marks.append(ContractRun.mark(outcome, rule: contract.rule, direction: contract.direction))
+    }
+
     func record(_ outcome: ContractRun.Outcome, of run: ContractRun) {
         env.stats.contractChecked += 1
         guard case .failed(let failure) = outcome else { return }

@@ -75,6 +75,10 @@ extension Exchange {
                 let failure = check.headFailure()
                 return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
             }
+            // No body to wait for: the head's verdict is the request's.
+            if case .none = upstream.body, check.validatesBody || !check.headViolations.isEmpty {
+                requestVerdict(check.finish(), of: check)
+            }
         }
         var replayed: ReplayedResponse?
         if case .answering(let response, _) = replay { replayed = response }

@@ -61,6 +61,7 @@ extension Exchange {
         if notes.breakpoint != nil { env.breakpoints.forget(exchange: id) }
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure
+            record.contract = .failed
         }
         if capture?.requestTap != nil { capture?.recording = recordingEntry(aborted: aborted, duration: duration) }
         env.session.eventMonitor.exchangeDidComplete(record)

@@ -107,8 +107,12 @@ public struct ExchangeRecord: Sendable {
     public var contractFailure: ContractFailure? = nil
     /// What the rule's contract checked of the response (operation, status), when it checked it.
     public var contractCheck: ContractCheck? = nil
-    /// The request's broken contract (`requests: report`), when the response was checked too.
+    /// The request's broken contract under `requests: report` (``contract`` is then `failed`,
+    /// and ``contractFailure`` is the response's, if it broke its contract too).
     public var requestContractFailure: ContractFailure? = nil
+
+    /// The broken contracts: the response's (or an enforced request's), then a reported request's.
+    public var contractFailures: [ContractFailure] { [contractFailure, requestContractFailure].compactMap { $0 } }
     /// What the null stripper did: `stripped N`, or why the body was left untouched.
     public var transform: String? = nil
     /// The response's `Cache-Status`.

@@ -106,7 +106,7 @@ final class AccessLog: EventMonitor {
         if let fault = record.fault { text += " fault=" + JSONText.quote(fault) }
         if let breakpoint = record.breakpoint { text += " breakpoint=" + JSONText.quote(breakpoint) }
         if let replayed = record.replayed { text += " replayed=" + String(replayed) }
-        if let failure = record.contractFailure {
+        if let failure = record.contractFailure ?? record.requestContractFailure {
             text += " contract=" + JSONText.quote(failure.logField)
         } else if let contract = record.contract, contract != .passed {
             text += " contract=" + JSONText.quote(contract.text)

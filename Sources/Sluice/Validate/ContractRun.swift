@@ -248,11 +248,13 @@ final class ContractRun {
     }
 
     /// A `Sluice-Validation` member for the outcome.
-    static func mark(_ outcome: Outcome, rule: String) -> String {
-        switch outcome {
-        case .passed: "passed; reason=\"contract\"; rule=\(StructuredField.quote(rule))"
+    /// A request's verdict says `reason="request-contract"`.
+    static func mark(_ outcome: Outcome, rule: String, direction: Direction = .response) -> String {
+        let reason = direction == .request ? "\"request-contract\"" : "\"contract\""
+        return switch outcome {
+        case .passed: "passed; reason=\(reason); rule=\(StructuredField.quote(rule))"
         case .failed(let failure):
-            "failed; reason=\"contract\"; violations=\(failure.total); rule=\(StructuredField.quote(rule))"
+            "failed; reason=\(reason); violations=\(failure.total); rule=\(StructuredField.quote(rule))"
         case .notValidated(let why):
             "not-validated; reason=\(StructuredField.quote(why)); rule=\(StructuredField.quote(rule))"
         }

@@ -162,6 +162,39 @@ struct ContractTests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-status") } })
     }
 
+    @Test("requests: report forwards a broken request; its verdict reaches the head, the log and the metrics")
+    func requestsReported() throws {
+        let origin = try Self.origin(body: Self.page([]))
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("report", requests: "report"))
+        let client = try RawClient(port: proxy.port)
+        // A query parameter of the wrong type, no body: the response keeps its own promise.
+        let response = try client.request(RawClient.get(origin.url("/v2/items?limit=abc")))
+        #expect(response.status == 200)
+        let marks = response.header("sluice-validation") ?? ""
+        #expect(marks.contains("failed; reason=\"request-contract\"; violations=1; rule=\"shop\""), "\(marks)")
+        #expect(marks.contains("passed; reason=\"contract\""), "\(marks)")
+        // A body that breaks the request schema, sent whole.
+        let body = #"{"name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z"}"#
+        let post = try client.request(
+            "POST \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                + "Content-Type: application/json\r\nX-Request-Id: 3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)", method: "POST")
+        #expect(post.status == 200)
+        #expect(origin.requests.count == 2)
+        #expect(origin.requests.last?.body == Array(body.utf8))
+        #expect(post.header("sluice-validation")?.contains("failed; reason=\"request-contract\"; violations=1") == true)
+        #expect(proxy.stats.contractFailed >= 2)
+        // The access log names the broken request.
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains {
+                    $0.contains("/v2/items?limit=abc") && $0.contains("contract=\"1:query:limit:")
+                }
+            }, "\(proxy.logLines.all)")
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("POST") && $0.contains("contract=") } })
+    }
+
     @Test("requests: enforce answers 400 and nothing reaches the origin")
     func requestsEnforced() throws {
         let origin = try Self.origin(body: Self.page([]))
