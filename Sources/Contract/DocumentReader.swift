@@ -44,7 +44,7 @@ public struct SourceDocument: Sendable {
     private static func readYAML(text: String, uri: String) throws(ContractError) -> SourceDocument {
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text)
+            node = try Yams.compose(yaml: text, YAMLBridge.coreSchema())
         } catch let error as YamlError {
             throw ContractError(
                 file: uri, line: YAMLBridge.line(of: error), pointer: nil, message: "not YAML: \(error)")
@@ -65,6 +65,23 @@ private struct YAMLBridge {
 
     init(uri: String) { self.uri = uri }
 
+    /// YAML 1.2's core schema, which OpenAPI recommends: only `true` and `false` (any case style)
+    /// are booleans, and `yes`, `no`, `on`, `off` are strings, as are sexagesimal numbers and
+    /// dates; plus merge keys (`<<: *base`), a YAML 1.1 type that most tools still apply. (Yams'
+    /// default resolver is YAML 1.1's.)
+    static func coreSchema() -> Resolver {
+        // The patterns are fixed: a failure here is a programming error.
+        try! Resolver.basic
+            .appending(.null, "^(?:~|null|Null|NULL|)$")
+            .appending(.bool, "^(?:true|True|TRUE|false|False|FALSE)$")
+            .appending(.int, "^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+            .appending(
+                .float,
+                "^(?:[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
+            )
+            .appending(.merge, "^<<$")
+    }
+
     static func line(of error: YamlError) -> Int? {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
@@ -82,12 +99,19 @@ private struct YAMLBridge {
             switch node.tag.description {
             case Tag.Name.null.rawValue: return .null
             case Tag.Name.bool.rawValue:
-                return .bool(Bool(scalar.string.lowercased() == "true" || scalar.string.lowercased() == "yes"))
+                return .bool(scalar.string.lowercased() == "true")
             case Tag.Name.int.rawValue, Tag.Name.float.rawValue:
-                let text = scalar.string.replacingOccurrences("_", "")
+                let text = scalar.string
                 if let number = Number(text: Array(text.utf8)) { return .number(number) }
                 if let integer = Int(text) { return .number(Number(integer)) }
-                return .string(scalar.string)
+                // 0x1F and 0o17 (the core schema's other integers).
+                if text.count > 2, let radix = ["0x": 16, "0o": 8][String(text.prefix(2))],
+                    let integer = Int(text.dropFirst(2), radix: radix)
+                {
+                    return .number(Number(integer))
+                }
+                // .inf and .nan have no JSON value: kept as written.
+                return .string(text)
             default: return .string(scalar.string)
             }
         case .sequence(let sequence):
@@ -99,15 +123,19 @@ private struct YAMLBridge {
             }
             return .array(items)
         case .mapping(let mapping):
-            if let line = node.mark?.line { lines[pointer] = line }
             var members: [(String, Value)] = []
             members.reserveCapacity(mapping.count)
             var seen = Set<String>()
+            var merged: [(String, Value)] = []
             for (keyNode, valueNode) in mapping {
                 guard case .scalar(let keyScalar) = keyNode else {
                     throw ContractError(
                         file: uri, line: keyNode.mark?.line, pointer: pointer,
                         message: "a mapping key that is not a scalar")
+                }
+                if keyNode.tag.description == Tag.Name.merge.rawValue {
+                    try merge(valueNode, into: &merged, pointer: pointer, depth: depth)
+                    continue
                 }
                 let key = keyScalar.string
                 guard seen.insert(key).inserted else {
@@ -118,7 +146,29 @@ private struct YAMLBridge {
                 members.append(
                     (key, try value(valueNode, pointer: pointer + "/" + Value.escape(key), depth: depth + 1)))
             }
+            // The mapping's own keys win over merged ones (YAML 1.1's merge type).
+            for member in merged where !seen.contains(member.0) { members.append(member) }
+            if let line = node.mark?.line { lines[pointer] = line }
             return .object(members)
+        }
+    }
+
+    /// A merge key's value (`<<: *base`, or `<<: [*a, *b]`, the earlier winning): its members
+    /// that `merged` does not have yet.
+    private mutating func merge(
+        _ node: Node, into merged: inout [(String, Value)], pointer: String, depth: Int
+    ) throws(ContractError) {
+        let sources: [Node] =
+            if case .sequence(let sequence) = node { Array(sequence) } else { [node] }
+        for source in sources {
+            guard case .mapping = source,
+                case .object(let members) = try value(source, pointer: pointer, depth: depth + 1)
+            else {
+                throw ContractError(
+                    file: uri, line: source.mark?.line, pointer: pointer,
+                    message: "a merge key (<<) takes a mapping or a list of mappings")
+            }
+            for member in members where !merged.contains(where: { $0.0 == member.0 }) { merged.append(member) }
         }
     }
 }
