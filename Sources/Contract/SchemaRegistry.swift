@@ -7,15 +7,28 @@ public enum Dialect: Sendable, Equatable {
     init?(metaSchema uri: String) {
         var text = uri
         if text.hasSuffix("#") { text.removeLast() }
-        switch text.replacingOccurrences("https://", "http://") {
+        text = text.replacingOccurrences("https://", "http://")
+        switch text {
         case "http://json-schema.org/draft-04/schema", "http://json-schema.org/schema": self = .draft4
         case "http://json-schema.org/draft-06/schema": self = .draft6
         case "http://json-schema.org/draft-07/schema": self = .draft7
         case "http://json-schema.org/draft/2019-09/schema": self = .draft2019
         case "http://json-schema.org/draft/2020-12/schema": self = .draft2020
-        case "http://spec.openapis.org/oas/3.1/dialect/base": self = .draft2020
-        default: return nil
+        default:
+            guard Self.isOpenAPIDialect(text) else { return nil }
+            self = .draft2020
         }
+    }
+
+    /// OpenAPI 3.1's (and 3.2's) Schema Object dialect, 2020-12 with OpenAPI's keywords, by any of
+    /// its published iterations: `…/oas/3.1/dialect/base`, `…/oas/3.1/dialect/2024-11-10`.
+    static func isOpenAPIDialect(_ uri: String) -> Bool {
+        let prefix = "http://spec.openapis.org/oas/"
+        guard uri.hasPrefix(prefix) else { return false }
+        let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "3.1" || parts[0] == "3.2", parts[1] == "dialect" else { return false }
+        let name = parts[2]
+        return name == "base" || (!name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "-") })
     }
 
     /// Before 2019-09, `$ref` makes every sibling keyword ignored.

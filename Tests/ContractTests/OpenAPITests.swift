@@ -248,6 +248,17 @@ final class OpenAPITests: XCTestCase {
         XCTAssertTrue(error?.message.contains("contract.refs") == true, "\(String(describing: error))")
         error = load("openapi: 3.1.0\njsonSchemaDialect: https://example.com/mine\npaths: {}\n")
         XCTAssertTrue(error?.message.contains("unknown dialect") == true, "\(String(describing: error))")
+        // OpenAPI's own dialect by any published iteration, not only …/dialect/base.
+        for iteration in ["base", "2024-10-25", "2024-11-10"] {
+            error = load(
+                "openapi: 3.1.1\ninfo: {title: t, version: '1'}\njsonSchemaDialect: https://spec.openapis.org/oas/3.1/dialect/\(iteration)\npaths: {}\n"
+            )
+            XCTAssertNil(error, iteration)
+        }
+        error = load(
+            "openapi: 3.1.0\njsonSchemaDialect: https://spec.openapis.org/oas/3.1/dialect/WORK-IN-PROGRESS\npaths: {}\n"
+        )
+        XCTAssertTrue(error?.message.contains("unknown dialect") == true, "\(String(describing: error))")
         error = load("swagger: '2.0'\n")
         XCTAssertTrue(error?.message.contains("Swagger 2.0") == true)
         // A $ref cycle between files loads.
