@@ -61,7 +61,9 @@ final class ContractStage: DeliveryStage {
             break
         }
         phase = .streaming
-        if run.settings.onViolation == .report, !run.headViolations.isEmpty {
+        // Reported head violations mark the head: all of them under `on_violation: report`, the
+        // undocumented ones under `undocumented: report` (enforced ones never get this far).
+        if run.settings.onViolation == .report || run.settings.undocumented == .report, !run.headViolations.isEmpty {
             next.note(.mark(ContractRun.mark(.failed(run.headFailure()), rule: run.rule)))
         }
         next.head(head)

@@ -160,6 +160,26 @@ struct ContractTests {
         #expect(teapot.status == 418)
         #expect(teapot.header("sluice-validation")?.contains("violations=1") == true)
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-status") } })
+        // So is an undocumented operation, on the head as well.
+        let nowhere = try client.request(RawClient.get(other.url("/v2/nowhere")))
+        #expect(nowhere.status == 418)
+        #expect(
+            nowhere.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=1") == true,
+            "\(nowhere.headers)")
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-operation") } })
+    }
+
+    @Test("undocumented: report under on_violation: enforce passes an undocumented operation with its head marked")
+    func undocumentedReportedUnderEnforce() throws {
+        let origin = try OriginServer { _ in .text("{}", headers: [("Content-Type", "application/json")]) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("enforce", undocumented: "report"))
+        let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/nowhere")))
+        #expect(response.status == 200)
+        #expect(
+            response.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=1") == true,
+            "\(response.headers)")
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-operation") } })
     }
 
     @Test("requests: report forwards a broken request; its verdict reaches the head, the log and the metrics")
