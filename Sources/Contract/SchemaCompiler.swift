@@ -114,7 +114,7 @@ final class SchemaCompiler {
         {
             throw error(location, "unknown dialect \"\(metaSchema)\" ($schema)")
         }
-        warnUnknownKeywords(value, at: location)
+        warnUnknownKeywords(value, at: location, dialect: dialect)
         let keywords = KeywordReader(value: value, location: location, compiler: self)
         guard try fillReferences(node, keywords, scope: scope) else { return }
         try fillApplicators(node, keywords, dialect: dialect)
@@ -145,12 +145,21 @@ final class SchemaCompiler {
     private var warnedKeywords: Set<String> = []
 
     /// An unknown keyword is an annotation (JSON Schema says so); said once per name, with where.
-    private func warnUnknownKeywords(_ value: Value, at location: SchemaLocation) {
+    /// OpenAPI 3.0's `nullable: true` outside 3.0 is said once too: JSON Schema ignores it there,
+    /// so `null` stays refused where a 3.0 reader would allow it.
+    private func warnUnknownKeywords(_ value: Value, at location: SchemaLocation, dialect: Dialect) {
         guard let members = value.members else { return }
         for (key, _) in members
         where !Self.knownKeywords.contains(key) && !key.hasPrefix("x-") && !warnedKeywords.contains(key) {
             warnedKeywords.insert(key)
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
+        }
+        if dialect != .openAPI30, value["nullable"]?.bool == true, warnedKeywords.insert("nullable").inserted {
+            registry.warn(
+                error(
+                    location,
+                    "nullable is OpenAPI 3.0's: JSON Schema ignores it, so null is refused here (allow it with type: [..., \"null\"]; said once)"
+                ))
         }
     }
 

@@ -221,6 +221,48 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(verdict.violations.map(\.keyword), ["pattern", "enum"])
     }
 
+    func testNullableOutsideOpenAPI30IsSaidOnceAndNullStaysRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-nullable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func load(_ version: String) throws -> OpenAPIContract {
+            let path = directory.appendingPathComponent("api-\(version).yaml").path
+            let text = """
+                openapi: \(version)
+                info: {title: t, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200':
+                          description: x
+                          content:
+                            application/json:
+                              schema:
+                                type: object
+                                properties:
+                                  a: {type: string, nullable: true}
+                                  b: {type: integer, nullable: true}
+
+                """
+            _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            return try OpenAPIContract.load(file: path)
+        }
+        func schema(_ contract: OpenAPIContract) throws -> SchemaValidator {
+            try XCTUnwrap(
+                contract.checkResponse(
+                    method: "GET", path: "/a", status: 200, headers: [("content-type", "application/json")]
+                ).bodySchema)
+        }
+        let modern = try load("3.1.0")
+        XCTAssertEqual(modern.warnings.filter { $0.message.contains("nullable is OpenAPI 3.0's") }.count, 1)
+        XCTAssertFalse(try schema(modern).validate(Array(#"{"a": null}"#.utf8)).passed)
+        let classic = try load("3.0.3")
+        XCTAssertFalse(classic.warnings.contains { $0.message.contains("nullable") }, "\(classic.warnings)")
+        XCTAssertTrue(try schema(classic).validate(Array(#"{"a": null}"#.utf8)).passed)
+    }
+
     func testBrokenDocumentsSayWhereAndWhy() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-contract-\(UUID().uuidString)")
