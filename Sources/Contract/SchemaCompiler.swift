@@ -12,6 +12,8 @@ final class SchemaCompiler {
     let formats: FormatMode
     private var compiled: [String: Schema] = [:]
     private(set) var all: [Schema] = []
+    /// Where each compiled node is, for messages about it after compiling.
+    private var locations: [ObjectIdentifier: SchemaLocation] = [:]
     /// Document URIs written as `#…` in locations (the contract's own file).
     let home: String?
     /// The directory of the contract's own file (`file:///…/contracts/`), for shorter locations.
@@ -47,6 +49,7 @@ final class SchemaCompiler {
         let node = Schema(location: shown)
         compiled[location.key] = node
         all.append(node)
+        locations[ObjectIdentifier(node)] = location
         guard let value = registry.value(at: location) else {
             throw error(location, "no schema here")
         }
@@ -58,8 +61,39 @@ final class SchemaCompiler {
     /// After the last compile: a schema that is only a `$ref` is replaced by its target wherever
     /// it is used, so that the validator follows no extra step on the common path.
     func finish() {
+        warnEndlessApplication()
         for node in all { shortcut(node) }
         for node in all { node.freeze() }
+    }
+
+    /// Schemas that apply one another in place without end (`A: {$ref: B}`, `B: {allOf: [{$ref:
+    /// A}]}`; JSON Schema 2020-12 §9.4.1 leaves them undefined): no value passes them, so each
+    /// loop is said at load, with its path, not found body after body.
+    private func warnEndlessApplication() {
+        var done = Set<ObjectIdentifier>()
+        var path: [Schema] = []
+        var onPath = Set<ObjectIdentifier>()
+        func visit(_ node: Schema) {
+            let id = ObjectIdentifier(node)
+            if done.contains(id) { return }
+            if onPath.contains(id) {
+                guard let start = path.lastIndex(where: { $0 === node }), let location = locations[id] else { return }
+                let loop = (path[start...].map(\.location) + [node.location]).joined(separator: " → ")
+                registry.warn(
+                    error(location, "schemas that apply one another without end (\(loop)): no value passes them"))
+                return
+            }
+            onPath.insert(id)
+            path.append(node)
+            for child in node.allOf + node.anyOf + node.oneOf + node.dependentSchemas.map(\.1) { visit(child) }
+            for child in [node.ref, node.not, node.ifSchema, node.thenSchema, node.elseSchema] {
+                if let child { visit(child) }
+            }
+            path.removeLast()
+            onPath.remove(id)
+            done.insert(id)
+        }
+        for node in all { visit(node) }
     }
 
     private func alias(_ node: Schema?) -> Schema? {
