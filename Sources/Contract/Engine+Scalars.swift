@@ -78,6 +78,16 @@ extension Engine {
     private static func numberFailures(
         _ schema: Schema, _ token: Token, into failures: inout [ScalarFailure], skipped: inout [String]
     ) {
+        if let format = schema.format, format.isNumeric {
+            let small = smallInteger(token)
+            let fits =
+                small.map { format.accepts(small: $0) } ?? Number(text: Array(token.bytes)).map { format.accepts($0) }
+                ?? false
+            if !fits {
+                failures.append(
+                    ScalarFailure(keyword: "format", expected: "a valid \(format.name)", found: describe(token)))
+            }
+        }
         // Small integers (ids, counts) against small bounds: no digits array.
         if let value = smallInteger(token), schema.exclusiveMinimum == nil, schema.exclusiveMaximum == nil,
             schema.multipleOf == nil, schema.minimum == nil || schema.minimum?.small != nil,

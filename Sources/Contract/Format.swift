@@ -1,10 +1,13 @@
 import Regexp
 
 /// The `format`s Sluice asserts with `contract.formats: assert` (an annotation otherwise, as
-/// JSON Schema 2020-12 says). Unknown format names are annotations always.
+/// JSON Schema 2020-12 says): JSON Schema's, and from the OpenAPI Format Registry `int32`, `int64`
+/// (integers in range) and `byte` (base64, RFC 4648 §4). Unknown format names are annotations
+/// always.
 enum Format {
     case dateTime, date, time, duration, email, idnEmail, hostname, idnHostname, ipv4, ipv6, uri, uriReference, iri
     case iriReference, uriTemplate, uuid, regex, jsonPointer, relativeJSONPointer
+    case int32, int64, byte
 
     init?(_ name: String) {
         guard let format = Format.byName[name] else { return nil }
@@ -16,8 +19,24 @@ enum Format {
         "idn-email": .idnEmail, "hostname": .hostname, "idn-hostname": .idnHostname, "ipv4": .ipv4, "ipv6": .ipv6,
         "uri": .uri, "uri-reference": .uriReference, "iri": .iri, "iri-reference": .iriReference,
         "uri-template": .uriTemplate, "uuid": .uuid, "regex": .regex, "json-pointer": .jsonPointer,
-        "relative-json-pointer": .relativeJSONPointer,
+        "relative-json-pointer": .relativeJSONPointer, "int32": .int32, "int64": .int64, "byte": .byte,
     ]
+
+    /// A format of numbers: strings are not subject to it (and numbers to no other).
+    var isNumeric: Bool { self == .int32 || self == .int64 }
+
+    /// A number in a numeric format: an integer in its range.
+    func accepts(_ number: Number) -> Bool {
+        guard number.isInteger else { return false }
+        let (low, high) = self == .int32 ? Format.int32Range : Format.int64Range
+        return Number.compare(number, low) >= 0 && Number.compare(number, high) <= 0
+    }
+
+    /// An integer of at most 18 digits in a numeric format.
+    func accepts(small value: Int64) -> Bool { self == .int64 || Int64(Int32.min)...Int64(Int32.max) ~= value }
+
+    private static let int32Range = (Number(Int(Int32.min)), Number(Int(Int32.max)))
+    private static let int64Range = (Number(Int(Int64.min)), Number(Int(Int64.max)))
 
     var name: String { Format.byName.first { $0.value == self }!.key }
 
@@ -47,7 +66,28 @@ enum Format {
         case .regex: return ECMAScriptPattern.isValid(text)
         case .jsonPointer: return Format.isJSONPointer(text)
         case .relativeJSONPointer: return Format.isRelativeJSONPointer(bytes)
+        case .int32, .int64: return true
+        case .byte: return Format.isBase64(bytes)
         }
+    }
+
+    /// RFC 4648 §4: the base64 alphabet in groups of four, `=` padding only at the end.
+    static func isBase64(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count % 4 == 0 else { return false }
+        var padding = 0
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "=") {
+                padding += 1
+                guard index >= bytes.count - 2 else { return false }
+                continue
+            }
+            let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+            let digit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            guard padding == 0, letter || digit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") else {
+                return false
+            }
+        }
+        return true
     }
 
     private static func digits(_ bytes: ArraySlice<UInt8>, _ start: Int, _ count: Int) -> Int? {

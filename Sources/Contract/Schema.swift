@@ -209,6 +209,7 @@ public final class Schema {
         hasUnevaluated = unevaluatedItems != nil || unevaluatedProperties != nil
         hasNumberChecks =
             minimum != nil || maximum != nil || exclusiveMinimum != nil || exclusiveMaximum != nil || multipleOf != nil
+            || format?.isNumeric == true
         hasStringChecks = minLength != nil || maxLength != nil || pattern != nil || format != nil
         hasArrayChecks =
             !prefixItems.isEmpty || items != nil || contains != nil || minItems != nil || maxItems != nil || uniqueItems

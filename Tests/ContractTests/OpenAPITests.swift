@@ -221,6 +221,43 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(verdict.violations.map(\.keyword), ["pattern", "enum"])
     }
 
+    func testOpenAPIRegistryFormatsAreAssertedWhenFormatsAre() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-formats-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("schema.json").path
+        _ = FileManager.default.createFile(
+            atPath: path,
+            contents: Data(
+                #"{"type": "object", "properties": {"a": {"type": "integer", "format": "int32"}, "b": {"format": "int64"}, "c": {"type": "string", "format": "byte"}, "d": {"format": "int32"}}}"#
+                    .utf8))
+        let asserted = try SchemaValidator.load(file: path, formats: .assert)
+        let annotated = try SchemaValidator.load(file: path)
+        let cases: [(String, Bool)] = [
+            (#"{"a": 2147483647, "b": -9223372036854775808}"#, true),
+            (#"{"a": -2147483648, "b": 9223372036854775807}"#, true),
+            (#"{"a": 1.0, "b": 12e3}"#, true),
+            (#"{"a": 2147483648}"#, false),
+            (#"{"a": -2147483649}"#, false),
+            (#"{"b": 9223372036854775808}"#, false),
+            (#"{"b": 1.5}"#, false),
+            (#"{"c": "aGVsbG8="}"#, true),
+            (#"{"c": "aGk+Lw=="}"#, true),
+            (#"{"c": "not base64!!"}"#, false),
+            (#"{"c": "aGVsbG8"}"#, false),
+            (#"{"c": "aG=sbG8="}"#, false),
+            // A numeric format says nothing of strings, nor a string format of numbers.
+            (#"{"d": "text"}"#, true),
+        ]
+        for (body, valid) in cases {
+            let verdict = asserted.validate(Array(body.utf8))
+            XCTAssertEqual(verdict.passed, valid, body)
+            if !valid { XCTAssertEqual(verdict.violations.first?.keyword, "format", body) }
+            XCTAssertTrue(annotated.validate(Array(body.utf8)).passed, body)
+        }
+    }
+
     func testNullableOutsideOpenAPI30IsSaidOnceAndNullStaysRefused() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-nullable-\(UUID().uuidString)")
