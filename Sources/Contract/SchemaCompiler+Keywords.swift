@@ -223,10 +223,9 @@ extension SchemaCompiler {
         }
         if let values = value["enum"] {
             guard let items = values.items else { throw keywords.error("enum", "enum must be an array") }
-            var items30 = items
-            // OpenAPI 3.0: `nullable: true` admits null even when enum does not list it.
-            if dialect == .openAPI30, value["nullable"]?.bool == true, !items.contains(.null) { items30.append(.null) }
-            node.enumValues = items30
+            // OpenAPI 3.0.3: `nullable` adds null to `type` only; "other Schema Object constraints
+            // retain their defined behavior", so an enum admits null only when it lists it.
+            node.enumValues = items
             node.needsWholeValue = items.contains { $0.items != nil || $0.members != nil }
         }
         if dialect != .draft4 && dialect != .openAPI30, let constant = value["const"] {

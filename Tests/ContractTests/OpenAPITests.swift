@@ -281,6 +281,8 @@ final class OpenAPITests: XCTestCase {
                                 properties:
                                   a: {type: string, nullable: true}
                                   b: {type: integer, nullable: true}
+                                  c: {type: string, nullable: true, enum: [x, y]}
+                                  d: {type: string, nullable: true, enum: [x, null]}
 
                 """
             _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
@@ -298,6 +300,10 @@ final class OpenAPITests: XCTestCase {
         let classic = try load("3.0.3")
         XCTAssertFalse(classic.warnings.contains { $0.message.contains("nullable") }, "\(classic.warnings)")
         XCTAssertTrue(try schema(classic).validate(Array(#"{"a": null}"#.utf8)).passed)
+        // nullable adds null to type only: an enum must list it (OAS 3.0.3, Schema Object).
+        XCTAssertEqual(
+            try schema(classic).validate(Array(#"{"c": null}"#.utf8)).violations.map(\.keyword), ["enum"])
+        XCTAssertTrue(try schema(classic).validate(Array(#"{"d": null}"#.utf8)).passed)
     }
 
     func testBrokenDocumentsSayWhereAndWhy() throws {
