@@ -44,7 +44,7 @@ public struct SourceDocument: Sendable {
     private static func readYAML(text: String, uri: String) throws(ContractError) -> SourceDocument {
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text, YAMLBridge.coreSchema())
+            node = try Yams.compose(yaml: text, YAMLBridge.coreSchema)
         } catch let error as YamlError {
             throw ContractError(
                 file: uri, line: YAMLBridge.line(of: error), pointer: nil, message: "not YAML: \(error)")
@@ -68,19 +68,20 @@ private struct YAMLBridge {
     /// YAML 1.2's core schema, which OpenAPI recommends: only `true` and `false` (any case style)
     /// are booleans, and `yes`, `no`, `on`, `off` are strings, as are sexagesimal numbers and
     /// dates; plus merge keys (`<<: *base`), a YAML 1.1 type that most tools still apply. (Yams'
-    /// default resolver is YAML 1.1's.)
-    static func coreSchema() -> Resolver {
+    /// default resolver is YAML 1.1's.) Made once, as its patterns compile to regular expressions
+    /// (once per file, a description of 1,500 files took 0.6 s longer to load); it is immutable,
+    /// and `NSRegularExpression` may be shared across threads.
+    nonisolated(unsafe) static let coreSchema: Resolver =
         // The patterns are fixed: a failure here is a programming error.
         try! Resolver.basic
-            .appending(.null, "^(?:~|null|Null|NULL|)$")
-            .appending(.bool, "^(?:true|True|TRUE|false|False|FALSE)$")
-            .appending(.int, "^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
-            .appending(
-                .float,
-                "^(?:[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
-            )
-            .appending(.merge, "^<<$")
-    }
+        .appending(.null, "^(?:~|null|Null|NULL|)$")
+        .appending(.bool, "^(?:true|True|TRUE|false|False|FALSE)$")
+        .appending(.int, "^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+        .appending(
+            .float,
+            "^(?:[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
+        )
+        .appending(.merge, "^<<$")
 
     static func line(of error: YamlError) -> Int? {
         switch error {
