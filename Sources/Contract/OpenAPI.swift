@@ -197,6 +197,13 @@ extension OpenAPIContract {
     /// The operation with this `operationId`.
     public func operation(id: String) -> Operation? { operations.first { $0.id == id } }
 
+    /// An operation by its method and path as the document writes them (`GET /pets/{petId}`):
+    /// how to name one that has no `operationId`.
+    public func operation(method: String, template: String) -> Operation? {
+        let method = method.uppercased()
+        return operations.first { $0.method == method && $0.template == template }
+    }
+
     /// The JSON body schema of an operation's response for `status` (exact, `2XX`, `default`).
     public func responseSchema(of operation: Operation, status: Int) -> SchemaValidator? {
         operation.response(for: status)?.body?.content.first { MediaRange.isJSON($0.range) }?.schema

@@ -42,12 +42,17 @@ struct ContractCommand: ParsableCommand {
             discussion: """
                 sluice contract validate --schema feed.schema.json body.json
                 sluice contract validate --openapi shop.yaml --operation getItem --status 200 - < item.json
+                sluice contract validate --openapi shop.yaml --operation 'GET /items/{itemId}' --status 200 item.json
                 sluice contract validate --schema event.json --jsonl events.jsonl
                 sluice contract validate --schema order.json --ref https://example.com/money.json=money.json body.json
                 """)
 
         @Option(help: "An OpenAPI 3.0/3.1 document.") var openapi: String?
-        @Option(help: "The operationId whose body is validated (with --openapi).") var operation: String?
+        @Option(
+            help:
+                "The operation whose body is validated (with --openapi): its operationId, or \"METHOD /path\" as the document writes it."
+        )
+        var operation: String?
         @Option(help: "The response status whose body is validated (with --openapi); without it, the request body.")
         var status: Int?
         @Option(help: "A JSON Schema file.") var schema: String?
@@ -130,7 +135,9 @@ struct ContractCommand: ParsableCommand {
                 }
                 let document = try OpenAPIContract.load(
                     file: openapi, refs: try ContractCommand.refMapping(refs), formats: formats)
-                guard let found = document.operation(id: operationID) else {
+                let named = operationID.split(separator: " ", maxSplits: 1).map(String.init)
+                let byPath = named.count == 2 ? document.operation(method: named[0], template: named[1]) : nil
+                guard let found = document.operation(id: operationID) ?? byPath else {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
                 }
                 let validator =

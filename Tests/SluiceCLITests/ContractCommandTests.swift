@@ -26,6 +26,12 @@ struct ContractCommandTests {
         ])
         #expect(broken.status == 1)
         #expect(broken.output.contains("/bark: enum: expected one of [\"soft\", \"loud\"], found \"woof\""))
+        // The same operation by its method and path, as the document writes them.
+        let byPath = try CLI.run([
+            "contract", "validate", "--openapi", shop, "--operation", "get /pets/{petId}", "--status", "200", body,
+        ])
+        #expect(byPath.status == 1)
+        #expect(byPath.output == broken.output)
         let lines = try CLI.temporaryFile("\(Self.item)\n\(Self.item.replacingOccurrences(of: "12.5", with: "null"))\n")
         defer { CLI.remove(lines) }
         let jsonl = try CLI.run([
