@@ -27,6 +27,15 @@ final class NativeTransport {
         self.settings = settings
     }
 
+    /// Idle connections and their pools hold each other: closed and let go of here.
+    deinit {
+        for pool in pools.values {
+            for connection in pool.idle { connection.close() }
+            pool.idle = []
+            pool.waiting = []
+        }
+    }
+
     /// Connections idle in the pool now.
     var idleCount: Int { idleTotal }
 
@@ -55,8 +64,10 @@ final class NativeTransport {
     /// Finds `transfer` a connection: an idle one to its origin, a new one, or (at the
     /// per-origin limit) the next one released.
     func checkout(for transfer: NativeTransfer, fresh: Bool = false) {
+        if !fresh, let connection = takeIdle(pool(transfer.key)) { return transfer.begin(on: connection) }
+        // Asked again: closing an expired idle connection may have closed the origin's last, and
+        // its pool went with it.
         let pool = self.pool(transfer.key)
-        if !fresh, let connection = takeIdle(pool) { return transfer.begin(on: connection) }
         let limit = settings.maxConnectionsPerHost
         if limit > 0, pool.open >= limit {
             pool.waiting.append(transfer)
@@ -194,16 +205,6 @@ final class NativeTransport {
             for connection in pool.idle where now &- connection.idleSince >= expiry { evict(connection) }
         }
         if idleTotal > 0 { scheduleSweep() }
-    }
-
-    /// Closes every idle connection (shutdown).
-    func closeIdle() {
-        for pool in pools.values {
-            let idle = pool.idle
-            pool.idle = []
-            for connection in idle { forget(connection) }
-        }
-        idleTotal = 0
     }
 }
 
