@@ -75,11 +75,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
 
     /// The field value.
     public var description: String {
-        let bytes = [UInt8](unsafeUninitializedCapacity: byteBound) { buffer, count in
-            var out = ByteWriter(base: buffer.baseAddress!)
-            write(into: &out)
-            count = out.count
-        }
+        var bytes: [UInt8] = []
+        bytes.append(atMost: byteBound) { write(into: &$0) }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -47,8 +47,8 @@ enum ResponseWriter {
             }
         }
         for index in added.indices { total += added[index].name.utf8.count + added[index].value.utf8.count + 4 }
-        return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-            var out = ByteWriter(base: buffer.baseAddress!)
+        var bytes: [UInt8] = []
+        bytes.append(atMost: total) { out in
             out.put("HTTP/1.1 ")
             // Status codes are three digits (RFC 9110 §15).
             let code = min(max(status, 100), 999)
@@ -97,8 +97,8 @@ enum ResponseWriter {
             }
             out.put(0x0D)
             out.put(0x0A)
-            count = out.count
         }
+        return bytes
     }
 
     /// The chunk-size line for `count` bytes.

@@ -42,16 +42,16 @@ enum StoredResponse {
         }
         guard let template else { return nil }
         let bound = template.count + "Age: \r\nCache-Status: \r\n\r\n".utf8.count + 20 + cacheStatus.byteBound
-        return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-            var out = ByteWriter(base: buffer.baseAddress!)
+        var bytes: [UInt8] = []
+        bytes.append(atMost: bound) { out in
             template.withUnsafeBufferPointer { out.put($0) }
             out.put("Age: ")
             out.putDecimal(max(0, age))
             out.put("\r\nCache-Status: ")
             cacheStatus.write(into: &out)
             out.put("\r\n\r\n")
-            count = out.count
         }
+        return bytes
     }
 
     /// How a stored body's pump ended.

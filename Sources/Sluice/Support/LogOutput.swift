@@ -128,7 +128,9 @@ public struct BufferedLogHandler: LogHandler {
     }
 
     /// An `info` line from `source`, its message written in place by `message` (the access log's
-    /// path: one copy into the buffer, no logger event).
+    /// path: one copy into the buffer, no logger event). Always inlined: the caller's closure then
+    /// needs no context, which otherwise copies what it captures (the access log's whole record).
+    @inline(__always)
     public func info(source: String, _ message: (inout [UInt8]) -> Void) {
         let timestamp = output.timestamp()
         output.appendLine { buffer in
