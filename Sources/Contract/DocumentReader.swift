@@ -83,6 +83,25 @@ private struct YAMLBridge {
         )
         .appending(.merge, "^<<$")
 
+    /// A core-schema number as JSON spells it: `+1.5` → `1.5`, `.5` → `0.5`, `1.` → `1`,
+    /// `1.e3` → `1e3`, `0123` → `123`.
+    static func jsonSpelling(_ text: String) -> [UInt8] {
+        var bytes = Array(text.utf8)
+        var sign: [UInt8] = []
+        if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") {
+            if first == UInt8(ascii: "-") { sign = [first] }
+            bytes.removeFirst()
+        }
+        let e = bytes.firstIndex { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") } ?? bytes.endIndex
+        var mantissa = Array(bytes[..<e])
+        if mantissa.last == UInt8(ascii: ".") { mantissa.removeLast() }
+        if mantissa.first == UInt8(ascii: ".") { mantissa.insert(UInt8(ascii: "0"), at: 0) }
+        while mantissa.count > 1, mantissa[0] == UInt8(ascii: "0"), mantissa[1] != UInt8(ascii: ".") {
+            mantissa.removeFirst()
+        }
+        return sign + mantissa + bytes[e...]
+    }
+
     static func line(of error: YamlError) -> Int? {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
@@ -103,7 +122,7 @@ private struct YAMLBridge {
                 return .bool(scalar.string.lowercased() == "true")
             case Tag.Name.int.rawValue, Tag.Name.float.rawValue:
                 let text = scalar.string
-                if let number = Number(text: Array(text.utf8)) { return .number(number) }
+                if let number = Number(text: YAMLBridge.jsonSpelling(text)) { return .number(number) }
                 if let integer = Int(text) { return .number(Number(integer)) }
                 // 0x1F and 0o17 (the core schema's other integers).
                 if text.count > 2, let radix = ["0x": 16, "0o": 8][String(text.prefix(2))],
@@ -127,16 +146,16 @@ private struct YAMLBridge {
             var members: [(String, Value)] = []
             members.reserveCapacity(mapping.count)
             var seen = Set<String>()
+            // Merged mappings first: the lines of the mapping's own keys, read after, win.
             var merged: [(String, Value)] = []
-            for (keyNode, valueNode) in mapping {
+            for (keyNode, valueNode) in mapping where keyNode.tag.description == Tag.Name.merge.rawValue {
+                try merge(valueNode, into: &merged, pointer: pointer, depth: depth)
+            }
+            for (keyNode, valueNode) in mapping where keyNode.tag.description != Tag.Name.merge.rawValue {
                 guard case .scalar(let keyScalar) = keyNode else {
                     throw ContractError(
                         file: uri, line: keyNode.mark?.line, pointer: pointer,
                         message: "a mapping key that is not a scalar")
-                }
-                if keyNode.tag.description == Tag.Name.merge.rawValue {
-                    try merge(valueNode, into: &merged, pointer: pointer, depth: depth)
-                    continue
                 }
                 let key = keyScalar.string
                 guard seen.insert(key).inserted else {

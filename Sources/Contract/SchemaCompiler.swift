@@ -67,8 +67,9 @@ final class SchemaCompiler {
     }
 
     /// Schemas that apply one another in place without end (`A: {$ref: B}`, `B: {allOf: [{$ref:
-    /// A}]}`; JSON Schema 2020-12 §9.4.1 leaves them undefined): no value passes them, so each
-    /// loop is said at load, with its path, not found body after body.
+    /// A}]}`; JSON Schema 2020-12 §9.4.1 leaves them undefined): the validator gives up at a depth
+    /// of 128 and fails the branch there, so each loop is said at load, with its path, rather
+    /// than found body after body.
     private func warnEndlessApplication() {
         var done = Set<ObjectIdentifier>()
         var path: [Schema] = []
@@ -80,7 +81,10 @@ final class SchemaCompiler {
                 guard let start = path.lastIndex(where: { $0 === node }), let location = locations[id] else { return }
                 let loop = (path[start...].map(\.location) + [node.location]).joined(separator: " → ")
                 registry.warn(
-                    error(location, "schemas that apply one another without end (\(loop)): no value passes them"))
+                    error(
+                        location,
+                        "schemas that apply one another without end (\(loop)): evaluated 128 levels deep, where that branch fails"
+                    ))
                 return
             }
             onPath.insert(id)
@@ -192,7 +196,7 @@ final class SchemaCompiler {
             registry.warn(
                 error(
                     location,
-                    "nullable is OpenAPI 3.0's: JSON Schema ignores it, so null is refused here (allow it with type: [..., \"null\"]; said once)"
+                    "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"]; said once)"
                 ))
         }
     }

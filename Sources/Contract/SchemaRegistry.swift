@@ -27,8 +27,12 @@ public enum Dialect: Sendable, Equatable {
         guard uri.hasPrefix(prefix) else { return false }
         let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "3.1" || parts[0] == "3.2", parts[1] == "dialect" else { return false }
-        let name = parts[2]
-        return name == "base" || (!name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isNumber || $0 == "-") })
+        // `base`, or an iteration's date, YYYY-MM-DD.
+        let name = Array(parts[2].utf8)
+        let isDate =
+            name.count == 10 && name[4] == UInt8(ascii: "-") && name[7] == UInt8(ascii: "-")
+            && name.enumerated().allSatisfy { $0.offset == 4 || $0.offset == 7 || ($0.element &- 0x30) < 10 }
+        return parts[2] == "base" || isDate
     }
 
     /// Before 2019-09, `$ref` makes every sibling keyword ignored.

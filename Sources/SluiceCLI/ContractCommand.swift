@@ -135,7 +135,7 @@ struct ContractCommand: ParsableCommand {
                 }
                 let document = try OpenAPIContract.load(
                     file: openapi, refs: try ContractCommand.refMapping(refs), formats: formats)
-                let named = operationID.split(separator: " ", maxSplits: 1).map(String.init)
+                let named = operationID.split(whereSeparator: \.isWhitespace).map(String.init)
                 let byPath = named.count == 2 ? document.operation(method: named[0], template: named[1]) : nil
                 guard let found = document.operation(id: operationID) ?? byPath else {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")

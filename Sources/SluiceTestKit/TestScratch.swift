@@ -20,11 +20,6 @@ public enum TestScratch {
         return root
     }()
 
-    /// A fresh path in the folder, `NAME-UUID` followed by `suffix` (nothing is made there).
-    public static func path(_ name: String, suffix: String = "") -> URL {
-        root.appendingPathComponent("\(name)-\(UUID().uuidString)\(suffix)")
-    }
-
     /// Folders of earlier runs whose process is gone.
     static func removeStale(in system: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: system.path)) ?? []

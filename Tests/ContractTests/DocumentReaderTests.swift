@@ -15,7 +15,7 @@ final class DocumentReaderTests: XCTestCase {
             nulls: [null, Null, ~]
             empty:
             integers: [0, -7, +12, 0123, 0x1F, 0o17]
-            floats: [12.5, -0.5, 1e3, .5]
+            floats: [12.5, -0.5, 1e3, .5, +1.5, 1., 1.e3, 01.5, -.5]
             strings: [1_000, 2026-11-25, '1:30', "true", 0b101, .inf]
             """)
         XCTAssertEqual(root["words"]?.json, #"["yes","no","on","off","Yes","ON","y","n"]"#)
@@ -23,7 +23,10 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(root["nulls"]?.json, "[null,null,null]")
         XCTAssertEqual(root["empty"], .null)
         XCTAssertEqual(root["integers"]?.json, "[0,-7,12,123,31,15]")
-        XCTAssertEqual(root["floats"]?.items?.map { $0.number != nil }, [true, true, true, true])
+        // Spelled the YAML way, read as the numbers JSON spells: .5 is 0.5, 1. is 1, +1.5 is 1.5.
+        XCTAssertEqual(
+            root["floats"]?.items?.map(\.number),
+            ["12.5", "-0.5", "1e3", "0.5", "1.5", "1", "1e3", "1.5", "-0.5"].map { Number(text: Array($0.utf8)) })
         XCTAssertEqual(root["strings"]?.json, #"["1_000","2026-11-25","1:30","true","0b101",".inf"]"#)
     }
 
@@ -53,6 +56,10 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(root["both"]?["required"]?.json, #"["name"]"#)
         XCTAssertEqual(root["both"]?["type"]?.string, "object")
         XCTAssertEqual(root["quoted"]?["<<"]?.string, "not a merge")
+        // A mapping's own key keeps its line when a merged one has the same name.
+        let document = try SourceDocument.read(
+            text: "base: &base\n  info: {a: 1}\nitem:\n  info: {b: 2}\n  <<: *base\n", uri: "file:///api.yaml")
+        XCTAssertEqual(document.line(of: "/item/info"), 4)
         XCTAssertThrowsError(try read("a:\n  <<: 5\n")) { error in
             XCTAssertTrue("\(error)".contains("a merge key (<<) takes a mapping"), "\(error)")
         }

@@ -1,3 +1,4 @@
+import Contract
 import EventIO
 
 /// The driver's byte paths: the upstream task's moments become machine events, and the head and
@@ -84,7 +85,7 @@ extension Exchange: TaskDelegate {
             client.requestBodyDidEnd()
             if let contract = outgoing.contract, contract.validatesBody || !contract.headViolations.isEmpty {
                 let outcome = contract.finish()
-                if case .failed(let failure) = outcome, contract.settings.requests == .enforce {
+                if case .failed(let failure) = outcome, contract.enforces(failure) {
                     // The origin never sees the end of this body: the transfer is cut before it.
                     record(outcome, of: contract)
                     notes.error = .contractViolation(failure)
@@ -158,7 +159,10 @@ extension Exchange: TaskDelegate {
         env.stats.contractChecked += 1
         guard case .failed(let failure) = outcome else { return }
         env.stats.contractFailed += 1
-        if run.settings.onViolation == .report { notes.validationFailure = notes.validationFailure ?? failure.detail }
+        // A reported response failure keeps the response out of the cache; a request's does not.
+        if run.direction == .response, run.settings.onViolation == .report {
+            notes.validationFailure = notes.validationFailure ?? failure.detail
+        }
     }
 
     func store(_ response: ResponseHead) {

@@ -186,7 +186,7 @@ final class Exchange {
             // An enforced contract's broken promise is never stored.
             if let contract = stages.contract {
                 let outcome = contract.finish()
-                if contract.settings.onViolation == .enforce, case .failed = outcome {
+                if case .failed(let failure) = outcome, contract.enforces(failure) {
                     writer.take()?.abandon(now: env.clock())
                 } else {
                     writer?.contract = ContractRun.stored(outcome)

@@ -139,6 +139,14 @@ final class ContractRun {
     /// Whether the head alone breaks an enforced promise.
     var headFailsEnforced: Bool { Self.headFailsEnforced(check, settings, direction) }
 
+    /// Whether `failure` breaks an enforced promise: its direction's mode is `enforce` and it has
+    /// violations beyond the undocumented parts that `undocumented: report` only reports.
+    func enforces(_ failure: ContractFailure) -> Bool {
+        let enforced = direction == .response ? settings.onViolation == .enforce : settings.requests == .enforce
+        let reportedOnly = settings.undocumented == .report ? check.undocumented.count : 0
+        return enforced && failure.total > reportedOnly
+    }
+
     static func headViolations(_ check: HeadCheck, _ settings: ContractRule) -> [Violation] {
         check.violations + (settings.undocumented == .pass ? [] : check.undocumented)
     }
@@ -295,9 +303,12 @@ extension ContractRun {
             case .none: false
             default: true
             }
-        let check = document.checkRequest(
+        var check = document.checkRequest(
             method: request.method, path: target, query: query, headers: request.headers.map { ($0.name, $0.value) },
             hasBody: hasBody)
+        // An undocumented operation is the response's check to report: said once an exchange.
+        // Enforced, it stops the request here, before the origin sees it.
+        if settings.undocumented == .report { check.undocumented.removeAll { $0.keyword == "undocumented-operation" } }
         let coding = request.headers[.contentEncoding].flatMap { ContentCoding(token: $0) }
         return ContractRun(
             rule: rule.name, settings: settings, direction: .request, method: request.method, check: check,

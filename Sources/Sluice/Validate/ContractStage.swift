@@ -95,13 +95,13 @@ final class ContractStage: DeliveryStage {
         next.note(.verdict(outcome, run))
         guard case .holding(let held) = phase else {
             phase = .done
-            if heldLater, case .failed(let failure) = outcome, run.settings.onViolation == .enforce {
+            if heldLater, case .failed(let failure) = outcome, run.enforces(failure) {
                 return next.fail(.contractViolation(failure))
             }
             return next.end()
         }
         phase = .done
-        if case .failed(let failure) = outcome, run.settings.onViolation == .enforce {
+        if case .failed(let failure) = outcome, run.enforces(failure) {
             return next.fail(.contractViolation(failure))
         }
         next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))

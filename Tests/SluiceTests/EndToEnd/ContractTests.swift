@@ -182,6 +182,48 @@ struct ContractTests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-operation") } })
     }
 
+    @Test("undocumented: report is never enforced: not on a response a transform holds, not on a request body")
+    func undocumentedNeverEnforced() throws {
+        let origin = try OriginServer { request in
+            request.method == "POST"
+                ? .text("{}", headers: [("Content-Type", "application/json")])
+                : .respond(
+                    status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"a": null}"#.utf8))
+        }
+        defer { origin.stop() }
+        let yaml = """
+            rules:
+              - name: shop
+                match: { host: "127.0.0.1", path: "/v2/**" }
+                strip_json_nulls: true
+                contract:
+                  openapi: \(Self.shop)
+                  on_violation: enforce
+                  requests: enforce
+                  undocumented: report
+            """
+        let proxy = try ProxyHarness(configuration: try ConfigLoader.load(yaml: yaml).loadingContracts())
+        let client = try RawClient(port: proxy.port)
+        // An undocumented operation, its body held for the null stripper: passed, marked, stripped.
+        let nowhere = try client.request(RawClient.get(origin.url("/v2/nowhere")))
+        #expect(nowhere.status == 200)
+        #expect(nowhere.body == Array("{}".utf8))
+        #expect(
+            nowhere.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=1") == true,
+            "\(nowhere.headers)")
+        // A request body of a media type the operation does not document: sent whole, marked.
+        let body = "plain words"
+        let post = try client.request(
+            "POST \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                + "Content-Type: text/plain\r\nX-Request-Id: 3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)", method: "POST")
+        #expect(post.status == 200)
+        #expect(origin.requests.last?.body == Array(body.utf8))
+        #expect(
+            post.header("sluice-validation")?.contains("failed; reason=\"request-contract\"; violations=1") == true,
+            "\(post.headers)")
+    }
+
     @Test("requests: report forwards a broken request; its verdict reaches the head, the log and the metrics")
     func requestsReported() throws {
         let origin = try Self.origin(body: Self.page([]))
