@@ -121,7 +121,9 @@ extension Array where Element == UInt8 {
     /// type metadata on every call (about 330 instructions, more than the zeros cost).
     mutating func append(atMost bound: Int, _ write: (inout ByteWriter) -> Void) {
         let start = count
-        if capacity - start < bound { reserveCapacity(start + bound) }
+        // A new array gets exactly its room; a growing one (a log buffer) grows by append's
+        // doubling, never to an exact size each time (that copies it whole on every append).
+        if capacity == 0 { reserveCapacity(bound) }
         var left = bound
         while left > 0 {
             let piece = Swift.min(left, ZeroBytes.count)
