@@ -12,6 +12,19 @@ struct ByteTextTests {
         #expect(String(decoding: bytes, as: UTF8.self) == "x=\(value)")
     }
 
+    @Test("append(atMost:) grows a buffer by doubling: a thousand lines change its capacity a few times, not each time")
+    func appendGrowsGeometrically() {
+        var buffer: [UInt8] = []
+        var capacities = Set<Int>()
+        for _ in 0..<1000 {
+            buffer.append(atMost: 120) { $0.put("a line of text\n") }
+            capacities.insert(buffer.capacity)
+        }
+        #expect(buffer.count == 15_000)
+        #expect(buffer.suffix(15) == Array("a line of text\n".utf8))
+        #expect(capacities.count < 20, "\(capacities.count) capacities")
+    }
+
     @Test("Cache-Status written as bytes is the field's text")
     func cacheStatus() {
         var stored = CacheStatus.forward(.uriMiss, detail: "no-store")
