@@ -127,38 +127,17 @@ final class OpenAPILoaderTests: XCTestCase {
     }
 
     func testSchemasThatApplyEachOtherWithoutEndAreSaidAtLoad() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-loop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("api.yaml").path
-        _ = FileManager.default.createFile(
-            atPath: path,
-            contents: Data(
-                """
-                openapi: 3.1.0
-                info: {title: t, version: '1'}
-                paths:
-                  /a:
-                    get:
-                      responses:
-                        '200':
-                          description: x
-                          content:
-                            application/json:
-                              schema:
-                                type: object
-                                properties:
-                                  loop: {$ref: '#/components/schemas/A'}
-                                  tree: {$ref: '#/components/schemas/Tree'}
+        let contract = try OpenAPITests.document(
+            "3.1.0",
+            schema:
+                "{type: object, properties: {loop: {$ref: '#/components/schemas/A'}, tree: {$ref: '#/components/schemas/Tree'}}}",
+            components: """
                 components:
                   schemas:
                     A: {$ref: '#/components/schemas/B'}
                     B: {allOf: [{$ref: '#/components/schemas/A'}]}
                     Tree: {type: object, properties: {children: {type: array, items: {$ref: '#/components/schemas/Tree'}}}}
-
-                """.utf8))
-        let contract = try OpenAPIContract.load(file: path)
+                """)
         let loops = contract.warnings.filter { $0.message.contains("apply one another without end") }
         // One loop, said once with its path; a schema that recurses through a value (Tree) is fine.
         XCTAssertEqual(loops.count, 1, "\(contract.warnings)")

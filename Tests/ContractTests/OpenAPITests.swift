@@ -12,6 +12,42 @@ final class OpenAPITests: XCTestCase {
         try OpenAPIContract.load(file: fixtures.appendingPathComponent("shop.yaml").path)
     }
 
+    /// A document of one operation, `GET /a`, whose 200 JSON body is `schema` (a YAML flow
+    /// mapping), with `components` (top-level YAML) beside it; loaded from a folder of its own.
+    static func document(_ version: String, schema: String, components: String = "") throws -> OpenAPIContract {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-document-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("api.yaml").path
+        let text = """
+            openapi: \(version)
+            info: {title: t, version: '1'}
+            paths:
+              /a:
+                get:
+                  responses:
+                    '200':
+                      description: x
+                      content:
+                        application/json:
+                          schema: \(schema)
+            \(components)
+
+            """
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        return try OpenAPIContract.load(file: path)
+    }
+
+    /// `GET /a`'s 200 JSON body schema in a ``document(_:schema:components:)``.
+    static func bodySchema(_ contract: OpenAPIContract) throws -> SchemaValidator {
+        try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/a", status: 200, headers: [("content-type", "application/json")]
+            )
+            .bodySchema)
+    }
+
     static let item = """
         {"id": 7, "name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z",
          "secret": "s", "tags": ["home", "light"], "category": {"name": "Home", "parent": {"name": "All"}}}
@@ -259,41 +295,14 @@ final class OpenAPITests: XCTestCase {
     }
 
     func testNullableOutsideOpenAPI30IsSaidOnceAndNullStaysRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-nullable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         func load(_ version: String) throws -> OpenAPIContract {
-            let path = directory.appendingPathComponent("api-\(version).yaml").path
-            let text = """
-                openapi: \(version)
-                info: {title: t, version: '1'}
-                paths:
-                  /a:
-                    get:
-                      responses:
-                        '200':
-                          description: x
-                          content:
-                            application/json:
-                              schema:
-                                type: object
-                                properties:
-                                  a: {type: string, nullable: true}
-                                  b: {type: integer, nullable: true}
-                                  c: {type: string, nullable: true, enum: [x, y]}
-                                  d: {type: string, nullable: true, enum: [x, null]}
-
-                """
-            _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
-            return try OpenAPIContract.load(file: path)
+            try Self.document(
+                version,
+                schema:
+                    "{type: object, properties: {a: {type: string, nullable: true}, b: {type: integer, nullable: true}, c: {type: string, nullable: true, enum: [x, y]}, d: {type: string, nullable: true, enum: [x, null]}}}"
+            )
         }
-        func schema(_ contract: OpenAPIContract) throws -> SchemaValidator {
-            try XCTUnwrap(
-                contract.checkResponse(
-                    method: "GET", path: "/a", status: 200, headers: [("content-type", "application/json")]
-                ).bodySchema)
-        }
+        let schema = Self.bodySchema
         let modern = try load("3.1.0")
         XCTAssertEqual(modern.warnings.filter { $0.message.contains("nullable is OpenAPI 3.0's") }.count, 1)
         XCTAssertFalse(try schema(modern).validate(Array(#"{"a": null}"#.utf8)).passed)
