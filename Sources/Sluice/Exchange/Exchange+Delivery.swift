@@ -144,7 +144,6 @@ extension Exchange: TaskDelegate {
         if !fromCache { client.sendHeldHeadAtEndOfTurn() }
     }
 
-    /// Counters by rule, operation and keyword; the report-mode failure for the record.
     /// A request's verdict under `requests: report` (`enforce` stops a broken request instead):
     /// counted, marked on the client's head when it has not gone out yet, and kept for the
     /// exchange's record, where it makes the exchange's verdict `failed` whatever the response's.
@@ -155,6 +154,7 @@ extension Exchange: TaskDelegate {
         notes.marks.append(ContractRun.mark(outcome, rule: contract.rule, direction: contract.direction))
     }
 
+    /// Counters by rule, operation and keyword; the report-mode failure for the record.
     func record(_ outcome: ContractRun.Outcome, of run: ContractRun) {
         env.stats.contractChecked += 1
         guard case .failed(let failure) = outcome else { return }
