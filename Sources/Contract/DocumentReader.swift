@@ -221,6 +221,9 @@ public struct ContractError: Error, CustomStringConvertible, Sendable {
     public var line: Int?
     public var pointer: String?
     public var message: String
+    /// The document's further errors, in file order, when loading went on past this one (an
+    /// OpenAPI document's operations are read one by one: each broken one is said).
+    public var others: [ContractError] = []
 
     public init(file: String, line: Int?, pointer: String?, message: String) {
         self.file = file
@@ -233,6 +236,20 @@ public struct ContractError: Error, CustomStringConvertible, Sendable {
         var place = file.hasPrefix("file://") ? String(file.dropFirst(7)) : file
         if let line { place += ":\(line)" }
         if let pointer { place += " #" + (pointer.isEmpty ? "/" : pointer) }
-        return place + ": " + message
+        let more =
+            others.isEmpty
+            ? "" : " (and \(others.count) more error\(others.count == 1 ? "" : "s"): `sluice contract lint` lists them)"
+        return place + ": " + message + more
+    }
+
+    /// The first of `errors` in file order, carrying the rest (each said once: operations that
+    /// share a broken part each find it); `nil` for none.
+    static func first(of errors: [ContractError]) -> ContractError? {
+        var seen = Set<String>()
+        let sorted = errors.filter { seen.insert($0.description).inserted }
+            .sorted { ($0.file, $0.line ?? 0) < ($1.file, $1.line ?? 0) }
+        guard var first = sorted.first else { return nil }
+        first.others = Array(sorted.dropFirst())
+        return first
     }
 }

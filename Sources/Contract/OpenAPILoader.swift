@@ -168,16 +168,40 @@ struct OpenAPILoader {
             return []
         }
         var drafts: [Draft] = []
+        // Each path item and operation on its own: a broken one is said, and the rest still read,
+        // so that one run names every error (the document loads only without any).
+        var errors: [ContractError] = []
         for (template, rawItem) in paths {
-            let itemLocation = SchemaLocation(document: uri, pointer: "/paths/" + Value.escape(template))
-            let (item, location) = try resolve(rawItem, at: itemLocation)
-            guard template.hasPrefix("/") else {
-                warnings.append(warn(itemLocation.pointer, "a path that does not start with / (ignored)"))
-                continue
+            do throws(ContractError) {
+                try readPathItem(template, rawItem, into: &drafts, errors: &errors)
+            } catch {
+                errors.append(error)
             }
-            let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
-            for method in Self.methods {
-                guard let operationValue = item[method] else { continue }
+        }
+        if let error = ContractError.first(of: errors) { throw error }
+        return drafts.map {
+            OpenAPIContract.Operation(
+                id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
+                parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses,
+                place: $0.place)
+        }
+    }
+
+    /// A path item's operations into `drafts`, each broken operation's error into `errors`; an
+    /// error of the item itself (its `$ref`, its shared parameters) is thrown.
+    private mutating func readPathItem(
+        _ template: String, _ rawItem: Value, into drafts: inout [Draft], errors: inout [ContractError]
+    ) throws(ContractError) {
+        let itemLocation = SchemaLocation(document: uri, pointer: "/paths/" + Value.escape(template))
+        let (item, location) = try resolve(rawItem, at: itemLocation)
+        guard template.hasPrefix("/") else {
+            warnings.append(warn(itemLocation.pointer, "a path that does not start with / (ignored)"))
+            return
+        }
+        let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
+        for method in Self.methods {
+            guard let operationValue = item[method] else { continue }
+            do throws(ContractError) {
                 // An operation named by `$ref` (`get: {$ref: "operations/list.yml"}`): OpenAPI 3.0
                 // lists `$ref` for path items only, but large descriptions are laid out this way and
                 // Redocly, Prism and openapi-core resolve it, so Sluice does too.
@@ -217,13 +241,9 @@ struct OpenAPILoader {
                         id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
                         segments: Self.segments(template), parameters: own, requestBody: requestBody,
                         responses: responses, place: place(operationLocation)))
+            } catch {
+                errors.append(error)
             }
-        }
-        return drafts.map {
-            OpenAPIContract.Operation(
-                id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
-                parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses,
-                place: $0.place)
         }
     }
 

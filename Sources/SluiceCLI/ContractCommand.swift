@@ -62,7 +62,7 @@ struct ContractCommand: ParsableCommand {
                 summary = document.summary
                 findings = document.findings
             } catch {
-                findings = [LintFinding(severity: .error, error)]
+                findings = ([error] + error.others).map { LintFinding(severity: .error, $0) }
             }
             if json {
                 var members: [(String, Value)] = [("file", .string(file)), ("loaded", .bool(summary != nil))]

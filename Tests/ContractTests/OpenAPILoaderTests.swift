@@ -126,6 +126,25 @@ final class OpenAPILoaderTests: XCTestCase {
         }
     }
 
+    func testEveryBrokenOperationIsSaidInFileOrderNotOnlyOne() throws {
+        // Three operations, each broken its own way: all three are said, in the order written.
+        func operation(_ path: String, _ schema: String) -> String {
+            "  \(path):\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: \(schema)\n"
+        }
+        let text =
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n"
+            + operation("/b", "{$ref: '#/components/schemas/Missing'}")
+            + operation("/c", "{type: object, properties: {n: {type: number, exclusiveMaximum: false}}}")
+            + operation("/a", "{type: object, properties: {n: {type: number, exclusiveMinimum: true}}}")
+        XCTAssertThrowsError(try OpenAPITests.load(yaml: text)) { thrown in
+            guard let error = thrown as? ContractError else { return XCTFail("\(thrown)") }
+            XCTAssertEqual(error.others.count, 2, "\(error)")
+            let lines = [error.line] + error.others.map(\.line)
+            XCTAssertEqual(lines, lines.sorted { ($0 ?? 0) < ($1 ?? 0) })
+            XCTAssertTrue(error.description.contains("(and 2 more errors"), error.description)
+        }
+    }
+
     func testSchemasThatApplyEachOtherWithoutEndAreSaidAtLoad() throws {
         let contract = try OpenAPITests.document(
             "3.1.0",

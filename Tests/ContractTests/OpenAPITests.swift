@@ -12,31 +12,36 @@ final class OpenAPITests: XCTestCase {
         try OpenAPIContract.load(file: fixtures.appendingPathComponent("shop.yaml").path)
     }
 
-    /// A document of one operation, `GET /a`, whose 200 JSON body is `schema` (a YAML flow
-    /// mapping), with `components` (top-level YAML) beside it; loaded from a folder of its own.
-    static func document(_ version: String, schema: String, components: String = "") throws -> OpenAPIContract {
+    /// A document written for a test, loaded from a folder of its own.
+    static func load(yaml text: String) throws -> OpenAPIContract {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-document-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("api.yaml").path
-        let text = """
-            openapi: \(version)
-            info: {title: t, version: '1'}
-            paths:
-              /a:
-                get:
-                  responses:
-                    '200':
-                      description: x
-                      content:
-                        application/json:
-                          schema: \(schema)
-            \(components)
-
-            """
         _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return try OpenAPIContract.load(file: path)
+    }
+
+    /// A document of one operation, `GET /a`, whose 200 JSON body is `schema` (a YAML flow
+    /// mapping), with `components` (top-level YAML) beside it.
+    static func document(_ version: String, schema: String, components: String = "") throws -> OpenAPIContract {
+        try load(
+            yaml: """
+                openapi: \(version)
+                info: {title: t, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200':
+                          description: x
+                          content:
+                            application/json:
+                              schema: \(schema)
+                \(components)
+
+                """)
     }
 
     /// `GET /a`'s 200 JSON body schema in a ``document(_:schema:components:)``.
