@@ -5,6 +5,8 @@ struct OpenAPILoader {
     let uri: String
     let dialect: Dialect
     var warnings: [ContractError] = []
+    /// Broken path items and operations, each said (the document loads only without any).
+    var errors: [ContractError] = []
     /// Schemas compiled so far, by location (every `schema` is compiled once).
     private var validators: [String: SchemaValidator] = [:]
 
@@ -58,6 +60,7 @@ struct OpenAPILoader {
         loader.indexSchemas(root, pointer: "")
         let operations = try loader.operations(root)
         let targets = try compiler.dynamicTargets()
+        if let error = ContractError.first(of: loader.errors + compiler.errors) { throw error }
         compiler.finish()
         let graph = SchemaGraph(nodes: compiler.all)
         loader.seal(graph: graph, targets: targets)
@@ -169,16 +172,14 @@ struct OpenAPILoader {
         }
         var drafts: [Draft] = []
         // Each path item and operation on its own: a broken one is said, and the rest still read,
-        // so that one run names every error (the document loads only without any).
-        var errors: [ContractError] = []
+        // so that one load names every error (``errors``; the document loads only without any).
         for (template, rawItem) in paths {
             do throws(ContractError) {
-                try readPathItem(template, rawItem, into: &drafts, errors: &errors)
+                try readPathItem(template, rawItem, into: &drafts)
             } catch {
                 errors.append(error)
             }
         }
-        if let error = ContractError.first(of: errors) { throw error }
         return drafts.map {
             OpenAPIContract.Operation(
                 id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
@@ -187,10 +188,10 @@ struct OpenAPILoader {
         }
     }
 
-    /// A path item's operations into `drafts`, each broken operation's error into `errors`; an
+    /// A path item's operations into `drafts`, each broken operation's error into ``errors``; an
     /// error of the item itself (its `$ref`, its shared parameters) is thrown.
     private mutating func readPathItem(
-        _ template: String, _ rawItem: Value, into drafts: inout [Draft], errors: inout [ContractError]
+        _ template: String, _ rawItem: Value, into drafts: inout [Draft]
     ) throws(ContractError) {
         let itemLocation = SchemaLocation(document: uri, pointer: "/paths/" + Value.escape(template))
         let (item, location) = try resolve(rawItem, at: itemLocation)

@@ -14,6 +14,9 @@ final class SchemaCompiler {
     private(set) var all: [Schema] = []
     /// Where each compiled node is, for messages about it after compiling.
     private var locations: [ObjectIdentifier: SchemaLocation] = [:]
+    /// Each broken schema's first error. Compiling goes on past them, so that one load names
+    /// them all; whoever compiles throws them (``ContractError/first(of:)``) before using a node.
+    private(set) var errors: [ContractError] = []
     /// Document URIs written as `#…` in locations (the contract's own file).
     let home: String?
     /// The directory of the contract's own file (`file:///…/contracts/`), for shorter locations.
@@ -53,7 +56,11 @@ final class SchemaCompiler {
         guard let value = registry.value(at: location) else {
             throw error(location, "no schema here")
         }
-        try fill(node, from: value, at: location)
+        do {
+            try fill(node, from: value, at: location)
+        } catch {
+            errors.append(error)  // the node stays as far as it was read: never validated with
+        }
         node.finish()
         return node
     }

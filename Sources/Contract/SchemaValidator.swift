@@ -36,6 +36,7 @@ public final class SchemaValidator: @unchecked Sendable {
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: URIReference(base).withoutFragment)
         let root = try compiler.compile(reference: reference, base: base)
         let targets = try compiler.dynamicTargets()
+        if let error = ContractError.first(of: compiler.errors) { throw error }
         compiler.finish()
         return SchemaValidator(root: root, dynamicTargets: targets, graph: SchemaGraph(nodes: compiler.all))
     }

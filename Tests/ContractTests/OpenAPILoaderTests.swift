@@ -127,7 +127,8 @@ final class OpenAPILoaderTests: XCTestCase {
     }
 
     func testEveryBrokenOperationIsSaidInFileOrderNotOnlyOne() throws {
-        // Three operations, each broken its own way: all three are said, in the order written.
+        // Three operations, each broken its own way, the last in two of its schemas: all four are
+        // said, in the order written.
         func operation(_ path: String, _ schema: String) -> String {
             "  \(path):\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: \(schema)\n"
         }
@@ -135,13 +136,16 @@ final class OpenAPILoaderTests: XCTestCase {
             "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n"
             + operation("/b", "{$ref: '#/components/schemas/Missing'}")
             + operation("/c", "{type: object, properties: {n: {type: number, exclusiveMaximum: false}}}")
-            + operation("/a", "{type: object, properties: {n: {type: number, exclusiveMinimum: true}}}")
+            + operation(
+                "/a",
+                "{type: object, properties: {n: {type: number, exclusiveMinimum: true}, m: {type: number, exclusiveMaximum: true}}}"
+            )
         XCTAssertThrowsError(try OpenAPITests.load(yaml: text)) { thrown in
             guard let error = thrown as? ContractError else { return XCTFail("\(thrown)") }
-            XCTAssertEqual(error.others.count, 2, "\(error)")
+            XCTAssertEqual(error.others.count, 3, "\(error)")
             let lines = [error.line] + error.others.map(\.line)
             XCTAssertEqual(lines, lines.sorted { ($0 ?? 0) < ($1 ?? 0) })
-            XCTAssertTrue(error.description.contains("(and 2 more errors"), error.description)
+            XCTAssertTrue(error.description.contains("(and 3 more errors"), error.description)
         }
     }
 
