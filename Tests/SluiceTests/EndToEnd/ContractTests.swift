@@ -48,6 +48,13 @@ struct ContractTests {
         }
     }
 
+    /// `POST /v2/items` (the shop's createItem, its X-Request-Id given) with `body` of `type`.
+    static func createItem(_ origin: OriginServer, type: String, body: String) -> String {
+        "POST \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+            + "Content-Type: \(type)\r\nX-Request-Id: 3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
     static func problem(_ response: ReceivedResponse) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }
@@ -213,10 +220,7 @@ struct ContractTests {
             "\(nowhere.headers)")
         // A request body of a media type the operation does not document: sent whole, marked.
         let body = "plain words"
-        let post = try client.request(
-            "POST \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
-                + "Content-Type: text/plain\r\nX-Request-Id: 3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60\r\n"
-                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)", method: "POST")
+        let post = try client.request(Self.createItem(origin, type: "text/plain", body: body), method: "POST")
         #expect(post.status == 200)
         #expect(origin.requests.last?.body == Array(body.utf8))
         #expect(
@@ -238,10 +242,7 @@ struct ContractTests {
         #expect(marks.contains("passed; reason=\"contract\""), "\(marks)")
         // A body that breaks the request schema, sent whole.
         let body = #"{"name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z"}"#
-        let post = try client.request(
-            "POST \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
-                + "Content-Type: application/json\r\nX-Request-Id: 3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60\r\n"
-                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)", method: "POST")
+        let post = try client.request(Self.createItem(origin, type: "application/json", body: body), method: "POST")
         #expect(post.status == 200)
         #expect(origin.requests.count == 2)
         #expect(origin.requests.last?.body == Array(body.utf8))
