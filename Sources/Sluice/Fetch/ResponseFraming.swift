@@ -53,14 +53,7 @@ enum ResponseFraming {
     /// Why a header field value must not be relayed, or `nil`: CR, LF or NUL inside a value would
     /// split the field on the client's side (RFC 9110 §5.5).
     static func valueViolation(_ value: UnsafeRawBufferPointer) -> String? {
-        var index = 0
-        while index < value.count {
-            // CR (0x0D), LF (0x0A) and NUL are below 0x0E: most bytes are past with one comparison.
-            let byte = value[index]
-            if byte < 0x0E, byte == 0x0D || byte == 0x0A || byte == 0 { break }
-            index += 1
-        }
-        guard index < value.count else { return nil }
+        guard ByteScan.containsLineBreakOrNUL(value) else { return nil }
         return "The origin sent a header field value with a CR, LF or NUL inside."
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An incremental HTTP/1.1 request-head parser with hard limits (RFC 9112 §2–§6).
 ///
 /// Feed it the buffered input (from the start of the request) until it returns a head or a
@@ -60,8 +64,8 @@ public struct RequestParser: Sendable {
         // Past this many bytes the head is too large.
         let bound = min(count, start + limits.maxHeaderBytes + 1)
         while index < count {
-            // Bytes other than CR and LF (nearly all) are passed over in a tight loop.
-            while index < bound, input[index] > 0x0D { index += 1 }
+            // Bytes other than CR and LF (nearly all) are passed over eight at a time.
+            index = ByteScan.firstLineBreakOrControl(input, from: index, to: max(index, bound))
             if index - start > limits.maxHeaderBytes {
                 if !requestLineDone, index - start > limits.maxRequestLine {
                     return .failure(.badRequest(reason: .requestLineTooLong(limit: limits.maxRequestLine)))
@@ -126,7 +130,7 @@ public struct RequestParser: Sendable {
             UnsafeRawBufferPointer(rebasing: requestLine[(secondSpace + 1)...])
         )
         guard parts.0.allSatisfy(RequestParser.isTokenByte) else { return .failure(malformed("invalid method")) }
-        guard parts.1.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard ByteScan.isVisibleASCII(parts.1) else {
             return .failure(malformed("invalid byte in request target"))
         }
         // The usual method and version are compared as bytes: no string made to compare.
@@ -171,20 +175,17 @@ public struct RequestParser: Sendable {
             var value = line[(colon + 1)...]
             while let byte = value.first, byte == 0x20 || byte == 0x09 { value = value.dropFirst() }
             while let byte = value.last, byte == 0x20 || byte == 0x09 { value = value.dropLast() }
-            var ascii = true
-            for byte in value {
-                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else {
-                    return .failure(malformed("invalid byte in a field value"))
-                }
-                if byte >= 0x80 { ascii = false }
-            }
             let valueBytes = UnsafeRawBufferPointer(rebasing: value)
+            let text: String
             // ASCII is UTF-8 as it is: only obs-text needs the validating (slower) initialiser.
-            guard
-                let text = ascii
-                    ? String(decoding: valueBytes, as: UTF8.self) : String(validating: valueBytes, as: UTF8.self)
-            else {
-                return .failure(malformed("field value is not UTF-8"))
+            switch ByteScan.fieldValue(valueBytes) {
+            case .ascii: text = String(decoding: valueBytes, as: UTF8.self)
+            case .obsText:
+                guard let valid = String(validating: valueBytes, as: UTF8.self) else {
+                    return .failure(malformed("field value is not UTF-8"))
+                }
+                text = valid
+            case .forbidden: return .failure(malformed("invalid byte in a field value"))
             }
             let fieldName = FieldNameTable.name(UnsafeRawBufferPointer(rebasing: name), code: code)
             headers.append(name: fieldName, value: text, code: code)
@@ -282,15 +283,15 @@ public struct RequestParser: Sendable {
                     raw[colon + 1] == UInt8(ascii: "/"), raw[colon + 2] == UInt8(ascii: "/")
                 else { return false }
                 let start = colon + 3
-                guard raw.count - start >= wanted.count else { return false }
-                for index in 0..<wanted.count {
-                    let byte = wanted[index]
-                    guard byte == raw[start + index] else { return false }
-                    switch byte {
-                    // Past the authority, or user information: such a Host is parsed (and refused).
-                    case UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): return false
-                    default: continue
-                    }
+                guard raw.count - start >= wanted.count, let source = raw.baseAddress, let host = wanted.baseAddress,
+                    memcmp(source + start, host, wanted.count) == 0
+                else { return false }
+                // Past the authority, or user information: such a Host is parsed (and refused).
+                for byte in wanted
+                where byte == UInt8(ascii: "@") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?")
+                    || byte == UInt8(ascii: "#")
+                {
+                    return false
                 }
                 let end = start + wanted.count
                 guard end < raw.count else { return true }

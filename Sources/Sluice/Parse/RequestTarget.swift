@@ -163,13 +163,17 @@ public struct TargetURL: Sendable, Equatable, CustomStringConvertible {
             let (host, port) = splitAuthority(
                 UnsafeBufferPointer(rebasing: bytes[authorityStart..<authorityEnd]), defaultPort: defaultPort(scheme))
         else { return nil }
-        var pathEnd = authorityEnd
-        while pathEnd < count, bytes[pathEnd] != UInt8(ascii: "#") {
-            let byte = bytes[pathEnd]
-            guard byte > 0x20, byte < 0x7F else { return nil }
-            pathEnd += 1
-        }
-        var path = String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityEnd..<pathEnd]), as: UTF8.self)
+        // Up to a fragment, visible ASCII only (eight bytes at a time).
+        let rest = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[authorityEnd...])
+        let pathEnd =
+            rest.isEmpty
+            ? count
+            : memchr(rest.baseAddress!, Int32(UInt8(ascii: "#")), rest.count).map {
+                authorityEnd + rest.baseAddress!.distance(to: UnsafeRawPointer($0))
+            } ?? count
+        let pathBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[authorityEnd..<pathEnd])
+        guard ByteScan.isVisibleASCII(pathBytes) else { return nil }
+        var path = String(decoding: pathBytes, as: UTF8.self)
         let emptyPath = path.isEmpty
         if path.isEmpty || path.utf8.first == UInt8(ascii: "?") { path = "/" + path }
         var url = TargetURL(scheme: scheme, host: host, port: port, pathAndQuery: path)

@@ -190,32 +190,3 @@ struct RequestParserTests {
         }
     }
 }
-
-@Suite("TargetURL")
-struct TargetURLTests {
-    @Test(
-        "The normalised text (the cache key): lower-case scheme and host, default port omitted",
-        arguments: [
-            ("http://Example.COM/a?b=C", "http://example.com/a?b=C"),
-            ("http://example.com:80/", "http://example.com/"),
-            ("http://example.com:8080/x", "http://example.com:8080/x"),
-            ("http://h:1/", "http://h:1/"),
-            ("http://h:65535/p", "http://h:65535/p"),
-            ("https://h:443/", "https://h/"),
-            ("https://h:80/", "https://h:80/"),
-            ("http://[::1]:9/", "http://[::1]:9/"),
-            ("http://h", "http://h/"),
-            ("http://h:08080/x", "http://h:8080/x"),
-            ("http://h:8080/x?q", "http://h:8080/x?q"),
-        ])
-    func normalisedText(input: String, expected: String) throws {
-        let url = try #require(TargetURL(input))
-        #expect(url.description == expected)
-        #expect(TargetURL(url.description) == url)
-        // A target already spelled as the normalised text is recognised (and used as it is).
-        #expect(url.isSpelled(expected))
-        #expect(url.isSpelled(input) == (input == expected))
-        #expect(!url.isSpelled(expected + "x"))
-        #expect(!url.isSpelled(String(expected.dropLast())))
-    }
-}
