@@ -46,7 +46,7 @@ enum CachePolicy {
         guard method == "GET" else { return .method }
         // §3.3: a 206 is stored as a piece when it says which bytes of what length it holds (a
         // 200 to a `Range` is the whole representation, stored like any other).
-        if response.status == 206, !request.contains("range") || ByteRange.Piece(response.headers) == nil {
+        if response.status == 206, !request.contains(.range) || ByteRange.Piece(response.headers) == nil {
             return .partial
         }
         // 1xx are interim, 304 only updates what is stored (§4.3.4); every other final status may be stored.
@@ -55,9 +55,9 @@ enum CachePolicy {
         // §5.2.2.3: must-understand stores only the statuses whose rules are implemented, and then overrides no-store.
         if control.mustUnderstand, !understoodStatuses.contains(response.status) { return .status }
         if control.noStore, !control.mustUnderstand { return .noStore }
-        if request.contains("cache-control"), CacheControl(request).noStore { return .noStore }
+        if request.contains(.cacheControl), CacheControl(request).noStore { return .noStore }
         if shared, control.isPrivate { return .isPrivate }
-        if shared, request.contains("authorization"), !control.mustRevalidate, !control.isPublic, control.sMaxAge == nil
+        if shared, request.contains(.authorization), !control.mustRevalidate, !control.isPublic, control.sMaxAge == nil
         {
             return .authorization
         }
@@ -90,7 +90,7 @@ enum CachePolicy {
         if credentialFields.contains(where: { request.contains($0) && varied.contains($0) }) {
             return .credentialVariant
         }
-        if request.contains("cookie"), !hasExplicitFreshness(response.headers) { return .cookieRequest }
+        if request.contains(.cookie), !hasExplicitFreshness(response.headers) { return .cookieRequest }
         return nil
     }
 

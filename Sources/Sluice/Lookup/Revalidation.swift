@@ -26,17 +26,17 @@ enum Revalidation {
     /// (validators present and equal, and any `Content-Length` too). If so the entry is freshened
     /// as by a 304; if not, the URI's stored responses are out of date.
     static func headAgrees(_ response: ResponseHead, with entry: CacheStore.Entry) -> Bool {
-        let received = ["etag", "last-modified"].filter { response.headers.contains($0) }
+        let received = [FieldCode.etag, .lastModified].filter { response.headers.contains($0) }
         return !received.isEmpty
-            && (received + ["content-length"]).allSatisfy { name in
+            && (received + [.contentLength]).allSatisfy { name in
                 response.headers[name].map { $0.trimmingOWS() == entry.headers[name]?.trimmingOWS() } ?? true
             }
     }
 
     /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
     static func clientValidatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
-        if let inm = request["if-none-match"] {
-            guard let etag = stored["etag"] else { return false }
+        if let inm = request[.ifNoneMatch] {
+            guard let etag = stored[.etag] else { return false }
             let tag = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
             return inm.split(separator: ",").contains { candidate in
                 let text = candidate.trimmingOWS()
@@ -45,8 +45,8 @@ enum Revalidation {
         }
         // RFC 9110 §13.1.3: an If-Modified-Since that is not one valid HTTP-date is ignored; it is
         // compared with Last-Modified, or with Date when the response has none.
-        if let ims = HTTPDate.parseStrict(single: request.values("if-modified-since")) {
-            guard let modified = (stored["last-modified"] ?? stored["date"]).flatMap(HTTPDate.parse) else {
+        if let ims = HTTPDate.parseStrict(single: request.values(.ifModifiedSince)) {
+            guard let modified = (stored[.lastModified] ?? stored[.date]).flatMap(HTTPDate.parse) else {
                 return false
             }
             return modified <= ims

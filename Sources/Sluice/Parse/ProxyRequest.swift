@@ -31,6 +31,7 @@ public struct ProxyRequest: Sendable, Equatable {
 
     /// Whether the connection can stay open after this exchange (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {
+        guard headers.contains(.connection) else { return minorVersion != 0 }
         let connection = headers.tokens(.connection)
         if minorVersion == 0 { return connection.contains("keep-alive") }
         return !connection.contains("close")

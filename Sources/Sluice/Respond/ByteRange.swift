@@ -17,9 +17,9 @@ enum ByteRange {
     /// The answer to `request`'s `Range` (and `If-Range`) from a stored `200` of `size` bytes
     /// whose header fields are `stored`.
     static func answer(_ request: HTTPFields, stored: HTTPFields, size: Int64) -> Answer {
-        let lines = request.values("range")
+        let lines = request.values(.range)
         guard lines.count == 1, let ranges = parse(lines[0]) else { return .whole }
-        if let ifRange = request.values("if-range").first, !ifRangeMatches(ifRange, stored: stored) { return .whole }
+        if let ifRange = request.values(.ifRange).first, !ifRangeMatches(ifRange, stored: stored) { return .whole }
         // Several ranges are answered whole (a server may ignore Range, §14.2); one is resolved.
         guard ranges.count == 1 else { return .whole }
         return resolve(ranges[0], size: size)
@@ -76,14 +76,14 @@ enum ByteRange {
     static func ifRangeMatches(_ value: String, stored: HTTPFields) -> Bool {
         let condition = value.trimmingOWS()
         if condition.hasPrefix("\"") || condition.hasPrefix("W/") {
-            guard !condition.hasPrefix("W/"), let etag = stored["etag"]?.trimmingOWS(), !etag.hasPrefix("W/") else {
+            guard !condition.hasPrefix("W/"), let etag = stored[.etag]?.trimmingOWS(), !etag.hasPrefix("W/") else {
                 return false
             }
             return etag == condition
         }
         guard let date = HTTPDate.parseStrict(condition),
-            let modified = stored["last-modified"].flatMap(HTTPDate.parse), modified == date,
-            let responded = stored["date"].flatMap(HTTPDate.parse), modified <= responded - 1
+            let modified = stored[.lastModified].flatMap(HTTPDate.parse), modified == date,
+            let responded = stored[.date].flatMap(HTTPDate.parse), modified <= responded - 1
         else { return false }
         return true
     }
@@ -158,9 +158,9 @@ enum ByteRange {
     /// asked for, `416` when none exists in the representation; `nil` when the piece cannot
     /// answer (no single usable range, an `If-Range` that does not match, bytes it lacks).
     static func answer(_ request: HTTPFields, piece: Piece, stored: HTTPFields) -> Answer? {
-        let lines = request.values("range")
+        let lines = request.values(.range)
         guard lines.count == 1, let ranges = parse(lines[0]), ranges.count == 1 else { return nil }
-        if let ifRange = request.values("if-range").first, !ifRangeMatches(ifRange, stored: stored) { return nil }
+        if let ifRange = request.values(.ifRange).first, !ifRangeMatches(ifRange, stored: stored) { return nil }
         let answer = resolve(ranges[0], size: piece.complete)
         if case .partial(let bytes) = answer, !piece.bytes.contains(bytes.lowerBound) || bytes.upperBound > piece.last {
             return nil
@@ -171,8 +171,8 @@ enum ByteRange {
     /// Whether two stored responses are of one representation, so their bytes may be combined
     /// (RFC 9111 §3.4): both carry the same strong entity tag.
     static func sameRepresentation(_ one: HTTPFields, _ other: HTTPFields) -> Bool {
-        guard let tag = one["etag"]?.trimmingOWS(), !tag.hasPrefix("W/"), tag.hasPrefix("\""),
-            let otherTag = other["etag"]?.trimmingOWS()
+        guard let tag = one[.etag]?.trimmingOWS(), !tag.hasPrefix("W/"), tag.hasPrefix("\""),
+            let otherTag = other[.etag]?.trimmingOWS()
         else { return false }
         return tag == otherTag
     }

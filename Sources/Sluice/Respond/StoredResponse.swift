@@ -27,8 +27,8 @@ enum StoredResponse {
         var template = cache.hotHead(entry.ref)
         if template == nil {
             let stored = entry.head.headers
-            guard cache.bodyIsHot(entry.ref), stored.contains("date"), stored.contains("content-length"),
-                !stored.contains("transfer-encoding")
+            guard cache.bodyIsHot(entry.ref), stored.contains(.date), stored.contains(.contentLength),
+                !stored.contains(.transferEncoding)
             else { return nil }
             var head = entry.head
             head.headers.remove(.age)

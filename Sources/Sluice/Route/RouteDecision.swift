@@ -69,7 +69,7 @@ struct RouteDecision {
         }
         if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
         route.entry = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
-        route.stripMode = stripping(requested: request.headers["sluice-strip-nulls"], rule: route.rule.stripJSONNulls)
+        route.stripMode = stripping(requested: request.headers[.sluiceStripNulls], rule: route.rule.stripJSONNulls)
         if let expectation = request.headers[.expect], !request.expectsContinue {
             return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))
         }

@@ -32,9 +32,14 @@ final class CacheLedger {
 
     /// Counts a hit (written with the next batch).
     func touch(_ entry: Int64, now: Double) {
-        let previous = pendingTouches[entry]?.count ?? 0
-        pendingTouches[entry] = (previous + 1, now)
+        // Changed in place: one lookup of the entry, not one to read and one to write.
+        Self.count(&pendingTouches[entry, default: (0, now)], now: now)
         pendingHits += 1
+    }
+
+    private static func count(_ touches: inout (count: Int64, time: Double), now: Double) {
+        touches.count += 1
+        touches.time = now
     }
 
     /// Counts a lookup that went upstream (written with the hits, for `sluice cache stats`' hit ratio).
