@@ -17,6 +17,10 @@ final class Collapser {
     private var waiters: [String: [any CollapseWaiter]] = [:]
     /// Keys whose responses could not be stored or shared, until when (Varnish's hit-for-miss).
     private var uncacheable: [String: Double] = [:]
+    /// The key last found uncacheable, and until when, kept beside ``uncacheable``: one URL found
+    /// not storable again and again (a polled no-store endpoint) is looked up and renewed without
+    /// hashing it. It shadows the table's entry for the same key.
+    private var lastUncacheable: (key: String, until: Double)?
     /// Entries being written by a key's leader that its waiters may stream (read-while-write).
     private var live: [String: CacheWriter] = [:]
     /// Leaders whose clients left, kept alive while they fetch for their waiters.
@@ -69,6 +73,12 @@ final class Collapser {
 
     /// Whether `key` was found not storable or shareable within its `cache.uncacheable_ttl`.
     func isUncacheable(_ key: String, now: Double) -> Bool {
+        if let last = lastUncacheable, last.key == key {
+            if last.until > now { return true }
+            lastUncacheable = nil
+            if !uncacheable.isEmpty { uncacheable[key] = nil }
+            return false
+        }
         guard !uncacheable.isEmpty, let until = uncacheable[key] else { return false }
         if until > now { return true }
         uncacheable[key] = nil
@@ -77,15 +87,24 @@ final class Collapser {
 
     /// `key`'s response could not be stored or shared: its misses do not collapse until `until`.
     func rememberUncacheable(_ key: String, until: Double, now: Double) {
+        if let last = lastUncacheable {
+            guard last.key != key else {
+                lastUncacheable = (key, until)
+                return
+            }
+            uncacheable[last.key] = last.until
+        }
+        // A new key: a full table makes room first (the expired keys, else all of them).
         if uncacheable.count >= Self.uncacheableLimit, uncacheable[key] == nil {
             uncacheable = uncacheable.filter { $0.value > now }
             if uncacheable.count >= Self.uncacheableLimit { uncacheable.removeAll() }
         }
-        uncacheable[key] = until
+        lastUncacheable = (key, until)
     }
 
     /// A response for `key` is being stored for everyone: its misses collapse again.
     func forgetUncacheable(_ key: String) {
+        if lastUncacheable?.key == key { lastUncacheable = nil }
         if !uncacheable.isEmpty { uncacheable[key] = nil }
     }
 

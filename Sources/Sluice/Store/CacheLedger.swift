@@ -11,7 +11,11 @@ final class CacheLedger {
     private let touchEntry: Statement
     private let upsertDecision: Statement
     private var pendingTouches: [Int64: (count: Int64, time: Double)] = [:]
-    private var pendingDecisions: [String: (time: Double, stored: Bool, reason: String?)] = [:]
+    private var pendingDecisions: [String: Decision] = [:]
+    /// The last decision recorded, not yet in ``pendingDecisions``: a URL decided again and
+    /// again (a polled endpoint, a busy pass-through) replaces it without hashing the URL.
+    private var lastDecision: (url: String, decision: Decision)?
+    private typealias Decision = (time: Double, stored: Bool, reason: String?)
     private var pendingHits = 0
     private var pendingMisses = 0
     /// Rows in `decisions`, at most (upserts of known URLs are counted as new).
@@ -50,6 +54,7 @@ final class CacheLedger {
     /// cache they are scattered row updates that dirty most pages of the table, and writing them
     /// each second made checkpoints stall hits. Decisions (`sluice cache why`) go each time.
     func flush(force: Bool = false) {
+        if let last = lastDecision.take() { pendingDecisions[last.url] = last.decision }
         let now = EventLoop.monotonicNanoseconds()
         let touchesDue =
             force || pendingTouches.count > 100_000 || now - lastTouchFlush >= CacheLedger.touchInterval * 1_000_000_000
@@ -104,7 +109,9 @@ final class CacheLedger {
 
     /// Records the last storing decision for a URL (`sluice cache why`); written with the next batch.
     func record(url: String, now: Double, stored: Bool, reason: String?) {
-        pendingDecisions[url] = (now, stored, reason)
-        if pendingDecisions.count > 10_000 { flush() }
+        if let last = lastDecision, last.url != url { pendingDecisions[last.url] = last.decision }
+        lastDecision = (url, (now, stored, reason))
+        // More than 10 000 waiting, the last one counted.
+        if pendingDecisions.count >= 10_000 { flush() }
     }
 }

@@ -65,6 +65,27 @@ struct CollapserTests {
         #expect(!collapser.isUncacheable("j", now: 0))
     }
 
+    @Test("Hit-for-miss keys remembered in turn each last until their own time; renewing and forgetting reach each")
+    func uncacheableInTurn() {
+        let collapser = Collapser()
+        collapser.rememberUncacheable("k", until: 100, now: 0)
+        collapser.rememberUncacheable("j", until: 50, now: 0)
+        #expect(collapser.isUncacheable("k", now: 60) && collapser.isUncacheable("j", now: 10))
+        collapser.rememberUncacheable("k", until: 200, now: 10)
+        #expect(collapser.isUncacheable("k", now: 150), "renewed after another key")
+        #expect(!collapser.isUncacheable("j", now: 50))
+        collapser.rememberUncacheable("j", until: 300, now: 60)
+        collapser.rememberUncacheable("k", until: 400, now: 60)
+        collapser.forgetUncacheable("j")
+        #expect(!collapser.isUncacheable("j", now: 70))
+        #expect(collapser.isUncacheable("k", now: 350))
+        collapser.forgetUncacheable("k")
+        #expect(!collapser.isUncacheable("k", now: 70))
+        collapser.rememberUncacheable("k", until: 100, now: 0)
+        collapser.rememberUncacheable("k", until: 80, now: 0)
+        #expect(!collapser.isUncacheable("k", now: 90), "the latest time counts, even an earlier one")
+    }
+
     @Test("At the limit, a new hit-for-miss key drops the expired ones first")
     func limitDropsExpired() {
         let collapser = Collapser()

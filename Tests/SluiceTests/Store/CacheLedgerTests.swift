@@ -95,6 +95,24 @@ struct CacheLedgerTests {
         #expect(rows == ["http://a/x 2.0 1 NULL", "http://a/y 4.0 0 Set-Cookie"])
     }
 
+    @Test("URLs decided in turn, and one decided many times over, each keep their latest decision")
+    func decisionsInTurn() throws {
+        let (ledger, database) = try Self.ledger()
+        for time in 1...5 { ledger.record(url: "http://a/poll", now: Double(time), stored: false, reason: "no-store") }
+        ledger.record(url: "http://a/x", now: 6, stored: true, reason: nil)
+        ledger.record(url: "http://a/poll", now: 7, stored: false, reason: "private")
+        ledger.record(url: "http://a/x", now: 8, stored: false, reason: "Set-Cookie")
+        ledger.flush()
+        ledger.record(url: "http://a/x", now: 9, stored: true, reason: nil)
+        ledger.flush()
+        let statement = try database.prepare("SELECT url, time, reason FROM decisions ORDER BY url")
+        var rows: [String] = []
+        while try statement.step() {
+            rows.append("\(statement.text(at: 0) ?? "") \(statement.double(at: 1)) \(statement.text(at: 2) ?? "NULL")")
+        }
+        #expect(rows == ["http://a/poll 7.0 private", "http://a/x 9.0 NULL"])
+    }
+
     @Test("More than 10 000 pending decisions are written without waiting for the next flush")
     func pendingBound() throws {
         let (ledger, database) = try Self.ledger()
