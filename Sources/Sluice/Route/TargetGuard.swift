@@ -24,12 +24,15 @@ public struct TargetGuard: Sendable {
 
     /// Why connecting to `address` for a client (on this machine if `localClient`) is refused, or `nil`.
     public func refusal(_ address: SocketAddress, localClient: Bool) -> SluiceError.ForbiddenReason? {
+        // Unmapped once and its bytes looked at here: each of SocketAddress's own tests unmaps
+        // (copies) it again, and this runs for every request, on a reused connection too.
         let plain = address.unmapped
-        if isSelf(plain) { return .loopDetected(plain.description) }
-        if let network = deny.first(where: { $0.contains(plain.ip) }) {
+        let local = Self.isLoopbackOrUnspecified(plain.ip)
+        if isSelf(plain, local: local) { return .loopDetected(plain.description) }
+        for network in deny where network.contains(plain.ip) {
             return .targetDenied(target: plain.host, rule: "deny_targets \(network)")
         }
-        if plain.isLoopback || plain.isUnspecified {
+        if local {
             switch loopback {
             case .all: break
             case .localClients where localClient: break
@@ -43,10 +46,21 @@ public struct TargetGuard: Sendable {
     /// Whether `address` is one of this proxy's listening addresses.
     func isSelf(_ address: SocketAddress) -> Bool {
         let plain = address.unmapped
+        return isSelf(plain, local: Self.isLoopbackOrUnspecified(plain.ip))
+    }
+
+    /// ``isSelf(_:)`` of an unmapped address, told whether it is loopback or unspecified.
+    private func isSelf(_ plain: SocketAddress, local: Bool) -> Bool {
         for own in selfAddresses where own.port == plain.port {
             if own.unmapped.ip == plain.ip { return true }
-            if own.isUnspecified || own.isLoopback, plain.isLoopback || plain.isUnspecified { return true }
+            if local, own.isUnspecified || own.isLoopback { return true }
         }
         return false
+    }
+
+    /// 127.0.0.0/8, ::1, 0.0.0.0 or :: (as unmapped bytes).
+    private static func isLoopbackOrUnspecified(_ ip: [UInt8]) -> Bool {
+        if ip.count == 4 { return ip[0] == 127 || ip.allSatisfy { $0 == 0 } }
+        return ip.count == 16 && ip[15] <= 1 && ip[0..<15].allSatisfy { $0 == 0 }
     }
 }

@@ -122,6 +122,10 @@ struct PolicyTests {
         #expect(remote("127.0.0.1:3000") == .targetDenied(target: "127.0.0.1", rule: "loopback_targets: local-clients"))
         #expect(remote("[::1]:3000") != nil)
         #expect(remote("192.0.2.10:80") == nil)
+        #expect(remote("[::ffff:127.0.0.1]:3000") != nil, "a mapped loopback address is loopback")
+        #expect(remote("[::2]:3000") == nil, "::2 is neither loopback nor unspecified")
+        #expect(local("[::]:8080") == .loopDetected("[::]:8080"), "the unspecified address on our port is us")
+        #expect(local("[::1]:8081") == nil)
         guardian.loopback = .all
         #expect(remote("127.0.0.1:3000") == nil)
         guardian.loopback = .none

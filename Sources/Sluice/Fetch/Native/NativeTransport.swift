@@ -17,6 +17,9 @@ final class NativeTransport {
     /// request hashes its origin once, at checkout; its connection goes back to the pool it
     /// points at.
     private var pools: [OriginKey: OriginPool] = [:]
+    /// The pool last asked for, while it is listed: requests to one origin in a row (the common
+    /// case) find it without hashing the origin again.
+    private var lastPool: OriginPool?
     private var idleTotal = 0
     /// Origins whose TLS refused `http/1.1`: libcurl carries them (HTTP/2).
     private var onlyHTTP2: Set<OriginKey> = []
@@ -29,6 +32,7 @@ final class NativeTransport {
 
     /// Idle connections and their pools hold each other: closed and let go of here.
     deinit {
+        lastPool = nil
         for pool in pools.values {
             for connection in pool.idle { connection.close() }
             pool.idle = []
@@ -77,10 +81,23 @@ final class NativeTransport {
     }
 
     private func pool(_ key: OriginKey) -> OriginPool {
-        if let pool = pools[key] { return pool }
-        let pool = OriginPool(key: key)
-        pools[key] = pool
+        if let lastPool, lastPool.key == key { return lastPool }
+        let pool: OriginPool
+        if let listed = pools[key] {
+            pool = listed
+        } else {
+            pool = OriginPool(key: key)
+            pools[key] = pool
+        }
+        lastPool = pool
         return pool
+    }
+
+    /// An origin left with no connection and no transfer waiting loses its pool.
+    private func dropIfUnused(_ pool: OriginPool) {
+        guard pool.open <= 0, pool.waiting.isEmpty, pools[pool.key] === pool else { return }
+        pools[pool.key] = nil
+        if lastPool === pool { lastPool = nil }
     }
 
     private func openConnection(for transfer: NativeTransfer, in pool: OriginPool) {
@@ -162,7 +179,7 @@ final class NativeTransport {
         let pool = connection.pool
         pool.open -= 1
         if let next = nextWaiting(pool) { return openConnection(for: next, in: pool) }
-        if pool.open <= 0, pool.waiting.isEmpty, pools[pool.key] === pool { pools[pool.key] = nil }
+        dropIfUnused(pool)
     }
 
     private func nextWaiting(_ pool: OriginPool) -> NativeTransfer? {
@@ -179,7 +196,7 @@ final class NativeTransport {
             return
         }
         pool.waiting.remove(at: index)
-        if pool.open <= 0, pool.waiting.isEmpty { pools[pool.key] = nil }
+        dropIfUnused(pool)
     }
 
     private func evictOldest() {
