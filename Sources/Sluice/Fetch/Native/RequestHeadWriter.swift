@@ -27,7 +27,7 @@ enum RequestHeadWriter {
                 // none: copied whole.
                 let copied =
                     path.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-                        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+                        guard ByteScan.isVisibleASCII(UnsafeRawBufferPointer(bytes)) else { return false }
                         out.put(bytes)
                         return true
                     } ?? false
