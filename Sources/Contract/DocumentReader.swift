@@ -33,15 +33,39 @@ public struct SourceDocument: Sendable {
                 let root = try reader.document()
                 return SourceDocument(uri: uri, root: root, lines: reader.lines)
             } catch {
-                // JSON-looking YAML (flow style with comments, say) still gets a chance.
-                if let yaml = try? readYAML(text: text, uri: uri) { return yaml }
+                // JSON-looking YAML (flow style with comments, say) still gets a chance; text
+                // nested too deep does not (YAML would read it no deeper).
+                if !error.isNesting, let yaml = try? readYAML(text: text, uri: uri) { return yaml }
                 throw ContractError(file: uri, line: error.line, pointer: nil, message: error.message)
             }
         }
         return try readYAML(text: text, uri: uri)
     }
 
+    /// Most levels a YAML text may be able to nest and still be read, its stack sized for it.
+    /// libyaml takes time quadratic in the real depth (100,000 levels: 21 s); large real
+    /// documents have a few thousand opening brackets (OpenAI's 2.9 MB: 5,614).
+    static let yamlNestingLimit = 50_000
+
     private static func readYAML(text: String, uri: String) throws(ContractError) -> SourceDocument {
+        // Yams composes recursively, about 2 KiB of stack a level: a text nested deep enough
+        // would overflow the stack and end the process. One that may nest deeper than a thread's
+        // usual stack holds is composed on a thread whose stack fits its bound (virtual memory,
+        // touched only as deep as it really goes); the rest is refused.
+        let bound = YAMLBridge.nestingBound(text)
+        guard bound <= yamlNestingLimit else {
+            throw ContractError(
+                file: uri, line: nil, pointer: nil,
+                message: "may nest \(bound) levels deep (opening brackets, indentation): refused, as documents are read 512 deep")
+        }
+        let read = { () -> Result<SourceDocument, ContractError> in
+            Result { () throws(ContractError) -> SourceDocument in try composeYAML(text: text, uri: uri) }
+        }
+        guard bound > 1_000 else { return try read().get() }
+        return try LargeStack.run(bytes: 32 << 20 + bound * 4 << 10, read).get()
+    }
+
+    private static func composeYAML(text: String, uri: String) throws(ContractError) -> SourceDocument {
         let node: Node?
         do {
             node = try Yams.compose(yaml: text, YAMLBridge.coreSchema)
@@ -52,7 +76,9 @@ public struct SourceDocument: Sendable {
             throw ContractError(file: uri, line: nil, pointer: nil, message: "not YAML: \(error)")
         }
         guard let node else { throw ContractError(file: uri, line: nil, pointer: nil, message: "the file is empty") }
-        var bridge = YAMLBridge(uri: uri)
+        // Aliases share their node: expanded, a few hundred bytes can stand for billions of
+        // values ("billion laughs"). What a text may expand to is bounded by its size.
+        var bridge = YAMLBridge(uri: uri, budget: 100_000 + 4 * text.utf8.count)
         let root = try bridge.value(node, pointer: "", depth: 0)
         return SourceDocument(uri: uri, root: root, lines: bridge.lines)
     }
@@ -62,8 +88,42 @@ public struct SourceDocument: Sendable {
 private struct YAMLBridge {
     let uri: String
     var lines: [String: Int] = [:]
+    /// Values still to be made: aliases expanded count each time.
+    var budget: Int
 
-    init(uri: String) { self.uri = uri }
+    init(uri: String, budget: Int) {
+        self.uri = uri
+        self.budget = budget
+    }
+
+    /// At least as many levels as `text` can nest: every opening bracket (a flow collection,
+    /// or text that looks like one), plus twice the longest run of spaces, dashes, question
+    /// marks and colons that starts a line (block collections nest by indentation, and `- - x`
+    /// or `? ` nest on one line). Never less than the truth; far more for flow-heavy text.
+    static func nestingBound(_ text: String) -> Int {
+        var opens = 0
+        var longestPrefix = 0
+        var prefix = 0
+        var atLineStart = true
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "["), UInt8(ascii: "{"): opens += 1
+            case 0x0A:
+                atLineStart = true
+                prefix = 0
+                continue
+            default: break
+            }
+            guard atLineStart else { continue }
+            switch byte {
+            case 0x20, 0x09, UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"):
+                prefix += 1
+                longestPrefix = max(longestPrefix, prefix)
+            default: atLineStart = false
+            }
+        }
+        return opens + 2 * longestPrefix + 4
+    }
 
     /// YAML 1.2's core schema, which OpenAPI recommends: only `true` and `false` (any case style)
     /// are booleans, and `yes`, `no`, `on`, `off` are strings, as are sexagesimal numbers and
@@ -112,7 +172,17 @@ private struct YAMLBridge {
 
     mutating func value(_ node: Node, pointer: String, depth: Int) throws(ContractError) -> Value {
         guard depth < 512 else {
-            throw ContractError(file: uri, line: node.mark?.line, pointer: pointer, message: "nested deeper than 512")
+            // The pointer's first levels say where: 512 more would only fill the screen.
+            let shown = pointer.split(separator: "/", omittingEmptySubsequences: false).prefix(24)
+            throw ContractError(
+                file: uri, line: node.mark?.line, pointer: shown.joined(separator: "/") + "/…",
+                message: "nested deeper than 512")
+        }
+        budget -= 1
+        guard budget >= 0 else {
+            throw ContractError(
+                file: uri, line: node.mark?.line, pointer: pointer,
+                message: "its aliases expand to more values than its size allows (a \"billion laughs\" document?)")
         }
         switch node {
         case .scalar(let scalar):

@@ -4,6 +4,8 @@ struct JSONReader {
     struct Failure: Error {
         var line: Int
         var message: String
+        /// The text nests deeper than any document is read: no other reading of it helps.
+        var isNesting = false
     }
 
     let bytes: [UInt8]
@@ -43,7 +45,11 @@ struct JSONReader {
 
     private mutating func value(pointer: String, depth: Int) throws(Failure) -> Value {
         guard index < bytes.count else { throw fail("the JSON text ends early") }
-        guard depth < 512 else { throw fail("nested deeper than 512") }
+        guard depth < 512 else {
+            var failure = fail("nested deeper than 512")
+            failure.isNesting = true
+            throw failure
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"):
             if recordLines { lines[pointer] = line }

@@ -64,4 +64,51 @@ final class DocumentReaderTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("a merge key (<<) takes a mapping"), "\(error)")
         }
     }
+
+    /// The message of the error reading `text` gives, or `nil` when it reads.
+    func failure(_ text: String) -> String? {
+        do {
+            _ = try SourceDocument.read(text: text, uri: "file:///api.yaml")
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    /// Text nested far deeper than a thread's stack would hold if read recursively (the process
+    /// used to end): a clear error for JSON, for YAML flow and block collections alike.
+    func testDeepNestingIsAnErrorNotACrash() {
+        for depth in [600, 12_000] {
+            let json = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            XCTAssertEqual(failure(json), "nested deeper than 512", "JSON \(depth) deep")
+            XCTAssertEqual(failure("a: " + json), "nested deeper than 512", "YAML flow \(depth) deep")
+            let objects = String(repeating: "{a: ", count: depth) + "1" + String(repeating: "}", count: depth)
+            XCTAssertEqual(failure("x: " + objects), "nested deeper than 512", "YAML flow mappings \(depth) deep")
+        }
+        let dashes = "x:\n" + String(repeating: "- ", count: 2_000) + "1\n"
+        XCTAssertEqual(failure(dashes), "nested deeper than 512", "compact block sequences on one line")
+        let indented = (0..<3_000).map { String(repeating: " ", count: $0) + "k\($0):" }.joined(separator: "\n") + " 1\n"
+        XCTAssertEqual(failure(indented), "nested deeper than 512", "block mappings by indentation")
+        XCTAssertEqual(
+            failure("a: " + String(repeating: "[", count: 60_000)),
+            "may nest 60004 levels deep (opening brackets, indentation): refused, as documents are read 512 deep")
+    }
+
+    /// A few hundred bytes of aliases that expand to billions of values are refused at once;
+    /// ordinary reuse of anchors reads.
+    func testAliasExpansionIsBoundedByTheTextsSize() throws {
+        var bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        for level in 1...9 {
+            let refs = Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", ")
+            bomb += "a\(level): &a\(level) [\(refs)]\n"
+        }
+        let started = ContinuousClock.now
+        XCTAssertEqual(
+            failure(bomb), "its aliases expand to more values than its size allows (a \"billion laughs\" document?)")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+        var shared = "base: &base {type: object, properties: {id: {type: integer}, name: {type: string}}}\n"
+        for index in 0..<200 { shared += "s\(index): *base\n" }
+        let root = try read(shared)
+        XCTAssertEqual(root["s199"], root["base"])
+    }
 }
