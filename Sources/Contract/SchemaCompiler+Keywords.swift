@@ -136,6 +136,28 @@ extension SchemaCompiler {
         if dialect.isModern { node.unevaluatedItems = try keywords.sub("unevaluatedItems") }
     }
 
+    /// A property schema's `readOnly` and `writeOnly`: its own, or those of the schemas it
+    /// `$ref`s or `allOf`s (a Reference Object stands for its target, OAS 3.0.3 §4.7.24: an
+    /// `id: {$ref: Id}` whose `Id` is read-only is not required in a request).
+    func accessFlags(at location: SchemaLocation, hops: Int = 0) -> (readOnly: Bool, writeOnly: Bool) {
+        guard hops < 32, let value = registry.value(at: location) else { return (false, false) }
+        var flags = (readOnly: value["readOnly"]?.bool == true, writeOnly: value["writeOnly"]?.bool == true)
+        var targets: [SchemaLocation] = []
+        if let reference = value["$ref"]?.string,
+            let target = try? registry.locate(reference, base: registry.scope(at: location).base)
+        {
+            targets.append(target)
+        }
+        for index in (value["allOf"]?.items ?? []).indices {
+            targets.append(SchemaLocation(document: location.document, pointer: location.pointer + "/allOf/\(index)"))
+        }
+        for target in targets where !(flags.readOnly && flags.writeOnly) {
+            let found = accessFlags(at: target, hops: hops + 1)
+            flags = (flags.readOnly || found.readOnly, flags.writeOnly || found.writeOnly)
+        }
+        return flags
+    }
+
     /// `properties` (with OpenAPI's `readOnly`/`writeOnly`), `patternProperties`,
     /// `additionalProperties`, `propertyNames`, `unevaluatedProperties`, `dependentSchemas`,
     /// `dependencies`, `discriminator`.
@@ -150,9 +172,10 @@ extension SchemaCompiler {
                 while node.propertySchemas.count <= index { node.propertySchemas.append(nil) }
                 let location = SchemaLocation(document: map.document, pointer: map.pointer + "/" + Value.escape(name))
                 node.propertySchemas[index] = try compile(location)
-                if index < 64, let propertyValue = registry.value(at: location) {
-                    if propertyValue["readOnly"]?.bool == true { node.readOnlyMask |= 1 << UInt64(index) }
-                    if propertyValue["writeOnly"]?.bool == true { node.writeOnlyMask |= 1 << UInt64(index) }
+                if index < 64 {
+                    let access = accessFlags(at: location)
+                    if access.readOnly { node.readOnlyMask |= 1 << UInt64(index) }
+                    if access.writeOnly { node.writeOnlyMask |= 1 << UInt64(index) }
                 }
             }
         }

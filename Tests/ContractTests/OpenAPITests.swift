@@ -162,6 +162,33 @@ final class OpenAPITests: XCTestCase {
         XCTAssertFalse(request.validate(Array(withoutSecret.utf8), direction: .request).passed)
     }
 
+    /// A Reference Object stands for its target: `readOnly`/`writeOnly` said by a `$ref`'s
+    /// target (or an `allOf` member) lift `required` as if written in place (Okta's SplunkToken).
+    func testReadOnlyAndWriteOnlyThroughReferencesLiftRequired() throws {
+        for version in ["3.0.3", "3.1.0"] {
+            let contract = try Self.document(
+                version,
+                schema: "{type: object, required: [host, token, id, key], properties: {host: {type: string}, "
+                    + "token: {$ref: '#/components/schemas/Token'}, id: {$ref: '#/components/schemas/Id'}, "
+                    + "key: {allOf: [{$ref: '#/components/schemas/Key'}]}}}",
+                components: """
+                    components:
+                      schemas:
+                        Token: {type: string, writeOnly: true}
+                        Id: {$ref: '#/components/schemas/Ident'}
+                        Ident: {type: string, readOnly: true}
+                        Key: {type: string, writeOnly: true}
+                    """)
+            let schema = try Self.bodySchema(contract)
+            let response = Array(#"{"host": "a.example", "id": "s1"}"#.utf8)
+            XCTAssertTrue(schema.validate(response).passed, "\(version): token and key are write-only")
+            XCTAssertFalse(schema.validate(response, direction: .request).passed, "\(version): a request needs them")
+            let request = Array(#"{"host": "a.example", "token": "t", "key": "k"}"#.utf8)
+            XCTAssertTrue(schema.validate(request, direction: .request).passed, "\(version): id is read-only")
+            XCTAssertFalse(schema.validate(request).passed, "\(version): a response needs it")
+        }
+    }
+
     func testDiscriminatorWordsTheViolationAndNeverChangesTheVerdict() throws {
         let shop = try Self.shop()
         let schema = try XCTUnwrap(
