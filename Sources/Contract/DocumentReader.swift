@@ -56,7 +56,9 @@ public struct SourceDocument: Sendable {
         guard bound <= yamlNestingLimit else {
             throw ContractError(
                 file: uri, line: nil, pointer: nil,
-                message: "may nest \(bound) levels deep (opening brackets, indentation): refused, as documents are read 512 deep")
+                message:
+                    "may nest \(bound) levels deep (opening brackets, indentation): refused, as documents are read 512 deep"
+            )
         }
         let read = { () -> Result<SourceDocument, ContractError> in
             Result { () throws(ContractError) -> SourceDocument in try composeYAML(text: text, uri: uri) }

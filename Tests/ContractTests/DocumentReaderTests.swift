@@ -87,7 +87,8 @@ final class DocumentReaderTests: XCTestCase {
         }
         let dashes = "x:\n" + String(repeating: "- ", count: 2_000) + "1\n"
         XCTAssertEqual(failure(dashes), "nested deeper than 512", "compact block sequences on one line")
-        let indented = (0..<3_000).map { String(repeating: " ", count: $0) + "k\($0):" }.joined(separator: "\n") + " 1\n"
+        let indented =
+            (0..<3_000).map { String(repeating: " ", count: $0) + "k\($0):" }.joined(separator: "\n") + " 1\n"
         XCTAssertEqual(failure(indented), "nested deeper than 512", "block mappings by indentation")
         XCTAssertEqual(
             failure("a: " + String(repeating: "[", count: 60_000)),

@@ -65,10 +65,11 @@ final class BackgroundRefresh: TaskDelegate {
         if error != nil {
             writer?.abort()
         } else if let notModified {
-            admission.cache.refresh(
-                Revalidation.refreshed(
-                    entry, by: notModified, requestTime: admission.requestTime, now: env.clock(),
-                    facts: env.cacheSettings.facts))
+            let settings = env.cacheSettings
+            let freshened = Revalidation.freshened(
+                entry, by: notModified, requestTime: admission.requestTime, now: env.clock(), shared: settings.shared,
+                storesSetCookie: settings.storesSetCookie, facts: settings.facts)
+            if let kept = freshened.kept { admission.cache.refresh(kept) }
         } else if let writer, writer.commit(decision: task.cachingDecision, now: env.clock()) {
             env.stats.cacheStores += 1
         }

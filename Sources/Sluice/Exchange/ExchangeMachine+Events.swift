@@ -6,11 +6,23 @@ extension ExchangeMachine {
         var freshness: Freshness.Settings
         var heuristic: CachePolicy.Heuristic
         var collapseForwarding: Bool
+        /// `cache.store_set_cookie` (by default: only in a private cache).
+        var storesSetCookie: Bool
 
         init(_ cache: Configuration.Cache) {
             freshness = Freshness.Settings(cache)
             heuristic = cache.heuristic
             collapseForwarding = cache.collapseForwarding
+            storesSetCookie = cache.storesSetCookie
+        }
+
+        /// ``Revalidation/freshened(_:by:requestTime:now:shared:storesSetCookie:facts:)`` under these settings.
+        func freshened(_ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double) -> (
+            served: CacheStore.Entry, kept: CacheStore.Entry?
+        ) {
+            Revalidation.freshened(
+                entry, by: response, requestTime: requestTime, now: now, shared: freshness.shared,
+                storesSetCookie: storesSetCookie, facts: facts)
         }
 
         /// What freshness needs from a stored head under these settings.

@@ -175,18 +175,19 @@ struct ExchangeMachine {
         var actions: [Action] = []
         if let entry = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
-            let refreshed = Revalidation.refreshed(
-                entry, by: head, requestTime: fetch.requestTime, now: now, facts: cache.facts)
+            let freshened = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now)
             if head.status == 304 {
-                fetch.delivery = .discarding(.notModified(refreshed))
+                fetch.delivery = .discarding(.notModified(freshened.served, kept: freshened.kept))
                 phase = .fetching(fetch)
                 return []
             }
             if context.request.method == "HEAD", head.status == 200 {
                 // §4.3.5: a 200 to HEAD freshens the stored GET it agrees with, else outdates it.
-                actions.append(
-                    Revalidation.headAgrees(head, with: entry) ? .refreshStored(refreshed) : .invalidate(key: entry.key)
-                )
+                if !Revalidation.headAgrees(head, with: entry) {
+                    actions.append(.invalidate(key: entry.key))
+                } else if let kept = freshened.kept {
+                    actions.append(.refreshStored(kept))
+                }
             }
         }
         var plan = JSONBodyDelivery.Plan.pass
@@ -203,10 +204,10 @@ struct ExchangeMachine {
         switch fetch.delivery {
         case .discarding(.originError(let status)):
             return serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
-        case .discarding(.notModified(let entry)):
+        case .discarding(.notModified(let entry, let kept)):
             phase = .servingStored(.revalidated)
-            return (releasing(fetch).map { [$0] } ?? []) + [
-                .refreshStored(entry), .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
+            return (releasing(fetch).map { [$0] } ?? []) + (kept.map { [.refreshStored($0)] } ?? []) + [
+                .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
                 serve(entry, age: entry.age(at: now), fromUpstream: true),
             ]
         case .awaitingHead, .streaming, .orphaned:
@@ -287,9 +288,8 @@ struct ExchangeMachine {
         switch event {
         case .responseHead(let head, let now):
             if head.status == 304, let entry = fetch.revalidating, let cache = context.cache {
-                let refreshed = Revalidation.refreshed(
-                    entry, by: head, requestTime: fetch.requestTime, now: now, facts: cache.facts)
-                return endOrphan(fetch, .completed, first: [.refreshStored(refreshed)])
+                let kept = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now).kept
+                return endOrphan(fetch, .completed, first: kept.map { [.refreshStored($0)] } ?? [])
             }
             var updated = fetch
             updated.revalidating = nil

@@ -83,8 +83,9 @@ enum ExchangePhase {
 
     /// Why an upstream body is discarded.
     enum Discard {
-        /// The origin said 304: the refreshed entry is served (§4.3.4).
-        case notModified(CacheStore.Entry)
+        /// The origin said 304: the refreshed entry is served (§4.3.4), and `kept` stored
+        /// (``Revalidation/freshened(_:by:requestTime:now:shared:storesSetCookie:facts:)``).
+        case notModified(CacheStore.Entry, kept: CacheStore.Entry?)
         /// The origin answered this 5xx, and the stale entry answers instead (RFC 5861 §4).
         case originError(status: Int)
     }

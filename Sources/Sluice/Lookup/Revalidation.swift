@@ -22,6 +22,25 @@ enum Revalidation {
             ttl: CachePolicy.hasExplicitFreshness(headers) ? nil : entry.ttl)
     }
 
+    /// What a freshening response (§4.3.4 a 304; §4.3.5 a 200 to HEAD that agrees) makes of a
+    /// stored entry: `served`, every field merged, answers the client whose request it was;
+    /// `kept` is what the cache stores, `nil` when nothing may be: a `no-store` update, or a
+    /// `private` one in a shared cache (§5.2.2.5, §5.2.2.7), leaves the stored entry as it was.
+    /// An update's `Set-Cookie` is its client's own: served, never kept (unless
+    /// `store_set_cookie`), so a hit never hands one client's session to another.
+    static func freshened(
+        _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
+        shared: Bool, storesSetCookie: Bool, facts: (HTTPFields) -> CacheStore.Facts
+    ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
+        let served = refreshed(entry, by: response, requestTime: requestTime, now: now, facts: facts)
+        let control = CacheControl(response.headers)
+        if control.noStore || (shared && control.isPrivate) { return (served, nil) }
+        guard !storesSetCookie, response.headers.contains(.setCookie) else { return (served, served) }
+        var impersonal = response
+        impersonal.headers.remove(.setCookie)
+        return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
+    }
+
     /// §4.3.5: whether a 200 to HEAD agrees with the stored GET response it was checked against
     /// (validators present and equal, and any `Content-Length` too). If so the entry is freshened
     /// as by a 304; if not, the URI's stored responses are out of date.

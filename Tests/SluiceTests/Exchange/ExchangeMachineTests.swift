@@ -464,6 +464,33 @@ struct ExchangeMachineTests {
         #expect(Self.describe(machine.phase) == "servingStored(revalidated)")
     }
 
+    @Test("A 304's Set-Cookie is served to its client, never stored; a private or no-store 304 stores nothing")
+    func notModifiedPersonal() throws {
+        let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request(), [stale])
+        _ = machine.handle(
+            .responseHead(
+                Self.head(304, [("Cache-Control", "max-age=100"), ("Set-Cookie", "session=ALICE")]), now: Self.now))
+        var done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+        #expect(done.map(Self.describe).first == "refreshStored")
+        guard case .refreshStored(let kept) = done[0], case .serve(let served, _, _) = done.last else {
+            return #expect(Bool(false))
+        }
+        #expect(kept.headers[.setCookie] == nil && kept.facts.lifetime == 100, "the stored entry has no cookie")
+        #expect(served.headers[.setCookie] == "session=ALICE", "the client whose 304 it was gets its cookie")
+        for control in ["private, max-age=600", "no-store"] {
+            (machine, _) = Self.lookedUp(Self.request(), [stale])
+            _ = machine.handle(.responseHead(Self.head(304, [("Cache-Control", control)]), now: Self.now))
+            done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+            #expect(
+                done.map(Self.describe) == ["status(Sluice; fwd=stale; fwd-status=304)", "serve(age=1, whole)"],
+                "\(control): the stored entry stays as it was")
+        }
+        (machine, _) = Self.lookedUp(Self.request("HEAD"), [stale])
+        let head = Self.head(200, [("ETag", "\"v1\""), ("Cache-Control", "private")])
+        #expect(machine.handle(.responseHead(head, now: Self.now)).map(Self.describe) == ["deliverHead(200, pass)"])
+    }
+
     @Test("A 200 to HEAD freshens the stored GET it agrees with, and outdates one it does not")
     func headRevalidation() {
         let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
