@@ -13,6 +13,8 @@ enum CachePolicy {
         case cookieRequest = "cookie-without-explicit-freshness"
         /// Shared mode: the response varies on credentials the request carried.
         case credentialVariant = "varies-on-credentials"
+        /// The GET carried content, which the key does not hold ("fat GET").
+        case requestContent = "request-content"
     }
 
     /// Request fields that origins and frameworks act on but caches do not key on (the usual web
@@ -44,6 +46,11 @@ enum CachePolicy {
         heuristic: Heuristic, storeSetCookie: Bool = false
     ) -> Refusal? {
         guard method == "GET" else { return .method }
+        // RFC 9110 §9.3.1: content in a GET has no defined meaning, yet some origins act on it;
+        // the key does not hold it, so an answer to it is never stored (fat-GET poisoning).
+        if request.contains(.transferEncoding) || request[.contentLength].map({ $0.trimmingOWS() != "0" }) == true {
+            return .requestContent
+        }
         // §3.3: a 206 is stored as a piece when it says which bytes of what length it holds (a
         // 200 to a `Range` is the whole representation, stored like any other).
         if response.status == 206, !request.contains(.range) || ByteRange.Piece(response.headers) == nil {

@@ -95,6 +95,11 @@ struct CachePolicyTests {
         #expect(refusal([fresh], status: 103) == "status")
         #expect(refusal([("Cache-Control", "max-age=60, no-store")]) == "no-store")
         #expect(refusal([fresh], request: [("Cache-Control", "no-store")]) == "no-store")
+        // A GET with content (Content-Length or chunked): its answer may depend on what the key
+        // does not hold, so it is never stored; an empty length is no content.
+        #expect(refusal([fresh], request: [("Content-Length", "42")]) == "request-content")
+        #expect(refusal([fresh], request: [("Transfer-Encoding", "chunked")]) == "request-content")
+        #expect(refusal([fresh], request: [("Content-Length", "0")]) == nil)
         // §5.2.2.3: must-understand with an understood status overrides the response's no-store only.
         let mustUnderstand = ("Cache-Control", "max-age=60, no-store, Must-Understand")
         #expect(refusal([mustUnderstand]) == nil)
