@@ -124,6 +124,8 @@ enum StatusLine {
             guard digit <= 9 else { return nil }
             code = code * 10 + Int(digit)
         }
+        // 100 to 599 are status codes (RFC 9110 §15); `000` or `099` is no status line, not a 1xx.
+        guard code >= 100 else { return nil }
         var reason = ""
         if text.count > space + 4 {
             guard text[space + 4] == UInt8(ascii: " ") else { return nil }

@@ -70,6 +70,8 @@ struct OriginMisbehaviourTests {
             ), .problem(502)
         ),
         ("garbage status code", bytes("HTTP/1.1 abc Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
+        ("status code 000", bytes("HTTP/1.1 000 Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
+        ("status code 099", bytes("HTTP/1.1 099 Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
         ("not HTTP at all", bytes("FOO BAR\r\n\r\nok"), .problem(502)),
         ("HTTP/0.9-style body", bytes("hello world\n"), .problem(502)),
         (
