@@ -98,6 +98,10 @@ public final class HTTPSOrigin: @unchecked Sendable {
                 q = urllib.parse.parse_qs(u.query)
                 if u.path == "/json":
                     self.send(200, "application/json", b'{"a":1,"b":null,"c":[null,{"d":null}]}', "max-age=60")
+                elif u.path == "/cookies":
+                    # Every Cookie line received, between bars.
+                    lines = self.headers.get_all("Cookie") or []
+                    self.send(200, "text/plain", ("|" + "|".join(lines) + "|").encode(), "no-store")
                 elif u.path == "/html500":
                     self.send(500, "text/html", b"<h1>oops</h1>", "no-store")
                 elif u.path == "/nostore":

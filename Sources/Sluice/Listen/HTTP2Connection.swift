@@ -215,6 +215,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         let path = stream.pseudo[":path"] ?? ""
         var fields = stream.fields
         if let authority = stream.pseudo[":authority"] { fields.set("Host", authority) }
+        // Cookie crumbs (one field per cookie, RFC 9113 §8.2.3) are one `Cookie` line, joined
+        // with "; ", before an HTTP/1.1 hop: origins read one line.
+        let cookies = fields.values(.cookie)
+        if cookies.count > 1 { fields.set("Cookie", cookies.joined(separator: "; ")) }
         let framing: ProxyRequest.BodyFraming
         if let length = fields[.contentLength].flatMap({ Int64($0) }) {
             framing = stream.requestEnded && length == 0 ? .none : .length(length)
@@ -230,9 +234,15 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         var request = received
         request.takesTrailers = fields.tokens(.te).contains("trailers")
         var failure: SluiceError?
+        var visible = path
         if method.isEmpty || path.isEmpty || method == "CONNECT" {
             failure = .badRequest(
                 reason: .malformed("an HTTP/2 request needs :method and :path (CONNECT is not served inside)"))
+        } else if path.utf8.contains(UInt8(ascii: "#"))
+            || !visible.withUTF8({ ByteScan.isVisibleASCII(UnsafeRawBufferPointer($0)) })
+        {
+            // As for HTTP/1.1's request line: no fragment, nothing but visible ASCII (RFC 9113 §8.3.1).
+            failure = .badRequest(reason: .malformed(":path holds a fragment, a space, a control byte or non-ASCII"))
         } else {
             switch Interception.target(of: received, authority: authority) {
             case .success(let target): request.target = target

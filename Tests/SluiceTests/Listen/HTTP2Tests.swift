@@ -76,6 +76,18 @@ struct HTTP2Tests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("\"POST \(origin.url("/echo"))\" 200") } })
     }
 
+    @Test("Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"")
+    func cookieCrumbs() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let lines = try Self.curl(
+            ["-H", "Cookie: a=1", "-H", "Cookie: b=2", origin.url("/cookies")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(lines == "|a=1; b=2|", "\(lines)")
+    }
+
     @Test("100 streams at once on one connection, with a slow reader of a large body among them")
     func concurrent() throws {
         let setup = try Setup()
