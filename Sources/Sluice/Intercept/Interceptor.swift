@@ -20,7 +20,14 @@ final class Interceptor {
 
     /// Whether a CONNECT to `host` is intercepted (before its ClientHello says who the client is).
     func intercepts(host: String, port: UInt16, rules: RuleBook) -> Bool {
-        let bare = host.withoutIPv6Brackets
+        Self.intercepts(host: host, port: port, settings: settings, rules: rules)
+    }
+
+    /// ``intercepts(host:port:rules:)`` under `settings`.
+    static func intercepts(host: String, port: UInt16, settings: Configuration.TLS, rules: RuleBook) -> Bool {
+        var bare = host.withoutIPv6Brackets
+        // `localhost.` is `localhost` (a fully qualified name): it is matched as the name it is.
+        if bare.hasSuffix("."), bare.count > 1 { bare.removeLast() }
         if settings.passthrough.contains(where: { $0.matches(bare) }) { return false }
         return settings.intercept.contains { $0.matches(host: bare, port: port) }
             || rules.rules.contains { rule in rule.intercept && rule.match.host.map { $0.matches(bare) } == true }
