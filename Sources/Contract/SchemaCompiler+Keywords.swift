@@ -302,7 +302,7 @@ extension SchemaCompiler {
         node.maxLength = try keywords.count("maxLength")
         if let source = value["pattern"] {
             guard let text = source.string else { throw keywords.error("pattern", "pattern must be a string") }
-            node.pattern = try compilePattern(text, at: keywords.child("pattern"))
+            node.pattern = try compilePattern(text, at: keywords.child("pattern"), orWarn: true)
         }
         node.minItems = try keywords.count("minItems")
         node.maxItems = try keywords.count("maxItems")

@@ -216,6 +216,24 @@ final class SchemaCompiler {
         }
     }
 
+    /// A `pattern`, or `nil` with a warning when it is valid ECMA-262 that PCRE2 cannot hold: a
+    /// quantifier bound over 65,535 (Adyen's `^.{0,262144}$`). Any other failure is an error.
+    func compilePattern(_ source: String, at location: SchemaLocation, orWarn: Bool) throws(ContractError) -> Pattern? {
+        do {
+            return try Pattern(source)
+        } catch {
+            guard orWarn, error.message.contains("too big in {} quantifier") else {
+                throw self.error(location, "pattern \"\(source)\" does not compile: \(error)")
+            }
+            registry.warn(
+                self.error(
+                    location,
+                    "pattern \"\(source)\" has a repetition bound over 65,535, more than the regular expression engine (PCRE2) holds: not checked"
+                ))
+            return nil
+        }
+    }
+
 }
 
 extension Schema {

@@ -189,6 +189,19 @@ final class OpenAPITests: XCTestCase {
         }
     }
 
+    /// ECMA-262 sets no bound on `{n,m}`; PCRE2 stops at 65,535. Such a pattern is said and not
+    /// checked: the rest of the document (Adyen's Terminal API) is used.
+    func testPatternWithARepetitionBoundPCRE2CannotHoldIsAWarning() throws {
+        let contract = try Self.document(
+            "3.1.0",
+            schema: "{type: object, properties: {xhtml: {type: string, pattern: '^.{0,262144}$'}, n: {type: integer}}}")
+        XCTAssertEqual(contract.warnings.count, 1)
+        XCTAssertTrue(contract.warnings.first?.message.contains("over 65,535") == true, "\(contract.warnings)")
+        let schema = try Self.bodySchema(contract)
+        XCTAssertTrue(schema.validate(Array(#"{"xhtml": "<p/>", "n": 1}"#.utf8)).passed)
+        XCTAssertFalse(schema.validate(Array(#"{"xhtml": "<p/>", "n": "1"}"#.utf8)).passed, "the rest is checked")
+    }
+
     func testDiscriminatorWordsTheViolationAndNeverChangesTheVerdict() throws {
         let shop = try Self.shop()
         let schema = try XCTUnwrap(
