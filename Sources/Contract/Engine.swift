@@ -174,7 +174,8 @@ struct Engine: TokenSink {
         guard schema.hasInPlace else { return }
         guard expansion < 128 else {
             fail(
-                index, "$ref", "a schema that reaches the value", "references that loop without end",
+                index, "$ref", "a schema that reaches the value",
+                "schemas that loop, or apply one another more than 128 deep",
                 depth: frames.count)
             return
         }

@@ -77,32 +77,49 @@ final class SchemaCompiler {
     /// A}]}`; JSON Schema 2020-12 §9.4.1 leaves them undefined): the validator gives up at a depth
     /// of 128 and fails the branch there, so each loop is said at load, with its path, rather
     /// than found body after body.
+    /// A chain of such applications longer than 128 without a loop (`A0: {$ref: A1}` … `A130`)
+    /// fails the same way: said too, with its length.
     private func warnEndlessApplication() {
-        var done = Set<ObjectIdentifier>()
+        // How many schemas deep in-place application goes from each one (loops cut).
+        var heights: [ObjectIdentifier: Int] = [:]
         var path: [Schema] = []
         var onPath = Set<ObjectIdentifier>()
-        func visit(_ node: Schema) {
+        var warnedDeep = false
+        @discardableResult
+        func visit(_ node: Schema) -> Int {
             let id = ObjectIdentifier(node)
-            if done.contains(id) { return }
+            if let known = heights[id] { return known }
             if onPath.contains(id) {
-                guard let start = path.lastIndex(where: { $0 === node }), let location = locations[id] else { return }
+                guard let start = path.lastIndex(where: { $0 === node }), let location = locations[id] else { return 0 }
                 let loop = (path[start...].map(\.location) + [node.location]).joined(separator: " → ")
                 registry.warn(
                     error(
                         location,
                         "schemas that apply one another without end (\(loop)): evaluated 128 levels deep, where that branch fails"
                     ))
-                return
+                return 0
             }
             onPath.insert(id)
             path.append(node)
-            for child in node.allOf + node.anyOf + node.oneOf + node.dependentSchemas.map(\.1) { visit(child) }
+            var height = 0
+            for child in node.allOf + node.anyOf + node.oneOf + node.dependentSchemas.map(\.1) {
+                height = max(height, visit(child))
+            }
             for child in [node.ref, node.not, node.ifSchema, node.thenSchema, node.elseSchema] {
-                if let child { visit(child) }
+                if let child { height = max(height, visit(child)) }
             }
             path.removeLast()
             onPath.remove(id)
-            done.insert(id)
+            heights[id] = height + 1
+            if height + 1 > 128, !warnedDeep, let location = locations[id] {
+                warnedDeep = true
+                registry.warn(
+                    error(
+                        location,
+                        "schemas that apply one another \(height + 1) levels deep ($ref or allOf chains): past 128 the validator fails that branch (said once)"
+                    ))
+            }
+            return height + 1
         }
         for node in all { visit(node) }
     }

@@ -169,6 +169,21 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertFalse(loops.first?.message.contains("Tree") == true)
     }
 
+    /// A chain without a loop but longer than the validator follows is said as a chain, and
+    /// its failure says "loop, or … more than 128 deep", not only "loop".
+    func testAChainOfReferencesLongerThan128IsSaidAsSuch() throws {
+        let links = (0..<140).map { "    A\($0): {$ref: '#/components/schemas/A\($0 + 1)'}" }.joined(separator: "\n")
+        let contract = try OpenAPITests.document(
+            "3.1.0", schema: "{$ref: '#/components/schemas/A0'}",
+            components: "components:\n  schemas:\n\(links)\n    A140: {type: integer}")
+        let deep = contract.warnings.filter { $0.message.contains("levels deep ($ref or allOf chains)") }
+        XCTAssertEqual(deep.count, 1, "\(contract.warnings)")
+        XCTAssertFalse(contract.warnings.contains { $0.message.contains("without end") })
+        let verdict = try OpenAPITests.bodySchema(contract).validate(Array("5".utf8))
+        XCTAssertTrue(
+            verdict.violations.first?.found.contains("more than 128 deep") == true, "\(verdict.violations)")
+    }
+
     /// The value with one of its values, at any depth, replaced by one of another type.
     static func mutations(of value: Value) -> [Value] {
         var out: [Value] = []
