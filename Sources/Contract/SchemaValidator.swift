@@ -179,7 +179,19 @@ public enum FileSource {
         guard let data = FileManager.default.contents(atPath: decoded) else {
             throw ContractError(file: uri, line: nil, pointer: nil, message: "cannot read the file")
         }
-        let text = String(decoding: data, as: UTF8.self)
+        // JSON and YAML are Unicode (RFC 8259 §8.1): bytes that are not UTF-8 are refused, with
+        // their line, not read as U+FFFD (an enum of "caf\u{FFFD}" matches nothing).
+        guard let text = String(validating: data, as: UTF8.self) else {
+            // The first byte that is not: where the valid scalars before it end.
+            var parser = Unicode.UTF8.ForwardParser()
+            var iterator = data.makeIterator()
+            var valid = 0
+            while case .valid(let scalar) = parser.parseScalar(from: &iterator) { valid += scalar.count }
+            let line = 1 + data.prefix(valid).count { $0 == 0x0A }
+            throw ContractError(
+                file: uri, line: line, pointer: nil,
+                message: "not UTF-8 (byte \(valid)): JSON and YAML documents are Unicode")
+        }
         return try SourceDocument.read(text: text, uri: uri)
     }
 

@@ -169,6 +169,23 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertFalse(loops.first?.message.contains("Tree") == true)
     }
 
+    /// Bytes that are not UTF-8 (a Latin-1 é) are refused with their line, not read as U+FFFD.
+    func testADocumentThatIsNotUTF8IsRefusedWithItsLine() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sluice-latin1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("api.yaml").path
+        var bytes = Array("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-enum: [caf".utf8)
+        bytes += [0xE9] + Array("]\n".utf8)
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        XCTAssertThrowsError(try OpenAPIContract.load(file: path)) { error in
+            let failure = error as? ContractError
+            XCTAssertEqual(failure?.line, 4)
+            XCTAssertTrue(failure?.message.contains("not UTF-8 (byte 68)") == true, "\(error)")
+        }
+    }
+
     /// A chain without a loop but longer than the validator follows is said as a chain, and
     /// its failure says "loop, or … more than 128 deep", not only "loop".
     func testAChainOfReferencesLongerThan128IsSaidAsSuch() throws {
