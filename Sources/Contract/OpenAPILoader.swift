@@ -39,9 +39,11 @@ struct OpenAPILoader {
                 file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")
         }
         let dialect: Dialect
-        if version.hasPrefix("3.0") {
+        // major.minor exactly: "3.10.0" is not 3.1.
+        let minor = version.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".")
+        if minor == "3.0" {
             dialect = .openAPI30
-        } else if version.hasPrefix("3.1") || version.hasPrefix("3.2") {
+        } else if minor == "3.1" || minor == "3.2" {
             if let declared = root["jsonSchemaDialect"]?.string, Dialect(metaSchema: declared) == nil {
                 throw ContractError(
                     file: document.uri, line: document.line(of: "/jsonSchemaDialect"), pointer: "/jsonSchemaDialect",
@@ -51,9 +53,17 @@ struct OpenAPILoader {
         } else {
             throw ContractError(
                 file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                message: "OpenAPI \(version): Sluice reads 3.0 and 3.1")
+                message: "OpenAPI \(version): Sluice reads 3.0 and 3.1 (and 3.2 as 3.1)")
         }
         let registry = SchemaRegistry(defaultDialect: dialect, loader: loader)
+        if minor == "3.2" {
+            registry.warn(
+                ContractError(
+                    file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
+                    message:
+                        "OpenAPI \(version) is read as 3.1: what 3.2 adds (the query method, additionalOperations, itemSchema) is not checked"
+                ))
+        }
         registry.addContainer(document)
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)
