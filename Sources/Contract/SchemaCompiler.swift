@@ -209,6 +209,52 @@ final class SchemaCompiler {
     /// An unknown keyword is an annotation (JSON Schema says so); said once per name, with where.
     /// OpenAPI 3.0's `nullable: true` outside 3.0 is said once too: JSON Schema ignores it there,
     /// so `null` stays refused where a 3.0 reader would allow it.
+    /// JSON Schema keywords that OpenAPI 3.0's Schema Object does not have: a 3.0 document
+    /// that uses them (written for 3.1, say) would have them ignored without a word.
+    static let notInOpenAPI30: Set<String> = [
+        "const", "if", "then", "else", "contains", "minContains", "maxContains", "propertyNames",
+        "dependentRequired", "dependentSchemas", "dependencies", "prefixItems", "unevaluatedProperties",
+        "unevaluatedItems", "$defs", "definitions", "examples", "$anchor", "$dynamicRef", "$dynamicAnchor", "$id",
+        "$schema", "contentMediaType", "contentEncoding", "contentSchema",
+    ]
+
+    /// In a 3.0 schema: keywords 3.0 does not read, the 3.1 (numeric) form of an exclusive bound,
+    /// and a `nullable` that cannot apply (OAS 3.0.3: only beside `type` in the same object, so
+    /// not on a `$ref` or an `allOf` alone). Each said once; the verdicts follow 3.0.
+    private func warnOutsideOpenAPI30(_ members: [(String, Value)], at location: SchemaLocation) {
+        var hasType = false
+        var nullable = false
+        var applies = false
+        for (key, member) in members {
+            switch key {
+            case "type": hasType = true
+            case "$ref", "allOf", "oneOf", "anyOf": applies = true
+            case "nullable": nullable = member.bool == true
+            case "exclusiveMinimum", "exclusiveMaximum":
+                guard member.bool == nil, warnedKeywords.insert("3.1 \(key)").inserted else { continue }
+                registry.warn(
+                    error(
+                        location,
+                        "\(key) with a number is OpenAPI 3.1's form; in 3.0 it is a boolean beside minimum/maximum: ignored (said once)"
+                    ))
+            case let name where Self.notInOpenAPI30.contains(name):
+                guard warnedKeywords.insert("3.1 \(key)").inserted else { continue }
+                registry.warn(
+                    error(
+                        location,
+                        "\(key) is not a keyword of OpenAPI 3.0's Schema Object (3.1 has it): ignored (said once)"))
+            default: continue
+            }
+        }
+        if nullable, !hasType, applies, warnedKeywords.insert("nullable without type").inserted {
+            registry.warn(
+                error(
+                    location,
+                    "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it (said once)"
+                ))
+        }
+    }
+
     private func warnUnknownKeywords(_ value: Value, at location: SchemaLocation, dialect: Dialect) {
         guard let members = value.members else { return }
         for (key, _) in members
@@ -216,6 +262,7 @@ final class SchemaCompiler {
             warnedKeywords.insert(key)
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
+        if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
         if dialect != .openAPI30, value["nullable"]?.bool == true, warnedKeywords.insert("nullable").inserted {
             registry.warn(
                 error(

@@ -202,6 +202,26 @@ final class OpenAPITests: XCTestCase {
         XCTAssertFalse(schema.validate(Array(#"{"xhtml": "<p/>", "n": "1"}"#.utf8)).passed, "the rest is checked")
     }
 
+    /// A 3.0 document written with 3.1's keywords, or a nullable that cannot apply, is told
+    /// so at load; the verdicts follow 3.0 (the keywords are not applied).
+    func testWhatOpenAPI30IgnoresIsSaid() throws {
+        let contract = try Self.document(
+            "3.0.3",
+            schema: "{type: object, properties: {percent: {type: number, exclusiveMaximum: 100}, kind: {const: fixed}, "
+                + "item: {$ref: '#/components/schemas/Item', nullable: true}, plain: {type: string, nullable: true}}}",
+            components: "components:\n  schemas:\n    Item: {type: object}")
+        let messages = contract.warnings.map(\.message)
+        XCTAssertEqual(messages.count, 3, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.hasPrefix("exclusiveMaximum with a number is OpenAPI 3.1's form") })
+        XCTAssertTrue(messages.contains { $0.hasPrefix("const is not a keyword of OpenAPI 3.0's Schema Object") })
+        XCTAssertTrue(messages.contains { $0.hasPrefix("nullable without type in the same schema has no effect") })
+        let schema = try Self.bodySchema(contract)
+        XCTAssertTrue(schema.validate(Array(#"{"percent": 250, "kind": "other", "plain": null}"#.utf8)).passed)
+        XCTAssertFalse(schema.validate(Array(#"{"item": null}"#.utf8)).passed)
+        XCTAssertTrue(
+            try Self.document("3.1.0", schema: "{type: number, exclusiveMaximum: 100, const: 5}").warnings.isEmpty)
+    }
+
     func testDiscriminatorWordsTheViolationAndNeverChangesTheVerdict() throws {
         let shop = try Self.shop()
         let schema = try XCTUnwrap(
