@@ -27,6 +27,11 @@ final class Collapser {
     private var orphans: [ObjectIdentifier: AnyObject] = [:]
     /// Most keys remembered as uncacheable; past it the expired ones go, then all of them.
     static let uncacheableLimit = 65_536
+    /// Most bytes of those keys (URLs): 65,536 of 7 KB each held 460 MB that a client could
+    /// fill with distinct no-store URLs and never get back.
+    static let uncacheableByteLimit = 8 << 20
+    /// The bytes of the keys in ``uncacheable``.
+    private var uncacheableBytes = 0
 
     /// Exchanges waiting now (for tests and stats).
     var waiting: Int { waiters.values.reduce(0) { $0 + $1.count } }
@@ -76,13 +81,18 @@ final class Collapser {
         if let last = lastUncacheable, last.key == key {
             if last.until > now { return true }
             lastUncacheable = nil
-            if !uncacheable.isEmpty { uncacheable[key] = nil }
+            dropUncacheable(key)
             return false
         }
         guard !uncacheable.isEmpty, let until = uncacheable[key] else { return false }
         if until > now { return true }
-        uncacheable[key] = nil
+        dropUncacheable(key)
         return false
+    }
+
+    private func dropUncacheable(_ key: String) {
+        guard !uncacheable.isEmpty, uncacheable.removeValue(forKey: key) != nil else { return }
+        uncacheableBytes -= key.utf8.count
     }
 
     /// `key`'s response could not be stored or shared: its misses do not collapse until `until`.
@@ -92,12 +102,19 @@ final class Collapser {
                 lastUncacheable = (key, until)
                 return
             }
-            uncacheable[last.key] = last.until
+            if uncacheable.updateValue(last.until, forKey: last.key) == nil { uncacheableBytes += last.key.utf8.count }
         }
         // A new key: a full table makes room first (the expired keys, else all of them).
-        if uncacheable.count >= Self.uncacheableLimit, uncacheable[key] == nil {
+        let full = uncacheable.count >= Self.uncacheableLimit || uncacheableBytes >= Self.uncacheableByteLimit
+        if full, uncacheable[key] == nil {
             uncacheable = uncacheable.filter { $0.value > now }
-            if uncacheable.count >= Self.uncacheableLimit { uncacheable.removeAll() }
+            if uncacheable.count >= Self.uncacheableLimit
+                || uncacheable.keys.reduce(0, { $0 + $1.utf8.count })
+                    >= Self.uncacheableByteLimit / 2
+            {
+                uncacheable.removeAll()
+            }
+            uncacheableBytes = uncacheable.keys.reduce(0) { $0 + $1.utf8.count }
         }
         lastUncacheable = (key, until)
     }
@@ -105,7 +122,7 @@ final class Collapser {
     /// A response for `key` is being stored for everyone: its misses collapse again.
     func forgetUncacheable(_ key: String) {
         if lastUncacheable?.key == key { lastUncacheable = nil }
-        if !uncacheable.isEmpty { uncacheable[key] = nil }
+        dropUncacheable(key)
     }
 
     /// Keeps a leader whose client left alive until its fetch is over (``disown(_:)``).

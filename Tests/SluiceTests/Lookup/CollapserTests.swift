@@ -98,6 +98,17 @@ struct CollapserTests {
         #expect(collapser.isUncacheable("k1", now: 20), "still live: kept")
     }
 
+    @Test("Long keys count by their bytes: distinct 100 KB URLs do not pile up past the byte limit")
+    func limitByBytes() {
+        let collapser = Collapser()
+        let padding = String(repeating: "q", count: 100_000)
+        let count = Collapser.uncacheableByteLimit / 100_000 + 5
+        for n in 0..<count { collapser.rememberUncacheable("http://a/?\(n)\(padding)", until: 1000, now: 0) }
+        #expect(!collapser.isUncacheable("http://a/?0\(padding)", now: 1), "the table was emptied at the limit")
+        #expect(collapser.isUncacheable("http://a/?\(count - 1)\(padding)", now: 1))
+        #expect(collapser.isUncacheable("http://a/?\(count - 2)\(padding)", now: 1), "kept since the reset")
+    }
+
     @Test("At the limit with none expired, all go; renewing a known key drops nothing")
     func limitDropsAll() {
         let collapser = Collapser()
