@@ -3,8 +3,13 @@
 extension CachePolicy {
     /// The Vary'd request header values (§4.1), normalised as their grammar allows, in the order
     /// of the `Vary` field names: see ``selector(_:values:)``.
+    /// A field the request did not send (`name!`) is not one it sent empty (`name:`): an absent
+    /// `Accept-Encoding` accepts any coding, an empty one only identity (RFC 9110 §12.5.3).
     static func variant(names: [String], request: HTTPFields) -> String {
-        names.map { name in name + ":" + selector(name, values: request.values(name)) }.joined(separator: "\n")
+        names.map { name in
+            let values = request.values(name)
+            return values.isEmpty ? name + "!" : name + ":" + selector(name, values: values)
+        }.joined(separator: "\n")
     }
 
     /// One nominated field's value as the cache compares it: its lines combined as one list,

@@ -10,7 +10,7 @@ struct CacheAdmission {
     /// The client's request method and header fields (Vary, Authorization, request directives).
     /// `GET`, also for a POST response stored as the answer to later GETs (``ResponseStoring``).
     var method: String
-    let request: HTTPFields
+    var request: HTTPFields
     /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
     let requestTime: Double
     /// The rule in force (shared with the rule book, not copied); its `cache:` block: `store:

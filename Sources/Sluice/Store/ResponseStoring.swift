@@ -37,6 +37,8 @@ enum ResponseStoring {
             guard method == "POST", answersLaterGets(response, url: url) else { return .invalidated }
             var asGet = admission()
             asGet.method = "GET"
+            // The POST's content is what made the response, not part of a GET's request.
+            asGet.request.remove(codes: FieldCode.contentLength.bit | FieldCode.transferEncoding.bit)
             return begin(asGet, response, validationFailed: validationFailed, now: now)
         }
         guard key != nil, method == "GET" else { return .none }

@@ -239,5 +239,11 @@ struct CachePolicyTests {
         #expect(!same("foo", [], ["1"]))
         #expect(same("foo", ["\"a, b\""], ["\"a, b\""]))
         #expect(!same("foo", ["\"a, b\""], ["\"a,b\""]))
+        // Absent is not empty: no Accept-Encoding accepts any coding, an empty one only identity.
+        let absent = CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields())
+        let empty = CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields([("Accept-Encoding", "")]))
+        #expect(absent != empty)
+        #expect(
+            empty == CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields([("Accept-Encoding", " ")])))
     }
 }
