@@ -131,7 +131,14 @@ struct OpenAPILoader {
             guard let text = reference.string else {
                 throw warn(location.pointer + "/$ref", "$ref must be a string", file: location.document)
             }
-            let target = try registry.locate(text, base: location.document)
+            let target: SchemaLocation
+            do {
+                target = try registry.locate(text, base: location.document)
+            } catch {
+                throw warn(
+                    location.pointer + "/$ref", SchemaRegistry.unresolved(text, error, from: location.document),
+                    file: location.document)
+            }
             visited.append(location)
             if visited.contains(target) {
                 let start = visited.firstIndex(of: target)!

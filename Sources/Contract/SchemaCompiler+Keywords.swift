@@ -73,7 +73,14 @@ extension SchemaCompiler {
         let dialect = scope.dialect
         if let reference = value["$ref"] {
             guard let text = reference.string else { throw keywords.error("$ref", "$ref must be a string") }
-            node.ref = try compile(reference: text, base: scope.base)
+            // One that cannot be followed is said where it is written, not where it points.
+            let target: SchemaLocation
+            do {
+                target = try registry.locate(text, base: scope.base)
+            } catch {
+                throw keywords.error("$ref", SchemaRegistry.unresolved(text, error, from: keywords.location.document))
+            }
+            node.ref = try compile(target)
             if dialect.refOverridesSiblings { return false }
         }
         if dialect == .draft2020, let reference = value["$dynamicRef"]?.string {

@@ -136,6 +136,13 @@ public final class SchemaRegistry {
         return (location.document, defaultDialect, true)
     }
 
+    /// The message of a reference that cannot be followed, to be said where the `$ref` is
+    /// written: what `locate` found, and in which file when it is another.
+    static func unresolved(_ reference: String, _ error: ContractError, from document: String) -> String {
+        let said = error.message.hasPrefix("$ref") ? error.message : "$ref \"\(reference)\": \(error.message)"
+        return error.file == document ? said : said + " (\(error.file))"
+    }
+
     /// The schema a reference names, resolved against `base`.
     func locate(_ reference: String, base: String) throws(ContractError) -> SchemaLocation {
         let absolute = URIReference.resolve(reference, against: base)

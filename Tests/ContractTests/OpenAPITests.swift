@@ -400,7 +400,12 @@ final class OpenAPITests: XCTestCase {
         error = load(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/Missing'}\n"
         )
-        XCTAssertEqual(error?.pointer, "/components/schemas/Missing", "\(String(describing: error))")
+        // Said where the $ref is written (line 11), naming where it points.
+        XCTAssertEqual(
+            error?.pointer, "/paths/~1a/get/responses/200/content/application~1json/schema/$ref",
+            "\(String(describing: error))")
+        XCTAssertEqual(error?.line, 11)
+        XCTAssertTrue(error?.message.contains("#/components/schemas/Missing\" points to nothing") == true)
         error = load(
             "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: x\n          content:\n            application/json:\n              schema: {$ref: 'https://schemas.example/x.json'}\n"
         )
