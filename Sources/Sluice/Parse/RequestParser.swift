@@ -159,7 +159,7 @@ public struct RequestParser: Sendable {
             let line = UnsafeRawBufferPointer(rebasing: head[lineStart..<(lf - 1)])
             lineStart = lf + 1
             if headers.count >= limits.maxFieldCount {
-                return .failure(.badRequest(reason: .headersTooLarge(limit: limits.maxHeaderBytes)))
+                return .failure(.badRequest(reason: .tooManyFields(limit: limits.maxFieldCount)))
             }
             guard let first = line.first else { return .failure(malformed("empty field line")) }
             if first == 0x20 || first == 0x09 { return .failure(malformed("obs-fold (line folding) is not allowed")) }

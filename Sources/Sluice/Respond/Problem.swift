@@ -130,6 +130,11 @@ public struct Problem: Sendable, Equatable {
                     431, "headers-too-large", "Request header fields too large",
                     "The header section exceeds \(limit) bytes.", true
                 )
+            case .tooManyFields(let limit):
+                return (
+                    431, "headers-too-large", "Request header fields too large",
+                    "The header section has more than \(limit) field lines.", true
+                )
             case .bodyTooLarge(let limit):
                 return (
                     413, "body-too-large", "Request body too large", "The request body exceeds \(limit) bytes.", true

@@ -149,6 +149,8 @@ public enum ReasonPhrase {
     public static func standard(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 103: "Early Hints"
         case 200: "OK"
         case 201: "Created"
         case 202: "Accepted"
@@ -165,9 +167,12 @@ public enum ReasonPhrase {
         case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
+        case 402: "Payment Required"
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
         case 408: "Request Timeout"
         case 409: "Conflict"
         case 410: "Gone"
@@ -180,6 +185,8 @@ public enum ReasonPhrase {
         case 417: "Expectation Failed"
         case 421: "Misdirected Request"
         case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
+        case 428: "Precondition Required"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
@@ -188,6 +195,7 @@ public enum ReasonPhrase {
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
         case 505: "HTTP Version Not Supported"
+        case 511: "Network Authentication Required"
         default: "Status \(status)"
         }
     }

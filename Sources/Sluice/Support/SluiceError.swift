@@ -34,6 +34,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case requestLineTooLong(limit: Int)
         /// The header section is larger than the limit (431).
         case headersTooLarge(limit: Int)
+        /// More header field lines than the limit (431).
+        case tooManyFields(limit: Int)
         /// The body is larger than the limit (413).
         case bodyTooLarge(limit: Int)
         /// Origin-form (`GET /path`) sent to the proxy port.

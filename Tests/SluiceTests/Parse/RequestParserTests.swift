@@ -148,6 +148,17 @@ struct RequestParserTests {
             }
             #expect(Problem(error).status == status)
         }
+        // Too many field lines: 431 that says so, not that the section is too many bytes.
+        limits.maxFieldCount = 3
+        guard
+            case .failure(let error) = Self.parse(
+                "GET http://h/ HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits)
+        else {
+            Issue.record("accepted 4 fields with a limit of 3")
+            return
+        }
+        #expect(Problem(error).status == 431)
+        #expect(Problem(error).detail == "The header section has more than 3 field lines.")
     }
 
     @Test("Byte-at-a-time input gives the same result as one read (property over many requests)")
