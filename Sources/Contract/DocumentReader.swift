@@ -64,7 +64,13 @@ public struct SourceDocument: Sendable {
             Result { () throws(ContractError) -> SourceDocument in try composeYAML(text: text, uri: uri) }
         }
         guard bound > 1_000 else { return try read().get() }
-        return try LargeStack.run(bytes: 32 << 20 + bound * 4 << 10, read).get()
+        let stack = 32 << 20 + bound * 4 << 10
+        guard let result = LargeStack.run(bytes: stack, read) else {
+            throw ContractError(
+                file: uri, line: nil, pointer: nil,
+                message: "may nest \(bound) levels deep: no thread with a \(stack >> 20) MiB stack to read it on")
+        }
+        return try result.get()
     }
 
     private static func composeYAML(text: String, uri: String) throws(ContractError) -> SourceDocument {

@@ -11,11 +11,11 @@ enum LargeStack {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    /// `body`'s result, computed on a thread with a stack of `bytes`; on the calling thread when
-    /// no such thread can be made (the stack it has is then all there is).
-    static func run<T>(bytes: Int, _ body: @escaping () -> T) -> T {
+    /// `body`'s result, computed on a thread with a stack of `bytes`; `nil` when no such thread
+    /// can be made (the caller's stack is not enough, or it would not have asked).
+    static func run<T>(bytes: Int, _ body: @escaping () -> T) -> T? {
         var result: T?
-        guard start(Job { result = body() }, bytes: bytes), let result else { return body() }
+        guard start(Job { result = body() }, bytes: bytes) else { return nil }
         return result
     }
 

@@ -147,7 +147,17 @@ extension SchemaCompiler {
     /// `$ref`s or `allOf`s (a Reference Object stands for its target, OAS 3.0.3 §4.7.24: an
     /// `id: {$ref: Id}` whose `Id` is read-only is not required in a request).
     func accessFlags(at location: SchemaLocation, hops: Int = 0) -> (readOnly: Bool, writeOnly: Bool) {
+        if let known = accessFlagsFound[location.key] { return known ?? (false, false) }
         guard hops < 32, let value = registry.value(at: location) else { return (false, false) }
+        accessFlagsFound[location.key] = .some(nil)
+        let flags = followedAccessFlags(value, at: location, hops: hops)
+        accessFlagsFound[location.key] = flags
+        return flags
+    }
+
+    private func followedAccessFlags(_ value: Value, at location: SchemaLocation, hops: Int) -> (
+        readOnly: Bool, writeOnly: Bool
+    ) {
         var flags = (readOnly: value["readOnly"]?.bool == true, writeOnly: value["writeOnly"]?.bool == true)
         var targets: [SchemaLocation] = []
         if let reference = value["$ref"]?.string,

@@ -205,6 +205,9 @@ final class SchemaCompiler {
         "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
     ]
     private var warnedKeywords: Set<String> = []
+    /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
+    /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
+    var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]
 
     /// An unknown keyword is an annotation (JSON Schema says so); said once per name, with where.
     /// OpenAPI 3.0's `nullable: true` outside 3.0 is said once too: JSON Schema ignores it there,
@@ -213,9 +216,9 @@ final class SchemaCompiler {
     /// that uses them (written for 3.1, say) would have them ignored without a word.
     static let notInOpenAPI30: Set<String> = [
         "const", "if", "then", "else", "contains", "minContains", "maxContains", "propertyNames",
-        "dependentRequired", "dependentSchemas", "dependencies", "prefixItems", "unevaluatedProperties",
-        "unevaluatedItems", "$defs", "definitions", "examples", "$anchor", "$dynamicRef", "$dynamicAnchor", "$id",
-        "$schema", "contentMediaType", "contentEncoding", "contentSchema",
+        "dependentRequired", "dependentSchemas", "prefixItems", "unevaluatedProperties", "unevaluatedItems",
+        "$defs", "definitions", "examples", "$anchor", "$dynamicRef", "$dynamicAnchor", "$id", "contentMediaType",
+        "contentEncoding", "contentSchema",
     ]
 
     /// In a 3.0 schema: keywords 3.0 does not read, the 3.1 (numeric) form of an exclusive bound,

@@ -187,6 +187,14 @@ final class OpenAPITests: XCTestCase {
             XCTAssertTrue(schema.validate(request, direction: .request).passed, "\(version): id is read-only")
             XCTAssertFalse(schema.validate(request).passed, "\(version): a response needs it")
         }
+        // A schema that applies itself many times over is followed once per place, not per path.
+        let started = ContinuousClock.now
+        let selfish = try Self.document(
+            "3.1.0", schema: "{type: object, required: [n], properties: {n: {$ref: '#/components/schemas/Node'}}}",
+            components: "components:\n  schemas:\n    Node: {allOf: ["
+                + Array(repeating: "{$ref: '#/components/schemas/Node'}", count: 10).joined(separator: ", ") + "]}")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+        XCTAssertNotNil(try? Self.bodySchema(selfish))
     }
 
     /// ECMA-262 sets no bound on `{n,m}`; PCRE2 stops at 65,535. Such a pattern is said and not

@@ -33,9 +33,11 @@ extension Exchange {
 
     /// RFC 9111 §3 admission for this exchange's response.
     func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
-        CacheAdmission(
+        var admission = CacheAdmission(
             cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
             method: request.method, request: request.headers, requestTime: now, entry: route.entry)
+        admission.carriesContent = request.bodyFraming != .none && request.bodyFraming != .length(0)
+        return admission
     }
 
     // MARK: - Fetch

@@ -3,12 +3,14 @@
 extension CachePolicy {
     /// The Vary'd request header values (§4.1), normalised as their grammar allows, in the order
     /// of the `Vary` field names: see ``selector(_:values:)``.
-    /// A field the request did not send (`name!`) is not one it sent empty (`name:`): an absent
+    /// A field the request sent empty (`name:` and a NUL, which no field value holds) is not one
+    /// it did not send (`name:`, the form entries were always stored with): an absent
     /// `Accept-Encoding` accepts any coding, an empty one only identity (RFC 9110 §12.5.3).
     static func variant(names: [String], request: HTTPFields) -> String {
         names.map { name in
             let values = request.values(name)
-            return values.isEmpty ? name + "!" : name + ":" + selector(name, values: values)
+            let selected = selector(name, values: values)
+            return name + ":" + (selected.isEmpty && !values.isEmpty ? "\u{0}" : selected)
         }.joined(separator: "\n")
     }
 

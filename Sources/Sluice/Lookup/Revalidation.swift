@@ -34,7 +34,8 @@ enum Revalidation {
     ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
         let served = refreshed(entry, by: response, requestTime: requestTime, now: now, facts: facts)
         let control = CacheControl(response.headers)
-        if control.noStore || (shared && control.isPrivate) { return (served, nil) }
+        // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
+        if (control.noStore && !control.mustUnderstand) || (shared && control.isPrivate) { return (served, nil) }
         guard !storesSetCookie, response.headers.contains(.setCookie) else { return (served, served) }
         var impersonal = response
         impersonal.headers.remove(.setCookie)

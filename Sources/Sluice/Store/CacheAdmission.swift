@@ -18,6 +18,9 @@ struct CacheAdmission {
     let entry: RuleBook.Entry
     /// The rule's name when a rule (not the defaults) matched.
     var ruleName: String? { entry.matched ? entry.rule.name : nil }
+    /// The request carries content however it is framed (an HTTP/2 GET's DATA has no length
+    /// field): a GET's answer then is never stored (``CachePolicy/Refusal/requestContent``).
+    var carriesContent = false
 
     enum Outcome {
         /// Storing; `personal`: `private`, or setting a cookie that the settings do not store for
@@ -33,6 +36,7 @@ struct CacheAdmission {
         var refusal = CachePolicy.refusal(
             method: method, request: request, response: response, control: control, shared: settings.shared,
             heuristic: settings.heuristic, storeSetCookie: settings.storesSetCookie)
+        if refusal == nil, carriesContent, method == "GET" { refusal = .requestContent }
         if refusal == .noFreshness, entry.rule.cache?.ttl != nil { refusal = nil }
         if refusal == nil, entry.rule.cache?.store == false { refusal = .rule }
         if refusal == nil, validationFailed { refusal = .validation }

@@ -39,6 +39,7 @@ enum ResponseStoring {
             asGet.method = "GET"
             // The POST's content is what made the response, not part of a GET's request.
             asGet.request.remove(codes: FieldCode.contentLength.bit | FieldCode.transferEncoding.bit)
+            asGet.carriesContent = false
             return begin(asGet, response, validationFailed: validationFailed, now: now)
         }
         guard key != nil, method == "GET" else { return .none }

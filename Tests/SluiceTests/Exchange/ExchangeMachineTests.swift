@@ -486,6 +486,12 @@ struct ExchangeMachineTests {
                 done.map(Self.describe) == ["status(Sluice; fwd=stale; fwd-status=304)", "serve(age=1, whole)"],
                 "\(control): the stored entry stays as it was")
         }
+        // must-understand overrides no-store for a status it stores: such an entry is refreshed.
+        (machine, _) = Self.lookedUp(Self.request(), [stale])
+        _ = machine.handle(
+            .responseHead(Self.head(304, [("Cache-Control", "must-understand, no-store, max-age=60")]), now: Self.now))
+        done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+        #expect(done.map(Self.describe).first == "refreshStored")
         (machine, _) = Self.lookedUp(Self.request("HEAD"), [stale])
         let head = Self.head(200, [("ETag", "\"v1\""), ("Cache-Control", "private")])
         #expect(machine.handle(.responseHead(head, now: Self.now)).map(Self.describe) == ["deliverHead(200, pass)"])

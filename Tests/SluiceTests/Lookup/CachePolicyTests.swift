@@ -243,6 +243,7 @@ struct CachePolicyTests {
         let absent = CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields())
         let empty = CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields([("Accept-Encoding", "")]))
         #expect(absent != empty)
+        #expect(absent == "accept-encoding:", "the form entries stored before were written with")
         #expect(
             empty == CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields([("Accept-Encoding", " ")])))
     }
