@@ -29,41 +29,9 @@ struct OpenAPILoader {
         document: SourceDocument, loader: SchemaRegistry.Loader?, formats: FormatMode, basePath: String?
     ) throws(ContractError) -> OpenAPIContract {
         let root = document.root
-        guard let version = root["openapi"]?.string else {
-            if root["swagger"] != nil {
-                throw ContractError(
-                    file: document.uri, line: 1, pointer: "/swagger",
-                    message: "a Swagger 2.0 document: Sluice reads OpenAPI 3.0 and 3.1")
-            }
-            throw ContractError(
-                file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")
-        }
-        let dialect: Dialect
-        // major.minor exactly: "3.10.0" is not 3.1.
-        let minor = version.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".")
-        if minor == "3.0" {
-            dialect = .openAPI30
-        } else if minor == "3.1" || minor == "3.2" {
-            if let declared = root["jsonSchemaDialect"]?.string, Dialect(metaSchema: declared) == nil {
-                throw ContractError(
-                    file: document.uri, line: document.line(of: "/jsonSchemaDialect"), pointer: "/jsonSchemaDialect",
-                    message: "unknown dialect \"\(declared)\"")
-            }
-            dialect = root["jsonSchemaDialect"]?.string.flatMap { Dialect(metaSchema: $0) } ?? .draft2020
-        } else {
-            throw ContractError(
-                file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                message: "OpenAPI \(version): Sluice reads 3.0 and 3.1 (and 3.2 as 3.1)")
-        }
+        let (version, dialect, notes) = try OpenAPIVersion.read(document)
         let registry = SchemaRegistry(defaultDialect: dialect, loader: loader)
-        if minor == "3.2" {
-            registry.warn(
-                ContractError(
-                    file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                    message:
-                        "OpenAPI \(version) is read as 3.1: what 3.2 adds (the query method, additionalOperations, itemSchema) is not checked"
-                ))
-        }
+        for note in notes { registry.warn(note) }
         registry.addContainer(document)
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)

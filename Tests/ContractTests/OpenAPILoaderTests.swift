@@ -169,21 +169,6 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertFalse(loops.first?.message.contains("Tree") == true)
     }
 
-    /// 3.2 is read as 3.1 and says what of it is not checked; a minor version Sluice does not
-    /// know (3.10 is not 3.1) is refused.
-    func testOpenAPIVersionsAreReadByMajorAndMinor() throws {
-        let current = try OpenAPITests.document("3.2.0", schema: "{type: integer}")
-        XCTAssertEqual(
-            current.warnings.filter { $0.message.contains("is read as 3.1") }.count, 1, "\(current.warnings)")
-        XCTAssertTrue(try OpenAPITests.bodySchema(current).validate(Array("5".utf8)).passed)
-        XCTAssertTrue(try OpenAPITests.document("3.1.1", schema: "{type: integer}").warnings.isEmpty)
-        for version in ["3.10.0", "3.3.0", "4.0.0"] {
-            XCTAssertThrowsError(try OpenAPITests.document(version, schema: "{type: integer}"), version) { error in
-                XCTAssertTrue("\(error)".contains("Sluice reads 3.0 and 3.1"), "\(error)")
-            }
-        }
-    }
-
     /// Bytes that are not UTF-8 (a Latin-1 é) are refused with their line, not read as U+FFFD.
     func testADocumentThatIsNotUTF8IsRefusedWithItsLine() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
