@@ -171,15 +171,9 @@ final class OpenAPILoaderTests: XCTestCase {
 
     /// Bytes that are not UTF-8 (a Latin-1 é) are refused with their line, not read as U+FFFD.
     func testADocumentThatIsNotUTF8IsRefusedWithItsLine() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "sluice-latin1-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("api.yaml").path
         var bytes = Array("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx-enum: [caf".utf8)
         bytes += [0xE9] + Array("]\n".utf8)
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        XCTAssertThrowsError(try OpenAPIContract.load(file: path)) { error in
+        XCTAssertThrowsError(try OpenAPITests.load(bytes: bytes)) { error in
             let failure = error as? ContractError
             XCTAssertEqual(failure?.line, 4)
             XCTAssertTrue(failure?.message.contains("not UTF-8 (byte 68)") == true, "\(error)")

@@ -13,13 +13,16 @@ final class OpenAPITests: XCTestCase {
     }
 
     /// A document written for a test, loaded from a folder of its own.
-    static func load(yaml text: String) throws -> OpenAPIContract {
+    static func load(yaml text: String) throws -> OpenAPIContract { try load(bytes: Array(text.utf8)) }
+
+    /// A document of these bytes (not necessarily UTF-8), loaded from a folder of its own.
+    static func load(bytes: [UInt8]) throws -> OpenAPIContract {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-document-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("api.yaml").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return try OpenAPIContract.load(file: path)
     }
 
