@@ -277,7 +277,7 @@ struct CacheCommand: ParsableCommand {
             }
             guard let decision else {
                 print(
-                    "no decision on record for \(url) (never fetched through this cache, or recorded over 100,000 URLs ago)"
+                    "no decision on record for \(url) (never fetched through this cache, or decided before the newest ones kept: 100,000, fewer in a small cache)"
                 )
                 return
             }

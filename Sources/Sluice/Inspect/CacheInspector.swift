@@ -265,10 +265,10 @@ public final class CacheInspector {
     /// The last storing decision recorded for a URL.
     public func decision(for url: String) throws -> Decision? {
         let statement = try database.prepare("SELECT url, time, stored, reason FROM decisions WHERE url=?1")
-        try statement.bind(url, at: 1)
+        try statement.bind(CacheStore.decisionKey(url), at: 1)
         guard try statement.step() else { return nil }
         return Decision(
-            url: statement.text(at: 0) ?? url, time: statement.double(at: 1), stored: statement.int64(at: 2) == 1,
+            url: url, time: statement.double(at: 1), stored: statement.int64(at: 2) == 1,
             reason: statement.text(at: 3))
     }
 

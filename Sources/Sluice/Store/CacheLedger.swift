@@ -20,11 +20,14 @@ final class CacheLedger {
     private var pendingMisses = 0
     /// Rows in `decisions`, at most (upserts of known URLs are counted as new).
     private var decisionRows = 0
+    /// Most rows kept in `decisions` (``CacheStore/decisionLimit(capacity:)``).
+    private let decisionLimit: Int
     private var lastTouchFlush: UInt64 = 0
     static let touchInterval: UInt64 = 10
 
-    init(database: Database, logger: Logger) throws {
+    init(database: Database, decisionLimit: Int, logger: Logger) throws {
         self.database = database
+        self.decisionLimit = decisionLimit
         self.logger = logger
         touchEntry = try database.prepare("UPDATE entries SET hits=hits+?3, last_access=?2 WHERE id=?1")
         upsertDecision = try database.prepare(
@@ -93,10 +96,10 @@ final class CacheLedger {
                     try upsertDecision.step()
                 }
                 decisionRows += decisions.count
-                if decisionRows > CacheStore.decisionLimit + CacheStore.decisionLimit / 10 {
+                if decisionRows > decisionLimit + decisionLimit / 10 {
                     // Unique pass-through URLs must not grow the file without end: keep the newest.
                     try database.execute(
-                        "DELETE FROM decisions WHERE time < (SELECT time FROM decisions ORDER BY time DESC LIMIT 1 OFFSET \(CacheStore.decisionLimit))"
+                        "DELETE FROM decisions WHERE time < (SELECT time FROM decisions ORDER BY time DESC LIMIT 1 OFFSET \(decisionLimit))"
                     )
                     let rows = try database.prepare("SELECT count(*) FROM decisions")
                     if try rows.step() { decisionRows = Int(rows.int64(at: 0)) }

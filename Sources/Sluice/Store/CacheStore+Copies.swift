@@ -7,18 +7,21 @@ extension CacheStore {
     /// WAL commit for all); an entry per response, `nil` where it could not be written.
     func insertComplete(_ responses: [(new: NewEntry, body: [UInt8], ttl: Int64?)]) -> [Entry?] {
         var written: [Entry?] = []
+        var added: Int64 = 0
         flushPending()  // the ledger's own transaction, before this one
         do {
             try database.transaction {
                 for (new, body, ttl) in responses {
-                    written.append(try insertOne(new, body: body, ttl: ttl))
+                    let entry = try insertOne(new, body: body, ttl: ttl)
+                    if let entry { added += try footprint(of: entry.ref.row) }
+                    written.append(entry)
                 }
             }
         } catch {
             warnSkipped(error)
             return responses.map { _ in nil }
         }
-        for entry in written { if let entry { totalBytes += entry.size } }
+        totalBytes += added
         evictIfNeeded()
         return written
     }

@@ -60,13 +60,14 @@ extension CacheStore {
             var headers = try replaced ?? storedHeaders(entry)
             var finalSize = size
             var finalKey = key
-            try database.transaction {
+            let added = try database.transaction {
                 guard let piece = ByteRange.Piece(headers), piece.count == size else {
                     throw PieceError.mismatch
                 }
-                var old: [(id: Int64, size: Int64, headers: HTTPFields)] = []
+                var old: [(id: Int64, footprint: Int64, headers: HTTPFields)] = []
                 let select = try database.prepare(
-                    "SELECT id, size, headers FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
+                    "SELECT id, \(CacheStore.footprint), headers FROM entries WHERE key=?1 AND variant=?2 AND complete=1"
+                )
                 try select.bind(key, at: 1)
                 try select.bind(variant, at: 2)
                 while try select.step() {
@@ -84,9 +85,9 @@ extension CacheStore {
                     )
                     covered = union
                 }
-                for (id, bytes, _) in old {
+                for (id, footprint, _) in old {
                     try deleteRows(id)
-                    totalBytes -= bytes
+                    totalBytes -= footprint
                 }
                 finalSize = Int64(covered.count)
                 var status: Int64 = 206
@@ -118,8 +119,9 @@ extension CacheStore {
                 try mark.step()
                 noteStored(key: key)
                 noteStored(key: finalKey)
+                return try footprint(of: entry)
             }
-            totalBytes += finalSize
+            totalBytes += added
         } catch {
             warnSkipped(error)
             discard(entry)
@@ -142,7 +144,8 @@ extension CacheStore {
     /// Drops the complete responses of a key's variant that a new one replaces (a commit, a
     /// combined piece, a copy from the shared tier); inside the caller's transaction.
     func replaceComplete(key: String, variant: String) throws(SQLiteError) {
-        let old = try database.prepare("SELECT id, size FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
+        let old = try database.prepare(
+            "SELECT id, \(CacheStore.footprint) FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
         try old.bind(key, at: 1)
         try old.bind(variant, at: 2)
         var rows: [(Int64, Int64)] = []

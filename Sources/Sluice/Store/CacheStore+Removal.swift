@@ -13,7 +13,8 @@ extension CacheStore {
     func invalidate(key: String) {
         do {
             try database.transaction {
-                let select = try database.prepare("SELECT id, size, complete FROM entries WHERE key=?1")
+                let select = try database.prepare(
+                    "SELECT id, \(CacheStore.footprint), complete FROM entries WHERE key=?1")
                 try select.bind(key, at: 1)
                 var rows: [(Int64, Int64, Bool)] = []
                 while try select.step() {
@@ -41,12 +42,13 @@ extension CacheStore {
         try row.step()
     }
 
-    /// Least recently used entries go until the file's content fits the capacity.
+    /// Least recently used entries go until what they take in the file (``footprint``) fits the capacity.
     func evictIfNeeded() {
         guard totalBytes > capacity else { return }
         do {
             let oldest = try database.prepare(
-                "SELECT id, size, key FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64")
+                "SELECT id, \(CacheStore.footprint), key FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64"
+            )
             var victims: [(Int64, Int64, String)] = []
             while try oldest.step() {
                 victims.append((oldest.int64(at: 0), oldest.int64(at: 1), oldest.text(at: 2) ?? ""))

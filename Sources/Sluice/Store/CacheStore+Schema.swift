@@ -58,8 +58,34 @@ extension CacheStore {
     /// The version a file this code writes has.
     static var schemaVersion: Int { migrator.migrations.count }
 
-    /// Most storing decisions kept (one per URL, the newest); older ones are dropped.
-    static let decisionLimit = 100_000
+    /// Most storing decisions kept (one per URL, the newest); older ones are dropped. A small
+    /// cache keeps fewer: about one for each 4 KiB of its capacity, and at least 1,000.
+    static func decisionLimit(capacity: Int64) -> Int { Int(min(100_000, max(1_000, capacity / 4096))) }
+
+    /// The longest URL a storing decision is kept under as it is: a longer one is kept under its
+    /// first bytes and a hash of the whole (``decisionKey(_:)``), so unique long URLs cannot fill the file.
+    static let decisionKeyLimit = 1024
+
+    /// What a URL's storing decision is kept under (the writer and `sluice cache why` agree on it).
+    static func decisionKey(_ url: String) -> String {
+        guard url.utf8.count > decisionKeyLimit else { return url }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in url.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let hex = String(hash, radix: 16)
+        let head = String(decoding: url.utf8.prefix(decisionKeyLimit - 24), as: UTF8.self)
+        return head + " #" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// What a complete entry takes in the file, as counted against `cache.capacity`: its body,
+    /// its head and key (the key twice: the row and its index), and a fixed allowance for the
+    /// rest of the row and its index entries. An SQL expression over an `entries` row.
+    static let footprint = """
+        (size + 2 * length(CAST(key AS BLOB)) + length(CAST(url AS BLOB)) + length(CAST(headers AS BLOB)) \
+        + length(CAST(variant AS BLOB)) + length(CAST(vary AS BLOB)) + length(CAST(host AS BLOB)) \
+        + length(CAST(reason AS BLOB)) + ifnull(length(CAST(etag AS BLOB)), 0) \
+        + ifnull(length(CAST(last_modified AS BLOB)), 0) + ifnull(length(CAST(rule AS BLOB)), 0) \
+        + ifnull(length(CAST(contract AS BLOB)), 0) + 128)
+        """
 
     /// A stored response, without its body. Immutable and shared by reference: the lookup, the
     /// memory tier, the exchange's phase and its actions all hold the same one.

@@ -19,7 +19,8 @@ final class CacheStore {
     private let dataVersion: Statement
     private var lastDataVersion: Int64 = 0
     private var lastVersionCheck: UInt64 = 0
-    /// Bytes of complete entries (kept in memory; the file is the truth at start).
+    /// Bytes the complete entries take in the file, bodies and heads (``footprint``): what
+    /// `cache.capacity` bounds. Kept in memory; the file is the truth at start.
     var totalBytes: Int64 = 0
     /// Keys with at least one complete entry: a URL not in here is a miss without a query.
     /// (Only this process writes the file; a key here whose rows another process purged is just a miss.)
@@ -74,14 +75,15 @@ final class CacheStore {
             "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14)"
         )
         insertChunk = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
-        ledger = try CacheLedger(database: database, logger: logger)
+        ledger = try CacheLedger(
+            database: database, decisionLimit: CacheStore.decisionLimit(capacity: settings.capacity), logger: logger)
         // 4 MiB of page cache (SQLite's default is 2 MiB): more of the key index of a large cache
         // stays in memory instead of being read again with pread.
         try database.execute("PRAGMA cache_size=-4096")
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()
-        let sum = try database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1")
+        let sum = try database.prepare("SELECT COALESCE(SUM(\(CacheStore.footprint)), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
         while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(CacheStore.hash(key)) } }
@@ -159,7 +161,8 @@ final class CacheStore {
     /// Another process (a purge) changed the file: memory forgets, the byte count is read again.
     private func externalChange() {
         onChange(.everything)
-        if let sum = try? database.prepare("SELECT COALESCE(SUM(size), 0) FROM entries WHERE complete=1"),
+        if let sum = try? database.prepare(
+            "SELECT COALESCE(SUM(\(CacheStore.footprint)), 0) FROM entries WHERE complete=1"),
             (try? sum.step()) == true
         {
             totalBytes = sum.int64(at: 0)
@@ -200,7 +203,7 @@ final class CacheStore {
 
     /// Records the last storing decision for a URL (`sluice cache why`).
     func recordDecision(url: String, now: Double, stored: Bool, reason: String?) {
-        ledger.record(url: CacheStore.urlKey(url), now: now, stored: stored, reason: reason)
+        ledger.record(url: CacheStore.decisionKey(CacheStore.urlKey(url)), now: now, stored: stored, reason: reason)
     }
 
     /// Writes the batched bookkeeping (ten times a second, and forced at shutdown).
@@ -295,7 +298,7 @@ final class CacheStore {
             return commitPiece(entry: entry, key: key, variant: variant, size: size, headers: headers, ttl: ttl)
         }
         do {
-            try database.transaction {
+            totalBytes += try database.transaction {
                 try replaceComplete(key: key, variant: variant)
                 noteStored(key: key)
                 let mark = try database.prepare(
@@ -307,14 +310,21 @@ final class CacheStore {
                 if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
                 if let contract { try mark.bind(contract, at: 5) }
                 try mark.step()
+                return try footprint(of: entry)
             }
-            totalBytes += size
         } catch {
             warnSkipped(error)
             discard(entry)
             return
         }
         evictIfNeeded()
+    }
+
+    /// What a row takes in the file (``footprint``), read once it is complete.
+    func footprint(of entry: Int64) throws(SQLiteError) -> Int64 {
+        let select = try database.prepare("SELECT \(CacheStore.footprint) FROM entries WHERE id=?1")
+        try select.bind(entry, at: 1)
+        return try select.step() ? select.int64(at: 0) : 0
     }
 
     /// A key has a new complete entry: known to be cacheable, and memory forgets its old ones.

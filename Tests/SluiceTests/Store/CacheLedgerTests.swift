@@ -19,7 +19,7 @@ struct CacheLedgerTests {
                 VALUES(\(id), 'http://a/\(id)', '', '', 'GET', 'http://a/\(id)', 'a', 200, 'OK', '', 1, 1, 1, 1)
                 """)
         }
-        return (try CacheLedger(database: database, logger: Logger(label: "test")), database)
+        return (try CacheLedger(database: database, decisionLimit: 100_000, logger: Logger(label: "test")), database)
     }
 
     /// The first column of the first row, or `nil` when there is none.

@@ -55,17 +55,87 @@ struct CacheStoreTests {
         let path = Self.temporaryPath()
         defer { Self.remove(path) }
         let store = try Self.store(path)
-        for n in 0..<(CacheStore.decisionLimit + CacheStore.decisionLimit / 5) {
+        let limit = CacheStore.decisionLimit(capacity: store.capacity)
+        #expect(limit == 100_000, "the default capacity (1 GiB) keeps the most")
+        for n in 0..<(limit + limit / 5) {
             store.recordDecision(url: "http://a/\(n)", now: Double(n), stored: false, reason: "no-store")
         }
         store.flushPending(force: true)
         let count = try store.database.prepare("SELECT count(*), min(time) FROM decisions")
         #expect(try count.step())
         // Pruned back to the limit whenever it is 10 % over.
-        #expect(count.int64(at: 0) <= Int64(CacheStore.decisionLimit + CacheStore.decisionLimit / 10))
-        #expect(count.int64(at: 0) >= Int64(CacheStore.decisionLimit))
+        #expect(count.int64(at: 0) <= Int64(limit + limit / 10))
+        #expect(count.int64(at: 0) >= Int64(limit))
         // The newest are the ones kept.
-        #expect(count.double(at: 1) >= Double(CacheStore.decisionLimit / 10 - 1))
+        #expect(count.double(at: 1) >= Double(limit / 10 - 1))
+    }
+
+    @Test("A small cache keeps fewer decisions, and a long URL's decision under a bounded key that `why` finds")
+    func decisionsOfSmallCacheAndLongURLs() throws {
+        #expect(CacheStore.decisionLimit(capacity: 1 << 20) == 1_000)
+        #expect(CacheStore.decisionLimit(capacity: 64 << 20) == 16_384)
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        var settings = Configuration.Cache()
+        settings.path = path
+        settings.capacity = 1 << 20
+        let store = try CacheStore(settings: settings, logger: Logger(label: "test"))
+        let query = String(repeating: "q", count: 7_000)
+        for n in 0..<3_000 {
+            store.recordDecision(url: "http://a/x?\(query)&n=\(n)", now: Double(n), stored: false, reason: "no-store")
+        }
+        store.flushPending(force: true)
+        let rows = try store.database.prepare("SELECT count(*), max(length(CAST(url AS BLOB))) FROM decisions")
+        #expect(try rows.step())
+        #expect(rows.int64(at: 0) <= 1_100)
+        #expect(rows.int64(at: 1) <= Int64(CacheStore.decisionKeyLimit))
+        // Distinct long URLs keep distinct keys; a short one is kept as it is.
+        let a = CacheStore.decisionKey("http://a/x?\(query)&n=1")
+        #expect(a != CacheStore.decisionKey("http://a/x?\(query)&n=2"))
+        #expect(a == CacheStore.decisionKey("http://a/x?\(query)&n=1"))
+        #expect(CacheStore.decisionKey("http://a/short") == "http://a/short")
+        let inspector = try CacheInspector(settings: settings)
+        let newest = try #require(try inspector.decision(for: "http://a/x?\(query)&n=2999"))
+        #expect(newest.url == "http://a/x?\(query)&n=2999")
+        #expect(newest.reason == "no-store")
+        #expect(try inspector.decision(for: "http://a/x?\(query)&n=1") == nil, "an old one was dropped")
+    }
+
+    @Test("The capacity counts what an entry takes in the file: unique long URLs with tiny bodies stay within it")
+    func capacityCountsHeads() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        var settings = Configuration.Cache()
+        settings.path = path
+        settings.capacity = 256 << 10
+        let query = String(repeating: "q", count: 7_000)
+        do {
+            let store = try CacheStore(settings: settings, logger: Logger(label: "test"))
+            for n in 0..<200 {
+                let url = try #require(TargetURL("http://a/x?\(query)&n=\(n)"))
+                let headers = HTTPFields([("Cache-Control", "max-age=60"), ("Content-Length", "2")])
+                let new = CacheStore.NewEntry(
+                    stored: StoredHead(
+                        key: url.description, variant: "", varyNames: [], status: 200, reason: "OK",
+                        headers: headers, requestTime: 0, responseTime: Double(n)),
+                    method: "GET", url: url, rule: nil, limit: 1 << 20, expectedLength: 2, proposedHeaders: headers)
+                let id = try #require(store.begin(new))
+                let writer = CacheWriter(store: store, entry: id, new: new)
+                _ = Array("hi".utf8).withUnsafeBytes { writer.append($0) }
+                #expect(writer.finish() == nil)
+                #expect(store.totalBytes <= settings.capacity)
+            }
+            let rows = try store.database.prepare(
+                "SELECT count(*), COALESCE(SUM(\(CacheStore.footprint)), 0) FROM entries WHERE complete=1")
+            #expect(try rows.step())
+            // About 14 KB an entry (its URL as key, index and url): 200 would be 2.8 MB.
+            #expect(rows.int64(at: 0) > 5 && rows.int64(at: 0) < 20)
+            #expect(rows.int64(at: 1) == store.totalBytes, "the running count is the file's")
+            #expect(store.candidates(key: "http://a/x?\(query)&n=199").count == 1, "the newest stays")
+        }
+        // Reopened, the count read from the file is the same measure.
+        let again = try CacheStore(settings: settings, logger: Logger(label: "test"))
+        #expect(again.totalBytes > 5 * 14_000 && again.totalBytes <= settings.capacity)
     }
 
     @Test("The memory tier keeps within its budget and forgets what changes")
