@@ -5,6 +5,7 @@ typedef int (*sluice_curl_socket_cb)(CURL *, curl_socket_t, int, void *, void *)
 typedef int (*sluice_curl_timer_cb)(CURLM *, long, void *);
 typedef curl_socket_t (*sluice_curl_opensocket_cb)(void *, curlsocktype, struct curl_sockaddr *);
 typedef int (*sluice_curl_sockopt_cb)(void *, curl_socket_t, curlsocktype);
+typedef int (*sluice_curl_closesocket_cb)(void *, curl_socket_t);
 
 static inline CURLcode sluice_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode sluice_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
@@ -14,6 +15,7 @@ static inline CURLcode sluice_easy_setopt_slist(CURL *h, CURLoption o, struct cu
 static inline CURLcode sluice_easy_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode sluice_easy_setopt_read_cb(CURL *h, CURLoption o, curl_read_callback v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode sluice_easy_setopt_opensocket_cb(CURL *h, CURLoption o, sluice_curl_opensocket_cb v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode sluice_easy_setopt_closesocket_cb(CURL *h, CURLoption o, sluice_curl_closesocket_cb v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode sluice_easy_setopt_sockopt_cb(CURL *h, CURLoption o, sluice_curl_sockopt_cb v) { return curl_easy_setopt(h, o, v); }
 
 static inline CURLcode sluice_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }

@@ -72,6 +72,10 @@ public final class EasyHandle {
     public internal(set) var isActive = false
     /// Set when the transfer is paused in either direction.
     private var pausedMask: Int32 = 0
+    /// Whether the transfer is paused in either direction (libcurl then stops watching its socket).
+    var isPaused: Bool { pausedMask != 0 }
+    /// What closes the sockets of this handle's connections (``MultiHandle/add(_:)`` sets it).
+    var closer: AnyObject?
     private var hasRequestTarget = false
 
     /// A fresh handle with Sluice's baseline options.
@@ -381,6 +385,14 @@ public final class EasyHandle {
         guard fd >= 0, Connection.waitingInput(on: fd) == .bytes else { return false }
         shutdown(fd, Int32(SHUT_RDWR))
         return true
+    }
+
+    /// Whether the last response came over HTTP/1.x (not HTTP/2, whose frames may arrive on an
+    /// idle connection at any time). - SeeAlso: `CURLINFO_HTTP_VERSION`.
+    var answeredOverHTTP1: Bool {
+        var version = 0
+        sluice_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version == Int(CURL_HTTP_VERSION_1_0) || version == Int(CURL_HTTP_VERSION_1_1)
     }
 
     /// The socket the current transfer uses, as the multi handle's socket callback last said

@@ -1,6 +1,10 @@
 import CCurl
 import EventIO
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Hears when transfers finish.
 public protocol MultiHandleDelegate: AnyObject {
     /// `handle` finished; `error` is `nil` on success. The handle is already removed from the multi handle.
@@ -11,10 +15,22 @@ public protocol MultiHandleDelegate: AnyObject {
 /// curl says which sockets to watch and when to wake it; the loop reports readiness back.
 /// Connections are pooled here and reused across transfers.
 /// - SeeAlso: `curl_multi_socket_action(3)`, `CURLMOPT_SOCKETFUNCTION`, `CURLMOPT_TIMERFUNCTION`.
+///
+/// libcurl 7.88 does not watch the connections idle in its pool: bytes an origin sends on one
+/// after its answer ended would be read as the answer to the next request that reuses it. So a
+/// socket libcurl stops watching after an HTTP/1.x answer is watched here for input until libcurl
+/// uses it again or closes it; input (stray bytes, a close) cuts it (`shutdown`), and libcurl's
+/// check before reuse then finds it dead. Sockets close through ``SocketCloser`` (libcurl's
+/// `CURLOPT_CLOSESOCKETFUNCTION`), so that no watch outlives its socket, whose number the next
+/// socket may get at once.
 public final class MultiHandle {
     let multi: UnsafeMutableRawPointer
     private let loop: EventLoop
     private var watchers: [Int32: SocketWatcher] = [:]
+    /// Sockets of connections idle in libcurl's pool, watched for input (a subset of ``watchers``' keys).
+    private var idle: Set<Int32> = []
+    /// Closes the sockets of this handle's connections; outlives `curl_multi_cleanup`.
+    private let closer = SocketCloser()
     private var timer: Timer!
     /// Receives completions; not retained.
     public weak var delegate: (any MultiHandleDelegate)?
@@ -37,15 +53,19 @@ public final class MultiHandle {
         sluice_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         sluice_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
         sluice_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        closer.multi = self
         sluice_multi_setopt_socket_cb(multi, CURLMOPT_SOCKETFUNCTION) { easy, socket, what, context, _ in
-            Unmanaged<MultiHandle>.fromOpaque(context!).takeUnretainedValue().watch(socket: socket, what: what)
+            var owner: EasyHandle?
+            if let easy {
+                var pointer: UnsafeMutableRawPointer?
+                sluice_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer)
+                owner = pointer.map { Unmanaged<EasyHandle>.fromOpaque($0).takeUnretainedValue() }
+            }
+            Unmanaged<MultiHandle>.fromOpaque(context!).takeUnretainedValue().watch(
+                socket: socket, what: what, for: owner)
             // Which socket the transfer uses now (CURLINFO_ACTIVESOCKET answers only for
             // CURLOPT_CONNECT_ONLY transfers).
-            if what != CURL_POLL_REMOVE, let easy {
-                var owner: UnsafeMutableRawPointer?
-                sluice_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &owner)
-                if let owner { Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transferSocket = socket }
-            }
+            if what != CURL_POLL_REMOVE, let owner { owner.transferSocket = socket }
             return 0
         }
         sluice_multi_setopt_timer_cb(multi, CURLMOPT_TIMERFUNCTION) { _, milliseconds, context in
@@ -67,7 +87,9 @@ public final class MultiHandle {
 
     deinit {
         for watcher in watchers.values { watcher.cancel() }
-        curl_multi_cleanup(multi)
+        watchers = [:]
+        idle = []
+        curl_multi_cleanup(multi)  // closes the pooled connections through `closer`
     }
 
     /// Transfers in progress.
@@ -76,6 +98,15 @@ public final class MultiHandle {
     /// Starts a transfer. - SeeAlso: `curl_multi_add_handle(3)`.
     public func add(_ handle: EasyHandle) throws(CurlError) {
         handle.transferSocket = -1  // told by the socket callback once the transfer has one
+        if handle.closer !== closer {
+            // The connections the handle opens keep these (libcurl copies them at connect).
+            handle.closer = closer
+            sluice_easy_setopt_pointer(
+                handle.handle, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(closer).toOpaque())
+            sluice_easy_setopt_closesocket_cb(handle.handle, CURLOPT_CLOSESOCKETFUNCTION) { context, socket in
+                Unmanaged<SocketCloser>.fromOpaque(context!).takeUnretainedValue().closeSocket(socket)
+            }
+        }
         let result = curl_multi_add_handle(multi, handle.handle)
         guard result == CURLM_OK else { throw CurlError(multiCode: result) }
         handle.isActive = true
@@ -101,11 +132,20 @@ public final class MultiHandle {
 
     // MARK: - Driving
 
-    private func watch(socket: curl_socket_t, what: Int32) {
+    private func watch(socket: curl_socket_t, what: Int32, for owner: EasyHandle?) {
         if what == CURL_POLL_REMOVE {
-            watchers.removeValue(forKey: socket)?.cancel()
+            // A transfer that ended after an HTTP/1.x answer leaves its connection idle in the
+            // pool (or about to close: ``forget(socket:)`` follows). A paused transfer still owns
+            // its socket; HTTP/2 frames (a PING) may arrive on an idle connection at any time.
+            if let owner, !owner.isPaused, owner.answeredOverHTTP1, let watcher = watchers[socket] {
+                idle.insert(socket)
+                watcher.watch(.read)
+            } else {
+                forget(socket: socket)
+            }
             return
         }
+        idle.remove(socket)
         var interest: SocketWatcher.Interest = []
         if what & CURL_POLL_IN != 0 { interest.insert(.read) }
         if what & CURL_POLL_OUT != 0 { interest.insert(.write) }
@@ -113,6 +153,7 @@ public final class MultiHandle {
             watchers[socket]
             ?? {
                 let created = SocketWatcher(loop: loop, fd: socket) { [unowned self] fd, ready in
+                    if self.idle.contains(fd) { return self.cut(idle: fd) }
                     var flags: Int32 = 0
                     if ready.contains(.read) { flags |= CURL_CSELECT_IN }
                     if ready.contains(.write) { flags |= CURL_CSELECT_OUT }
@@ -122,6 +163,19 @@ public final class MultiHandle {
                 return created
             }()
         watcher.watch(interest)
+    }
+
+    /// Input on an idle connection (stray bytes, a close): cut both ways, so libcurl's check
+    /// before its next use finds it dead and closes it.
+    private func cut(idle socket: curl_socket_t) {
+        forget(socket: socket)
+        shutdown(socket, Int32(SHUT_RDWR))
+    }
+
+    /// Stops watching a socket (libcurl is about to close it, or no longer needs it watched).
+    fileprivate func forget(socket: curl_socket_t) {
+        idle.remove(socket)
+        watchers.removeValue(forKey: socket)?.cancel()
     }
 
     private func act(socket: curl_socket_t, flags: Int32) {
@@ -150,5 +204,17 @@ public final class MultiHandle {
             deferredRemovals.removeAll()
             for handle in pending { detach(handle) }
         }
+    }
+}
+
+/// Closes the sockets libcurl opened for a ``MultiHandle``'s transfers (libcurl's
+/// `CURLOPT_CLOSESOCKETFUNCTION`), after the multi handle forgot any watch on them. Held by the
+/// multi handle, which it does not keep alive: during `curl_multi_cleanup` it only closes.
+final class SocketCloser {
+    weak var multi: MultiHandle?
+
+    func closeSocket(_ socket: curl_socket_t) -> Int32 {
+        multi?.forget(socket: socket)
+        return close(socket)
     }
 }

@@ -44,6 +44,8 @@ public final class OriginServer: @unchecked Sendable {
         case paced(status: Int, headers: [(String, String)], pieces: [[UInt8]], interval: Double, declared: Int?)
         /// Closes without answering.
         case close
+        /// Does `reply`, then `seconds` later sends `bytes` unasked on the same connection, which stays open.
+        case unasked(after: Reply, seconds: Double, bytes: [UInt8])
     }
 
     private let listener: TestListener
@@ -200,6 +202,10 @@ public final class OriginServer: @unchecked Sendable {
         case .close:
             socket.close()
             return false
+        case .unasked(let reply, let seconds, let bytes):
+            guard try perform(reply, on: socket, request: request) else { return false }
+            Thread.sleep(forTimeInterval: seconds)
+            try socket.send(bytes)
         case .paced(let status, let headers, let pieces, let interval, let declared):
             let total = pieces.reduce(0) { $0 + $1.count }
             var head = "HTTP/1.1 \(status) \(ReasonPhrase.standard(status))\r\nContent-Length: \(declared ?? total)\r\n"

@@ -333,6 +333,33 @@ struct OriginMisbehaviourTests {
     }
 
     @Test(
+        "Bytes an origin sends unasked on an idle pooled connection never become the next request's answer",
+        arguments: engines)
+    func unaskedBytesOnIdleConnection(engine: Configuration.UpstreamEngine) throws {
+        let smuggled = Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nCache-Control: no-store\r\n\r\nevil".utf8)
+        let origin = try OriginServer { request in
+            request.target == "/first"
+                ? .unasked(
+                    after: .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array("one".utf8)),
+                    seconds: 0.2, bytes: smuggled)
+                : .respond(status: 200, headers: [("Cache-Control", "no-store")], body: Array("second".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+        // Given an answer whose connection went back to the pool, and bytes the origin sent on it
+        // 0.2 s later, unasked
+        #expect(try RawClient(port: proxy.port).request(RawClient.get(origin.url("/first"))).text == "one")
+        Thread.sleep(forTimeInterval: 0.6)
+        // When other clients ask next
+        for _ in 0..<3 {
+            let next = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/second")))
+            // Then they get their own answers, over a new connection
+            #expect(next.text == "second", "\(engine)")
+        }
+        #expect(origin.connectionCount >= 2, "\(engine)")
+    }
+
+    @Test(
         "Bytes after a bodiless answer (204, HEAD) never become the answer to the next request", arguments: engines)
     func bodilessAnswersDoNotDesync(engine: Configuration.UpstreamEngine) throws {
         let smuggled = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil"
