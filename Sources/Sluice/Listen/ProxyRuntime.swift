@@ -1,5 +1,6 @@
 import Curl
 import EventIO
+import Foundation
 import Logging
 
 /// Runs a ``ProxyServer`` on the calling thread until SIGINT/SIGTERM, then shuts down gracefully.
@@ -36,27 +37,14 @@ public enum ProxyRuntime {
                     server.shutdown { loop.stop() }
                 })
         }
+        let reloader = reload.map { HangupReload(loop: loop, server: server, logger: logger, read: $0) }
         signals.append(
             SignalWatcher(loop: loop, signal: .hangup) {
-                guard let reload else {
+                guard let reloader else {
                     logger.notice("SIGHUP: running on built-in defaults; nothing to reload")
                     return
                 }
-                do {
-                    let fresh = try reload()
-                    let pending = server.reload(fresh)
-                    logger.notice("SIGHUP: reloaded \(fresh.rules.count) rule(s)")
-                    for (line, hasWarnings) in fresh.contractLines {
-                        if hasWarnings { logger.warning("\(line)") } else { logger.notice("\(line)") }
-                    }
-                    if !pending.isEmpty {
-                        logger.warning(
-                            "SIGHUP: changes to \(pending.joined(separator: ", ")) need a restart; they were not applied"
-                        )
-                    }
-                } catch {
-                    logger.error("SIGHUP: reload failed, keeping the current rules: \(error)")
-                }
+                reloader.requested()
             })
         let upstream =
             configuration.upstream.engine == .auto
@@ -76,5 +64,64 @@ public enum ProxyRuntime {
         withExtendedLifetime(signals) {}
         logger.notice("sluice stopped")
         LogOutput.standardOutput.flush()
+    }
+}
+
+/// SIGHUP's reload: the configuration is read and its contracts compiled on a thread of its own
+/// (a large contract takes about a second), then applied on the loop, so traffic never waits for
+/// it. A signal that arrives meanwhile asks for one more reload after it, of the file as it is
+/// then. Loop-confined, but for `read`, which runs on the reload's thread (hence `@unchecked`).
+final class HangupReload: @unchecked Sendable {
+    /// Where a reload is.
+    private enum Phase {
+        case idle
+        /// Reading on its thread; `again`: another SIGHUP came meanwhile.
+        case reading(again: Bool)
+    }
+
+    private let loop: EventLoop
+    private let server: ProxyServer
+    private let logger: Logger
+    private let read: () throws -> Configuration
+    private var phase = Phase.idle
+
+    init(loop: EventLoop, server: ProxyServer, logger: Logger, read: @escaping () throws -> Configuration) {
+        (self.loop, self.server, self.logger, self.read) = (loop, server, logger, read)
+    }
+
+    /// A SIGHUP (on the loop).
+    func requested() {
+        switch phase {
+        case .idle: start()
+        case .reading: phase = .reading(again: true)
+        }
+    }
+
+    private func start() {
+        phase = .reading(again: false)
+        Thread { [self] in
+            let outcome = Result { try read() }
+            loop.execute { [self] in
+                apply(outcome)
+                if case .reading(again: true) = phase { start() } else { phase = .idle }
+            }
+        }.start()
+    }
+
+    private func apply(_ outcome: Result<Configuration, any Error>) {
+        switch outcome {
+        case .success(let fresh):
+            let pending = server.reload(fresh)
+            logger.notice("SIGHUP: reloaded \(fresh.rules.count) rule(s)")
+            for (line, hasWarnings) in fresh.contractLines {
+                if hasWarnings { logger.warning("\(line)") } else { logger.notice("\(line)") }
+            }
+            if !pending.isEmpty {
+                logger.warning(
+                    "SIGHUP: changes to \(pending.joined(separator: ", ")) need a restart; they were not applied")
+            }
+        case .failure(let error):
+            logger.error("SIGHUP: reload failed, keeping the current rules: \(error)")
+        }
     }
 }
