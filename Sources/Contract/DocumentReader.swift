@@ -63,8 +63,14 @@ public struct SourceDocument: Sendable {
         let read = { () -> Result<SourceDocument, ContractError> in
             Result { () throws(ContractError) -> SourceDocument in try composeYAML(text: text, uri: uri) }
         }
-        guard bound > 1_000 else { return try read().get() }
-        let stack = 32 << 20 + bound * 4 << 10
+        // Aliases share the node of their anchor, so a chain of them (`b: &b [*a]`, `c: &c [*b]`,
+        // …) composes into a tree as deep as the chain while the text looks shallow. Reading it
+        // stops 512 deep, but letting the tree go recurses as deep as it is: a text that may hold
+        // aliases is read, and let go, on a stack that fits the longest chain its size allows
+        // (a link takes at least 8 bytes of text and less than 512 bytes of stack).
+        let aliasStack = YAMLBridge.mayHoldAliases(text) ? min(text.utf8.count * 64, 16 << 30) : 0
+        guard bound > 1_000 || aliasStack > 4 << 20 else { return try read().get() }
+        let stack = max(bound > 1_000 ? 32 << 20 + bound * 4 << 10 : 0, aliasStack)
         guard let result = LargeStack.run(bytes: stack, read) else {
             throw ContractError(
                 file: uri, line: nil, pointer: nil,
@@ -131,6 +137,23 @@ private struct YAMLBridge {
             }
         }
         return opens + 2 * longestPrefix + 4
+    }
+
+    /// Whether `text` may hold an alias (`*name` where a node may start): never false when it does.
+    static func mayHoldAliases(_ text: String) -> Bool {
+        var previous: UInt8 = 0x0A
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "*") {
+                switch previous {
+                case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: ","),
+                    UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "?"):
+                    return true
+                default: break
+                }
+            }
+            previous = byte
+        }
+        return false
     }
 
     /// YAML 1.2's core schema, which OpenAPI recommends: only `true` and `false` (any case style)

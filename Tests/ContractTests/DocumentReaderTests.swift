@@ -95,6 +95,15 @@ final class DocumentReaderTests: XCTestCase {
             "may nest 60004 levels deep (opening brackets, indentation): refused, as documents are read 512 deep")
     }
 
+    /// A chain of aliases in block form (`a1: &a1` then `- *a0`, repeated) composes into a tree
+    /// as deep as the chain while the text nests two levels: reading stops 512 deep, and letting
+    /// the tree go (which recurses as deep as it is) no longer ends the process.
+    func testAliasChainsAreAnErrorNotACrash() {
+        var chain = "x:\n  a0: &a0 1\n"
+        for link in 1..<100_000 { chain += "  a\(link): &a\(link)\n    - *a\(link - 1)\n" }
+        XCTAssertEqual(failure(chain), "nested deeper than 512")
+    }
+
     /// A few hundred bytes of aliases that expand to billions of values are refused at once;
     /// ordinary reuse of anchors reads.
     func testAliasExpansionIsBoundedByTheTextsSize() throws {
