@@ -112,6 +112,8 @@ struct WebSocketFrames {
         } else if lengthCode == 127 {
             length = header[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
             offset = 10
+            // RFC 6455 §5.2: the most significant bit must be 0 (and the length fits an Int64).
+            guard length >> 63 == 0 else { return broken = "a 64-bit payload length with its most significant bit set" }
         }
         guard let opcode = Opcode(rawValue: first & 0x0F) else {
             return broken = "a frame with the reserved opcode \(first & 0x0F)"
@@ -137,7 +139,10 @@ struct WebSocketFrames {
             messageLimitHit = false
         case .continuation:
             guard message != nil else { return broken = "a continuation frame outside a message" }
-            message?.size += Int64(length)
+            if let size = message?.size {
+                let (sum, overflow) = size.addingReportingOverflow(Int64(length))
+                message?.size = overflow ? .max : sum
+            }
             message?.frames += 1
         }
         if length == 0 { frameEnded(emit: emit) }

@@ -92,6 +92,21 @@ struct WebSocketFramesTests {
         _ = Self.read(Self.frame(0x9, [UInt8](repeating: 0, count: 200), masked: false), pieces: 1, frames: &longPing)
         #expect(longPing.broken != nil)
     }
+
+    @Test("A 64-bit payload length with its top bit set breaks the reading (RFC 6455 §5.2); it used to end the process")
+    func hugeLength() {
+        for masked in [false, true] {
+            var frames = WebSocketFrames(direction: masked ? .send : .receive)
+            let head: [UInt8] = [0x82, (masked ? 0x80 : 0) | 127] + [UInt8](repeating: 0xFF, count: 8)
+            _ = Self.read(head + (masked ? [1, 2, 3, 4] : []), pieces: 1, frames: &frames)
+            #expect(frames.broken?.contains("most significant bit") == true)
+        }
+        // Continuations whose lengths add up past Int64's range: the size saturates.
+        var frames = WebSocketFrames(direction: .receive)
+        let largest: [UInt8] = [0x7F] + [UInt8](repeating: 0xFF, count: 7)
+        _ = Self.read([0x02, 127] + largest, pieces: 1, frames: &frames)
+        #expect(frames.broken == nil)
+    }
 }
 
 /// Raw DEFLATE as a WebSocket sender writes it (RFC 7692 §7.2.1), with Python's zlib: one
