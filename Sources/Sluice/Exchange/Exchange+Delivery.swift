@@ -58,7 +58,7 @@ extension Exchange: TaskDelegate {
 
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
         if machine.isOrphaned { return .failed }  // the client, and its request body, are gone
-        if request.expectsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
+        if request.getsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
         var buffer = buffer
         if outgoing.pace != nil, !body.isComplete {
             // faults.bandwidth: no more than the rate allows; the upload waits for the next slice.

@@ -42,6 +42,10 @@ public struct ProxyRequest: Sendable, Equatable {
         headers[.expect].map { $0.trimmingOWS().lowercased() == "100-continue" } ?? false
     }
 
+    /// Whether to answer `100 Continue` before reading the body: never to an HTTP/1.0 client,
+    /// whose expectation is ignored (RFC 9110 §10.1.1) and which gets no 1xx (§15.2).
+    public var getsContinue: Bool { minorVersion > 0 && expectsContinue }
+
     /// The request line as a log shows it.
     public var requestLine: String { "\(method) \(rawTarget) HTTP/1.\(minorVersion)" }
 }

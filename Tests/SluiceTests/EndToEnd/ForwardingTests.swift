@@ -68,6 +68,28 @@ struct ForwardingTests {
         #expect(origin.requests.first?.header("expect") == nil)
     }
 
+    @Test(
+        "An HTTP/1.0 client's Expect: 100-continue is ignored: no 1xx, the body is read and answered (RFC 9110 §10.1.1)"
+    )
+    func expectContinueFromHTTP10() throws {
+        let origin = try OriginServer { request in .text("len=\(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        for withBody in [false, true] {
+            let client = try RawClient(port: proxy.port)
+            try client.send(
+                "PUT \(origin.url("/u")) HTTP/1.0\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
+                    + (withBody ? "abcd" : ""))
+            if !withBody {
+                Thread.sleep(forTimeInterval: 0.2)
+                try client.send("abcd")
+            }
+            let response = try client.reader.readResponse()
+            #expect(response.status == 200, "body with the head: \(withBody)")
+            #expect(response.text == "len=4")
+        }
+    }
+
     @Test("Interim responses (103, 102) reach HTTP/1.1 clients before the final one, at most eight of them")
     func interimResponses() throws {
         // Given an origin that sends Early Hints, Processing and its own 100 before the answer
