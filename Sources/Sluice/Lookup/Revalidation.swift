@@ -32,6 +32,9 @@ enum Revalidation {
         _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
         shared: Bool, storesSetCookie: Bool, facts: (HTTPFields) -> CacheStore.Facts
     ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
+        // A 304 about another representation than the stored one updates nothing (§4.3.4): the
+        // stored response is answered as it is, its pairing of body and validators kept.
+        if response.status == 304, !selects(response, entry) { return (entry, nil) }
         let served = refreshed(entry, by: response, requestTime: requestTime, now: now, facts: facts)
         let control = CacheControl(response.headers)
         // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
@@ -40,6 +43,26 @@ enum Revalidation {
         var impersonal = response
         impersonal.headers.remove(.setCookie)
         return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
+    }
+
+    /// §4.3.4: whether a 304 selects the stored response it revalidated for update. A strong
+    /// entity tag selects the entry with the same strong tag; a weak one, an entry whose tag
+    /// compares weakly; without a tag, a `Last-Modified` selects an entry with the same date.
+    /// A 304 with no validator answers for the entry whose validators asked it (servers that
+    /// omit them are common; the RFC's rule for that case presumes no stored validator).
+    static func selects(_ response: ResponseHead, _ entry: CacheStore.Entry) -> Bool {
+        if let tag = response.headers[.etag]?.trimmingOWS() {
+            guard let stored = entry.headers[.etag]?.trimmingOWS() else { return false }
+            if tag.hasPrefix("W/") {
+                return tag.dropFirst(2) == (stored.hasPrefix("W/") ? stored.dropFirst(2) : stored[...])
+            }
+            return tag == stored
+        }
+        if let modified = response.headers[.lastModified] {
+            guard let stored = entry.headers[.lastModified] else { return false }
+            return HTTPDate.parse(modified).map { $0 == HTTPDate.parse(stored) } ?? (modified == stored)
+        }
+        return true
     }
 
     /// §4.3.5: whether a 200 to HEAD agrees with the stored GET response it was checked against

@@ -497,6 +497,36 @@ struct ExchangeMachineTests {
         #expect(machine.handle(.responseHead(head, now: Self.now)).map(Self.describe) == ["deliverHead(200, pass)"])
     }
 
+    @Test("A 304 whose validator is not the stored one's updates nothing; the stored response is served as it is")
+    func notModifiedOtherRepresentation() throws {
+        let stale = Self.entry(
+            [("Cache-Control", "max-age=5"), ("ETag", "\"a\""), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")],
+            age: 10)
+        let mismatched: [[(String, String)]] = [
+            [("ETag", "\"b\"")], [("ETag", "W/\"b\"")], [("ETag", "\"A\"")],
+            [("Last-Modified", "Tue, 02 Jan 2024 00:00:00 GMT")],
+        ]
+        for fields in mismatched {
+            var (machine, _) = Self.lookedUp(Self.request(), [stale])
+            _ = machine.handle(.responseHead(Self.head(304, fields + [("Cache-Control", "max-age=60")]), now: Self.now))
+            let done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+            #expect(
+                done.map(Self.describe) == ["status(Sluice; fwd=stale; fwd-status=304)", "serve(age=11, whole)"],
+                "\(fields): nothing stored")
+            guard case .serve(let served, _, _) = done.last else { return #expect(Bool(false)) }
+            #expect(served.headers[.etag] == "\"a\"" && served.facts.lifetime == 5, "\(fields): served as stored")
+        }
+        let matching: [[(String, String)]] = [
+            [("ETag", "\"a\"")], [("ETag", "W/\"a\"")], [("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")], [],
+        ]
+        for fields in matching {
+            var (machine, _) = Self.lookedUp(Self.request(), [stale])
+            _ = machine.handle(.responseHead(Self.head(304, fields + [("Cache-Control", "max-age=60")]), now: Self.now))
+            let done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+            #expect(done.map(Self.describe).first == "refreshStored", "\(fields) selects the entry")
+        }
+    }
+
     @Test("A 200 to HEAD freshens the stored GET it agrees with, and outdates one it does not")
     func headRevalidation() {
         let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)
