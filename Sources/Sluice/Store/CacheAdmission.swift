@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Admission at a response head, for exchanges and background refreshes alike: RFC 9111 §3, then
 /// the rule (`cache.store: false` refuses, `cache.ttl` admits responses without freshness), then
 /// validation and the size limit. Either a ``CacheWriter`` for the body or the reason, recorded.
@@ -31,7 +35,14 @@ struct CacheAdmission {
         case skipped
     }
 
-    func begin(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
+    func begin(_ received: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
+        // A response without a valid Date is dated when it arrived (RFC 9110 §6.6.1): its
+        // heuristic freshness and `Expires` count from then, as the client's copy says.
+        var response = received
+        if response.headers[.date].flatMap(HTTPDate.parse) == nil {
+            response.headers.remove(.date)
+            response.headers.append(name: "Date", value: HTTPDate.format(time_t(now)), code: .date)
+        }
         let control = CacheControl(response.headers)  // parsed once for every check below
         var refusal = CachePolicy.refusal(
             method: method, request: request, response: response, control: control, shared: settings.shared,

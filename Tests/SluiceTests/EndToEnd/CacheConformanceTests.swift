@@ -99,6 +99,32 @@ struct CacheConformanceTests {
         #expect(origin.requests.filter { $0.target == "/500-plain" }.count == 2)
     }
 
+    @Test("A response without Date is dated on arrival: its heuristic freshness and Expires count from then")
+    func missingDate() throws {
+        let origin = try OriginServer { request in
+            switch request.target {
+            case "/modified":
+                .respond(
+                    status: 200, headers: [("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")], body: Array("m".utf8))
+            default:
+                .respond(
+                    status: 200, headers: [("Expires", HTTPDate.format(time(nil) + 600))], body: Array("e".utf8))
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for path in ["/modified", "/expires"] {
+            let first = try client.request(RawClient.get(origin.url(path)))
+            let second = try client.request(RawClient.get(origin.url(path)))
+            #expect(first.header("date") != nil, "\(path): the client's copy is dated")
+            #expect(
+                second.header("cache-status")?.hasPrefix("Sluice; hit") == true,
+                "\(path): \(second.header("cache-status") ?? "")")
+        }
+        #expect(origin.requests.count == 2)
+    }
+
     @Test("A non-error response to a method not known to be safe invalidates the URI and its Location (§4.4)")
     func unknownMethodsInvalidate() throws {
         let origin = try Self.numberedOrigin { _ in [("Cache-Control", "max-age=600")] }
