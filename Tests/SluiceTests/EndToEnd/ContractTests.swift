@@ -275,4 +275,35 @@ struct ContractTests {
         #expect(fine.status == 200)
         #expect(origin.requests.count == 1)
     }
+
+    @Test(
+        "enforce, a chunked body over max_transform_body: streamed unvalidated, and its origin connection answers the next request"
+    )
+    func enforceOverLimitKeepsConnectionUsable() throws {
+        let items = (0..<3_000).map { Self.item(id: $0) }
+        let body = Self.page(items)
+        let chunks = stride(from: 0, to: body.count, by: 16_384).map { Array(body[$0..<min(body.count, $0 + 16_384)]) }
+        let origin = try OriginServer { request in
+            request.target.hasSuffix("?big")
+                ? .chunked(
+                    status: 200, headers: [("Content-Type", "application/json"), ("X-Rate-Limit", "1")], chunks: chunks)
+                : .respond(
+                    status: 200, headers: [("Content-Type", "application/json"), ("X-Rate-Limit", "1")],
+                    body: Self.page([]))
+        }
+        defer { origin.stop() }
+        var configuration = try Self.configuration("enforce")
+        configuration.limits.maxTransformBody = 64 << 10
+        configuration.timeouts.upstreamResponse = 3_000
+        configuration.cache.enabled = false
+        let proxy = try ProxyHarness(configuration: configuration)
+        for round in 0..<2 {
+            let big = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/items?big")))
+            #expect(big.status == 200 && big.body.count == body.count, "round \(round)")
+            #expect(big.header("sluice-validation")?.contains("body-too-large") == true)
+            Thread.sleep(forTimeInterval: 0.3)
+            let small = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/items")))
+            #expect(small.status == 200, "round \(round): \(small.status)")
+        }
+    }
 }

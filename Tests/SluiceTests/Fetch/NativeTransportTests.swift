@@ -188,6 +188,7 @@ struct NativeTransportTests {
         defer { origin.stop() }
         var configuration = Self.configuration(engine)
         configuration.timeouts.upstreamIdle = 5000
+        configuration.timeouts.upstreamResponse = 3000
         let proxy = try ProxyHarness(configuration: configuration)
         let client = try RawClient(port: proxy.port, timeout: 20)
         try client.send(RawClient.get(origin.url("/chunked")))
@@ -198,6 +199,10 @@ struct NativeTransportTests {
         #expect(body.count == 8 * piece.count + 4)
         #expect(body.suffix(4) == Array("tail".utf8))
         #expect(proxy.stats.errors == 0)
+        // The origin's connection, whose reading paused with the body's end held, goes back to
+        // the pool readable: the next request on it is answered (it used to wait for the timeout).
+        let next = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/next")))
+        #expect(next.status == 200 && next.body.count == 8 * piece.count + 4, "\(engine): \(next.status)")
     }
 
     @Test("Over TLS, a response head spread over several TLS records is read whole", arguments: [8, 40])

@@ -233,6 +233,10 @@ final class OriginConnection {
     func release() {
         user = nil
         idleSince = EventLoop.monotonicNanoseconds()
+        // Reading may have paused for a slow client when the body's last piece was held: an
+        // idle connection is read (its close or stray bytes evict it), and the next transfer
+        // on it reads its answer.
+        socket?.resumeReading()
     }
 
     /// Closes the socket (after close_notify on TLS); no event follows.
