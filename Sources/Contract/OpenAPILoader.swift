@@ -42,14 +42,31 @@ struct OpenAPILoader {
         compiler.finish()
         let graph = SchemaGraph(nodes: compiler.all)
         loader.seal(graph: graph, targets: targets)
-        let servers = root["servers"]?.items?.first?["url"]?.string
-        let base = basePath ?? servers.map(Self.path(ofServer:)) ?? ""
+        let server = root["servers"]?.items?.first
+        let base = basePath ?? server.flatMap(Self.url(ofServer:)).map(Self.path(ofServer:)) ?? ""
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,
             operations: operations, warnings: loader.warnings + registry.warnings, graph: graph)
     }
 
-    /// The path of a server URL (`https://api.example.com/v2` → `/v2`; variables left as written).
+    /// A Server Object's URL with each `{variable}` replaced by its `default` (OpenAPI 3.0.3
+    /// §4.7.5: the value used for substitution); one without a default stays as written.
+    static func url(ofServer server: Value) -> String? {
+        guard let url = server["url"]?.string else { return nil }
+        guard case .object(let variables)? = server["variables"] else { return url }
+        var substituted = ""
+        var rest = url[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            substituted += rest[..<open]
+            let name = String(rest[rest.index(after: open)..<close])
+            let value = variables.first { $0.0 == name }?.1["default"]?.string
+            substituted += value ?? String(rest[open...close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return substituted + rest
+    }
+
+    /// The path of a server URL (`https://api.example.com/v2` → `/v2`).
     static func path(ofServer url: String) -> String {
         let parsed = URIReference(url)
         var path = parsed.path
@@ -66,7 +83,12 @@ struct OpenAPILoader {
             }
             return
         }
+        // An `x-` member is a Specification Extension (any JSON, nothing OpenAPI reads), except
+        // in maps whose keys are names (a header called `x-request-id`).
+        let inNameMap = Self.nameMaps.contains(
+            pointer[(pointer.lastIndex(of: "/") ?? pointer.startIndex)...].dropFirst())
         for (key, child) in members {
+            if key.hasPrefix("x-"), !inNameMap { continue }
             let childPointer = pointer + "/" + Value.escape(key)
             if ["description", "summary", "title"].contains(key), child.string == nil {
                 warnings.append(warn(childPointer, "\(key) should be a string (ignored)"))
@@ -81,6 +103,12 @@ struct OpenAPILoader {
             }
         }
     }
+
+    /// The objects whose keys are names the document chose (components, headers, media types…).
+    private static let nameMaps: Set<Substring> = [
+        "schemas", "responses", "parameters", "examples", "requestBodies", "headers", "securitySchemes", "links",
+        "callbacks", "pathItems", "content", "encoding", "variables", "mapping", "webhooks",
+    ]
 
     private func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
         let file = file ?? uri

@@ -276,6 +276,43 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(check.violations.count, 2, "\(check.violations)")
     }
 
+    /// A server URL's variables take their defaults (OpenAPI 3.0.3 §4.7.5) in the base path.
+    func testServerVariablesTakeTheirDefaults() throws {
+        func base(_ servers: String) throws -> String {
+            try Self.load(yaml: "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: \(servers)\npaths: {}\n")
+                .basePath
+        }
+        XCTAssertEqual(
+            try base("[{url: 'http://h/{ver}/api', variables: {ver: {default: v9, enum: [v8, v9]}}}]"), "/v9/api")
+        XCTAssertEqual(try base("[{url: 'https://{host}/v2/', variables: {host: {default: api.example.com}}}]"), "/v2")
+        XCTAssertEqual(try base("[{url: '/{a}/{b}', variables: {a: {default: x}, b: {default: y}}}]"), "/x/y")
+        XCTAssertEqual(try base("[{url: 'https://api.example.com/v1'}]"), "/v1")
+    }
+
+    /// Specification Extensions hold any JSON: nothing inside them is read or warned about, but a
+    /// header named `x-…` is a header.
+    func testExtensionsAreNotRead() throws {
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1', x-logo: {description: 5}}
+                x-root: {description: [1], summary: 3}
+                paths:
+                  /a:
+                    get:
+                      x-samples: [{summary: 1}]
+                      responses:
+                        '200':
+                          description: ok
+                          headers:
+                            x-request-id: {description: 5, schema: {type: string}}
+                          content:
+                            application/json: {schema: {type: object}}
+                """)
+        XCTAssertEqual(
+            contract.warnings.map(\.pointer), ["/paths/~1a/get/responses/200/headers/x-request-id/description"])
+    }
+
     func testOpenAPI31Document() throws {
         let library = try OpenAPIContract.load(file: Self.fixtures.appendingPathComponent("library.json").path)
         XCTAssertEqual(library.basePath, "")
