@@ -177,18 +177,28 @@ struct OpenAPILoader {
     private static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 
     private mutating func operations(_ root: Value) throws(ContractError) -> [OpenAPIContract.Operation] {
-        guard let paths = root["paths"]?.members else {
+        guard var pathsValue = root["paths"] else {
             if root["webhooks"] == nil && root["components"] == nil {
                 throw ContractError(file: uri, line: 1, pointer: "", message: "the document has no paths")
             }
             return []
         }
+        var pathsLocation = SchemaLocation(document: uri, pointer: "/paths")
+        if pathsValue["$ref"] != nil {
+            // Not allowed by OpenAPI (the Paths Object is not a Reference Object's target), but
+            // split descriptions write it (Google Maps): followed, and said.
+            warnings.append(warn("/paths/$ref", "paths is a $ref, which OpenAPI does not allow here; followed"))
+            (pathsValue, pathsLocation) = try resolve(pathsValue, at: pathsLocation)
+        }
+        guard let paths = pathsValue.members else {
+            throw warn(pathsLocation.pointer, "paths must be an object", file: pathsLocation.document)
+        }
         var drafts: [Draft] = []
         // Each path item and operation on its own: a broken one is said, and the rest still read,
         // so that one load names every error (``errors``; the document loads only without any).
-        for (template, rawItem) in paths {
+        for (template, rawItem) in paths where !template.hasPrefix("x-") {
             do throws(ContractError) {
-                try readPathItem(template, rawItem, into: &drafts)
+                try readPathItem(template, rawItem, in: pathsLocation, into: &drafts)
             } catch {
                 errors.append(error)
             }
@@ -204,14 +214,16 @@ struct OpenAPILoader {
     /// A path item's operations into `drafts`, each broken operation's error into ``errors``; an
     /// error of the item itself (its `$ref`, its shared parameters) is thrown.
     private mutating func readPathItem(
-        _ template: String, _ rawItem: Value, into drafts: inout [Draft]
+        _ template: String, _ rawItem: Value, in paths: SchemaLocation, into drafts: inout [Draft]
     ) throws(ContractError) {
-        let itemLocation = SchemaLocation(document: uri, pointer: "/paths/" + Value.escape(template))
-        let (item, location) = try resolve(rawItem, at: itemLocation)
+        let itemLocation = SchemaLocation(
+            document: paths.document, pointer: paths.pointer + "/" + Value.escape(template))
         guard template.hasPrefix("/") else {
-            warnings.append(warn(itemLocation.pointer, "a path that does not start with / (ignored)"))
+            warnings.append(
+                warn(itemLocation.pointer, "a path that does not start with / (ignored)", file: itemLocation.document))
             return
         }
+        let (item, location) = try resolve(rawItem, at: itemLocation)
         let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
         for method in Self.methods {
             guard let operationValue = item[method] else { continue }

@@ -16,14 +16,20 @@ final class OpenAPITests: XCTestCase {
     static func load(yaml text: String) throws -> OpenAPIContract { try load(bytes: Array(text.utf8)) }
 
     /// A document of these bytes (not necessarily UTF-8), loaded from a folder of its own.
-    static func load(bytes: [UInt8]) throws -> OpenAPIContract {
+    static func load(bytes: [UInt8]) throws -> OpenAPIContract { try load(files: ["api.yaml": bytes]) }
+
+    /// `api.yaml` of `files` (paths relative to a folder of their own, which holds them all).
+    static func load(files: [String: [UInt8]]) throws -> OpenAPIContract {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-document-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("api.yaml").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return try OpenAPIContract.load(file: path)
+        for (name, bytes) in files {
+            let url = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: url.path, contents: Data(bytes))
+        }
+        return try OpenAPIContract.load(file: directory.appendingPathComponent("api.yaml").path)
     }
 
     /// A document of one operation, `GET /a`, whose 200 JSON body is `schema` (a YAML flow
@@ -311,6 +317,31 @@ final class OpenAPITests: XCTestCase {
                 """)
         XCTAssertEqual(
             contract.warnings.map(\.pointer), ["/paths/~1a/get/responses/200/headers/x-request-id/description"])
+    }
+
+    /// `paths: {$ref: …}` (not allowed by OpenAPI, written by split descriptions) is followed,
+    /// with a warning; the path items' own `$ref`s resolve from the file that holds them.
+    func testPathsByReference() throws {
+        let contract = try Self.load(files: [
+            "api.yaml": Array(
+                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {$ref: './paths/index.yml'}\n".utf8),
+            "paths/index.yml": Array("/geo:\n  $ref: ./geo.yml\nx-note: {description: 1}\n".utf8),
+            "paths/geo.yml": Array(
+                """
+                post:
+                  operationId: geolocate
+                  responses:
+                    '200':
+                      description: ok
+                      content: {application/json: {schema: {type: object, required: [location]}}}
+                """.utf8),
+        ])
+        XCTAssertEqual(
+            contract.warnings.map(\.message), ["paths is a $ref, which OpenAPI does not allow here; followed"])
+        let check = contract.checkResponse(
+            method: "POST", path: "/geo", status: 200, headers: [("content-type", "application/json")])
+        let schema = try XCTUnwrap(check.bodySchema)
+        XCTAssertFalse(schema.validate(Array("{}".utf8)).passed)
     }
 
     func testOpenAPI31Document() throws {
