@@ -7,6 +7,14 @@ public enum MediaRange {
         return bare == "application/json" || bare == "text/json" || (bare.utf8.count > 5 && bare.hasSuffix("+json"))
     }
 
+    /// Whether a document's media type or range takes JSON bodies: a JSON type, or a range that
+    /// covers one (`application/*`, `text/*`, `*/*`), whose schema applies to a JSON body.
+    public static func coversJSON(_ range: String) -> Bool {
+        if isJSON(range) { return true }
+        let bare = bare(range)
+        return bare == "*/*" || bare == "application/*" || bare == "text/*"
+    }
+
     /// `type/subtype` in lower case, without parameters or surrounding blanks
     /// (`Application/JSON; charset=utf-8` → `application/json`).
     public static func bare(_ media: String) -> String {

@@ -61,7 +61,7 @@ extension OpenAPIContract {
             operations: operations.count,
             withResponseSchemas: operations.filter { operation in
                 operation.responses.contains {
-                    $0.response.body?.content.contains { MediaRange.isJSON($0.range) && $0.schema != nil } == true
+                    $0.response.body?.content.contains { MediaRange.coversJSON($0.range) && $0.schema != nil } == true
                 }
             }.count,
             warnings: warnings.count)
@@ -74,7 +74,7 @@ extension OpenAPIContract {
             var schemaless: [String] = []
             for (key, response) in operation.responses {
                 for (range, schema) in response.body?.content ?? [] {
-                    if !MediaRange.isJSON(range) {
+                    if !MediaRange.coversJSON(range) {
                         if schema != nil {
                             out.append(
                                 LintFinding(

@@ -206,11 +206,18 @@ extension OpenAPIContract {
 
     /// The JSON body schema of an operation's response for `status` (exact, `2XX`, `default`).
     public func responseSchema(of operation: Operation, status: Int) -> SchemaValidator? {
-        operation.response(for: status)?.body?.content.first { MediaRange.isJSON($0.range) }?.schema
+        operation.response(for: status)?.body.flatMap(Self.jsonSchema(of:))
+    }
+
+    /// The schema a JSON body of `content` gets: a JSON type's first, else a range's that covers one.
+    static func jsonSchema(of content: Body) -> SchemaValidator? {
+        (content.content.first { MediaRange.isJSON($0.range) }
+            ?? content.content.first { MediaRange.coversJSON($0.range) })?
+            .schema
     }
 
     /// The JSON schema of an operation's request body.
     public func requestSchema(of operation: Operation) -> SchemaValidator? {
-        operation.requestBody?.content.first { MediaRange.isJSON($0.range) }?.schema
+        operation.requestBody.flatMap(Self.jsonSchema(of:))
     }
 }

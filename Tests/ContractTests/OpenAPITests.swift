@@ -344,6 +344,34 @@ final class OpenAPITests: XCTestCase {
         XCTAssertFalse(schema.validate(Array("{}".utf8)).passed)
     }
 
+    /// A range that covers JSON (`application/*`) has its schema applied to JSON bodies, and lint
+    /// and the CLI's schema lookup say so as the proxy does.
+    func testRangesThatCoverJSON() throws {
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1'}
+                paths:
+                  /b:
+                    get:
+                      operationId: getB
+                      responses:
+                        '200':
+                          description: ok
+                          content: {'application/*': {schema: {type: object, required: [x]}}, image/png: {schema: {type: string}}}
+                """)
+        XCTAssertEqual(contract.summary.withResponseSchemas, 1)
+        XCTAssertEqual(
+            contract.findings.map(\.message),
+            ["getB (GET /b) 200 image/png: only JSON bodies are validated; its schema is not applied"])
+        let operation = try XCTUnwrap(contract.operation(method: "GET", template: "/b"))
+        let schema = try XCTUnwrap(contract.responseSchema(of: operation, status: 200))
+        XCTAssertFalse(schema.validate(Array("{}".utf8)).passed)
+        let check = contract.checkResponse(
+            method: "GET", path: "/b", status: 200, headers: [("content-type", "application/problem+json")])
+        XCTAssertNotNil(check.bodySchema)
+    }
+
     func testOpenAPI31Document() throws {
         let library = try OpenAPIContract.load(file: Self.fixtures.appendingPathComponent("library.json").path)
         XCTAssertEqual(library.basePath, "")
