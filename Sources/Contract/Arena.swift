@@ -109,12 +109,16 @@ extension ByteStack {
     /// The JSON Pointer of the value at nesting `depth`: the member names and item positions of
     /// the first `depth` open containers (`/items/3/price`). One writer for both engines, so
     /// their violations point alike.
-    func pointer(_ frames: Arena<some PointerFrame>, depth: Int) -> String {
+    /// `nextItem`: where the innermost array's next item goes (bytes that failed to be one).
+    func pointer(_ frames: Arena<some PointerFrame>, depth: Int, nextItem: Bool = false) -> String {
         var out = ""
-        for index in 0..<min(depth, frames.count) {
+        let depth = min(depth, frames.count)
+        for index in 0..<depth {
             let frame = frames[index]
             if frame.isObject {
                 out += "/" + Value.escape(text(frame.keyStart, frame.keyEnd))
+            } else if nextItem, index == depth - 1 {
+                out += "/\(frame.count)"
             } else {
                 out += "/\(max(frame.count - 1, 0))"
             }

@@ -9,7 +9,9 @@ extension Engine {
     mutating func malformed(_ message: String, at offset: Int) {
         record(
             Violation(
-                pointer: pointer(frames.count), keyword: "json", expected: "JSON text",
+                // Bytes that fail inside an array are the item that was to come next.
+                pointer: path.pointer(frames, depth: frames.count, nextItem: true), keyword: "json",
+                expected: "JSON text",
                 found: "\(message) at byte \(offset)",
                 schema: ""))
         stopped = true

@@ -62,7 +62,9 @@ struct FastEngine: TokenSink {
     mutating func malformed(_ message: String, at offset: Int) {
         verdict.add(
             Violation(
-                pointer: pointer(frames.count), keyword: "json", expected: "JSON text",
+                // Bytes that fail inside an array are the item that was to come next.
+                pointer: path.pointer(frames, depth: frames.count, nextItem: true), keyword: "json",
+                expected: "JSON text",
                 found: "\(message) at byte \(offset)", schema: ""), keep: options.keep)
         stopped = true
     }

@@ -75,7 +75,7 @@ extension Tokenizer {
         if flags & Self.hasEscape != 0 {
             let out = scratch.reserve(count)
             guard let length = JSONGrammar.unescape(content, count, into: out) else {
-                fail("a string with a bad escape", at: consumed + start, into: &sink)
+                fail("a string with a bad escape or an unpaired surrogate", at: consumed + start, into: &sink)
                 return false
             }
             let decoded = UnsafePointer(out)

@@ -43,6 +43,13 @@ final class HostileBodyTests: XCTestCase {
             let verdict = validator.validate(body)
             XCTAssertEqual(verdict.violations.map(\.keyword), ["json"], String(decoding: body, as: UTF8.self))
         }
+        // A malformed item of an array is pointed at where it stands, after the good ones.
+        let any = try schema("{}")
+        for (body, pointer) in [
+            ("[1,2,3,tru]", "/3"), (#"[1,"x\uZZZZ"]"#, "/1"), (#"{"a":[{"b":1},{"c":"\q"}]}"#, "/a/1/c"),
+        ] {
+            XCTAssertEqual(any.validate(Array(body.utf8)).violations.map(\.pointer), [pointer], body)
+        }
         // Duplicate member names the schema knows.
         verdict = validator.validate(Array(#"{"n": 5, "n": 10}"#.utf8))
         XCTAssertEqual(verdict.violations.map(\.keyword), ["duplicate-key"])
