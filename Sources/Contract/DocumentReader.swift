@@ -339,7 +339,8 @@ public struct ContractError: Error, CustomStringConvertible, Sendable {
         if let pointer { place += " #" + (pointer.isEmpty ? "/" : pointer) }
         let more =
             others.isEmpty
-            ? "" : " (and \(others.count) more error\(others.count == 1 ? "" : "s"): `sluice contract lint` lists them)"
+            ? ""
+            : " (and \(others.count) more error\(others.count == 1 ? "" : "s"): `sluice contract lint` lists them, with `--schema` for a JSON Schema)"
         return place + ": " + message + more
     }
 

@@ -50,23 +50,32 @@ struct ContractCommand: ParsableCommand {
 
         @Option(name: .customLong("ref"), help: "Map a remote $ref to a local file: URI=FILE (repeatable).")
         var refs: [String] = []
+        @Flag(help: "The file is a JSON Schema (a rule's `contract: {schema: …}`), not an OpenAPI document.")
+        var schema = false
         @Flag(help: "The findings as JSON.") var json = false
-        @Argument(help: "An OpenAPI 3.0/3.1 document (YAML or JSON).") var file: String
+        @Argument(help: "An OpenAPI 3.0/3.1 document (YAML or JSON), or a JSON Schema with --schema.") var file: String
 
         func run() throws {
             let mapping = try ContractCommand.refMapping(refs)
             var findings: [LintFinding] = []
             var summary: ContractSummary?
             do throws(ContractError) {
-                let document = try OpenAPIContract.load(file: file, refs: mapping)
-                summary = document.summary
-                findings = document.findings
+                if schema {
+                    // A schema has no operations: it loads (every $ref found, every keyword
+                    // understood) or it does not, with every error said.
+                    _ = try SchemaValidator.load(file: file, refs: mapping)
+                    summary = ContractSummary(operations: 0, withResponseSchemas: 0, warnings: 0)
+                } else {
+                    let document = try OpenAPIContract.load(file: file, refs: mapping)
+                    summary = document.summary
+                    findings = document.findings
+                }
             } catch {
                 findings = ([error] + error.others).map { LintFinding(severity: .error, $0) }
             }
             if json {
                 var members: [(String, Value)] = [("file", .string(file)), ("loaded", .bool(summary != nil))]
-                if let summary {
+                if let summary, !schema {
                     members += [
                         ("operations", .number(Number(summary.operations))),
                         ("with_response_schemas", .number(Number(summary.withResponseSchemas))),
@@ -77,7 +86,9 @@ struct ContractCommand: ParsableCommand {
                 print(Value.object(members).pretty())
             } else {
                 for finding in findings { print(finding) }
-                if let summary {
+                if schema, summary != nil {
+                    print("\(file): JSON Schema, loads")
+                } else if let summary {
                     let unchecked = findings.filter { $0.severity == .unchecked }.count
                     print("\(file): \(summary.description), \(unchecked) unchecked")
                 }

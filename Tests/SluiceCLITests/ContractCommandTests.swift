@@ -86,6 +86,22 @@ struct ContractCommandTests {
         #expect(cycle.output.contains("error: ") && cycle.output.contains("a $ref cycle"), "\(cycle.output)")
     }
 
+    @Test("lint --schema: a JSON Schema loads, or every error is said (each unmapped remote $ref)")
+    func lintSchema() throws {
+        let good = try CLI.temporaryFile(
+            ##"{"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"type": "string"}}}"##)
+        defer { CLI.remove(good) }
+        let loaded = try CLI.run(["contract", "lint", "--schema", good])
+        #expect(loaded.status == 0 && loaded.output.hasSuffix("\(good): JSON Schema, loads\n"), "\(loaded.output)")
+        let remote = try CLI.temporaryFile(
+            #"{"properties": {"a": {"$ref": "https://x.example/a.json"}, "b": {"$ref": "https://x.example/b.json"}}}"#)
+        defer { CLI.remove(remote) }
+        let refused = try CLI.run(["contract", "lint", "--schema", remote])
+        #expect(refused.status == 1)
+        #expect(refused.output.components(separatedBy: "error: ").count == 3, "both refs: \(refused.output)")
+        #expect(refused.output.contains("https://x.example/b.json"))
+    }
+
     @Test("coverage and report: from the running proxy, from its recording and from its cache")
     func coverageAndReport() throws {
         let directory = try CLI.workingDirectory()
