@@ -54,17 +54,35 @@ extension CacheStore {
         Migrator.Migration(
             "the contract verdict a response was served with (entries.contract)",
             sql: "ALTER TABLE entries ADD COLUMN contract TEXT"),
+        // A WITHOUT ROWID table keeps at most about 1,000 bytes of a row in its B-tree page and
+        // the rest in overflow pages of 4 KiB: a 1 KB body took 5 KB of the file. A rowid table
+        // keeps a row of up to 4 KB in its page.
+        Migrator.Migration(
+            "body chunks in a rowid table (small bodies share pages)",
+            sql: """
+                CREATE TABLE chunks_rowid(
+                  entry INTEGER NOT NULL,
+                  seq INTEGER NOT NULL,
+                  data BLOB NOT NULL,
+                  PRIMARY KEY(entry, seq));
+                INSERT INTO chunks_rowid(entry, seq, data) SELECT entry, seq, data FROM chunks ORDER BY entry, seq;
+                DROP TABLE chunks;
+                ALTER TABLE chunks_rowid RENAME TO chunks;
+                """),
     ])
     /// The version a file this code writes has.
     static var schemaVersion: Int { migrator.migrations.count }
 
-    /// Most storing decisions kept (one per URL, the newest); older ones are dropped. A small
-    /// cache keeps fewer: about one for each 4 KiB of its capacity, and at least 1,000.
-    static func decisionLimit(capacity: Int64) -> Int { Int(min(100_000, max(1_000, capacity / 4096))) }
+    /// Most storing decisions kept (one per URL, the newest); older ones are dropped. Kept
+    /// within about a tenth of the capacity: one for each 16 KiB of it (a decision with its
+    /// index takes up to about 1.6 KB), at least 100 and at most 100,000.
+    static func decisionLimit(capacity: Int64) -> Int { Int(min(100_000, max(100, capacity / 16_384))) }
 
     /// The longest URL a storing decision is kept under as it is: a longer one is kept under its
-    /// first bytes and a hash of the whole (``decisionKey(_:)``), so unique long URLs cannot fill the file.
-    static let decisionKeyLimit = 1024
+    /// first bytes and a hash of the whole (``decisionKey(_:)``). Short enough that the key and
+    /// its index entries stay within their B-tree pages (SQLite moves the rest of a key over
+    /// about 1,000 bytes to overflow pages of 4 KiB each).
+    static let decisionKeyLimit = 512
 
     /// What a URL's storing decision is kept under (the writer and `sluice cache why` agree on it).
     static func decisionKey(_ url: String) -> String {
@@ -76,15 +94,26 @@ extension CacheStore {
         return head + " #" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// What a complete entry takes in the file, as counted against `cache.capacity`: its body,
-    /// its head and key (the key twice: the row and its index), and a fixed allowance for the
-    /// rest of the row and its index entries. An SQL expression over an `entries` row.
+    /// What a complete entry takes in the file, as counted against `cache.capacity` (an SQL
+    /// expression over an `entries` row): its body (and its chunks' rows), and its share of the pages that hold its row
+    /// (head, URL, key and the rest) and its key's index entry. A page of 4 KiB holds as many
+    /// rows as fit whole, so a row of 2.1 KB takes a page of its own; a row over one page, and
+    /// the part of a key over about 1,000 bytes, go to 4 KiB overflow pages; index pages are
+    /// filled to about three quarters (keys arrive in no order).
     static let footprint = """
-        (size + 2 * length(CAST(key AS BLOB)) + length(CAST(url AS BLOB)) + length(CAST(headers AS BLOB)) \
+        (size + 64 * ((size + \(CacheWriter.chunkSize - 1)) / \(CacheWriter.chunkSize)) + 32 + CASE WHEN \(rowPayload) <= 4000 THEN 4096 / (4000 / (\(rowPayload) + 8)) \
+        ELSE 4096 * ((\(rowPayload) + 4091) / 4092) END \
+        + CASE WHEN length(CAST(key AS BLOB)) <= 990 THEN 5461 / (4084 / (length(CAST(key AS BLOB)) + 16)) \
+        ELSE 1365 + 4096 * ((length(CAST(key AS BLOB)) - 990 + 4091) / 4092) END)
+        """
+
+    /// The bytes of an `entries` row, about.
+    private static let rowPayload = """
+        (64 + length(CAST(key AS BLOB)) + length(CAST(url AS BLOB)) + length(CAST(headers AS BLOB)) \
         + length(CAST(variant AS BLOB)) + length(CAST(vary AS BLOB)) + length(CAST(host AS BLOB)) \
         + length(CAST(reason AS BLOB)) + ifnull(length(CAST(etag AS BLOB)), 0) \
         + ifnull(length(CAST(last_modified AS BLOB)), 0) + ifnull(length(CAST(rule AS BLOB)), 0) \
-        + ifnull(length(CAST(contract AS BLOB)), 0) + 128)
+        + ifnull(length(CAST(contract AS BLOB)), 0))
         """
 
     /// A stored response, without its body. Immutable and shared by reference: the lookup, the
