@@ -36,11 +36,10 @@ struct CacheAdmission {
     }
 
     func begin(_ received: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
-        // A response without a valid Date is dated when it arrived (RFC 9110 §6.6.1): its
-        // heuristic freshness and `Expires` count from then, as the client's copy says.
+        // A response without Date is dated when it arrived (RFC 9110 §6.6.1): its heuristic
+        // freshness and `Expires` count from then, as the client's copy says.
         var response = received
-        if response.headers[.date].flatMap(HTTPDate.parse) == nil {
-            response.headers.remove(.date)
+        if !response.headers.contains(.date) {
             response.headers.append(name: "Date", value: HTTPDate.format(time_t(now)), code: .date)
         }
         let control = CacheControl(response.headers)  // parsed once for every check below
