@@ -38,9 +38,16 @@ extension OpenAPIContract {
                 }
             }
         }
-        if let body = response.body, status != 204, status != 304, method.uppercased() != "HEAD" {
-            let contentType = fields.first { $0.0 == "content-type" }?.1
-            check.bodySchema = Self.mediaSchema(body, contentType: contentType, into: &check, expected: operation.name)
+        let contentType = fields.first { $0.0 == "content-type" }?.1
+        if let body = response.body, status != 204, status != 304 {
+            if method.uppercased() != "HEAD" {
+                check.bodySchema = Self.mediaSchema(
+                    body, contentType: contentType, into: &check, expected: operation.name)
+            } else if contentType != nil {
+                // A HEAD answer says what the GET would send (RFC 9110 §9.3.2): its media type is
+                // checked, and there is no body to validate.
+                _ = Self.mediaSchema(body, contentType: contentType, into: &check, expected: operation.name)
+            }
         }
         return check
     }

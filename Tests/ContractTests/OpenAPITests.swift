@@ -282,6 +282,23 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(check.violations.count, 2, "\(check.violations)")
     }
 
+    /// A HEAD answer is checked as its GET's head: an undocumented media type is said, and no
+    /// body schema is given (there is no body).
+    func testHeadAnswersHaveTheirMediaTypeChecked() throws {
+        let shop = try Self.shop()
+        let listed = shop.checkResponse(
+            method: "HEAD", path: "/v2/items", status: 200,
+            headers: [("content-type", "application/json"), ("x-rate-limit", "10")])
+        XCTAssertTrue(
+            listed.undocumented.isEmpty && listed.violations.isEmpty, "\(listed.undocumented) \(listed.violations)")
+        XCTAssertNil(listed.bodySchema)
+        let other = shop.checkResponse(
+            method: "HEAD", path: "/v2/items", status: 200, headers: [("content-type", "text/html")])
+        XCTAssertEqual(other.undocumented.map(\.keyword), ["undocumented-content-type"])
+        let untyped = shop.checkResponse(method: "HEAD", path: "/v2/items", status: 200, headers: [])
+        XCTAssertTrue(untyped.undocumented.isEmpty, "a HEAD answer may leave Content-Type out")
+    }
+
     /// A server URL's variables take their defaults (OpenAPI 3.0.3 §4.7.5) in the base path.
     func testServerVariablesTakeTheirDefaults() throws {
         func base(_ servers: String) throws -> String {
