@@ -80,6 +80,9 @@ final class CacheStore {
         // 4 MiB of page cache (SQLite's default is 2 MiB): more of the key index of a large cache
         // stays in memory instead of being read again with pread.
         try database.execute("PRAGMA cache_size=-4096")
+        // The write-ahead log is cut back to 4 MiB after each checkpoint: it otherwise keeps the
+        // largest size it ever reached, beside the capacity.
+        try database.execute("PRAGMA journal_size_limit=4194304")
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()
