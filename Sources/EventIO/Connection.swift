@@ -262,6 +262,9 @@ public final class Connection {
         updateReading()
     }
 
+    /// Whether ``pauseReading()`` holds reading back.
+    public var isReadingPaused: Bool { !readWanted }
+
     /// Resumes reading after ``pauseReading()``.
     public func resumeReading() {
         guard bev != nil, !flushThenClose else { return }

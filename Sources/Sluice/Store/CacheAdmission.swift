@@ -35,13 +35,18 @@ struct CacheAdmission {
         case skipped
     }
 
-    func begin(_ received: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
-        // A response without Date is dated when it arrived (RFC 9110 §6.6.1): its heuristic
-        // freshness and `Expires` count from then, as the client's copy says.
-        var response = received
-        if !response.headers.contains(.date) {
-            response.headers.append(name: "Date", value: HTTPDate.format(time_t(now)), code: .date)
+    func begin(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
+        guard response.headers.contains(.date) else {
+            // A response without Date is dated when it arrived (RFC 9110 §6.6.1): its heuristic
+            // freshness and `Expires` count from then, as the client's copy says.
+            var dated = response
+            dated.headers.append(name: "Date", value: HTTPDate.format(time_t(now)), code: .date)
+            return admit(dated, validationFailed: validationFailed, now: now)
         }
+        return admit(response, validationFailed: validationFailed, now: now)
+    }
+
+    private func admit(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
         let control = CacheControl(response.headers)  // parsed once for every check below
         var refusal = CachePolicy.refusal(
             method: method, request: request, response: response, control: control, shared: settings.shared,

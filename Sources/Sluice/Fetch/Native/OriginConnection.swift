@@ -236,7 +236,7 @@ final class OriginConnection {
         // Reading may have paused for a slow client when the body's last piece was held: an
         // idle connection is read (its close or stray bytes evict it), and the next transfer
         // on it reads its answer.
-        socket?.resumeReading()
+        if case .open(let socket, _) = phase, socket.isReadingPaused { socket.resumeReading() }
     }
 
     /// Closes the socket (after close_notify on TLS); no event follows.
