@@ -1,5 +1,17 @@
 /// RFC 9111 decisions as pure functions of messages and times (seconds since the epoch).
 enum CachePolicy {
+    /// Whether a response sets a cookie: `Set-Cookie`, or the obsolete `Set-Cookie2` (RFC 2965),
+    /// which is one client's state all the same.
+    static func setsCookie(_ headers: HTTPFields) -> Bool {
+        headers.contains(.setCookie) || headers.contains("Set-Cookie2")
+    }
+
+    /// Removes what sets a cookie (``setsCookie(_:)``).
+    static func removeCookies(_ headers: inout HTTPFields) {
+        headers.remove(.setCookie)
+        headers.remove("Set-Cookie2")
+    }
+
     /// Why a response was not stored (`Cache-Status: …; detail=…`).
     enum Refusal: String, Equatable {
         case method, status, noStore = "no-store", isPrivate = "private", authorization
@@ -69,7 +81,7 @@ enum CachePolicy {
             return .authorization
         }
         if response.headers.tokens(.vary).contains("*") { return .varyStar }
-        if !storeSetCookie, response.headers.contains(.setCookie) { return .setCookie }
+        if !storeSetCookie, setsCookie(response.headers) { return .setCookie }
         if shared, let refusal = sharingRefusal(request: request, response: response) { return refusal }
         // §3: a status that is not heuristically cacheable needs explicit freshness (or `public`,
         // or `private` in a private cache) to be stored at all.

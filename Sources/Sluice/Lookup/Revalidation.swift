@@ -39,9 +39,9 @@ enum Revalidation {
         let control = CacheControl(response.headers)
         // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
         if (control.noStore && !control.mustUnderstand) || (shared && control.isPrivate) { return (served, nil) }
-        guard !storesSetCookie, response.headers.contains(.setCookie) else { return (served, served) }
+        guard !storesSetCookie, CachePolicy.setsCookie(response.headers) else { return (served, served) }
         var impersonal = response
-        impersonal.headers.remove(.setCookie)
+        CachePolicy.removeCookies(&impersonal.headers)
         return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
     }
 

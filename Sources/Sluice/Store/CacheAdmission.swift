@@ -77,7 +77,7 @@ struct CacheAdmission {
             method: method, url: url, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
-        let cookie = response.headers.contains(.setCookie) && !settings.storesSetCookie
+        let cookie = CachePolicy.setsCookie(response.headers) && !settings.storesSetCookie
         writer.personal = control.isPrivate || cookie
         return .writing(writer, personal: writer.personal)
     }

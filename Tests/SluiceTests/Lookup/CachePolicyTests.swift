@@ -113,6 +113,7 @@ struct CachePolicyTests {
         #expect(refusal([]) == "no-freshness")
         #expect(refusal([("ETag", "\"a\"")]) == nil)
         #expect(refusal([fresh, ("Set-Cookie", "id=1")]) == "set-cookie")
+        #expect(refusal([fresh, ("Set-Cookie2", "id=1; Version=1")]) == "set-cookie", "the obsolete Set-Cookie2 too")
     }
 
     @Test("Any final status with explicit freshness is stored; heuristics only for the statuses that allow them")
