@@ -60,6 +60,7 @@ struct ByteWriter {
         count += bytes.count
     }
 
+    @inline(__always)
     mutating func put(_ text: String) {
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Int in
             guard let source = bytes.baseAddress else { return 0 }
