@@ -67,14 +67,18 @@ public struct SourceDocument: Sendable {
         // …) composes into a tree as deep as the chain while the text looks shallow. Reading it
         // stops 512 deep, but letting the tree go recurses as deep as it is: a text that may hold
         // aliases is read, and let go, on a stack that fits the longest chain its size allows
-        // (a link takes at least 8 bytes of text and less than 512 bytes of stack).
-        let aliasStack = YAMLBridge.mayHoldAliases(text) ? min(text.utf8.count * 64, 16 << 30) : 0
+        // (a link takes at least 8 bytes of text and less than 512 bytes of stack). A text
+        // without anchors has no aliases to chain.
+        let anchors = YAMLBridge.anchorCount(text)
+        let aliasStack = anchors > 0 ? min(text.utf8.count * 64, (anchors + 1) * bound * 1024, 16 << 30) : 0
         guard bound > 1_000 || aliasStack > 4 << 20 else { return try read().get() }
         let stack = max(bound > 1_000 ? 32 << 20 + bound * 4 << 10 : 0, aliasStack)
         guard let result = LargeStack.run(bytes: stack, read) else {
             throw ContractError(
                 file: uri, line: nil, pointer: nil,
-                message: "may nest \(bound) levels deep: no thread with a \(stack >> 20) MiB stack to read it on")
+                message:
+                    "may nest \(bound) levels deep\(anchors > 0 ? " and chain \(anchors) anchors" : ""): no thread with a \(stack >> 20) MiB stack to read it on"
+            )
         }
         return try result.get()
     }
@@ -139,21 +143,25 @@ private struct YAMLBridge {
         return opens + 2 * longestPrefix + 4
     }
 
-    /// Whether `text` may hold an alias (`*name` where a node may start): never false when it does.
-    static func mayHoldAliases(_ text: String) -> Bool {
+    /// At least as many anchors (`&name` where a node may start) as `text` holds.
+    static func anchorCount(_ text: String) -> Int {
+        var count = 0
         var previous: UInt8 = 0x0A
+        var afterAmpersand = false
         for byte in text.utf8 {
-            if byte == UInt8(ascii: "*") {
+            if afterAmpersand, byte != 0x20, byte != 0x09, byte != 0x0A, byte != 0x0D { count += 1 }
+            afterAmpersand = false
+            if byte == UInt8(ascii: "&") {
                 switch previous {
                 case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: ","),
                     UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "?"):
-                    return true
+                    afterAmpersand = true
                 default: break
                 }
             }
             previous = byte
         }
-        return false
+        return count
     }
 
     /// YAML 1.2's core schema, which OpenAPI recommends: only `true` and `false` (any case style)

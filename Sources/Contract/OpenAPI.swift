@@ -211,9 +211,10 @@ extension OpenAPIContract {
 
     /// The schema a JSON body of `content` gets: a JSON type's first, else a range's that covers one.
     static func jsonSchema(of content: Body) -> SchemaValidator? {
+        // As the proxy picks: a JSON type, then `application/*` or `text/*`, then `*/*`.
         (content.content.first { MediaRange.isJSON($0.range) }
-            ?? content.content.first { MediaRange.coversJSON($0.range) })?
-            .schema
+            ?? content.content.first { MediaRange.coversJSON($0.range) && MediaRange.bare($0.range) != "*/*" }
+            ?? content.content.first { MediaRange.bare($0.range) == "*/*" })?.schema
     }
 
     /// The JSON schema of an operation's request body.

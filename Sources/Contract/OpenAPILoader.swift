@@ -177,7 +177,7 @@ struct OpenAPILoader {
     private static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 
     private mutating func operations(_ root: Value) throws(ContractError) -> [OpenAPIContract.Operation] {
-        guard var pathsValue = root["paths"] else {
+        guard var pathsValue = root["paths"], pathsValue != .null else {
             if root["webhooks"] == nil && root["components"] == nil {
                 throw ContractError(file: uri, line: 1, pointer: "", message: "the document has no paths")
             }

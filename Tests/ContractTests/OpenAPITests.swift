@@ -336,6 +336,14 @@ final class OpenAPITests: XCTestCase {
             contract.warnings.map(\.pointer), ["/paths/~1a/get/responses/200/headers/x-request-id/description"])
     }
 
+    /// A blank `paths:` (null) beside components is no paths, as before.
+    func testBlankPathsWithComponents() throws {
+        let contract = try Self.load(
+            yaml: "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\ncomponents: {schemas: {A: {type: string}}}\n"
+        )
+        XCTAssertEqual(contract.operations.count, 0)
+    }
+
     /// `paths: {$ref: …}` (not allowed by OpenAPI, written by split descriptions) is followed,
     /// with a warning; the path items' own `$ref`s resolve from the file that holds them.
     func testPathsByReference() throws {

@@ -99,13 +99,17 @@ final class HangupReload: @unchecked Sendable {
 
     private func start() {
         phase = .reading(again: false)
-        Thread { [self] in
+        let thread = Thread { [self] in
             let outcome = Result { try read() }
             loop.execute { [self] in
                 apply(outcome)
                 if case .reading(again: true) = phase { start() } else { phase = .idle }
             }
-        }.start()
+        }
+        // As much stack as the main thread's usual 8 MiB and more: a contract that loaded at
+        // start reads here too (a thread's default can be 2 MiB).
+        thread.stackSize = 32 << 20
+        thread.start()
     }
 
     private func apply(_ outcome: Result<Configuration, any Error>) {

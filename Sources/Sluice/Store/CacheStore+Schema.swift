@@ -56,7 +56,8 @@ extension CacheStore {
             sql: "ALTER TABLE entries ADD COLUMN contract TEXT"),
         // A WITHOUT ROWID table keeps at most about 1,000 bytes of a row in its B-tree page and
         // the rest in overflow pages of 4 KiB: a 1 KB body took 5 KB of the file. A rowid table
-        // keeps a row of up to 4 KB in its page.
+        // keeps a row of up to 4 KB in its page. Bodies up to 256 MiB in all are copied; a larger
+        // cache starts empty (copying would double the file and its log while it starts).
         Migrator.Migration(
             "body chunks in a rowid table (small bodies share pages)",
             sql: """
@@ -65,9 +66,13 @@ extension CacheStore {
                   seq INTEGER NOT NULL,
                   data BLOB NOT NULL,
                   PRIMARY KEY(entry, seq));
-                INSERT INTO chunks_rowid(entry, seq, data) SELECT entry, seq, data FROM chunks ORDER BY entry, seq;
+                CREATE TEMP TABLE chunk_bytes AS SELECT COALESCE(SUM(length(data)), 0) AS total FROM chunks;
+                INSERT INTO chunks_rowid(entry, seq, data) SELECT entry, seq, data FROM chunks
+                  WHERE (SELECT total FROM chunk_bytes) <= 268435456 ORDER BY entry, seq;
+                DELETE FROM entries WHERE (SELECT total FROM chunk_bytes) > 268435456;
                 DROP TABLE chunks;
                 ALTER TABLE chunks_rowid RENAME TO chunks;
+                DROP TABLE chunk_bytes;
                 """),
     ])
     /// The version a file this code writes has.
@@ -101,7 +106,8 @@ extension CacheStore {
     /// the part of a key over about 1,000 bytes, go to 4 KiB overflow pages; index pages are
     /// filled to about three quarters (keys arrive in no order).
     static let footprint = """
-        (size + 64 * ((size + \(CacheWriter.chunkSize - 1)) / \(CacheWriter.chunkSize)) + 32 + CASE WHEN \(rowPayload) <= 4000 THEN 4096 / (4000 / (\(rowPayload) + 8)) \
+        (size + 64 * ((size + \(CacheWriter.chunkSize - 1)) / \(CacheWriter.chunkSize)) + 32 \
+        + CASE WHEN \(rowPayload) <= 3992 THEN 4096 / (4000 / (\(rowPayload) + 8)) \
         ELSE 4096 * ((\(rowPayload) + 4091) / 4092) END \
         + CASE WHEN length(CAST(key AS BLOB)) <= 990 THEN 5461 / (4084 / (length(CAST(key AS BLOB)) + 16)) \
         ELSE 1365 + 4096 * ((length(CAST(key AS BLOB)) - 990 + 4091) / 4092) END)

@@ -84,9 +84,11 @@ struct ForwardingTests {
                 Thread.sleep(forTimeInterval: 0.2)
                 try client.send("abcd")
             }
-            let response = try client.reader.readResponse()
-            #expect(response.status == 200, "body with the head: \(withBody)")
-            #expect(response.text == "len=4")
+            // The first head is the answer (`readResponse` would skip a 100 Continue).
+            let head = try #require(try client.reader.readHead())
+            #expect(head.startLine.hasPrefix("HTTP/1.1 200"), "body with the head: \(withBody): \(head.startLine)")
+            let length = head.fields.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
+            #expect(String(decoding: try client.reader.readExactly(length), as: UTF8.self) == "len=4")
         }
     }
 

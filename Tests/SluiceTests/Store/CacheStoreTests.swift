@@ -148,6 +148,25 @@ struct CacheStoreTests {
         #expect(again.totalBytes > settings.capacity / 2 && again.totalBytes <= settings.capacity)
     }
 
+    @Test("An entry's footprint is never null or less than its body, whatever its row's size")
+    func footprintEverywhere() throws {
+        let database = try Database(path: ":memory:")
+        _ = try CacheStore.migrator.migrate(database)
+        let insert = try database.prepare(
+            "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, size, last_access, complete) VALUES(?1, '', '', 'GET', ?1, 'a', 200, 'OK', '', 1, 1, 1000, 1, 1)"
+        )
+        for length in stride(from: 10, through: 9_000, by: 1) {
+            defer { insert.reset() }
+            try insert.bind("http://a/" + String(repeating: "q", count: length), at: 1)
+            try insert.step()
+        }
+        let select = try database.prepare(
+            "SELECT count(*), min(\(CacheStore.footprint)), count(\(CacheStore.footprint)) FROM entries")
+        #expect(try select.step())
+        #expect(select.int64(at: 2) == select.int64(at: 0), "a footprint was null")
+        #expect(select.int64(at: 1) > 1000)
+    }
+
     @Test("The memory tier keeps within its budget and forgets what changes")
     func memoryTierBudget() {
         let hot = HotSet(budget: 1 << 20)

@@ -101,7 +101,7 @@ struct WebSocketFramesTests {
             _ = Self.read(head + (masked ? [1, 2, 3, 4] : []), pieces: 1, frames: &frames)
             #expect(frames.broken?.contains("most significant bit") == true)
         }
-        // Continuations whose lengths add up past Int64's range: the size saturates.
+        // The largest length allowed is read as a frame head, not refused.
         var frames = WebSocketFrames(direction: .receive)
         let largest: [UInt8] = [0x7F] + [UInt8](repeating: 0xFF, count: 7)
         _ = Self.read([0x02, 127] + largest, pieces: 1, frames: &frames)
