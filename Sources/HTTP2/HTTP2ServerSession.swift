@@ -50,6 +50,8 @@ public protocol HTTP2SessionDelegate: AnyObject {
     func http2(stream: Int32, data: UnsafeRawBufferPointer)
     /// The request's body ended (END_STREAM).
     func http2(streamEnded stream: Int32)
+    /// The frame that ends the stream's response (END_STREAM, on HEADERS or DATA) was sent.
+    func http2(streamResponseSent stream: Int32)
     /// The stream closed (its error code: 0 when it ended normally, else the client's or our reset).
     func http2(streamClosed stream: Int32, error: HTTP2ErrorCode)
     /// Response body bytes for `stream`, at most `buffer.count`.
@@ -129,6 +131,16 @@ public final class HTTP2ServerSession {
             default:
                 break
             }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, owner in
+            guard let frame, let owner else { return 0 }
+            let type = Int(sluice_h2_frame_type(frame))
+            guard type == Int(NGHTTP2_HEADERS.rawValue) || type == Int(NGHTTP2_DATA.rawValue),
+                sluice_h2_frame_flags(frame) & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            else { return 0 }
+            let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            session.delegate?.http2(streamResponseSent: sluice_h2_frame_stream(frame))
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, owner in

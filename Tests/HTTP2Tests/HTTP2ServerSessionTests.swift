@@ -18,6 +18,8 @@ struct HTTP2ServerSessionTests {
         func http2(streamHeadersEnded stream: Int32, endStream: Bool) { if endStream { ended.append(stream) } }
         func http2(stream: Int32, data: UnsafeRawBufferPointer) { bodies[stream, default: []] += data }
         func http2(streamEnded stream: Int32) { ended.append(stream) }
+        func http2(streamResponseSent stream: Int32) { responsesSent.append(stream) }
+        var responsesSent: [Int32] = []
         func http2(streamClosed stream: Int32, error: HTTP2ErrorCode) { closed[stream] = error }
         func http2(stream: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill {
             guard !toSend.isEmpty else { return .end(trailers: [("grpc-status", "0")]) }

@@ -130,11 +130,29 @@ final class HTTP2Connection {
     func exchangeDidFinish(_ stream: HTTP2Stream) {
         stream.exchange = nil
         // A response sent before the request body ended: the rest is not wanted (RFC 9113 §8.1).
-        if !stream.requestEnded, !stream.closed {
-            resetting.insert(stream.id)
-            session.reset(stream.id, error: .noError)
-        }
+        // It is read and dropped (curl 7.88 drops a response whose stream is reset while it still
+        // uploads, though the RFC allows the reset), up to ``unwantedLimit``; past that,
+        // RST_STREAM(NO_ERROR) says so, once the response went out whole.
+        if !stream.requestEnded, !stream.closed { stream.discardsInput = true }
         if stream.closed { streams[stream.id] = nil }
+        flushSoon()
+    }
+
+    /// Request body bytes read and dropped after a stream's exchange ended, before it is reset.
+    static let unwantedLimit = 1 << 20
+
+    /// A stream whose exchange is over got more of its request body.
+    func discarded(_ stream: HTTP2Stream, bytes: Int) {
+        consumed(stream, bytes: bytes)
+        stream.discardedBytes += bytes
+        guard stream.discardedBytes > Self.unwantedLimit, !stream.resetsWhenSent else { return }
+        stream.resetsWhenSent = true
+        if stream.responseEndSent { resetUnwanted(stream.id) }
+    }
+
+    private func resetUnwanted(_ id: Int32) {
+        resetting.insert(id)
+        session.reset(id, error: .noError)
         flushSoon()
     }
 
@@ -235,7 +253,12 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         request.takesTrailers = fields.tokens(.te).contains("trailers")
         var failure: SluiceError?
         var visible = path
-        if method.isEmpty || path.isEmpty || method == "CONNECT" {
+        let bodyLimit = env.exchanges.parserLimits.maxBodyBytes
+        if case .length(let length) = framing, length > bodyLimit {
+            // As an HTTP/1.1 request's Content-Length over `limits.max_request_body` is (a body
+            // without one is bounded as it streams).
+            failure = .badRequest(reason: .bodyTooLarge(limit: Int(clamping: bodyLimit)))
+        } else if method.isEmpty || path.isEmpty || method == "CONNECT" {
             failure = .badRequest(
                 reason: .malformed("an HTTP/2 request needs :method and :path (CONNECT is not served inside)"))
         } else if path.utf8.contains(UInt8(ascii: "#"))
@@ -257,6 +280,12 @@ extension HTTP2Connection: HTTP2SessionDelegate {
 
     func http2(stream id: Int32, data: UnsafeRawBufferPointer) {
         streams[id]?.received(data)
+    }
+
+    func http2(streamResponseSent id: Int32) {
+        guard let stream = streams[id] else { return }
+        stream.responseEndSent = true
+        if stream.resetsWhenSent, !stream.closed, !stream.requestEnded { resetUnwanted(id) }
     }
 
     func http2(streamEnded id: Int32) {

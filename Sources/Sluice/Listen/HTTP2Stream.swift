@@ -37,6 +37,13 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     private(set) var headSubmitted = false
     /// The stream closed (ended, or reset by either side).
     private(set) var closed = false
+    /// The frame that ends the response (END_STREAM) went to the client.
+    var responseEndSent = false
+    /// The exchange ended before the request body: what more comes is dropped (``discardedBytes``).
+    var discardsInput = false
+    var discardedBytes = 0
+    /// Too much came: RST_STREAM(NO_ERROR) follows the response's end.
+    var resetsWhenSent = false
 
     init(id: Int32, connection: HTTP2Connection) {
         self.id = id
@@ -47,6 +54,9 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
 
     func received(_ data: UnsafeRawBufferPointer) {
         guard !data.isEmpty else { return }
+        // Its exchange is over: the rest of the body is not wanted, and not kept (its window
+        // opens all the same: the connection's is shared by every stream).
+        guard !discardsInput else { return connection.discarded(self, bytes: data.count) }
         input += data
         exchange?.clientDataAvailable()
     }

@@ -76,6 +76,50 @@ struct HTTP2Tests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("\"POST \(origin.url("/echo"))\" 200") } })
     }
 
+    @Test(
+        "Sluice's own answer before the request body arrived reaches the client whole; the rest of the body is dropped")
+    func ownAnswerBeforeTheBody() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let rule = """
+              - name: mock
+                match: { host: "localhost", path: "/mock" }
+                respond: { status: 200, body: "mocked" }
+            """
+        let proxy = try ProxyHarness(configuration: setup.configuration(extraRule: rule, connectPort: origin.port))
+        // curl sends the HEADERS, then its DATA after the window opens: the answer is already on its way.
+        for _ in 0..<3 {
+            let answered = try Self.curl(
+                ["--data-binary", "abc", "-w", "|%{http_code}|%{http_version}", origin.url("/mock")], proxy: proxy.port,
+                cacert: setup.caCert)
+            #expect(answered == "mocked|200|2", "\(answered)")
+        }
+    }
+
+    @Test("limits.max_request_body holds on HTTP/2 streams: a body over it is a 413, with a length or without")
+    func requestBodyLimit() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.limits.maxRequestBody = 1000
+        let proxy = try ProxyHarness(configuration: configuration)
+        let body = String(repeating: "b", count: 5_000)
+        let declared = try Self.curl(
+            ["--data-binary", body, "-o", "/dev/null", "-w", "%{http_code}", origin.url("/echo")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(declared == "413", "\(declared)")
+        let streamed = try Self.curl(
+            ["-T", "-", "-X", "POST", "-o", "/dev/null", "-w", "%{http_code}", origin.url("/echo")], proxy: proxy.port,
+            cacert: setup.caCert, input: Data(body.utf8))
+        #expect(streamed == "413", "\(streamed)")
+        let small = try Self.curl(
+            ["--data-binary", "small", "-w", "|%{http_code}", origin.url("/echo")], proxy: proxy.port,
+            cacert: setup.caCert)
+        #expect(small == "small|200", "\(small)")
+    }
+
     @Test("Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"")
     func cookieCrumbs() throws {
         let setup = try Setup()
