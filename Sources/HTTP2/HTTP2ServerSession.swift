@@ -275,13 +275,15 @@ public final class HTTP2ServerSession {
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, error.code)
     }
 
-    /// `GOAWAY` with the last stream accepted (shutdown): streams running finish, no new ones start.
-    public func goAway(error: HTTP2ErrorCode = .noError) {
-        guard let session else { return }
-        _ = nghttp2_submit_goaway(
-            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), error.code,
-            nil,
-            0)
+    /// `GOAWAY` with the last stream accepted (shutdown): streams running finish, no new ones
+    /// start. Returns that stream: the owner must not act on a later one (RFC 9113 §6.8), even
+    /// one whose frames were in the same read.
+    @discardableResult
+    public func goAway(error: HTTP2ErrorCode = .noError) -> Int32 {
+        guard let session else { return 0 }
+        let last = nghttp2_session_get_last_proc_stream_id(session)
+        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, error.code, nil, 0)
+        return last
     }
 
     private static func withNV<R>(

@@ -254,7 +254,8 @@ final class Exchange {
     /// The client went away or stalled.
     func clientFailed(_ reason: SluiceError?) {
         notes.error = notes.error ?? reason
-        run(.clientGone(reason))
+        let othersWait = machine.leadingKey.map(env.collapser.hasWaiters) ?? false
+        run(.clientGone(reason, othersWait: othersWait))
     }
 
     /// Sends a head still held back for the body (none came in this loop turn).

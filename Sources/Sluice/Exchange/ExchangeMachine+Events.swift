@@ -70,8 +70,8 @@ extension ExchangeMachine {
         /// The upstream task ended: `nil` = the response arrived whole. `ownError` is a failure of
         /// the client's side (its request body), which outranks what libcurl reports.
         case upstreamCompleted(SluiceError?, ownError: SluiceError?, now: Double)
-        /// The client went away or stalled.
-        case clientGone(SluiceError?)
+        /// The client went away or stalled; `othersWait`: exchanges wait behind this one's fetch.
+        case clientGone(SluiceError?, othersWait: Bool = true)
         /// The driver finished the exchange.
         case finished(ExchangePhase.Outcome)
     }

@@ -104,11 +104,11 @@ struct ExchangeMachine {
             if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
             guard let failure else { return completed(fetch, now: now) }
             return failed(fetch, failure, ownError: ownError, now: now)
-        case .clientGone(let reason):
+        case .clientGone(let reason, let othersWait):
             switch phase {
             case .fetching(let fetch) where fetch.delivery.isOrphaned:
                 return []  // the client side is gone already
-            case .fetching(var fetch) where Self.mayOrphan(fetch):
+            case .fetching(var fetch) where Self.mayOrphan(fetch, othersWait: othersWait):
                 fetch.delivery = .orphaned
                 phase = .fetching(fetch)
                 return [.detachClient]
@@ -275,12 +275,22 @@ struct ExchangeMachine {
     /// A leader whose client leaves goes on for its waiters while its response may still reach
     /// them: before the head, or while an entry is being written for them (a leader still
     /// `leading` after the head is storing a shareable response). A revalidation goes on too.
-    static func mayOrphan(_ fetch: ExchangePhase.Fetch) -> Bool {
+    /// Before the head, only for exchanges waiting behind it: a request nobody waits for any
+    /// more is cancelled, or clients that reset streams as fast as they open them (rapid reset)
+    /// would leave a transfer running for each. With the head, the body goes on into the cache.
+    static func mayOrphan(_ fetch: ExchangePhase.Fetch, othersWait: Bool = true) -> Bool {
         guard case .leading = fetch.collapse else { return false }
         switch fetch.delivery {
-        case .awaitingHead, .streaming: return true
+        case .awaitingHead: return othersWait
+        case .streaming: return true
         case .discarding, .orphaned: return false
         }
+    }
+
+    /// The key this exchange fetches for others (collapsed forwarding), if it leads.
+    var leadingKey: String? {
+        guard case .fetching(let fetch) = phase, case .leading(let key) = fetch.collapse else { return nil }
+        return key
     }
 
     /// The orphaned leader's events: store what may be shared, release the waiters, end.

@@ -24,6 +24,8 @@ final class HTTP2Connection {
     private var startsDue: [HTTP2Stream] = []
     /// Streams this side reset (not counted as the client's).
     private var resetting: Set<Int32> = []
+    /// The last stream a GOAWAY sent accepted: later ones are refused.
+    private var lastAccepted: Int32?
 
     var loop: EventLoop { env.exchanges.loop }
     var maxHeaderBytes: Int { env.exchanges.parserLimits.maxHeaderBytes }
@@ -160,7 +162,7 @@ final class HTTP2Connection {
 
     /// Shutdown: GOAWAY; the streams running finish.
     func shutdown() {
-        session.goAway()
+        lastAccepted = session.goAway()
         closing = streams.isEmpty
         flush()
     }
@@ -207,6 +209,14 @@ extension HTTP2Connection: HTTP2SessionDelegate {
 
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {
         guard let stream = streams[id], stream.exchange == nil else { return }
+        // After GOAWAY, a stream past the last one it names is refused, never acted on (a client
+        // may retry it elsewhere, RFC 9113 §6.8).
+        if let last = lastAccepted, id > last {
+            resetting.insert(id)
+            session.reset(id, error: .refusedStream)
+            streams[id] = nil
+            return
+        }
         env.exchanges.stats.requests += 1
         env.exchanges.stats.http2Streams += 1
         if endStream {
@@ -223,7 +233,15 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     private func startDue() {
         let due = startsDue
         startsDue.removeAll()
-        for stream in due where stream.awaitingStart && !stream.closed { start(stream) }
+        for stream in due where stream.awaitingStart && !stream.closed {
+            if let last = lastAccepted, stream.id > last {
+                resetting.insert(stream.id)
+                session.reset(stream.id, error: .refusedStream)
+                streams[stream.id] = nil
+                continue
+            }
+            start(stream)
+        }
     }
 
     /// The stream's request as an exchange sees it, and the exchange started.
@@ -321,7 +339,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         if resets.count > 200, !closing {
             env.logger.warning("HTTP/2 client \(client.peerText) cancelled streams too fast (rapid reset); GOAWAY sent")
             env.exchanges.stats.http2RapidResets += 1
-            session.goAway(error: .enhanceYourCalm)
+            lastAccepted = session.goAway(error: .enhanceYourCalm)
             closing = true
         }
     }

@@ -36,6 +36,9 @@ final class Collapser {
     /// Exchanges waiting now (for tests and stats).
     var waiting: Int { waiters.values.reduce(0) { $0 + $1.count } }
 
+    /// Whether exchanges wait behind the fetch of `key`.
+    func hasWaiters(_ key: String) -> Bool { !(waiters[key]?.isEmpty ?? true) }
+
     /// Whether an exchange fetches `key` now.
     func isFetching(_ key: String) -> Bool { !leaders.isEmpty && leaders.contains(key) }
 

@@ -399,6 +399,19 @@ struct ExchangeMachineTests {
                 "refreshStored", "release", "endOrphan",
             ])
 
+        // Before the head with nobody waiting: the transfer stops with its client (a client that
+        // resets streams as fast as it opens them leaves nothing running).
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        #expect(
+            machine.handle(.clientGone(nil, othersWait: false)).map(Self.describe) == [
+                "abandonStore", "cancelUpstream", "finishClosing",
+            ])
+        // With the head, the body goes on into the cache all the same.
+        (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
+        _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
+        _ = machine.handle(.storing(.shared))
+        #expect(machine.handle(.clientGone(nil, othersWait: false)).map(Self.describe) == ["detachClient"])
+
         // A response already released (not shareable) leads nobody: the client's leaving stops it.
         (machine, _) = Self.lookedUp(Self.request(), [], collapse: cold)
         _ = machine.handle(.responseHead(Self.head(200), now: Self.now))
