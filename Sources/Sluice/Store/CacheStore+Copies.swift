@@ -12,8 +12,8 @@ extension CacheStore {
         do {
             try database.transaction {
                 for (new, body, ttl) in responses {
-                    let entry = try insertOne(new, body: body, ttl: ttl)
-                    if let entry { added += try footprint(of: entry.ref.row) }
+                    let (entry, removed) = try insertOne(new, body: body, ttl: ttl)
+                    if let entry { added += try footprint(of: entry.ref.row) - removed }
                     written.append(entry)
                 }
             }
@@ -28,8 +28,8 @@ extension CacheStore {
 
     /// One response inside the caller's transaction: the row, its chunks, the older entry of
     /// the same key and variant replaced; the entry as a lookup would find it.
-    private func insertOne(_ new: NewEntry, body: [UInt8], ttl: Int64?) throws -> Entry? {
-        guard let row = begin(new, flushFirst: false) else { return nil }
+    private func insertOne(_ new: NewEntry, body: [UInt8], ttl: Int64?) throws -> (Entry?, removed: Int64) {
+        guard let row = begin(new, flushFirst: false) else { return (nil, 0) }
         var seq: Int64 = 0
         var offset = 0
         repeat {
@@ -42,7 +42,7 @@ extension CacheStore {
             seq += 1
             offset = end
         } while offset < body.count
-        try replaceComplete(key: new.stored.key, variant: new.stored.variant)
+        let removed = try replaceComplete(key: new.stored.key, variant: new.stored.variant)
         let mark = try database.prepare("UPDATE entries SET complete=1, size=?2, ttl=?3 WHERE id=?1")
         try mark.bind(row, at: 1)
         try mark.bind(Int64(body.count), at: 2)
@@ -51,6 +51,9 @@ extension CacheStore {
         noteStored(key: new.stored.key)
         var stored = new.stored
         stored.ttl = ttl
-        return Entry(stored: stored, ref: EntryRef(row: row), size: Int64(body.count), facts: facts(stored.headers))
+        return (
+            Entry(stored: stored, ref: EntryRef(row: row), size: Int64(body.count), facts: facts(stored.headers)),
+            removed
+        )
     }
 }

@@ -66,7 +66,7 @@ extension CacheStore {
                 }
                 var old: [(id: Int64, footprint: Int64, headers: HTTPFields)] = []
                 let select = try database.prepare(
-                    "SELECT id, \(CacheStore.footprint), headers FROM entries WHERE key=?1 AND variant=?2 AND complete=1"
+                    "SELECT id, footprint, headers FROM entries WHERE key=?1 AND variant=?2 AND complete=1"
                 )
                 try select.bind(key, at: 1)
                 try select.bind(variant, at: 2)
@@ -85,9 +85,10 @@ extension CacheStore {
                     )
                     covered = union
                 }
+                var removed: Int64 = 0
                 for (id, footprint, _) in old {
                     try deleteRows(id)
-                    totalBytes -= footprint
+                    removed += footprint
                 }
                 finalSize = Int64(covered.count)
                 var status: Int64 = 206
@@ -98,7 +99,7 @@ extension CacheStore {
                     status = 200
                     reason = "OK"
                     headers.remove(.contentRange)
-                    try replaceComplete(key: finalKey, variant: variant)
+                    removed += try replaceComplete(key: finalKey, variant: variant)
                 } else {
                     headers.set(
                         "Content-Range",
@@ -119,7 +120,7 @@ extension CacheStore {
                 try mark.step()
                 noteStored(key: key)
                 noteStored(key: finalKey)
-                return try footprint(of: entry)
+                return try footprint(of: entry) - removed
             }
             totalBytes += added
         } catch {
@@ -143,17 +144,21 @@ extension CacheStore {
 
     /// Drops the complete responses of a key's variant that a new one replaces (a commit, a
     /// combined piece, a copy from the shared tier); inside the caller's transaction.
-    func replaceComplete(key: String, variant: String) throws(SQLiteError) {
+    /// Returns the bytes they took, for the caller to count once its transaction commits.
+    @discardableResult
+    func replaceComplete(key: String, variant: String) throws(SQLiteError) -> Int64 {
         let old = try database.prepare(
-            "SELECT id, \(CacheStore.footprint) FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
+            "SELECT id, footprint FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
         try old.bind(key, at: 1)
         try old.bind(variant, at: 2)
         var rows: [(Int64, Int64)] = []
         while try old.step() { rows.append((old.int64(at: 0), old.int64(at: 1))) }
+        var removed: Int64 = 0
         for (id, bytes) in rows {
             try deleteRows(id)
-            totalBytes -= bytes
+            removed += bytes
         }
+        return removed
     }
 
     /// Gives `entry` the chunks of `parts` in order, each part a byte range of a source piece's

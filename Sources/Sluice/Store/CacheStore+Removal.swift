@@ -12,20 +12,21 @@ extension CacheStore {
     /// Removes every stored response for a key (all variants): RFC 9111 §4.4 invalidation, purge.
     func invalidate(key: String) {
         do {
-            try database.transaction {
-                let select = try database.prepare(
-                    "SELECT id, \(CacheStore.footprint), complete FROM entries WHERE key=?1")
+            totalBytes -= try database.transaction {
+                let select = try database.prepare("SELECT id, footprint, complete FROM entries WHERE key=?1")
                 try select.bind(key, at: 1)
                 var rows: [(Int64, Int64, Bool)] = []
                 while try select.step() {
                     rows.append((select.int64(at: 0), select.int64(at: 1), select.int64(at: 2) == 1))
                 }
+                var removed: Int64 = 0
                 for (id, bytes, complete) in rows where complete {
                     try deleteRows(id)
-                    totalBytes -= bytes
+                    removed += bytes
                 }
                 keys.remove(CacheStore.hash(key))
                 onChange(.key(key))
+                return removed
             }
         } catch {
             logger.warning("cache invalidation failed: \(error)")
@@ -47,19 +48,21 @@ extension CacheStore {
         guard totalBytes > capacity else { return }
         do {
             let oldest = try database.prepare(
-                "SELECT id, \(CacheStore.footprint), key FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64"
-            )
+                "SELECT id, footprint, key FROM entries WHERE complete=1 ORDER BY last_access ASC LIMIT 64")
             var victims: [(Int64, Int64, String)] = []
             while try oldest.step() {
                 victims.append((oldest.int64(at: 0), oldest.int64(at: 1), oldest.text(at: 2) ?? ""))
             }
-            try database.transaction {
-                for (id, bytes, key) in victims where totalBytes > capacity {
+            let left = try database.transaction {
+                var left = totalBytes
+                for (id, bytes, key) in victims where left > capacity {
                     try deleteRows(id)
                     onChange(.key(key))
-                    totalBytes -= bytes
+                    left -= bytes
                 }
+                return left
             }
+            totalBytes = left
         } catch {
             logger.warning("cache eviction failed: \(error)")
         }

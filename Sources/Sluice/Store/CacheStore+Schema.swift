@@ -59,7 +59,7 @@ extension CacheStore {
         // keeps a row of up to 4 KB in its page. Bodies up to 256 MiB in all are copied; a larger
         // cache starts empty (copying would double the file and its log while it starts).
         Migrator.Migration(
-            "body chunks in a rowid table (small bodies share pages)",
+            "body chunks in a rowid table (small bodies share pages); what an entry takes (entries.footprint)",
             sql: """
                 CREATE TABLE chunks_rowid(
                   entry INTEGER NOT NULL,
@@ -73,6 +73,8 @@ extension CacheStore {
                 DROP TABLE chunks;
                 ALTER TABLE chunks_rowid RENAME TO chunks;
                 DROP TABLE chunk_bytes;
+                ALTER TABLE entries ADD COLUMN footprint INTEGER NOT NULL DEFAULT 0;
+                UPDATE entries SET footprint = \(CacheStore.footprint) WHERE complete=1;
                 """),
     ])
     /// The version a file this code writes has.
@@ -100,7 +102,8 @@ extension CacheStore {
     }
 
     /// What a complete entry takes in the file, as counted against `cache.capacity` (an SQL
-    /// expression over an `entries` row): its body (and its chunks' rows), and its share of the pages that hold its row
+    /// expression over an `entries` row, kept in its `footprint` column when it is committed:
+    /// what is added at the commit is what its removal takes away): its body (and its chunks' rows), and its share of the pages that hold its row
     /// (head, URL, key and the rest) and its key's index entry. A page of 4 KiB holds as many
     /// rows as fit whole, so a row of 2.1 KB takes a page of its own; a row over one page, and
     /// the part of a key over about 1,000 bytes, go to 4 KiB overflow pages; index pages are

@@ -86,7 +86,7 @@ final class CacheStore {
         dataVersion = try database.prepare("PRAGMA data_version")
         if try dataVersion.step() { lastDataVersion = dataVersion.int64(at: 0) }
         dataVersion.reset()
-        let sum = try database.prepare("SELECT COALESCE(SUM(\(CacheStore.footprint)), 0) FROM entries WHERE complete=1")
+        let sum = try database.prepare("SELECT COALESCE(SUM(footprint), 0) FROM entries WHERE complete=1")
         if try sum.step() { totalBytes = sum.int64(at: 0) }
         let allKeys = try database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1")
         while try allKeys.step() { if let key = allKeys.text(at: 0) { keys.insert(CacheStore.hash(key)) } }
@@ -165,7 +165,7 @@ final class CacheStore {
     private func externalChange() {
         onChange(.everything)
         if let sum = try? database.prepare(
-            "SELECT COALESCE(SUM(\(CacheStore.footprint)), 0) FROM entries WHERE complete=1"),
+            "SELECT COALESCE(SUM(footprint), 0) FROM entries WHERE complete=1"),
             (try? sum.step()) == true
         {
             totalBytes = sum.int64(at: 0)
@@ -302,7 +302,7 @@ final class CacheStore {
         }
         do {
             totalBytes += try database.transaction {
-                try replaceComplete(key: key, variant: variant)
+                let removed = try replaceComplete(key: key, variant: variant)
                 noteStored(key: key)
                 let mark = try database.prepare(
                     "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers), contract=?5 WHERE id=?1"
@@ -313,7 +313,7 @@ final class CacheStore {
                 if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
                 if let contract { try mark.bind(contract, at: 5) }
                 try mark.step()
-                return try footprint(of: entry)
+                return try footprint(of: entry) - removed
             }
         } catch {
             warnSkipped(error)
@@ -323,11 +323,15 @@ final class CacheStore {
         evictIfNeeded()
     }
 
-    /// What a row takes in the file (``footprint``), read once it is complete.
+    /// Settles what a row takes in the file (``footprint``) once it is complete, in its column.
     func footprint(of entry: Int64) throws(SQLiteError) -> Int64 {
-        let select = try database.prepare("SELECT \(CacheStore.footprint) FROM entries WHERE id=?1")
-        try select.bind(entry, at: 1)
-        return try select.step() ? select.int64(at: 0) : 0
+        let update = try database.prepare(
+            "UPDATE entries SET footprint = \(CacheStore.footprint) WHERE id=?1 RETURNING footprint")
+        try update.bind(entry, at: 1)
+        guard try update.step() else { return 0 }
+        let bytes = update.int64(at: 0)
+        while try update.step() {}
+        return bytes
     }
 
     /// A key has a new complete entry: known to be cacheable, and memory forgets its old ones.

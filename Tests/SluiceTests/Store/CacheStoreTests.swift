@@ -148,6 +148,35 @@ struct CacheStoreTests {
         #expect(again.totalBytes > settings.capacity / 2 && again.totalBytes <= settings.capacity)
     }
 
+    @Test("The byte count takes away what it added: a refreshed head, a replaced variant and an invalidation leave 0")
+    func byteCountDoesNotDrift() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try Self.store(path)
+        func put(_ key: String, headers: HTTPFields) throws {
+            let url = try #require(TargetURL(key))
+            let new = CacheStore.NewEntry(
+                stored: StoredHead(
+                    key: key, variant: "", varyNames: [], status: 200, reason: "OK", headers: headers, requestTime: 0,
+                    responseTime: 0),
+                method: "GET", url: url, rule: nil, limit: 1 << 20, expectedLength: 2, proposedHeaders: headers)
+            let id = try #require(store.begin(new))
+            let writer = CacheWriter(store: store, entry: id, new: new)
+            _ = Array("hi".utf8).withUnsafeBytes { writer.append($0) }
+            #expect(writer.finish() == nil)
+        }
+        let small = HTTPFields([("Cache-Control", "max-age=60"), ("Content-Length", "2")])
+        try put("http://a/x", headers: small)
+        try put("http://a/x", headers: small)  // replaces the first
+        let entry = try #require(store.candidates(key: "http://a/x").first)
+        var grown = small
+        grown.append(name: "X-Large", value: String(repeating: "v", count: 3_000))
+        store.refresh(entry.refreshed(headers: grown, facts: entry.facts, requestTime: 1, responseTime: 1, ttl: nil))
+        #expect(store.totalBytes > 0)
+        store.invalidate(key: "http://a/x")
+        #expect(store.totalBytes == 0)
+    }
+
     @Test("An entry's footprint is never null or less than its body, whatever its row's size")
     func footprintEverywhere() throws {
         let database = try Database(path: ":memory:")
