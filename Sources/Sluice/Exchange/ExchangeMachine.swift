@@ -175,6 +175,11 @@ struct ExchangeMachine {
         var actions: [Action] = []
         if let entry = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
+            if head.status == 304, !Revalidation.selects(head, entry) {
+                fetch.delivery = .discarding(.otherRepresentation)
+                phase = .fetching(fetch)
+                return []
+            }
             let freshened = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now)
             if head.status == 304 {
                 fetch.delivery = .discarding(.notModified(freshened.served, kept: freshened.kept))
@@ -204,6 +209,13 @@ struct ExchangeMachine {
         switch fetch.delivery {
         case .discarding(.originError(let status)):
             return serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
+        case .discarding(.otherRepresentation):
+            // The stored response cannot be reused as it is: the origin is asked again, plainly.
+            var again = fetch
+            again.requestTime = now
+            again.delivery = .awaitingHead
+            phase = .fetching(again)
+            return [.fetch(conditions: [])]
         case .discarding(.notModified(let entry, let kept)):
             phase = .servingStored(.revalidated)
             return (releasing(fetch).map { [$0] } ?? []) + (kept.map { [.refreshStored($0)] } ?? []) + [

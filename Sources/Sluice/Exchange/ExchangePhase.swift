@@ -88,6 +88,9 @@ enum ExchangePhase {
         case notModified(CacheStore.Entry, kept: CacheStore.Entry?)
         /// The origin answered this 5xx, and the stale entry answers instead (RFC 5861 §4).
         case originError(status: Int)
+        /// A 304 about another representation than the stored one (§4.3.4: it updates nothing):
+        /// the request goes again, without conditions, once this one is done.
+        case otherRepresentation
     }
 
     /// Which stored answer is being served.

@@ -45,18 +45,17 @@ enum Revalidation {
         return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
     }
 
-    /// §4.3.4: whether a 304 selects the stored response it revalidated for update. A strong
-    /// entity tag selects the entry with the same strong tag; a weak one, an entry whose tag
-    /// compares weakly; without a tag, a `Last-Modified` selects an entry with the same date.
-    /// A 304 with no validator answers for the entry whose validators asked it (servers that
-    /// omit them are common; the RFC's rule for that case presumes no stored validator).
+    /// §4.3.4: whether a 304 selects the stored response it revalidated for update: its entity
+    /// tag is the entry's, compared weakly (servers switch a tag between its strong and weak
+    /// forms, as nginx does when it compresses); without a tag, a `Last-Modified` selects an
+    /// entry with the same date. A 304 with no validator answers for the entry whose
+    /// validators asked it (servers that omit them are common; the RFC's rule for that case
+    /// presumes no stored validator).
     static func selects(_ response: ResponseHead, _ entry: CacheStore.Entry) -> Bool {
         if let tag = response.headers[.etag]?.trimmingOWS() {
             guard let stored = entry.headers[.etag]?.trimmingOWS() else { return false }
-            if tag.hasPrefix("W/") {
-                return tag.dropFirst(2) == (stored.hasPrefix("W/") ? stored.dropFirst(2) : stored[...])
-            }
-            return tag == stored
+            func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...] }
+            return opaque(tag) == opaque(stored)
         }
         if let modified = response.headers[.lastModified] {
             guard let stored = entry.headers[.lastModified] else { return false }

@@ -99,6 +99,32 @@ struct CacheConformanceTests {
         #expect(origin.requests.filter { $0.target == "/500-plain" }.count == 2)
     }
 
+    @Test("A 304 about another representation updates nothing: the request goes again without conditions")
+    func notModifiedForAnotherRepresentation() throws {
+        let origin = try OriginServer { request in
+            if request.header("if-none-match") == "\"a\"" {
+                return .respond(status: 304, headers: [("ETag", "\"b\""), ("Cache-Control", "max-age=60")], body: [])
+            }
+            let version = request.header("x-version") ?? "a"
+            return .respond(
+                status: 200, headers: [("ETag", "\"\(version)\""), ("Cache-Control", "max-age=60")],
+                body: Array("content \(version)".utf8))
+        }
+        defer { origin.stop() }
+        let clock = TestClock()
+        let proxy = try ProxyHarness()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        #expect(try client.request(RawClient.get(origin.url("/r"))).text == "content a")
+        clock.advance(61)
+        let again = try client.request(RawClient.get(origin.url("/r"), extra: "X-Version: b\r\n"))
+        #expect(again.status == 200 && again.text == "content b" && again.header("etag") == "\"b\"", "\(again.text)")
+        #expect(origin.requests.map { $0.header("if-none-match") } == [nil, "\"a\"", nil])
+        // What the second fetch stored is what is served next.
+        let hit = try client.request(RawClient.get(origin.url("/r")))
+        #expect(hit.text == "content b" && hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+    }
+
     @Test("A response without Date is dated on arrival: its heuristic freshness and Expires count from then")
     func missingDate() throws {
         let origin = try OriginServer { request in
