@@ -75,7 +75,7 @@ public final class EasyHandle {
     /// Whether the transfer is paused in either direction (libcurl then stops watching its socket).
     var isPaused: Bool { pausedMask != 0 }
     /// What closes the sockets of this handle's connections (``MultiHandle/add(_:)`` sets it).
-    var closer: AnyObject?
+    var closer: SocketCloser?
     private var hasRequestTarget = false
 
     /// A fresh handle with Sluice's baseline options.
@@ -181,7 +181,9 @@ public final class EasyHandle {
             if let peer, let delegate = owner.delegate, !delegate.easyHandle(owner, mayConnectTo: peer) {
                 return -1
             }
-            return socket(info.family, info.socktype | Int32(SOCK_CLOEXEC.rawValue), info.protocol)
+            let fd = socket(info.family, info.socktype | Int32(SOCK_CLOEXEC.rawValue), info.protocol)
+            if fd >= 0 { owner.closer?.opened(fd) }
+            return fd
         }
     }
 

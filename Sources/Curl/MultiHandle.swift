@@ -137,7 +137,9 @@ public final class MultiHandle {
             // A transfer that ended after an HTTP/1.x answer leaves its connection idle in the
             // pool (or about to close: ``forget(socket:)`` follows). A paused transfer still owns
             // its socket; HTTP/2 frames (a PING) may arrive on an idle connection at any time.
-            if let owner, !owner.isPaused, owner.answeredOverHTTP1, let watcher = watchers[socket] {
+            if let owner, !owner.isPaused, owner.answeredOverHTTP1, closer.isOpen(socket),
+                let watcher = watchers[socket]
+            {
                 idle.insert(socket)
                 watcher.watch(.read)
             } else {
@@ -212,8 +214,17 @@ public final class MultiHandle {
 /// multi handle, which it does not keep alive: during `curl_multi_cleanup` it only closes.
 final class SocketCloser {
     weak var multi: MultiHandle?
+    /// The sockets opened for transfers (`CURLOPT_OPENSOCKETFUNCTION`) and not closed yet: the
+    /// only ones that close here, so the only ones an idle watch may be kept on (libcurl's
+    /// resolver has sockets of its own, closed without telling).
+    private var open: Set<Int32> = []
+
+    func opened(_ socket: curl_socket_t) { open.insert(socket) }
+
+    func isOpen(_ socket: curl_socket_t) -> Bool { open.contains(socket) }
 
     func closeSocket(_ socket: curl_socket_t) -> Int32 {
+        open.remove(socket)
         multi?.forget(socket: socket)
         return close(socket)
     }
