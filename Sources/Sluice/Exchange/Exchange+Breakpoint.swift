@@ -36,6 +36,11 @@ extension Exchange: PauseTarget {
     }
 
     /// A person decided about the paused request.
+    /// Whether a breakpoint holds this exchange now (a person decides what it does).
+    var isPausedAtBreakpoint: Bool {
+        notes.breakpoint != nil && env.breakpoints.paused.contains { $0.exchange == id }
+    }
+
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
         guard !hasFinished, var upstream = outgoing.sent else { return }
         let held: [UInt8]

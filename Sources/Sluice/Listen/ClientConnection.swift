@@ -363,8 +363,11 @@ extension ClientConnection: ConnectionDelegate {
             if wasReadingBody {
                 exchange.clientFailed(
                     .badRequest(reason: .malformed("the client closed the connection during the request body")))
+            } else if exchange.isPausedAtBreakpoint {
+                // Nobody waits for what a person decides: the paused item goes, and its slot.
+                exchange.clientFailed(nil)
             } else {
-                connection.pauseReading()
+                connection.pauseReading()  // a half-close: the answer still goes out
             }
         case (.exchanging(let exchange), .error):
             exchange.clientFailed(nil)

@@ -105,6 +105,23 @@ struct BreakpointTests {
             "\(proxy.logLines.all)")
     }
 
+    @Test("A client that leaves while its request is paused takes the item with it: its slot is free again")
+    func clientLeavesWhilePaused() throws {
+        let origin = try OriginServer { _ in .text("ok") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration([["name": "all", "match": ["path": "/p/**"]]]))
+        let admin = try proxy.startAdmin()
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/p/1")))
+        #expect(try Self.paused(admin).count == 1)
+        client.socket.close()
+        #expect(
+            try eventually(timeout: 5) { (try Self.admin(admin, "GET", "/paused").1 as? [Any])?.isEmpty == true },
+            "the item of a client that left is gone")
+        #expect(origin.requests.isEmpty, "nothing was sent for it")
+    }
+
     @Test("A response paused whole: its JSON edited, the client gets the edited body and a new Content-Length")
     func responseEdited() throws {
         let origin = try OriginServer { _ in
