@@ -49,31 +49,6 @@ struct OpenAPILoader {
             operations: operations, warnings: loader.warnings + registry.warnings, graph: graph)
     }
 
-    /// A Server Object's URL with each `{variable}` replaced by its `default` (OpenAPI 3.0.3
-    /// §4.7.5: the value used for substitution); one without a default stays as written.
-    static func url(ofServer server: Value) -> String? {
-        guard let url = server["url"]?.string else { return nil }
-        guard case .object(let variables)? = server["variables"] else { return url }
-        var substituted = ""
-        var rest = url[...]
-        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-            substituted += rest[..<open]
-            let name = String(rest[rest.index(after: open)..<close])
-            let value = variables.first { $0.0 == name }?.1["default"]?.string
-            substituted += value ?? String(rest[open...close])
-            rest = rest[rest.index(after: close)...]
-        }
-        return substituted + rest
-    }
-
-    /// The path of a server URL (`https://api.example.com/v2` → `/v2`).
-    static func path(ofServer url: String) -> String {
-        let parsed = URIReference(url)
-        var path = parsed.path
-        while path.hasSuffix("/") { path.removeLast() }
-        return path
-    }
-
     /// Indexes every schema of the document (components and inline `schema`s) so that `$id`s and
     /// anchors inside them resolve.
     private mutating func indexSchemas(_ value: Value, pointer: String) {

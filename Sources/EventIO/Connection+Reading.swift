@@ -9,6 +9,22 @@ import CEvent
 /// relays). A bufferevent would read by itself, but libevent 2.1 asks the kernel how much is
 /// waiting (`ioctl(FIONREAD)`) before every read: one system call more per read.
 extension Connection {
+    /// Stops reading from the socket (TCP flow control pushes back on the peer).
+    public func pauseReading() {
+        readWanted = false
+        updateReading()
+    }
+
+    /// Whether ``pauseReading()`` holds reading back.
+    public var isReadingPaused: Bool { !readWanted }
+
+    /// Resumes reading after ``pauseReading()``.
+    public func resumeReading() {
+        guard bev != nil, !flushThenClose else { return }
+        readWanted = true
+        updateReading()
+    }
+
     /// What one readable event reads unless told otherwise (libevent's own `EVBUFFER_MAX_READ`):
     /// the input buffer's pieces stay small, which matters where they are handed on whole to a
     /// slow peer's output, and a small message costs no large buffer.

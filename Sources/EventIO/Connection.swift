@@ -256,22 +256,6 @@ public final class Connection {
         return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? .nothing : .end
     }
 
-    /// Stops reading from the socket (TCP flow control pushes back on the peer).
-    public func pauseReading() {
-        readWanted = false
-        updateReading()
-    }
-
-    /// Whether ``pauseReading()`` holds reading back.
-    public var isReadingPaused: Bool { !readWanted }
-
-    /// Resumes reading after ``pauseReading()``.
-    public func resumeReading() {
-        guard bev != nil, !flushThenClose else { return }
-        readWanted = true
-        updateReading()
-    }
-
     /// Sets the read high-water mark (reading pauses above it) and the write low-water mark
     /// (``ConnectionDelegate/connectionDidDrain(_:)`` fires at or below it); 0 means unlimited / empty.
     public func setWatermarks(readHigh: Int, writeLow: Int) {
