@@ -135,7 +135,7 @@ final class HTTP2Connection {
         // It is read and dropped (curl 7.88 drops a response whose stream is reset while it still
         // uploads, though the RFC allows the reset), up to ``unwantedLimit``; past that,
         // RST_STREAM(NO_ERROR) says so, once the response went out whole.
-        if !stream.requestEnded, !stream.closed { stream.discardsInput = true }
+        if !stream.requestEnded, !stream.closed { stream.discardInput() }
         if stream.closed { streams[stream.id] = nil }
         flushSoon()
     }
@@ -208,15 +208,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     }
 
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {
-        guard let stream = streams[id], stream.exchange == nil else { return }
-        // After GOAWAY, a stream past the last one it names is refused, never acted on (a client
-        // may retry it elsewhere, RFC 9113 §6.8).
-        if let last = lastAccepted, id > last {
-            resetting.insert(id)
-            session.reset(id, error: .refusedStream)
-            streams[id] = nil
-            return
-        }
+        guard let stream = streams[id], stream.exchange == nil, !refusedAfterGoAway(stream) else { return }
         env.exchanges.stats.requests += 1
         env.exchanges.stats.http2Streams += 1
         if endStream {
@@ -233,15 +225,20 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     private func startDue() {
         let due = startsDue
         startsDue.removeAll()
-        for stream in due where stream.awaitingStart && !stream.closed {
-            if let last = lastAccepted, stream.id > last {
-                resetting.insert(stream.id)
-                session.reset(stream.id, error: .refusedStream)
-                streams[stream.id] = nil
-                continue
-            }
+        for stream in due where stream.awaitingStart && !stream.closed && !refusedAfterGoAway(stream) {
             start(stream)
         }
+    }
+
+    /// After GOAWAY, a stream past the last one it names is refused (`REFUSED_STREAM`), never
+    /// acted on, even when its frames came in the same read: its client may send it again
+    /// elsewhere (RFC 9113 §6.8).
+    private func refusedAfterGoAway(_ stream: HTTP2Stream) -> Bool {
+        guard let last = lastAccepted, stream.id > last else { return false }
+        resetting.insert(stream.id)
+        session.reset(stream.id, error: .refusedStream)
+        streams[stream.id] = nil
+        return true
     }
 
     /// The stream's request as an exchange sees it, and the exchange started.

@@ -67,6 +67,13 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         exchange?.clientDataAvailable()
     }
 
+    /// The exchange is over before the request body: what is held and what comes is dropped,
+    /// its window opened.
+    func discardInput() {
+        discardsInput = true
+        drainInput(inputCount)
+    }
+
     var inputCount: Int { input.count - inputStart }
     var inputEnded: Bool { requestEnded }
 
