@@ -97,6 +97,10 @@ struct RequestBody {
             if connection.inputCount == 0, connection.inputEnded { isComplete = true }
         } else if remaining == 0 {
             isComplete = true
+        } else if produced == 0, connection.inputCount == 0, connection.inputEnded {
+            // The stream ended short of the length it announced (an HTTP/2 END_STREAM, RFC 9113
+            // §8.1.1): waiting would wait for nothing.
+            return .failure(.badRequest(reason: .malformed("the request body ended before its Content-Length")))
         }
         if produced > 0 { return .bytes(produced) }
         return isComplete ? .end : .wait

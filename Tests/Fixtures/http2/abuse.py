@@ -4,6 +4,7 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
   rapid-reset   opens streams and cancels each at once (CVE-2023-44487), up to 20 000
   continuation  a HEADERS frame without END_HEADERS followed by up to 100 000 empty CONTINUATION frames
   hpack-bomb    one 4 KiB header field put in the dynamic table, then referenced 4 000 times in one block
+  short-body    a POST announcing content-length: 10 whose stream ends after 3 bytes
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
 """
 import json
@@ -124,9 +125,15 @@ elif mode == "hpack-bomb":
     out["sent"] = len(block)
     if rest:
         send(frame(1, 0x5, 3, request_block()))  # a second, ordinary request after it
+elif mode == "short-body":
+    block = (literal(b":method", b"POST") + literal(b":scheme", b"https")
+             + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/echo")
+             + literal(b"content-length", b"10"))
+    send(frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"abc"))
 pump()
 deadline = time.time() + 3
-while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode == "hpack-bomb" and out["resets"] + out["responses"] > 0):
+answered = ("hpack-bomb", "short-body")
+while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode in answered and out["resets"] + out["responses"] > 0):
     time.sleep(0.02)
     pump()
 out["seconds"] = round(time.time() - started, 3)

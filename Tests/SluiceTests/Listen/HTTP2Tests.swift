@@ -191,6 +191,11 @@ struct HTTP2Tests {
         let bomb = try Self.abuse("hpack-bomb", proxy: proxy.port, port: origin.port, ca: setup.caCert)
         #expect(bomb["resets"] as? Int == 1 || bomb["goaway"] != nil, "\(bomb)")
         #expect(proxy.onLoop { $0.stats.http2Refused } + proxy.onLoop { $0.stats.http2RapidResets } >= 1)
+        // A stream that ends short of its content-length is malformed (RFC 9113 §8.1.1): reset
+        // at once (a stream error), not left waiting for bytes that will not come.
+        let short = try Self.abuse("short-body", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        let ended = (short["responses"] as? Int ?? 0) + (short["resets"] as? Int ?? 0)
+        #expect(ended == 1 && (short["seconds"] as? Double ?? 99) < 2.5, "\(short)")
         let after = try Self.curl(
             ["-w", "|%{http_version}", origin.url("/nostore")], proxy: proxy.port, cacert: setup.caCert)
         #expect(after == "fresh every time|2", "\(after)")
