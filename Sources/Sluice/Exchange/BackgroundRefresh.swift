@@ -11,6 +11,8 @@ final class BackgroundRefresh: TaskDelegate {
     }
     private var writer: CacheWriter?
     private var notModified: ResponseHead?
+    /// The request and hooks, for the plain request a 304 about another representation calls for.
+    private var sent: (request: UpstreamRequest, hooks: UpstreamTask.Hooks)?
 
     init(env: ExchangeEnvironment, admission: CacheAdmission, entry: CacheStore.Entry) {
         self.env = env
@@ -24,6 +26,7 @@ final class BackgroundRefresh: TaskDelegate {
     func start(_ upstream: UpstreamRequest, hooks: UpstreamTask.Hooks) {
         var request = upstream
         for name in ResponseValidator.conditionalFields { request.headers.remove(name) }
+        sent = (request, hooks)
         for (name, value) in Revalidation.conditions(for: entry) { request.headers.set(name, value) }
         let task = env.session.makeTask(request, delegate: self, hooks: hooks)
         self.task = task
@@ -57,6 +60,16 @@ final class BackgroundRefresh: TaskDelegate {
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk { .end }
 
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
+        // A 304 about another representation (RFC 9111 §4.3.4) updates nothing: asked once more,
+        // plainly, its answer may replace the entry (the refresh stays in `env.refreshes` meanwhile).
+        if error == nil, let answer = notModified, !Revalidation.selects(answer, entry),
+            let (request, hooks) = sent.take()
+        {
+            notModified = nil
+            let again = env.session.makeTask(request, delegate: self, hooks: hooks)
+            self.task = again
+            return again.start()
+        }
         defer {
             writer = nil
             self.task = nil

@@ -125,6 +125,35 @@ struct CacheConformanceTests {
         #expect(hit.text == "content b" && hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
     }
 
+    @Test("A background refresh answered by a 304 about another representation asks again plainly and stores that")
+    func backgroundNotModifiedForAnotherRepresentation() throws {
+        let origin = try OriginServer { request in
+            if request.header("if-none-match") == "\"a\"" {
+                return .respond(status: 304, headers: [("ETag", "\"b\"")], body: [])
+            }
+            let version = request.header("x-version") ?? "a"
+            return .respond(
+                status: 200,
+                headers: [("ETag", "\"\(version)\""), ("Cache-Control", "max-age=60, stale-while-revalidate=30")],
+                body: Array("content \(version)".utf8))
+        }
+        defer { origin.stop() }
+        let clock = TestClock()
+        let proxy = try ProxyHarness()
+        clock.install(on: proxy)
+        let client = try RawClient(port: proxy.port)
+        #expect(try client.request(RawClient.get(origin.url("/r"))).text == "content a")
+        clock.advance(61)
+        // Stale within stale-while-revalidate: served at once, refreshed behind the client's back.
+        let stale = try client.request(RawClient.get(origin.url("/r"), extra: "X-Version: b\r\n"))
+        #expect(stale.text == "content a")
+        #expect(eventually { origin.requests.count == 3 }, "the refresh asked again without conditions")
+        #expect(origin.requests.map { $0.header("if-none-match") } == [nil, "\"a\"", nil])
+        #expect(
+            eventually { (try? client.request(RawClient.get(origin.url("/r"))).text) == "content b" },
+            "what the plain request got replaced the entry")
+    }
+
     @Test("A response without Date is dated on arrival: its heuristic freshness and Expires count from then")
     func missingDate() throws {
         let origin = try OriginServer { request in
