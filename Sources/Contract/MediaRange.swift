@@ -12,7 +12,7 @@ public enum MediaRange {
     public static func coversJSON(_ range: String) -> Bool {
         if isJSON(range) { return true }
         let bare = bare(range)
-        return bare == "*/*" || bare == "application/*" || bare == "text/*"
+        return bare == "*/*" || bare == "application/*" || bare == "text/*" || bare.hasSuffix("/*+json")
     }
 
     /// `type/subtype` in lower case, without parameters or surrounding blanks

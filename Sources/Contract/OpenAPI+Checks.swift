@@ -143,8 +143,12 @@ extension OpenAPIContract {
         let media = MediaRange.bare(contentType ?? "")
         let type = media.firstIndex(of: "/").map { String(media[..<$0]) } ?? media
         let ranges = body.content.map { MediaRange.bare($0.range) }
+        // A suffix range (`application/*+json`, common in real documents though not in RFC 9110)
+        // takes the types with that suffix.
+        let suffixRange = media.lastIndex(of: "+").map { type + "/*" + media[$0...] }
         let index =
-            ranges.firstIndex(of: media) ?? ranges.firstIndex(of: type + "/*") ?? ranges.firstIndex(of: "*/*")
+            ranges.firstIndex(of: media) ?? suffixRange.flatMap { ranges.firstIndex(of: $0) }
+            ?? ranges.firstIndex(of: type + "/*") ?? ranges.firstIndex(of: "*/*")
         let entry = index.map { body.content[$0] }
         guard let entry else {
             check.undocumented.append(

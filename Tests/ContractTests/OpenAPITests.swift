@@ -395,6 +395,24 @@ final class OpenAPITests: XCTestCase {
         let check = contract.checkResponse(
             method: "GET", path: "/b", status: 200, headers: [("content-type", "application/problem+json")])
         XCTAssertNotNil(check.bodySchema)
+        // A suffix range takes the types with that suffix, before a wider range.
+        let suffixed = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1'}
+                paths:
+                  /c:
+                    get:
+                      responses:
+                        '200':
+                          description: ok
+                          content: {'application/*+json': {schema: {type: object, required: [y]}}, '*/*': {schema: {type: string}}}
+                """)
+        let vendor = suffixed.checkResponse(
+            method: "GET", path: "/c", status: 200, headers: [("content-type", "application/vnd.acme+json")])
+        XCTAssertTrue(vendor.undocumented.isEmpty, "\(vendor.undocumented)")
+        let vendorSchema = try XCTUnwrap(vendor.bodySchema)
+        XCTAssertFalse(vendorSchema.validate(Array("{}".utf8)).passed, "the suffix range's schema, not */*'s")
     }
 
     func testOpenAPI31Document() throws {

@@ -157,6 +157,7 @@ final class AdminMetrics: EventMonitor {
             }
         }
         connectionsOpen.record(current.connectionsOpen)
+        proxy.cache?.noticeChangesElsewhere()
         cacheBytes.record(proxy.cache?.totalBytes ?? 0)
         cacheCapacity.record(proxy.cache?.capacity ?? 0)
         eventSubscribers.record(feed.subscriberCount)

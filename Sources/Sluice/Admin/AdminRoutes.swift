@@ -89,6 +89,7 @@ struct AdminRoutes {
         let stats = proxy.stats
         var cache: [(String, JSONValue)] = [("enabled", .bool(proxy.cache != nil))]
         if let store = proxy.cache {
+            store.noticeChangesElsewhere()  // a purge by the CLI counts at once, not at the next request
             cache += [
                 ("bytes", .number(Int(store.totalBytes))), ("capacity", .number(Int(store.capacity))),
                 ("hits", .number(stats.cacheHits)), ("stores", .number(stats.cacheStores)),
