@@ -249,11 +249,14 @@ extension CacheStore {
 enum CacheStoreError: Error, CustomStringConvertible {
     case corrupt
     case tooNew(Int)
+    /// The entry being written was removed meanwhile (a purge by another process).
+    case entryGone
 
     var description: String {
         switch self {
         case .corrupt: "quick_check failed"
         case .tooNew(let version): "schema version \(version) is newer than this Sluice understands"
+        case .entryGone: "the entry was purged while it was written"
         }
     }
 }

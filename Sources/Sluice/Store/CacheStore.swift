@@ -313,10 +313,16 @@ final class CacheStore {
                 if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
                 if let contract { try mark.bind(contract, at: 5) }
                 try mark.step()
+                // Purged while it was written: nothing is stored, and what it replaced stays.
+                guard database.changes > 0 else { throw CacheStoreError.entryGone }
                 return try footprint(of: entry) - removed
             }
         } catch {
-            warnSkipped(error)
+            if case CacheStoreError.entryGone = error {
+                onChange(.key(key))
+            } else {
+                warnSkipped(error)
+            }
             discard(entry)
             return
         }
