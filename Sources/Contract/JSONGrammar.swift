@@ -54,6 +54,39 @@ enum JSONGrammar {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Where a string's content (between its quotes) has its first escape that is not one (RFC
+    /// 8259 §7), or a `\u` surrogate without its pair; `nil` when every escape is good.
+    static func firstBadEscape(_ p: UnsafePointer<UInt8>, _ count: Int) -> (offset: Int, surrogate: Bool)? {
+        let raw = UnsafeBufferPointer(start: p, count: count)
+        var index = 0
+        while index < count {
+            guard raw[index] == 0x5C else {
+                index += 1
+                continue
+            }
+            guard index + 1 < count else { return (index, false) }
+            switch raw[index + 1] {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                index += 2
+            case UInt8(ascii: "u"):
+                guard let scalar = hex4(raw, index + 2) else { return (index, false) }
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard index + 12 <= count, raw[index + 6] == 0x5C, raw[index + 7] == UInt8(ascii: "u"),
+                        let low = hex4(raw, index + 8), (0xDC00...0xDFFF).contains(low)
+                    else { return (index, true) }
+                    index += 12
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    return (index, true)
+                } else {
+                    index += 6
+                }
+            default: return (index, false)
+            }
+        }
+        return nil
+    }
+
     /// Unescapes into `out` (appending); `false` on a bad escape, a lone surrogate or invalid UTF-8.
     static func unescape<Bytes: Collection>(_ raw: Bytes, into out: inout [UInt8]) -> Bool
     where Bytes.Element == UInt8, Bytes.Index == Int {

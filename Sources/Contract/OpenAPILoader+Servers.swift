@@ -24,4 +24,15 @@ extension OpenAPILoader {
         while path.hasSuffix("/") { path.removeLast() }
         return path
     }
+
+    /// A variable without a default (OpenAPI requires one) stays as written in the base path:
+    /// said, with what to do.
+    static func literalVariableWarning(_ base: String, in document: SourceDocument) -> ContractError? {
+        guard base.contains("{") else { return nil }
+        return ContractError(
+            file: document.uri, line: document.line(of: "/servers/0/url"), pointer: "/servers/0/url",
+            message:
+                "the base path \(base) keeps a server variable without a default: requests match it literally; set the rule's contract.base_path"
+        )
+    }
 }

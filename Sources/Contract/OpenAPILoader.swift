@@ -44,9 +44,11 @@ struct OpenAPILoader {
         loader.seal(graph: graph, targets: targets)
         let server = root["servers"]?.items?.first
         let base = basePath ?? server.flatMap(Self.url(ofServer:)).map(Self.path(ofServer:)) ?? ""
+        var warnings = loader.warnings + registry.warnings
+        if basePath == nil, let warning = Self.literalVariableWarning(base, in: document) { warnings.append(warning) }
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,
-            operations: operations, warnings: loader.warnings + registry.warnings, graph: graph)
+            operations: operations, warnings: warnings, graph: graph)
     }
 
     /// Indexes every schema of the document (components and inline `schema`s) so that `$id`s and

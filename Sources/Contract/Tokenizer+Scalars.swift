@@ -75,7 +75,13 @@ extension Tokenizer {
         if flags & Self.hasEscape != 0 {
             let out = scratch.reserve(count)
             guard let length = JSONGrammar.unescape(content, count, into: out) else {
-                fail("a string with a bad escape or an unpaired surrogate", at: consumed + start, into: &sink)
+                // Said where the escape is, when it is one (else the text is not UTF-8).
+                if let bad = JSONGrammar.firstBadEscape(content, count) {
+                    let what = bad.surrogate ? "an unpaired surrogate escape" : "a bad escape"
+                    fail("a string with \(what)", at: consumed + start + 1 + bad.offset, into: &sink)
+                } else {
+                    fail("a string that is not UTF-8", at: consumed + start, into: &sink)
+                }
                 return false
             }
             let decoded = UnsafePointer(out)

@@ -50,6 +50,12 @@ final class HostileBodyTests: XCTestCase {
         ] {
             XCTAssertEqual(any.validate(Array(body.utf8)).violations.map(\.pointer), [pointer], body)
         }
+        // A bad escape is said at its backslash; a surrogate without its pair is named.
+        XCTAssertEqual(
+            any.validate(Array(#"[1,"x\uZZZZ"]"#.utf8)).violations.first?.found, "a string with a bad escape at byte 5")
+        XCTAssertEqual(
+            any.validate(Array(#"["ok","ab\ud800cd"]"#.utf8)).violations.first?.found,
+            "a string with an unpaired surrogate escape at byte 9")
         // Duplicate member names the schema knows.
         verdict = validator.validate(Array(#"{"n": 5, "n": 10}"#.utf8))
         XCTAssertEqual(verdict.violations.map(\.keyword), ["duplicate-key"])

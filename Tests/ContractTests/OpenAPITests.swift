@@ -310,6 +310,13 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(try base("[{url: 'https://{host}/v2/', variables: {host: {default: api.example.com}}}]"), "/v2")
         XCTAssertEqual(try base("[{url: '/{a}/{b}', variables: {a: {default: x}, b: {default: y}}}]"), "/x/y")
         XCTAssertEqual(try base("[{url: 'https://api.example.com/v1'}]"), "/v1")
+        // Without a default: kept as written, and said.
+        let literal = try Self.load(
+            yaml:
+                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'http://h/{ver}', variables: {ver: {enum: [v1, v2]}}}]\npaths: {}\n"
+        )
+        XCTAssertEqual(literal.basePath, "/{ver}")
+        XCTAssertEqual(literal.warnings.map(\.pointer), ["/servers/0/url"])
     }
 
     /// Specification Extensions hold any JSON: nothing inside them is read or warned about, but a
