@@ -68,6 +68,11 @@ struct CacheAdmission {
         let variant = CachePolicy.variant(names: names, request: request)
         var stored = response
         HopByHop.strip(&stored.headers)
+        // A Date that is not one may be replaced by the time the response arrived (RFC 9110
+        // §6.6.1): read only for what is stored, its freshness counts from then.
+        if stored.headers[.date].flatMap(HTTPDate.parse) == nil {
+            stored.headers.set("Date", HTTPDate.format(time_t(now)))
+        }
         // A 206 is a piece of the representation, kept apart from the URL's complete responses.
         let new = CacheStore.NewEntry(
             stored: StoredHead(
