@@ -99,24 +99,37 @@ struct CacheConformanceTests {
         #expect(origin.requests.filter { $0.target == "/500-plain" }.count == 2)
     }
 
-    @Test("A 304 about another representation updates nothing: the request goes again without conditions")
-    func notModifiedForAnotherRepresentation() throws {
-        let origin = try OriginServer { request in
+    /// An origin whose representation is the request's `X-Version` ("a" by default), with
+    /// `control`, and that answers `If-None-Match: "a"` with a 304 about another one ("b").
+    static func switchingOrigin(control: String) throws -> OriginServer {
+        try OriginServer { request in
             if request.header("if-none-match") == "\"a\"" {
-                return .respond(status: 304, headers: [("ETag", "\"b\""), ("Cache-Control", "max-age=60")], body: [])
+                return .respond(status: 304, headers: [("ETag", "\"b\"")], body: [])
             }
             let version = request.header("x-version") ?? "a"
             return .respond(
-                status: 200, headers: [("ETag", "\"\(version)\""), ("Cache-Control", "max-age=60")],
+                status: 200, headers: [("ETag", "\"\(version)\""), ("Cache-Control", control)],
                 body: Array("content \(version)".utf8))
         }
-        defer { origin.stop() }
+    }
+
+    /// A proxy on a test clock with `/r` stored from `origin`, then 61 s later: stale.
+    static func staleEntry(_ origin: OriginServer) throws -> (ProxyHarness, RawClient) {
         let clock = TestClock()
         let proxy = try ProxyHarness()
         clock.install(on: proxy)
         let client = try RawClient(port: proxy.port)
         #expect(try client.request(RawClient.get(origin.url("/r"))).text == "content a")
         clock.advance(61)
+        return (proxy, client)
+    }
+
+    @Test("A 304 about another representation updates nothing: the request goes again without conditions")
+    func notModifiedForAnotherRepresentation() throws {
+        let origin = try Self.switchingOrigin(control: "max-age=60")
+        defer { origin.stop() }
+        let (proxy, client) = try Self.staleEntry(origin)
+        defer { withExtendedLifetime(proxy) {} }
         let again = try client.request(RawClient.get(origin.url("/r"), extra: "X-Version: b\r\n"))
         #expect(again.status == 200 && again.text == "content b" && again.header("etag") == "\"b\"", "\(again.text)")
         #expect(origin.requests.map { $0.header("if-none-match") } == [nil, "\"a\"", nil])
@@ -127,23 +140,10 @@ struct CacheConformanceTests {
 
     @Test("A background refresh answered by a 304 about another representation asks again plainly and stores that")
     func backgroundNotModifiedForAnotherRepresentation() throws {
-        let origin = try OriginServer { request in
-            if request.header("if-none-match") == "\"a\"" {
-                return .respond(status: 304, headers: [("ETag", "\"b\"")], body: [])
-            }
-            let version = request.header("x-version") ?? "a"
-            return .respond(
-                status: 200,
-                headers: [("ETag", "\"\(version)\""), ("Cache-Control", "max-age=60, stale-while-revalidate=30")],
-                body: Array("content \(version)".utf8))
-        }
+        let origin = try Self.switchingOrigin(control: "max-age=60, stale-while-revalidate=30")
         defer { origin.stop() }
-        let clock = TestClock()
-        let proxy = try ProxyHarness()
-        clock.install(on: proxy)
-        let client = try RawClient(port: proxy.port)
-        #expect(try client.request(RawClient.get(origin.url("/r"))).text == "content a")
-        clock.advance(61)
+        let (proxy, client) = try Self.staleEntry(origin)
+        defer { withExtendedLifetime(proxy) {} }
         // Stale within stale-while-revalidate: served at once, refreshed behind the client's back.
         let stale = try client.request(RawClient.get(origin.url("/r"), extra: "X-Version: b\r\n"))
         #expect(stale.text == "content a")
