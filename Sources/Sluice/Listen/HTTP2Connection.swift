@@ -146,9 +146,9 @@ final class HTTP2Connection {
     /// A stream whose exchange is over got more of its request body.
     func discarded(_ stream: HTTP2Stream, bytes: Int) {
         consumed(stream, bytes: bytes)
-        stream.discardedBytes += bytes
-        guard stream.discardedBytes > Self.unwantedLimit, !stream.resetsWhenSent else { return }
-        stream.resetsWhenSent = true
+        guard case .dropping(let before) = stream.leftover else { return }
+        guard before + bytes > Self.unwantedLimit else { return stream.leftover = .dropping(bytes: before + bytes) }
+        stream.leftover = .resetting
         if stream.responseEndSent { resetUnwanted(stream.id) }
     }
 
@@ -300,7 +300,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     func http2(streamResponseSent id: Int32) {
         guard let stream = streams[id] else { return }
         stream.responseEndSent = true
-        if stream.resetsWhenSent, !stream.closed, !stream.requestEnded { resetUnwanted(id) }
+        if case .resetting = stream.leftover, !stream.closed, !stream.requestEnded { resetUnwanted(id) }
     }
 
     func http2(streamEnded id: Int32) {

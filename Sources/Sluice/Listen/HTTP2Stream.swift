@@ -39,11 +39,16 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     private(set) var closed = false
     /// The frame that ends the response (END_STREAM) went to the client.
     var responseEndSent = false
-    /// The exchange ended before the request body: what more comes is dropped (``discardedBytes``).
-    var discardsInput = false
-    var discardedBytes = 0
-    /// Too much came: RST_STREAM(NO_ERROR) follows the response's end.
-    var resetsWhenSent = false
+    /// What becomes of request body bytes that come after the exchange ended.
+    enum Leftover {
+        /// The exchange reads them.
+        case wanted
+        /// Dropped (their window opened); `bytes` so far.
+        case dropping(bytes: Int)
+        /// Too many came: RST_STREAM(NO_ERROR) follows the response's end.
+        case resetting
+    }
+    var leftover = Leftover.wanted
 
     init(id: Int32, connection: HTTP2Connection) {
         self.id = id
@@ -56,7 +61,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         guard !data.isEmpty else { return }
         // Its exchange is over: the rest of the body is not wanted, and not kept (its window
         // opens all the same: the connection's is shared by every stream).
-        guard !discardsInput else { return connection.discarded(self, bytes: data.count) }
+        guard case .wanted = leftover else { return connection.discarded(self, bytes: data.count) }
         input += data
         exchange?.clientDataAvailable()
     }
@@ -70,7 +75,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     /// The exchange is over before the request body: what is held and what comes is dropped,
     /// its window opened.
     func discardInput() {
-        discardsInput = true
+        leftover = .dropping(bytes: 0)
         drainInput(inputCount)
     }
 
