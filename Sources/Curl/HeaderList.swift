@@ -48,5 +48,17 @@ public final class HeaderList {
         }
     }
 
+    /// Appends one line given as bytes (`"Name: value"`, the value perhaps not UTF-8).
+    public func append(bytes line: [UInt8]) {
+        var terminated = line
+        terminated.append(0)
+        let grown = terminated.withUnsafeBufferPointer { bytes in
+            UnsafeRawPointer(bytes.baseAddress!).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                curl_slist_append(list, $0)
+            }
+        }
+        if let grown { list = grown }
+    }
+
     deinit { curl_slist_free_all(list) }
 }

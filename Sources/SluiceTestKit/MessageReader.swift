@@ -6,6 +6,9 @@ public final class MessageReader {
     private var buffer: [UInt8] = []
     /// Whether the peer closed its side.
     public private(set) var atEnd = false
+    /// The bytes of the last head ``readHead()`` read, its empty line excluded: the exact bytes
+    /// (the fields it returns are decoded as UTF-8).
+    public private(set) var lastHead: [UInt8] = []
 
     public init(socket: TestSocket) { self.socket = socket }
 
@@ -24,7 +27,8 @@ public final class MessageReader {
     public func readHead() throws -> (startLine: String, fields: [(String, String)])? {
         while true {
             if let end = findHeadEnd() {
-                let text = String(decoding: buffer[0..<end], as: UTF8.self)
+                lastHead = Array(buffer[0..<end])
+                let text = String(decoding: lastHead, as: UTF8.self)
                 buffer.removeFirst(end + 4)
                 var lines = text.components(separatedBy: "\r\n")
                 let start = lines.removeFirst()

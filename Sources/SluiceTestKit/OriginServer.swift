@@ -14,6 +14,8 @@ public final class OriginServer: @unchecked Sendable {
         public var bodyCount = 0
         /// Which connection (1-based) carried it.
         public var connection: Int
+        /// The head's bytes as received, its empty line excluded.
+        public var head: [UInt8] = []
 
         /// The first value of `name` (case-insensitive).
         public func header(_ name: String) -> String? {
@@ -119,7 +121,7 @@ public final class OriginServer: @unchecked Sendable {
                 guard parts.count == 3 else { return socket.close() }
                 var request = Request(
                     method: String(parts[0]), target: String(parts[1]), fields: head.fields, body: [],
-                    connection: number)
+                    connection: number, head: reader.lastHead)
                 if request.header("transfer-encoding")?.lowercased() == "chunked" {
                     request.body = try reader.readChunked()
                 } else if let length = request.header("content-length").flatMap(Int.init) {

@@ -72,7 +72,11 @@ struct ResponseHeadParser {
             if let violation = ResponseFraming.valueViolation(UnsafeRawBufferPointer(rebasing: text[1...])) {
                 return .refused(violation)
             }
-            head.headers.extendLastValue(with: " " + String(decoding: text, as: UTF8.self).trimmingOWS())
+            var start = 0
+            var stop = text.count
+            while start < stop, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
+            while stop > start, text[stop - 1] == 0x20 || text[stop - 1] == 0x09 { stop -= 1 }
+            head.headers.extendLastValue(withWire: UnsafeRawBufferPointer(rebasing: text[start..<stop]))
             return .more
         }
         guard let found = memchr(text.baseAddress!, 0x3A, text.count) else {
@@ -95,7 +99,7 @@ struct ResponseHeadParser {
             return .refused(violation)
         }
         let name = FieldNameTable.name(nameBytes, code: code)
-        head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
+        head.headers.append(name: name, wireValue: valueBytes, code: code)
         return .more
     }
 }

@@ -170,7 +170,12 @@ public final class Session {
         var sawAccept = false
         for field in request.headers {
             if !sawAccept, field.is(.accept) { sawAccept = true }
-            lines.append(name: field.name, value: field.value)
+            if field.opaque {
+                lines.append(
+                    bytes: Array((field.name + ": ").utf8) + HTTPFields.Field.wireBytes(field.value, opaque: true))
+            } else {
+                lines.append(name: field.name, value: field.value)
+            }
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
         // 100-continue is the client's business, answered by Sluice; libcurl adds it only to uploads.

@@ -463,8 +463,13 @@ public final class UpstreamTask {
         let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
         let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end])
         guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else { return }
+        var start = 0
+        var stop = value.count
+        while start < stop, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
+        while stop > start, value[stop - 1] == 0x20 || value[stop - 1] == 0x09 { stop -= 1 }
         trailers.append(
-            name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self).trimmingOWS())
+            name: String(decoding: name, as: UTF8.self),
+            wireValue: UnsafeRawBufferPointer(rebasing: value[start..<stop]), code: FieldCode(bytes: name))
     }
 
     private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> TransferStep {

@@ -192,11 +192,11 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             return false
         }
         let key = String(decoding: name, as: UTF8.self)
-        let text = String(decoding: value, as: UTF8.self)
         if key.hasPrefix(":") {
-            stream.pseudo[key] = text
+            stream.pseudo[key] = String(decoding: value, as: UTF8.self)
         } else if key != "host" || stream.pseudo[":authority"] == nil {
-            stream.fields.append(name: key, value: text)
+            // Kept as received, UTF-8 or not (RFC 9110 §5.5), and forwarded byte for byte.
+            stream.fields.append(name: key, wireValue: value, code: FieldCode(key))
         }
         return true
     }

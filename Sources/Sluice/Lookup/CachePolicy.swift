@@ -169,11 +169,11 @@ enum CachePolicy {
         where !["content-length", "content-encoding", "transfer-encoding", "content-range"].contains(
             where: field.hasName)
         {
-            merged.set(field.name, field.value)
+            merged.set(line: field)
         }
         for name in Set(update.map { $0.name.lowercased() }) where update.values(name).count > 1 {
             merged.remove(name)
-            for value in update.values(name) { merged.append(name: name, value: value) }
+            for field in update where field.hasName(name) { merged.append(line: field) }
         }
         return merged
     }

@@ -4,10 +4,14 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public struct Field: Sendable, Equatable {
         /// The name as received.
         public let name: String
-        /// The value, without surrounding whitespace.
-        public var value: String
+        /// The value, without surrounding whitespace. Setting it makes the line ``opaque`` no more.
+        public var value: String { didSet { opaque = false } }
         /// The name's ``FieldCode`` (``FieldCode/other`` for the names not listed there).
         public let code: FieldCode
+        /// Whether the value arrived as bytes that are not UTF-8 (obs-text, RFC 9110 §5.5):
+        /// ``value`` then holds each byte as one ISO-8859-1 character, and heads are written with
+        /// those bytes again (``wireBytes``), so a proxy passes them on as it received them.
+        public private(set) var opaque = false
 
         /// A field.
         public init(name: String, value: String) {
@@ -17,10 +21,24 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         }
 
         /// A field whose name's code is known (a parser classified the bytes).
-        init(name: String, value: String, code: FieldCode) {
+        init(name: String, value: String, code: FieldCode, opaque: Bool = false) {
             self.name = name
             self.value = value
             self.code = code
+            self.opaque = opaque
+        }
+
+        /// A value's text from its bytes as received: UTF-8 when they are, else one ISO-8859-1
+        /// character per byte (`opaque`: written back byte for byte).
+        static func wireText(_ bytes: UnsafeRawBufferPointer) -> (text: String, opaque: Bool) {
+            if let text = String(validating: bytes, as: UTF8.self) { return (text, false) }
+            return (String(decoding: bytes.map { UInt16($0) }, as: UTF16.self), true)
+        }
+
+        /// The bytes of `text` as ``wireText(_:)`` read them when `opaque` (each character one
+        /// byte), else its UTF-8.
+        static func wireBytes(_ text: String, opaque: Bool) -> [UInt8] {
+            opaque ? text.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } : Array(text.utf8)
         }
 
         /// The name in lower case.
@@ -97,16 +115,37 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public mutating func append(name: String, value: String) { append(Field(name: name, value: value)) }
 
     /// Appends a field line whose name's code is known.
-    mutating func append(name: String, value: String, code: FieldCode) {
-        append(Field(name: name, value: value, code: code))
+    mutating func append(name: String, value: String, code: FieldCode, opaque: Bool = false) {
+        append(Field(name: name, value: value, code: code, opaque: opaque))
     }
 
-    /// Adds `text` to the last line's value (an obs-fold's continuation, RFC 9112 §5.2); nothing
-    /// when there is no line. Its name, and so the lines' order and codes, stay as they were.
-    mutating func extendLastValue(with text: String) {
-        guard !fields.isEmpty else { return }
-        fields[fields.count - 1].value += text
+    /// Appends a field line whose value is `bytes` as received (``Field/wireText(_:)``).
+    mutating func append(name: String, wireValue bytes: UnsafeRawBufferPointer, code: FieldCode) {
+        let (text, opaque) = Field.wireText(bytes)
+        append(Field(name: name, value: text, code: code, opaque: opaque))
     }
+
+    /// Adds `bytes` after a space to the last line's value (an obs-fold's continuation, RFC 9112
+    /// §5.2); nothing when there is no line. Its name, and so the lines' order and codes, stay as
+    /// they were; the value stays opaque if either part is.
+    mutating func extendLastValue(withWire bytes: UnsafeRawBufferPointer) {
+        guard let last = fields.last else { return }
+        let (text, opaque) = Field.wireText(bytes)
+        let joined: String
+        if last.opaque == opaque {
+            joined = last.value + " " + text
+        } else {
+            // One of the two is bytes as ISO-8859-1: the other's UTF-8 bytes are read so too.
+            let before = Field.wireBytes(last.value, opaque: last.opaque)
+            let after = Field.wireBytes(text, opaque: opaque)
+            joined = String(decoding: (before + [0x20] + after).map { UInt16($0) }, as: UTF16.self)
+        }
+        fields[fields.count - 1] = Field(
+            name: last.name, value: joined, code: last.code, opaque: last.opaque || opaque)
+    }
+
+    /// Appends `field` as it is (its opacity kept).
+    mutating func append(line field: Field) { append(field) }
 
     private mutating func append(_ field: Field) {
         present |= field.code.bit
@@ -234,6 +273,18 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         remove(codes: codes)
         guard !others.isEmpty, present & FieldCode.other.bit != 0 else { return }
         removeAll { field in field.code == .other && others.contains { Field.equalIgnoringCase(field.name, $0) } }
+    }
+
+    /// Replaces every line of `field`'s name by `field` (its value's opacity kept).
+    public mutating func set(line field: Field) {
+        if mayContain(field.code), let index = index(of: field.name, code: field.code) {
+            fields[index] = field
+            while let position = self.index(of: field.name, code: field.code, from: index + 1) {
+                fields.remove(at: position)
+            }
+        } else {
+            append(field)
+        }
     }
 
     /// Replaces every line of `name` by one line with `value`.

@@ -176,19 +176,14 @@ public struct RequestParser: Sendable {
             while let byte = value.first, byte == 0x20 || byte == 0x09 { value = value.dropFirst() }
             while let byte = value.last, byte == 0x20 || byte == 0x09 { value = value.dropLast() }
             let valueBytes = UnsafeRawBufferPointer(rebasing: value)
-            let text: String
-            // ASCII is UTF-8 as it is: only obs-text needs the validating (slower) initialiser.
+            let fieldName = FieldNameTable.name(UnsafeRawBufferPointer(rebasing: name), code: code)
+            // ASCII is UTF-8 as it is; other obs-text is kept as received, UTF-8 or not (RFC 9110
+            // §5.5: opaque data), and forwarded byte for byte.
             switch ByteScan.fieldValue(valueBytes) {
-            case .ascii: text = String(decoding: valueBytes, as: UTF8.self)
-            case .obsText:
-                guard let valid = String(validating: valueBytes, as: UTF8.self) else {
-                    return .failure(malformed("field value is not UTF-8"))
-                }
-                text = valid
+            case .ascii: headers.append(name: fieldName, value: String(decoding: valueBytes, as: UTF8.self), code: code)
+            case .obsText: headers.append(name: fieldName, wireValue: valueBytes, code: code)
             case .forbidden: return .failure(malformed("invalid byte in a field value"))
             }
-            let fieldName = FieldNameTable.name(UnsafeRawBufferPointer(rebasing: name), code: code)
-            headers.append(name: fieldName, value: text, code: code)
         }
 
         let target: RequestTarget

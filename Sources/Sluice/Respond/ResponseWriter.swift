@@ -67,7 +67,7 @@ enum ResponseWriter {
                     out.put(fields[index].name)
                     out.put(0x3A)
                     out.put(0x20)
-                    out.put(fields[index].value)
+                    out.put(fields[index].value, opaque: fields[index].opaque)
                 case .value(let value):
                     out.put(fields[index].name)
                     out.put(0x3A)
@@ -81,7 +81,7 @@ enum ResponseWriter {
                 out.put(added[index].name)
                 out.put(0x3A)
                 out.put(0x20)
-                out.put(added[index].value)
+                out.put(added[index].value, opaque: added[index].opaque)
                 out.put(0x0D)
                 out.put(0x0A)
             }

@@ -188,14 +188,11 @@ enum Forwarding {
             for index in fields.indices {
                 switch line(fields, index, &seen) {
                 case .drop: continue
-                case .keep:
-                    edited.append(name: fields[index].name, value: fields[index].value, code: fields[index].code)
+                case .keep: edited.append(line: fields[index])
                 case .value(let value): edited.append(name: fields[index].name, value: value, code: fields[index].code)
                 }
             }
-            for index in added.indices {
-                edited.append(name: added[index].name, value: added[index].value, code: added[index].code)
-            }
+            for index in added.indices { edited.append(line: added[index]) }
             return edited
         }
     }

@@ -200,8 +200,10 @@ extension CacheStore {
 
     // MARK: - Header text
 
+    /// One line per field; an opaque value's line (``HTTPFields/Field/opaque``) starts with a
+    /// U+0001, a byte no field name has, and holds its characters as UTF-8.
     static func encode(_ headers: HTTPFields) -> String {
-        headers.map { $0.name + ": " + $0.value + "\r\n" }.joined()
+        headers.map { ($0.opaque ? "\u{1}" : "") + $0.name + ": " + $0.value + "\r\n" }.joined()
     }
 
     /// The inverse of ``encode(_:)``, byte by byte.
@@ -216,14 +218,18 @@ extension CacheStore {
                 while lineEnd < n, b[lineEnd] != 0x0D, b[lineEnd] != 0x0A { lineEnd += 1 }
                 var colon = lineStart
                 while colon < lineEnd, b[colon] != 0x3A { colon += 1 }
+                let opaque = b[lineStart] == 0x01
+                if opaque { lineStart += 1 }
                 if colon < lineEnd {
                     var valueStart = colon + 1
                     while valueStart < lineEnd, b[valueStart] == 0x20 || b[valueStart] == 0x09 { valueStart += 1 }
                     var valueEnd = lineEnd
                     while valueEnd > valueStart, b[valueEnd - 1] == 0x20 || b[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+                    let name = String(decoding: UnsafeBufferPointer(rebasing: b[lineStart..<colon]), as: UTF8.self)
                     fields.append(
-                        name: String(decoding: UnsafeBufferPointer(rebasing: b[lineStart..<colon]), as: UTF8.self),
-                        value: String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self))
+                        name: name,
+                        value: String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self),
+                        code: FieldCode(name), opaque: opaque)
                 }
                 lineStart = lineEnd
                 while lineStart < n, b[lineStart] == 0x0D || b[lineStart] == 0x0A { lineStart += 1 }

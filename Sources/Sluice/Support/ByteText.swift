@@ -74,6 +74,14 @@ struct ByteWriter {
         }
     }
 
+    /// A field value: its bytes as received when it is opaque (``HTTPFields/Field/opaque``: one
+    /// byte per character, at most its UTF-8 count), else its UTF-8.
+    @inline(__always)
+    mutating func put(_ text: String, opaque: Bool) {
+        guard opaque else { return put(text) }
+        for scalar in text.unicodeScalars { put(UInt8(truncatingIfNeeded: scalar.value)) }
+    }
+
     /// `value`'s decimal digits (at most 20 bytes).
     mutating func putDecimal(_ value: Int64) {
         if value < 0 { put(UInt8(ascii: "-")) }

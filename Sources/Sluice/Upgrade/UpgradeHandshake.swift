@@ -23,11 +23,16 @@ enum UpgradeHandshake {
         headers.remove(.host)
         headers.remove(keys: ["sluice-strip-nulls"])
         Forwarding.appendVia(&headers, version: "1.1")
-        var text = "\(request.method) \(url.pathAndQuery.isEmpty ? "/" : url.pathAndQuery) HTTP/1.1\r\n"
-        text += "Host: \(url.authority)\r\n"
-        for field in headers { text += "\(field.name): \(field.value)\r\n" }
-        text += "Upgrade: \(request.headers.values(.upgrade).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n"
-        return Array(text.utf8)
+        var bytes = Array("\(request.method) \(url.pathAndQuery.isEmpty ? "/" : url.pathAndQuery) HTTP/1.1\r\n".utf8)
+        bytes += "Host: \(url.authority)\r\n".utf8
+        for field in headers {
+            bytes += "\(field.name): ".utf8
+            bytes += HTTPFields.Field.wireBytes(field.value, opaque: field.opaque)
+            bytes += "\r\n".utf8
+        }
+        bytes +=
+            "Upgrade: \(request.headers.values(.upgrade).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n".utf8
+        return bytes
     }
 
     /// Why a `101` must not be relayed, or `nil`: it must name one protocol the client offered

@@ -166,6 +166,34 @@ struct ForwardingTests {
         #expect(response.header("x-end") == "e")
     }
 
+    @Test("Field values that are not UTF-8 pass byte for byte both ways, and from the cache (RFC 9110 §5.5)")
+    func opaqueFieldValues() throws {
+        // Given an origin whose Content-Disposition names a file in ISO-8859-1, as old servers do
+        let disposition = Array("Content-Disposition: attachment; filename=\"caf".utf8) + [0xE9] + Array(".txt\"".utf8)
+        let origin = try OriginServer { _ in
+            .raw(
+                Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nCache-Control: max-age=60\r\n".utf8) + disposition
+                    + Array("\r\n\r\nok".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let sent = Array("X-Name: na".utf8) + [0xEF] + Array("ve".utf8)
+        for expected in ["fwd=uri-miss", "hit"] {
+            // When a client whose own field is not UTF-8 asks for it, then again
+            let client = try RawClient(port: proxy.port)
+            try client.socket.send(
+                Array("GET \(origin.url("/latin1")) HTTP/1.1\r\nHost: x\r\n".utf8) + sent + Array("\r\n\r\n".utf8))
+            let head = try #require(try client.reader.readHead())
+            // Then both answers hold the origin's bytes, the second from the cache
+            #expect(client.reader.lastHead.firstRange(of: disposition) != nil)
+            #expect(head.fields.contains { $0.0 == "Cache-Status" && $0.1.contains(expected) })
+            #expect(try client.reader.readExactly(2) == Array("ok".utf8))
+        }
+        // And the origin got the client's bytes
+        #expect(origin.requests.count == 1)
+        #expect(origin.requests.first?.head.firstRange(of: sent) != nil)
+    }
+
     @Test("Max-Forwards: 0 on OPTIONS and TRACE is answered by the proxy; otherwise decremented")
     func maxForwards() throws {
         let origin = try OriginServer { request in .text("mf=\(request.header("max-forwards") ?? "none")") }

@@ -103,6 +103,38 @@ struct ResponseHeadParserTests {
                 ])
     }
 
+    @Test("A value that is not UTF-8 is kept as its bytes (obs-text is opaque, RFC 9110 §5.5), folded or not")
+    func opaqueValues() throws {
+        var parser = ResponseHeadParser(maxHeaderBytes: 64 * 1024)
+        let lines: [[UInt8]] = [
+            Array("HTTP/1.1 200 OK\r\n".utf8),
+            Array("Content-Disposition: attachment; filename=\"caf".utf8) + [0xE9] + Array(".txt\"\r\n".utf8),
+            Array("X-Utf8: caf\u{e9}\r\n".utf8),
+            Array("X-Folded: a\r\n".utf8), [0x20, 0xFF, 0x0D, 0x0A],
+            Array("\r\n".utf8),
+        ]
+        var last = ResponseHeadParser.Step.more
+        for line in lines { last = line.withUnsafeBytes { parser.consume($0) } }
+        guard case .final(let head) = last else { throw Failure(step: last) }
+        let fields = head.headers.fields
+        #expect(fields[0].opaque && fields[0].value == "attachment; filename=\"caf\u{e9}.txt\"")
+        #expect(
+            HTTPFields.Field.wireBytes(fields[0].value, opaque: true)
+                == Array("attachment; filename=\"caf".utf8) + [0xE9] + Array(".txt\"".utf8))
+        // Valid UTF-8 is text as it is.
+        #expect(!fields[1].opaque && fields[1].value == "caf\u{e9}")
+        #expect(fields[2].opaque && HTTPFields.Field.wireBytes(fields[2].value, opaque: true) == [0x61, 0x20, 0xFF])
+        // A written head holds the bytes received.
+        let written = ResponseWriter.head(status: 200, reason: "OK", headers: head.headers)
+        #expect(written.starts(with: Array("HTTP/1.1 200 OK\r\n".utf8) + lines[1]))
+        // A new value is text again.
+        var edited = fields[0]
+        edited.value = "inline"
+        #expect(!edited.opaque)
+    }
+
+    struct Failure: Error { let step: ResponseHeadParser.Step }
+
     @Test("Sections over the limit, lines without a colon, bad names and values are refused")
     func refused() {
         let big = String(repeating: "v", count: 100)

@@ -29,6 +29,23 @@ struct RequestParserTests {
         _ = try Self.head(text)
     }
 
+    @Test("A field value that is not UTF-8 is kept as received (RFC 9110 §5.5), not refused")
+    func opaqueValue() throws {
+        var parser = RequestParser(limits: .init())
+        let bytes = Array("GET http://h/ HTTP/1.1\r\nHost: h\r\nX-Name: na".utf8) + [0xEF] + Array("ve\r\n\r\n".utf8)
+        guard case .head(let request, _) = bytes.withUnsafeBytes({ parser.parse($0) }) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(request.headers.fields.last?.opaque == true)
+        #expect(request.headers["x-name"] == "na\u{ef}ve")
+        // Control bytes stay refused.
+        guard case .failure = Self.parse("GET http://h/ HTTP/1.1\r\nHost: h\r\nX: a\u{1}b\r\n\r\n") else {
+            Issue.record("a control byte was accepted")
+            return
+        }
+    }
+
     @Test("An absolute-form GET parses into method, URL, version and fields")
     func absoluteForm() throws {
         let request = try Self.head(

@@ -24,6 +24,23 @@ struct CacheStoreTests {
         return try CacheStore(settings: settings, logger: Logger(label: "test"))
     }
 
+    @Test("Stored header text keeps an opaque value's bytes, and reads old text as before")
+    func headerTextKeepsOpaqueValues() throws {
+        var headers = HTTPFields()
+        headers.append(name: "Content-Type", value: "text/plain")
+        Array("attachment; filename=caf\u{e9}".utf8).withUnsafeBytes { utf8 in
+            headers.append(name: "X-Utf8", wireValue: utf8, code: .other)
+        }
+        ([0x61, 0xE9] as [UInt8]).withUnsafeBytes { latin1 in
+            headers.append(name: "Content-Disposition", wireValue: latin1, code: FieldCode("Content-Disposition"))
+        }
+        let decoded = CacheStore.decode(CacheStore.encode(headers))
+        #expect(decoded == headers)
+        #expect(decoded.fields.map(\.opaque) == [false, false, true])
+        #expect(ResponseWriter.head(status: 200, reason: "OK", headers: decoded).contains(0xE9))
+        #expect(CacheStore.decode("A: 1\r\nB: 2\r\n") == HTTPFields([("A", "1"), ("B", "2")]))
+    }
+
     @Test("A version 1 file is migrated in place and its entries stay readable")
     func migratesVersionOne() throws {
         let path = Self.temporaryPath()

@@ -58,7 +58,7 @@ enum RequestHeadWriter {
                 out.put(fields[index].name)
                 out.put(UInt8(ascii: ":"))
                 out.put(0x20)
-                out.put(fields[index].value)
+                out.put(fields[index].value, opaque: fields[index].opaque)
                 out.put("\r\n")
             }
             switch request.body {
