@@ -93,13 +93,20 @@ struct ResponseHeadParser {
         let valueBytes = UnsafeRawBufferPointer(rebasing: text[start..<stop])
         // A listed name is made of letters and dashes: only the others are checked byte by byte.
         let code = FieldCode(bytes: nameBytes)
+        // The usual value (ASCII, no CR, LF or NUL) is text as it is; only the others are looked
+        // at closer.
+        let plain = ByteScan.isPlainASCII(valueBytes)
         if let violation = (code == .other ? ResponseFraming.nameViolation(nameBytes) : nil)
-            ?? ResponseFraming.valueViolation(valueBytes)
+            ?? (plain ? nil : ResponseFraming.valueViolation(valueBytes))
         {
             return .refused(violation)
         }
         let name = FieldNameTable.name(nameBytes, code: code)
-        head.headers.append(name: name, wireValue: valueBytes, code: code)
+        if plain {
+            head.headers.append(name: name, value: String(decoding: valueBytes, as: UTF8.self), code: code)
+        } else {
+            head.headers.append(name: name, wireValue: valueBytes, code: code)
+        }
         return .more
     }
 }

@@ -61,6 +61,39 @@ enum ByteScan {
         return below(0x21, value) | above(0x7E, value) == 0
     }
 
+    /// Whether every byte of `bytes` is ASCII (below 0x80).
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if word(bytes, index) & highs != 0 { return false }
+            index += 8
+        }
+        guard index < bytes.count else { return true }
+        if bytes.count >= 8 { return word(bytes, bytes.count - 8) & highs == 0 }
+        while index < bytes.count {
+            if bytes[index] >= 0x80 { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether `bytes` are all ASCII with none below 0x0E (no CR, LF or NUL): the usual field
+    /// value, taken as it is; the others are looked at closer.
+    static func isPlainASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            let value = word(bytes, index)
+            if below(0x0E, value) | value & highs != 0 { return false }
+            index += 8
+        }
+        guard index < bytes.count else { return true }
+        if bytes.count >= 8 {
+            let value = word(bytes, bytes.count - 8)
+            return below(0x0E, value) | value & highs == 0
+        }
+        return bytes[index...].allSatisfy { $0 >= 0x0E && $0 < 0x80 }
+    }
+
     /// What a field value's bytes are (RFC 9110 §5.5).
     enum ValueBytes {
         /// Visible ASCII, spaces and tabs.

@@ -31,7 +31,10 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         /// A value's text from its bytes as received: UTF-8 when they are, else one ISO-8859-1
         /// character per byte (`opaque`: written back byte for byte).
         static func wireText(_ bytes: UnsafeRawBufferPointer) -> (text: String, opaque: Bool) {
-            if let text = String(validating: bytes, as: UTF8.self) { return (text, false) }
+            let text = String(decoding: bytes, as: UTF8.self)
+            // Decoding repairs what is not UTF-8: the same bytes back mean there was nothing to
+            // repair. (`String(validating:)` is not specialised: a generic call per value.)
+            if ByteScan.isASCII(bytes) || text.utf8.elementsEqual(bytes) { return (text, false) }
             return (String(decoding: bytes.map { UInt16($0) }, as: UTF16.self), true)
         }
 

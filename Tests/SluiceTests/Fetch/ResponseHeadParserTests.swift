@@ -135,6 +135,20 @@ struct ResponseHeadParserTests {
 
     struct Failure: Error { let step: ResponseHeadParser.Step }
 
+    @Test(
+        "A value is text when its bytes are UTF-8, else opaque, and its bytes come back either way",
+        arguments: [
+            ([0x61, 0x62], false), ([0x63, 0xC3, 0xA9], false), ([0xF0, 0x9F, 0x98, 0x80, 0x21], false),
+            ([0xE9], true), ([0xF0, 0x9F, 0x98], true),  // cut short: repaired to a U+FFFD of three bytes
+            ([0xC0, 0x80], true), ([0xED, 0xA0, 0x80], true), ([0xEF, 0xBF, 0xBD], false),
+            ([0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0xFF], true),
+        ] as [([UInt8], Bool)])
+    func wireText(bytes: [UInt8], opaque: Bool) {
+        let (text, found) = bytes.withUnsafeBytes { HTTPFields.Field.wireText($0) }
+        #expect(found == opaque)
+        #expect(HTTPFields.Field.wireBytes(text, opaque: found) == bytes)
+    }
+
     @Test("Sections over the limit, lines without a colon, bad names and values are refused")
     func refused() {
         let big = String(repeating: "v", count: 100)

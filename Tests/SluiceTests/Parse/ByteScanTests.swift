@@ -10,6 +10,8 @@ struct ByteScanTests {
             (start..<end).first { bytes[$0] <= 0x0D } ?? end
         }
         static func isVisibleASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+        static func isASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+        static func isPlainASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 >= 0x0E && $0 < 0x80 } }
         static func fieldValue(_ bytes: [UInt8]) -> ByteScan.ValueBytes {
             if bytes.contains(where: { !($0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F)) }) { return .forbidden }
             return bytes.contains { $0 >= 0x80 } ? .obsText : .ascii
@@ -32,6 +34,8 @@ struct ByteScanTests {
             }
             tail.withUnsafeBytes { raw in
                 #expect(ByteScan.isVisibleASCII(raw) == Plain.isVisibleASCII(tail), "\(comment) from \(start)")
+                #expect(ByteScan.isASCII(raw) == Plain.isASCII(tail), "\(comment) from \(start)")
+                #expect(ByteScan.isPlainASCII(raw) == Plain.isPlainASCII(tail), "\(comment) from \(start)")
                 #expect(ByteScan.fieldValue(raw) == Plain.fieldValue(tail), "\(comment) from \(start)")
                 #expect(
                     ByteScan.containsLineBreakOrNUL(raw) == Plain.containsLineBreakOrNUL(tail),
