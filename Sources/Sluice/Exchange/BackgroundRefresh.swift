@@ -27,7 +27,7 @@ final class BackgroundRefresh: TaskDelegate {
         var request = upstream
         for name in ResponseValidator.conditionalFields { request.headers.remove(name) }
         sent = (request, hooks)
-        for (name, value) in Revalidation.conditions(for: entry) { request.headers.set(name, value) }
+        for condition in Revalidation.conditions(for: entry) { request.headers.set(line: condition) }
         let task = env.session.makeTask(request, delegate: self, hooks: hooks)
         self.task = task
         task.start()

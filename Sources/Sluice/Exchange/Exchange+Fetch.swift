@@ -42,9 +42,9 @@ extension Exchange {
 
     // MARK: - Fetch
 
-    func fetch(conditions: [(String, String)]) {
+    func fetch(conditions: [HTTPFields.Field]) {
         var upstream = forwardRequest
-        for (name, value) in conditions { upstream.headers.set(name, value) }
+        for condition in conditions { upstream.headers.set(line: condition) }
         // A request breakpoint (once per exchange), before the origin or the recording answers.
         if env.breakpoints.pausesRequests, notes.breakpoint == nil, let url = route.url {
             // Matched on the client's request, as rules are.

@@ -135,7 +135,7 @@ extension ExchangeMachine {
         /// A lookup went upstream.
         case countMiss
         /// Start the upstream task with these conditional fields.
-        case fetch(conditions: [(String, String)])
+        case fetch(conditions: [HTTPFields.Field])
         /// Refresh `entry` with one background request (RFC 5861 `stale-while-revalidate`).
         case refreshInBackground(CacheStore.Entry)
         /// Serve a stored response `age` seconds old, in this form.

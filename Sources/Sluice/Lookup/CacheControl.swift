@@ -69,6 +69,9 @@ struct CacheControl: Equatable {
         }
     }
 
+    /// A directive given twice counts once, as first given (§4.2.1: "either the first occurrence
+    /// should be used or the response should be considered stale"): a later `max-age` cannot
+    /// lengthen the lifetime an earlier one set.
     private mutating func apply(_ name: UnsafeBufferPointer<UInt8>, hasArgument: Bool, argument: Int64?) {
         func named(_ literal: StaticString) -> Bool {
             guard name.count == literal.utf8CodeUnitCount else { return false }
@@ -83,7 +86,7 @@ struct CacheControl: Equatable {
         case 6: if named("public") { isPublic = true }
         case 7:
             if named("max-age") {
-                maxAge = argument ?? (hasArgument ? 0 : nil)
+                if maxAge == nil { maxAge = argument ?? (hasArgument ? 0 : nil) }
             } else if named("private") {
                 isPrivate = true
             }
@@ -93,13 +96,15 @@ struct CacheControl: Equatable {
             } else if named("no-cache") {
                 noCache = true
             } else if named("s-maxage") {
-                sMaxAge = argument ?? (hasArgument ? 0 : nil)
+                if sMaxAge == nil { sMaxAge = argument ?? (hasArgument ? 0 : nil) }
             }
         case 9:
             if named("max-stale") {
-                if hasArgument { maxStale = argument } else { maxStaleAny = true }
+                if maxStale == nil, !maxStaleAny {
+                    if hasArgument { maxStale = argument } else { maxStaleAny = true }
+                }
             } else if named("min-fresh") {
-                minFresh = argument
+                if minFresh == nil { minFresh = argument }
             }
         case 12: if named("no-transform") { noTransform = true }
         case 14: if named("only-if-cached") { onlyIfCached = true }
@@ -110,9 +115,9 @@ struct CacheControl: Equatable {
                 mustUnderstand = true
             }
         case 16: if named("proxy-revalidate") { proxyRevalidate = true }
-        case 22: if named("stale-while-revalidate") { staleWhileRevalidate = argument }
+        case 22: if named("stale-while-revalidate"), staleWhileRevalidate == nil { staleWhileRevalidate = argument }
         default: break
         }
-        if name.count == 14, named("stale-if-error") { staleIfError = argument }
+        if name.count == 14, named("stale-if-error"), staleIfError == nil { staleIfError = argument }
     }
 }

@@ -75,7 +75,7 @@ enum Freshness {
         /// Ask the origin. `conditions` are the validators to send (empty: the entry has none, or
         /// the client brought its own); `forward` is `request` (the client said `no-cache`) or `stale`.
         case revalidate(
-            CacheStore.Entry, conditions: [(String, String)], onOriginFailure: OriginFailure,
+            CacheStore.Entry, conditions: [HTTPFields.Field], onOriginFailure: OriginFailure,
             forward: CacheStatus.Forward)
         /// Nothing stored fits.
         case miss(Miss)

@@ -3,10 +3,17 @@
 /// own validators match what is stored.
 enum Revalidation {
     /// `If-None-Match` / `If-Modified-Since` for a stored response's validators (§4.3.1).
-    static func conditions(for entry: CacheStore.Entry) -> [(String, String)] {
-        var conditions: [(String, String)] = []
-        if let etag = entry.headers[.etag] { conditions.append(("If-None-Match", etag)) }
-        if let modified = entry.headers[.lastModified] { conditions.append(("If-Modified-Since", modified)) }
+    /// A tag with obs-text (RFC 9110 §8.8.3 allows it) goes as its bytes were stored.
+    static func conditions(for entry: CacheStore.Entry) -> [HTTPFields.Field] {
+        var conditions: [HTTPFields.Field] = []
+        for field in entry.headers where field.is(.etag) {
+            conditions.append(
+                .init(name: "If-None-Match", value: field.value, code: .ifNoneMatch, opaque: field.opaque))
+            break
+        }
+        if let modified = entry.headers[.lastModified] {
+            conditions.append(.init(name: "If-Modified-Since", value: modified, code: .ifModifiedSince))
+        }
         return conditions
     }
 

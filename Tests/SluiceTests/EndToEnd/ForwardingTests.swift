@@ -194,6 +194,31 @@ struct ForwardingTests {
         #expect(origin.requests.first?.head.firstRange(of: sent) != nil)
     }
 
+    @Test("A stored ETag that is not UTF-8 revalidates with its own bytes, and the 304 freshens it")
+    func opaqueEntityTag() throws {
+        // Given an origin whose tag holds an ISO-8859-1 byte (RFC 9110 §8.8.3: etagc allows obs-text)
+        let tag = Array("ETag: \"v".utf8) + [0xE9] + Array("\"".utf8)
+        let condition = Array("If-None-Match: \"v".utf8) + [0xE9] + Array("\"".utf8)
+        let origin = try OriginServer { request in
+            let matches = request.head.firstRange(of: condition) != nil
+            return .raw(
+                Array((matches ? "HTTP/1.1 304 Not Modified\r\n" : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n").utf8)
+                    + Array("Cache-Control: max-age=0, must-revalidate\r\n".utf8) + tag
+                    + Array((matches ? "\r\n\r\n" : "\r\n\r\nok").utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        // When it is fetched, then asked for again once stale
+        for _ in 0..<2 {
+            let client = try RawClient(port: proxy.port)
+            let response = try client.request(RawClient.get(origin.url("/tag")))
+            #expect(response.status == 200 && response.text == "ok")
+        }
+        // Then the second request carried the tag's bytes, and the origin answered 304
+        #expect(origin.requests.count == 2)
+        #expect(origin.requests.last?.head.firstRange(of: condition) != nil)
+    }
+
     @Test("Max-Forwards: 0 on OPTIONS and TRACE is answered by the proxy; otherwise decremented")
     func maxForwards() throws {
         let origin = try OriginServer { request in .text("mf=\(request.header("max-forwards") ?? "none")") }

@@ -108,7 +108,7 @@ struct ExchangeMachineTests {
         case .serveWhileWritten(_, let answer): "serveWhileWritten\(describe(answer))"
         case .forgetUncacheable: "forgetUncacheable"
         case .countMiss: "countMiss"
-        case .fetch(let conditions): "fetch(\(conditions.map(\.0).joined(separator: ",")))"
+        case .fetch(let conditions): "fetch(\(conditions.map(\.name).joined(separator: ",")))"
         case .refreshInBackground: "refreshInBackground"
         case .serve(_, let age, let answer): "serve(age=\(age)\(describe(answer)))"
         case .refreshStored: "refreshStored"

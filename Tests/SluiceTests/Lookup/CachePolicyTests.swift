@@ -22,6 +22,15 @@ struct CachePolicyTests {
         let request = CacheControl(Self.fields([("Cache-Control", "max-stale, min-fresh=5, only-if-cached, no-store")]))
         #expect(request.maxStaleAny && request.minFresh == 5 && request.onlyIfCached && request.noStore)
         #expect(CacheControl(Self.fields([("Cache-Control", "max-age=abc")])).maxAge == 0)
+        // A directive given twice counts as first given (§4.2.1), on one line or two.
+        let twice = CacheControl(
+            Self.fields([
+                ("Cache-Control", "max-age=1, s-maxage=2, max-age=3600"),
+                ("Cache-Control", "s-maxage=3600, stale-while-revalidate=5, stale-while-revalidate=50"),
+            ]))
+        #expect(twice.maxAge == 1 && twice.sMaxAge == 2 && twice.staleWhileRevalidate == 5)
+        #expect(CacheControl(Self.fields([("Cache-Control", "max-age=x, max-age=60")])).maxAge == 0)
+        #expect(CacheControl(Self.fields([("Cache-Control", "max-stale=5, max-stale")])).maxStale == 5)
     }
 
     @Test("Freshness: s-maxage > max-age > Expires - Date > heuristic")

@@ -29,7 +29,8 @@ struct FreshnessTests {
 
     static func describe(_ decision: Freshness.Decision) -> String {
         switch decision {
-        case .fresh(_, let age, let ttl, let detail): return "fresh age=\(age) ttl=\(ttl)\(detail.map { "; detail=\($0)" } ?? "")"
+        case .fresh(_, let age, let ttl, let detail):
+            return "fresh age=\(age) ttl=\(ttl)\(detail.map { "; detail=\($0)" } ?? "")"
         case .staleWhileRevalidate(_, let age, _): return "swr age=\(age)"
         case .revalidate(_, let conditions, let failure, let forward):
             let onFailure: String
@@ -38,7 +39,7 @@ struct FreshnessTests {
             case .serveStale: onFailure = "stale"
             case .gatewayTimeout: onFailure = "504"
             }
-            return "revalidate(\(forward.rawValue), \(conditions.map(\.0).joined(separator: "+")), \(onFailure))"
+            return "revalidate(\(forward.rawValue), \(conditions.map(\.name).joined(separator: "+")), \(onFailure))"
         case .miss(let miss): return "miss \(miss.rawValue)"
         }
     }
