@@ -2,7 +2,7 @@
 enum HopByHop {
     /// Names listed in `Connection` that may be removed; framing and routing fields are never
     /// removed on a peer's say-so (`Connection: Host` must not strip the Host).
-    static let protected: Set<String> = ["host", "content-length", "transfer-encoding", "content-type"]
+    static let protected: Set<String> = ["host", "content-length", "transfer-encoding"]
 
     /// Whether `field` is always connection-specific, in both directions: Connection, Keep-Alive,
     /// Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Authenticate.

@@ -256,14 +256,20 @@ public struct RequestParser: Sendable {
             && bytes[2] == UInt8(ascii: "T")
     }
 
-    /// 1 for `HTTP/1.1`, 0 for `HTTP/1.0`, else `nil`.
+    /// 1 for `HTTP/1.1` and any later `HTTP/1.x` (RFC 9110 §2.5: a higher minor version is
+    /// processed as the highest one implemented), 0 for `HTTP/1.0`, else `nil`.
     private static func minorVersion(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard bytes.count == 8 else { return nil }
         // The eight bytes as one little-endian word: "HTTP/1.1" and "HTTP/1.0".
-        switch UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)) {
+        let word = UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
+        switch word {
         case 0x312E_312F_5054_5448: return 1
         case 0x302E_312F_5054_5448: return 0
-        default: return nil
+        default:
+            // "HTTP/1." and a digit from 2 to 9.
+            guard word & 0x00FF_FFFF_FFFF_FFFF == 0x002E_312F_5054_5448 else { return nil }
+            let minor = word >> 56
+            return minor >= 0x32 && minor <= 0x39 ? 1 : nil
         }
     }
 

@@ -105,6 +105,7 @@ struct RequestParserTests {
             ("GET http://example.com/ HTTP/1.1\r\nHost: example.com/\r\n\r\n", 400),
             ("GET http://a.com?x HTTP/1.1\r\nHost: a.com?x\r\n\r\n", 400),
             ("GET http://h/ HTTP/2.0\r\nHost: h\r\n\r\n", 505),
+            ("GET http://h/ HTTP/1.x\r\nHost: h\r\n\r\n", 400),
             ("GET http://h/ HTTX/1.1\r\nHost: h\r\n\r\n", 400),
             ("G@T http://h/ HTTP/1.1\r\nHost: h\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1 \r\nHost: h\r\n\r\n", 400),
@@ -125,6 +126,12 @@ struct RequestParserTests {
             return
         }
         #expect(Problem(error).status == status)
+    }
+
+    @Test("A later HTTP/1 minor version is read as HTTP/1.1 (RFC 9110 §2.5)")
+    func laterMinorVersion() throws {
+        #expect(try Self.head("GET http://h/ HTTP/1.2\r\nHost: h\r\n\r\n").minorVersion == 1)
+        #expect(try Self.head("GET http://h/ HTTP/1.9\r\nHost: h\r\n\r\n").minorVersion == 1)
     }
 
     @Test("An HTTP/1.0 request needs no Host; keep-alive follows the version rules")

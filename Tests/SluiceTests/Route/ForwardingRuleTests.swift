@@ -23,10 +23,11 @@ struct ForwardingRuleTests {
         #expect(upstream.body == .length(3))
     }
 
-    @Test("Connection cannot be used to strip Host or framing")
+    @Test("Connection cannot be used to strip Host or framing; any other field it names goes (RFC 9110 §7.6.1)")
     func protectedFields() {
         var fields = HTTPFields([
-            ("Connection", "Host, Content-Length, X-A"), ("Host", "h"), ("Content-Length", "1"), ("X-A", "a"),
+            ("Connection", "Host, Content-Length, X-A, Content-Type"), ("Host", "h"), ("Content-Length", "1"),
+            ("X-A", "a"), ("Content-Type", "text/plain"),
         ])
         HopByHop.strip(&fields)
         #expect(fields.fields.map(\.name) == ["Host", "Content-Length"])
