@@ -29,9 +29,19 @@ public final class Statement {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    /// Binds text (copied).
+    /// Binds text (copied), all of it: a NUL inside is text too (its length is given, not
+    /// found at the first NUL).
     public func bind(_ value: String, at index: Int32) throws(SQLiteError) {
-        try check(sqlite3_bind_text(handle, index, value, -1, sluice_sqlite_transient()))
+        var value = value
+        let result = value.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(handle, index, "", 0, sluice_sqlite_transient())
+            }
+            return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), sluice_sqlite_transient())
+            }
+        }
+        try check(result)
     }
 
     /// Binds UTF-8 bytes as text (copied).
@@ -92,7 +102,9 @@ public final class Statement {
     /// A text column (`nil` for NULL).
     public func text(at index: Int32) -> String? {
         guard let text = sqlite3_column_text(handle, index) else { return nil }
-        return String(cString: text)
+        // Its length, not its first NUL: text bound with a NUL inside reads back whole.
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
     /// A blob column (empty for NULL).

@@ -48,6 +48,19 @@ final class DatabaseTests {
         #expect(try select.step())
         #expect(!select.isNull(at: 0))
         #expect(select.blob(at: 0).isEmpty)
+        // Text is bound and read whole, a NUL inside included; an empty text is not NULL.
+        for text in ["a\u{0}b", "", "caf\u{e9}"] {
+            let key = "text-\(text.utf8.count)"
+            try insert.bind(key, at: 1)
+            try insert.bind([1], at: 2)
+            try insert.bind(text, at: 3)
+            try insert.step()
+            insert.reset()
+            select.reset()
+            try select.bind(key, at: 1)
+            #expect(try select.step())
+            #expect(select.text(at: 1) == text)
+        }
         #expect(try database.quickCheck())
     }
 

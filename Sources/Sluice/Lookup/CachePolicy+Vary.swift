@@ -17,15 +17,24 @@ extension CachePolicy {
     /// One nominated field's value as the cache compares it: its lines combined as one list,
     /// whitespace around commas and at the ends dropped and inner runs collapsed; for the
     /// content-negotiation fields (`Accept`, `Accept-Charset`, `Accept-Encoding`,
-    /// `Accept-Language`, whose tokens, codings and language tags are case-insensitive) members
-    /// are lower-cased, `q` written one way (`q=1` is implied) and ordered by weight then text,
-    /// since the order of members of equal weight carries no meaning.
+    /// `Accept-Language`, whose media types, tokens, codings and language tags are
+    /// case-insensitive) those and parameter names are lower-cased (parameter values are not:
+    /// RFC 9110 §8.3.2), `q` written one way (`q=1` is implied) and members ordered by weight.
+    /// Members of equal weight are ordered by text too, since their order carries no meaning,
+    /// except in `Accept-Language`, where it may (RFC 9110 §12.5.4: recipients may read it as
+    /// descending priority): `en, de` is not `de, en` (RFC 9111 §4.1 allows only reorderings
+    /// known to mean the same).
     static func selector(_ name: String, values: [String]) -> String {
         var members = values.flatMap(listMembers)
         if negotiationFields.contains(name) {
-            let weighted = members.map(weightedMember)
-            members = weighted.sorted { $0.weight != $1.weight ? $0.weight > $1.weight : $0.text < $1.text }.map {
-                $0.weight == 1000 ? $0.text : $0.text + ";q=" + qvalue($0.weight)
+            let ordered = name != "accept-language"
+            let weighted = members.map(weightedMember).enumerated().sorted { one, other in
+                if one.element.weight != other.element.weight { return one.element.weight > other.element.weight }
+                if ordered, one.element.text != other.element.text { return one.element.text < other.element.text }
+                return one.offset < other.offset
+            }
+            members = weighted.map {
+                $0.element.weight == 1000 ? $0.element.text : $0.element.text + ";q=" + qvalue($0.element.weight)
             }
         }
         return members.joined(separator: ",")
@@ -63,21 +72,47 @@ extension CachePolicy {
         return members
     }
 
-    /// A negotiation member without spaces around `;` and `=`, lower-cased, and its weight in
-    /// thousandths (`q` absent = 1000; RFC 9110 §12.4.2).
+    /// A negotiation member without spaces around `;` and `=`, its value and parameter names
+    /// lower-cased (parameter values as they are), and its weight in thousandths (`q` absent =
+    /// 1000; RFC 9110 §12.4.2).
     private static func weightedMember(_ member: String) -> (text: String, weight: Int) {
         var parts: [String] = []
         var weight = 1000
-        for piece in member.lowercased().split(separator: ";") {
+        for piece in parameters(member) {
             let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingOWS() }
-            guard let key = pair.first, !key.isEmpty else { continue }
-            if key == "q", pair.count == 2, let q = thousandths(pair[1]) {
+            guard let key = pair.first?.lowercased(), !key.isEmpty else { continue }
+            if parts.isEmpty {
+                parts.append(pair.count == 2 ? key + "=" + pair[1] : key)
+            } else if key == "q", pair.count == 2, let q = thousandths(pair[1]) {
                 weight = q
             } else {
-                parts.append(pair.joined(separator: "="))
+                parts.append(pair.count == 2 ? key + "=" + pair[1] : key)
             }
         }
         return (parts.joined(separator: ";"), weight)
+    }
+
+    /// A member's pieces between semicolons outside quoted strings.
+    private static func parameters(_ member: String) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = member.startIndex
+        var quoted = false
+        var index = member.startIndex
+        while index < member.endIndex {
+            let c = member[index]
+            if c == "\"" {
+                quoted.toggle()
+            } else if c == "\\", quoted {
+                index = member.index(after: index)
+                if index == member.endIndex { break }
+            } else if c == ";", !quoted {
+                pieces.append(member[start..<index])
+                start = member.index(after: index)
+            }
+            index = member.index(after: index)
+        }
+        pieces.append(member[start...])
+        return pieces
     }
 
     /// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )` in thousandths.

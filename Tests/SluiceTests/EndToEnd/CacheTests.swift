@@ -143,6 +143,15 @@ struct CacheTests {
         #expect(try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: de\r\n")).text == "lang=de")
         #expect(try client.request(RawClient.get(origin.url("/v"), extra: "Accept-Language: fr\r\n")).text == "lang=fr")
         #expect(origin.requests.count == 2)
+        // A field sent empty is not a field not sent (§4.1), whichever was stored first.
+        let single = try OriginServer { _ in Self.cacheable("one", [("Vary", "Accept-Encoding")]) }
+        defer { single.stop() }
+        for (path, emptyFirst) in [("/empty-first", true), ("/absent-first", false)] {
+            let empty = "Accept-Encoding:\r\n"
+            _ = try client.request(RawClient.get(single.url(path), extra: emptyFirst ? empty : ""))
+            let other = try client.request(RawClient.get(single.url(path), extra: emptyFirst ? "" : empty))
+            #expect(other.header("cache-status")?.contains("fwd=vary-miss") == true, "\(path)")
+        }
     }
 
     @Test("A successful POST invalidates the URI; the cache survives a restart; client validators get 304")
