@@ -170,7 +170,8 @@ extension Exchange: TaskDelegate {
         let now = env.clock()
         let start = ResponseStoring.start(
             response, method: request.method, url: url, key: machine.cacheKey, cache: cache,
-            admission: { admission(cache: cache, now: now) }, validationFailed: notes.validationFailure != nil,
+            admission: { admission(cache: cache, requestTime: min(machine.phase.fetchRequestTime ?? now, now)) },
+            validationFailed: notes.validationFailure != nil,
             now: now)
         var status = notes.cacheStatus ?? .forward(.miss)
         switch start {

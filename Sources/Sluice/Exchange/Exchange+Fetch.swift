@@ -26,16 +26,17 @@ extension Exchange {
 
     func refreshInBackground(_ entry: CacheStore.Entry) {
         guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
-        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, now: env.clock()), entry: entry)
+        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, requestTime: env.clock()), entry: entry)
         env.refreshes[entry.key] = refresh
         refresh.start(forwardRequest, hooks: fetchHooks())
     }
 
-    /// RFC 9111 §3 admission for this exchange's response.
-    func admission(cache: any CacheTier, now: Double) -> CacheAdmission {
+    /// RFC 9111 §3 admission for this exchange's response, whose request went upstream at
+    /// `requestTime` (§4.2.3: the time the origin took counts in the stored response's age).
+    func admission(cache: any CacheTier, requestTime: Double) -> CacheAdmission {
         var admission = CacheAdmission(
             cache: cache, settings: env.cacheSettings, key: machine.context.url, url: route.url!,
-            method: request.method, request: request.headers, requestTime: now, entry: route.entry)
+            method: request.method, request: request.headers, requestTime: requestTime, entry: route.entry)
         admission.carriesContent = request.bodyFraming != .none && request.bodyFraming != .length(0)
         return admission
     }

@@ -40,6 +40,12 @@ enum ExchangePhase {
     /// The exchange ended.
     case done(Outcome)
 
+    /// When the running fetch's request went upstream, if one runs.
+    var fetchRequestTime: Double? {
+        if case .fetching(let fetch) = self { return fetch.requestTime }
+        return nil
+    }
+
     /// What one upstream fetch is for and where its response goes.
     struct Fetch {
         /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).

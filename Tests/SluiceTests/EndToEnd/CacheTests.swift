@@ -154,6 +154,25 @@ struct CacheTests {
         }
     }
 
+    @Test("The time the origin took to answer counts in the stored response's age (§4.2.3 response_delay)")
+    func responseDelay() throws {
+        // Given an origin that dates its answer when it sends it, 1.2 s after the request, with Age: 10
+        let origin = try OriginServer { _ in
+            .delay(
+                seconds: 1.2,
+                then: .respond(
+                    status: 200, headers: [("Cache-Control", "max-age=3600"), ("Age", "10")], body: Array("ok".utf8)))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/slow")))
+        // Then a hit at once is 11 seconds old: the Age received plus the delay
+        let hit = try client.request(RawClient.get(origin.url("/slow")))
+        #expect(hit.header("cache-status")?.contains("hit") == true)
+        #expect(hit.header("age") == "11")
+    }
+
     @Test("A successful POST invalidates the URI; the cache survives a restart; client validators get 304")
     func invalidationRestartAndConditional() throws {
         let counter = Mutex(0)
