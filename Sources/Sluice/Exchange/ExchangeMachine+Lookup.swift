@@ -34,7 +34,7 @@ extension ExchangeMachine {
                     entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse)
         case .revalidate(let entry, let conditions, let onFailure, let reason):
             forward = reason
-            if !conditions.isEmpty { fetch.revalidating = entry }
+            if !conditions.isEmpty { fetch.revalidating = entry } else { fetch.updatable = entry }
             fetch.onOriginFailure = onFailure
         case .miss(let miss):
             forward = miss.forward

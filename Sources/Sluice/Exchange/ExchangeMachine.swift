@@ -173,6 +173,17 @@ struct ExchangeMachine {
             return []
         }
         var actions: [Action] = []
+        if let entry = fetch.updatable, let cache = context.cache {
+            fetch.updatable = nil
+            // A 304 to the client's own conditions: passed on, and it freshens the stored response
+            // its validator names (§4.3.4). Without one it says nothing about that response.
+            let validated = head.headers.contains(.etag) || head.headers.contains(.lastModified)
+            if head.status == 304, validated, Revalidation.selects(head, entry),
+                let kept = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now).kept
+            {
+                actions.append(.refreshStored(kept))
+            }
+        }
         if let entry = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
             if head.status == 304, !Revalidation.selects(head, entry) {

@@ -52,6 +52,9 @@ enum ExchangePhase {
         var requestTime: Double
         /// The stored entry whose validators were sent (§4.3.1), until the response head arrives.
         var revalidating: CacheStore.Entry?
+        /// The stale entry a client's own conditional request went past: a 304 whose validator
+        /// selects it updates it too (§4.3.4), as one to Sluice's own conditions would.
+        var updatable: CacheStore.Entry? = nil
         /// What an origin failure leads to (stale-if-error, must-revalidate).
         var onOriginFailure: Freshness.OriginFailure
         /// Whether collapsed waiters depend on this fetch.

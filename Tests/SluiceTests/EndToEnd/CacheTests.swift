@@ -173,6 +173,35 @@ struct CacheTests {
         #expect(hit.header("age") == "11")
     }
 
+    @Test("A 304 to a client's own conditions freshens the stored response its tag names (§4.3.4)")
+    func clientConditionalFreshens() throws {
+        // Given a stored response that is stale at once, and an origin that confirms "a" for 100 s
+        let origin = try OriginServer { request in
+            switch request.header("if-none-match") {
+            case "\"a\"":
+                .respond(status: 304, headers: [("ETag", "\"a\""), ("Cache-Control", "max-age=100")], body: [])
+            case "\"b\"": .respond(status: 304, headers: [("Cache-Control", "max-age=100")], body: [])
+            default:
+                .respond(
+                    status: 200, headers: [("ETag", "\"a\""), ("Cache-Control", "max-age=0")], body: Array("ok".utf8))
+            }
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        for path in ["/confirmed", "/other"] { _ = try client.request(RawClient.get(origin.url(path))) }
+        // When clients revalidate their own copies: of the stored response, and of another one (no tag back)
+        let confirmed = try client.request(RawClient.get(origin.url("/confirmed"), extra: "If-None-Match: \"a\"\r\n"))
+        let other = try client.request(RawClient.get(origin.url("/other"), extra: "If-None-Match: \"b\"\r\n"))
+        #expect(confirmed.status == 304 && other.status == 304)
+        // Then the stored response the 304 named is fresh again; the other is not
+        let hit = try client.request(RawClient.get(origin.url("/confirmed")))
+        #expect(hit.header("cache-status")?.contains("hit") == true && hit.text == "ok")
+        let stale = try client.request(RawClient.get(origin.url("/other")))
+        #expect(stale.header("cache-status")?.contains("hit") != true)
+        #expect(origin.requests.filter { $0.target == "/confirmed" }.count == 2)
+    }
+
     @Test("A successful POST invalidates the URI; the cache survives a restart; client validators get 304")
     func invalidationRestartAndConditional() throws {
         let counter = Mutex(0)
