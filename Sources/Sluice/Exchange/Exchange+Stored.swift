@@ -122,6 +122,9 @@ extension Exchange {
         }
         deliverHead(head, plan: plan, fromCache: true)
         if output.framing == .none && stages.response == nil { return deliverEnd() }
+        // The head goes at once, as the fetch's own client's does: the body follows as it is
+        // flushed, and an entry given up midway is a cut the client sees, never a silent close.
+        client.sendHeldHeadAtEndOfTurn()
         storedBody = .whileWritten(StoredResponse.LiveCursor(writer: writer))
         let loop = env.loop
         writer.watch(self) { [weak self] in

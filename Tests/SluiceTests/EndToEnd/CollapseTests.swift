@@ -190,6 +190,22 @@ struct CollapseTests {
         #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
         #expect(throws: (any Error).self) { _ = try waiter.reader.readExactly(1 << 20) }
         #expect(proxy.stats.cacheStores == 0)
+        // Given up before a chunk was flushed: the waiter still has its head at once, then the cut.
+        let trickle = try OriginServer { _ in
+            .paced(
+                status: 200, headers: [("Cache-Control", "max-age=60")],
+                pieces: Array(repeating: Array("AAAAA".utf8), count: 3),
+                interval: 0.3, declared: 100)
+        }
+        defer { trickle.stop() }
+        let second = try RawClient(port: proxy.port)
+        try second.send(RawClient.get(trickle.url("/trickle")))
+        #expect(proxy.waitUntil { trickle.requests.count == 1 })
+        let late = try RawClient(port: proxy.port, timeout: 10)
+        try late.send(RawClient.get(trickle.url("/trickle")))
+        let lateHead = try #require(try late.reader.readHead())
+        #expect(lateHead.startLine.hasPrefix("HTTP/1.1 200"))
+        #expect(throws: (any Error).self) { _ = try late.reader.readExactly(100) }
     }
 
     @Test("A private response never reaches a waiter; the URL is then fetched side by side")
