@@ -105,7 +105,7 @@ enum ByteRange {
         var headers = HTTPFields()
         for field in head.headers
         where ["date", "etag", "last-modified", "cache-control", "expires", "vary"].contains(where: field.hasName) {
-            headers.append(name: field.name, value: field.value)
+            headers.append(line: field)
         }
         headers.append(name: "Content-Range", value: "bytes */\(size)", code: .contentRange)
         headers.append(name: "Content-Length", value: "0", code: .contentLength)

@@ -11,7 +11,7 @@ enum StoredResponse {
     static func notModified(_ head: ResponseHead) -> ResponseHead {
         var headers = HTTPFields()
         for field in head.headers where notModifiedFields.contains(where: field.hasName) {
-            headers.append(name: field.name, value: field.value)
+            headers.append(line: field)
         }
         return ResponseHead(status: 304, reason: "Not Modified", version: head.version, headers: headers)
     }
