@@ -217,6 +217,13 @@ struct ForwardingTests {
         // Then the second request carried the tag's bytes, and the origin answered 304
         #expect(origin.requests.count == 2)
         #expect(origin.requests.last?.head.firstRange(of: condition) != nil)
+        // And a client's own condition with those bytes gets a 304 that names the tag as it was sent
+        let client = try RawClient(port: proxy.port)
+        try client.socket.send(
+            Array("GET \(origin.url("/tag")) HTTP/1.1\r\nHost: x\r\n".utf8) + condition + Array("\r\n\r\n".utf8))
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 304"))
+        #expect(client.reader.lastHead.firstRange(of: tag) != nil)
     }
 
     @Test("Max-Forwards: 0 on OPTIONS and TRACE is answered by the proxy; otherwise decremented")
