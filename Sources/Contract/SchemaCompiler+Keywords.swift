@@ -305,6 +305,30 @@ extension SchemaCompiler {
                 node.exclusiveMaximum = node.maximum
                 node.maximum = nil
             }
+        } else if value["exclusiveMinimum"]?.bool != nil || value["exclusiveMaximum"]?.bool != nil {
+            // The boolean form (draft-04, OpenAPI 3.0) where a number is wanted: real 3.1
+            // descriptions carry it over (OpenAI's). It has one meaning, read so with a warning,
+            // rather than the whole contract refused for one keyword.
+            for name in ["exclusiveMinimum", "exclusiveMaximum"] {
+                guard let flag = value[name]?.bool else { continue }
+                if warnedKeywords.insert("boolean \(name)").inserted {
+                    registry.warn(
+                        keywords.error(
+                            name,
+                            "\(name) with a boolean is the draft-04 / OpenAPI 3.0 form; this dialect takes a number: read as 3.0 reads it (said once)"
+                        ))
+                }
+                guard flag else { continue }
+                if name == "exclusiveMinimum" {
+                    node.exclusiveMinimum = node.minimum
+                    node.minimum = nil
+                } else {
+                    node.exclusiveMaximum = node.maximum
+                    node.maximum = nil
+                }
+            }
+            if value["exclusiveMinimum"]?.bool == nil { node.exclusiveMinimum = try keywords.number("exclusiveMinimum") }
+            if value["exclusiveMaximum"]?.bool == nil { node.exclusiveMaximum = try keywords.number("exclusiveMaximum") }
         } else {
             node.exclusiveMinimum = try keywords.number("exclusiveMinimum")
             node.exclusiveMaximum = try keywords.number("exclusiveMaximum")

@@ -204,7 +204,7 @@ final class SchemaCompiler {
         "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples", "example",
         "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
     ]
-    private var warnedKeywords: Set<String> = []
+    var warnedKeywords: Set<String> = []
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
     /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
     var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]

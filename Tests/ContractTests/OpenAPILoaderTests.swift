@@ -135,10 +135,10 @@ final class OpenAPILoaderTests: XCTestCase {
         let text =
             "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n"
             + operation("/b", "{$ref: '#/components/schemas/Missing'}")
-            + operation("/c", "{type: object, properties: {n: {type: number, exclusiveMaximum: false}}}")
+            + operation("/c", "{type: object, properties: {n: {type: number, multipleOf: 0}}}")
             + operation(
                 "/a",
-                "{type: object, properties: {n: {type: number, exclusiveMinimum: true}, m: {type: number, exclusiveMaximum: true}}}"
+                "{type: object, properties: {n: {type: number, maximum: x}, m: {type: string, pattern: 5}}}"
             )
         XCTAssertThrowsError(try OpenAPITests.load(yaml: text)) { thrown in
             guard let error = thrown as? ContractError else { return XCTFail("\(thrown)") }
@@ -147,6 +147,23 @@ final class OpenAPILoaderTests: XCTestCase {
             XCTAssertEqual(lines, lines.sorted { ($0 ?? 0) < ($1 ?? 0) })
             XCTAssertTrue(error.description.contains("(and 3 more errors"), error.description)
         }
+    }
+
+    func testBooleanExclusiveBoundsIn31AreReadAs30WithAWarning() throws {
+        // OpenAI's 3.1 description writes `minimum: 0, exclusiveMinimum: true` (3.0's form).
+        let contract = try OpenAPITests.document(
+            "3.1.0",
+            schema:
+                "{type: object, properties: {n: {type: number, minimum: 0, exclusiveMinimum: true}, m: {type: number, maximum: 1, exclusiveMaximum: false}, k: {type: number, exclusiveMaximum: 5}}}"
+        )
+        let said = contract.warnings.filter { $0.message.contains("with a boolean is the draft-04") }
+        XCTAssertEqual(said.count, 2, "\(contract.warnings)")
+        let schema = try OpenAPITests.bodySchema(contract)
+        func violations(_ body: String) throws -> [String] { schema.validate(Array(body.utf8)).violations.map(\.keyword) }
+        XCTAssertEqual(try violations(#"{"n": 0}"#), ["exclusiveMinimum"])
+        XCTAssertEqual(try violations(#"{"n": 0.5, "m": 1, "k": 4}"#), [])
+        XCTAssertEqual(try violations(#"{"m": 1.5}"#), ["maximum"])
+        XCTAssertEqual(try violations(#"{"k": 5}"#), ["exclusiveMaximum"])
     }
 
     func testSchemasThatApplyEachOtherWithoutEndAreSaidAtLoad() throws {
