@@ -39,6 +39,10 @@ public struct ContractReport: Sendable {
         /// Documented operations and statuses no exchange was checked against.
         public var neverSeen: [(operation: String, statuses: [String])]
         public var operationsTotal: Int
+        /// Exchanges checked against this rule's contract, and those that broke it (by their
+        /// request, their response or both): one exchange counts once, whatever its cases.
+        public var exchanges = 0
+        public var brokenExchanges = 0
         public var failed: Int { cases.reduce(0) { $0 + $1.failed } }
         /// Documented operation × status pairs never seen.
         public var neverSeenCount: Int { neverSeen.reduce(0) { $0 + $1.statuses.count } }
@@ -48,9 +52,10 @@ public struct ContractReport: Sendable {
     public static let keptFailures = 50
 
     public var rules: [RuleReport]
-    /// The exchanges that broke a contract.
-    public var failedExchanges: Int { rules.reduce(0) { $0 + $1.failed } }
-    public var checkedExchanges: Int { rules.reduce(0) { $0 + $1.cases.reduce(0) { $0 + $1.seen } } }
+    /// The exchanges that broke a contract (by request, response or both: once each).
+    public var failedExchanges: Int { rules.reduce(0) { $0 + $1.brokenExchanges } }
+    /// The exchanges checked (an exchange whose request and response were checked counts once).
+    public var checkedExchanges: Int { rules.reduce(0) { $0 + $1.exchanges } }
 
     /// Every rule with a contract (or only `rule`), its cases from `coverage`, and what it never saw.
     public init(configuration: Configuration, coverage: ContractCoverage, rule only: String? = nil) {
@@ -73,9 +78,13 @@ public struct ContractReport: Sendable {
                     if !missing.isEmpty { neverSeen.append((operation.name, missing)) }
                 }
             }
-            return RuleReport(
+            var report = RuleReport(
                 name: rule.name, contract: contract.source.path, cases: own, neverSeen: neverSeen,
                 operationsTotal: total)
+            let counted = coverage.exchanges(of: rule.name)
+            report.exchanges = counted.checked
+            report.brokenExchanges = counted.broken
+            return report
         }
     }
 }
@@ -88,6 +97,8 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
     private let lock = NSLock()
     private var table: [String: (rule: String, value: ContractReport.Case)] = [:]
     private var order: [String] = []
+    /// Per rule: exchanges checked, and those broken.
+    private var counts: [String: (checked: Int, broken: Int)] = [:]
 
     /// The most cases kept (rule × operation × status); the rest are counted under one per rule.
     public static let maximumCases = 2000
@@ -99,14 +110,22 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
         lock.withLock { order.map { table[$0]! } }
     }
 
+    /// Exchanges checked against `rule`'s contract, and those that broke it.
+    public func exchanges(of rule: String) -> (checked: Int, broken: Int) {
+        lock.withLock { counts[rule] ?? (0, 0) }
+    }
+
     public func exchangeDidComplete(_ record: ExchangeRecord) {
         guard let rule = record.rule else { return }
-        if let failure = record.requestContractFailure {
-            add(rule: rule, check: nil, failure: failure, url: record.url, method: record.method, status: record.status)
+        let request = record.requestContractFailure
+        if let request {
+            addCase(
+                rule: rule, check: nil, failure: request, url: record.url, method: record.method, status: record.status)
         }
-        add(
+        let response = addCase(
             rule: rule, check: record.contractCheck, failure: record.contractFailure, url: record.url,
             method: record.method, status: record.status)
+        if request != nil || response { count(rule, broken: request != nil || record.contractFailure != nil) }
     }
 
     /// One exchange's contract checks: the response's (`check`), and the failure, if any, of
@@ -116,7 +135,27 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
         rule: String, check: ContractCheck?, failure: ContractFailure?, url: String, method requestMethod: String,
         status clientStatus: Int
     ) {
-        guard check != nil || failure != nil else { return }
+        if addCase(rule: rule, check: check, failure: failure, url: url, method: requestMethod, status: clientStatus) {
+            count(rule, broken: failure != nil)
+        }
+    }
+
+    private func count(_ rule: String, broken: Bool) {
+        lock.withLock {
+            var tally = counts[rule] ?? (0, 0)
+            tally.checked += 1
+            if broken { tally.broken += 1 }
+            counts[rule] = tally
+        }
+    }
+
+    /// Adds one check to its case; `false` when there was nothing to add.
+    @discardableResult
+    private func addCase(
+        rule: String, check: ContractCheck?, failure: ContractFailure?, url: String, method requestMethod: String,
+        status clientStatus: Int
+    ) -> Bool {
+        guard check != nil || failure != nil else { return false }
         let requestOnly = failure?.direction == .request
         let method = check?.method ?? failure?.method ?? requestMethod
         let template = requestOnly ? failure?.template : (check?.template ?? failure?.template)
@@ -150,6 +189,7 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             }
             table[key] = (rule, entry)
         }
+        return true
     }
 }
 

@@ -256,6 +256,8 @@ struct ContractTests {
                 }
             }, "\(proxy.logLines.all)")
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("POST") && $0.contains("contract=") } })
+        // Two exchanges, both broken by their request: counted once each, not once per check.
+        #expect(proxy.waitUntil { proxy.onLoop { $0.contractCoverage.exchanges(of: "shop") } == (2, 2) })
     }
 
     @Test("requests: enforce answers 400 and nothing reaches the origin")
