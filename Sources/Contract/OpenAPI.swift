@@ -75,6 +75,33 @@ public final class OpenAPIContract: @unchecked Sendable {
         case literal(String)
         /// `{name}`, possibly with text around it in the same segment (`{name}.json`).
         case parameter(name: String, prefix: String, suffix: String)
+        /// Several expressions in one segment (`{name}.{ext}`, `{from}-{to}`): text and
+        /// parameters in turn, each parameter at least one character.
+        case pattern([Piece])
+    }
+
+    enum Piece {
+        case text(String)
+        case parameter(String)
+    }
+
+    /// `pieces` matched against `actual` from `offset`: the parameters' values, or `nil`. A
+    /// parameter takes as much as lets the rest match (as `([^/]+)` would).
+    static func match(_ pieces: ArraySlice<Piece>, _ actual: Substring) -> [(String, Substring)]? {
+        guard let first = pieces.first else { return actual.isEmpty ? [] : nil }
+        let rest = pieces.dropFirst()
+        switch first {
+        case .text(let text):
+            guard actual.hasPrefix(text) else { return nil }
+            return match(rest, actual.dropFirst(text.count))
+        case .parameter(let name):
+            var end = actual.endIndex
+            while end > actual.startIndex {
+                if let found = match(rest, actual[end...]) { return [(name, actual[..<end])] + found }
+                end = actual.index(before: end)
+            }
+            return nil
+        }
     }
 
     struct Parameter {
@@ -156,6 +183,13 @@ public final class OpenAPIContract: @unchecked Sendable {
                     let value = actual.dropFirst(prefix.count).dropLast(suffix.count)
                     parameters[name] = SchemaRegistry.percentDecode(String(value))
                     rank.append(prefix.isEmpty && suffix.isEmpty ? 2 : 1)
+                case .pattern(let pieces):
+                    guard let values = Self.match(pieces[...], actual[...]) else {
+                        matched = false
+                        break
+                    }
+                    for (name, value) in values { parameters[name] = SchemaRegistry.percentDecode(String(value)) }
+                    rank.append(1)
                 }
                 if !matched { break }
             }

@@ -280,6 +280,19 @@ struct OpenAPILoader {
             guard let open = segment.firstIndex(of: "{"), let close = segment.firstIndex(of: "}"), open < close else {
                 return .literal(String(segment))
             }
+            let after = segment[segment.index(after: close)...]
+            if after.contains("{") {
+                // Several expressions: text and parameters in turn.
+                var pieces: [OpenAPIContract.Piece] = []
+                var rest = segment[...]
+                while let start = rest.firstIndex(of: "{"), let end = rest[start...].firstIndex(of: "}") {
+                    if start > rest.startIndex { pieces.append(.text(String(rest[..<start]))) }
+                    pieces.append(.parameter(String(rest[rest.index(after: start)..<end])))
+                    rest = rest[rest.index(after: end)...]
+                }
+                if !rest.isEmpty { pieces.append(.text(String(rest))) }
+                return .pattern(pieces)
+            }
             return .parameter(
                 name: String(segment[segment.index(after: open)..<close]), prefix: String(segment[..<open]),
                 suffix: String(segment[segment.index(after: close)...]))

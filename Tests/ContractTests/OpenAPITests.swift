@@ -92,6 +92,30 @@ final class OpenAPITests: XCTestCase {
         guard case .pathNotDocumented = shop.match(method: "GET", path: "/v2/orders") else { return XCTFail() }
     }
 
+    func testSegmentsWithSeveralExpressions() throws {
+        func operation(_ path: String, _ names: [String]) -> String {
+            "  \(path):\n    get:\n      parameters:\n"
+                + names.map { "        - {name: \($0), in: path, required: true, schema: {type: string}}\n" }.joined()
+                + "      responses: {'200': {description: x}}\n"
+        }
+        let contract = try Self.load(
+            yaml: "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n"
+                + operation("/files/{name}.{ext}", ["name", "ext"]) + operation("/range/{from}-{to}", ["from", "to"])
+                + operation("/v{major}.{minor}/x", ["major", "minor"]))
+        func values(_ path: String) -> [String: String]? {
+            guard case .operation(_, let parameters) = contract.match(method: "GET", path: path) else { return nil }
+            return parameters
+        }
+        XCTAssertEqual(values("/files/readme.txt"), ["name": "readme", "ext": "txt"])
+        // A parameter takes as much as lets the rest match, as `([^/]+)` would.
+        XCTAssertEqual(values("/files/archive.tar.gz"), ["name": "archive.tar", "ext": "gz"])
+        XCTAssertEqual(values("/range/1-5"), ["from": "1", "to": "5"])
+        XCTAssertEqual(values("/v2.10/x"), ["major": "2", "minor": "10"])
+        XCTAssertNil(values("/files/readme"))
+        XCTAssertNil(values("/files/.txt"))
+        XCTAssertNil(values("/range/-5"))
+    }
+
     func testResponseHeadChecks() throws {
         let shop = try Self.shop()
         var check = shop.checkResponse(
