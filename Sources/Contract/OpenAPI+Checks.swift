@@ -29,10 +29,8 @@ extension OpenAPIContract {
                 continue
             }
             if let schema = header.schema {
-                let verdict = schema.validate(
-                    Array(
-                        Self.json(values.joined(separator: ","), type: header.type).utf8)
-                )
+                guard let text = Self.text(of: header, values: values) else { continue }
+                let verdict = schema.validate(Array(text.utf8))
                 for violation in verdict.violations {
                     check.violations.append(Self.relocate(violation, to: "header:\(header.name)"))
                 }
@@ -63,9 +61,17 @@ extension OpenAPIContract {
         let queryItems = Self.queryItems(query)
         let fields = headers.map { ($0.0.lowercased(), $0.1) }
         for parameter in operation.parameters {
-            let values: [String]
+            var values: [String]
             switch parameter.location {
             case .path: values = pathParameters[parameter.name].map { [$0] } ?? []
+            case .query
+            where parameter.type == "object" && parameter.style == "form" && parameter.explode
+                && !parameter.jsonContent:
+                // Each property is an item of its own (`?lat=1&lng=2`), the parameter's name nowhere.
+                values = queryItems.filter { parameter.propertyTypes[$0.0] != nil }.map { $0.0 + "=" + $0.1 }
+            case .query where parameter.style == "deepObject":
+                // `?point[lat]=1`: present, not checked (yet).
+                values = queryItems.filter { $0.0.hasPrefix(parameter.name + "[") }.map(\.1)
             case .query: values = queryItems.filter { $0.0 == parameter.name }.map(\.1)
             case .header: values = fields.filter { $0.0 == parameter.name.lowercased() }.map(\.1)
             case .cookie: continue
@@ -81,23 +87,7 @@ extension OpenAPIContract {
                 }
                 continue
             }
-            guard let schema = parameter.schema else { continue }
-            let text: String
-            if parameter.type == "array" {
-                let items =
-                    parameter.explode && parameter.location == .query
-                    ? values
-                    : values.joined(separator: ",").split(
-                        separator: parameter.style == "pipeDelimited"
-                            ? "|" : (parameter.style == "spaceDelimited" ? " " : ","), omittingEmptySubsequences: false
-                    ).map(String.init)
-                text =
-                    "["
-                    + items.map { Self.json($0, type: parameter.itemType) }.joined(
-                        separator: ",") + "]"
-            } else {
-                text = Self.json(values[0], type: parameter.type)
-            }
+            guard let schema = parameter.schema, let text = Self.text(of: parameter, values: values) else { continue }
             for violation in schema.validate(Array(text.utf8), direction: .request).violations {
                 check.violations.append(Self.relocate(violation, to: place))
             }
@@ -173,6 +163,50 @@ extension OpenAPIContract {
     }
 
     /// A parameter or header value as JSON of its declared type (`"12"` → `12` for an integer).
+    /// A parameter's or header's values (as many lines or items as were sent) as the JSON its
+    /// schema is applied to (OAS §4.7.12 Style Values): JSON text itself for a `content`
+    /// parameter; an array's items split as its style says; an object's members, as `k,v,k,v`
+    /// (not exploded), `k=v,k=v` (`simple` exploded) or one `k=v` item each (`form` exploded);
+    /// else the first value, typed as the schema says. `nil` for what is not checked (yet):
+    /// `deepObject`, `matrix` and `label` values.
+    static func text(of parameter: Parameter, values: [String]) -> String? {
+        guard !["deepObject", "matrix", "label"].contains(parameter.style) else { return nil }
+        if parameter.jsonContent { return values[0] }
+        switch parameter.type {
+        case "array":
+            let items =
+                parameter.explode && parameter.location == .query
+                ? values
+                : values.joined(separator: ",").split(
+                    separator: parameter.style == "pipeDelimited"
+                        ? "|" : (parameter.style == "spaceDelimited" ? " " : ","), omittingEmptySubsequences: false
+                ).map(String.init)
+            return "[" + items.map { json($0, type: parameter.itemType) }.joined(separator: ",") + "]"
+        case "object" where parameter.style == "form" || parameter.style == "simple":
+            var members: [(String, String)] = []
+            if parameter.explode {
+                let items =
+                    parameter.location == .query
+                    ? values : values.joined(separator: ",").split(separator: ",").map(String.init)
+                for item in items {
+                    let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    members.append((String(pair[0]), pair.count > 1 ? String(pair[1]) : ""))
+                }
+            } else {
+                let parts = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count % 2 == 0 else { return Value.string(values.joined(separator: ",")).json }
+                for index in stride(from: 0, to: parts.count, by: 2) {
+                    members.append((String(parts[index]), String(parts[index + 1])))
+                }
+            }
+            return "{"
+                + members.map { Value.string($0.0).json + ":" + json($0.1, type: parameter.propertyTypes[$0.0]) }
+                .joined(separator: ",") + "}"
+        default:
+            return json(parameter.location == .header ? values.joined(separator: ",") : values[0], type: parameter.type)
+        }
+    }
+
     static func json(_ value: String, type: String?) -> String {
         switch type {
         case "integer", "number":

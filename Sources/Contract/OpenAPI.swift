@@ -114,6 +114,10 @@ public final class OpenAPIContract: @unchecked Sendable {
         var schema: SchemaValidator?
         var type: String?
         var itemType: String?
+        /// An object's property types (`lat` → `number`), for values written as text.
+        var propertyTypes: [String: String] = [:]
+        /// Described by `content` with a JSON media type: the value is JSON text.
+        var jsonContent = false
     }
 
     /// A request or response body: media ranges and their schemas.
@@ -123,7 +127,8 @@ public final class OpenAPIContract: @unchecked Sendable {
     }
 
     struct Response {
-        var headers: [(name: String, required: Bool, schema: SchemaValidator?, type: String?)]
+        /// Header Objects: parameters `in: header` without a name of their own (OAS §4.7.21).
+        var headers: [Parameter]
         var body: Body?
         /// Where the response object is (after its `$ref`s).
         var place: SourcePlace

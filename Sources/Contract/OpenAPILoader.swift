@@ -315,31 +315,57 @@ struct OpenAPILoader {
                     warn(itemLocation.pointer, "a parameter without name or in (ignored)", file: itemLocation.document))
                 continue
             }
-            var schemaKey: String?
-            var validator: SchemaValidator?
-            var type: String?
-            var itemType: String?
-            if let schemaValue = parameter["schema"] {
-                let schemaLocation = SchemaLocation(document: resolved.document, pointer: resolved.pointer + "/schema")
-                validator = try schema(at: schemaLocation)
-                schemaKey = schemaLocation.key
-                let (plain, _) = try resolve(schemaValue, at: schemaLocation)
-                type = Self.typeName(plain)
-                if type == "array", let items = plain["items"] {
-                    itemType = Self.typeName((try? resolve(items, at: schemaLocation))?.0 ?? items)
-                }
-            }
-            let style = parameter["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
-            out.append(
-                ParameterDraft(
-                    parameter: OpenAPIContract.Parameter(
-                        name: name, location: kind, required: kind == .path || parameter["required"]?.bool == true,
-                        explode: parameter["explode"]?.bool ?? (style == "form"), style: style, schema: validator,
-                        type: type,
-                        itemType: itemType),
-                    schemaKey: schemaKey))
+            let (read, schemaKey) = try self.parameter(
+                parameter, resolved: resolved, name: name, location: kind,
+                required: kind == .path || parameter["required"]?.bool == true)
+            out.append(ParameterDraft(parameter: read, schemaKey: schemaKey))
         }
         return out
+    }
+
+    /// A Parameter or Header Object (`value`, found at `resolved`): its schema (or its `content`'s,
+    /// when that is JSON), and what reading its text needs: style, types of items and properties.
+    private mutating func parameter(
+        _ value: Value, resolved: SchemaLocation, name: String, location kind: OpenAPIContract.Parameter.Location,
+        required: Bool
+    ) throws(ContractError) -> (OpenAPIContract.Parameter, schemaKey: String?) {
+        var schemaKey: String?
+        var validator: SchemaValidator?
+        var type: String?
+        var itemType: String?
+        var propertyTypes: [String: String] = [:]
+        var jsonContent = false
+        var found: (pointer: String, value: Value)?
+        if let schemaValue = value["schema"] {
+            found = (resolved.pointer + "/schema", schemaValue)
+        } else if let (range, media) = value["content"]?.members?.first, MediaRange.coversJSON(range),
+            let schemaValue = media["schema"]
+        {
+            found = (resolved.pointer + "/content/" + Value.escape(range) + "/schema", schemaValue)
+            jsonContent = true
+        }
+        if let (schemaPointer, schemaValue) = found {
+            let schemaLocation = SchemaLocation(document: resolved.document, pointer: schemaPointer)
+            validator = try schema(at: schemaLocation)
+            schemaKey = schemaLocation.key
+            let (plain, _) = try resolve(schemaValue, at: schemaLocation)
+            type = Self.typeName(plain)
+            if type == "array", let items = plain["items"] {
+                itemType = Self.typeName((try? resolve(items, at: schemaLocation))?.0 ?? items)
+            }
+            for (property, member) in plain["properties"]?.members ?? [] {
+                if let name = Self.typeName((try? resolve(member, at: schemaLocation))?.0 ?? member) {
+                    propertyTypes[property] = name
+                }
+            }
+        }
+        let style = value["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
+        var parameter = OpenAPIContract.Parameter(
+            name: name, location: kind, required: required, explode: value["explode"]?.bool ?? (style == "form"),
+            style: style, schema: validator, type: type, itemType: itemType)
+        parameter.propertyTypes = propertyTypes
+        parameter.jsonContent = jsonContent
+        return (parameter, schemaKey)
     }
 
     static func typeName(_ schema: Value) -> String? {
@@ -386,21 +412,17 @@ struct OpenAPILoader {
     private mutating func response(_ value: Value, at location: SchemaLocation) throws(ContractError)
         -> OpenAPIContract.Response
     {
-        var headers: [(name: String, required: Bool, schema: SchemaValidator?, type: String?)] = []
+        var headers: [OpenAPIContract.Parameter] = []
         if let members = value["headers"]?.members {
             for (name, raw) in members {
                 let headerLocation = SchemaLocation(
                     document: location.document, pointer: location.pointer + "/headers/" + Value.escape(name))
                 let (header, resolved) = try resolve(raw, at: headerLocation)
-                var validator: SchemaValidator?
-                var type: String?
-                if let schemaValue = header["schema"] {
-                    let schemaLocation = SchemaLocation(
-                        document: resolved.document, pointer: resolved.pointer + "/schema")
-                    validator = try schema(at: schemaLocation)
-                    type = Self.typeName((try? resolve(schemaValue, at: schemaLocation))?.0 ?? schemaValue)
-                }
-                headers.append((name, header["required"]?.bool == true, validator, type))
+                headers.append(
+                    try parameter(
+                        header, resolved: resolved, name: name, location: .header,
+                        required: header["required"]?.bool == true
+                    ).0)
             }
         }
         let body: OpenAPIContract.Body? =

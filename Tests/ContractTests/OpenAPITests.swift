@@ -289,6 +289,53 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(verdict.violations.first?.found, "2 matched")
     }
 
+    func testObjectAndContentParametersAndStructuredHeaders() throws {
+        // OAS 3.0.3 §4.7.12 Style Values: objects in form (exploded or not) and simple style;
+        // a `content` parameter is JSON text; response headers follow the same rules (§4.7.21).
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1'}
+                paths:
+                  /search:
+                    get:
+                      parameters:
+                        - {name: point, in: query, required: true, schema: {type: object, required: [lat], properties: {lat: {type: number}, lng: {type: number}}}}
+                        - {name: color, in: query, explode: false, schema: {type: object, properties: {R: {type: integer}, G: {type: integer}}}}
+                        - {name: filter, in: query, content: {application/json: {schema: {type: object, required: [x]}}}}
+                        - {name: deep, in: query, required: true, style: deepObject, schema: {type: object}}
+                        - {name: X-Box, in: header, explode: true, schema: {type: object, properties: {w: {type: integer}}}}
+                      responses:
+                        '200':
+                          description: ok
+                          headers:
+                            X-Item-Ids: {schema: {type: array, items: {type: integer}}}
+                            X-Page: {schema: {type: object, properties: {next: {type: integer}, size: {type: integer}}}}
+                """)
+        func violations(_ query: String, headers: [(String, String)] = []) -> [String] {
+            contract.checkRequest(method: "GET", path: "/search", query: query, headers: headers, hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations("lat=1&lng=2&deep[a]=1"), [])
+        XCTAssertEqual(violations("lat=1&color=R,100,G,200&deep[a]=1", headers: [("X-Box", "w=3")]), [])
+        XCTAssertEqual(violations("lng=2&deep[a]=1"), ["query:point required"])
+        XCTAssertEqual(violations("lat=x&deep[a]=1"), ["query:point/lat type"])
+        XCTAssertEqual(violations("lat=1&color=R,x&deep[a]=1"), ["query:color/R type"])
+        XCTAssertEqual(violations("lat=1&filter=%7B%7D&deep[a]=1"), ["query:filter required"])
+        XCTAssertEqual(
+            violations("lat=1&filter=%7B%22x%22:1%7D&deep[a]=1", headers: [("X-Box", "w=x")]), ["header:X-Box/w type"])
+        XCTAssertEqual(violations("lat=1"), ["query:deep required"])
+        func headers(_ fields: [(String, String)]) -> [String] {
+            contract.checkResponse(method: "GET", path: "/search", status: 200, headers: fields)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(headers([("X-Item-Ids", "1,2,3"), ("X-Page", "next,2,size,50")]), [])
+        XCTAssertEqual(headers([("X-Item-Ids", "1"), ("X-Item-Ids", "2")]), [])
+        XCTAssertEqual(
+            headers([("X-Item-Ids", "1,b"), ("X-Page", "next,x")]),
+            ["header:X-Item-Ids/1 type", "header:X-Page/next type"])
+    }
+
     func testRequestParameters() throws {
         let shop = try Self.shop()
         var check = shop.checkRequest(
