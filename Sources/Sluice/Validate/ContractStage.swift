@@ -26,6 +26,8 @@ final class ContractStage: DeliveryStage {
     let limit: Int
     /// A later stage holds the head and body until the end (``TransformStage``).
     let heldLater: Bool
+    /// Whether the verdict goes on the head a later stage holds (it would have been held here).
+    private var marksHeldHead = false
     private var phase = Phase.waiting
 
     init(_ run: ContractRun, limit: Int, heldLater: Bool = false) {
@@ -53,7 +55,7 @@ final class ContractStage: DeliveryStage {
             phase = .holding(HeldResponse(head, limit: limit))
             return
         case .hold:
-            break
+            marksHeldHead = true
         case .tooLarge:
             run.skipBody(JSONBodyDelivery.tooLarge(limit))
             next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
@@ -97,6 +99,10 @@ final class ContractStage: DeliveryStage {
             phase = .done
             if heldLater, case .failed(let failure) = outcome, run.enforces(failure) {
                 return next.fail(.contractViolation(failure))
+            }
+            // A later stage holds the head (null stripping): the verdict still reaches it.
+            if marksHeldHead {
+                next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
             }
             return next.end()
         }

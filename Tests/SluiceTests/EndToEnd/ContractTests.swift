@@ -189,6 +189,36 @@ struct ContractTests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("undocumented-operation") } })
     }
 
+    @Test("report with strip_json_nulls: the verdict still marks the head the stripper held")
+    func reportedWhileStripping() throws {
+        let bad = Self.item(id: 1, price: "\"x\"").replacingOccurrences(
+            of: "\"tags\"", with: "\"note\": null, \"tags\"")
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/json"), ("X-Rate-Limit", "10")],
+                body: request.target.contains("bad") ? Self.page([bad]) : Self.page([Self.item(id: 2)]))
+        }
+        defer { origin.stop() }
+        let yaml = """
+            rules:
+              - name: shop
+                match: { host: "127.0.0.1", path: "/v2/**" }
+                strip_json_nulls: true
+                contract:
+                  openapi: \(Self.shop)
+                  on_violation: report
+            """
+        let proxy = try ProxyHarness(configuration: try ConfigLoader.load(yaml: yaml).loadingContracts())
+        let client = try RawClient(port: proxy.port)
+        let broken = try client.request(RawClient.get(origin.url("/v2/items?bad=1")))
+        #expect(broken.status == 200 && !broken.text.contains("null"))
+        #expect(
+            broken.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=") == true,
+            "\(broken.header("sluice-validation") ?? "none")")
+        let fine = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(fine.header("sluice-validation")?.contains("passed; reason=\"contract\"") == true, "\(fine.headers)")
+    }
+
     @Test("undocumented: report is never enforced: not on a response a transform holds, not on a request body")
     func undocumentedNeverEnforced() throws {
         let origin = try OriginServer { request in
