@@ -15,6 +15,18 @@ public enum MediaRange {
         return bare == "*/*" || bare == "application/*" || bare == "text/*" || bare.hasSuffix("/*+json")
     }
 
+    /// The index of the range among `ranges` (a document's `content` keys) that takes `media`, a
+    /// message's type: the same type, a suffix range (`application/*+json`, common in real
+    /// documents though not in RFC 9110), `type/*`, then `*/*`; `nil` when none does.
+    public static func pick(_ media: String, from ranges: [String]) -> Int? {
+        let media = bare(media)
+        let type = media.firstIndex(of: "/").map { String(media[..<$0]) } ?? media
+        let ranges = ranges.map(bare)
+        let suffixRange = media.lastIndex(of: "+").map { type + "/*" + media[$0...] }
+        return ranges.firstIndex(of: media) ?? suffixRange.flatMap { ranges.firstIndex(of: $0) }
+            ?? ranges.firstIndex(of: type + "/*") ?? ranges.firstIndex(of: "*/*")
+    }
+
     /// `type/subtype` in lower case, without parameters or surrounding blanks
     /// (`Application/JSON; charset=utf-8` → `application/json`).
     public static func bare(_ media: String) -> String {

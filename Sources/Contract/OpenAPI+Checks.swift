@@ -131,15 +131,7 @@ extension OpenAPIContract {
     {
         guard !body.content.isEmpty else { return nil }
         let media = MediaRange.bare(contentType ?? "")
-        let type = media.firstIndex(of: "/").map { String(media[..<$0]) } ?? media
-        let ranges = body.content.map { MediaRange.bare($0.range) }
-        // A suffix range (`application/*+json`, common in real documents though not in RFC 9110)
-        // takes the types with that suffix.
-        let suffixRange = media.lastIndex(of: "+").map { type + "/*" + media[$0...] }
-        let index =
-            ranges.firstIndex(of: media) ?? suffixRange.flatMap { ranges.firstIndex(of: $0) }
-            ?? ranges.firstIndex(of: type + "/*") ?? ranges.firstIndex(of: "*/*")
-        let entry = index.map { body.content[$0] }
+        let entry = MediaRange.pick(media, from: body.content.map(\.range)).map { body.content[$0] }
         guard let entry else {
             check.undocumented.append(
                 violation(

@@ -245,19 +245,44 @@ extension OpenAPIContract {
 
     /// The JSON body schema of an operation's response for `status` (exact, `2XX`, `default`).
     public func responseSchema(of operation: Operation, status: Int) -> SchemaValidator? {
-        operation.response(for: status)?.body.flatMap(Self.jsonSchema(of:))
+        operation.response(for: status)?.body.flatMap { Self.jsonSchema(of: $0) }
     }
 
-    /// The schema a JSON body of `content` gets: a JSON type's first, else a range's that covers one.
-    static func jsonSchema(of content: Body) -> SchemaValidator? {
+    /// The response schema for a documented key (`200`, `4XX`, `default`; a code is answered as
+    /// the proxy answers it: exact, its range, `default`) and, when given, a media type.
+    public func responseSchema(of operation: Operation, key: String, mediaType: String? = nil) -> SchemaValidator? {
+        let response =
+            Int(key).flatMap { operation.response(for: $0) }
+            ?? operation.responses.first { $0.key.uppercased() == key.uppercased() }?.response
+        return response?.body.flatMap { Self.jsonSchema(of: $0, mediaType: mediaType) }
+    }
+
+    /// The documented media types of a response key's body, or of the request body (`key` nil).
+    public func mediaTypes(of operation: Operation, key: String?) -> [String] {
+        guard let key else { return operation.requestBody?.content.map(\.range) ?? [] }
+        let response =
+            Int(key).flatMap { operation.response(for: $0) }
+            ?? operation.responses.first { $0.key.uppercased() == key.uppercased() }?.response
+        return response?.body?.content.map(\.range) ?? []
+    }
+
+    /// The schema a JSON body of `content` gets: the range that covers `mediaType` when given
+    /// (as the proxy picks by Content-Type), else `application/json`'s, a JSON type's, then a
+    /// range's that covers one.
+    static func jsonSchema(of content: Body, mediaType: String? = nil) -> SchemaValidator? {
+        if let mediaType {
+            return MediaRange.pick(mediaType, from: content.content.map(\.range)).flatMap { content.content[$0].schema }
+        }
         // As the proxy picks: a JSON type, then `application/*` or `text/*`, then `*/*`.
-        (content.content.first { MediaRange.isJSON($0.range) }
+        return
+            (content.content.first { MediaRange.bare($0.range) == "application/json" }
+            ?? content.content.first { MediaRange.isJSON($0.range) }
             ?? content.content.first { MediaRange.coversJSON($0.range) && MediaRange.bare($0.range) != "*/*" }
             ?? content.content.first { MediaRange.bare($0.range) == "*/*" })?.schema
     }
 
-    /// The JSON schema of an operation's request body.
-    public func requestSchema(of operation: Operation) -> SchemaValidator? {
-        operation.requestBody.flatMap(Self.jsonSchema(of:))
+    /// The JSON schema of an operation's request body (of `mediaType`'s range, when given).
+    public func requestSchema(of operation: Operation, mediaType: String? = nil) -> SchemaValidator? {
+        operation.requestBody.flatMap { Self.jsonSchema(of: $0, mediaType: mediaType) }
     }
 }

@@ -23,8 +23,17 @@ extension ContractCommand {
                 "The operation whose body is validated (with --openapi): its operationId, or \"METHOD /path\" as the document writes it."
         )
         var operation: String?
-        @Option(help: "The response status whose body is validated (with --openapi); without it, the request body.")
-        var status: Int?
+        @Option(
+            help:
+                "The response whose body is validated (with --openapi): a status code, or a documented key (4XX, default); without it, the request body."
+        )
+        var status: String?
+        @Option(
+            name: .customLong("media-type"),
+            help:
+                "The body's media type (with --openapi), when the operation documents several; else application/json's schema."
+        )
+        var mediaType: String?
         @Option(help: "A JSON Schema file.") var schema: String?
         @Option(help: "annotate (default) or assert: whether format is checked.") var formats = "annotate"
         @Option(name: .customLong("ref"), help: "Map a remote $ref to a local file: URI=FILE (repeatable).")
@@ -37,51 +46,88 @@ extension ContractCommand {
             guard let mode = FormatMode(rawValue: formats) else {
                 throw ValidationError("--formats is annotate or assert")
             }
+            if let status, Int(status).map({ !(100...599).contains($0) }) ?? !Self.isStatusKey(status) {
+                throw ValidationError("--status is a status code (100 to 599), a range such as 4XX, or default")
+            }
             let validator = try loadValidator(formats: mode)
             // An operation's request body (no --status): readOnly properties are not required in
             // it, writeOnly ones are (OpenAPI's Schema Object).
             let direction: Direction = openapi != nil && status == nil ? .request : .response
-            let data: Data
+            let input: FileHandle
             if file == "-" {
-                data = FileHandle.standardInput.readDataToEndOfFile()
+                input = FileHandle.standardInput
             } else {
-                guard let read = FileManager.default.contents(atPath: file) else {
+                guard let opened = FileHandle(forReadingAtPath: file) else {
                     throw CommandFailure.noInput("cannot read \(file)")
                 }
-                data = read
+                input = opened
             }
-            let bytes = [UInt8](data)
+            // Read in pieces and fed as they come: memory stays the validator's, whatever the size
+            // (a JSON Lines file holds one line at a time; --json verdicts are written as they come).
             var failed = 0
-            var results: [Value] = []
+            var written = 0
+            if json { print("[", terminator: "") }
+            func verdictDone(_ verdict: Verdict, _ label: String) {
+                if !verdict.passed { failed += 1 }
+                report(verdict, label: label, first: written == 0)
+                written += 1
+            }
             if jsonl {
                 var progress = Progress()
                 var line = 0
-                for piece in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                var pending: [UInt8] = []
+                func finishLine() {
                     line += 1
-                    if piece.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                    let verdict = validator.validate(piece, direction: direction)
+                    defer { pending.removeAll(keepingCapacity: true) }
+                    if pending.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return }
+                    verdictDone(validator.validate(pending, direction: direction), "line \(line)")
                     progress.show("line \(line)")
-                    if !verdict.passed { failed += 1 }
-                    report(verdict, label: "line \(line)", into: &results)
                 }
+                while let piece = Self.read(input) {
+                    var start = piece.startIndex
+                    while let newline = piece[start...].firstIndex(of: 0x0A) {
+                        pending.append(contentsOf: piece[start..<newline])
+                        finishLine()
+                        start = newline + 1
+                    }
+                    pending.append(contentsOf: piece[start...])
+                }
+                if !pending.isEmpty { finishLine() }
                 progress.done()
             } else {
-                let verdict = validator.validate(bytes, direction: direction)
-                if !verdict.passed { failed += 1 }
-                report(verdict, label: file == "-" ? "stdin" : file, into: &results)
+                var validation = validator.validation(direction: direction)
+                while let piece = Self.read(input) {
+                    piece.withUnsafeBytes { validation.feed($0) }
+                }
+                verdictDone(validation.finish(), file == "-" ? "stdin" : file)
             }
-            if json { print(Value.array(results).pretty()) }
+            if json { print(written == 0 ? "]" : "\n]") }
             if failed > 0 { throw ExitCode(1) }
         }
 
-        private func report(_ verdict: Verdict, label: String, into results: inout [Value]) {
+        /// The next piece of `input` (at most 1 MiB), `nil` at its end.
+        private static func read(_ input: FileHandle) -> [UInt8]? {
+            let data = input.readData(ofLength: 1 << 20)
+            return data.isEmpty ? nil : [UInt8](data)
+        }
+
+        /// `4XX`, `default`: the keys a Responses Object has besides codes.
+        static func isStatusKey(_ key: String) -> Bool {
+            let upper = key.uppercased()
+            return upper == "DEFAULT"
+                || (upper.count == 3 && upper.hasSuffix("XX") && ("1"..."5").contains(String(upper.prefix(1))))
+        }
+
+        private func report(_ verdict: Verdict, label: String, first: Bool) {
             if json {
-                results.append(
-                    .object([
-                        ("input", .string(label)), ("valid", .bool(verdict.passed)),
-                        ("violations_total", .number(Number(verdict.total))),
-                        ("violations", .array(verdict.violations.map(ContractCommand.violationJSON))),
-                    ]))
+                let item = Value.object([
+                    ("input", .string(label)), ("valid", .bool(verdict.passed)),
+                    ("violations_total", .number(Number(verdict.total))),
+                    ("violations", .array(verdict.violations.map(ContractCommand.violationJSON))),
+                ])
+                let indented = item.pretty().split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { "  " + $0 }.joined(separator: "\n")
+                print((first ? "\n" : ",\n") + indented, terminator: "")
                 return
             }
             if verdict.passed {
@@ -111,12 +157,14 @@ extension ContractCommand {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
                 }
                 let validator =
-                    status.map { document.responseSchema(of: found, status: $0) }
-                    ?? document.requestSchema(of: found)
+                    status.map { document.responseSchema(of: found, key: $0, mediaType: mediaType) }
+                    ?? document.requestSchema(of: found, mediaType: mediaType)
                 guard let validator else {
+                    let types = document.mediaTypes(of: found, key: status)
+                    let which = mediaType.map { " for \($0)" } ?? ""
                     throw CommandFailure.failed(
-                        "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")"
-                    )
+                        "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")\(which)"
+                            + (types.isEmpty ? "" : " (documented: \(types.joined(separator: ", ")))"))
                 }
                 return validator
             } catch let error as ContractError {

@@ -57,6 +57,41 @@ struct ContractCommandTests {
         #expect(missing.status == 66)
     }
 
+    @Test("validate: --media-type picks among several JSON types, application/json by default; --status takes keys")
+    func validateMediaTypesAndKeys() throws {
+        let document = try CLI.temporaryFile(
+            """
+            openapi: 3.1.0
+            info: {title: t, version: '1'}
+            paths:
+              /thing:
+                get:
+                  operationId: getThing
+                  responses:
+                    '200':
+                      description: ok
+                      content:
+                        application/vnd.example.v2+json: {schema: {type: object, required: [v2]}}
+                        application/json: {schema: {type: object, required: [name]}}
+                    4XX:
+                      description: problem
+                      content: {application/problem+json: {schema: {type: object, required: [title]}}}
+            """)
+        defer { CLI.remove(document) }
+        let body = try CLI.temporaryFile(#"{"name": "n"}"#)
+        defer { CLI.remove(body) }
+        func validate(_ extra: [String]) throws -> Int32 {
+            try CLI.run(["contract", "validate", "--openapi", document, "--operation", "getThing"] + extra + [body])
+                .status
+        }
+        #expect(try validate(["--status", "200"]) == 0)
+        #expect(try validate(["--status", "200", "--media-type", "application/vnd.example.v2+json"]) == 1)
+        #expect(try validate(["--status", "4XX"]) == 1)
+        #expect(try validate(["--status", "404"]) == 1)
+        #expect(try validate(["--status", "600"]) == 64)
+        #expect(try validate(["--status", "2XY"]) == 64)
+    }
+
     @Test("lint: warnings and what cannot be checked, file:line #pointer; exit 1 when the document does not load")
     func lint() throws {
         let shop = Self.fixtures.appendingPathComponent("shop.yaml").path
