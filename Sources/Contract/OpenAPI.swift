@@ -177,7 +177,11 @@ public final class OpenAPIContract: @unchecked Sendable {
             for (segment, actual) in zip(operation.segments, requestSegments) {
                 switch segment {
                 case .literal(let text):
-                    if text != actual { matched = false }
+                    // Percent-encoding aside (RFC 3986 §6.2.2.2: `m%69ne` is `mine`, `caf%C3%A9`
+                    // is `café`).
+                    if text != actual, !actual.contains("%") || text != SchemaRegistry.percentDecode(actual) {
+                        matched = false
+                    }
                     rank.append(0)
                 case .parameter(let name, let prefix, let suffix):
                     guard actual.hasPrefix(prefix), actual.hasSuffix(suffix), actual.count > prefix.count + suffix.count

@@ -200,6 +200,17 @@ struct OpenAPILoader {
                 warn(itemLocation.pointer, "a path that does not start with / (ignored)", file: itemLocation.document))
             return
         }
+        // A path with a query (`/responses?beta=true`; OpenAPI's paths hold none) is matched by
+        // its path: a request's query is never part of what is matched.
+        var matched = template
+        if let query = template.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            matched = String(template[..<query])
+            warnings.append(
+                warn(
+                    itemLocation.pointer,
+                    "a path with a query or fragment (OpenAPI paths hold none): matched as \(matched)",
+                    file: itemLocation.document))
+        }
         let (item, location) = try resolve(rawItem, at: itemLocation)
         let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
         for method in Self.methods {
@@ -242,7 +253,7 @@ struct OpenAPILoader {
                 drafts.append(
                     Draft(
                         id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
-                        segments: Self.segments(template), parameters: own, requestBody: requestBody,
+                        segments: Self.segments(matched), parameters: own, requestBody: requestBody,
                         responses: responses, place: place(operationLocation)))
             } catch {
                 errors.append(error)

@@ -230,7 +230,22 @@ final class SchemaCompiler {
         var applies = false
         for (key, member) in members {
             switch key {
-            case "type": hasType = true
+            case "type":
+                hasType = true
+                // 3.0.3 §4.7.24: type is one string, and not "null" (§4.4: use nullable).
+                if member.items != nil, warnedKeywords.insert("3.0 type list").inserted {
+                    registry.warn(
+                        error(
+                            location,
+                            "type as a list is OpenAPI 3.1's form; 3.0 takes one type (with nullable for null): read as 3.1 reads it (said once)"
+                        ))
+                } else if member.string == "null", warnedKeywords.insert("3.0 type null").inserted {
+                    registry.warn(
+                        error(
+                            location,
+                            "type: \"null\" is not an OpenAPI 3.0 type (3.0 writes nullable: true): read as 3.1 reads it (said once)"
+                        ))
+                }
             case "$ref", "allOf", "oneOf", "anyOf": applies = true
             case "nullable": nullable = member.bool == true
             case "exclusiveMinimum", "exclusiveMaximum":

@@ -159,11 +159,21 @@ final class OpenAPILoaderTests: XCTestCase {
         let said = contract.warnings.filter { $0.message.contains("with a boolean is the draft-04") }
         XCTAssertEqual(said.count, 2, "\(contract.warnings)")
         let schema = try OpenAPITests.bodySchema(contract)
-        func violations(_ body: String) throws -> [String] { schema.validate(Array(body.utf8)).violations.map(\.keyword) }
+        func violations(_ body: String) throws -> [String] {
+            schema.validate(Array(body.utf8)).violations.map(\.keyword)
+        }
         XCTAssertEqual(try violations(#"{"n": 0}"#), ["exclusiveMinimum"])
         XCTAssertEqual(try violations(#"{"n": 0.5, "m": 1, "k": 4}"#), [])
         XCTAssertEqual(try violations(#"{"m": 1.5}"#), ["maximum"])
         XCTAssertEqual(try violations(#"{"k": 5}"#), ["exclusiveMaximum"])
+    }
+
+    func testThreeOneTypeFormsInA30DocumentAreWarned() throws {
+        let contract = try OpenAPITests.document(
+            "3.0.3", schema: "{type: object, properties: {a: {type: [string, 'null']}, b: {type: 'null'}}}")
+        let messages = contract.warnings.map(\.message)
+        XCTAssertTrue(messages.contains { $0.hasPrefix("type as a list is OpenAPI 3.1's form") }, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.hasPrefix("type: \"null\" is not an OpenAPI 3.0 type") }, "\(messages)")
     }
 
     func testSchemasThatApplyEachOtherWithoutEndAreSaidAtLoad() throws {

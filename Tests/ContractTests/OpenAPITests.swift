@@ -116,6 +116,29 @@ final class OpenAPITests: XCTestCase {
         XCTAssertNil(values("/range/-5"))
     }
 
+    func testLiteralSegmentsArePercentDecodedAndAQueryInAPathIsDropped() throws {
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.1.0
+                info: {title: t, version: '1'}
+                paths:
+                  /items/mine: {get: {operationId: mine, responses: {'200': {description: x}}}}
+                  /items/{id}: {get: {operationId: one, parameters: [{name: id, in: path, required: true, schema: {type: string}}], responses: {'200': {description: x}}}}
+                  /café: {get: {operationId: cafe, responses: {'200': {description: x}}}}
+                  /responses?beta=true: {post: {operationId: beta, responses: {'200': {description: x}}}}
+                """)
+        func id(_ path: String, _ method: String = "GET") -> String? {
+            guard case .operation(let operation, _) = contract.match(method: method, path: path) else { return nil }
+            return operation.id
+        }
+        XCTAssertEqual(id("/items/m%69ne"), "mine")
+        XCTAssertEqual(id("/items/m%6A"), "one")
+        XCTAssertEqual(id("/caf%C3%A9"), "cafe")
+        XCTAssertEqual(id("/responses?beta=true", "POST"), "beta")
+        XCTAssertTrue(
+            contract.warnings.contains { $0.message.contains("matched as /responses") }, "\(contract.warnings)")
+    }
+
     func testResponseHeadChecks() throws {
         let shop = try Self.shop()
         var check = shop.checkResponse(
