@@ -217,7 +217,8 @@ struct ContractCommand: ParsableCommand {
             abstract: "Write a JSON Schema 2020-12 per operation seen in the cache for a host.")
 
         @OptionGroup var options: ConfigOptions
-        @Option(help: "The host whose stored JSON responses are read.") var host: String
+        @Option(help: "The host whose stored JSON responses are read (host, or host:port for one origin).")
+        var host: String
         @Option(help: "A directory for one METHOD-path.schema.json per operation (default: print them).") var out:
             String?
 
@@ -229,7 +230,15 @@ struct ContractCommand: ParsableCommand {
             }
             let inspector = try CacheInspector(settings: configuration.cache, writable: false)
             var filter = CacheInspector.Filter()
+            // `host:port` names one origin (as `cache list` prints it); a bare host, every port's.
+            var port: Int?
             filter.host = host
+            if let colon = host.lastIndex(of: ":"), let number = Int(host[host.index(after: colon)...]),
+                !host[..<colon].contains(":") || host.hasPrefix("[")
+            {
+                port = number
+                filter.host = String(host[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            }
             filter.limit = 1_000_000
             let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)
             var operations: [(String, SchemaInference)] = []
@@ -238,7 +247,7 @@ struct ContractCommand: ParsableCommand {
                 progress.show("read \(index) of \(entries.count) stored responses")
                 guard (200...299).contains(entry.status), let type = entry.contentType,
                     Contract.MediaRange.isJSON(type),
-                    let parts = TargetURL(entry.url)
+                    let parts = TargetURL(entry.url), port.map({ $0 == parts.port }) ?? true
                 else { continue }
                 var body: [UInt8] = []
                 _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }

@@ -283,6 +283,13 @@ struct ContractCommandTests {
         let properties = try #require(schema["properties"] as? [String: Any])
         #expect((properties["price"] as? [String: Any])?["type"] as? String == "number")
         #expect((properties["tags"] as? [String: Any])?["type"] as? String == "array")
+        // host:port names one origin, as `cache list` prints it; another port has nothing stored.
+        let own = try CLI.run([
+            "contract", "infer", "--config", config, "--host", "127.0.0.1:\(origin.port)", "--out", out + "2",
+        ])
+        #expect(own.status == 0, "\(own.output)")
+        let other = try CLI.run(["contract", "infer", "--config", config, "--host", "127.0.0.1:1", "--out", out + "3"])
+        #expect(other.status != 0)
     }
 
     @Test("SIGHUP reloads a contract: a broken document keeps the one in force and says where; a fixed one applies")
