@@ -35,6 +35,18 @@ extension SchemaCompiler {
                 }
             }
         }
+        // A value no name gives picks the branch whose own schema fixes the property to it
+        // (`type: {enum: [message]}`, `const: message`), as real descriptions without `mapping`
+        // write it (OpenAI's): its violation then explains a failure, not the discriminator.
+        for (index, branch) in branchValues.enumerated() {
+            var schema: Value? = branch
+            if let reference = branch["$ref"]?.string {
+                schema = (try? registry.locate(reference, base: scope)).flatMap { registry.value(at: $0) }
+            }
+            guard let fixed = schema?["properties"]?[property] else { continue }
+            let values = (fixed["enum"]?.items ?? []) + (fixed["const"].map { [$0] } ?? [])
+            for case let .some(tag) in values.map(\.string) where branches[tag] == nil { branches[tag] = index }
+        }
         node.discriminator = Schema.Discriminator(
             property: property, keyIndex: node.keys.index(of: property), branches: branches)
     }

@@ -312,6 +312,27 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(verdict.violations.first?.found, "2 matched")
     }
 
+    func testADiscriminatorWithoutMappingPicksTheBranchThatFixesTheValue() throws {
+        // OpenAI's layout: no mapping, each branch fixing `type` with an enum or const.
+        let contract = try Self.document(
+            "3.1.0",
+            schema:
+                "{oneOf: [{$ref: '#/components/schemas/Call'}, {$ref: '#/components/schemas/Message'}], discriminator: {propertyName: type}}",
+            components: """
+                components:
+                  schemas:
+                    Call: {type: object, required: [type, name], properties: {type: {enum: [function_call]}, name: {type: string}}}
+                    Message: {type: object, required: [type, content], properties: {type: {const: message}, content: {type: array, items: {type: object, required: [text, logprobs]}}}}
+                """)
+        let schema = try Self.bodySchema(contract)
+        XCTAssertTrue(
+            schema.validate(Array(#"{"type": "message", "content": [{"text": "a", "logprobs": []}]}"#.utf8)).passed)
+        let verdict = schema.validate(Array(#"{"type": "message", "content": [{"text": "a"}]}"#.utf8))
+        XCTAssertEqual(verdict.violations.map(\.keyword), ["required"], "\(verdict.violations)")
+        XCTAssertEqual(verdict.violations.first?.pointer, "/content/0")
+        XCTAssertEqual(verdict.violations.first?.expected, "property \"logprobs\"")
+    }
+
     func testObjectAndContentParametersAndStructuredHeaders() throws {
         // OAS 3.0.3 §4.7.12 Style Values: objects in form (exploded or not) and simple style;
         // a `content` parameter is JSON text; response headers follow the same rules (§4.7.21).
