@@ -205,6 +205,8 @@ final class SchemaCompiler {
         "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
     ]
     var warnedKeywords: Set<String> = []
+    /// Schemas with `nullable` beside a `$ref` or `allOf` and no `type`, so far.
+    private var nullableWithoutType = 0
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
     /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
     var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]
@@ -264,12 +266,16 @@ final class SchemaCompiler {
             default: continue
             }
         }
-        if nullable, !hasType, applies, warnedKeywords.insert("nullable without type").inserted {
-            registry.warn(
-                error(
-                    location,
-                    "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it (said once)"
-                ))
+        // Said at each place (up to 20): each is a schema where null fails, fixed one by one.
+        if nullable, !hasType, applies {
+            nullableWithoutType += 1
+            if nullableWithoutType <= 20 {
+                registry.warn(
+                    error(
+                        location,
+                        "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it"
+                            + (nullableWithoutType == 20 ? " (20 places said; any others are not)" : "")))
+            }
         }
     }
 

@@ -272,10 +272,13 @@ final class OpenAPITests: XCTestCase {
         let contract = try Self.document(
             "3.0.3",
             schema: "{type: object, properties: {percent: {type: number, exclusiveMaximum: 100}, kind: {const: fixed}, "
-                + "item: {$ref: '#/components/schemas/Item', nullable: true}, plain: {type: string, nullable: true}}}",
+                + "item: {$ref: '#/components/schemas/Item', nullable: true}, plain: {type: string, nullable: true}, "
+                + "other: {allOf: [{$ref: '#/components/schemas/Item'}], nullable: true}}}",
             components: "components:\n  schemas:\n    Item: {type: object}")
         let messages = contract.warnings.map(\.message)
-        XCTAssertEqual(messages.count, 3, "\(messages)")
+        // Each nullable that cannot apply is said at its place; the other keywords once.
+        XCTAssertEqual(messages.count, 4, "\(messages)")
+        XCTAssertEqual(messages.filter { $0.hasPrefix("nullable without type") }.count, 2, "\(messages)")
         XCTAssertTrue(messages.contains { $0.hasPrefix("exclusiveMaximum with a number is OpenAPI 3.1's form") })
         XCTAssertTrue(messages.contains { $0.hasPrefix("const is not a keyword of OpenAPI 3.0's Schema Object") })
         XCTAssertTrue(messages.contains { $0.hasPrefix("nullable without type in the same schema has no effect") })
