@@ -9,7 +9,9 @@ public enum ECMAScriptPattern {
     /// Whether `source` is an ECMA-262 pattern with the `u` flag (the `regex` format). Syntax
     /// only: a variable-width lookbehind (ES2018) is valid here even where PCRE2 cannot run it.
     public static func isValid(_ source: String) -> Bool {
-        (try? translate(source, strict: true)) != nil
+        guard let translated = try? translate(source, strict: true) else { return false }
+        // What the reader lets through, PCRE2 checks as ECMA-262's early errors would.
+        return Pattern.compileError(translated: translated) == nil
     }
 
     /// The PCRE2 source with the same meaning.

@@ -80,6 +80,31 @@ public final class Pattern {
         self.context = context
     }
 
+    /// PCRE2's refusal of a pattern already translated from ECMA-262 (no JIT, nothing kept):
+    /// what the translation lets through and ECMA-262 refuses too — a range out of order or
+    /// with a class at an end (`[z-a]`, `[a-\d]`), a reference to no group (`\k<n>`, `\8`), a
+    /// name given twice, an unknown property (`\p{Foo}`), a code point past U+10FFFF. A
+    /// lookbehind PCRE2 cannot run (variable width) is not a syntax error: `nil`.
+    static func compileError(translated source: String) -> PatternError? {
+        let source = translatingPropertyNames(source)
+        let options =
+            UInt32(PCRE2_UTF) | UInt32(PCRE2_DOLLAR_ENDONLY) | UInt32(PCRE2_ALLOW_EMPTY_CLASS)
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        let compiled = Array(source.utf8).withUnsafeBufferPointer { bytes in
+            pcre2_compile_8(bytes.baseAddress, bytes.count, options, &errorCode, &errorOffset, nil)
+        }
+        if let compiled {
+            pcre2_code_free_8(compiled)
+            return nil
+        }
+        let lookbehind: Set<Int32> = [
+            PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH, PCRE2_ERROR_LOOKBEHIND_TOO_COMPLICATED,
+            PCRE2_ERROR_LOOKBEHIND_TOO_LONG,
+        ]
+        return lookbehind.contains(errorCode) ? nil : PatternError(message: message(errorCode), offset: errorOffset)
+    }
+
     deinit {
         pcre2_match_context_free_8(context)
         pcre2_match_data_free_8(matchData)

@@ -31,6 +31,10 @@ struct ECMAScriptPatternTests {
             ("a)", false), ("\\c1", false), ("\\x4", false), ("\\u12", false), ("\\01", false),
             ("*", false), ("+a", false), ("a**", false), ("a{3,1}", false), ("(?=a)*", false), ("^*", false),
             ("a|*", false), ("a*?", true), ("(a)+", true), ("a{2}?", true), ("\\d+\\b", true), ("a{1,3}", true),
+            // ECMA-262's early errors (§22.2.1.1), found as PCRE2 compiles the translation.
+            ("[a-\\d]", false), ("[\\w-z]", false), ("[z-a]", false), ("\\k<n>", false), ("(?<n>a)\\k<m>", false),
+            ("(?<a>x)(?<a>y)", false), ("\\8", false), ("\\p{Foo}", false), ("\\u{110000}", false),
+            ("\\p{RGI_Emoji}", false), ("(a)\\1", true), ("[a-z\\d]", true), ("\\p{Lu}", true), ("(?<=ab|c)d", true),
         ])
     func syntax(pattern: String, valid: Bool) {
         #expect(ECMAScriptPattern.isValid(pattern) == valid, "\(pattern)")
