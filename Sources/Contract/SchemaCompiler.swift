@@ -287,6 +287,17 @@ final class SchemaCompiler {
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
+        // 2019-09's recursion keywords where 2020-12 (or OpenAPI 3.1) reads the schema: ignored,
+        // so the branch they stand for accepts anything.
+        if dialect == .draft2020, value["$recursiveRef"] != nil,
+            warnedKeywords.insert("$recursiveRef").inserted
+        {
+            registry.warn(
+                error(
+                    location,
+                    "$recursiveRef is JSON Schema 2019-09's; this dialect has $dynamicRef: ignored, what it names is not checked (said once)"
+                ))
+        }
         if dialect != .openAPI30, value["nullable"]?.bool == true, warnedKeywords.insert("nullable").inserted {
             registry.warn(
                 error(

@@ -176,6 +176,15 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertTrue(messages.contains { $0.hasPrefix("type: \"null\" is not an OpenAPI 3.0 type") }, "\(messages)")
     }
 
+    func testRecursiveRefIn31IsWarned() throws {
+        // OpenAI's CompoundFilter: 2019-09's keyword in a 3.1 (2020-12) schema.
+        let contract = try OpenAPITests.document(
+            "3.1.0", schema: "{type: object, properties: {filters: {type: array, items: {$recursiveRef: '#'}}}}")
+        XCTAssertTrue(
+            contract.warnings.contains { $0.message.hasPrefix("$recursiveRef is JSON Schema 2019-09's") },
+            "\(contract.warnings)")
+    }
+
     func testSchemasThatApplyEachOtherWithoutEndAreSaidAtLoad() throws {
         let contract = try OpenAPITests.document(
             "3.1.0",
