@@ -308,6 +308,9 @@ public struct SourcePlace: Sendable, Hashable, CustomStringConvertible {
     public var file: String
     public var line: Int?
     public var pointer: String
+    /// As messages say a schema's location (`#/paths/…`, `paths/orders.yaml#/…`); empty when
+    /// not known.
+    public var shown = ""
 
     public init(file: String, line: Int?, pointer: String) {
         self.file = file

@@ -10,8 +10,11 @@ extension OpenAPIContract {
         guard let response = operation.response(for: status) else {
             let code = String(status)
             let documented = operation.responses.map(\.key).joined(separator: ", ")
+            // Located at the operation's responses (a report's file and line point there).
             check.undocumented.append(
-                Self.violation("undocumented-status", "one of \(documented) for \(operation.name)", code))
+                Self.violation(
+                    "undocumented-status", "one of \(documented) for \(operation.name)", code,
+                    at: operation.place.shown.isEmpty ? "" : operation.place.shown + "/responses"))
             return check
         }
         let fields = headers.map { ($0.0.lowercased(), $0.1) }
@@ -40,11 +43,14 @@ extension OpenAPIContract {
         if let body = response.body, status != 204, status != 304 {
             if method.uppercased() != "HEAD" {
                 check.bodySchema = Self.mediaSchema(
-                    body, contentType: contentType, into: &check, expected: operation.name)
+                    body, contentType: contentType, into: &check, expected: operation.name,
+                    at: response.place.shown.isEmpty ? "" : response.place.shown + "/content")
             } else if contentType != nil {
                 // A HEAD answer says what the GET would send (RFC 9110 §9.3.2): its media type is
                 // checked, and there is no body to validate.
-                _ = Self.mediaSchema(body, contentType: contentType, into: &check, expected: operation.name)
+                _ = Self.mediaSchema(
+                    body, contentType: contentType, into: &check, expected: operation.name,
+                    at: response.place.shown.isEmpty ? "" : response.place.shown + "/content")
             }
         }
         return check
@@ -126,9 +132,9 @@ extension OpenAPIContract {
         return nil
     }
 
-    private static func mediaSchema(_ body: Body, contentType: String?, into check: inout HeadCheck, expected: String)
-        -> SchemaValidator?
-    {
+    private static func mediaSchema(
+        _ body: Body, contentType: String?, into check: inout HeadCheck, expected: String, at place: String = ""
+    ) -> SchemaValidator? {
         guard !body.content.isEmpty else { return nil }
         let media = MediaRange.bare(contentType ?? "")
         let entry = MediaRange.pick(media, from: body.content.map(\.range)).map { body.content[$0] }
@@ -137,15 +143,15 @@ extension OpenAPIContract {
                 violation(
                     "undocumented-content-type",
                     "one of \(body.content.map(\.range).joined(separator: ", ")) for \(expected)",
-                    contentType ?? "no Content-Type"))
+                    contentType ?? "no Content-Type", at: place))
             return nil
         }
         guard MediaRange.isJSON(media) else { return nil }
         return entry.schema
     }
 
-    static func violation(_ keyword: String, _ expected: String, _ found: String) -> Violation {
-        Violation(pointer: "", keyword: keyword, expected: expected, found: found, schema: "")
+    static func violation(_ keyword: String, _ expected: String, _ found: String, at place: String = "") -> Violation {
+        Violation(pointer: "", keyword: keyword, expected: expected, found: found, schema: place)
     }
 
     static func relocate(_ violation: Violation, to place: String) -> Violation {

@@ -274,9 +274,11 @@ struct OpenAPILoader {
 
     /// Where a location is, with its line, for messages and reports.
     private func place(_ location: SchemaLocation) -> SourcePlace {
-        SourcePlace(
+        var place = SourcePlace(
             file: location.document, line: registry.documents[location.document]?.line(of: location.pointer),
             pointer: location.pointer)
+        place.shown = compiler.shown(location)
+        return place
     }
 
     struct ParameterDraft {

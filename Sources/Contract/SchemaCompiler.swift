@@ -38,18 +38,19 @@ final class SchemaCompiler {
         try compile(try registry.locate(reference, base: base))
     }
 
+    /// A location as messages say it: `#/pointer` in the contract itself, `schemas/item.yaml#/…`
+    /// beside it, else its whole URI.
+    func shown(_ location: SchemaLocation) -> String {
+        if location.document == home { return "#" + location.pointer }
+        if let directory = homeDirectory, location.document.hasPrefix(directory) {
+            return String(location.document.dropFirst(directory.count)) + "#" + location.pointer
+        }
+        return location.document + "#" + location.pointer
+    }
+
     func compile(_ location: SchemaLocation) throws(ContractError) -> Schema {
         if let known = compiled[location.key] { return known }
-        let shown: String
-        if location.document == home {
-            shown = "#" + location.pointer
-        } else if let directory = homeDirectory, location.document.hasPrefix(directory) {
-            // Beside the contract: `schemas/item.yaml#/Item/properties/price`.
-            shown = String(location.document.dropFirst(directory.count)) + "#" + location.pointer
-        } else {
-            shown = location.document + "#" + location.pointer
-        }
-        let node = Schema(location: shown)
+        let node = Schema(location: shown(location))
         compiled[location.key] = node
         all.append(node)
         locations[ObjectIdentifier(node)] = location
