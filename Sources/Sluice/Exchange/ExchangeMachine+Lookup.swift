@@ -34,7 +34,7 @@ extension ExchangeMachine {
                     entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse)
         case .revalidate(let entry, let conditions, let onFailure, let reason):
             forward = reason
-            if !conditions.isEmpty { fetch.revalidating = entry } else { fetch.updatable = entry }
+            fetch.revalidating = conditions.isEmpty ? .client(entry) : .sluice(entry)
             fetch.onOriginFailure = onFailure
         case .miss(let miss):
             forward = miss.forward
@@ -64,7 +64,8 @@ extension ExchangeMachine {
             }
         }
         phase = .fetching(fetch)
-        let conditions = fetch.revalidating.map(Revalidation.conditions(for:)) ?? []
+        var conditions: [HTTPFields.Field] = []
+        if case .sluice(let entry) = fetch.revalidating { conditions = Revalidation.conditions(for: entry) }
         actions.append(.countMiss)
         actions.append(.fetch(conditions: conditions))
         return actions

@@ -173,8 +173,8 @@ struct ExchangeMachine {
             return []
         }
         var actions: [Action] = []
-        if let entry = fetch.updatable, let cache = context.cache {
-            fetch.updatable = nil
+        if case .client(let entry) = fetch.revalidating, let cache = context.cache {
+            fetch.revalidating = nil
             // A 304 to the client's own conditions: passed on, and it freshens the stored response
             // its validator names (§4.3.4). Without one it says nothing about that response.
             let validated = head.headers.contains(.etag) || head.headers.contains(.lastModified)
@@ -184,7 +184,7 @@ struct ExchangeMachine {
                 actions.append(.refreshStored(kept))
             }
         }
-        if let entry = fetch.revalidating, let cache = context.cache {
+        if case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
             if head.status == 304, !Revalidation.selects(head, entry) {
                 fetch.delivery = .discarding(.otherRepresentation)
@@ -320,7 +320,7 @@ struct ExchangeMachine {
     private mutating func orphaned(_ fetch: ExchangePhase.Fetch, _ event: Event) -> [Action] {
         switch event {
         case .responseHead(let head, let now):
-            if head.status == 304, let entry = fetch.revalidating, let cache = context.cache {
+            if head.status == 304, case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
                 let kept = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now).kept
                 return endOrphan(fetch, .completed, first: kept.map { [.refreshStored($0)] } ?? [])
             }

@@ -51,16 +51,22 @@ enum ExchangePhase {
         /// When the request went upstream (RFC 9111 §4.2.3 `request_time`).
         var requestTime: Double
         /// The stored entry whose validators were sent (§4.3.1), until the response head arrives.
-        var revalidating: CacheStore.Entry?
-        /// The stale entry a client's own conditional request went past: a 304 whose validator
-        /// selects it updates it too (§4.3.4), as one to Sluice's own conditions would.
-        var updatable: CacheStore.Entry? = nil
+        var revalidating: Revalidating?
         /// What an origin failure leads to (stale-if-error, must-revalidate).
         var onOriginFailure: Freshness.OriginFailure
         /// Whether collapsed waiters depend on this fetch.
         var collapse: CollapseRole
         /// Where the response goes.
         var delivery: Delivery
+    }
+
+    /// The stored entry a 304 may update (§4.3.4), until the response head arrives.
+    enum Revalidating {
+        /// Sluice sent its validators (§4.3.1).
+        case sluice(CacheStore.Entry)
+        /// The client's own conditional request went past this stale entry: a 304 whose
+        /// validator selects it updates it too.
+        case client(CacheStore.Entry)
     }
 
     /// This fetch's part in collapsed forwarding.

@@ -141,7 +141,7 @@ struct ExchangeMachineTests {
             case .discarding(.otherRepresentation): text += "discarding 304 of another"
             case .orphaned: text += "orphaned"
             }
-            if fetch.revalidating != nil { text += ", revalidating" }
+            if case .sluice = fetch.revalidating { text += ", revalidating" }
             switch fetch.onOriginFailure {
             case .fail: break
             case .serveStale: text += ", stale-if-error"
