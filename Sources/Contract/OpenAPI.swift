@@ -203,6 +203,9 @@ public final class OpenAPIContract: @unchecked Sendable {
                 if !matched { break }
             }
             guard matched else { continue }
+            // A path written with a query or fragment (`/files/{id}#get_shared_link`) comes after
+            // the same path without one.
+            rank.append(operation.template.contains(where: { $0 == "?" || $0 == "#" }) ? 1 : 0)
             guard
                 operation.method == method.uppercased() || (method.uppercased() == "HEAD" && operation.method == "GET")
             else {

@@ -205,11 +205,14 @@ struct OpenAPILoader {
         var matched = template
         if let query = template.firstIndex(where: { $0 == "?" || $0 == "#" }) {
             matched = String(template[..<query])
-            warnings.append(
-                warn(
-                    itemLocation.pointer,
-                    "a path with a query or fragment (OpenAPI paths hold none): matched as \(matched)",
-                    file: itemLocation.document))
+            if !warnedPathQuery {
+                warnedPathQuery = true
+                warnings.append(
+                    warn(
+                        itemLocation.pointer,
+                        "a path with a query or fragment (OpenAPI paths hold none) is matched by its path, after the same path without one: \(template) as \(matched) (said once)",
+                        file: itemLocation.document))
+            }
         }
         let (item, location) = try resolve(rawItem, at: itemLocation)
         let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
@@ -280,6 +283,9 @@ struct OpenAPILoader {
         place.shown = compiler.shown(location)
         return place
     }
+
+    /// Whether a path with a query or fragment was said already.
+    private var warnedPathQuery = false
 
     struct ParameterDraft {
         var parameter: OpenAPIContract.Parameter
