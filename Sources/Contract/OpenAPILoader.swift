@@ -87,14 +87,14 @@ struct OpenAPILoader {
         "callbacks", "pathItems", "content", "encoding", "variables", "mapping", "webhooks",
     ]
 
-    private func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
+    func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
         let file = file ?? uri
         return ContractError(
             file: file, line: registry.documents[file]?.line(of: pointer), pointer: pointer, message: message)
     }
 
     /// Follows `$ref`s of non-schema objects (responses, parameters, …) to the object itself.
-    private mutating func resolve(_ value: Value, at location: SchemaLocation) throws(ContractError) -> (
+    mutating func resolve(_ value: Value, at location: SchemaLocation) throws(ContractError) -> (
         Value, SchemaLocation
     ) {
         var value = value
@@ -133,7 +133,7 @@ struct OpenAPILoader {
         return name + "#" + location.pointer
     }
 
-    private mutating func schema(at location: SchemaLocation) throws(ContractError) -> SchemaValidator? {
+    mutating func schema(at location: SchemaLocation) throws(ContractError) -> SchemaValidator? {
         if let known = validators[location.key] { return known }
         if location.document != uri {
             registry.indexSchema(document: location.document, pointer: location.pointer, dialect: dialect)
@@ -276,7 +276,7 @@ struct OpenAPILoader {
     }
 
     /// Where a location is, with its line, for messages and reports.
-    private func place(_ location: SchemaLocation) -> SourcePlace {
+    func place(_ location: SchemaLocation) -> SourcePlace {
         var place = SourcePlace(
             file: location.document, line: registry.documents[location.document]?.line(of: location.pointer),
             pointer: location.pointer)
@@ -318,135 +318,4 @@ struct OpenAPILoader {
         }
     }
 
-    private mutating func parameters(_ value: Value?, at location: SchemaLocation, pointer: String)
-        throws(ContractError)
-        -> [ParameterDraft]
-    {
-        guard let items = value?.items else { return [] }
-        var out: [ParameterDraft] = []
-        for (index, raw) in items.enumerated() {
-            let itemLocation = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
-            let (parameter, resolved) = try resolve(raw, at: itemLocation)
-            guard let name = parameter["name"]?.string, let place = parameter["in"]?.string,
-                let kind = OpenAPIContract.Parameter.Location(rawValue: place)
-            else {
-                warnings.append(
-                    warn(itemLocation.pointer, "a parameter without name or in (ignored)", file: itemLocation.document))
-                continue
-            }
-            let (read, schemaKey) = try self.parameter(
-                parameter, resolved: resolved, name: name, location: kind,
-                required: kind == .path || parameter["required"]?.bool == true)
-            out.append(ParameterDraft(parameter: read, schemaKey: schemaKey))
-        }
-        return out
-    }
-
-    /// A Parameter or Header Object (`value`, found at `resolved`): its schema (or its `content`'s,
-    /// when that is JSON), and what reading its text needs: style, types of items and properties.
-    private mutating func parameter(
-        _ value: Value, resolved: SchemaLocation, name: String, location kind: OpenAPIContract.Parameter.Location,
-        required: Bool
-    ) throws(ContractError) -> (OpenAPIContract.Parameter, schemaKey: String?) {
-        var schemaKey: String?
-        var validator: SchemaValidator?
-        var type: String?
-        var itemType: String?
-        var propertyTypes: [String: String] = [:]
-        var jsonContent = false
-        var found: (pointer: String, value: Value)?
-        if let schemaValue = value["schema"] {
-            found = (resolved.pointer + "/schema", schemaValue)
-        } else if let (range, media) = value["content"]?.members?.first, MediaRange.coversJSON(range),
-            let schemaValue = media["schema"]
-        {
-            found = (resolved.pointer + "/content/" + Value.escape(range) + "/schema", schemaValue)
-            jsonContent = true
-        }
-        if let (schemaPointer, schemaValue) = found {
-            let schemaLocation = SchemaLocation(document: resolved.document, pointer: schemaPointer)
-            validator = try schema(at: schemaLocation)
-            schemaKey = schemaLocation.key
-            let (plain, _) = try resolve(schemaValue, at: schemaLocation)
-            type = Self.typeName(plain)
-            if type == "array", let items = plain["items"] {
-                itemType = Self.typeName((try? resolve(items, at: schemaLocation))?.0 ?? items)
-            }
-            for (property, member) in plain["properties"]?.members ?? [] {
-                if let name = Self.typeName((try? resolve(member, at: schemaLocation))?.0 ?? member) {
-                    propertyTypes[property] = name
-                }
-            }
-        }
-        let style = value["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
-        var parameter = OpenAPIContract.Parameter(
-            name: name, location: kind, required: required, explode: value["explode"]?.bool ?? (style == "form"),
-            style: style, schema: validator, type: type, itemType: itemType)
-        parameter.propertyTypes = propertyTypes
-        parameter.jsonContent = jsonContent
-        return (parameter, schemaKey)
-    }
-
-    static func typeName(_ schema: Value) -> String? {
-        if let type = schema["type"]?.string { return type }
-        if let types = schema["type"]?.items?.compactMap(\.string) { return types.first { $0 != "null" } }
-        return nil
-    }
-
-    private mutating func body(_ value: Value?, at location: SchemaLocation, name: String) throws(ContractError)
-        -> OpenAPIContract.Body?
-    {
-        guard let value else { return nil }
-        let (body, resolved) = try resolve(
-            value, at: SchemaLocation(document: location.document, pointer: location.pointer + "/" + name))
-        return OpenAPIContract.Body(
-            required: body["required"]?.bool == true, content: try content(body["content"], at: resolved))
-    }
-
-    private mutating func content(_ value: Value?, at location: SchemaLocation) throws(ContractError) -> [(
-        range: String, schema: SchemaValidator?
-    )] {
-        guard let members = value?.members else { return [] }
-        var out: [(range: String, schema: SchemaValidator?)] = []
-        for (range, rawMedia) in members {
-            let (media, mediaLocation) = try resolve(
-                rawMedia,
-                at: SchemaLocation(
-                    document: location.document, pointer: location.pointer + "/content/" + Value.escape(range)))
-            if media["schema"] != nil {
-                out.append(
-                    (
-                        range,
-                        try schema(
-                            at: SchemaLocation(
-                                document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
-                    ))
-            } else {
-                out.append((range, nil))
-            }
-        }
-        return out
-    }
-
-    private mutating func response(_ value: Value, at location: SchemaLocation) throws(ContractError)
-        -> OpenAPIContract.Response
-    {
-        var headers: [OpenAPIContract.Parameter] = []
-        if let members = value["headers"]?.members {
-            for (name, raw) in members {
-                let headerLocation = SchemaLocation(
-                    document: location.document, pointer: location.pointer + "/headers/" + Value.escape(name))
-                let (header, resolved) = try resolve(raw, at: headerLocation)
-                headers.append(
-                    try parameter(
-                        header, resolved: resolved, name: name, location: .header,
-                        required: header["required"]?.bool == true
-                    ).0)
-            }
-        }
-        let body: OpenAPIContract.Body? =
-            value["content"] != nil
-            ? OpenAPIContract.Body(required: false, content: try content(value["content"], at: location)) : nil
-        return OpenAPIContract.Response(headers: headers, body: body, place: place(location))
-    }
 }
