@@ -264,6 +264,20 @@ public enum ECMAScriptPattern {
             guard index + 4 <= scalars.count, scalars[index..<(index + 4)].allSatisfy(isHex) else {
                 throw fail("\\u must be followed by four hex digits")
             }
+            let unit = UInt32(text(scalars[index..<(index + 4)]), radix: 16)!
+            // With the `u` flag a lead surrogate escape and a trail one are one code point
+            // (ECMA-262 §22.2.1: `\uD83D\uDE00` is U+1F600), as JavaScript tools write emoji;
+            // PCRE2 takes no surrogate alone.
+            if (0xD800...0xDBFF).contains(unit), index + 10 <= scalars.count, scalars[index + 4] == "\\",
+                scalars[index + 5] == "u", scalars[(index + 6)..<(index + 10)].allSatisfy(isHex),
+                let trail = UInt32(text(scalars[(index + 6)..<(index + 10)]), radix: 16),
+                (0xDC00...0xDFFF).contains(trail)
+            {
+                let scalar = 0x10000 + ((unit - 0xD800) << 10) + (trail - 0xDC00)
+                out += "\\x{" + String(scalar, radix: 16) + "}"
+                index += 10
+                return
+            }
             out += "\\x{" + text(scalars[index..<(index + 4)]) + "}"
             index += 4
         }

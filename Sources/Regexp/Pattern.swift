@@ -80,11 +80,12 @@ public final class Pattern {
         self.context = context
     }
 
-    /// PCRE2's refusal of a pattern already translated from ECMA-262 (no JIT, nothing kept):
-    /// what the translation lets through and ECMA-262 refuses too — a range out of order or
-    /// with a class at an end (`[z-a]`, `[a-\d]`), a reference to no group (`\k<n>`, `\8`), a
-    /// name given twice, an unknown property (`\p{Foo}`), a code point past U+10FFFF. A
-    /// lookbehind PCRE2 cannot run (variable width) is not a syntax error: `nil`.
+    /// PCRE2's refusal of a pattern already translated from ECMA-262 (no JIT, nothing kept),
+    /// for what ECMA-262's early errors refuse too: a range out of order or with a class at an
+    /// end (`[z-a]`, `[a-\d]`), a reference to no group (`\k<n>`, `\8`), a name given twice, a
+    /// code point past U+10FFFF. PCRE2's other refusals are not ECMA-262's (a lone surrogate, a
+    /// `$` in a group name, a property its tables lack: `\p{Assigned}`, a newer script; a
+    /// lookbehind of variable width): `nil`.
     static func compileError(translated source: String) -> PatternError? {
         let source = translatingPropertyNames(source)
         let options =
@@ -98,11 +99,11 @@ public final class Pattern {
             pcre2_code_free_8(compiled)
             return nil
         }
-        let lookbehind: Set<Int32> = [
-            PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH, PCRE2_ERROR_LOOKBEHIND_TOO_COMPLICATED,
-            PCRE2_ERROR_LOOKBEHIND_TOO_LONG,
+        let sharedWithECMA: Set<Int32> = [
+            PCRE2_ERROR_CLASS_RANGE_ORDER, PCRE2_ERROR_CLASS_INVALID_RANGE, PCRE2_ERROR_BAD_SUBPATTERN_REFERENCE,
+            PCRE2_ERROR_DUPLICATE_SUBPATTERN_NAME, PCRE2_ERROR_CODE_POINT_TOO_BIG,
         ]
-        return lookbehind.contains(errorCode) ? nil : PatternError(message: message(errorCode), offset: errorOffset)
+        return sharedWithECMA.contains(errorCode) ? PatternError(message: message(errorCode), offset: errorOffset) : nil
     }
 
     deinit {

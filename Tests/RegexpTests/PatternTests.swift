@@ -15,6 +15,7 @@ struct PatternTests {
             ("^(a)?\\1b$", "b", true),  // an unset back-reference matches empty
             ("[]", "anything", false), ("^[^]$", "x", true),  // the empty class and its complement
             ("^\\p{L}+$", "Ünïcödé", true),
+            ("^[\\uD83D\\uDE00-\\uD83D\\uDE4F]+$", "😀😃", true), ("^\\uD83D\\uDE00$", "😀", true),  // surrogate pairs
         ])
     func matches(pattern: String, subject: String, expected: Bool) throws {
         let compiled = try Pattern(pattern)
