@@ -169,39 +169,50 @@ extension OpenAPIContract {
     /// `deepObject`, `matrix` and `label` values.
     static func text(of parameter: Parameter, values: [String]) -> String? {
         guard !["deepObject", "matrix", "label"].contains(parameter.style) else { return nil }
-        if parameter.jsonContent { return values[0] }
+        // Each piece once split: a query's percent-decoded (a `%2C` is data, never a delimiter:
+        // RFC 6570, OAS 3.1.1 §4.8.12.4), a header's without the OWS around list elements (RFC
+        // 9110 §5.6.1); path values came decoded.
+        let piece: (Substring) -> String
+        switch parameter.location {
+        case .query: piece = { SchemaRegistry.percentDecode(String($0).replacingOccurrences("+", " ")) }
+        case .header: piece = { $0.trimmedOWS }
+        case .path, .cookie: piece = { String($0) }
+        }
+        if parameter.jsonContent { return piece(values[0][...]) }
         switch parameter.type {
         case "array":
             let items =
                 parameter.explode && parameter.location == .query
-                ? values
+                ? values.map { piece($0[...]) }
                 : values.joined(separator: ",").split(
                     separator: parameter.style == "pipeDelimited"
                         ? "|" : (parameter.style == "spaceDelimited" ? " " : ","), omittingEmptySubsequences: false
-                ).map(String.init)
+                ).map(piece)
             return "[" + items.map { json($0, type: parameter.itemType) }.joined(separator: ",") + "]"
         case "object" where parameter.style == "form" || parameter.style == "simple":
             var members: [(String, String)] = []
             if parameter.explode {
                 let items =
                     parameter.location == .query
-                    ? values : values.joined(separator: ",").split(separator: ",").map(String.init)
+                    ? values.map { $0[...] } : values.joined(separator: ",").split(separator: ",")
                 for item in items {
                     let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                    members.append((String(pair[0]), pair.count > 1 ? String(pair[1]) : ""))
+                    members.append((piece(pair[0]), pair.count > 1 ? piece(pair[1]) : ""))
                 }
             } else {
                 let parts = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
                 guard parts.count % 2 == 0 else { return Value.string(values.joined(separator: ",")).json }
                 for index in stride(from: 0, to: parts.count, by: 2) {
-                    members.append((String(parts[index]), String(parts[index + 1])))
+                    members.append((piece(parts[index]), piece(parts[index + 1])))
                 }
             }
             return "{"
                 + members.map { Value.string($0.0).json + ":" + json($0.1, type: parameter.propertyTypes[$0.0]) }
                 .joined(separator: ",") + "}"
         default:
-            return json(parameter.location == .header ? values.joined(separator: ",") : values[0], type: parameter.type)
+            return json(
+                parameter.location == .header ? values.joined(separator: ",") : piece(values[0][...]),
+                type: parameter.type)
         }
     }
 
@@ -218,14 +229,24 @@ extension OpenAPIContract {
         }
     }
 
+    /// The query's items: names decoded, values as sent (decoded once split, by
+    /// ``text(of:values:)``: a percent-encoded delimiter is data).
     static func queryItems(_ query: String?) -> [(String, String)] {
         guard let query, !query.isEmpty else { return [] }
         return query.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in
-                SchemaRegistry.percentDecode(String(text).replacingOccurrences("+", " "))
-            }
-            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            let name = SchemaRegistry.percentDecode(String(parts[0]).replacingOccurrences("+", " "))
+            return (name, parts.count > 1 ? String(parts[1]) : "")
         }
+    }
+}
+
+extension Substring {
+    /// Without HTTP's optional whitespace (spaces and tabs, RFC 9110 §5.6.3) at its ends.
+    var trimmedOWS: String {
+        var text = self
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return String(text)
     }
 }

@@ -184,20 +184,33 @@ public final class OpenAPIContract: @unchecked Sendable {
                     }
                     rank.append(0)
                 case .parameter(let name, let prefix, let suffix):
-                    guard actual.hasPrefix(prefix), actual.hasSuffix(suffix), actual.count > prefix.count + suffix.count
-                    else {
+                    func fits(_ text: String) -> Bool {
+                        text.hasPrefix(prefix) && text.hasSuffix(suffix) && text.count > prefix.count + suffix.count
+                    }
+                    if fits(actual) {
+                        let value = actual.dropFirst(prefix.count).dropLast(suffix.count)
+                        parameters[name] = SchemaRegistry.percentDecode(String(value))
+                    } else if actual.contains("%"), case let decoded = SchemaRegistry.percentDecode(actual),
+                        fits(decoded)
+                    {
+                        // The text around the expression, percent-encoding aside (`a%2Egz`, `{n}.gz`).
+                        parameters[name] = String(decoded.dropFirst(prefix.count).dropLast(suffix.count))
+                    } else {
                         matched = false
                         break
                     }
-                    let value = actual.dropFirst(prefix.count).dropLast(suffix.count)
-                    parameters[name] = SchemaRegistry.percentDecode(String(value))
                     rank.append(prefix.isEmpty && suffix.isEmpty ? 2 : 1)
                 case .pattern(let pieces):
-                    guard let values = Self.match(pieces[...], actual[...]) else {
+                    if let values = Self.match(pieces[...], actual[...]) {
+                        for (name, value) in values { parameters[name] = SchemaRegistry.percentDecode(String(value)) }
+                    } else if actual.contains("%"),
+                        let values = Self.match(pieces[...], SchemaRegistry.percentDecode(actual)[...])
+                    {
+                        for (name, value) in values { parameters[name] = String(value) }
+                    } else {
                         matched = false
                         break
                     }
-                    for (name, value) in values { parameters[name] = SchemaRegistry.percentDecode(String(value)) }
                     rank.append(1)
                 }
                 if !matched { break }

@@ -237,7 +237,7 @@ struct ContractCommand: ParsableCommand {
                 !host[..<colon].contains(":") || host.hasPrefix("[")
             {
                 port = number
-                filter.host = String(host[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                filter.host = String(host[..<colon])
             }
             filter.limit = 1_000_000
             let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)

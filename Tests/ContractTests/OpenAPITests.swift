@@ -111,6 +111,9 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(values("/files/archive.tar.gz"), ["name": "archive.tar", "ext": "gz"])
         XCTAssertEqual(values("/range/1-5"), ["from": "1", "to": "5"])
         XCTAssertEqual(values("/v2.10/x"), ["major": "2", "minor": "10"])
+        // The text around expressions, percent-encoding aside.
+        XCTAssertEqual(values("/files/a%2Egz"), ["name": "a", "ext": "gz"])
+        XCTAssertEqual(values("/range/1%2D5"), ["from": "1", "to": "5"])
         XCTAssertNil(values("/files/readme"))
         XCTAssertNil(values("/files/.txt"))
         XCTAssertNil(values("/range/-5"))
@@ -356,6 +359,7 @@ final class OpenAPITests: XCTestCase {
                         - {name: filter, in: query, content: {application/json: {schema: {type: object, required: [x]}}}}
                         - {name: deep, in: query, required: true, style: deepObject, schema: {type: object}}
                         - {name: X-Box, in: header, explode: true, schema: {type: object, properties: {w: {type: integer}}}}
+                        - {name: tags, in: query, explode: false, schema: {type: array, maxItems: 2, items: {type: string}}}
                       responses:
                         '200':
                           description: ok
@@ -376,12 +380,16 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(
             violations("lat=1&filter=%7B%22x%22:1%7D&deep[a]=1", headers: [("X-Box", "w=x")]), ["header:X-Box/w type"])
         XCTAssertEqual(violations("lat=1"), ["query:deep required"])
+        // A percent-encoded comma is data, not a delimiter (RFC 6570); a header list's OWS is not data.
+        XCTAssertEqual(violations("lat=1&deep[a]=1&tags=a%2Cb,c&color=R,1%2C"), ["query:color/R type"])
+        XCTAssertEqual(violations("lat=1&deep[a]=1&tags=a,b,c"), ["query:tags maxItems"])
         func headers(_ fields: [(String, String)]) -> [String] {
             contract.checkResponse(method: "GET", path: "/search", status: 200, headers: fields)
                 .violations.map { "\($0.pointer) \($0.keyword)" }
         }
         XCTAssertEqual(headers([("X-Item-Ids", "1,2,3"), ("X-Page", "next,2,size,50")]), [])
         XCTAssertEqual(headers([("X-Item-Ids", "1"), ("X-Item-Ids", "2")]), [])
+        XCTAssertEqual(headers([("X-Item-Ids", "1, 2 ,3"), ("X-Page", "next, 2, size, 50")]), [])
         XCTAssertEqual(
             headers([("X-Item-Ids", "1,b"), ("X-Page", "next,x")]),
             ["header:X-Item-Ids/1 type", "header:X-Page/next type"])

@@ -60,7 +60,8 @@ final class ContractStage: DeliveryStage {
             run.skipBody(JSONBodyDelivery.tooLarge(limit))
             next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
         case .stream:
-            break
+            // The stripper holds whatever size or framing: the verdict still reaches the head.
+            if heldLater, run.validatesBody { marksHeldHead = true }
         }
         phase = .streaming
         // Reported head violations mark the head: all of them under `on_violation: report`, the

@@ -196,7 +196,9 @@ struct ContractTests {
         let origin = try OriginServer { request in
             .respond(
                 status: 200, headers: [("Content-Type", "application/json"), ("X-Rate-Limit", "10")],
-                body: request.target.contains("bad") ? Self.page([bad]) : Self.page([Self.item(id: 2)]))
+                body: request.target.contains("bad")
+                    ? Self.page([bad] + (request.target.contains("big") ? (0..<600).map { Self.item(id: $0) } : []))
+                    : Self.page([Self.item(id: 2)]))
         }
         defer { origin.stop() }
         let yaml = """
@@ -215,6 +217,12 @@ struct ContractTests {
         #expect(
             broken.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=") == true,
             "\(broken.header("sluice-validation") ?? "none")")
+        // Over 64 KiB: held by the stripper all the same, so marked all the same.
+        let big = try client.request(RawClient.get(origin.url("/v2/items?bad=1&big=1")))
+        #expect(big.body.count > 65536)
+        #expect(
+            big.header("sluice-validation")?.contains("failed; reason=\"contract\"") == true,
+            "\(big.header("sluice-validation") ?? "none")")
         let fine = try client.request(RawClient.get(origin.url("/v2/items")))
         #expect(fine.header("sluice-validation")?.contains("passed; reason=\"contract\"") == true, "\(fine.headers)")
     }
