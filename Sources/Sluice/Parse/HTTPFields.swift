@@ -226,14 +226,16 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         code != .other && present & code.bit != 0
     }
 
-    /// Every comma-separated element of every `name` line, trimmed and lower-cased (`Connection`, `Transfer-Encoding`).
+    /// Every comma-separated element of every `name` line, trimmed and lower-cased in ASCII only
+    /// (`Connection`, `Transfer-Encoding`: tokens are ASCII, RFC 9110 §5.6.2; Unicode case
+    /// folding would make `chun\u{212A}ed`, with a Kelvin sign, read as `chunked`).
     public func tokens(_ name: String) -> [String] { Self.tokens(of: values(name)) }
 
     /// Every comma-separated element of every line of the field `code` names, trimmed and lower-cased.
     public func tokens(_ code: FieldCode) -> [String] { Self.tokens(of: values(code)) }
 
     private static func tokens(of values: [String]) -> [String] {
-        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().asciiLowercased() }.filter { !$0.isEmpty }
     }
 
     /// Removes every line of the field `code` names.
@@ -303,6 +305,12 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 }
 
 extension StringProtocol {
+    /// With A-Z lower-cased and nothing else changed (ASCII case-insensitivity, as HTTP's).
+    func asciiLowercased() -> String {
+        guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return String(self) }
+        return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
     /// Without leading and trailing spaces and tabs (HTTP's OWS).
     func trimmingOWS() -> String {
         let bytes = utf8

@@ -91,6 +91,8 @@ struct RequestParserTests {
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+            // A Kelvin sign is not a k: tokens compare in ASCII only.
+            ("GET http://h/ HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chun\u{212A}ed\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\n folded\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nBad Name: v\r\n\r\n", 400),
             ("GET http://h/ HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n", 400),
