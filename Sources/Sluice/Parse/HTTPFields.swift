@@ -235,7 +235,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public func tokens(_ code: FieldCode) -> [String] { Self.tokens(of: values(code)) }
 
     private static func tokens(of values: [String]) -> [String] {
-        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().asciiLowercased() }.filter { !$0.isEmpty }
+        values.flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS().lowercasedASCII() }.filter { !$0.isEmpty }
     }
 
     /// Removes every line of the field `code` names.
@@ -306,7 +306,7 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
 
 extension StringProtocol {
     /// With A-Z lower-cased and nothing else changed (ASCII case-insensitivity, as HTTP's).
-    func asciiLowercased() -> String {
+    func lowercasedASCII() -> String {
         guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return String(self) }
         return String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
