@@ -51,14 +51,13 @@ extension OpenAPILoader {
             let schemaLocation = SchemaLocation(document: resolved.document, pointer: schemaPointer)
             validator = try schema(at: schemaLocation)
             schemaKey = schemaLocation.key
-            let (plain, _) = try resolve(schemaValue, at: schemaLocation)
-            type = Self.typeName(plain)
-            if type == "array", let items = plain["items"] {
-                itemType = Self.typeName((try? resolve(items, at: schemaLocation))?.0 ?? items)
-            }
-            for (property, member) in plain["properties"]?.members ?? [] {
-                if let name = Self.typeName((try? resolve(member, at: schemaLocation))?.0 ?? member) {
-                    propertyTypes[property] = name
+            if let (typed, name) = typed(schemaValue, at: schemaLocation) {
+                type = name
+                if name == "array", let items = typed["items"] {
+                    itemType = self.typed(items, at: schemaLocation)?.type
+                }
+                for (property, member) in typed["properties"]?.members ?? [] {
+                    if let name = self.typed(member, at: schemaLocation)?.type { propertyTypes[property] = name }
                 }
             }
         }
@@ -69,6 +68,32 @@ extension OpenAPILoader {
         parameter.propertyTypes = propertyTypes
         parameter.jsonContent = jsonContent
         return (parameter, schemaKey)
+    }
+
+    /// The type a parameter's text is read as, and the schema that says it: its `type` (the first
+    /// that is not null), else its `enum`/`const` values' type, else the first branch of its
+    /// `allOf`, `anyOf` or `oneOf` that has one (FastAPI writes `Optional[int]` as
+    /// `anyOf: [{type: integer}, {type: 'null'}]`; 3.0 documents put a `$ref` in an `allOf` to
+    /// describe it), `$ref`s followed; `nil` when none says.
+    mutating func typed(_ schema: Value, at location: SchemaLocation, depth: Int = 0) -> (schema: Value, type: String)?
+    {
+        guard depth < 8, let (plain, resolved) = try? resolve(schema, at: location) else { return nil }
+        if let name = Self.typeName(plain) { return (plain, name) }
+        let constants = plain["enum"]?.items ?? plain["const"].map { [$0] } ?? []
+        if let first = constants.first(where: { $0 != .null }) {
+            switch first {
+            case .bool: return (plain, "boolean")
+            case .number: return (plain, "number")
+            case .string: return (plain, "string")
+            default: break
+            }
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            for branch in plain[key]?.items ?? [] {
+                if let found = typed(branch, at: resolved, depth: depth + 1), found.type != "null" { return found }
+            }
+        }
+        return nil
     }
 
     static func typeName(_ schema: Value) -> String? {

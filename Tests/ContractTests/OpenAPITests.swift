@@ -395,6 +395,34 @@ final class OpenAPITests: XCTestCase {
             ["header:X-Item-Ids/1 type", "header:X-Page/next type"])
     }
 
+    func testParameterTypesUnderCompositionsAndEnums() throws {
+        // FastAPI's Optional[int], a 3.0 `allOf: [$ref]` object, an enum without type.
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.1.0
+                info: {title: t, version: '1'}
+                paths:
+                  /items:
+                    get:
+                      parameters:
+                        - {name: limit, in: query, schema: {anyOf: [{type: integer}, {type: 'null'}]}}
+                        - {name: color, in: query, explode: false, schema: {allOf: [{$ref: '#/components/schemas/Color'}]}}
+                        - {name: X-Count, in: header, schema: {enum: [1, 2, 3]}}
+                      responses: {'200': {description: x}}
+                components:
+                  schemas:
+                    Color: {type: object, properties: {R: {type: integer}}}
+                """)
+        func violations(_ query: String, headers: [(String, String)] = []) -> [String] {
+            contract.checkRequest(method: "GET", path: "/items", query: query, headers: headers, hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations("limit=10&color=R,100", headers: [("X-Count", "2")]), [])
+        XCTAssertEqual(violations("limit=x"), ["query:limit anyOf"])
+        XCTAssertEqual(violations("color=R,x"), ["query:color/R type"])
+        XCTAssertEqual(violations("", headers: [("X-Count", "5")]), ["header:X-Count enum"])
+    }
+
     func testRequestParameters() throws {
         let shop = try Self.shop()
         var check = shop.checkRequest(
