@@ -81,7 +81,8 @@ final class BackgroundRefresh: TaskDelegate {
             let settings = env.cacheSettings
             let freshened = Revalidation.freshened(
                 entry, by: notModified, requestTime: admission.requestTime, now: env.clock(), shared: settings.shared,
-                storesSetCookie: settings.storesSetCookie, facts: settings.facts)
+                storesSetCookie: settings.storesSetCookie, authorized: admission.request.contains(.authorization),
+                facts: settings.facts)
             if let kept = freshened.kept { admission.cache.refresh(kept) }
         } else if let writer, writer.commit(decision: task.cachingDecision, now: env.clock()) {
             env.stats.cacheStores += 1

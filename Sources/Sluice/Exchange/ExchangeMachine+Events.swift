@@ -17,12 +17,12 @@ extension ExchangeMachine {
         }
 
         /// ``Revalidation/freshened(_:by:requestTime:now:shared:storesSetCookie:facts:)`` under these settings.
-        func freshened(_ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double) -> (
-            served: CacheStore.Entry, kept: CacheStore.Entry?
-        ) {
+        func freshened(
+            _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double, authorized: Bool
+        ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
             Revalidation.freshened(
                 entry, by: response, requestTime: requestTime, now: now, shared: freshness.shared,
-                storesSetCookie: storesSetCookie, facts: facts)
+                storesSetCookie: storesSetCookie, authorized: authorized, facts: facts)
         }
 
         /// What freshness needs from a stored head under these settings.

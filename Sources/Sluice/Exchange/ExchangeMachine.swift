@@ -179,7 +179,10 @@ struct ExchangeMachine {
             // its validator names (§4.3.4). Without one it says nothing about that response.
             let validated = head.headers.contains(.etag) || head.headers.contains(.lastModified)
             if head.status == 304, validated, Revalidation.selects(head, entry),
-                let kept = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now).kept
+                let kept = cache.freshened(
+                    entry, by: head, requestTime: fetch.requestTime, now: now,
+                    authorized: context.request.headers.contains(.authorization)
+                ).kept
             {
                 actions.append(.refreshStored(kept))
             }
@@ -191,7 +194,9 @@ struct ExchangeMachine {
                 phase = .fetching(fetch)
                 return []
             }
-            let freshened = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now)
+            let freshened = cache.freshened(
+                entry, by: head, requestTime: fetch.requestTime, now: now,
+                authorized: context.request.headers.contains(.authorization))
             if head.status == 304 {
                 fetch.delivery = .discarding(.notModified(freshened.served, kept: freshened.kept))
                 phase = .fetching(fetch)
@@ -321,7 +326,10 @@ struct ExchangeMachine {
         switch event {
         case .responseHead(let head, let now):
             if head.status == 304, case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
-                let kept = cache.freshened(entry, by: head, requestTime: fetch.requestTime, now: now).kept
+                let kept = cache.freshened(
+                    entry, by: head, requestTime: fetch.requestTime, now: now,
+                    authorized: context.request.headers.contains(.authorization)
+                ).kept
                 return endOrphan(fetch, .completed, first: kept.map { [.refreshStored($0)] } ?? [])
             }
             var updated = fetch

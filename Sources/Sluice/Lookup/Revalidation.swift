@@ -35,9 +35,12 @@ enum Revalidation {
     /// `private` one in a shared cache (§5.2.2.5, §5.2.2.7), leaves the stored entry as it was.
     /// An update's `Set-Cookie` is its client's own: served, never kept (unless
     /// `store_set_cookie`), so a hit never hands one client's session to another.
+    /// A shared cache keeps nothing of an update to a request with `Authorization` that does not
+    /// say it may (§3.5: `public`, `s-maxage`, `must-revalidate`): its fields may be that
+    /// client's own.
     static func freshened(
         _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
-        shared: Bool, storesSetCookie: Bool, facts: (HTTPFields) -> CacheStore.Facts
+        shared: Bool, storesSetCookie: Bool, authorized: Bool = false, facts: (HTTPFields) -> CacheStore.Facts
     ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
         // A 304 about another representation than the stored one updates nothing (§4.3.4): the
         // stored response is answered as it is, its pairing of body and validators kept.
@@ -46,6 +49,9 @@ enum Revalidation {
         let control = CacheControl(response.headers)
         // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
         if (control.noStore && !control.mustUnderstand) || (shared && control.isPrivate) { return (served, nil) }
+        if shared, authorized, !control.isPublic, control.sMaxAge == nil, !control.mustRevalidate {
+            return (served, nil)
+        }
         guard !storesSetCookie, CachePolicy.setsCookie(response.headers) else { return (served, served) }
         var impersonal = response
         CachePolicy.removeCookies(&impersonal.headers)
