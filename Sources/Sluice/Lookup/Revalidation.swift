@@ -23,7 +23,10 @@ enum Revalidation {
         _ entry: CacheStore.Entry, by response: ResponseHead, requestTime: Double, now: Double,
         facts: (HTTPFields) -> CacheStore.Facts
     ) -> CacheStore.Entry {
-        let headers = CachePolicy.merge(entry.headers, with: response.headers)
+        var headers = CachePolicy.merge(entry.headers, with: response.headers)
+        // An update without Date is dated on arrival (RFC 9110 §6.6.1): the stored Date would
+        // make the refreshed response as old as the first one.
+        if !response.headers.contains(.date) { headers.set("Date", HTTPDate.format(Int(now))) }
         return entry.refreshed(
             headers: headers, facts: facts(headers), requestTime: requestTime, responseTime: now,
             ttl: CachePolicy.hasExplicitFreshness(headers) ? nil : entry.ttl)

@@ -1,0 +1,42 @@
+import Testing
+
+@testable import Sluice
+
+/// What a 304 makes of a stored entry (RFC 9111 §4.3.4), as a pure function of the two and `now`.
+@Suite("Revalidation")
+struct RevalidationTests {
+    static let now = FreshnessTests.now
+    static func facts(_ headers: HTTPFields) -> CacheStore.Facts {
+        CacheStore.Facts(headers, shared: true, heuristic: .init())
+    }
+
+    @Test("A 304 without Date is dated on arrival: the refreshed entry is fresh for the 304's max-age")
+    func undatedUpdate() throws {
+        // A response stored 100 s ago, stale at once; its 304 says max-age=5 and has no Date.
+        let stored = FreshnessTests.entry(
+            [("Date", HTTPDate.format(Int(Self.now - 100))), ("ETag", "\"a\""), ("Cache-Control", "max-age=0")],
+            age: 100)
+        let update = ResponseHead(
+            status: 304, headers: HTTPFields([("ETag", "\"a\""), ("Cache-Control", "max-age=5")]))
+        let refreshed = Revalidation.freshened(
+            stored, by: update, requestTime: Self.now, now: Self.now, shared: true, storesSetCookie: false,
+            facts: Self.facts)
+        let kept = try #require(refreshed.kept)
+        #expect(kept.headers[.date] == HTTPDate.format(Int(Self.now)))
+        let decision = Freshness.decide([kept], request: .init(HTTPFields()), settings: .init(), now: Self.now + 1)
+        #expect(FreshnessTests.describe(decision).hasPrefix("fresh"), "\(FreshnessTests.describe(decision))")
+    }
+
+    @Test("A shared cache keeps nothing of a 304 to a request with Authorization, unless it says it may (§3.5)")
+    func authorizedUpdate() {
+        let stored = FreshnessTests.entry([("ETag", "\"a\""), ("Cache-Control", "max-age=0")], age: 10)
+        for (control, kept) in [("max-age=600", false), ("public, max-age=600", true), ("s-maxage=600", true)] {
+            let update = ResponseHead(
+                status: 304, headers: HTTPFields([("ETag", "\"a\""), ("Cache-Control", control)]))
+            let refreshed = Revalidation.freshened(
+                stored, by: update, requestTime: Self.now, now: Self.now, shared: true, storesSetCookie: false,
+                authorized: true, facts: Self.facts)
+            #expect((refreshed.kept != nil) == kept, "\(control)")
+        }
+    }
+}
