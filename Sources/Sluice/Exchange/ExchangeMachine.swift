@@ -79,7 +79,8 @@ struct ExchangeMachine {
             // written; any other waiter waits for the release and looks again.
             let request = context.request
             guard request.method == "GET", !request.headers.contains(.range),
-                CachePolicy.variant(names: writer.varyNames, request: request.headers) == writer.variant
+                HTTPFields.Field.sameBytes(
+                    CachePolicy.variant(names: writer.varyNames, request: request.headers), writer.variant)
             else { return [] }
             phase = .servingStored(.whileWritten)
             let status = Action.setCacheStatus(CacheStatus(.forward(forward), collapsed: true))

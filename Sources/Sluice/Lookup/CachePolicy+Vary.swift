@@ -6,9 +6,14 @@ extension CachePolicy {
     /// A field the request sent empty (`name:` and a NUL, which no field value holds) is not one
     /// it did not send (`name:`, the form entries were always stored with): an absent
     /// `Accept-Encoding` accepts any coding, an empty one only identity (RFC 9110 §12.5.3).
+    /// An opaque value's bytes past ASCII count as themselves, never as the UTF-8 text that
+    /// reads the same (``HTTPFields/Field/comparable(_:)``).
     static func variant(names: [String], request: HTTPFields) -> String {
         names.map { name in
-            let values = request.values(name)
+            var values = request.values(name)
+            if request.fields.contains(where: { $0.opaque }) {
+                values = request.fields.filter { $0.hasName(name) }.map(HTTPFields.Field.comparable)
+            }
             let selected = selector(name, values: values)
             return name + ":" + (selected.isEmpty && !values.isEmpty ? "\u{0}" : selected)
         }.joined(separator: "\n")

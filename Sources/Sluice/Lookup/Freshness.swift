@@ -96,7 +96,8 @@ enum Freshness {
         guard !candidates.isEmpty else { return .miss(.uri) }
         guard
             let entry = candidates.first(where: {
-                $0.variant == CachePolicy.variant(names: $0.varyNames, request: request.headers)
+                HTTPFields.Field.sameBytes(
+                    $0.variant, CachePolicy.variant(names: $0.varyNames, request: request.headers))
             })
         else { return .miss(.vary) }
         return decide(entry, request: request, settings: settings, now: now)

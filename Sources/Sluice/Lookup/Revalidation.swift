@@ -68,10 +68,10 @@ enum Revalidation {
     /// validators asked it (servers that omit them are common; the RFC's rule for that case
     /// presumes no stored validator).
     static func selects(_ response: ResponseHead, _ entry: CacheStore.Entry) -> Bool {
-        if let tag = response.headers[.etag]?.trimmingOWS() {
-            guard let stored = entry.headers[.etag]?.trimmingOWS() else { return false }
+        if let tag = response.headers.comparable(.etag)?.trimmingOWS() {
+            guard let stored = entry.headers.comparable(.etag)?.trimmingOWS() else { return false }
             func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...] }
-            return opaque(tag) == opaque(stored)
+            return HTTPFields.Field.sameBytes(opaque(tag), opaque(stored))
         }
         if let modified = response.headers[.lastModified] {
             guard let stored = entry.headers[.lastModified] else { return false }
@@ -93,12 +93,13 @@ enum Revalidation {
 
     /// Whether the client's `If-None-Match` (weak comparison) or `If-Modified-Since` fits the stored response.
     static func clientValidatorsMatch(_ request: HTTPFields, stored: HTTPFields) -> Bool {
-        if let inm = request[.ifNoneMatch] {
-            guard let etag = stored[.etag] else { return false }
+        if let inm = request.comparable(.ifNoneMatch) {
+            guard let etag = stored.comparable(.etag) else { return false }
             let tag = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
             return inm.split(separator: ",").contains { candidate in
                 let text = candidate.trimmingOWS()
-                return text == "*" || (text.hasPrefix("W/") ? String(text.dropFirst(2)) : text) == tag
+                return text == "*"
+                    || HTTPFields.Field.sameBytes(text.hasPrefix("W/") ? String(text.dropFirst(2)) : text, tag)
             }
         }
         // RFC 9110 §13.1.3: an If-Modified-Since that is not one valid HTTP-date is ignored; it is

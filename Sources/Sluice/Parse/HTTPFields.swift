@@ -47,6 +47,21 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         /// The name in lower case.
         public var key: String { name.lowercased() }
 
+        /// `field`'s value as ``HTTPFields/comparable(_:)`` gives it.
+        static func comparable(_ field: Field) -> String {
+            guard field.opaque else { return field.value }
+            var text = String.UnicodeScalarView()
+            for scalar in field.value.unicodeScalars {
+                text.append(scalar.value < 0x80 ? scalar : Unicode.Scalar(0x10FF00 + scalar.value)!)
+            }
+            return String(text)
+        }
+
+        /// Whether two texts are the same bytes (not only canonically equivalent Unicode).
+        static func sameBytes(_ one: some StringProtocol, _ other: some StringProtocol) -> Bool {
+            one.utf8.elementsEqual(other.utf8)
+        }
+
         /// Whether this line's name is `code`'s.
         @inlinable
         public func `is`(_ code: FieldCode) -> Bool { self.code == code }
@@ -187,6 +202,15 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
     public subscript(_ code: FieldCode) -> String? {
         guard contains(code), let index = index(of: "", code: code) else { return nil }
         return fields[index].value
+    }
+
+    /// The first value of the field `code` names as it is compared with another (entity tags,
+    /// validators): an opaque value's bytes past ASCII as private-use characters (U+10FF80 on),
+    /// so that a byte 0xE9 never equals the UTF-8 é, whose text is the same. Compare the results
+    /// byte for byte (``Field/sameBytes(_:_:)``), not as Unicode text.
+    func comparable(_ code: FieldCode) -> String? {
+        guard contains(code), let index = index(of: "", code: code) else { return nil }
+        return Field.comparable(fields[index])
     }
 
     /// The value of the field `code` names when exactly one line has it, else `nil`.

@@ -19,7 +19,7 @@ enum ByteRange {
     static func answer(_ request: HTTPFields, stored: HTTPFields, size: Int64) -> Answer {
         let lines = request.values(.range)
         guard lines.count == 1, let ranges = parse(lines[0]) else { return .whole }
-        if let ifRange = request.values(.ifRange).first, !ifRangeMatches(ifRange, stored: stored) { return .whole }
+        if let ifRange = request.comparable(.ifRange), !ifRangeMatches(ifRange, stored: stored) { return .whole }
         // Several ranges are answered whole (a server may ignore Range, §14.2); one is resolved.
         guard ranges.count == 1 else { return .whole }
         return resolve(ranges[0], size: size)
@@ -76,10 +76,11 @@ enum ByteRange {
     static func ifRangeMatches(_ value: String, stored: HTTPFields) -> Bool {
         let condition = value.trimmingOWS()
         if condition.hasPrefix("\"") || condition.hasPrefix("W/") {
-            guard !condition.hasPrefix("W/"), let etag = stored[.etag]?.trimmingOWS(), !etag.hasPrefix("W/") else {
+            guard !condition.hasPrefix("W/"), let etag = stored.comparable(.etag)?.trimmingOWS(), !etag.hasPrefix("W/")
+            else {
                 return false
             }
-            return etag == condition
+            return HTTPFields.Field.sameBytes(etag, condition)
         }
         guard let date = HTTPDate.parseStrict(condition),
             let modified = stored[.lastModified].flatMap(HTTPDate.parse), modified == date,
@@ -160,7 +161,7 @@ enum ByteRange {
     static func answer(_ request: HTTPFields, piece: Piece, stored: HTTPFields) -> Answer? {
         let lines = request.values(.range)
         guard lines.count == 1, let ranges = parse(lines[0]), ranges.count == 1 else { return nil }
-        if let ifRange = request.values(.ifRange).first, !ifRangeMatches(ifRange, stored: stored) { return nil }
+        if let ifRange = request.comparable(.ifRange), !ifRangeMatches(ifRange, stored: stored) { return nil }
         let answer = resolve(ranges[0], size: piece.complete)
         if case .partial(let bytes) = answer, !piece.bytes.contains(bytes.lowerBound) || bytes.upperBound > piece.last {
             return nil

@@ -224,6 +224,12 @@ struct ForwardingTests {
         let head = try #require(try client.reader.readHead())
         #expect(head.startLine.hasPrefix("HTTP/1.1 304"))
         #expect(client.reader.lastHead.firstRange(of: tag) != nil)
+        // The same text in UTF-8 is other bytes: another tag, so no 304.
+        let other = try RawClient(port: proxy.port)
+        try other.socket.send(
+            Array("GET \(origin.url("/tag")) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"v\u{e9}\"\r\n\r\n".utf8))
+        let otherHead = try #require(try other.reader.readHead())
+        #expect(otherHead.startLine.hasPrefix("HTTP/1.1 200"), "\(otherHead.startLine)")
     }
 
     @Test("Max-Forwards: 0 on OPTIONS and TRACE is answered by the proxy; otherwise decremented")

@@ -39,4 +39,24 @@ struct RevalidationTests {
             #expect((refreshed.kept != nil) == kept, "\(control)")
         }
     }
+
+    @Test("Validators compare as bytes: an opaque 0xE9 is not the UTF-8 é, nor NFD the NFC form")
+    func validatorsAsBytes() {
+        var stored = HTTPFields()
+        ([0x22, 0x76, 0xE9, 0x22] as [UInt8]).withUnsafeBytes {
+            stored.append(name: "ETag", wireValue: $0, code: .etag)
+        }
+        func matches(_ condition: [UInt8]) -> Bool {
+            var request = HTTPFields()
+            condition.withUnsafeBytes { request.append(name: "If-None-Match", wireValue: $0, code: .ifNoneMatch) }
+            return Revalidation.clientValidatorsMatch(request, stored: stored)
+        }
+        #expect(matches([0x22, 0x76, 0xE9, 0x22]))
+        #expect(!matches(Array("\"v\u{e9}\"".utf8)))
+        let composed = HTTPFields([("ETag", "\"v\u{e9}\"")])
+        #expect(!Revalidation.clientValidatorsMatch(HTTPFields([("If-None-Match", "\"ve\u{301}\"")]), stored: composed))
+        #expect(Revalidation.clientValidatorsMatch(HTTPFields([("If-None-Match", "\"v\u{e9}\"")]), stored: composed))
+        #expect(ByteRange.ifRangeMatches("\"v\u{e9}\"", stored: composed))
+        #expect(!ByteRange.ifRangeMatches(HTTPFields.Field.comparable(stored.fields[0]), stored: composed))
+    }
 }
