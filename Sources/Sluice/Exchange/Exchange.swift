@@ -168,7 +168,10 @@ final class Exchange {
         case .lead(let key): env.collapser.lead(key)
         case .release(let key): env.collapser.release(key, loop: env.loop)
         case .shareWhileWriting(let key):
-            if let writer { env.collapser.share(key, writer: writer, loop: env.loop) }
+            // Only a body of known length (within the entry limit, or the store was refused) is
+            // streamed to waiters as it is written: one of unknown length may outgrow the limit
+            // and be given up while healthy, so its waiters wait for the release and look again.
+            if let writer, writer.expectedLength != nil { env.collapser.share(key, writer: writer, loop: env.loop) }
         case .serveWhileWritten(let writer, let answer): serveWhileWritten(writer, as: answer)
         case .rememberUncacheable(let key):
             let now = env.clock()

@@ -208,6 +208,24 @@ struct CollapseTests {
         #expect(throws: (any Error).self) { _ = try late.reader.readExactly(100) }
     }
 
+    @Test("A body of unknown length that outgrows the entry limit reaches every collapsed client whole")
+    func unknownLengthOverTheLimit() throws {
+        let pieces = (0..<8).map { n in [UInt8](repeating: UInt8(65 + n), count: 32 * 1024) }
+        let origin = try OriginServer { _ in
+            .delay(
+                seconds: 0.3, then: .chunked(status: 200, headers: [("Cache-Control", "max-age=60")], chunks: pieces))
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.maxEntrySize = 100 * 1024
+        let proxy = try ProxyHarness(configuration: configuration)
+        let (responses, _) = try Self.crowd(3, port: proxy.port, url: origin.url("/grows"))
+        let whole = pieces.flatMap { $0 }
+        // The waiters were not given the entry being written (it was given up at 100 KiB): they
+        // fetched it themselves.
+        #expect(responses.map(\.body) == Array(repeating: whole, count: 3))
+    }
+
     @Test("A private response never reaches a waiter; the URL is then fetched side by side")
     func privateNeverShared() throws {
         let origin = try Self.slowOrigin(delay: 0.3, headers: [("Cache-Control", "private, max-age=60")])
