@@ -156,11 +156,23 @@ extension ContractCommand {
                 guard let found = document.operation(id: operationID) ?? byPath else {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
                 }
+                let types = document.mediaTypes(of: found, key: status)
+                if let mediaType, !Contract.MediaRange.isJSON(mediaType) {
+                    throw CommandFailure.failed("\(mediaType) is not a JSON media type: only JSON bodies are validated")
+                }
+                // Several JSON types and none is application/json: which one must be said.
+                let json = types.filter { Contract.MediaRange.isJSON($0) }
+                if mediaType == nil, json.count > 1,
+                    !json.contains(where: { Contract.MediaRange.bare($0) == "application/json" })
+                {
+                    throw CommandFailure.failed(
+                        "\(operationID) documents \(json.count) JSON media types (\(json.joined(separator: ", "))): choose one with --media-type"
+                    )
+                }
                 let validator =
                     status.map { document.responseSchema(of: found, key: $0, mediaType: mediaType) }
                     ?? document.requestSchema(of: found, mediaType: mediaType)
                 guard let validator else {
-                    let types = document.mediaTypes(of: found, key: status)
                     let which = mediaType.map { " for \($0)" } ?? ""
                     throw CommandFailure.failed(
                         "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")\(which)"

@@ -52,6 +52,8 @@ struct RunCommand: ParsableCommand {
     var command: [String] = []
 
     func validate() throws {
+        // Before any `--`, `--help` asks for this command's help (passthrough would run it).
+        if command.first == "--help" || command.first == "-h" { throw CleanExit.helpRequest(self) }
         let command = command.first == "--" ? Array(command.dropFirst()) : command
         guard !command.isEmpty else { throw ValidationError("give the command to run after --") }
         guard failOn == "violations" || failOn == "never" else {

@@ -90,6 +90,7 @@ struct ContractCommandTests {
         #expect(try validate(["--status", "404"]) == 1)
         #expect(try validate(["--status", "600"]) == 64)
         #expect(try validate(["--status", "2XY"]) == 64)
+        #expect(try validate(["--status", "200", "--media-type", "text/plain"]) == 1)
     }
 
     @Test("lint: warnings and what cannot be checked, file:line #pointer; exit 1 when the document does not load")
