@@ -208,6 +208,8 @@ final class SchemaCompiler {
     var warnedKeywords: Set<String> = []
     /// Schemas with `nullable` beside a `$ref` or `allOf` and no `type`, so far.
     private var nullableWithoutType = 0
+    /// Schemas of a JSON Schema dialect (3.1) with `nullable: true`, so far.
+    private var ignoredNullable = 0
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
     /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
     var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]
@@ -290,21 +292,24 @@ final class SchemaCompiler {
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
         // 2019-09's recursion keywords where 2020-12 (or OpenAPI 3.1) reads the schema: ignored,
         // so the branch they stand for accepts anything.
-        if dialect == .draft2020, value["$recursiveRef"] != nil,
-            warnedKeywords.insert("$recursiveRef").inserted
-        {
+        for key in ["$recursiveRef", "$recursiveAnchor"]
+        where dialect == .draft2020 && value[key] != nil && warnedKeywords.insert(key).inserted {
             registry.warn(
                 error(
                     location,
-                    "$recursiveRef is JSON Schema 2019-09's; this dialect has $dynamicRef: ignored, what it names is not checked (said once)"
-                ))
+                    "\(key) is JSON Schema 2019-09's; this dialect has \(key == "$recursiveRef" ? "$dynamicRef" : "$dynamicAnchor"): ignored"
+                        + (key == "$recursiveRef" ? ", what it names is not checked" : "") + " (said once)"))
         }
-        if dialect != .openAPI30, value["nullable"]?.bool == true, warnedKeywords.insert("nullable").inserted {
-            registry.warn(
-                error(
-                    location,
-                    "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"]; said once)"
-                ))
+        // Said at each place (up to 20): each is a schema where null fails.
+        if dialect != .openAPI30, value["nullable"]?.bool == true {
+            ignoredNullable += 1
+            if ignoredNullable <= 20 {
+                registry.warn(
+                    error(
+                        location,
+                        "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"])"
+                            + (ignoredNullable == 20 ? " (20 places said; any others are not)" : "")))
+            }
         }
     }
 
