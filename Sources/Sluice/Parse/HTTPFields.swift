@@ -1,3 +1,5 @@
+import Foundation
+
 /// Ordered HTTP header fields with case-insensitive lookup (RFC 9110 §5).
 public struct HTTPFields: Sendable, Equatable, Sequence {
     /// One field line.
@@ -60,6 +62,18 @@ public struct HTTPFields: Sendable, Equatable, Sequence {
         /// Whether two texts are the same bytes (not only canonically equivalent Unicode).
         static func sameBytes(_ one: some StringProtocol, _ other: some StringProtocol) -> Bool {
             one.utf8.elementsEqual(other.utf8)
+        }
+
+        /// ``sameBytes(_:_:)`` for two Strings, through their contiguous bytes (every lookup of
+        /// a hit compares variants, most of them empty).
+        static func sameBytes(_ one: String, _ other: String) -> Bool {
+            var one = one
+            var other = other
+            return one.withUTF8 { a in
+                other.withUTF8 { b in
+                    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+                }
+            }
         }
 
         /// Whether this line's name is `code`'s.
