@@ -11,7 +11,8 @@ struct ContractTests {
         .deletingLastPathComponent().appendingPathComponent("Fixtures/contracts/shop.yaml").path
 
     static func configuration(
-        _ mode: String, requests: String = "off", undocumented: String = "report", cache: String? = nil
+        _ mode: String, requests: String = "off", undocumented: String = "report", cache: String? = nil,
+        stripNulls: Bool = false
     )
         throws -> Configuration
     {
@@ -19,6 +20,7 @@ struct ContractTests {
             rules:
               - name: shop
                 match: { host: "127.0.0.1", path: "/v2/**" }
+                strip_json_nulls: \(stripNulls)
                 contract:
                   openapi: \(shop)
                   on_violation: \(mode)
@@ -201,16 +203,7 @@ struct ContractTests {
                     : Self.page([Self.item(id: 2)]))
         }
         defer { origin.stop() }
-        let yaml = """
-            rules:
-              - name: shop
-                match: { host: "127.0.0.1", path: "/v2/**" }
-                strip_json_nulls: true
-                contract:
-                  openapi: \(Self.shop)
-                  on_violation: report
-            """
-        let proxy = try ProxyHarness(configuration: try ConfigLoader.load(yaml: yaml).loadingContracts())
+        let proxy = try ProxyHarness(configuration: try Self.configuration("report", stripNulls: true))
         let client = try RawClient(port: proxy.port)
         let broken = try client.request(RawClient.get(origin.url("/v2/items?bad=1")))
         #expect(broken.status == 200 && !broken.text.contains("null"))
@@ -236,18 +229,9 @@ struct ContractTests {
                     status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"a": null}"#.utf8))
         }
         defer { origin.stop() }
-        let yaml = """
-            rules:
-              - name: shop
-                match: { host: "127.0.0.1", path: "/v2/**" }
-                strip_json_nulls: true
-                contract:
-                  openapi: \(Self.shop)
-                  on_violation: enforce
-                  requests: enforce
-                  undocumented: report
-            """
-        let proxy = try ProxyHarness(configuration: try ConfigLoader.load(yaml: yaml).loadingContracts())
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration(
+                "enforce", requests: "enforce", undocumented: "report", stripNulls: true))
         let client = try RawClient(port: proxy.port)
         // An undocumented operation, its body held for the null stripper: passed, marked, stripped.
         let nowhere = try client.request(RawClient.get(origin.url("/v2/nowhere")))
