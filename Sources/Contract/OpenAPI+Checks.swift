@@ -41,16 +41,14 @@ extension OpenAPIContract {
         }
         let contentType = fields.first { $0.0 == "content-type" }?.1
         if let body = response.body, status != 204, status != 304 {
+            let place = response.place.shown.isEmpty ? "" : response.place.shown + "/content"
             if method.uppercased() != "HEAD" {
                 check.bodySchema = Self.mediaSchema(
-                    body, contentType: contentType, into: &check, expected: operation.name,
-                    at: response.place.shown.isEmpty ? "" : response.place.shown + "/content")
+                    body, contentType: contentType, into: &check, expected: operation.name, at: place)
             } else if contentType != nil {
                 // A HEAD answer says what the GET would send (RFC 9110 §9.3.2): its media type is
                 // checked, and there is no body to validate.
-                _ = Self.mediaSchema(
-                    body, contentType: contentType, into: &check, expected: operation.name,
-                    at: response.place.shown.isEmpty ? "" : response.place.shown + "/content")
+                _ = Self.mediaSchema(body, contentType: contentType, into: &check, expected: operation.name, at: place)
             }
         }
         return check
@@ -160,7 +158,6 @@ extension OpenAPIContract {
             found: violation.found, schema: violation.schema)
     }
 
-    /// A parameter or header value as JSON of its declared type (`"12"` → `12` for an integer).
     /// A parameter's or header's values (as many lines or items as were sent) as the JSON its
     /// schema is applied to (OAS §4.7.12 Style Values): JSON text itself for a `content`
     /// parameter; an array's items split as its style says; an object's members, as `k,v,k,v`
@@ -216,6 +213,7 @@ extension OpenAPIContract {
         }
     }
 
+    /// A parameter or header value as JSON of its declared type (`"12"` → `12` for an integer).
     static func json(_ value: String, type: String?) -> String {
         switch type {
         case "integer", "number":

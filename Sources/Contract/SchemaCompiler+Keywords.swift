@@ -296,42 +296,34 @@ extension SchemaCompiler {
         let value = keywords.value
         node.minimum = try keywords.number("minimum")
         node.maximum = try keywords.number("maximum")
-        if dialect == .draft4 || dialect == .openAPI30 {
-            if value["exclusiveMinimum"]?.bool == true {
+        // draft-04 and OpenAPI 3.0 write exclusiveness as a boolean beside minimum/maximum (a
+        // number there is ignored, warned elsewhere); later dialects take the bound itself. Real
+        // 3.1 descriptions carry the boolean over (OpenAI's): it has one meaning, read so with a
+        // warning, rather than the whole contract refused for one keyword.
+        let booleanForm = dialect == .draft4 || dialect == .openAPI30
+        for name in ["exclusiveMinimum", "exclusiveMaximum"] {
+            let isMinimum = name == "exclusiveMinimum"
+            guard let flag = value[name]?.bool else {
+                guard !booleanForm else { continue }
+                let bound = try keywords.number(name)
+                if isMinimum { node.exclusiveMinimum = bound } else { node.exclusiveMaximum = bound }
+                continue
+            }
+            if !booleanForm, warnedKeywords.insert("boolean \(name)").inserted {
+                registry.warn(
+                    keywords.error(
+                        name,
+                        "\(name) with a boolean is the draft-04 / OpenAPI 3.0 form; this dialect takes a number: read as 3.0 reads it (said once)"
+                    ))
+            }
+            guard flag else { continue }
+            if isMinimum {
                 node.exclusiveMinimum = node.minimum
                 node.minimum = nil
-            }
-            if value["exclusiveMaximum"]?.bool == true {
+            } else {
                 node.exclusiveMaximum = node.maximum
                 node.maximum = nil
             }
-        } else if value["exclusiveMinimum"]?.bool != nil || value["exclusiveMaximum"]?.bool != nil {
-            // The boolean form (draft-04, OpenAPI 3.0) where a number is wanted: real 3.1
-            // descriptions carry it over (OpenAI's). It has one meaning, read so with a warning,
-            // rather than the whole contract refused for one keyword.
-            for name in ["exclusiveMinimum", "exclusiveMaximum"] {
-                guard let flag = value[name]?.bool else { continue }
-                if warnedKeywords.insert("boolean \(name)").inserted {
-                    registry.warn(
-                        keywords.error(
-                            name,
-                            "\(name) with a boolean is the draft-04 / OpenAPI 3.0 form; this dialect takes a number: read as 3.0 reads it (said once)"
-                        ))
-                }
-                guard flag else { continue }
-                if name == "exclusiveMinimum" {
-                    node.exclusiveMinimum = node.minimum
-                    node.minimum = nil
-                } else {
-                    node.exclusiveMaximum = node.maximum
-                    node.maximum = nil
-                }
-            }
-            if value["exclusiveMinimum"]?.bool == nil { node.exclusiveMinimum = try keywords.number("exclusiveMinimum") }
-            if value["exclusiveMaximum"]?.bool == nil { node.exclusiveMaximum = try keywords.number("exclusiveMaximum") }
-        } else {
-            node.exclusiveMinimum = try keywords.number("exclusiveMinimum")
-            node.exclusiveMaximum = try keywords.number("exclusiveMaximum")
         }
         if let divisor = try keywords.number("multipleOf") {
             guard !divisor.negative, !divisor.isZero else {

@@ -269,16 +269,11 @@ final class SchemaCompiler {
             default: continue
             }
         }
-        // Said at each place (up to 20): each is a schema where null fails, fixed one by one.
         if nullable, !hasType, applies {
-            nullableWithoutType += 1
-            if nullableWithoutType <= 20 {
-                registry.warn(
-                    error(
-                        location,
-                        "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it"
-                            + (nullableWithoutType == 20 ? " (20 places said; any others are not)" : "")))
-            }
+            warnAtPlace(
+                &nullableWithoutType, location,
+                "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it"
+            )
         }
     }
 
@@ -300,17 +295,20 @@ final class SchemaCompiler {
                     "\(key) is JSON Schema 2019-09's; this dialect has \(key == "$recursiveRef" ? "$dynamicRef" : "$dynamicAnchor"): ignored"
                         + (key == "$recursiveRef" ? ", what it names is not checked" : "") + " (said once)"))
         }
-        // Said at each place (up to 20): each is a schema where null fails.
         if dialect != .openAPI30, value["nullable"]?.bool == true {
-            ignoredNullable += 1
-            if ignoredNullable <= 20 {
-                registry.warn(
-                    error(
-                        location,
-                        "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"])"
-                            + (ignoredNullable == 20 ? " (20 places said; any others are not)" : "")))
-            }
+            warnAtPlace(
+                &ignoredNullable, location,
+                "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"])"
+            )
         }
+    }
+
+    /// A warning said at each place, up to 20 (`said` counts them): for what is fixed one place
+    /// at a time, each a schema where a value fails, which "said once" would leave unnamed.
+    private func warnAtPlace(_ said: inout Int, _ location: SchemaLocation, _ message: String) {
+        said += 1
+        guard said <= 20 else { return }
+        registry.warn(error(location, message + (said == 20 ? " (20 places said; any others are not)" : "")))
     }
 
     func compilePattern(_ source: String, at location: SchemaLocation) throws(ContractError) -> Pattern {

@@ -1,6 +1,17 @@
 /// The machine's vocabulary: what it knows from the start, the events it is told, the actions it
 /// returns.
 extension ExchangeMachine {
+    /// What `head`, the answer to this exchange's `fetch`, makes of the stored `entry` (§4.3.4),
+    /// under `cache`'s rules and this request's `Authorization` (§3.5).
+    func freshened(
+        _ entry: CacheStore.Entry, by head: ResponseHead, _ fetch: ExchangePhase.Fetch, _ cache: CacheRules,
+        now: Double
+    ) -> (served: CacheStore.Entry, kept: CacheStore.Entry?) {
+        cache.freshened(
+            entry, by: head, requestTime: fetch.requestTime, now: now,
+            authorized: context.request.headers.contains(.authorization))
+    }
+
     /// The cache settings the machine decides with (plain values: copied with every exchange).
     struct CacheRules: Equatable {
         var freshness: Freshness.Settings

@@ -180,10 +180,7 @@ struct ExchangeMachine {
             // its validator names (§4.3.4). Without one it says nothing about that response.
             let validated = head.headers.contains(.etag) || head.headers.contains(.lastModified)
             if head.status == 304, validated, Revalidation.selects(head, entry),
-                let kept = cache.freshened(
-                    entry, by: head, requestTime: fetch.requestTime, now: now,
-                    authorized: context.request.headers.contains(.authorization)
-                ).kept
+                let kept = freshened(entry, by: head, fetch, cache, now: now).kept
             {
                 actions.append(.refreshStored(kept))
             }
@@ -195,11 +192,9 @@ struct ExchangeMachine {
                 phase = .fetching(fetch)
                 return []
             }
-            let freshened = cache.freshened(
-                entry, by: head, requestTime: fetch.requestTime, now: now,
-                authorized: context.request.headers.contains(.authorization))
+            let updated = freshened(entry, by: head, fetch, cache, now: now)
             if head.status == 304 {
-                fetch.delivery = .discarding(.notModified(freshened.served, kept: freshened.kept))
+                fetch.delivery = .discarding(.notModified(updated.served, kept: updated.kept))
                 phase = .fetching(fetch)
                 return []
             }
@@ -207,7 +202,7 @@ struct ExchangeMachine {
                 // §4.3.5: a 200 to HEAD freshens the stored GET it agrees with, else outdates it.
                 if !Revalidation.headAgrees(head, with: entry) {
                     actions.append(.invalidate(key: entry.key))
-                } else if let kept = freshened.kept {
+                } else if let kept = updated.kept {
                     actions.append(.refreshStored(kept))
                 }
             }
@@ -327,10 +322,7 @@ struct ExchangeMachine {
         switch event {
         case .responseHead(let head, let now):
             if head.status == 304, case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
-                let kept = cache.freshened(
-                    entry, by: head, requestTime: fetch.requestTime, now: now,
-                    authorized: context.request.headers.contains(.authorization)
-                ).kept
+                let kept = freshened(entry, by: head, fetch, cache, now: now).kept
                 return endOrphan(fetch, .completed, first: kept.map { [.refreshStored($0)] } ?? [])
             }
             var updated = fetch

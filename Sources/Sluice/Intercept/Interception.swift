@@ -7,7 +7,7 @@ enum Interception {
     static func target(of request: ProxyRequest, authority: ClientConnection.Authority, scheme: String = "https")
         -> Result<RequestTarget, SluiceError>
     {
-        let host = authority.host.asciiLowercased()
+        let host = authority.host.lowercasedUnlessPlain()
         func misdirected(_ named: String) -> Result<RequestTarget, SluiceError> {
             let defaultPort: UInt16 = scheme == "https" ? 443 : 80
             let expected = authority.port == defaultPort ? host : "\(host):\(authority.port)"
@@ -99,7 +99,7 @@ extension Interception {
 extension String {
     /// The string in lower case; itself, without a copy, when it is ASCII with no capital letter
     /// (the common case for host names).
-    func asciiLowercased() -> String {
+    func lowercasedUnlessPlain() -> String {
         var copy = self
         let plain = copy.withUTF8 { bytes in !bytes.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 >= 0x80 }) }
         return plain ? self : lowercased()

@@ -6,10 +6,8 @@ enum Revalidation {
     /// A tag with obs-text (RFC 9110 §8.8.3 allows it) goes as its bytes were stored.
     static func conditions(for entry: CacheStore.Entry) -> [HTTPFields.Field] {
         var conditions: [HTTPFields.Field] = []
-        for field in entry.headers where field.is(.etag) {
-            conditions.append(
-                .init(name: "If-None-Match", value: field.value, code: .ifNoneMatch, opaque: field.opaque))
-            break
+        if let etag = entry.headers.fields.first(where: { $0.is(.etag) }) {
+            conditions.append(.init(name: "If-None-Match", value: etag.value, code: .ifNoneMatch, opaque: etag.opaque))
         }
         if let modified = entry.headers[.lastModified] {
             conditions.append(.init(name: "If-Modified-Since", value: modified, code: .ifModifiedSince))
