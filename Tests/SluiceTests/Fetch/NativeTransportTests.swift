@@ -187,7 +187,10 @@ struct NativeTransportTests {
         let origin = try OriginServer { _ in .chunked(status: 200, headers: [], chunks: chunks) }
         defer { origin.stop() }
         var configuration = Self.configuration(engine)
-        configuration.timeouts.upstreamIdle = 5000
+        // The head timeout catches a connection returned unreadable (the next request's head
+        // never comes); the idle one stays long: a test process loaded by the whole suite may
+        // read 8 MiB slowly enough for libcurl's low-speed check (1 B/s over the idle time).
+        configuration.timeouts.upstreamIdle = 30_000
         configuration.timeouts.upstreamResponse = 3000
         let proxy = try ProxyHarness(configuration: configuration)
         let client = try RawClient(port: proxy.port, timeout: 20)
