@@ -26,7 +26,8 @@ extension Exchange {
 
     func refreshInBackground(_ entry: CacheStore.Entry) {
         guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
-        let refresh = BackgroundRefresh(env: env, admission: admission(cache: cache, requestTime: env.clock()), entry: entry)
+        let refresh = BackgroundRefresh(
+            env: env, admission: admission(cache: cache, requestTime: env.clock()), entry: entry)
         env.refreshes[entry.key] = refresh
         refresh.start(forwardRequest, hooks: fetchHooks())
     }
@@ -45,7 +46,9 @@ extension Exchange {
 
     func fetch(conditions: [HTTPFields.Field]) {
         var upstream = forwardRequest
-        for condition in conditions { upstream.headers.set(line: condition) }
+        // (Looked at first: iterating an array retains it, and the shared empty one's count is
+        // kept the slow way.)
+        if !conditions.isEmpty { for condition in conditions { upstream.headers.set(line: condition) } }
         // A request breakpoint (once per exchange), before the origin or the recording answers.
         if env.breakpoints.pausesRequests, notes.breakpoint == nil, let url = route.url {
             // Matched on the client's request, as rules are.

@@ -37,10 +37,13 @@ extension Exchange {
     func composeResponseStages(_ response: ResponseHead, plan: JSONBodyDelivery.Plan, fromCache: Bool)
         -> DeliveryChain<ResponseHead>?
     {
-        var stages: [any DeliveryStage<ResponseHead>] = []
         let transforms: Bool
         if case .hold = plan, route.transform != nil { transforms = true } else { transforms = false }
-        if !fromCache, route.rule.contract != nil {
+        let checks = !fromCache && route.rule.contract != nil
+        // Most exchanges have no stage: no array is made for them.
+        guard checks || transforms || env.breakpoints.pausesResponses else { return nil }
+        var stages: [any DeliveryStage<ResponseHead>] = []
+        if checks {
             let sent = outgoing.sent ?? forwardRequest
             if let run = ContractRun.response(
                 response, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)

@@ -4,7 +4,9 @@ import Curl
 /// session's when the task was made), then "pass the proposal through". It decides nothing
 /// itself and writes no task state (Alamofire's `SessionDelegate`).
 final class SessionDelegate: MultiHandleDelegate {
-    unowned var session: Session!
+    /// The session that owns this delegate, so always there when it is called (held without
+    /// reference counting: read on every task moment).
+    unowned(unsafe) var session: Session!
 
     /// What to do with a final response head.
     enum HeadRoute {

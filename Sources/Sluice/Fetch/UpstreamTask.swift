@@ -51,7 +51,11 @@ public final class UpstreamTask {
     /// Hears the task's moments. Unowned, not weak (no side table for the exchange, which is
     /// retained often): a delegate that lets go of its task detaches first (``detach()``).
     unowned var delegate: (any TaskDelegate)?
-    unowned let session: Session
+    /// The session that made it. What drives a task holds the session: an exchange (or a
+    /// background refresh) holds its environment, which holds the session; a task's `deinit`
+    /// does not touch it. Held without reference counting: it is read several times a request,
+    /// and `unowned` costs a checked retain and a release on each read.
+    unowned(unsafe) let session: Session
     private var headTimer: Session.HeadTimer?
     /// The response's trailer section as it arrives, and its size.
     private var trailers = HTTPFields()
@@ -307,7 +311,9 @@ public final class UpstreamTask {
         if let transfer { release(transfer) }
         phase = .finished
         // libcurl hands HTTP/2 trailers over without the empty line that ends a section.
-        if error == nil, !trailers.fields.isEmpty { delegate?.task(self, didReceiveTrailers: trailers) }
+        if error == nil, trailerBytes > 0, !trailers.fields.isEmpty {
+            delegate?.task(self, didReceiveTrailers: trailers)
+        }
         session.delegate.task(self, didCompleteWith: error)
     }
 

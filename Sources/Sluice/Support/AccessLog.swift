@@ -5,7 +5,7 @@ import Logging
 final class AccessLog: EventMonitor {
     let logger: Logger
     let accessEnabled: Bool
-    unowned let stats: Stats
+    let stats: Stats
 
     /// The handler to write access lines straight into, when the logger writes through a
     /// ``LogOutput`` (`sluice serve`): a line is then one copy into its buffer.

@@ -74,7 +74,10 @@ final class NativeTransfer {
     /// The task it works for. Unowned, not weak (a weak reference gives the task a side table,
     /// and every retain of it the slow path): the task clears it when it goes (its `deinit`).
     unowned var task: UpstreamTask?
-    unowned let transport: NativeTransport
+    /// The session's transport, which outlives every transfer it carries (it goes with the
+    /// session, after the tasks and their transfers): held without reference counting, as it is
+    /// read several times a transfer.
+    unowned(unsafe) let transport: NativeTransport
     private var connection: OriginConnection?
     private var sending = Sending.notYet
     private var reading = Reading.notYet

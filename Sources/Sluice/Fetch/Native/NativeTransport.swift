@@ -107,8 +107,10 @@ final class NativeTransport {
         connection.open(
             guarded: { [weak transfer] address in transfer?.mayConnect(to: address) ?? false },
             refused: { [weak transfer] in transfer?.refusal ?? .upstreamFailed(reason: .cancelled(detail: "")) }
-        ) { [weak self, weak transfer] outcome in
-            guard let self else { return }
+        ) { [unowned self, weak transfer] outcome in
+            // Unowned: a connection lives in its pool or with a transfer, either way no longer
+            // than the transport (a transfer's exchange holds the session, which holds it); weak
+            // would give the transport a side table, and each of its retains the slow path.
             guard let transfer, transfer.isWaiting(for: connection) else {
                 // The transfer gave up meanwhile: a ready connection serves the next one.
                 if case .ready = outcome { return self.park(connection) }

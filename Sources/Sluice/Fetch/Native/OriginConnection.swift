@@ -38,7 +38,10 @@ final class OriginConnection {
     let pool: OriginPool
     var key: OriginKey { pool.key }
     private(set) var phase = Phase.resolving
-    unowned let transport: NativeTransport
+    /// The transport whose pool it is in; it closes its idle connections as it goes, and one in
+    /// use is let go of by its transfer first (held without reference counting, as
+    /// ``NativeTransfer/transport``).
+    unowned(unsafe) let transport: NativeTransport
     /// The transfer using it now (`nil` while idle or opening). Unowned, not weak (no side
     /// table for the transfer): cleared by ``release()`` and ``close()``, which every way a
     /// transfer lets go of its connection takes, and by the transfer's `deinit`.
@@ -61,10 +64,21 @@ final class OriginConnection {
     init(pool: OriginPool, transport: NativeTransport) {
         self.pool = pool
         self.transport = transport
+        link.connection = self
     }
 
-    /// Its socket (held unowned by it) no longer points back here.
-    deinit { socket?.delegate = nil }
+    /// What a callback that may come after it is gone (the resolver's) holds instead of it.
+    final class Link {
+        /// Cleared by its `deinit`.
+        unowned var connection: OriginConnection?
+    }
+    private let link = Link()
+
+    /// Its socket (held unowned by it) and its link no longer point back here.
+    deinit {
+        socket?.delegate = nil
+        link.connection = nil
+    }
 
     /// The byte stream to the origin: the socket, or TLS over it.
     var stream: (any ClientStream)? {
@@ -108,8 +122,11 @@ final class OriginConnection {
     ) {
         opened = done
         openedAt = EventLoop.monotonicNanoseconds()
-        let timer = Timer(loop: transport.loop) { [weak self] in
-            guard let self, !self.isOpen else { return }
+        // Its timers are its own (freed with it, never fired after), so they hold it unowned:
+        // a weak reference would give it a side table, and every later retain of it (several a
+        // request, for as long as it is pooled) the slow path.
+        let timer = Timer(loop: transport.loop) { [unowned self] in
+            guard !self.isOpen else { return }
             self.failOpening(
                 .upstreamFailed(
                     reason: .timedOut(
@@ -120,8 +137,9 @@ final class OriginConnection {
         timer.schedule(milliseconds: transport.settings.connectTimeoutMilliseconds)
         connectTimer = timer
         let port = key.port
-        transport.resolver.resolveAll(key.bareHost) { [weak self] result in
-            guard let self, case .resolving = self.phase else { return }
+        // The resolver may answer after it is gone: it is reached through its link.
+        transport.resolver.resolveAll(key.bareHost) { [link] result in
+            guard let self = link.connection, case .resolving = self.phase else { return }
             self.opening.nameLookup = self.elapsed()
             switch result {
             case .failure:
@@ -146,7 +164,7 @@ final class OriginConnection {
         // Each address but the last gets half of what is left (at least 250 ms), as libcurl
         // does: one that drops packets does not use up the whole connect timeout.
         let left = transport.settings.connectTimeoutMilliseconds - Int(elapsed() * 1000)
-        let timer = attemptTimer ?? Timer(loop: transport.loop) { [weak self] in self?.nextAddress() }
+        let timer = attemptTimer ?? Timer(loop: transport.loop) { [unowned self] in self.nextAddress() }
         attemptTimer = timer
         timer.schedule(milliseconds: max(250, left / 2))
     }
