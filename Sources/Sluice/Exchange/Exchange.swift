@@ -41,7 +41,7 @@ final class Exchange {
     /// What the exchange waits for on its timer (a fault, a collapse leader, the paced upload).
     lazy var waiting = ExchangeWait(loop: env.loop) { [weak self] reason in self?.waited(reason) }
     /// Whether an event is being handled, and what waits for its turn.
-    private var turn = Turn.idle(spare: [])
+    private var turn = Turn.idle
 
     /// The request upstream, from the exchange's start to its end.
     struct Outgoing {
@@ -105,9 +105,8 @@ final class Exchange {
 
     /// Where the driver's loop stands (Varnish's `CNT_Request`: one loop kicks the request along).
     enum Turn {
-        /// No event is being handled; the queue's storage is kept for the next turn (an exchange
-        /// takes several turns: no new array for each).
-        case idle(spare: [ExchangeMachine.Event])
+        /// No event is being handled.
+        case idle
         /// The loop is carrying out an event's actions; the events they raised wait, in order.
         case draining([ExchangeMachine.Event])
     }
@@ -115,26 +114,41 @@ final class Exchange {
     /// Feeds one event to the machine and carries out its actions in order; events raised while
     /// they run are queued and handled after them by the same loop, so the machine never sees an
     /// event in the middle of another's actions and `run` is never re-entered.
+    ///
+    /// The two arrays it works with (the actions, the queue) are the environment's, taken for
+    /// the turn and given back emptied with their room: no exchange allocates either. One that
+    /// runs inside another's actions finds them taken and makes its own.
     func run(_ event: consuming ExchangeMachine.Event) {
         if case .draining(var waiting) = turn {
-            turn = .idle(spare: [])  // the array's only owner is `waiting` now: appended in place
+            turn = .idle  // the array's only owner is `waiting` now: appended in place
             waiting.append(event)
             turn = .draining(waiting)
             return
         }
-        guard case .idle(let spare) = turn else { return }
-        turn = .draining(consume spare)
-        var actions = machine.handle(event)
+        turn = .draining(env.spareEvents.take() ?? [])
+        var actions = env.spareActions.take() ?? []
+        machine.handle(event, into: &actions)
         performAll(&actions)
         while case .draining(var waiting) = turn, !waiting.isEmpty {
-            turn = .idle(spare: [])
-            let next = waiting.removeFirst()
+            turn = .idle
+            // (The usual queue has one event: taken from the end, without the general shift.)
+            let next = waiting.count == 1 ? waiting.removeLast() : waiting.removeFirst()
             turn = .draining(waiting)
-            actions = machine.handle(next)
+            Self.empty(&actions)
+            machine.handle(next, into: &actions)
             performAll(&actions)
         }
+        Self.empty(&actions)
+        env.spareActions = actions
         guard case .draining(let emptied) = turn else { return }
-        turn = .idle(spare: consume emptied)
+        turn = .idle
+        env.spareEvents = emptied
+    }
+
+    /// Empties `actions`, keeping its room: one by one from the end, as `removeAll(keepingCapacity:)`
+    /// goes through the general `replaceSubrange` (about 200 instructions for a few elements).
+    private static func empty(_ actions: inout [ExchangeMachine.Action]) {
+        while actions.popLast() != nil {}
     }
 
     /// Whether the exchange ended, or its end waits for its turn in the loop.

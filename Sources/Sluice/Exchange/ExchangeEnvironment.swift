@@ -30,6 +30,12 @@ final class ExchangeEnvironment {
     let machineCache: ExchangeMachine.CacheRules?
     /// Collapsed forwarding: who fetches which key, who waits.
     let collapser = Collapser()
+    /// Storage the exchanges' drivers reuse (``Exchange/run(_:)``): the actions of an event and
+    /// the events raised while they run, kept empty with their room between turns (`nil` while
+    /// taken: moved out and back, never copied, and the shared empty array's slow reference
+    /// counting is not touched).
+    var spareActions: [ExchangeMachine.Action]? = []
+    var spareEvents: [ExchangeMachine.Event]? = []
     /// `stale-while-revalidate` refreshes running, by key (one per key).
     var refreshes: [String: BackgroundRefresh] = [:]
     /// The rules in force.

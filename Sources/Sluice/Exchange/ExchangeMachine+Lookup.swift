@@ -4,8 +4,8 @@ extension ExchangeMachine {
 
     mutating func lookedUp(
         key: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry], collapse: CollapseView,
-        afterCollapse: CacheStatus.Forward?, mayCollapse: Bool, now: Double
-    ) -> [Action] {
+        afterCollapse: CacheStatus.Forward?, mayCollapse: Bool, now: Double, into actions: inout [Action]
+    ) {
         let settings = context.cache?.freshness ?? .init()
         let request = Freshness.Request(context.request.headers)
         let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
@@ -17,21 +17,20 @@ extension ExchangeMachine {
         {
             // §3.4: a fresh stored piece that holds every byte asked for answers the range.
             return serveHit(
-                piece, age: age, ttl: ttl, detail: detail ?? "partial", afterCollapse: nil)
+                piece, age: age, ttl: ttl, detail: detail ?? "partial", afterCollapse: nil, into: &actions)
         }
         var forward: CacheStatus.Forward
         var fetch = ExchangePhase.Fetch(
             requestTime: now, revalidating: nil, onOriginFailure: .fail, collapse: .none,
             delivery: .awaitingHead)
-        var actions: [Action] = []
         switch decision {
         case .fresh(let entry, let age, let ttl, let detail):
-            return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse)
+            return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse, into: &actions)
         case .staleWhileRevalidate(let entry, let age, let ttl):
-            let refresh: [Action] = context.request.method == "GET" ? [.refreshInBackground(entry)] : []
-            return refresh
-                + serveHit(
-                    entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse)
+            if context.request.method == "GET" { actions.append(.refreshInBackground(entry)) }
+            return serveHit(
+                entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse,
+                into: &actions)
         case .revalidate(let entry, let conditions, let onFailure, let reason):
             forward = reason
             fetch.revalidating = conditions.isEmpty ? .client(entry) : .sluice(entry)
@@ -40,13 +39,11 @@ extension ExchangeMachine {
             forward = miss.forward
         }
         if request.control.onlyIfCached {
-            return [
-                .setCacheStatus(.forward(forward, detail: "only-if-cached")),
+            actions.append(.setCacheStatus(.forward(forward, detail: "only-if-cached")))
+            return actions.append(
                 .fail(
-                    .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))),
-            ]
+                    .upstreamFailed(reason: .timedOut(detail: "only-if-cached: no stored response fits the request."))))
         }
-        actions.reserveCapacity(4)  // one allocation, not three growths
         actions.append(.setCacheStatus(.forward(forward)))
         // Collapsed forwarding (Varnish's waiting list): a miss on a key that another exchange
         // fetches waits for it; a GET miss leads, unless the key was just found not storable
@@ -55,8 +52,7 @@ extension ExchangeMachine {
         if mayCollapse, !request.noCache, context.cache?.collapseForwarding == true {
             if collapse.fetching {
                 phase = .awaitingCollapse(key: key, forward: forward)
-                actions.append(.wait(key: key))
-                return actions
+                return actions.append(.wait(key: key))
             }
             if context.request.method == "GET", !collapse.uncacheable {
                 fetch.collapse = .leading(key: key)
@@ -68,17 +64,18 @@ extension ExchangeMachine {
         if case .sluice(let entry) = fetch.revalidating { conditions = Revalidation.conditions(for: entry) }
         actions.append(.countMiss)
         actions.append(.fetch(conditions: conditions))
-        return actions
     }
 
     mutating func serveHit(
-        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String?, afterCollapse: CacheStatus.Forward?
-    ) -> [Action] {
+        _ entry: CacheStore.Entry, age: Int64, ttl: Int64, detail: String?, afterCollapse: CacheStatus.Forward?,
+        into actions: inout [Action]
+    ) {
         phase = .servingStored(.hit)
         let status =
             afterCollapse.map { CacheStatus(.forward($0), collapsed: true) }
             ?? CacheStatus(.hit(ttl: ttl), detail: detail ?? (entry.fromSharedTier ? "shared" : nil))
-        return [.setCacheStatus(status), serve(entry, age: age, fromUpstream: false)]
+        actions.append(.setCacheStatus(status))
+        actions.append(serve(entry, age: age, fromUpstream: false))
     }
 
     /// How a stored response answers the client (``StoredAnswer``), or the failure that replaces

@@ -53,7 +53,17 @@ struct ExchangeMachine {
 
     // MARK: - Transitions
 
+    /// The actions for `event`, in a new array (tests; the driver passes its own).
     mutating func handle(_ event: Event) -> [Action] {
+        var actions: [Action] = []
+        handle(event, into: &actions)
+        return actions
+    }
+
+    /// Appends the actions for `event` to `actions`: the driver hands in one array for every
+    /// event, emptied with its room kept, so an event's decisions allocate nothing (five arrays
+    /// a request, were each transition to return its own).
+    mutating func handle(_ event: Event, into actions: inout [Action]) {
         // The event first, then the phase it applies in: a `switch (phase, event)` would copy
         // both into a tuple (every payload retained) on each event. Events that no longer matter
         // in the phase (a late completion after the client left) do nothing. An orphaned fetch
@@ -61,96 +71,101 @@ struct ExchangeMachine {
         // where a case binds the fetch anyway (binding copies it: once per event, not twice).
         switch event {
         case .routed(let route, let transform, let now):
-            guard case .routing = phase else { return [] }
+            guard case .routing = phase else { return }
             context.transform = transform
-            return routed(route, now: now)
+            routed(route, now: now, into: &actions)
         case .lookedUp(let candidates, let pieces, let collapse, let now):
-            guard case .lookingUp(let key, let after) = phase else { return [] }
-            return lookedUp(
+            guard case .lookingUp(let key, let after) = phase else { return }
+            lookedUp(
                 key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
-                mayCollapse: after == nil && !context.request.headers.contains(.range), now: now)
+                mayCollapse: after == nil && !context.request.headers.contains(.range), now: now, into: &actions)
         case .collapseReleased:
-            guard case .awaitingCollapse(let key, let forward) = phase else { return [] }
+            guard case .awaitingCollapse(let key, let forward) = phase else { return }
             phase = .lookingUp(key: key, afterCollapse: forward)
-            return [.lookUp(key: key)]
+            actions.append(.lookUp(key: key))
         case .collapseMayStream(let writer):
-            guard case .awaitingCollapse(let key, let forward) = phase else { return [] }
+            guard case .awaitingCollapse(let key, let forward) = phase else { return }
             // A GET whose nominated fields select the same variant takes the response as it is
             // written; any other waiter waits for the release and looks again.
             let request = context.request
             guard request.method == "GET", !request.headers.contains(.range),
                 HTTPFields.Field.sameBytes(
                     CachePolicy.variant(names: writer.varyNames, request: request.headers), writer.variant)
-            else { return [] }
+            else { return }
             phase = .servingStored(.whileWritten)
-            let status = Action.setCacheStatus(CacheStatus(.forward(forward), collapsed: true))
+            actions.append(.leave(key: key))
+            actions.append(.setCacheStatus(CacheStatus(.forward(forward), collapsed: true)))
             switch answer(writer.head, size: 0, fromUpstream: true) {
-            case .success(let answer): return [.leave(key: key), status, .serveWhileWritten(writer, answer)]
-            case .failure(let error): return [.leave(key: key), status, .fail(error)]
+            case .success(let answer): actions.append(.serveWhileWritten(writer, answer))
+            case .failure(let error): actions.append(.fail(error))
             }
         case .responseHead(let head, let now):
-            guard case .fetching(let fetch) = phase else { return [] }
-            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
-            return responseHead(head, fetch, now: now)
+            guard case .fetching(let fetch) = phase else { return }
+            if fetch.delivery.isOrphaned { return actions += orphaned(fetch, event) }
+            responseHead(head, fetch, now: now, into: &actions)
         case .storing(let start):
-            guard case .fetching(let fetch) = phase else { return [] }
-            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
-            return storing(fetch, start)
+            guard case .fetching(let fetch) = phase else { return }
+            if fetch.delivery.isOrphaned { return actions += orphaned(fetch, event) }
+            storing(fetch, start, into: &actions)
         case .storeEnded:
-            guard case .fetching(let fetch) = phase else { return [] }
-            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
-            return releasing(fetch).map { [$0] } ?? []
+            guard case .fetching(let fetch) = phase else { return }
+            if fetch.delivery.isOrphaned { return actions += orphaned(fetch, event) }
+            if let release = releasing(fetch) { actions.append(release) }
         case .upstreamCompleted(let failure, let ownError, let now):
-            guard case .fetching(let fetch) = phase else { return [] }
-            if fetch.delivery.isOrphaned { return orphaned(fetch, event) }
-            guard let failure else { return completed(fetch, now: now) }
-            return failed(fetch, failure, ownError: ownError, now: now)
+            guard case .fetching(let fetch) = phase else { return }
+            if fetch.delivery.isOrphaned { return actions += orphaned(fetch, event) }
+            guard let failure else { return completed(fetch, now: now, into: &actions) }
+            actions += failed(fetch, failure, ownError: ownError, now: now)
         case .clientGone(let reason, let othersWait):
             switch phase {
             case .fetching(let fetch) where fetch.delivery.isOrphaned:
-                return []  // the client side is gone already
+                return  // the client side is gone already
             case .fetching(var fetch) where Self.mayOrphan(fetch, othersWait: othersWait):
                 fetch.delivery = .orphaned
                 phase = .fetching(fetch)
-                return [.detachClient]
+                actions.append(.detachClient)
             case .fetching:
-                return [
-                    .abandonStore,
-                    .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))),
-                    .finishClosing,
-                ]
-            case .servingStored: return [.stopStoredBody, .finishClosing]
-            case .done: return []
-            default: return [.finishClosing]
+                actions.append(.abandonStore)
+                actions.append(
+                    .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))))
+                actions.append(.finishClosing)
+            case .servingStored:
+                actions.append(.stopStoredBody)
+                actions.append(.finishClosing)
+            case .done: return
+            default: actions.append(.finishClosing)
             }
         case .finished(let outcome):
-            return finished(outcome)
+            finished(outcome, into: &actions)
         }
     }
 
-    private mutating func routed(_ route: Route, now: Double) -> [Action] {
+    private mutating func routed(_ route: Route, now: Double, into actions: inout [Action]) {
         switch route {
         case .refused(let error):
-            return [.fail(error)]
+            actions.append(.fail(error))
         case .answerLocally:
-            return [.answerLocally]
+            actions.append(.answerLocally)
         case .replay:
-            return [.setCacheStatus(CacheStatus(.replay)), fetchUncached(now: now)]
+            actions.append(.setCacheStatus(CacheStatus(.replay)))
+            actions.append(fetchUncached(now: now))
         case .forward:
-            guard context.cache != nil else { return [fetchUncached(now: now)] }
+            guard context.cache != nil else { return actions.append(fetchUncached(now: now)) }
             let request = context.request
             guard request.method == "GET" || request.method == "HEAD" else {
-                return [.setCacheStatus(.forward(.method)), fetchUncached(now: now)]
+                actions.append(.setCacheStatus(.forward(.method)))
+                return actions.append(fetchUncached(now: now))
             }
             if request.headers.contains(.cacheControl), CacheControl(request.headers).noStore {
-                return [.setCacheStatus(.forward(.request, detail: "no-store")), fetchUncached(now: now)]
+                actions.append(.setCacheStatus(.forward(.request, detail: "no-store")))
+                return actions.append(fetchUncached(now: now))
             }
             let key = context.url
             cacheKey = key
             // A range is answered from a complete stored response (the driver cuts it out); a miss
             // goes upstream with the Range, never collapsed.
             phase = .lookingUp(key: key, afterCollapse: nil)
-            return [.lookUp(key: key)]
+            actions.append(.lookUp(key: key))
         }
     }
 
@@ -165,15 +180,16 @@ struct ExchangeMachine {
 
     // MARK: - Fetch
 
-    private mutating func responseHead(_ head: ResponseHead, _ current: ExchangePhase.Fetch, now: Double) -> [Action] {
-        guard case .awaitingHead = current.delivery else { return [] }
+    private mutating func responseHead(
+        _ head: ResponseHead, _ current: ExchangePhase.Fetch, now: Double, into actions: inout [Action]
+    ) {
+        guard case .awaitingHead = current.delivery else { return }
         var fetch = current
         if case .serveStale = fetch.onOriginFailure, Self.errorStatuses.contains(head.status) {
             fetch.delivery = .discarding(.originError(status: head.status))  // answered at completion
             phase = .fetching(fetch)
-            return []
+            return
         }
-        var actions: [Action] = []
         if case .client(let entry) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
             // A 304 to the client's own conditions: passed on, and it freshens the stored response
@@ -190,13 +206,13 @@ struct ExchangeMachine {
             if head.status == 304, !Revalidation.selects(head, entry) {
                 fetch.delivery = .discarding(.otherRepresentation)
                 phase = .fetching(fetch)
-                return []
+                return
             }
             let updated = freshened(entry, by: head, fetch, cache, now: now)
             if head.status == 304 {
                 fetch.delivery = .discarding(.notModified(updated.served, kept: updated.kept))
                 phase = .fetching(fetch)
-                return []
+                return
             }
             if context.request.method == "HEAD", head.status == 200 {
                 // §4.3.5: a 200 to HEAD freshens the stored GET it agrees with, else outdates it.
@@ -214,29 +230,29 @@ struct ExchangeMachine {
         fetch.delivery = .streaming
         phase = .fetching(fetch)
         actions.append(.deliverHead(head, plan))
-        return actions
     }
 
-    private mutating func completed(_ fetch: ExchangePhase.Fetch, now: Double) -> [Action] {
+    private mutating func completed(_ fetch: ExchangePhase.Fetch, now: Double, into actions: inout [Action]) {
         switch fetch.delivery {
         case .discarding(.originError(let status)):
-            return serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
+            actions += serveStale(fetch, originStatus: status, now: now) ?? [.endResponse]
         case .discarding(.otherRepresentation):
             // The stored response cannot be reused as it is: the origin is asked again, plainly.
             var again = fetch
             again.requestTime = now
             again.delivery = .awaitingHead
             phase = .fetching(again)
-            return [.fetch(conditions: [])]
+            actions.append(.fetch(conditions: []))
         case .discarding(.notModified(let entry, let kept)):
             phase = .servingStored(.revalidated)
-            return (releasing(fetch).map { [$0] } ?? []) + (kept.map { [.refreshStored($0)] } ?? []) + [
-                .setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)),
-                serve(entry, age: entry.age(at: now), fromUpstream: true),
-            ]
+            if let release = releasing(fetch) { actions.append(release) }
+            if let kept { actions.append(.refreshStored(kept)) }
+            actions.append(.setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)))
+            actions.append(serve(entry, age: entry.age(at: now), fromUpstream: true))
         case .awaitingHead, .streaming, .orphaned:
-            if let release = releasing(fetch) { return [.commitStore, release, .endResponse] }
-            return [.commitStore, .endResponse]
+            actions.append(.commitStore)
+            if let release = releasing(fetch) { actions.append(release) }
+            actions.append(.endResponse)
         }
     }
 
@@ -276,8 +292,7 @@ struct ExchangeMachine {
 
     /// The store step's decision at the head: remember or forget the key as uncacheable, and
     /// release the waiters at once when they cannot be given this response.
-    private mutating func storing(_ fetch: ExchangePhase.Fetch, _ start: StoreStart) -> [Action] {
-        var actions: [Action] = []
+    private mutating func storing(_ fetch: ExchangePhase.Fetch, _ start: StoreStart, into actions: inout [Action]) {
         switch start {
         case .shared:
             if let key = cacheKey { actions.append(.forgetUncacheable(key: key)) }
@@ -288,7 +303,6 @@ struct ExchangeMachine {
         case .failed:
             if let release = releasing(fetch) { actions.append(release) }
         }
-        return actions
     }
 
     // MARK: - Orphaned leader
@@ -330,7 +344,8 @@ struct ExchangeMachine {
             phase = .fetching(updated)
             return [.storeOnly(head)]
         case .storing(let start):
-            var actions = storing(fetch, start)
+            var actions: [Action] = []
+            storing(fetch, start, into: &actions)
             // Not shareable: the waiters were released, and nobody needs the rest of the response.
             if case .fetching(let current) = phase, case .none = current.collapse {
                 phase = .done(.failed)
@@ -366,17 +381,15 @@ struct ExchangeMachine {
         return .release(key: key)
     }
 
-    private mutating func finished(_ outcome: ExchangePhase.Outcome) -> [Action] {
-        var actions: [Action] = []
+    private mutating func finished(_ outcome: ExchangePhase.Outcome, into actions: inout [Action]) {
         switch phase {
-        case .awaitingCollapse(let key, _): actions = [.leave(key: key)]
+        case .awaitingCollapse(let key, _): actions.append(.leave(key: key))
         case .fetching(let fetch):
-            if fetch.delivery.isOrphaned { return [] }  // its end is the fetch's, not the client's
-            if let release = releasing(fetch) { actions = [release] }
+            if fetch.delivery.isOrphaned { return }  // its end is the fetch's, not the client's
+            if let release = releasing(fetch) { actions.append(release) }
         default: break
         }
         phase = .done(outcome)
-        return actions
     }
 
     /// Whether a failure is one that `stale-if-error` covers (no connection, timeout, a bad
