@@ -134,21 +134,13 @@ final class Exchange {
             // (The usual queue has one event: taken from the end, without the general shift.)
             let next = waiting.count == 1 ? waiting.removeLast() : waiting.removeFirst()
             turn = .draining(waiting)
-            Self.empty(&actions)
             machine.handle(next, into: &actions)
             performAll(&actions)
         }
-        Self.empty(&actions)
         env.spareActions = actions
         guard case .draining(let emptied) = turn else { return }
         turn = .idle
         env.spareEvents = emptied
-    }
-
-    /// Empties `actions`, keeping its room: one by one from the end, as `removeAll(keepingCapacity:)`
-    /// goes through the general `replaceSubrange` (about 200 instructions for a few elements).
-    private static func empty(_ actions: inout [ExchangeMachine.Action]) {
-        while actions.popLast() != nil {}
     }
 
     /// Whether the exchange ended, or its end waits for its turn in the loop.
@@ -158,15 +150,13 @@ final class Exchange {
         return waiting.contains { if case .finished = $0 { true } else { false } }
     }
 
-    /// Carries out actions in order, each copied out by index (a payload retained and released
-    /// once; no iterator). Moving them out would need the array unique, and a literal the
-    /// compiler made static is not: it would be copied first.
+    /// Carries out actions in order and leaves `actions` empty with its room. Each is moved out,
+    /// not copied (a copy retains every payload and goes through the enum's outlined copy): the
+    /// array (the driver's own, unique) is reversed, which only moves the elements, and taken
+    /// from its end.
     private func performAll(_ actions: inout [ExchangeMachine.Action]) {
-        var index = 0
-        while index < actions.count {
-            perform(actions[index])
-            index += 1
-        }
+        if actions.count > 1 { actions.reverse() }
+        while let action = actions.popLast() { perform(action) }
     }
 
     private func perform(_ action: consuming ExchangeMachine.Action) {
