@@ -70,7 +70,7 @@ extension Exchange {
         let sent = outgoing.sent
         let shown = PausedMessage(
             method: sent?.method ?? request.method, url: (sent?.url ?? url).description,
-            headers: (sent?.headers ?? request.headers).map { ($0.name, $0.value) })
+            headers: (sent?.headers ?? request.headers).map { ($0.name, ExchangeCapture.shownValue($0)) })
         let (book, id, rule) = (env.breakpoints, id, route.rule.contract != nil ? route.rule.name : nil)
         return BreakpointStage(
             points, limit: env.transformLimit, headOnly: request.method == "HEAD",

@@ -40,9 +40,16 @@ final class ExchangeCapture: @unchecked Sendable {
         for field in request {
             bytes += field.name.utf8.count + field.value.utf8.count + 4
             if bytes > ExchangeCapture.headerLimit { break }
-            kept.append((field.name, field.value))
+            kept.append((field.name, ExchangeCapture.shownValue(field)))
         }
         requestHeaders = kept
+    }
+
+    /// A client field's value as the page, the event feed and breakpoints show it: the proxy's
+    /// own credentials (`Proxy-Authorization`, addressed to Sluice and never forwarded) are
+    /// never served, only said to be there.
+    static func shownValue(_ field: HTTPFields.Field) -> String {
+        field.code == .proxyAuthorization ? RecordedExchange.redacted : field.value
     }
 
     func head(_ bytes: [UInt8]) {

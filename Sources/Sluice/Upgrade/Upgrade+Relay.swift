@@ -11,7 +11,8 @@ extension Upgrade {
             for: .message, method: request.method, host: url.host, path: url.pathAndQuery, fields: request.headers)
         guard !points.isEmpty else { return }
         let shown = PausedMessage(
-            method: request.method, url: url.description, headers: request.headers.map { ($0.name, $0.value) })
+            method: request.method, url: url.description,
+            headers: request.headers.map { ($0.name, ExchangeCapture.shownValue($0)) })
         for direction in [WebSocketFrames.Direction.send, .receive]
         where points.contains(where: { $0.direction == nil || $0.direction == direction.rawValue }) {
             let (book, id) = (env.breakpoints, id)

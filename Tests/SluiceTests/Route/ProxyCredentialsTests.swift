@@ -54,6 +54,39 @@ struct ProxyCredentialsTests {
         #expect(!proxy.logLines.all.contains { $0.contains("s3cret") })
     }
 
+    @Test("The event feed says Proxy-Authorization was sent and never serves its value")
+    func credentialsNotServed() throws {
+        let origin = try OriginServer { _ in .text("hello") }
+        defer { origin.stop() }
+        let (proxy, directory) = try Self.harness()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let admin = try proxy.startAdmin()
+        // The page watches (the fields are kept for watched exchanges)
+        let watcher = try RawClient(port: admin)
+        try watcher.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _ = try #require(try watcher.reader.readHead())
+        // (Subscribed in the loop turn that wrote the head just read.)
+        let token = Data("phone:s3cret pass".utf8).base64EncodedString()
+        let client = try RawClient(port: proxy.port)
+        let answer = try client.request(
+            "GET \(origin.url("/a")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nProxy-Authorization: Basic \(token)\r\n\r\n"
+        )
+        #expect(answer.status == 200)
+        var shown: [[String]] = []
+        for _ in 0..<20 where shown.isEmpty {
+            let line = try watcher.reader.readEventLine()
+            if line.hasPrefix("data: "),
+                let event = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any],
+                let fields = event["request_headers"] as? [[String]]
+            {
+                shown = fields
+            }
+        }
+        let credentials = shown.first { $0.first?.lowercased() == "proxy-authorization" }
+        #expect(credentials == ["Proxy-Authorization", "[redacted]"])
+        #expect(!shown.flatMap { $0 }.contains { $0.contains(token) })
+    }
+
     @Test("A CONNECT needs the credentials too; the 407 keeps the connection for the retry")
     func connect() throws {
         let (proxy, directory) = try Self.harness()
