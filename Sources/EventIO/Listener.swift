@@ -12,6 +12,13 @@ public final class Listener {
     /// The address actually bound (the real port when asked for port 0).
     public private(set) var localAddress: SocketAddress
     private var paused = false
+    /// Accepting stopped for a moment after `accept(2)` failed for want of descriptors or memory.
+    private var backingOff = false
+    private var backoffTimer: Timer?
+    /// Told of an `accept(2)` failure (its `errno`) once when such a run of failures begins.
+    public var onAcceptFailure: ((Int32) -> Void)?
+    /// How long accepting stops after `accept(2)` failed for want of descriptors or memory.
+    public static let backoffMilliseconds = 100
 
     /// Binds and starts accepting.
     /// - Parameters:
@@ -32,6 +39,7 @@ public final class Listener {
                 loop.base,
                 { _, fd, address, length, ctx in
                     let listener = Unmanaged<Listener>.fromOpaque(ctx!).takeUnretainedValue()
+                    listener.backingOff = false
                     let peer =
                         address.flatMap { SocketAddress(pointer: $0, length: Int(length)) }
                         ?? SocketAddress(ip: [0, 0, 0, 0], port: 0)
@@ -40,10 +48,36 @@ public final class Listener {
         }
         guard let created else { throw EventIOError(operation: "evconnlistener_new_bind \(address)") }
         listener = created
+        // Without this, a failed accept(2) is only a line on stderr from libevent, and with the
+        // descriptors used up the socket stays readable: the loop would spin on it.
+        evconnlistener_set_error_cb(created) { _, ctx in
+            Unmanaged<Listener>.fromOpaque(ctx!).takeUnretainedValue().acceptFailed(errno)
+        }
+        backoffTimer = Timer(loop: loop) { [unowned self] in self.endBackoff() }
         if let bound = SocketAddress.local(of: evconnlistener_get_fd(created)) { localAddress = bound }
     }
 
     deinit { if let listener { evconnlistener_free(listener) } }
+
+    /// `accept(2)` failed. Out of descriptors or memory (the pending connection stays in the
+    /// backlog, so the socket stays readable), accepting stops for ``backoffMilliseconds`` as
+    /// nginx does, instead of spinning; the owner hears of it once per run of failures. Other
+    /// errors (a connection reset before it was taken) are the peer's and pass.
+    private func acceptFailed(_ code: Int32) {
+        guard code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM else { return }
+        if !backingOff {
+            backingOff = true
+            onAcceptFailure?(code)
+        }
+        if !paused { evconnlistener_disable(listener) }
+        backoffTimer?.schedule(milliseconds: Self.backoffMilliseconds)
+    }
+
+    private func endBackoff() {
+        // The run of failures ends with the next accept that works (``onAccept``); until then
+        // each failure stops accepting again.
+        if !paused { evconnlistener_enable(listener) }
+    }
 
     /// Stops accepting (connections wait in the backlog) until ``resume()``.
     public func pause() {
@@ -56,6 +90,6 @@ public final class Listener {
     public func resume() {
         guard paused else { return }
         paused = false
-        evconnlistener_enable(listener)
+        if backoffTimer?.isScheduled != true { evconnlistener_enable(listener) }
     }
 }

@@ -18,14 +18,37 @@ struct ResourceTests {
         private let pipe: Pipe
         private let files: [String]
 
-        init(_ yaml: String) throws {
+        /// What it wrote (stdout and stderr), the first MiB.
+        final class Output: Sendable {
+            let text = Mutex("")
+        }
+        private let output = Output()
+
+        init(_ yaml: String, descriptorLimit: Int? = nil) throws {
             let directory = try CLI.workingDirectory()
             let config = try CLI.temporaryFile(
                 yaml + "\ncache: { path: \(directory.path)/cache.sqlite }\nlog: { access: false }\n")
             files = [config, directory.path]
-            (process, pipe, port) = try CLI.serve(["--config", config])
-            pipe.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
+            (process, pipe, port) = try CLI.serve(["--config", config], descriptorLimit: descriptorLimit)
+            let output = self.output
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let text = String(decoding: handle.availableData, as: UTF8.self)
+                output.text.withLock { if $0.utf8.count < 1 << 20 { $0 += text } }
+            }
             _ = try CLI.connect(port)
+        }
+
+        var written: String { output.text.withLock { $0 } }
+
+        /// CPU seconds it used so far (user and system, `/proc/PID/stat`).
+        var cpuSeconds: Double {
+            guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { return -1 }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            // After the name: state is field 3, utime 14 and stime 15 (1-based, name included).
+            guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return -1 }
+            return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
         deinit {
@@ -92,6 +115,29 @@ struct ResourceTests {
         normal.socket.close()
         let after = server.settle(to: baseline)
         #expect(after <= baseline, "descriptors: baseline \(baseline), after \(after)")
+    }
+
+    @Test("Out of descriptors: accepting pauses instead of spinning, is said once, and resumes when some are free")
+    func descriptorsRunOut() throws {
+        let origin = try Self.streamingOrigin()
+        defer { origin.stop() }
+        // A hard limit of 64: raising the soft one (as serve does) cannot get past it.
+        let server = try Server("limits: { max_connections: 1000 }", descriptorLimit: 64)
+        let baseline = try Self.baseline(server, origin)
+        // More clients than descriptors left: the rest wait in the backlog.
+        let idle = try (0..<(80 - baseline)).map { _ in try TestSocket.connect(port: server.port) }
+        #expect(eventually(timeout: 5) { server.descriptors >= 64 }, "descriptors: \(server.descriptors)")
+        let before = server.cpuSeconds
+        Thread.sleep(forTimeInterval: 1)
+        let spent = server.cpuSeconds - before
+        #expect(spent < 0.2, "CPU seconds in one second with the backlog waiting: \(spent)")
+        let failures = server.written.components(separatedBy: "accepting connections failed").count - 1
+        #expect(failures == 1, "said once: \(server.written.suffix(400))")
+        // Descriptors free again: waiting clients are taken and served.
+        for socket in idle.prefix(40) { socket.close() }
+        let client = try RawClient(port: server.port)
+        #expect(try client.request(RawClient.get(origin.url("/after"))).text == "ok")
+        for socket in idle.dropFirst(40) { socket.close() }
     }
 
     @Test("Clients that never read: the origin is paused, memory stays bounded, client_body closes them")

@@ -46,10 +46,12 @@ struct CLI {
     /// Starts `sluice serve` with `arguments` on a free port; returns the process, its output pipe and the port.
     /// - Parameters:
     ///   - fileSizeLimitKiB: `ulimit -f` for the process (a full disk, as far as its files go).
+    ///   - descriptorLimit: `ulimit -n` (soft and hard) for the process.
     ///   - currentDirectory: its working directory; a fresh one by default.
     ///   - dataHome: its `XDG_DATA_HOME`; the working directory by default.
     static func serve(
-        _ arguments: [String], fileSizeLimitKiB: Int? = nil, currentDirectory: URL? = nil, dataHome: URL? = nil
+        _ arguments: [String], fileSizeLimitKiB: Int? = nil, descriptorLimit: Int? = nil,
+        currentDirectory: URL? = nil, dataHome: URL? = nil
     ) throws -> (Process, Pipe, UInt16) {
         let probe = try TestListener()
         let port = probe.port
@@ -58,9 +60,12 @@ struct CLI {
         // No admin port unless a test asks (tests run side by side; 8081 is one port).
         let admin = arguments.contains("--admin-listen") ? [] : ["--admin-listen", ""]
         let serve = ["serve", "--listen", "127.0.0.1:\(port)"] + admin + arguments
-        if let fileSizeLimitKiB {
+        let limits =
+            (fileSizeLimitKiB.map { ["ulimit -f \($0)"] } ?? []) + (descriptorLimit.map { ["ulimit -n \($0)"] } ?? [])
+        if !limits.isEmpty {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", binary.path] + serve
+            process.arguments =
+                ["-c", (limits + ["exec \"$0\" \"$@\""]).joined(separator: " && "), binary.path] + serve
         } else {
             process.executableURL = binary
             process.arguments = serve

@@ -12,6 +12,16 @@ public enum ProxyRuntime {
     ///   - logger: where access and error lines go.
     ///   - reload: reads the configuration again (the file it came from); `nil` ignores SIGHUP.
     ///   - onReady: called on the loop thread once the port is bound.
+    /// Raises the soft limit on open descriptors to the hard one, as Go's runtime does: the usual
+    /// soft limit (1,024) is below what `limits.max_connections` allows once each client has
+    /// its origin connection, a cache file and a log.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     public static func run(
         configuration: Configuration, logger: Logger, reload: (() throws -> Configuration)? = nil,
         onReady: (SocketAddress) -> Void = { _ in }
@@ -19,6 +29,7 @@ public enum ProxyRuntime {
         // Body buffers come and go with every response: keep freed memory rather than fault it in
         // again (9 % of the throughput of JSON stripping at c=64, measured).
         EventLoop.keepFreedMemory(trimThreshold: 8 << 20, mapThreshold: 1 << 20)
+        raiseDescriptorLimit()
         let loop = try EventLoop()
         let server = try ProxyServer(configuration: configuration, loop: loop, logger: logger)
         // Every port must be had, or nothing starts (`ListenFailure`); `admin.listen: ""` is how

@@ -128,6 +128,11 @@ public final class ProxyServer {
             () throws(EventIOError) in
             try Listener(loop: loop, address: address) { [unowned self] fd, peer in self.accept(fd: fd, peer: peer) }
         }
+        listener.onAcceptFailure = { [logger] code in
+            logger.error(
+                "accepting connections failed (\(String(cString: strerror(code)))): paused for \(Listener.backoffMilliseconds) ms at a time until it works again"
+            )
+        }
         self.listener = listener
         boundAddress = listener.localAddress
         addSelfAddress(boundAddress)
