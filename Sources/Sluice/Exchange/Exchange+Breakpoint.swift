@@ -170,12 +170,13 @@ extension Exchange: PauseTarget {
         // Fields were checked where the edit came in (the admin API): written as they are.
         if let fields = edit.headers { upstream.headers = PausedMessage.sentFields(fields) }
         let sent = edit.body ?? body
+        // The transport writes the framing from `body` (a field here would be a second
+        // Content-Length line, which an origin must refuse: RFC 9112 §6.3).
         upstream.headers.remove(.transferEncoding)
+        upstream.headers.remove(.contentLength)
         if sent.isEmpty, ["GET", "HEAD", "DELETE", "OPTIONS"].contains(upstream.method) {
-            upstream.headers.remove(.contentLength)
             upstream.body = .none
         } else {
-            upstream.headers.set("Content-Length", String(sent.count))
             upstream.body = .length(Int64(sent.count))
         }
         return .success(sent)

@@ -96,6 +96,8 @@ struct BreakpointTests {
         #expect(response.status == 200 && response.text == "saw 26", "\(response.text)")
         let seen = try #require(origin.requests.first)
         #expect(seen.header("x-edited") == "yes" && seen.header("content-length") == "26")
+        #expect(
+            seen.fields.filter { $0.0.lowercased() == "content-length" }.count == 1, "one framing line: \(seen.fields)")
         #expect(String(decoding: seen.body, as: UTF8.self) == #"{"qty":25,"note":"edited"}"#)
         #expect(try Self.admin(admin, "GET", "/paused").1 as? [Any] != nil)
         #expect(
