@@ -39,6 +39,9 @@ public struct SourceDocument: Sendable {
                 throw ContractError(file: uri, line: error.line, pointer: nil, message: error.message)
             }
         }
+        // A byte order mark may start a YAML stream (YAML 1.2 §5.2); libyaml refuses one in
+        // UTF-8 text handed over as a string.
+        if text.unicodeScalars.first == "\u{FEFF}" { return try readYAML(text: String(text.dropFirst()), uri: uri) }
         return try readYAML(text: text, uri: uri)
     }
 

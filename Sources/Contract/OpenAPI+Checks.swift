@@ -164,6 +164,26 @@ extension OpenAPIContract {
     /// (not exploded), `k=v,k=v` (`simple` exploded) or one `k=v` item each (`form` exploded);
     /// else the first value, typed as the schema says. `nil` for what is not checked (yet):
     /// `deepObject`, `matrix` and `label` values.
+    /// `text` cut at each occurrence of any of `delimiters` (empty pieces kept).
+    static func splitting(_ text: String, at delimiters: [String]) -> [String] {
+        let bytes = Array(text.utf8)
+        let marks = delimiters.map { Array($0.utf8) }
+        var pieces: [String] = []
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            if let mark = marks.first(where: { bytes[index...].starts(with: $0) }) {
+                pieces.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                index += mark.count
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        pieces.append(String(decoding: bytes[start...], as: UTF8.self))
+        return pieces
+    }
+
     static func text(of parameter: Parameter, values: [String]) -> String? {
         guard !["deepObject", "matrix", "label"].contains(parameter.style) else { return nil }
         // Each piece once split: a query's percent-decoded (a `%2C` is data, never a delimiter:
@@ -178,13 +198,17 @@ extension OpenAPIContract {
         if parameter.jsonContent { return piece(values[0][...]) }
         switch parameter.type {
         case "array":
-            let items =
-                parameter.explode && parameter.location == .query
-                ? values.map { piece($0[...]) }
-                : values.joined(separator: ",").split(
-                    separator: parameter.style == "pipeDelimited"
-                        ? "|" : (parameter.style == "spaceDelimited" ? " " : ","), omittingEmptySubsequences: false
-                ).map(piece)
+            let items: [String]
+            if parameter.explode && parameter.location == .query {
+                items = values.map { piece($0[...]) }
+            } else if parameter.style == "spaceDelimited" || parameter.style == "pipeDelimited" {
+                // Query styles whose delimiter is sent encoded (§4.7.12.4: `blue%20black`,
+                // `blue|black` or `blue%7Cblack`); a space may also come as `+`.
+                let delimiters = parameter.style == "spaceDelimited" ? ["%20", "+", " "] : ["%7C", "%7c", "|"]
+                items = splitting(values.joined(separator: ","), at: delimiters).map { piece($0[...]) }
+            } else {
+                items = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map(piece)
+            }
             return "[" + items.map { json($0, type: parameter.itemType) }.joined(separator: ",") + "]"
         case "object" where parameter.style == "form" || parameter.style == "simple":
             var members: [(String, String)] = []

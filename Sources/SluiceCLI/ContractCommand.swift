@@ -174,6 +174,7 @@ struct ContractCommand: ParsableCommand {
                             ("violations", .array(verdict.violations.map(ContractCommand.violationJSON))),
                         ]))
                 } else if !verdict.passed {
+                    progress.done()  // the line is the result's, not glued to the progress
                     print("BROKEN  \(entry.status)  \(entry.url)  (rule \(owner.name))")
                     for violation in verdict.violations.prefix(5) { print("        \(violation)") }
                     if verdict.total > 5 { print("        … \(verdict.total - 5) more") }

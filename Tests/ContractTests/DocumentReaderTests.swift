@@ -30,6 +30,13 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(root["strings"]?.json, #"["1_000","2026-11-25","1:30","true","0b101",".inf"]"#)
     }
 
+    /// A byte order mark may start a YAML stream (YAML 1.2 §5.2), as it may start JSON text.
+    func testAByteOrderMarkStartsYAMLAndJSON() throws {
+        let yaml = try read("\u{FEFF}openapi: 3.0.3\ninfo: {title: t, version: '1'}\n")
+        XCTAssertEqual(yaml["openapi"]?.json, #""3.0.3""#)
+        XCTAssertEqual(try read("\u{FEFF}{\"openapi\": \"3.1.0\"}")["openapi"]?.json, #""3.1.0""#)
+    }
+
     func testMergeKeysApplyWithTheMappingsOwnKeysWinning() throws {
         let root = try read(
             """

@@ -395,6 +395,30 @@ final class OpenAPITests: XCTestCase {
             ["header:X-Item-Ids/1 type", "header:X-Page/next type"])
     }
 
+    func testSpaceAndPipeDelimitedArraysSplitAtTheirEncodedDelimiters() throws {
+        // OAS 3.0.3 §4.7.12.4: spaceDelimited `blue%20black`, pipeDelimited `blue|black`.
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1'}
+                paths:
+                  /q:
+                    get:
+                      parameters:
+                        - {name: sp, in: query, style: spaceDelimited, explode: false, schema: {type: array, items: {type: integer}}}
+                        - {name: pp, in: query, style: pipeDelimited, explode: false, schema: {type: array, maxItems: 2, items: {type: integer}}}
+                      responses: {'204': {description: ok}}
+                """)
+        func violations(_ query: String) -> [String] {
+            contract.checkRequest(method: "GET", path: "/q", query: query, headers: [], hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations("sp=1%202&pp=1|2"), [])
+        XCTAssertEqual(violations("sp=1+2+3&pp=1%7C2"), [])
+        XCTAssertEqual(violations("sp=1%20x"), ["query:sp/1 type"])
+        XCTAssertEqual(violations("pp=1|2|3"), ["query:pp maxItems"])
+    }
+
     func testParameterTypesUnderCompositionsAndEnums() throws {
         // FastAPI's Optional[int], a 3.0 `allOf: [$ref]` object, an enum without type.
         let contract = try Self.load(

@@ -57,6 +57,7 @@ extension Exchange {
             record.contractFailure = failure
         }
         record.contractCheck = stages.contract?.record
+        record.requestContractCheck = outgoing.contract?.record
         record.breakpoint = notes.breakpoint
         if notes.breakpoint != nil { env.breakpoints.forget(exchange: id) }
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {

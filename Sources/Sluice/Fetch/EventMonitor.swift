@@ -107,6 +107,9 @@ public struct ExchangeRecord: Sendable {
     public var contractFailure: ContractFailure? = nil
     /// What the rule's contract checked of the response (operation, status), when it checked it.
     public var contractCheck: ContractCheck? = nil
+    /// What the rule's contract checked of the request (its operation, whether a body schema
+    /// applied), when `requests:` checks it.
+    public var requestContractCheck: ContractCheck? = nil
     /// The request's broken contract under `requests: report` (``contract`` is then `failed`,
     /// and ``contractFailure`` is the response's, if it broke its contract too).
     public var requestContractFailure: ContractFailure? = nil

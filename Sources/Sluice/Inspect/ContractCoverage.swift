@@ -117,15 +117,21 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
 
     public func exchangeDidComplete(_ record: ExchangeRecord) {
         guard let rule = record.rule else { return }
+        // An enforced request's failure ends the exchange: it is the record's only failure, and
+        // its request the only thing checked.
+        let refused = record.contractFailure?.direction == .request
         let request = record.requestContractFailure
-        if let request {
-            addCase(
-                rule: rule, check: nil, failure: request, url: record.url, method: record.method, status: record.status)
+        var requestChecked = false
+        if !refused, record.requestContractCheck != nil || request != nil {
+            requestChecked = addCase(
+                rule: rule, check: record.requestContractCheck, failure: request, url: record.url,
+                method: record.method, status: record.status, request: true)
         }
         let response = addCase(
-            rule: rule, check: record.contractCheck, failure: record.contractFailure, url: record.url,
-            method: record.method, status: record.status)
-        if request != nil || response { count(rule, broken: request != nil || record.contractFailure != nil) }
+            rule: rule, check: refused ? record.requestContractCheck : record.contractCheck,
+            failure: record.contractFailure, url: record.url, method: record.method, status: record.status,
+            request: refused)
+        if requestChecked || response { count(rule, broken: request != nil || record.contractFailure != nil) }
     }
 
     /// One exchange's contract checks: the response's (`check`), and the failure, if any, of
@@ -150,16 +156,17 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
     }
 
     /// Adds one check to its case; `false` when there was nothing to add.
+    /// - Parameter request: `check` is the request's (its case is the operation's `request` row).
     @discardableResult
     private func addCase(
         rule: String, check: ContractCheck?, failure: ContractFailure?, url: String, method requestMethod: String,
-        status clientStatus: Int
+        status clientStatus: Int, request: Bool = false
     ) -> Bool {
         guard check != nil || failure != nil else { return false }
-        let requestOnly = failure?.direction == .request
+        let requestOnly = request || failure?.direction == .request
         let method = check?.method ?? failure?.method ?? requestMethod
-        let template = requestOnly ? failure?.template : (check?.template ?? failure?.template)
-        let operationId = requestOnly ? failure?.operationId : (check?.operationId ?? failure?.operationId)
+        let template = check?.template ?? failure?.template
+        let operationId = check?.operationId ?? failure?.operationId
         let status = requestOnly ? "request" : String(check?.status ?? clientStatus)
         let operation =
             template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" } ?? "\(method) (undocumented)"
@@ -177,7 +184,7 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
                 ?? ContractReport.Case(operation: operation, method: method, template: template, status: status)
             if table[key] == nil { order.append(key) }
             entry.seen += 1
-            if check?.bodyValidated == true && !requestOnly { entry.validated += 1 }
+            if check?.bodyValidated == true { entry.validated += 1 }
             if let failure {
                 entry.failed += 1
                 if entry.failures.count < ContractReport.keptFailures {

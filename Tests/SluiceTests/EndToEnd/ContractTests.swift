@@ -280,6 +280,20 @@ struct ContractTests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("POST") && $0.contains("contract=") } })
         // Two exchanges, both broken by their request: counted once each, not once per check.
         #expect(proxy.waitUntil { proxy.onLoop { $0.contractCoverage.exchanges(of: "shop") } == (2, 2) })
+        // A request that keeps its promise counts in its operation's request row too, its body
+        // validated like the broken one's.
+        let good =
+            #"{"name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z", "secret": "s"}"#
+        #expect(
+            try client.request(Self.createItem(origin, type: "application/json", body: good), method: "POST").status
+                == 200)
+        // (Its response, a 200 the document does not list for createItem, breaks its own.)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.contractCoverage.exchanges(of: "shop") }.checked == 3 })
+        let rows = proxy.onLoop { $0.contractCoverage.cases }.map(\.value).filter { $0.status == "request" }
+        let create = try #require(rows.first { $0.method == "POST" }, "\(rows)")
+        #expect((create.seen, create.validated, create.failed) == (2, 2, 1))
+        let list = try #require(rows.first { $0.method == "GET" }, "\(rows)")
+        #expect((list.seen, list.validated, list.failed) == (1, 0, 1))
     }
 
     @Test("requests: enforce answers 400 and nothing reaches the origin")
