@@ -16,17 +16,26 @@ extension Exchange {
 
     /// The exchange as the recording keeps it (the recorder takes it from the exchange's record,
     /// as an event monitor); nothing for an exchange that failed, was cut, or was itself
-    /// answered from a recording.
+    /// answered from a recording. A response an enforced contract refused is the exception: it
+    /// is kept as the origin sent it (not the problem the client got), so that a report from
+    /// the recording finds the violation again and a replay is refused again.
     func recordingEntry(aborted: Bool, duration: Double) -> PendingRecord? {
-        guard let capture, let tap = capture.requestTap, notes.error == nil, !aborted, output.isComplete,
-            notes.replayed == nil, output.status >= 200, !capture.responseHead.isEmpty
-        else { return nil }
+        guard let capture, let tap = capture.requestTap, notes.replayed == nil else { return nil }
+        let response: (status: Int, head: [UInt8], body: [UInt8], size: Int64)
+        if case .contractViolation = notes.error, let rejected = capture.rejected {
+            let size = Int64(rejected.body.count)
+            response = (rejected.status, rejected.head, Array(rejected.body.prefix(capture.bodyRoom)), size)
+        } else {
+            guard notes.error == nil, !aborted, output.isComplete, output.status >= 200, !capture.responseHead.isEmpty
+            else { return nil }
+            response = (output.status, capture.responseHead, capture.body, capture.bodyTotal)
+        }
         return PendingRecord(
             started: startedAt, duration: duration, wait: task?.timeToHead, method: request.method,
             url: machine.context.url, requestFields: request.headers, requestBody: tap.body,
-            requestBodySize: tap.size, requestBodyDigest: tap.finishDigest(), status: output.status,
-            responseHead: capture.responseHead, servedFromCache: notes.cacheStatus?.isHit == true,
-            responseBody: capture.body, responseBodySize: capture.bodyTotal, rule: route.matchedName,
+            requestBodySize: tap.size, requestBodyDigest: tap.finishDigest(), status: response.status,
+            responseHead: response.head, servedFromCache: notes.cacheStatus?.isHit == true,
+            responseBody: response.body, responseBodySize: response.size, rule: route.matchedName,
             breakpoint: breakpointRecord(bodyLimit: Int(env.recorder?.settings.maxBody ?? 0)))
     }
 

@@ -111,6 +111,11 @@ extension Exchange {
         case .verdict(let outcome, let run):
             notes.contract = outcome
             record(outcome, of: run)
+        case .rejected(let head, let body):
+            guard let capture, capture.requestTap != nil else { return }
+            capture.rejected = (
+                head.status, ResponseWriter.head(status: head.status, reason: head.reason, headers: head.headers), body
+            )
         case .transformed(let summary, let stripped, let paths):
             if stripped { env.stats.jsonStripped += 1 }
             notes.transformNote = summary

@@ -23,6 +23,9 @@ final class ExchangeCapture: @unchecked Sendable {
     var recording: PendingRecord?
     /// The request body as the recording keeps it (`record:`), when the recorder takes the request.
     var requestTap: RecordingTap?
+    /// The origin's response an enforced contract refused (its head's bytes, its body), kept
+    /// for the recording in place of the problem the client got.
+    var rejected: (status: Int, head: [UInt8], body: [UInt8])?
 
     /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
     ///   takes them from the request itself).

@@ -36,6 +36,9 @@ enum DeliveryNote {
     case mark(String)
     /// The contract's verdict on the body.
     case verdict(ContractRun.Outcome, ContractRun)
+    /// The origin's response (head, and its body as held) that an enforced contract refused:
+    /// what a recording keeps instead of the problem the client got.
+    case rejected(ResponseHead, [UInt8])
     /// The JSON transform changed the body: its summary, and the stripped paths when asked for.
     case transformed(summary: String, stripped: Bool, paths: [String])
     /// The JSON transform left the body as it was, and why.

@@ -109,6 +109,7 @@ final class ContractStage: DeliveryStage {
         }
         phase = .done
         if case .failed(let failure) = outcome, run.enforces(failure) {
+            next.note(.rejected(held.head, held.bytes))
             return next.fail(.contractViolation(failure))
         }
         next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))

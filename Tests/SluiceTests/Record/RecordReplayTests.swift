@@ -148,6 +148,29 @@ struct RecordReplayTests {
         #expect(origin.requests.count == 2)  // the recording's request went upstream once, when recorded
     }
 
+    @Test("A response an enforced contract refused is recorded as the origin sent it; replayed, it is refused again")
+    func enforcedContractRecorded() throws {
+        let file = try Self.temporaryPath("c.sluicerec")
+        let bad = ContractTests.page([ContractTests.item(id: 1, price: "null")])
+        let origin = try ContractTests.origin(body: bad)
+        var configuration = try ContractTests.configuration("enforce")
+        configuration.record.file = file
+        do {
+            let proxy = try ProxyHarness(configuration: configuration)
+            #expect(try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/items"))).status == 502)
+            proxy.shutdown()
+        }
+        origin.stop()
+        let recorded = try #require(try Recording.open(file).exchanges().first)
+        #expect(recorded.status == 200 && recorded.responseBody == bad, "the origin's response, not the problem")
+        #expect(recorded.responseHeaders.contains { $0.hasName("content-type") && $0.value == "application/json" })
+        configuration.record.file = nil
+        configuration.replay.file = file
+        let proxy = try ProxyHarness(configuration: configuration)
+        let replayed = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/items")))
+        #expect(replayed.status == 502 && replayed.header("content-type") == "application/problem+json")
+    }
+
     @Test("Replayed responses are validated by the rules like the origin's")
     func replayValidated() throws {
         let file = try Self.temporaryPath("v.sluicerec")

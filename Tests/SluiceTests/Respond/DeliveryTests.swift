@@ -63,6 +63,7 @@ final class RecordingSink<Head>: DeliverySink {
         switch note {
         case .mark(let value): "mark: \(value)"
         case .verdict(let outcome, _): "verdict: \(ContractRun.stored(outcome))"
+        case .rejected(let head, let body): "rejected: \(head.status), \(body.count) bytes"
         case .transformed(summary: let summary, stripped: let stripped, paths: let paths):
             "transformed: \(summary); stripped=\(stripped); paths=\(paths.joined(separator: " "))"
         case .untouched(let why): "untouched: \(why)"

@@ -75,8 +75,10 @@ struct ContractStageTests {
         #expect(sink.events.isEmpty, "held for the verdict")
         chain.end()
         #expect(sink.heads.isEmpty && sink.body.isEmpty && sink.ends == 0)
-        #expect(sink.events.count == 2)
+        #expect(sink.events.count == 3)
         #expect(sink.events.first?.hasPrefix("verdict: failed: 1 violation: /id type") == true, "\(sink.events)")
+        // The refused response, whole, for a recording; then the failure.
+        #expect(sink.events.dropFirst().first == "rejected: 200, 10 bytes", "\(sink.events)")
         #expect(sink.events.last == "fail")
         guard case .contractViolation(let failure) = sink.failures.first else {
             Issue.record("expected a contract violation, got \(sink.failures)")
