@@ -67,7 +67,8 @@ struct OpenAPILoader {
         for (key, child) in members {
             if key.hasPrefix("x-"), !inNameMap { continue }
             let childPointer = pointer + "/" + Value.escape(key)
-            if ["description", "summary", "title"].contains(key), child.string == nil {
+            // (In a map of names, `description` is a name: a schema, an encoding, a header so called.)
+            if !inNameMap, ["description", "summary", "title"].contains(key), child.string == nil {
                 warnings.append(warn(childPointer, "\(key) should be a string (ignored)"))
                 continue
             }

@@ -168,6 +168,34 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertEqual(try violations(#"{"k": 5}"#), ["exclusiveMaximum"])
     }
 
+    func testNamesThatAreFixedFieldsElsewhereAreNames() throws {
+        // Stripe: `encoding: {description: {style: deepObject}}`; Linode: a schema `description`.
+        let contract = try OpenAPITests.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1', description: [not, a, string]}
+                paths:
+                  /x:
+                    post:
+                      requestBody:
+                        content:
+                          application/x-www-form-urlencoded:
+                            schema: {type: object, properties: {description: {type: string}}}
+                            encoding: {description: {style: deepObject, explode: true}}
+                      responses:
+                        '200':
+                          description: ok
+                          headers: {summary: {schema: {type: integer}}}
+                          content: {application/json: {schema: {$ref: '#/components/schemas/description'}}}
+                components:
+                  schemas:
+                    description: {type: string, maxLength: 3}
+                    title: {type: integer}
+                """)
+        let said = contract.warnings.filter { $0.message.hasSuffix("should be a string (ignored)") }
+        XCTAssertEqual(said.map(\.pointer), ["/info/description"], "\(contract.warnings)")
+    }
+
     func testThreeOneTypeFormsInA30DocumentAreWarned() throws {
         let contract = try OpenAPITests.document(
             "3.0.3", schema: "{type: object, properties: {a: {type: [string, 'null']}, b: {type: 'null'}}}")
