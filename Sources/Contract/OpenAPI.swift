@@ -15,6 +15,11 @@ public final class OpenAPIContract: @unchecked Sendable {
     public let title: String
     /// The prefix removed from request paths before matching (`/v2`).
     public let basePath: String
+    /// Every base path the document's `servers` give (or the configured one): a request under
+    /// any of them is matched.
+    public let basePaths: [String]
+    /// These and the operations' own.
+    private let allBases: [String]
     public let operations: [Operation]
     /// Said once at load: parts ignored or read leniently, with file and pointer.
     public let warnings: [ContractError]
@@ -31,11 +36,15 @@ public final class OpenAPIContract: @unchecked Sendable {
         let responses: [(key: String, response: Response)]
         /// Where the operation is written (its own file when `paths` names it by `$ref`).
         public let place: SourcePlace
+        /// The base paths of its own `servers` (the operation's, else its path item's; OAS
+        /// §4.7.9, §4.7.10); `nil`: the document's.
+        let bases: [String]?
 
         init(
             id: String?, method: String, template: String, segments: [Segment], parameters: [Parameter],
-            requestBody: Body?, responses: [(String, Response)], place: SourcePlace
+            requestBody: Body?, responses: [(String, Response)], place: SourcePlace, bases: [String]? = nil
         ) {
+            self.bases = bases
             self.place = place
             self.id = id
             self.method = method
@@ -136,11 +145,17 @@ public final class OpenAPIContract: @unchecked Sendable {
 
     init(
         version: String, title: String, basePath: String, operations: [Operation], warnings: [ContractError],
-        graph: SchemaGraph
+        graph: SchemaGraph, basePaths: [String]? = nil
     ) {
         self.version = version
         self.title = title
         self.basePath = basePath
+        self.basePaths = basePaths ?? [basePath == "/" ? "" : basePath]
+        var all: [String] = []
+        for base in self.basePaths + operations.flatMap({ $0.bases ?? [] }) where !all.contains(base) {
+            all.append(base)
+        }
+        allBases = all
         self.operations = operations
         self.warnings = warnings
         self.graph = graph
@@ -161,73 +176,86 @@ public final class OpenAPIContract: @unchecked Sendable {
     public func match(method: String, path rawPath: String) -> Match {
         var path = rawPath
         if let query = path.firstIndex(of: "?") { path = String(path[..<query]) }
-        if !basePath.isEmpty && basePath != "/" {
-            guard path == basePath || path.hasPrefix(basePath + "/") else { return .outsideBasePath }
-            path = String(path.dropFirst(basePath.count))
-            if path.isEmpty { path = "/" }
+        // The request's segments under each base path it is under (most documents have one).
+        var under: [String: [String]] = [:]
+        for base in allBases {
+            var relative = path
+            if !base.isEmpty {
+                guard path == base || path.hasPrefix(base + "/") else { continue }
+                relative = String(path.dropFirst(base.count))
+                if relative.isEmpty { relative = "/" }
+            }
+            under[base] = relative.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         }
-        let requestSegments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        guard !under.isEmpty else { return .outsideBasePath }
         var best: (rank: [Int], operation: Operation, parameters: [String: String])?
         var pathOnly: String?
         for operation in operations {
-            guard operation.segments.count == requestSegments.count else { continue }
-            var parameters: [String: String] = [:]
-            var rank: [Int] = []
-            var matched = true
-            for (segment, actual) in zip(operation.segments, requestSegments) {
-                switch segment {
-                case .literal(let text):
-                    // Percent-encoding aside (RFC 3986 §6.2.2.2: `m%69ne` is `mine`, `caf%C3%A9`
-                    // is `café`).
-                    if text != actual, !actual.contains("%") || text != SchemaRegistry.percentDecode(actual) {
-                        matched = false
-                    }
-                    rank.append(0)
-                case .parameter(let name, let prefix, let suffix):
-                    func fits(_ text: String) -> Bool {
-                        text.hasPrefix(prefix) && text.hasSuffix(suffix) && text.count > prefix.count + suffix.count
-                    }
-                    if fits(actual) {
-                        let value = actual.dropFirst(prefix.count).dropLast(suffix.count)
-                        parameters[name] = SchemaRegistry.percentDecode(String(value))
-                    } else if actual.contains("%"), case let decoded = SchemaRegistry.percentDecode(actual),
-                        fits(decoded)
-                    {
-                        // The text around the expression, percent-encoding aside (`a%2Egz`, `{n}.gz`).
-                        parameters[name] = String(decoded.dropFirst(prefix.count).dropLast(suffix.count))
-                    } else {
-                        matched = false
-                        break
-                    }
-                    rank.append(prefix.isEmpty && suffix.isEmpty ? 2 : 1)
-                case .pattern(let pieces):
-                    if let values = Self.match(pieces[...], actual[...]) {
-                        for (name, value) in values { parameters[name] = SchemaRegistry.percentDecode(String(value)) }
-                    } else if actual.contains("%"),
-                        let values = Self.match(pieces[...], SchemaRegistry.percentDecode(actual)[...])
-                    {
-                        for (name, value) in values { parameters[name] = String(value) }
-                    } else {
-                        matched = false
-                        break
-                    }
-                    rank.append(1)
+            for base in operation.bases ?? basePaths {
+                guard let requestSegments = under[base], operation.segments.count == requestSegments.count else {
+                    continue
                 }
-                if !matched { break }
-            }
-            guard matched else { continue }
-            // A path written with a query or fragment (`/files/{id}#get_shared_link`) comes after
-            // the same path without one.
-            rank.append(operation.template.contains(where: { $0 == "?" || $0 == "#" }) ? 1 : 0)
-            guard
-                operation.method == method.uppercased() || (method.uppercased() == "HEAD" && operation.method == "GET")
-            else {
-                pathOnly = pathOnly ?? operation.template
-                continue
-            }
-            // Literal segments win over templated ones, left to right.
-            if best == nil || rank.lexicographicallyPrecedes(best!.rank) {
-                best = (rank, operation, parameters)
+                var parameters: [String: String] = [:]
+                var rank: [Int] = []
+                var matched = true
+                for (segment, actual) in zip(operation.segments, requestSegments) {
+                    switch segment {
+                    case .literal(let text):
+                        // Percent-encoding aside (RFC 3986 §6.2.2.2: `m%69ne` is `mine`, `caf%C3%A9`
+                        // is `café`).
+                        if text != actual, !actual.contains("%") || text != SchemaRegistry.percentDecode(actual) {
+                            matched = false
+                        }
+                        rank.append(0)
+                    case .parameter(let name, let prefix, let suffix):
+                        func fits(_ text: String) -> Bool {
+                            text.hasPrefix(prefix) && text.hasSuffix(suffix) && text.count > prefix.count + suffix.count
+                        }
+                        if fits(actual) {
+                            let value = actual.dropFirst(prefix.count).dropLast(suffix.count)
+                            parameters[name] = SchemaRegistry.percentDecode(String(value))
+                        } else if actual.contains("%"), case let decoded = SchemaRegistry.percentDecode(actual),
+                            fits(decoded)
+                        {
+                            // The text around the expression, percent-encoding aside (`a%2Egz`, `{n}.gz`).
+                            parameters[name] = String(decoded.dropFirst(prefix.count).dropLast(suffix.count))
+                        } else {
+                            matched = false
+                            break
+                        }
+                        rank.append(prefix.isEmpty && suffix.isEmpty ? 2 : 1)
+                    case .pattern(let pieces):
+                        if let values = Self.match(pieces[...], actual[...]) {
+                            for (name, value) in values {
+                                parameters[name] = SchemaRegistry.percentDecode(String(value))
+                            }
+                        } else if actual.contains("%"),
+                            let values = Self.match(pieces[...], SchemaRegistry.percentDecode(actual)[...])
+                        {
+                            for (name, value) in values { parameters[name] = String(value) }
+                        } else {
+                            matched = false
+                            break
+                        }
+                        rank.append(1)
+                    }
+                    if !matched { break }
+                }
+                guard matched else { continue }
+                // A path written with a query or fragment (`/files/{id}#get_shared_link`) comes after
+                // the same path without one.
+                rank.append(operation.template.contains(where: { $0 == "?" || $0 == "#" }) ? 1 : 0)
+                guard
+                    operation.method == method.uppercased()
+                        || (method.uppercased() == "HEAD" && operation.method == "GET")
+                else {
+                    pathOnly = pathOnly ?? operation.template
+                    continue
+                }
+                // Literal segments win over templated ones, left to right.
+                if best == nil || rank.lexicographicallyPrecedes(best!.rank) {
+                    best = (rank, operation, parameters)
+                }
             }
         }
         if let best { return .operation(best.operation, pathParameters: best.parameters) }

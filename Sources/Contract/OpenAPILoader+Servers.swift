@@ -18,6 +18,19 @@ extension OpenAPILoader {
     }
 
     /// The path of a server URL (`https://api.example.com/v2` → `/v2`).
+    /// The distinct base paths of a `servers` list (`""` for the root), in order; `nil` when
+    /// there is no list or no server in it has a URL.
+    static func basePaths(of servers: Value?) -> [String]? {
+        guard let items = servers?.items else { return nil }
+        var bases: [String] = []
+        for server in items {
+            guard let url = url(ofServer: server) else { continue }
+            let base = path(ofServer: url)
+            if !bases.contains(base) { bases.append(base) }
+        }
+        return bases.isEmpty ? nil : bases
+    }
+
     static func path(ofServer url: String) -> String {
         let parsed = URIReference(url)
         var path = parsed.path

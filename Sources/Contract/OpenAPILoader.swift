@@ -46,9 +46,11 @@ struct OpenAPILoader {
         let base = basePath ?? server.flatMap(Self.url(ofServer:)).map(Self.path(ofServer:)) ?? ""
         var warnings = loader.warnings + registry.warnings
         if basePath == nil, let warning = Self.literalVariableWarning(base, in: document) { warnings.append(warning) }
+        // Every server's path counts (a request under any of them is the API's), the first's first.
+        let bases = basePath.map { [$0 == "/" ? "" : $0] } ?? Self.basePaths(of: root["servers"]) ?? [""]
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,
-            operations: operations, warnings: warnings, graph: graph)
+            operations: operations, warnings: warnings, graph: graph, basePaths: bases)
     }
 
     /// Indexes every schema of the document (components and inline `schema`s) so that `$id`s and
@@ -185,7 +187,7 @@ struct OpenAPILoader {
             OpenAPIContract.Operation(
                 id: $0.id, method: $0.method, template: $0.template, segments: $0.segments,
                 parameters: $0.parameters.map(\.parameter), requestBody: $0.requestBody, responses: $0.responses,
-                place: $0.place)
+                place: $0.place, bases: $0.bases)
         }
     }
 
@@ -217,6 +219,7 @@ struct OpenAPILoader {
         }
         let (item, location) = try resolve(rawItem, at: itemLocation)
         let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
+        let itemBases = Self.basePaths(of: item["servers"])
         for method in Self.methods {
             guard let operationValue = item[method] else { continue }
             do throws(ContractError) {
@@ -258,7 +261,8 @@ struct OpenAPILoader {
                     Draft(
                         id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
                         segments: Self.segments(matched), parameters: own, requestBody: requestBody,
-                        responses: responses, place: place(operationLocation)))
+                        responses: responses, place: place(operationLocation),
+                        bases: Self.basePaths(of: rawOperation["servers"]) ?? itemBases))
             } catch {
                 errors.append(error)
             }
@@ -274,6 +278,7 @@ struct OpenAPILoader {
         var requestBody: OpenAPIContract.Body?
         var responses: [(String, OpenAPIContract.Response)]
         var place: SourcePlace
+        var bases: [String]?
     }
 
     /// Where a location is, with its line, for messages and reports.

@@ -395,6 +395,51 @@ final class OpenAPITests: XCTestCase {
             ["header:X-Item-Ids/1 type", "header:X-Page/next type"])
     }
 
+    func testEveryServerAndPathItemAndOperationServersGiveBasePaths() throws {
+        // OAS 3.0.3 §4.7.9, §4.7.10: servers of a path item or an operation replace the root's.
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.3
+                info: {title: t, version: '1'}
+                servers: [{url: 'https://api.example.com/v2'}, {url: 'http://localhost:8080/v2-beta'}]
+                paths:
+                  /operation:
+                    post:
+                      servers: [{url: 'https://httpbin.com/anything/{area}', variables: {area: {default: demo}}}]
+                      responses: {'200': {description: ok}}
+                    get:
+                      responses: {'200': {description: ok}}
+                  /common/path:
+                    servers: [{url: 'https://files.example.com/'}]
+                    put:
+                      responses: {'200': {description: ok}}
+                  /open:
+                    delete: {}
+                """)
+        func matched(_ method: String, _ path: String) -> String {
+            switch contract.match(method: method, path: path) {
+            case .operation(let operation, _): return operation.template
+            case .methodNotDocumented: return "method"
+            case .pathNotDocumented: return "path"
+            case .outsideBasePath: return "outside"
+            }
+        }
+        XCTAssertEqual(matched("POST", "/anything/demo/operation"), "/operation")
+        XCTAssertEqual(matched("POST", "/v2/operation"), "method", "the operation's servers replace the root's")
+        XCTAssertEqual(matched("GET", "/v2/operation"), "/operation")
+        XCTAssertEqual(matched("GET", "/v2-beta/operation"), "/operation", "every root server counts")
+        XCTAssertEqual(matched("PUT", "/common/path"), "/common/path")
+        XCTAssertEqual(matched("PUT", "/v2/common/path"), "path")
+        // (Under the root path `files.example.com` gives: documented nowhere.)
+        XCTAssertEqual(matched("GET", "/elsewhere/x"), "path")
+        // An operation without responses (3.1 allows it) makes no status undocumented.
+        XCTAssertEqual(
+            contract.checkResponse(method: "DELETE", path: "/v2/open", status: 418, headers: []).undocumented.count, 0)
+        XCTAssertEqual(
+            contract.checkResponse(method: "GET", path: "/v2/operation", status: 418, headers: []).undocumented.map(
+                \.keyword), ["undocumented-status"])
+    }
+
     func testSpaceAndPipeDelimitedArraysSplitAtTheirEncodedDelimiters() throws {
         // OAS 3.0.3 §4.7.12.4: spaceDelimited `blue%20black`, pipeDelimited `blue|black`.
         let contract = try Self.load(
