@@ -153,6 +153,10 @@ public final class HTTPSOrigin: @unchecked Sendable {
                         data += self.rfile.read(size); self.rfile.readline()
                 else:
                     data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                if self.path == "/heads":
+                    # The field names received, lower-cased, between bars; then the body.
+                    names = "|".join(k.lower() for k in self.headers.keys())
+                    data = ("|" + names + "|").encode() + data
                 self.send(200, "application/octet-stream", data, "no-store")
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -182,7 +182,9 @@ final class HTTP2Connection {
 extension HTTP2Connection: HTTP2SessionDelegate {
     func http2(stream id: Int32, header name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
         let stream = streams[id] ?? open(id)
-        guard stream.exchange == nil else { return true }  // request trailers: not forwarded
+        // Request trailers are not forwarded (nor read as head fields when the exchange has not
+        // started yet: HEADERS, DATA and the trailing HEADERS in one read).
+        guard stream.exchange == nil, !stream.headEnded else { return true }
         stream.headBytes += name.count + value.count + 32  // RFC 9113 §6.5.2's accounting
         // Over the header limit (an HPACK bomb expands a few bytes into megabytes): the stream is
         // reset at once and nothing more of its block is handed over.
@@ -208,7 +210,14 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     }
 
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {
-        guard let stream = streams[id], stream.exchange == nil, !refusedAfterGoAway(stream) else { return }
+        guard let stream = streams[id] else { return }
+        if stream.headEnded {
+            // The trailer section's end: the request body's end, never a second start.
+            if endStream { stream.requestDidEnd() }
+            return
+        }
+        stream.headEnded = true
+        guard stream.exchange == nil, !refusedAfterGoAway(stream) else { return }
         env.exchanges.stats.requests += 1
         env.exchanges.stats.http2Streams += 1
         if endStream {

@@ -23,6 +23,9 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     private(set) var requestEnded = false
     /// Its head is complete and its exchange starts after the current read.
     var awaitingStart = false
+    /// Its first header block ended: a later one is the request's trailer section (RFC 9113
+    /// §8.1), never merged into the head, also when it comes in the same read.
+    var headEnded = false
 
     /// A final head with a body to follow, held until the body's first bytes, its end, or the end
     /// of this loop turn: a body that turns out empty goes as one HEADERS frame with END_STREAM

@@ -5,6 +5,8 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
   continuation  a HEADERS frame without END_HEADERS followed by up to 100 000 empty CONTINUATION frames
   hpack-bomb    one 4 KiB header field put in the dynamic table, then referenced 4 000 times in one block
   short-body    a POST announcing content-length: 10 whose stream ends after 3 bytes
+  trailers      a POST to /heads: HEADERS, DATA and trailing HEADERS (x-trailer, authorization)
+                in one write; the response body (the field names the origin got) is in "body"
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
 """
 import json
@@ -42,7 +44,7 @@ assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
 s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
 s.settimeout(0.0)
 
-out = {"goaway": None, "resets": 0, "responses": 0, "sent": 0, "closed": False}
+out = {"goaway": None, "resets": 0, "responses": 0, "sent": 0, "closed": False, "body": "", "ended": False}
 buffer = b""
 
 
@@ -72,6 +74,10 @@ def pump():
             out["resets"] += 1
         elif kind == 1:
             out["responses"] += 1
+        elif kind == 0:
+            out["body"] += payload.decode("latin-1")
+            if flags & 1:
+                out["ended"] = True
         elif kind == 4 and not flags & 1:
             s.sendall(frame(4, 1, 0))
 
@@ -130,10 +136,16 @@ elif mode == "short-body":
              + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/echo")
              + literal(b"content-length", b"10"))
     send(frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"abc"))
+elif mode == "trailers":
+    block = (literal(b":method", b"POST") + literal(b":scheme", b"https")
+             + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/heads")
+             + literal(b"content-type", b"text/plain"))
+    trailers = literal(b"x-trailer", b"t") + literal(b"authorization", b"Bearer T")
+    send(frame(1, 0x4, 1, block) + frame(0, 0x0, 1, b"hello") + frame(1, 0x5, 1, trailers))
 pump()
 deadline = time.time() + 3
 answered = ("hpack-bomb", "short-body")
-while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode in answered and out["resets"] + out["responses"] > 0):
+while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode in answered and out["resets"] + out["responses"] > 0) and not out["ended"] and not (mode == "trailers" and out["resets"] > 0):
     time.sleep(0.02)
     pump()
 out["seconds"] = round(time.time() - started, 3)

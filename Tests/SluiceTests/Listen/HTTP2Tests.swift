@@ -201,6 +201,20 @@ struct HTTP2Tests {
         #expect(after == "fresh every time|2", "\(after)")
     }
 
+    @Test("Request trailers that come with the head and body in one read are not merged into the head sent upstream")
+    func requestTrailersNotMerged() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let result = try Self.abuse("trailers", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        let body = result["body"] as? String ?? ""
+        #expect(result["responses"] as? Int == 1 && body.hasSuffix("|hello"), "\(result)")
+        // The head the origin got: no trailer field in it, and the body framed by its own length.
+        #expect(!body.contains("x-trailer") && !body.contains("authorization"), "\(body)")
+        #expect(body.contains("|content-length|") && body.contains("|content-type|"), "\(body)")
+    }
+
     @Test("A shutdown sends GOAWAY and lets the running stream finish; the proxy then stops")
     func shutdown() throws {
         let setup = try Setup()
