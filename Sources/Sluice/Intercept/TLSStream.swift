@@ -123,6 +123,10 @@ final class TLSStream: ClientStream {
                 if start > 0, start == plain.count {
                     plain.removeAll(keepingCapacity: true)
                     start = 0
+                } else if start >= 64 * 1024 {
+                    // Read past, never emptied (a client that keeps pipelining): not kept.
+                    plain.removeSubrange(0..<start)
+                    start = 0
                 }
                 plain.append(contentsOf: scratch[0..<count])
             case .needMore:
@@ -138,18 +142,25 @@ final class TLSStream: ClientStream {
         }
     }
 
+    /// Decrypts what came since, when less than ``plainLimit`` waits: also when some plain
+    /// text waits already (a request head in two reads, a head over one 16 KiB record, pipelined
+    /// requests: the reader may need more than what waits, and only a read of it brings more).
+    private func refillIfRoom() {
+        if plain.count - start < TLSStream.plainLimit { refill() }
+    }
+
     var inputCount: Int {
-        if plain.count == start { refill() }
+        refillIfRoom()
         return plain.count - start
     }
 
     func withFirstInputSegment<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if plain.count == start { refill() }
+        refillIfRoom()
         return plain.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
     }
 
     func withInput<R>(upTo count: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if plain.count == start { refill() }
+        refillIfRoom()
         return plain.withUnsafeBytes {
             body(UnsafeRawBufferPointer(rebasing: $0[start..<min(plain.count, start + count)]))
         }

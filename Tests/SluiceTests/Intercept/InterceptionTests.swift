@@ -435,6 +435,32 @@ struct InterceptionTests {
         #expect(origin.requests == 2)
     }
 
+    @Test(
+        "Heads that do not arrive in one read (two writes, over one TLS record, pipelined) are read as on the plain port"
+    )
+    func headsInSeveralReads() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", TestVenv.root.appendingPathComponent("Tests/Fixtures/intercept/heads.py").path,
+            String(proxy.port), "localhost", String(origin.port), setup.caCert,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let result = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(result["split"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
+        #expect(result["large"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
+        #expect(result["pipelined"] as? Int == 30, "\(result)")
+        #expect((result["seconds"] as? Double ?? 99) < 3, "no header timeout waited out: \(result)")
+    }
+
     @Test("An intercepted exchange is an event on /events, with its https URL and TLS timing")
     func eventStream() throws {
         let setup = try Setup()
