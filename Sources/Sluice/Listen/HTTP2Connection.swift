@@ -186,12 +186,16 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         // started yet: HEADERS, DATA and the trailing HEADERS in one read).
         guard stream.exchange == nil, !stream.headEnded else { return true }
         stream.headBytes += name.count + value.count + 32  // RFC 9113 §6.5.2's accounting
-        // Over the header limit (an HPACK bomb expands a few bytes into megabytes): the stream is
-        // reset at once and nothing more of its block is handed over.
+        // Over the header limit: the rest of the block is not kept and the request gets a 431
+        // (RFC 9113 §10.5.1), as on HTTP/1.1. Far over it (an HPACK bomb expands a few bytes into
+        // megabytes), the stream is reset at once and nothing more of its block is handed over.
         guard stream.headBytes <= maxHeaderBytes else {
-            resetting.insert(id)
-            env.exchanges.stats.http2Refused += 1
-            return false
+            guard stream.headBytes <= 2 * maxHeaderBytes + 16 * 1024 else {
+                resetting.insert(id)
+                env.exchanges.stats.http2Refused += 1
+                return false
+            }
+            return true
         }
         let key = String(decoding: name, as: UTF8.self)
         if key.hasPrefix(":") {
@@ -278,13 +282,25 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         var failure: SluiceError?
         var visible = path
         let bodyLimit = env.exchanges.parserLimits.maxBodyBytes
-        if case .length(let length) = framing, length > bodyLimit {
+        if stream.headBytes > maxHeaderBytes {
+            failure = .badRequest(reason: .headersTooLarge(limit: maxHeaderBytes))
+        } else if case .length(let length) = framing, length > bodyLimit {
             // As an HTTP/1.1 request's Content-Length over `limits.max_request_body` is (a body
             // without one is bounded as it streams).
             failure = .badRequest(reason: .bodyTooLarge(limit: Int(clamping: bodyLimit)))
-        } else if method.isEmpty || path.isEmpty || method == "CONNECT" {
+        } else if method.isEmpty || path.isEmpty || method == "CONNECT" || stream.pseudo[":scheme"] == nil {
             failure = .badRequest(
-                reason: .malformed("an HTTP/2 request needs :method and :path (CONNECT is not served inside)"))
+                reason: .malformed("an HTTP/2 request needs :method, :scheme and :path (CONNECT is not served inside)"))
+        } else if let scheme = stream.pseudo[":scheme"], scheme != "https" {
+            // The connection is TLS to the CONNECT's authority: its resources are https ones
+            // (RFC 9113 §8.3.1), as an HTTP/1.1 request on it must name (421 for http://).
+            failure =
+                scheme.lowercased() == "http"
+                ? .badRequest(
+                    reason: .misdirected(
+                        "This connection is TLS to \(authority.host):\(authority.port); an http request must use a connection of its own."
+                    ))
+                : .badRequest(reason: .unsupportedScheme(scheme))
         } else if path.utf8.contains(UInt8(ascii: "#"))
             || !visible.withUTF8({ ByteScan.isVisibleASCII(UnsafeRawBufferPointer($0)) })
         {

@@ -5,6 +5,8 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
   continuation  a HEADERS frame without END_HEADERS followed by up to 100 000 empty CONTINUATION frames
   hpack-bomb    one 4 KiB header field put in the dynamic table, then referenced 4 000 times in one block
   short-body    a POST announcing content-length: 10 whose stream ends after 3 bytes
+  big-head      GET /nostore with 70 000 bytes of fields (HEADERS and CONTINUATION frames); the answer's body in "body"
+  schemes       GET /nostore with :scheme http (stream 1) and foo (stream 3) on the TLS connection
   trailers      a POST to /heads: HEADERS, DATA and trailing HEADERS (x-trailer, authorization)
                 in one write; the response body (the field names the origin got) is in "body"
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
@@ -25,6 +27,19 @@ def frame(kind, flags, stream, payload=b""):
 
 def literal(name, value):  # literal header field without indexing, new name
     return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def integer(value, prefix_bits, first=0):
+    """An HPACK integer (RFC 7541 §5.1)."""
+    limit = (1 << prefix_bits) - 1
+    if value < limit:
+        return bytes([first | value])
+    encoded = bytes([first | limit])
+    value -= limit
+    while value >= 128:
+        encoded += bytes([value % 128 + 128])
+        value //= 128
+    return encoded + bytes([value])
 
 
 def request_block(path=b"/plain"):
@@ -136,6 +151,20 @@ elif mode == "short-body":
              + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/echo")
              + literal(b"content-length", b"10"))
     send(frame(1, 0x4, 1, block) + frame(0, 0x1, 1, b"abc"))
+elif mode == "big-head":
+    block = request_block(b"/nostore")
+    for n in range(5):  # five fields of 14 000 bytes (nghttp2 refuses one field over 64 KiB)
+        block += b"\x00" + integer(7, 7) + b"x-big-%d" % n + integer(14000, 7) + b"a" * 14000
+    pieces = [block[i:i + 16384] for i in range(0, len(block), 16384)]
+    data = frame(1, 0x1, 1, pieces[0])
+    for index, piece in enumerate(pieces[1:], start=1):
+        data += frame(9, 0x4 if index == len(pieces) - 1 else 0, 1, piece)
+    send(data)
+elif mode == "schemes":
+    for stream, scheme in ((1, b"http"), (3, b"foo")):
+        block = (literal(b":method", b"GET") + literal(b":scheme", scheme)
+                 + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/nostore"))
+        send(frame(1, 0x5, stream, block))
 elif mode == "trailers":
     block = (literal(b":method", b"POST") + literal(b":scheme", b"https")
              + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/heads")
@@ -145,6 +174,10 @@ elif mode == "trailers":
 pump()
 deadline = time.time() + 3
 answered = ("hpack-bomb", "short-body")
+if mode == "schemes":
+    while time.time() < deadline and out["responses"] + out["resets"] < 2 and not out["closed"]:
+        time.sleep(0.02)
+        pump()
 while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode in answered and out["resets"] + out["responses"] > 0) and not out["ended"] and not (mode == "trailers" and out["resets"] > 0):
     time.sleep(0.02)
     pump()

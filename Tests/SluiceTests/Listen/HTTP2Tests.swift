@@ -201,6 +201,33 @@ struct HTTP2Tests {
         #expect(after == "fresh every time|2", "\(after)")
     }
 
+    @Test(
+        "A :scheme other than https on the intercepted TLS connection is refused, never answered with the https resource"
+    )
+    func schemesRefused() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let result = try Self.abuse("schemes", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(result["responses"] as? Int == 2, "both answered (421, 400): \(result)")
+        #expect(origin.requests == 0, "nothing reached the origin")
+        #expect(proxy.logLines.all.contains { $0.contains("421") }, "\(proxy.logLines.all)")
+    }
+
+    @Test("A header list over limits.max_header_bytes is a 431 problem, as on HTTP/1.1, not a reset")
+    func headerListTooLarge() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // (curl keeps to the SETTINGS_MAX_HEADER_LIST_SIZE Sluice announces: frames by hand.)
+        let result = try Self.abuse("big-head", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(result["responses"] as? Int == 1 && result["resets"] as? Int == 0, "\(result)")
+        #expect((result["body"] as? String ?? "").contains("headers-too-large"), "\(result)")
+        #expect(origin.requests == 0)
+    }
+
     @Test("Request trailers that come with the head and body in one read are not merged into the head sent upstream")
     func requestTrailersNotMerged() throws {
         let setup = try Setup()
