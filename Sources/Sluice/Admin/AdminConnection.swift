@@ -12,6 +12,11 @@ final class AdminConnection: ConnectionDelegate {
 
     /// Largest request body the admin API reads (a composed request's draft, its body included).
     static let bodyLimit = 1 << 20
+    /// The whole request (head and body) must arrive within this, however it trickles: the read
+    /// timeout alone restarts with every byte, and 64 connections sending a byte every few
+    /// seconds would keep the admin port from everyone (slowloris).
+    static let requestDeadlineMilliseconds = 10_000
+    private var deadline: Timer?
 
     init(connection: Connection, server: AdminServer) {
         self.connection = connection
@@ -22,6 +27,12 @@ final class AdminConnection: ConnectionDelegate {
         parser = RequestParser(limits: limits)
         connection.delegate = self
         connection.setTimeouts(readMilliseconds: 10_000, writeMilliseconds: 10_000)
+        let deadline = Timer(loop: server.proxy.loop) { [unowned self] in
+            guard !self.answered else { return }
+            self.respond(problem: Problem(.badRequest(reason: .timedOut)))
+        }
+        deadline.schedule(milliseconds: AdminConnection.requestDeadlineMilliseconds)
+        self.deadline = deadline
     }
 
     func close() {
@@ -59,6 +70,7 @@ final class AdminConnection: ConnectionDelegate {
             return respond(
                 problem: Problem(.badRequest(reason: .malformed("the admin API takes bodies with Content-Length"))))
         }
+        deadline?.cancel()
         handle(request, body: body)
     }
 
@@ -173,7 +185,24 @@ final class AdminConnection: ConnectionDelegate {
 
     private func respond(status: Int, json: JSONValue, extra: [(String, String)] = []) {
         var headers = HTTPFields(extra)
-        headers.append(name: "Content-Type", value: "application/json", code: .contentType)
+        var json = json
+        var contentType = "application/json"
+        if status >= 400, case .object(let members) = json, members.count == 1, members[0].0 == "error",
+            case .string(let message) = members[0].1
+        {
+            // An error is a problem (RFC 9457), as the proxy's are; `error` stays for scripts
+            // that read it.
+            contentType = "application/problem+json"
+            json = .object([
+                ("type", .string("about:blank")), ("title", .string(ReasonPhrase.standard(status))),
+                ("status", .number(status)), ("detail", .string(message)), ("error", .string(message)),
+            ])
+            if status == 405, case .origin(let target)? = request?.target {
+                headers.append(
+                    name: "Allow", value: AdminRoutes.allowedMethods(AdminConnection.split(target).0), code: .other)
+            }
+        }
+        headers.append(name: "Content-Type", value: contentType, code: .contentType)
         respond(status: status, headers: headers, body: Array((json.json + "\n").utf8))
     }
 

@@ -22,6 +22,21 @@ struct AdminRoutes {
 
     var proxy: ProxyServer { server.proxy }
 
+    /// The methods a path takes (the `Allow` of its 405, RFC 9110 §15.5.6); the answer's routes
+    /// below are the truth, this table says them.
+    static func allowedMethods(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch (parts.first ?? "", parts.count) {
+        case ("tls", 2): return "GET, HEAD, DELETE"
+        case ("rules", 3): return "PUT"
+        case ("compose", 1), ("purge", 1): return "POST"
+        case ("breakpoints", 2): return "GET, HEAD, PUT, DELETE"
+        case ("paused", 3): return "POST"
+        case ("cache", 2): return "GET, HEAD, DELETE"
+        default: return "GET, HEAD"
+        }
+    }
+
     func answer(method: String, path: String, query: [String: String], body: [UInt8] = []) -> Answer {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let reading = method == "GET" || method == "HEAD"

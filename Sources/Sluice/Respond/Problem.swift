@@ -25,6 +25,8 @@ public struct Problem: Sendable, Equatable {
     public var retryAfter: Int?
     /// `Proxy-Authenticate` for a 407 (the Basic scheme, RFC 7617).
     public var proxyAuthenticate: String?
+    /// `Allow` for a 405 (RFC 9110 §15.5.6).
+    public var allow: String?
 
     public static func == (lhs: Problem, rhs: Problem) -> Bool {
         lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
@@ -56,6 +58,7 @@ public struct Problem: Sendable, Equatable {
         if case .proxyAuthenticationRequired = error {
             proxyAuthenticate = #"Basic realm="sluice", charset="UTF-8""#
         }
+        if case .badRequest(.onboardingMethodNotAllowed) = error { allow = "GET, HEAD" }
         if case .forbidden(.connectPortNotAllowed(let port)) = error {
             reasonPhrase = "Port \(port) not in connect_ports"
         }
@@ -173,6 +176,11 @@ public struct Problem: Sendable, Equatable {
                 return (
                     404, "onboarding-not-found", "Not part of the onboarding page",
                     "\(url) is not one of Sluice's onboarding pages; open http://sluice.internal/ (plain HTTP).", false
+                )
+            case .onboardingMethodNotAllowed(let method, let url):
+                return (
+                    405, "method-not-allowed", "Method not allowed",
+                    "\(url) is a page to open (GET or HEAD), not to \(method).", false
                 )
             }
         case .proxyAuthenticationRequired:

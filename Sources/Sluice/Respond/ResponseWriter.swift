@@ -135,6 +135,7 @@ enum ResponseWriter {
         headers.append(name: "Via", value: "1.1 sluice", code: .via)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
+        if let allow = problem.allow { headers.append(name: "Allow", value: allow) }
         if let challenge = problem.proxyAuthenticate {
             headers.append(name: "Proxy-Authenticate", value: challenge, code: .proxyAuthenticate)
         }

@@ -62,6 +62,14 @@ struct RouteDecision {
         if Onboarding.names(url.host) {
             guard url.scheme == "http", Onboarding.resource(method: request.method, path: url.pathAndQuery) != nil
             else {
+                if url.scheme == "http", Onboarding.resource(method: "GET", path: url.pathAndQuery) != nil {
+                    return (
+                        route,
+                        .refused(
+                            .badRequest(
+                                reason: .onboardingMethodNotAllowed(method: request.method, url: url.description)))
+                    )
+                }
                 return (route, .refused(.badRequest(reason: .onboardingNotFound(url.description))))
             }
             route.onboardingPath = url.pathAndQuery

@@ -54,6 +54,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case misdirected(String)
         /// `sluice.internal` (the onboarding page) has no such path, or was asked for over `https`.
         case onboardingNotFound(String)
+        /// A method other than GET or HEAD on one of the onboarding page's paths (405).
+        case onboardingMethodNotAllowed(method: String, url: String)
     }
 
     /// Why a request was refused by policy.

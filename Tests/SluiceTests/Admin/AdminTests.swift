@@ -207,6 +207,45 @@ struct AdminTests {
         _ = try client.reader.readResponse(method: "GET")
     }
 
+    @Test("Errors are problems (RFC 9457) that still carry error; a 405 says what is allowed")
+    func errorsAreProblems() throws {
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let wrong = try RawClient(port: admin).request(
+            "POST /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", method: "POST")
+        #expect(wrong.status == 405 && wrong.header("allow") == "GET, HEAD")
+        #expect(wrong.header("content-type") == "application/problem+json")
+        let problem = try #require(try JSONSerialization.jsonObject(with: Data(wrong.body)) as? [String: Any])
+        #expect(problem["status"] as? Int == 405 && problem["title"] as? String == "Method Not Allowed")
+        #expect((problem["detail"] as? String) == (problem["error"] as? String) && problem["detail"] != nil)
+        let missing = try RawClient(port: admin).request("GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(missing.status == 404 && missing.header("content-type") == "application/problem+json")
+        let purge = try RawClient(port: admin).request("GET /purge HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(purge.status == 405 && purge.header("allow") == "POST")
+    }
+
+    @Test("A request that trickles in gets a 408 at its deadline, however often a byte comes (slowloris)")
+    func trickleHasADeadline() throws {
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        let client = try RawClient(port: admin)
+        let start = Date()
+        try client.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        // A byte every 2 s: each restarts the read timeout (10 s), never the deadline.
+        nonisolated(unsafe) let trickling = client
+        let trickle = Thread {
+            for _ in 0..<8 {
+                Thread.sleep(forTimeInterval: 2)
+                guard (try? trickling.send("X")) != nil else { return }
+            }
+        }
+        trickle.start()
+        let answer = try client.reader.readResponse(method: "GET")
+        let waited = Date().timeIntervalSince(start)
+        #expect(answer.status == 408 && answer.header("content-type") == "application/problem+json")
+        #expect(waited > 9 && waited < 13, "answered after \(waited) s")
+    }
+
     @Test("GET /events first lists the exchanges that completed before it was opened (the last 200)")
     func eventsBeforeOpening() throws {
         // Given two exchanges made while nobody watched

@@ -98,6 +98,12 @@ struct OnboardingTests {
         let missing = try client.request(RawClient.get("http://sluice.internal/admin"))
         #expect(missing.status == 404)
         #expect(ErrorTests.problemType(missing) == "onboarding-not-found")
+        // The page with another method: 405 naming the methods it takes (RFC 9110 §15.5.6)
+        let posted = try client.request(
+            "POST http://sluice.internal/ HTTP/1.1\r\nHost: sluice.internal\r\nContent-Length: 0\r\n\r\n",
+            method: "POST")
+        #expect(posted.status == 405 && posted.header("allow") == "GET, HEAD")
+        #expect(ErrorTests.problemType(posted) == "method-not-allowed")
         let tls = try RawClient(port: proxy.port)
         let refused = try tls.request("CONNECT sluice.internal:443 HTTP/1.1\r\nHost: sluice.internal:443\r\n\r\n")
         #expect(refused.status == 404)
