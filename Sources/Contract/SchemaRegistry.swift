@@ -163,7 +163,14 @@ public final class SchemaRegistry {
             return location
         }
         if resources[resource] == nil && documents[resource] == nil { _ = try document(resource) }
-        guard let anchor = anchors[resource + "#" + fragment] else {
+        var found = anchors[resource + "#" + fragment]
+        if found == nil, documents[resource] != nil {
+            // A file whose root has an `$id`: its anchors are named under the `$id`, and reached
+            // through the file's own URI too (as the reference implementations do).
+            let base = scope(at: SchemaLocation(document: resource, pointer: "")).base
+            if base != resource { found = anchors[base + "#" + fragment] }
+        }
+        guard let anchor = found else {
             throw ContractError(
                 file: resource, line: nil, pointer: nil,
                 message: "no anchor \"\(fragment)\" (from $ref \"\(reference)\")")

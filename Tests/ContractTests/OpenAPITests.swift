@@ -578,6 +578,32 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(contract.operations.count, 0)
     }
 
+    /// An anchor of a file whose root has an `$id` is reached through the file's own path too.
+    func testAnAnchorThroughTheFileOfAnIdentifiedSchema() throws {
+        let contract = try Self.load(files: [
+            "api.yaml": Array(
+                """
+                openapi: 3.1.0
+                info: {title: t, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200': {description: ok, content: {application/json: {schema: {$ref: 'schemas/pet.yaml#petName'}}}}
+                """.utf8),
+            "schemas/pet.yaml": Array(
+                """
+                $id: https://schemas.example.com/pet
+                type: object
+                $defs:
+                  name: {$anchor: petName, type: string, maxLength: 3}
+                """.utf8),
+        ])
+        let schema = try Self.bodySchema(contract)
+        XCTAssertEqual(schema.validate(Array(#""toolong""#.utf8)).violations.map(\.keyword), ["maxLength"])
+        XCTAssertEqual(schema.validate(Array(#""ok""#.utf8)).violations.count, 0)
+    }
+
     /// `paths: {$ref: …}` (not allowed by OpenAPI, written by split descriptions) is followed,
     /// with a warning; the path items' own `$ref`s resolve from the file that holds them.
     func testPathsByReference() throws {
