@@ -106,9 +106,11 @@ final class TLSStream: ClientStream {
 
     /// Decrypts until ``plainLimit`` bytes wait or the session needs more from the socket.
     private func refill() {
+        heldBack = false
         // Nothing new from the client and nothing held by the session: no read to try (this is
         // asked whenever the connection checks for a next request).
         guard phase == .open || phase == .readOnly, raw.inputCount > 0 || session.hasBufferedInput else { return }
+        defer { heldBack = plain.count - start >= TLSStream.plainLimit }
         while plain.count - start < TLSStream.plainLimit {
             // Nothing fed and not yet decrypted: more from the socket first, or stop. A read that
             // can only say "need more" goes through OpenSSL's error queue, the dearest part of a
@@ -142,12 +144,15 @@ final class TLSStream: ClientStream {
         }
     }
 
-    /// Decrypts what came since, when less than ``plainLimit`` waits: also when some plain
-    /// text waits already (a request head in two reads, a head over one 16 KiB record, pipelined
-    /// requests: the reader may need more than what waits, and only a read of it brings more).
+    /// Decrypts what came since: when nothing waits, and also when some plain text waits already
+    /// but the socket brought more, or the last decryption stopped at ``plainLimit`` (a request
+    /// head in two reads, a head over one 16 KiB record, pipelined requests: the reader may need
+    /// more than what waits). Otherwise nothing is asked of OpenSSL.
     private func refillIfRoom() {
-        if plain.count - start < TLSStream.plainLimit { refill() }
+        if plain.count == start || raw.inputCount > 0 || heldBack { refill() }
     }
+    /// The last ``refill()`` stopped at ``plainLimit`` with records still to decrypt, maybe.
+    private var heldBack = false
 
     var inputCount: Int {
         refillIfRoom()
