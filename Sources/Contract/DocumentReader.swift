@@ -321,8 +321,9 @@ public struct SourcePlace: Sendable, Hashable, CustomStringConvertible {
         self.pointer = pointer
     }
 
-    /// The file's path when it is a local file, else its URI.
-    public var path: String { file.hasPrefix("file://") ? String(file.dropFirst(7)) : file }
+    /// The file's path when it is a local file (as on disk: `my schemas.yaml`, not the URI's
+    /// `my%20schemas.yaml`), else its URI.
+    public var path: String { ContractError.shownPath(file) }
 
     /// `openapi/list.yml:12 #/responses/200`.
     public var description: String {
@@ -347,8 +348,13 @@ public struct ContractError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// A `file://` URI as the path on disk (percent-decoded); any other URI as it is.
+    public static func shownPath(_ file: String) -> String {
+        file.hasPrefix("file://") ? SchemaRegistry.percentDecode(String(file.dropFirst(7))) : file
+    }
+
     public var description: String {
-        var place = file.hasPrefix("file://") ? String(file.dropFirst(7)) : file
+        var place = ContractError.shownPath(file)
         if let line { place += ":\(line)" }
         if let pointer { place += " #" + (pointer.isEmpty ? "/" : pointer) }
         let more =

@@ -192,10 +192,14 @@ extension ContractReport {
 
     /// A path relative to `directory` when it is inside it (what code review tools match against
     /// the repository), else a `file://` URI.
+    /// (A URI reference: a space or a non-ASCII letter of the path is percent-encoded.)
     static func uri(_ path: String, from directory: String) -> String {
-        guard path.hasPrefix("/") else { return path }
-        if path.hasPrefix(directory + "/") { return String(path.dropFirst(directory.count + 1)) }
-        return "file://" + path
+        func encoded(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? text
+        }
+        guard path.hasPrefix("/") else { return encoded(path) }
+        if path.hasPrefix(directory + "/") { return encoded(String(path.dropFirst(directory.count + 1))) }
+        return "file://" + encoded(path)
     }
 
     // MARK: - Markdown

@@ -16,11 +16,14 @@ struct SchemaPlaces {
         if file.isEmpty {
             path = contractPath
         } else if file.hasPrefix("file://") {
-            path = String(file.dropFirst(7))
+            path = ContractError.shownPath(file)
         } else if file.contains("://") {
             return (file, nil)
         } else {
-            path = (contractPath as NSString).deletingLastPathComponent + "/" + file
+            // A relative reference is a URI: `sub%20dir/my%20schemas.yaml` is on disk with spaces.
+            path =
+                (contractPath as NSString).deletingLastPathComponent + "/"
+                + (file.removingPercentEncoding ?? file)
         }
         if documents[path] == nil {
             let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }

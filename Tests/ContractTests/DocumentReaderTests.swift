@@ -30,6 +30,14 @@ final class DocumentReaderTests: XCTestCase {
         XCTAssertEqual(root["strings"]?.json, #"["1_000","2026-11-25","1:30","true","0b101",".inf"]"#)
     }
 
+    /// A file's place is said as its path on disk, not as its URI's percent-encoded form.
+    func testPlacesNameFilesAsOnDisk() {
+        let error = ContractError(file: "file:///tmp/sub%20dir/my%20s%C3%A9.yaml", line: 3, pointer: "/x", message: "m")
+        XCTAssertEqual(error.description, "/tmp/sub dir/my sé.yaml:3 #/x: m")
+        XCTAssertEqual(SourcePlace(file: "file:///a%20b.yaml", line: nil, pointer: "").path, "/a b.yaml")
+        XCTAssertEqual(ContractError.shownPath("https://x.test/a%20b.yaml"), "https://x.test/a%20b.yaml")
+    }
+
     /// A byte order mark may start a YAML stream (YAML 1.2 §5.2), as it may start JSON text.
     func testAByteOrderMarkStartsYAMLAndJSON() throws {
         let yaml = try read("\u{FEFF}openapi: 3.0.3\ninfo: {title: t, version: '1'}\n")
