@@ -53,6 +53,13 @@ struct ExchangeMachine {
 
     // MARK: - Transitions
 
+    /// Whether the request came through a Sluice already (its `Via`): it never waits behind
+    /// another fetch of its key, which may be its own, one hop earlier, when two proxies are
+    /// each other's parent (they would wait for each other until the loop's depth refuses it).
+    static func cameThroughSluice(_ context: Context) -> Bool {
+        context.request.headers.contains(.via) && Forwarding.ownHops(context.request.headers) > 0
+    }
+
     /// The actions for `event`, in a new array (tests; the driver passes its own).
     mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
@@ -78,7 +85,9 @@ struct ExchangeMachine {
             guard case .lookingUp(let key, let after) = phase else { return }
             lookedUp(
                 key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
-                mayCollapse: after == nil && !context.request.headers.contains(.range), now: now, into: &actions)
+                mayCollapse: after == nil && !context.request.headers.contains(.range)
+                    && !Self.cameThroughSluice(context),
+                now: now, into: &actions)
         case .collapseReleased:
             guard case .awaitingCollapse(let key, let forward) = phase else { return }
             phase = .lookingUp(key: key, afterCollapse: forward)

@@ -201,6 +201,12 @@ public struct Problem: Sendable, Equatable {
                 )
             case .loopDetected(let target):
                 return (403, "loop-detected", "Forwarding loop", "\(target) is this proxy itself.", false)
+            case .viaLoop(let target, let hops):
+                return (
+                    403, "loop-detected", "Forwarding loop",
+                    "The request for \(target) already went through Sluice \(hops) times (Via): proxies that are each other's parent?",
+                    false
+                )
             case .targetDenied(let target, let rule):
                 return (
                     403, "target-not-allowed", "Target not allowed", "\(target) may not be reached (\(rule)).", false

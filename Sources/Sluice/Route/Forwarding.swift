@@ -43,6 +43,21 @@ enum Forwarding {
         headers.set("Via", (headers.values(.via) + [own]).joined(separator: ", "))
     }
 
+    /// How many members of `Via` a Sluice added (received-by `sluice`).
+    static func ownHops(_ headers: HTTPFields) -> Int {
+        var count = 0
+        for value in headers.values(.via) {
+            for member in value.split(separator: ",") {
+                let parts = member.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if parts.count >= 2, parts[1] == "sluice" { count += 1 }
+            }
+        }
+        return count
+    }
+
+    /// The `Via` depth of Sluices past which a request is taken for a forwarding loop.
+    static let loopHops = 8
+
     /// Sluice's own `Via` entry for a message of HTTP `version`.
     static func ownVia(_ version: String) -> String { version == "1.1" ? "1.1 sluice" : version + " sluice" }
 

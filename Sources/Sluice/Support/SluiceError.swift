@@ -66,6 +66,9 @@ public enum SluiceError: Error, Sendable, Equatable {
         case connectPortNotAllowed(UInt16)
         /// The target is this proxy itself.
         case loopDetected(String)
+        /// The request went through Sluices `hops` times already (its `Via`): proxies that are
+        /// each other's parent.
+        case viaLoop(String, hops: Int)
         /// The target address is refused by `deny_targets` or `loopback_targets` (named in `rule`).
         case targetDenied(target: String, rule: String)
     }

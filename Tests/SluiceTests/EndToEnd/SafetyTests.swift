@@ -17,6 +17,25 @@ struct SafetyTests {
         #expect(proxy.stats.upstreamTasks == 0)
     }
 
+    @Test("Two proxies that are each other's parent: the request stops at the Via depth, a loop-detected problem")
+    func parentLoop() throws {
+        let probe = try TestListener()
+        let portB = probe.port
+        probe.closeUnused()
+        var first = Configuration()
+        first.upstream.proxy = .url(try ParentProxy.parse("http://127.0.0.1:\(portB)").get())
+        let proxyA = try ProxyHarness(configuration: first)
+        var second = Configuration()
+        second.upstream.proxy = .url(try ParentProxy.parse("http://127.0.0.1:\(proxyA.port)").get())
+        let proxyB = try ProxyHarness(configuration: second, listen: "127.0.0.1:\(portB)")
+        // (With the cache on, as by default: a request back at the proxy it came from does not wait
+        // behind its own first fetch.)
+        let response = try RawClient(port: proxyA.port).request(RawClient.get("http://loop.test/x"))
+        #expect(response.status == 403 && ErrorTests.problemType(response) == "loop-detected", "\(response.text)")
+        // Eight hops, then the refusal came back through them.
+        #expect(proxyA.stats.upstreamTasks + proxyB.stats.upstreamTasks == 8)
+    }
+
     @Test("Past max_connections a new client gets 503 and existing ones keep working")
     func connectionLimit() throws {
         var configuration = Configuration()
