@@ -53,11 +53,12 @@ struct ExchangeMachine {
 
     // MARK: - Transitions
 
-    /// Whether the request came through a Sluice already (its `Via`): it never waits behind
-    /// another fetch of its key, which may be its own, one hop earlier, when two proxies are
+    /// Whether the request came through two Sluices already (its `Via`): it never waits behind
+    /// another fetch of its key, which may be its own, one round earlier, when two proxies are
     /// each other's parent (they would wait for each other until the loop's depth refuses it).
-    static func cameThroughSluice(_ context: Context) -> Bool {
-        context.request.headers.contains(.via) && Forwarding.ownHops(context.request.headers) > 0
+    /// One Sluice before this one is a child proxy: its requests still collapse here.
+    static func cameThroughSluices(_ context: Context) -> Bool {
+        context.request.headers.contains(.via) && Forwarding.ownHops(context.request.headers) >= 2
     }
 
     /// The actions for `event`, in a new array (tests; the driver passes its own).
@@ -86,7 +87,7 @@ struct ExchangeMachine {
             lookedUp(
                 key: key, candidates, pieces: pieces, collapse: collapse, afterCollapse: after,
                 mayCollapse: after == nil && !context.request.headers.contains(.range)
-                    && !Self.cameThroughSluice(context),
+                    && !Self.cameThroughSluices(context),
                 now: now, into: &actions)
         case .collapseReleased:
             guard case .awaitingCollapse(let key, let forward) = phase else { return }
