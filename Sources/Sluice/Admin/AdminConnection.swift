@@ -120,19 +120,18 @@ final class AdminConnection: ConnectionDelegate {
         }
         // DNS rebinding: a page on another site resolving to 127.0.0.1 still says its own Host.
         guard let host = request.headers[.host], AdminConnection.isLoopbackAuthority(host) else {
-            return respond(status: 403, json: AdminConnection.error("the Host must be a loopback address"))
+            return respond(error: 403, "the Host must be a loopback address")
         }
         // CSRF: browsers say where a cross-site request comes from; only the admin page itself
         // (same origin: `http://` and the loopback Host checked above) may call.
         if let origin = request.headers[.origin], origin.lowercased() != "http://" + host.lowercased() {
-            return respond(
-                status: 403, json: AdminConnection.error("requests from other web pages (Origin) are refused"))
+            return respond(error: 403, "requests from other web pages (Origin) are refused")
         }
         let (path, query) = AdminConnection.split(target)
         let mutating = request.method == "DELETE" || request.method == "POST" || request.method == "PUT"
         if mutating, !server.token.isEmpty, request.headers[.authorization] != "Bearer " + server.token {
             return respond(
-                status: 401, json: AdminConnection.error("this needs Authorization: Bearer <admin.token>"),
+                error: 401, "this needs Authorization: Bearer <admin.token>",
                 extra: [("WWW-Authenticate", "Bearer")])
         }
         deliver(
@@ -144,6 +143,8 @@ final class AdminConnection: ConnectionDelegate {
         switch answer {
         case .json(let status, let value):
             respond(status: status, json: value)
+        case .error(let status, let message):
+            respond(error: status, message)
         case .text(let contentType, let text):
             respond(status: 200, contentType: contentType, body: Array(text.utf8))
         case .body(let headers, let length, let inspector, let entry):
@@ -185,25 +186,23 @@ final class AdminConnection: ConnectionDelegate {
 
     private func respond(status: Int, json: JSONValue, extra: [(String, String)] = []) {
         var headers = HTTPFields(extra)
-        var json = json
-        var contentType = "application/json"
-        if status >= 400, case .object(let members) = json, members.count == 1, members[0].0 == "error",
-            case .string(let message) = members[0].1
-        {
-            // An error is a problem (RFC 9457), as the proxy's are; `error` stays for scripts
-            // that read it.
-            contentType = "application/problem+json"
-            json = .object([
-                ("type", .string("about:blank")), ("title", .string(ReasonPhrase.standard(status))),
-                ("status", .number(status)), ("detail", .string(message)), ("error", .string(message)),
-            ])
-            if status == 405, case .origin(let target)? = request?.target {
-                headers.append(
-                    name: "Allow", value: AdminRoutes.allowedMethods(AdminConnection.split(target).0), code: .other)
-            }
-        }
-        headers.append(name: "Content-Type", value: contentType, code: .contentType)
+        headers.append(name: "Content-Type", value: "application/json", code: .contentType)
         respond(status: status, headers: headers, body: Array((json.json + "\n").utf8))
+    }
+
+    /// A refusal as a problem (RFC 9457), as the proxy's are; `error` keeps the message for
+    /// scripts that read it. A 405 says what the path takes (`Allow`).
+    private func respond(error status: Int, _ message: String, extra: [(String, String)] = []) {
+        var headers = HTTPFields(extra)
+        if status == 405, case .origin(let target)? = request?.target {
+            headers.append(name: "Allow", value: AdminRoutes.allowedMethods(AdminConnection.split(target).0))
+        }
+        headers.append(name: "Content-Type", value: "application/problem+json", code: .contentType)
+        let problem = JSONValue.object([
+            ("type", .string("about:blank")), ("title", .string(ReasonPhrase.standard(status))),
+            ("status", .number(status)), ("detail", .string(message)), ("error", .string(message)),
+        ])
+        respond(status: status, headers: headers, body: Array((problem.json + "\n").utf8))
     }
 
     private func respond(status: Int, contentType: String, body: [UInt8]) {
@@ -248,8 +247,6 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     // MARK: - Helpers
-
-    static func error(_ message: String) -> JSONValue { .object([("error", .string(message))]) }
 
     /// `127.0.0.1:8081`, `localhost`, `[::1]:8081`, …
     static func isLoopbackAuthority(_ value: String) -> Bool {

@@ -8,7 +8,7 @@ extension AdminRoutes {
         let book = proxy.environment.breakpoints
         if parts.isEmpty {
             guard method == "GET" || method == "HEAD" else {
-                return .json(405, AdminConnection.error("\(method) is not allowed on /breakpoints"))
+                return .error(405, "\(method) is not allowed on /breakpoints")
             }
             return .json(
                 200,
@@ -17,7 +17,7 @@ extension AdminRoutes {
                 ]))
         }
         guard parts.count == 1 else {
-            return .json(404, AdminConnection.error("try /breakpoints, PUT or DELETE /breakpoints/{name}"))
+            return .error(404, "try /breakpoints, PUT or DELETE /breakpoints/{name}")
         }
         let name = AdminConnection.percentDecoded(parts[0])
         switch method {
@@ -27,29 +27,29 @@ extension AdminRoutes {
                 spec = [:]
             } else {
                 guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
-                    return .json(400, AdminConnection.error("the breakpoint must be a JSON object"))
+                    return .error(400, "the breakpoint must be a JSON object")
                 }
                 spec = object
             }
             if let given = spec["name"] as? String, given != name {
-                return .json(400, AdminConnection.error("the body names \(given), the path \(name)"))
+                return .error(400, "the body names \(given), the path \(name)")
             }
             switch Breakpoint.parse(spec.filter { $0.key != "name" }, name: name) {
-            case .failure(let error): return .json(400, AdminConnection.error(error.message))
+            case .failure(let error): return .error(400, error.message)
             case .success(let point):
                 book.put(point)
                 return .json(200, point.spec)
             }
         case "DELETE":
-            guard book.remove(name) else { return .json(404, AdminConnection.error("no breakpoint named \(name)")) }
+            guard book.remove(name) else { return .error(404, "no breakpoint named \(name)") }
             return .json(200, .object([("removed", .string(name))]))
         case "GET", "HEAD":
             guard let point = book.points.first(where: { $0.name == name }) else {
-                return .json(404, AdminConnection.error("no breakpoint named \(name)"))
+                return .error(404, "no breakpoint named \(name)")
             }
             return .json(200, point.spec)
         default:
-            return .json(405, AdminConnection.error("\(method) is not allowed on /breakpoints/\(name)"))
+            return .error(405, "\(method) is not allowed on /breakpoints/\(name)")
         }
     }
 
@@ -57,37 +57,37 @@ extension AdminRoutes {
         let book = proxy.environment.breakpoints
         if parts.isEmpty {
             guard method == "GET" || method == "HEAD" else {
-                return .json(405, AdminConnection.error("\(method) is not allowed on /paused"))
+                return .error(405, "\(method) is not allowed on /paused")
             }
             return .json(200, .array(book.paused.filter { $0.target != nil }.map(AdminRoutes.json)))
         }
-        guard let id = Int(parts[0]) else { return .json(404, AdminConnection.error("no paused item \(parts[0])")) }
+        guard let id = Int(parts[0]) else { return .error(404, "no paused item \(parts[0])") }
         if parts.count == 1, method == "GET" || method == "HEAD" {
             guard let item = book.item(id), item.target != nil else {
-                return .json(404, AdminConnection.error("no paused item \(id) (decided, timed out or its client left)"))
+                return .error(404, "no paused item \(id) (decided, timed out or its client left)")
             }
             return .json(200, AdminRoutes.json(item))
         }
         if parts.count == 2, parts[1] == "check" {
-            guard method == "POST" else { return .json(405, AdminConnection.error("POST /paused/\(id)/check")) }
-            guard let item = book.item(id) else { return .json(404, AdminConnection.error("no paused item \(id)")) }
+            guard method == "POST" else { return .error(405, "POST /paused/\(id)/check") }
+            guard let item = book.item(id) else { return .error(404, "no paused item \(id)") }
             return checkEdit(item, body: body)
         }
         guard parts.count == 2, ["resume", "abort", "answer"].contains(parts[1]) else {
-            return .json(404, AdminConnection.error("try GET /paused, POST /paused/{id}/resume | abort | answer"))
+            return .error(404, "try GET /paused, POST /paused/{id}/resume | abort | answer")
         }
         guard method == "POST" else {
-            return .json(405, AdminConnection.error("POST /paused/\(id)/\(parts[1])"))
+            return .error(405, "POST /paused/\(id)/\(parts[1])")
         }
         guard let item = book.item(id), item.target != nil else {
-            return .json(404, AdminConnection.error("no paused item \(id) (decided, timed out or its client left)"))
+            return .error(404, "no paused item \(id) (decided, timed out or its client left)")
         }
         let object: [String: Any]
         if body.isEmpty {
             object = [:]
         } else {
             guard let read = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
-                return .json(400, AdminConnection.error("the decision must be a JSON object"))
+                return .error(400, "the decision must be a JSON object")
             }
             object = read
         }
@@ -95,15 +95,15 @@ extension AdminRoutes {
         switch parts[1] {
         case "abort":
             if let unknown = object.keys.first(where: { $0 != "close" }) {
-                return .json(400, AdminConnection.error("unknown key \(unknown) (known: close)"))
+                return .error(400, "unknown key \(unknown) (known: close)")
             }
             guard object["close"] == nil || object["close"] is Bool else {
-                return .json(400, AdminConnection.error("close is true or false"))
+                return .error(400, "close is true or false")
             }
             decision = .abort(closing: (object["close"] as? Bool) ?? false)
         default:
             switch AdminRoutes.readMessage(object, stage: item.stage, answering: parts[1] == "answer") {
-            case .failure(let error): return .json(400, AdminConnection.error(error.why))
+            case .failure(let error): return .error(400, error.why)
             case .success(let message):
                 if parts[1] == "answer" {
                     decision = .answer(message ?? PausedMessage(status: 200))
@@ -113,7 +113,7 @@ extension AdminRoutes {
             }
         }
         guard book.decide(id, decision) else {
-            return .json(404, AdminConnection.error("paused item \(id) is gone (its client left)"))
+            return .error(404, "paused item \(id) is gone (its client left)")
         }
         return .json(200, .object([("id", .number(id)), ("decided", .string(parts[1]))]))
     }
@@ -122,10 +122,10 @@ extension AdminRoutes {
     /// `{outcome: passed | failed | not-validated | none, failure?}`. Nothing is decided.
     func checkEdit(_ item: PausedItem, body: [UInt8]) -> Answer {
         let object = body.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-        guard let object else { return .json(400, AdminConnection.error("the edit must be a JSON object")) }
+        guard let object else { return .error(400, "the edit must be a JSON object") }
         let edit: PausedMessage?
         switch AdminRoutes.readMessage(object, stage: item.stage, answering: false) {
-        case .failure(let error): return .json(400, AdminConnection.error(error.why))
+        case .failure(let error): return .error(400, error.why)
         case .success(let read): edit = read
         }
         let book = proxy.ruleBook

@@ -12,7 +12,7 @@ extension AdminRoutes {
         let count: Int
         switch AdminRoutes.readDraft(body) {
         case .success(let read): (draft, count) = read
-        case .failure(let error): return .json(400, AdminConnection.error(error.why))
+        case .failure(let error): return .error(400, error.why)
         }
         let env = proxy.environment
         return .awaiting { deliver in
@@ -26,7 +26,7 @@ extension AdminRoutes {
                         deliver(.json(200, .object([("results", .array(answers))])))
                     case .failure(let error):
                         let problem = Problem(error, url: draft.url)
-                        deliver(.json(problem.status, AdminConnection.error(problem.detail)))
+                        deliver(.error(problem.status, problem.detail))
                     }
                 }
             }

@@ -22,10 +22,10 @@ extension AdminRoutes {
                     ? .asset(contentType: "image/png", QRImage.png(code))
                     : .asset(contentType: "image/svg+xml", Array(QRImage.svg(code).utf8))
             } catch {
-                return .json(500, AdminConnection.error("no QR code: \(error)"))
+                return .error(500, "no QR code: \(error)")
             }
         default:
-            return .json(404, AdminConnection.error("no such endpoint; try /device, /device/qr.png, /device/qr.svg"))
+            return .error(404, "no such endpoint; try /device, /device/qr.png, /device/qr.svg")
         }
     }
 

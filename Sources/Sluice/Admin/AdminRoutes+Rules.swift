@@ -8,7 +8,7 @@ extension AdminRoutes {
         let faults = proxy.environment.faults
         if parts.isEmpty {
             guard method == "GET" || method == "HEAD" else {
-                return .json(405, AdminConnection.error("\(method) is not allowed on /rules"))
+                return .error(405, "\(method) is not allowed on /rules")
             }
             return .json(
                 200,
@@ -25,18 +25,18 @@ extension AdminRoutes {
                     }))
         }
         guard parts.count == 2, parts[1] == "faults" else {
-            return .json(404, AdminConnection.error("try /rules or PUT /rules/{name}/faults?enabled=true|false"))
+            return .error(404, "try /rules or PUT /rules/{name}/faults?enabled=true|false")
         }
         guard method == "PUT" else {
-            return .json(405, AdminConnection.error("\(method) is not allowed; PUT /rules/{name}/faults?enabled=…"))
+            return .error(405, "\(method) is not allowed; PUT /rules/{name}/faults?enabled=…")
         }
         let name = AdminConnection.percentDecoded(parts[0])
         guard let rule = (book.rules + [book.defaults]).first(where: { $0.name == name }) else {
-            return .json(404, AdminConnection.error("no rule named \(name)"))
+            return .error(404, "no rule named \(name)")
         }
-        guard rule.faults != nil else { return .json(409, AdminConnection.error("the rule \(name) has no faults")) }
+        guard rule.faults != nil else { return .error(409, "the rule \(name) has no faults") }
         guard let text = query["enabled"], let enabled = Bool(text) else {
-            return .json(400, AdminConnection.error("say enabled=true or enabled=false"))
+            return .error(400, "say enabled=true or enabled=false")
         }
         faults.setEnabled(enabled, rule: name)
         proxy.logger.notice("faults of rule \(name) switched \(enabled ? "on" : "off") through the admin API")

@@ -24,7 +24,7 @@ extension AdminRoutes {
     /// Ends the blind windows for `host` (all without one).
     func clearPassthrough(host: String?) -> Answer {
         guard let interceptor = proxy.interceptor else {
-            return .json(409, AdminConnection.error("TLS interception is off (tls.intercept is empty)"))
+            return .error(409, "TLS interception is off (tls.intercept is empty)")
         }
         let ended = interceptor.clearPassthrough(host: host)
         proxy.logger.notice(

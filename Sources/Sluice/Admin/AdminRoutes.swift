@@ -8,6 +8,8 @@ struct AdminRoutes {
 
     enum Answer {
         case json(Int, JSONValue)
+        /// A refusal: its status and what to say (an `application/problem+json` answer).
+        case error(Int, String)
         case text(contentType: String, String)
         /// A stored body, sent chunk by chunk as the client reads it.
         case body(HTTPFields, length: Int64, CacheInspector, entry: Int64)
@@ -46,7 +48,7 @@ struct AdminRoutes {
             switch method {
             case "GET", "HEAD": return .json(200, passthroughList())
             case "DELETE": return clearPassthrough(host: query["host"])
-            default: return .json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
+            default: return .error(405, "\(method) is not allowed on \(path)")
             }
         }
         if parts.first == "rules" { return rules(method: method, parts: Array(parts.dropFirst()), query: query) }
@@ -57,19 +59,18 @@ struct AdminRoutes {
         }
         if parts.first == "paused" { return paused(method: method, parts: Array(parts.dropFirst()), body: body) }
         if parts == ["compose"] {
-            return method == "POST" ? compose(body) : .json(405, AdminConnection.error("POST a draft to /compose"))
+            return method == "POST" ? compose(body) : .error(405, "POST a draft to /compose")
         }
         let known: Set<String> = ["health", "stats", "metrics", "events", "cache", "purge", "series"]
         guard let first = parts.first, known.contains(first), parts.count <= 3,
             parts.count == 1 || first == "cache", parts.count < 3 || parts[2] == "body"
         else {
-            return .json(
+            return .error(
                 404,
-                AdminConnection.error(
-                    "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png, POST /compose, /breakpoints, PUT|DELETE /breakpoints/{name}, /paused, POST /paused/{id}/resume|abort|answer"
-                ))
+                "no such endpoint; try / (the page), /health, /stats, /metrics, /series, /cache, /cache/{id}, /cache/{id}/body, /exchanges/{id}/body, /events, POST /purge, /tls/passthrough, /rules, PUT /rules/{name}/faults, /contracts, /device, /device/qr.png, POST /compose, /breakpoints, PUT|DELETE /breakpoints/{name}, /paused, POST /paused/{id}/resume|abort|answer"
+            )
         }
-        let notAllowed = Answer.json(405, AdminConnection.error("\(method) is not allowed on \(path)"))
+        let notAllowed = Answer.error(405, "\(method) is not allowed on \(path)")
         switch (first, parts.count) {
         case ("cache", 2) where method == "DELETE":
             return purge(.keyOrURL(parts[1]), requireEntry: true)
@@ -202,13 +203,13 @@ struct AdminRoutes {
     }
 
     private func unavailable(_ error: any Error) -> Answer {
-        .json(503, AdminConnection.error("the cache cannot be read: \(error)"))
+        .error(503, "the cache cannot be read: \(error)")
     }
 
     /// A watched exchange's body as the client got it (the first MiB), while the feed keeps it.
     private func exchangeBody(_ id: String) -> Answer {
         guard let number = Int(id), let capture = server.feed.bodies.capture(number) else {
-            return .json(404, AdminConnection.error("no body kept for exchange \(id) (kept while the page watches)"))
+            return .error(404, "no body kept for exchange \(id) (kept while the page watches)")
         }
         var headers = HTTPFields()
         let fields = capture.responseFields
@@ -257,20 +258,20 @@ struct AdminRoutes {
         filter.url = query["url"]
         filter.contentType = query["content_type"]
         if let status = query["status"] {
-            guard let code = Int(status) else { return .json(400, AdminConnection.error("status must be a number")) }
+            guard let code = Int(status) else { return .error(400, "status must be a number") }
             filter.status = code
         }
         if query["stale"] != nil { filter.freshness = .stale }
         if query["fresh"] != nil { filter.freshness = .fresh }
         if let sort = query["sort"] {
             guard let order = CacheInspector.Filter.Order(rawValue: sort) else {
-                return .json(400, AdminConnection.error("sort takes recent, size, hits or age"))
+                return .error(400, "sort takes recent, size, hits or age")
             }
             filter.order = order
         }
         if let limit = query["limit"] {
             guard let count = Int(limit), count >= 0 else {
-                return .json(400, AdminConnection.error("limit must be a number"))
+                return .error(400, "limit must be a number")
             }
             filter.limit = min(count, 10_000)
         }
@@ -283,11 +284,11 @@ struct AdminRoutes {
     }
 
     private func cacheEntry(_ id: String) -> Answer {
-        guard Int64(id) != nil else { return .json(400, AdminConnection.error("an entry is named by its id")) }
+        guard Int64(id) != nil else { return .error(400, "an entry is named by its id") }
         do {
             let inspector = try inspector()
             guard let entry = try inspector.entries(for: id, now: proxy.clock()).first else {
-                return .json(404, AdminConnection.error("no entry \(id)"))
+                return .error(404, "no entry \(id)")
             }
             // With what the page explains: the variants of its URL and the last storing decision.
             guard case .object(var members) = entry.json(headers: true) else { return .json(200, .null) }
@@ -346,11 +347,11 @@ struct AdminRoutes {
     }
 
     private func cacheBody(_ id: String) -> Answer {
-        guard let number = Int64(id) else { return .json(400, AdminConnection.error("an entry is named by its id")) }
+        guard let number = Int64(id) else { return .error(400, "an entry is named by its id") }
         do {
             let inspector = try inspector()
             guard let entry = try inspector.entries(for: id, now: proxy.clock()).first else {
-                return .json(404, AdminConnection.error("no entry \(id)"))
+                return .error(404, "no entry \(id)")
             }
             var headers = HTTPFields()
             headers.append(
@@ -370,7 +371,7 @@ struct AdminRoutes {
             query["key"].map { .keyOrURL($0) },
         ].compactMap { $0 }
         guard selectors.count == 1, let selector = selectors.first else {
-            return .json(400, AdminConnection.error("say what to purge: ?all, ?host=H, ?url=GLOB or ?key=URL|ID"))
+            return .error(400, "say what to purge: ?all, ?host=H, ?url=GLOB or ?key=URL|ID")
         }
         return purge(selector, requireEntry: false)
     }
@@ -380,7 +381,7 @@ struct AdminRoutes {
             let inspector = try inspector(writable: true)
             announce(selector, inspector: inspector)
             let (entries, bytes) = try inspector.purge(selector)
-            if requireEntry, entries == 0 { return .json(404, AdminConnection.error("nothing stored for that")) }
+            if requireEntry, entries == 0 { return .error(404, "nothing stored for that") }
             return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
         } catch {
             return unavailable(error)
