@@ -215,11 +215,8 @@ extension HTTP2Connection: HTTP2SessionDelegate {
 
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {
         guard let stream = streams[id] else { return }
-        if stream.headEnded {
-            // The trailer section's end: the request body's end, never a second start.
-            if endStream { stream.requestDidEnd() }
-            return
-        }
+        // (A trailer section's end comes as the stream's end, `http2(streamEnded:)`: nghttp2 calls
+        // this for request heads only.)
         stream.headEnded = true
         guard stream.exchange == nil, !refusedAfterGoAway(stream) else { return }
         env.exchanges.stats.requests += 1

@@ -78,11 +78,10 @@ struct RouteDecision {
         if let refusal = policy.refusal(for: url, localClient: localClient) { return (route, .refused(refusal)) }
         // Two proxies that are each other's parent pass a request back and forth, each adding its
         // Via member (RFC 9110 §7.6.3): past a depth no real chain of Sluices has, it is a loop.
-        if request.headers.contains(.via), Forwarding.ownHops(request.headers) >= Forwarding.loopHops {
-            return (
-                route,
-                .refused(.forbidden(reason: .viaLoop(url.description, hops: Forwarding.ownHops(request.headers))))
-            )
+        if request.headers.contains(.via), case let hops = Forwarding.ownHops(request.headers),
+            hops >= Forwarding.loopHops
+        {
+            return (route, .refused(.forbidden(reason: .viaLoop(url.description, hops: hops))))
         }
         route.entry = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
         route.stripMode = stripping(requested: request.headers[.sluiceStripNulls], rule: route.rule.stripJSONNulls)

@@ -443,18 +443,9 @@ struct InterceptionTests {
         let origin = try HTTPSOrigin(authority: setup.originCA)
         defer { origin.stop() }
         let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestVenv.root.appendingPathComponent("Tests/Fixtures/intercept/heads.py").path,
-            String(proxy.port), "localhost", String(origin.port), setup.caCert,
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let result = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let result = try TestVenv.run(
+            "intercept/heads.py", [String(proxy.port), "localhost", String(origin.port), setup.caCert]
+        ).json
         #expect(result["split"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
         #expect(result["large"] as? [String] == ["HTTP/1.1 200 OK"], "\(result)")
         #expect(result["pipelined"] as? Int == 30, "\(result)")

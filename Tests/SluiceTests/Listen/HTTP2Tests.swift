@@ -160,19 +160,7 @@ struct HTTP2Tests {
 
     /// Runs `abuse.py MODE` against the proxy; its JSON.
     static func abuse(_ mode: String, proxy: UInt16, port: UInt16, ca: String) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestVenv.root.appendingPathComponent("Tests/Fixtures/http2/abuse.py").path, mode,
-            String(proxy), "localhost", String(port), ca,
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            ?? ["output": String(decoding: data, as: UTF8.self)]
+        try TestVenv.run("http2/abuse.py", [mode, String(proxy), "localhost", String(port), ca]).json
     }
 
     @Test("Rapid reset, a CONTINUATION flood and an HPACK bomb end with bounded work; the next client is served")
