@@ -2,6 +2,14 @@
 extension ExchangeMachine {
     // MARK: - Lookup
 
+    /// Whether the request came through two Sluices already (its `Via`): it never waits behind
+    /// another fetch of its key, which may be its own, one round earlier, when two proxies are
+    /// each other's parent (they would wait for each other until the loop's depth refuses it).
+    /// One Sluice before this one is a child proxy: its requests still collapse here.
+    static func cameThroughSluices(_ context: Context) -> Bool {
+        context.request.headers.contains(.via) && Forwarding.ownHops(context.request.headers) >= 2
+    }
+
     mutating func lookedUp(
         key: String, _ candidates: [CacheStore.Entry], pieces: [CacheStore.Entry], collapse: CollapseView,
         afterCollapse: CacheStatus.Forward?, mayCollapse: Bool, now: Double, into actions: inout [Action]
