@@ -139,6 +139,8 @@ extension OpenAPIContract {
         return nil
     }
 
+    /// The schema of a JSON body (the result) or, for a sequential media type of an OAS 3.2
+    /// document, its item and sequence schemas (`check.sequence`); an undocumented media type noted.
     private static func mediaSchema(
         _ body: Body, contentType: String?, into check: inout HeadCheck, expected: String, at place: String = ""
     ) -> SchemaValidator? {
@@ -151,6 +153,13 @@ extension OpenAPIContract {
                     "undocumented-content-type",
                     "one of \(body.content.map(\.range).joined(separator: ", ")) for \(expected)",
                     contentType ?? "no Content-Type", at: place))
+            return nil
+        }
+        // The message's own type says how its items are laid out (a `text/*` range may take an
+        // event stream and a JSON body alike).
+        if entry.framing != nil, let framing = BodyFraming(media: media), entry.schema != nil || entry.itemSchema != nil
+        {
+            check.sequence = SequenceSchemas(framing: framing, whole: entry.schema, item: entry.itemSchema)
             return nil
         }
         guard MediaRange.isJSON(media) else { return nil }

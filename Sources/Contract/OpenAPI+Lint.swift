@@ -61,7 +61,9 @@ extension OpenAPIContract {
             operations: operations.count,
             withResponseSchemas: operations.filter { operation in
                 operation.responses.contains {
-                    $0.response.body?.content.contains { MediaRange.coversJSON($0.range) && $0.schema != nil } == true
+                    $0.response.body?.content.contains {
+                        ($0.framing != nil || MediaRange.coversJSON($0.range)) && ($0.schema ?? $0.itemSchema) != nil
+                    } == true
                 }
             }.count,
             warnings: warnings.count)
@@ -73,8 +75,11 @@ extension OpenAPIContract {
         for operation in operations where !operation.responses.isEmpty {
             var schemaless: [String] = []
             for (key, response) in operation.responses {
-                for (range, schema) in response.body?.content ?? [] {
-                    if !MediaRange.coversJSON(range) {
+                for media in response.body?.content ?? [] {
+                    let (range, schema) = (media.range, media.schema ?? media.itemSchema)
+                    if media.framing != nil {
+                        if schema == nil { schemaless.append("\(key) \(range)") }
+                    } else if !MediaRange.coversJSON(range) {
                         if schema != nil {
                             out.append(
                                 LintFinding(

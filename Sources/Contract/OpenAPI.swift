@@ -132,7 +132,23 @@ public final class OpenAPIContract: @unchecked Sendable {
     /// A request or response body: media ranges and their schemas.
     struct Body {
         var required: Bool
-        var content: [(range: String, schema: SchemaValidator?)]
+        var content: [Media]
+    }
+
+    /// A Media Type Object: its range, its `schema`, and (OAS 3.2) `itemSchema` and how a
+    /// sequential media type's items are laid out.
+    struct Media {
+        var range: String
+        var schema: SchemaValidator?
+        var itemSchema: SchemaValidator?
+        /// The range's framing when it is a sequential media type of an OAS 3.2 document (earlier
+        /// versions define no items for them: their bodies are not validated).
+        var framing: BodyFraming?
+
+        init(range: String, schema: SchemaValidator? = nil) {
+            self.range = range
+            self.schema = schema
+        }
     }
 
     struct Response {
@@ -245,8 +261,10 @@ public final class OpenAPIContract: @unchecked Sendable {
                 // A path written with a query or fragment (`/files/{id}#get_shared_link`) comes after
                 // the same path without one.
                 rank.append(operation.template.contains(where: { $0 == "?" || $0 == "#" }) ? 1 : 0)
+                // The fixed fields' methods are upper-cased (a request's is compared upper-cased too);
+                // `additionalOperations`' as written.
                 guard
-                    operation.method == method.uppercased()
+                    operation.method == method || operation.method == method.uppercased()
                         || (method.uppercased() == "HEAD" && operation.method == "GET")
                 else {
                     pathOnly = pathOnly ?? operation.template
@@ -272,6 +290,11 @@ public struct HeadCheck: Sendable {
     public var undocumented: [Violation] = []
     /// The schema of the body, when it is a JSON media type with one.
     public var bodySchema: SchemaValidator?
+    /// The schemas of a sequential body (OAS 3.2 `itemSchema`, or `schema` on the items as an
+    /// array): JSON Lines, JSON text sequences, server-sent events.
+    public var sequence: SequenceSchemas?
+    /// Whether the body is validated at all.
+    public var validatesBody: Bool { bodySchema != nil || sequence != nil }
     /// The operation, for messages (`getPet (GET /pets/{id})`).
     public var operation: String?
     public var operationId: String?
@@ -287,8 +310,7 @@ extension OpenAPIContract {
     /// An operation by its method and path as the document writes them (`GET /pets/{petId}`):
     /// how to name one that has no `operationId`.
     public func operation(method: String, template: String) -> Operation? {
-        let method = method.uppercased()
-        return operations.first { $0.method == method && $0.template == template }
+        operations.first { ($0.method == method || $0.method == method.uppercased()) && $0.template == template }
     }
 
     /// The JSON body schema of an operation's response for `status` (exact, `2XX`, `default`).
@@ -327,6 +349,27 @@ extension OpenAPIContract {
             ?? content.content.first { MediaRange.isJSON($0.range) }
             ?? content.content.first { MediaRange.coversJSON($0.range) && MediaRange.bare($0.range) != "*/*" }
             ?? content.content.first { MediaRange.bare($0.range) == "*/*" })?.schema
+    }
+
+    /// The schemas of a sequential body of `mediaType` (OAS 3.2: JSON Lines, JSON text
+    /// sequences, event streams) for a response key, or the request body (`key` nil); `nil` when
+    /// the type is not sequential or its Media Type Object has neither `schema` nor `itemSchema`.
+    public func sequenceSchemas(of operation: Operation, key: String?, mediaType: String) -> SequenceSchemas? {
+        let body: Body?
+        if let key {
+            body =
+                (Int(key).flatMap { operation.response(for: $0) }
+                ?? operation.responses.first { $0.key.uppercased() == key.uppercased() }?.response)?.body
+        } else {
+            body = operation.requestBody
+        }
+        guard let body, let framing = BodyFraming(media: mediaType),
+            let index = MediaRange.pick(mediaType, from: body.content.map(\.range)),
+            body.content[index].framing != nil,
+            body.content[index].schema != nil || body.content[index].itemSchema != nil
+        else { return nil }
+        return SequenceSchemas(
+            framing: framing, whole: body.content[index].schema, item: body.content[index].itemSchema)
     }
 
     /// The JSON schema of an operation's request body (of `mediaType`'s range, when given).

@@ -112,27 +112,30 @@ extension OpenAPILoader {
             required: body["required"]?.bool == true, content: try content(body["content"], at: resolved))
     }
 
-    mutating func content(_ value: Value?, at location: SchemaLocation) throws(ContractError) -> [(
-        range: String, schema: SchemaValidator?
-    )] {
+    mutating func content(_ value: Value?, at location: SchemaLocation) throws(ContractError) -> [OpenAPIContract
+        .Media]
+    {
         guard let members = value?.members else { return [] }
-        var out: [(range: String, schema: SchemaValidator?)] = []
+        var out: [OpenAPIContract.Media] = []
         for (range, rawMedia) in members {
             let (media, mediaLocation) = try resolve(
                 rawMedia,
                 at: SchemaLocation(
                     document: location.document, pointer: location.pointer + "/content/" + Value.escape(range)))
+            var entry = OpenAPIContract.Media(range: range)
             if media["schema"] != nil {
-                out.append(
-                    (
-                        range,
-                        try schema(
-                            at: SchemaLocation(
-                                document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
-                    ))
-            } else {
-                out.append((range, nil))
+                entry.schema = try schema(
+                    at: SchemaLocation(document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
             }
+            if readsSequences {
+                entry.framing = BodyFraming(media: range)
+                if media["itemSchema"] != nil {
+                    entry.itemSchema = try schema(
+                        at: SchemaLocation(
+                            document: mediaLocation.document, pointer: mediaLocation.pointer + "/itemSchema"))
+                }
+            }
+            out.append(entry)
         }
         return out
     }

@@ -4,6 +4,9 @@ struct OpenAPILoader {
     let compiler: SchemaCompiler
     let uri: String
     let dialect: Dialect
+    /// OAS 3.2: `query` operations, `additionalOperations`, `itemSchema` and sequential media types.
+    var reads32 = false
+    var readsSequences: Bool { reads32 }
     var warnings: [ContractError] = []
     /// Broken path items and operations, each said (the document loads only without any).
     var errors: [ContractError] = []
@@ -35,6 +38,7 @@ struct OpenAPILoader {
         registry.addContainer(document)
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)
+        loader.reads32 = OpenAPIVersion.minor(of: version) == "3.2"
         loader.indexSchemas(root, pointer: "")
         let operations = try loader.operations(root)
         let targets = try compiler.dynamicTargets()
@@ -74,7 +78,7 @@ struct OpenAPILoader {
                 warnings.append(warn(childPointer, "\(key) should be a string (ignored)"))
                 continue
             }
-            if key == "schema" || (pointer == "/components/schemas") {
+            if key == "schema" || key == "itemSchema" || (pointer == "/components/schemas") {
                 registry.indexSchema(document: uri, pointer: childPointer, dialect: dialect)
             } else if key == "schemas" && pointer == "/components" {
                 indexSchemas(child, pointer: childPointer)
@@ -87,7 +91,8 @@ struct OpenAPILoader {
     /// The objects whose keys are names the document chose (components, headers, media types…).
     private static let nameMaps: Set<Substring> = [
         "schemas", "responses", "parameters", "examples", "requestBodies", "headers", "securitySchemes", "links",
-        "callbacks", "pathItems", "content", "encoding", "variables", "mapping", "webhooks",
+        "callbacks", "pathItems", "content", "encoding", "variables", "mapping", "webhooks", "mediaTypes",
+        "additionalOperations",
     ]
 
     func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
@@ -155,6 +160,8 @@ struct OpenAPILoader {
     // MARK: - Operations
 
     private static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+    /// OAS 3.2 adds `query` (the QUERY method) to the path item's fixed fields.
+    private var fixedMethods: [String] { reads32 ? Self.methods + ["query"] : Self.methods }
 
     private mutating func operations(_ root: Value) throws(ContractError) -> [OpenAPIContract.Operation] {
         guard var pathsValue = root["paths"], pathsValue != .null else {
@@ -220,15 +227,36 @@ struct OpenAPILoader {
         let (item, location) = try resolve(rawItem, at: itemLocation)
         let shared = try parameters(item["parameters"], at: location, pointer: location.pointer + "/parameters")
         let itemBases = Self.basePaths(of: item["servers"])
-        for method in Self.methods {
-            guard let operationValue = item[method] else { continue }
+        // Each operation: the fixed fields' (method upper-cased), then (3.2) `additionalOperations`,
+        // whose keys are the methods as sent (`COPY`; case-sensitive, RFC 9110 §9.1).
+        var entries: [(method: String, value: Value, pointer: String)] = []
+        for field in fixedMethods {
+            if let value = item[field] { entries.append((field.uppercased(), value, location.pointer + "/" + field)) }
+        }
+        if reads32, let additional = item["additionalOperations"]?.members {
+            let fixed = Set(fixedMethods.map { $0.uppercased() })
+            for (method, value) in additional where !method.hasPrefix("x-") {
+                let pointer = location.pointer + "/additionalOperations/" + Value.escape(method)
+                guard Self.isToken(method), !fixed.contains(method.uppercased()) else {
+                    warnings.append(
+                        warn(
+                            pointer,
+                            Self.isToken(method)
+                                ? "\(method) belongs in the path item's \(method.lowercased()) field, not additionalOperations (ignored)"
+                                : "\"\(method)\" is not an HTTP method name (ignored)",
+                            file: location.document))
+                    continue
+                }
+                entries.append((method, value, pointer))
+            }
+        }
+        for (method, operationValue, operationPointer) in entries {
             do throws(ContractError) {
                 // An operation named by `$ref` (`get: {$ref: "operations/list.yml"}`): OpenAPI 3.0
                 // lists `$ref` for path items only, but large descriptions are laid out this way and
                 // Redocly, Prism and openapi-core resolve it, so Sluice does too.
                 let (rawOperation, operationLocation) = try resolve(
-                    operationValue,
-                    at: SchemaLocation(document: location.document, pointer: location.pointer + "/" + method))
+                    operationValue, at: SchemaLocation(document: location.document, pointer: operationPointer))
                 var own = try parameters(
                     rawOperation["parameters"], at: operationLocation,
                     pointer: operationLocation.pointer + "/parameters")
@@ -259,7 +287,7 @@ struct OpenAPILoader {
                 }
                 drafts.append(
                     Draft(
-                        id: rawOperation["operationId"]?.string, method: method.uppercased(), template: template,
+                        id: rawOperation["operationId"]?.string, method: method, template: template,
                         segments: Self.segments(matched), parameters: own, requestBody: requestBody,
                         responses: responses, place: place(operationLocation),
                         bases: Self.basePaths(of: rawOperation["servers"]) ?? itemBases))
@@ -267,6 +295,15 @@ struct OpenAPILoader {
                 errors.append(error)
             }
         }
+    }
+
+    /// An HTTP method name: a token (RFC 9110 §9.1, §5.6.2).
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
     }
 
     private struct Draft {

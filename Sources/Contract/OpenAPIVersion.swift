@@ -1,7 +1,7 @@
 /// Which OpenAPI a document is, read from its `openapi` field by major.minor ("3.10.0" is not
 /// 3.1), and the JSON Schema dialect its schemas default to.
 enum OpenAPIVersion {
-    /// The version text, the dialect, and what to warn about (3.2 read as 3.1).
+    /// The version text, the dialect, and what to warn about.
     static func read(_ document: SourceDocument) throws(ContractError) -> (
         version: String, dialect: Dialect, notes: [ContractError]
     ) {
@@ -15,7 +15,7 @@ enum OpenAPIVersion {
             throw ContractError(
                 file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")
         }
-        let minor = version.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".")
+        let minor = minor(of: version)
         switch minor {
         case "3.0": return (version, .openAPI30, [])
         case "3.1", "3.2":
@@ -25,17 +25,16 @@ enum OpenAPIVersion {
                     message: "unknown dialect \"\(declared)\"")
             }
             let dialect = root["jsonSchemaDialect"]?.string.flatMap { Dialect(metaSchema: $0) } ?? .draft2020
-            guard minor == "3.2" else { return (version, dialect, []) }
-            let note = ContractError(
-                file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                message:
-                    "OpenAPI \(version) is read as 3.1: what 3.2 adds (the query method, additionalOperations, itemSchema) is not checked"
-            )
-            return (version, dialect, [note])
+            return (version, dialect, [])
         default:
             throw ContractError(
                 file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                message: "OpenAPI \(version): Sluice reads 3.0 and 3.1 (and 3.2 as 3.1)")
+                message: "OpenAPI \(version): Sluice reads 3.0, 3.1 and 3.2")
         }
+    }
+
+    /// `3.2` of `3.2.0` (`3.10` of `3.10.1`).
+    static func minor(of version: String) -> String {
+        version.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".")
     }
 }

@@ -49,7 +49,7 @@ extension ContractCommand {
             if let status, Int(status).map({ !(100...599).contains($0) }) ?? !Self.isStatusKey(status) {
                 throw ValidationError("--status is a status code (100 to 599), a range such as 4XX, or default")
             }
-            let validator = try loadValidator(formats: mode)
+            let checker = try loadValidator(formats: mode)
             // An operation's request body (no --status): readOnly properties are not required in
             // it, writeOnly ones are (OpenAPI's Schema Object).
             let direction: Direction = openapi != nil && status == nil ? .request : .response
@@ -72,7 +72,14 @@ extension ContractCommand {
                 report(verdict, label: label, first: written == 0)
                 written += 1
             }
-            if jsonl {
+            if case .sequence(let schemas) = checker {
+                // A sequential media type (OAS 3.2): its items found as they are read.
+                var validation = schemas.validation(direction: direction, limit: 64 << 20)
+                while let piece = Self.read(input) {
+                    piece.withUnsafeBytes { validation.feed($0) }
+                }
+                verdictDone(validation.finish(), file == "-" ? "stdin" : file)
+            } else if case .json(let validator) = checker, jsonl {
                 var progress = Progress()
                 var line = 0
                 var pending: [UInt8] = []
@@ -94,7 +101,7 @@ extension ContractCommand {
                 }
                 if !pending.isEmpty { finishLine() }
                 progress.done()
-            } else {
+            } else if case .json(let validator) = checker {
                 var validation = validator.validation(direction: direction)
                 while let piece = Self.read(input) {
                     piece.withUnsafeBytes { validation.feed($0) }
@@ -139,12 +146,19 @@ extension ContractCommand {
             for note in verdict.notes { print("  note: \(note)") }
         }
 
-        private func loadValidator(formats: FormatMode) throws -> SchemaValidator {
+        /// What a body is validated with: a JSON schema, or a sequence's (OAS 3.2 `itemSchema`).
+        private enum Checker {
+            case json(SchemaValidator)
+            case sequence(SequenceSchemas)
+        }
+
+        private func loadValidator(formats: FormatMode) throws -> Checker {
             do {
                 if let schema {
                     guard openapi == nil else { throw ValidationError("give --schema or --openapi, not both") }
-                    return try SchemaValidator.load(
-                        file: schema, refs: try ContractCommand.refMapping(refs), formats: formats)
+                    return .json(
+                        try SchemaValidator.load(
+                            file: schema, refs: try ContractCommand.refMapping(refs), formats: formats))
                 }
                 guard let openapi, let operationID = operation else {
                     throw ValidationError("give --schema FILE, or --openapi FILE --operation ID [--status CODE]")
@@ -157,8 +171,17 @@ extension ContractCommand {
                     throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
                 }
                 let types = document.mediaTypes(of: found, key: status)
+                if let mediaType, let sequence = document.sequenceSchemas(of: found, key: status, mediaType: mediaType)
+                {
+                    guard !jsonl else {
+                        throw ValidationError("--jsonl is for JSON bodies; \(mediaType) has items of its own")
+                    }
+                    return .sequence(sequence)
+                }
                 if let mediaType, !Contract.MediaRange.isJSON(mediaType) {
-                    throw CommandFailure.failed("\(mediaType) is not a JSON media type: only JSON bodies are validated")
+                    throw CommandFailure.failed(
+                        "\(mediaType) is not a JSON media type: only JSON bodies (and, in OpenAPI 3.2, JSON Lines, JSON text sequences and event streams) are validated"
+                    )
                 }
                 // Several JSON types and none is application/json: which one must be said.
                 let json = types.filter { Contract.MediaRange.isJSON($0) }
@@ -178,7 +201,7 @@ extension ContractCommand {
                         "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")\(which)"
                             + (types.isEmpty ? "" : " (documented: \(types.joined(separator: ", ")))"))
                 }
-                return validator
+                return .json(validator)
             } catch let error as ContractError {
                 throw CommandFailure.noInput(error.description)
             }

@@ -104,7 +104,7 @@ final class ContractRun {
     /// The response's status as the origin (or the cache) gave it; 0 for a request.
     let status: Int
     let limit: Int
-    private var validation: BodyValidation?
+    private var validation: Validation?
     /// A compressed body, kept (up to `limit`) to decode at its end (``keepsCompressed``).
     private var compressed: [UInt8] = []
     private var keepsCompressed = false
@@ -125,13 +125,68 @@ final class ContractRun {
         self.coding = coding
         self.limit = limit
         if let schema = check.bodySchema {
-            validation = schema.validation(direction: direction)
+            validation = .json(schema.validation(direction: direction))
+            keepsCompressed = coding != nil
+        } else if let sequence = check.sequence {
+            validation = .sequence(sequence.validation(direction: direction, limit: limit))
             keepsCompressed = coding != nil
         }
     }
 
+    /// A body's validation: one JSON value, or a sequence's items (OAS 3.2 sequential media types).
+    enum Validation {
+        case json(BodyValidation)
+        case sequence(SequenceValidation)
+        /// Only while one is out being fed (its buffers stay uniquely referenced: never copied).
+        case moving
+
+        mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+            switch self {
+            case .json(var validation):
+                self = .moving
+                validation.feed(bytes)
+                self = .json(validation)
+            case .sequence(var validation):
+                self = .moving
+                validation.feed(bytes)
+                self = .sequence(validation)
+            case .moving: break
+            }
+        }
+
+        mutating func finish() -> Verdict {
+            switch self {
+            case .json(var validation): validation.finish()
+            case .sequence(var validation): validation.finish()
+            case .moving: Verdict()
+            }
+        }
+
+        var verdictSoFar: Verdict {
+            switch self {
+            case .json(let validation): validation.verdictSoFar
+            case .sequence(let validation): validation.verdictSoFar
+            case .moving: Verdict()
+            }
+        }
+    }
+
     /// Whether a body is validated at all.
-    var validatesBody: Bool { check.bodySchema != nil }
+    var validatesBody: Bool { check.validatesBody }
+
+    /// Whether the body is a sequence of items (an event stream, JSON Lines), checked as it
+    /// streams: never held for the verdict unless its length is announced.
+    var validatesSequence: Bool { check.sequence != nil }
+
+    /// The failure so far, when it already breaks an enforced promise (a sequence's item).
+    var enforcedFailureSoFar: ContractFailure? {
+        guard let verdict = validation?.verdictSoFar, verdict.total > 0 else { return nil }
+        var all = Verdict()
+        for violation in headViolations { all.add(violation) }
+        all.merge(verdict)
+        let failure = failure(all)
+        return enforces(failure) ? failure : nil
+    }
 
     /// Violations that decide the outcome: the contract's, and undocumented parts unless `pass`.
     var headViolations: [Violation] { Self.headViolations(check, settings) }
@@ -185,7 +240,7 @@ final class ContractRun {
             keepsCompressed = false
             do {
                 let decoded = try coding.decode(bytes, limit: limit)
-                validation?.feed(decoded)
+                decoded.withUnsafeBytes { validation?.feed($0) }
             } catch {
                 validation = nil
                 skipped = "the \(coding.rawValue) body does not decode: \(error)"

@@ -43,6 +43,9 @@ final class ContractStage: DeliveryStage {
         let length = response.headers[.contentLength].flatMap { Int64($0) }
         if run.settings.onViolation == .enforce {
             if let length, length > Int64(limit) { return .tooLarge }
+            // A sequence without a length may never end (an event stream): its items are checked
+            // as they pass, and the first broken one cuts it (``body(_:_:_:)``).
+            if run.validatesSequence, length == nil { return .stream }
             return .hold
         }
         let small = !response.headers.contains(.transferEncoding) && length.map { $0 <= 65536 } == true
@@ -75,6 +78,7 @@ final class ContractStage: DeliveryStage {
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
         if case .done = phase { return true }
         guard case .holding(var held) = phase else {
+            if cutsSequence { return checkedBeforePassing(bytes, push, next) }
             // Validated once taken: a refused offer comes again.
             let taken = next.body(bytes, push)
             if taken { run.feed(bytes) }
@@ -93,12 +97,41 @@ final class ContractStage: DeliveryStage {
         return held.overflow(with: bytes, push, to: next)
     }
 
+    /// An enforced sequence that streams: each piece is checked before it is passed on, and one
+    /// that completes a broken item is not: the response is cut there (the client sees a
+    /// truncated stream; an event stream's client drops the unfinished event).
+    private var cutsSequence: Bool {
+        run.validatesSequence && run.settings.onViolation == .enforce && !heldLater
+    }
+
+    /// Bytes of a refused offer already checked: it comes again from its first byte.
+    private var checkedAhead = 0
+
+    private func checkedBeforePassing(
+        _ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>
+    ) -> Bool {
+        if checkedAhead < bytes.count {
+            run.feed(UnsafeRawBufferPointer(rebasing: bytes[checkedAhead...]))
+        }
+        checkedAhead = max(checkedAhead, bytes.count)
+        if let failure = run.enforcedFailureSoFar {
+            phase = .done
+            next.note(.verdict(run.finish(), run))
+            next.fail(.contractViolation(failure))
+            return true
+        }
+        let taken = next.body(bytes, push)
+        if taken { checkedAhead = 0 }
+        return taken
+    }
+
     func end(_ next: DeliveryNext<ResponseHead>) {
         let outcome = run.finish()
         next.note(.verdict(outcome, run))
         guard case .holding(let held) = phase else {
             phase = .done
-            if heldLater, case .failed(let failure) = outcome, run.enforces(failure) {
+            if heldLater || cutsSequence, case .failed(let failure) = outcome, run.enforces(failure) {
+                // (A sequence broken at its end, as a whole: the client never gets that end.)
                 return next.fail(.contractViolation(failure))
             }
             // A later stage holds the head (null stripping): the verdict still reaches it.

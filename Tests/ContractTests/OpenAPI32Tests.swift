@@ -1,0 +1,210 @@
+import Contract
+import XCTest
+
+/// What OpenAPI 3.2 adds that a proxy checks: the `query` operation, `additionalOperations`,
+/// `itemSchema` on sequential media types (JSON Lines, JSON text sequences, server-sent events)
+/// and `schema` on such a body read as the array of its items.
+final class OpenAPI32Tests: XCTestCase {
+    static let streams = """
+        openapi: 3.2.0
+        info: {title: streams, version: '1'}
+        paths:
+          /logs:
+            get:
+              responses:
+                '200':
+                  description: log entries as they happen
+                  content:
+                    application/jsonl:
+                      itemSchema: {$ref: '#/components/schemas/Entry'}
+                    application/x-ndjson:
+                      itemSchema: {$ref: '#/components/schemas/Entry'}
+                    application/json-seq:
+                      itemSchema: {$ref: '#/components/schemas/Entry'}
+                    application/json:
+                      schema: {type: array, items: {$ref: '#/components/schemas/Entry'}}
+          /excerpt:
+            get:
+              responses:
+                '200':
+                  description: at most two entries
+                  content:
+                    application/jsonl:
+                      schema: {type: array, maxItems: 2, items: {$ref: '#/components/schemas/Entry'}}
+          /events:
+            get:
+              responses:
+                '200':
+                  description: an event stream
+                  content:
+                    text/event-stream:
+                      itemSchema:
+                        type: object
+                        required: [data]
+                        properties:
+                          data: {type: string, pattern: '^[a-z \\n]*$'}
+                          event: {enum: [tick, done]}
+                          id: {type: string}
+                          retry: {type: integer, maximum: 10000}
+          /search:
+            query:
+              operationId: search
+              requestBody:
+                content:
+                  application/json:
+                    schema: {type: object, required: [q]}
+              responses:
+                '200': {description: found}
+            additionalOperations:
+              PURGE:
+                operationId: purge
+                responses:
+                  '204': {description: gone}
+              POST:
+                responses:
+                  '200': {description: in the wrong place}
+        components:
+          schemas:
+            Entry:
+              type: object
+              required: [level, message]
+              properties:
+                level: {type: integer, minimum: 0}
+                message: {type: string}
+        """
+
+    func contract() throws -> OpenAPIContract { try OpenAPITests.load(yaml: Self.streams) }
+
+    /// The verdict on `body` (fed `piece` bytes at a time) as a `type` response to `GET path`.
+    func verdict(_ body: String, type: String, path: String, piece: Int = .max) throws -> Verdict {
+        try verdict(Array(body.utf8), type: type, path: path, piece: piece)
+    }
+
+    func verdict(_ body: [UInt8], type: String, path: String, piece: Int = .max) throws -> Verdict {
+        let check = try contract().checkResponse(
+            method: "GET", path: path, status: 200, headers: [("Content-Type", type)])
+        XCTAssertTrue(check.undocumented.isEmpty, "\(check.undocumented)")
+        XCTAssertNil(check.bodySchema)
+        var validation = try XCTUnwrap(check.sequence).validation(limit: 4096)
+        var start = 0
+        while start < body.count {
+            let end = min(body.count, start + min(piece, body.count - start))
+            validation.feed(Array(body[start..<end]))
+            start = end
+        }
+        return validation.finish()
+    }
+
+    func testEachJSONLineIsAnItemCheckedOnItsOwn() throws {
+        let body = """
+            {"level": 1, "message": "up"}
+
+            {"level": -1, "message": "down"}
+            {"level": 2}
+            {"level": 3, "message": "ok"}\r
+            not json
+            {"level": 4, "message": "last, without a newline"}
+            """
+        for piece in [Int.max, 7, 1] {
+            for type in ["application/jsonl", "application/x-ndjson; charset=utf-8"] {
+                let verdict = try verdict(body, type: type, path: "/logs", piece: piece)
+                XCTAssertEqual(
+                    verdict.violations.map { "\($0.pointer) \($0.keyword)" },
+                    ["/1/level minimum", "/2 required", "/4 json"], "\(type), pieces of \(piece)")
+            }
+        }
+        XCTAssertTrue(try verdict("", type: "application/jsonl", path: "/logs").passed)
+        XCTAssertTrue(try verdict("\n\n", type: "application/jsonl", path: "/logs").passed)
+        // A value across two lines is not JSON Lines: each line is JSON on its own.
+        let split = try verdict("{\"level\": 1,\n\"message\": \"x\"}\n", type: "application/jsonl", path: "/logs")
+        XCTAssertEqual(split.violations.filter { $0.keyword == "json" }.map { $0.pointer.prefix(2) }, ["/0", "/1"])
+    }
+
+    func testJSONTextSequencesAreReadByRecordSeparators() throws {
+        let rs = "\u{1E}"
+        let body =
+            "\(rs){\n  \"level\": 1,\n  \"message\": \"a\"\n}\n\(rs)\(rs){\"level\": \"x\", \"message\": \"b\"}\n"
+        for piece in [Int.max, 3, 1] {
+            let verdict = try verdict(body, type: "application/json-seq", path: "/logs", piece: piece)
+            XCTAssertEqual(verdict.violations.map { "\($0.pointer) \($0.keyword)" }, ["/1/level type"], "\(piece)")
+        }
+        // Text before the first separator is no record (RFC 7464 §2.1).
+        let stray = try verdict(
+            "{\"level\": 1}\n\(rs){\"level\": 1, \"message\": \"a\"}\n", type: "application/json-seq", path: "/logs")
+        XCTAssertEqual(stray.violations.map { "\($0.pointer) \($0.keyword)" }, ["/0 json"])
+    }
+
+    func testASchemaOnASequenceSeesItsItemsAsAnArray() throws {
+        let two = "{\"level\": 1, \"message\": \"a\"}\n{\"level\": 2, \"message\": \"b\"}\n"
+        XCTAssertTrue(try verdict(two, type: "application/jsonl", path: "/excerpt").passed)
+        let three = try verdict(two + "{\"level\": 3}\n", type: "application/jsonl", path: "/excerpt", piece: 5)
+        XCTAssertEqual(three.violations.map { "\($0.pointer) \($0.keyword)" }, ["/2 required", " maxItems"])
+    }
+
+    /// Events as the HTML standard reads them: fields split at the first colon, one space
+    /// dropped, `data` lines joined by LF, comments and unknown fields ignored, CRLF, LF and CR
+    /// line ends, a leading BOM, `retry` only when all digits, an event without data never
+    /// dispatched, an unfinished one at the end discarded.
+    func testServerSentEventsAreCheckedAsTheObjectsOpenAPIModels() throws {
+        let stream =
+            "\u{FEFF}: a comment\n"
+            + "event: tick\ndata: one\ndata:two\nid: 7\nretry: 3000\n\n"
+            + "event: tick\n\n"
+            + "data: bad: Upper Case\r\nretry: soon\r\n\r\n"
+            + "event: boom\rdata\r\r"
+            + "data: fine\nfoo: ignored\nretry: 99999\n\n"
+            + "data: unfinished, NOT checked\n"
+        for piece in [Int.max, 5, 1] {
+            let verdict = try verdict(stream, type: "text/event-stream", path: "/events", piece: piece)
+            XCTAssertEqual(
+                verdict.violations.map { "\($0.pointer) \($0.keyword)" },
+                ["/1/data pattern", "/2/event enum", "/3/retry maximum"], "pieces of \(piece): \(verdict.violations)")
+        }
+        // `data` is text: "one\ntwo" matched the pattern with its LF; `retry: soon` was ignored.
+        let fine = try verdict("data: a\ndata: b\nretry: 0042\n\n", type: "text/event-stream", path: "/events")
+        XCTAssertTrue(fine.passed, "\(fine.violations)")
+    }
+
+    func testAnEventOverTheLimitIsNotCheckedAndSaidSo() throws {
+        let big = "data: " + String(repeating: "x", count: 5000) + "\n\n" + "data: ok\nevent: nope\n\n"
+        let verdict = try verdict(big, type: "text/event-stream", path: "/events", piece: 1000)
+        XCTAssertEqual(verdict.violations.map { "\($0.pointer) \($0.keyword)" }, ["/1/event enum"])
+        XCTAssertEqual(verdict.notes, ["1 event larger than 4096 bytes not checked"])
+    }
+
+    func testTheQueryMethodAndAdditionalOperationsAreOperations() throws {
+        let contract = try contract()
+        XCTAssertEqual(contract.operation(id: "search")?.method, "QUERY")
+        XCTAssertEqual(contract.operation(id: "purge")?.method, "PURGE")
+        let request = contract.checkRequest(
+            method: "QUERY", path: "/search", query: nil, headers: [("content-type", "application/json")],
+            hasBody: true)
+        XCTAssertEqual(request.operationId, "search")
+        XCTAssertEqual(
+            try XCTUnwrap(request.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword), ["required"])
+        XCTAssertEqual(
+            contract.checkResponse(method: "PURGE", path: "/search", status: 204, headers: []).operationId, "purge")
+        // `POST` belongs in the `post` field: said, and not an operation.
+        XCTAssertTrue(
+            contract.warnings.contains { $0.message.contains("POST belongs in the path item's post field") },
+            "\(contract.warnings)")
+        XCTAssertEqual(
+            contract.checkResponse(method: "POST", path: "/search", status: 200, headers: []).undocumented.map(
+                \.keyword),
+            ["undocumented-operation"])
+        XCTAssertFalse(contract.warnings.contains { $0.message.contains("read as 3.1") })
+    }
+
+    /// Before 3.2 a sequential media type has no items: its body is not validated (3.1 documents
+    /// commonly put the schema of one event there), and `query` is no operation.
+    func testEarlierVersionsDoNotReadSequences() throws {
+        let text = Self.streams.replacingOccurrences(of: "openapi: 3.2.0", with: "openapi: 3.1.0")
+            .replacingOccurrences(of: "itemSchema", with: "schema")
+        let contract = try OpenAPITests.load(yaml: text)
+        let check = contract.checkResponse(
+            method: "GET", path: "/logs", status: 200, headers: [("Content-Type", "application/jsonl")])
+        XCTAssertNil(check.sequence)
+        XCTAssertNil(check.bodySchema)
+        XCTAssertNil(contract.operation(id: "search"))
+    }
+}

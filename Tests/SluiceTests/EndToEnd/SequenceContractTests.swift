@@ -1,0 +1,134 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// OpenAPI 3.2 sequential bodies through the proxy: an event stream and JSON Lines from a real
+/// origin, each item checked against `itemSchema` as it passes.
+@Suite("Sequential bodies under a contract")
+struct SequenceContractTests {
+    static let document = """
+        openapi: 3.2.0
+        info: {title: feed, version: '1'}
+        paths:
+          /events:
+            get:
+              responses:
+                '200':
+                  description: ticks
+                  content:
+                    text/event-stream:
+                      itemSchema:
+                        type: object
+                        required: [data, event]
+                        properties:
+                          event: {enum: [tick]}
+                          data: {type: string, pattern: '^[0-9]+$'}
+          /logs:
+            get:
+              responses:
+                '200':
+                  description: log lines
+                  content:
+                    application/jsonl:
+                      itemSchema:
+                        type: object
+                        required: [level]
+                        properties: {level: {type: integer}}
+        """
+
+    /// A proxy whose rule checks the origin's answers against ``document`` in `mode`.
+    static func proxy(_ mode: String, directory: URL) throws -> ProxyHarness {
+        let file = directory.appendingPathComponent("feed.yaml")
+        try Data(document.utf8).write(to: file)
+        var configuration = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: feed
+                    match: { host: "127.0.0.1" }
+                    contract: { openapi: \(file.path), on_violation: \(mode) }
+                """
+        ).loadingContracts()
+        configuration.log.access = true
+        return try ProxyHarness(configuration: configuration)
+    }
+
+    static func scratch() throws -> URL {
+        let directory = TestScratch.root.appendingPathComponent("sluice-sequence-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    static let events: [[UInt8]] = [
+        "event: tick\ndata: 1\n\n", ": keep-alive\n\n", "event: tick\ndata: 2\n\n",
+        "event: tick\ndata: NOT A NUMBER\n\n", "event: tick\ndata: 4\n\n",
+    ].map { Array($0.utf8) }
+
+    @Test("enforce: the events before a broken one reach the client as they come; the stream is cut before it")
+    func enforceCutsTheStream() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try OriginServer { _ in
+            .chunkedPaced(
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")],
+                chunks: Self.events, interval: 0.15)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("enforce", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/events")))
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        let rest = String(decoding: try client.reader.readToEnd(), as: UTF8.self)
+        #expect(rest.contains("data: 1\n\n") && rest.contains("data: 2\n\n"), "\(rest)")
+        #expect(!rest.contains("NOT A NUMBER") && !rest.contains("data: 4"), "\(rest)")
+        // Cut: no last chunk.
+        #expect(!rest.hasSuffix("0\r\n\r\n"), "\(rest)")
+        #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.contains { $0.contains("contract=\"1:/2/data:pattern") } },
+            "\(proxy.logLines.all)")
+    }
+
+    @Test("report: the whole stream passes, its broken event counted with its index")
+    func reportPassesTheStream() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try OriginServer { _ in
+            .chunked(
+                status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8")], chunks: Self.events)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("report", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        let response = try client.request(RawClient.get(origin.url("/events")))
+        #expect(response.status == 200)
+        #expect(response.body == Self.events.flatMap { $0 })
+        #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("contract=\"1:/2/data:pattern") } })
+    }
+
+    @Test("enforce: JSON Lines whose length is announced are held, and a broken line answers 502")
+    func enforceHoldsAnnouncedLines() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let good = "{\"level\": 1}\n{\"level\": 2}\n"
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/jsonl")],
+                body: Array((request.target.hasSuffix("bad") ? good + "{\"level\": \"x\"}\n" : good).utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("enforce", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        let passed = try client.request(RawClient.get(origin.url("/logs")))
+        #expect(passed.status == 200)
+        #expect(String(decoding: passed.body, as: UTF8.self) == good)
+        #expect(passed.header("sluice-validation")?.hasPrefix("passed; reason=\"contract\"") == true)
+        let refused = try client.request(RawClient.get(origin.url("/logs?bad")))
+        #expect(refused.status == 502)
+        let problem = try #require(try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])
+        let first = try #require((problem["violations"] as? [[String: Any]])?.first)
+        #expect(first["pointer"] as? String == "/2/level" && first["keyword"] as? String == "type", "\(problem)")
+    }
+}
