@@ -86,6 +86,7 @@ extension OpenAPIContract {
                 // `?point[lat]=1`: present, not checked (yet).
                 values = queryItems.filter { $0.0.hasPrefix(parameter.name + "[") }.map(\.1)
             case .query: values = queryItems.filter { $0.0 == parameter.name }.map(\.1)
+            case .querystring: values = query.map { $0.isEmpty ? [] : [$0] } ?? []
             case .header: values = fields.filter { $0.0 == parameter.name.lowercased() }.map(\.1)
             case .cookie: continue
             }
@@ -203,13 +204,14 @@ extension OpenAPIContract {
     }
 
     static func text(of parameter: Parameter, values: [String]) -> String? {
+        if parameter.location == .querystring { return queryStringText(of: parameter, query: values[0]) }
         guard !["deepObject", "matrix", "label"].contains(parameter.style) else { return nil }
         // Each piece once split: a query's percent-decoded (a `%2C` is data, never a delimiter:
         // RFC 6570, OAS 3.1.1 §4.8.12.4), a header's without the OWS around list elements (RFC
         // 9110 §5.6.1); path values came decoded.
         let piece: (Substring) -> String
         switch parameter.location {
-        case .query: piece = { SchemaRegistry.percentDecode(String($0).replacingOccurrences("+", " ")) }
+        case .query, .querystring: piece = { SchemaRegistry.percentDecode(String($0).replacingOccurrences("+", " ")) }
         case .header: piece = { $0.trimmedOWS }
         case .path, .cookie: piece = { String($0) }
         }
@@ -252,6 +254,37 @@ extension OpenAPIContract {
             return json(
                 parameter.location == .header ? values.joined(separator: ",") : piece(values[0][...]),
                 type: parameter.type)
+        }
+    }
+
+    /// A `querystring` parameter's query as the JSON its schema is applied to: form pairs as an
+    /// object (`+` a space; a name repeated, or an array property, as an array; values typed as
+    /// the properties say), JSON text decoded, anything else the decoded text as a string.
+    static func queryStringText(of parameter: Parameter, query: String) -> String? {
+        switch parameter.queryForm {
+        case nil: return nil
+        case .json: return SchemaRegistry.percentDecode(query)
+        case .text: return Value.string(SchemaRegistry.percentDecode(query)).json
+        case .form:
+            var names: [String] = []
+            var values: [String: [String]] = [:]
+            for (name, raw) in queryItems(query) {
+                if values[name] == nil { names.append(name) }
+                values[name, default: []].append(SchemaRegistry.percentDecode(raw.replacingOccurrences("+", " ")))
+            }
+            let members = names.map { name -> String in
+                let found = values[name]!
+                let type = parameter.propertyTypes[name]
+                let value: String
+                if type == "array" || (type == nil && found.count > 1) {
+                    let itemType = parameter.propertyItemTypes[name]
+                    value = "[" + found.map { json($0, type: itemType) }.joined(separator: ",") + "]"
+                } else {
+                    value = json(found[0], type: type)
+                }
+                return Value.string(name).json + ":" + value
+            }
+            return "{" + members.joined(separator: ",") + "}"
         }
     }
 

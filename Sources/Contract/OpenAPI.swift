@@ -114,7 +114,17 @@ public final class OpenAPIContract: @unchecked Sendable {
     }
 
     struct Parameter {
-        enum Location: String { case path, query, header, cookie }
+        /// `querystring` (OAS 3.2): the whole query as one value, described by `content`.
+        enum Location: String { case path, query, querystring, header, cookie }
+        /// How a `querystring` parameter's media type reads the query.
+        enum QueryForm {
+            /// `application/x-www-form-urlencoded`: its pairs as an object's members.
+            case form
+            /// A JSON media type: the decoded query is JSON text.
+            case json
+            /// Any other: the decoded query as a string.
+            case text
+        }
         var name: String
         var location: Location
         var required: Bool
@@ -127,6 +137,9 @@ public final class OpenAPIContract: @unchecked Sendable {
         var propertyTypes: [String: String] = [:]
         /// Described by `content` with a JSON media type: the value is JSON text.
         var jsonContent = false
+        /// Array properties' item types (`ids` → `integer`), for form pairs repeated.
+        var propertyItemTypes: [String: String] = [:]
+        var queryForm: QueryForm?
     }
 
     /// A request or response body: media ranges and their schemas.

@@ -39,7 +39,17 @@ extension OpenAPILoader {
         var propertyTypes: [String: String] = [:]
         var jsonContent = false
         var found: (pointer: String, value: Value)?
-        if let schemaValue = value["schema"] {
+        var queryForm: OpenAPIContract.Parameter.QueryForm?
+        var propertyItemTypes: [String: String] = [:]
+        if kind == .querystring {
+            // The whole query, as its one media type reads it (OAS 3.2 §4.8.12.2.1).
+            if let (range, media) = value["content"]?.members?.first, let schemaValue = media["schema"] {
+                found = (resolved.pointer + "/content/" + Value.escape(range) + "/schema", schemaValue)
+                queryForm =
+                    MediaRange.bare(range) == "application/x-www-form-urlencoded"
+                    ? .form : MediaRange.isJSON(range) ? .json : .text
+            }
+        } else if let schemaValue = value["schema"] {
             found = (resolved.pointer + "/schema", schemaValue)
         } else if let (range, media) = value["content"]?.members?.first, MediaRange.coversJSON(range),
             let schemaValue = media["schema"]
@@ -57,7 +67,13 @@ extension OpenAPILoader {
                     itemType = self.typed(items, at: schemaLocation)?.type
                 }
                 for (property, member) in typed["properties"]?.members ?? [] {
-                    if let name = self.typed(member, at: schemaLocation)?.type { propertyTypes[property] = name }
+                    guard let (memberSchema, name) = self.typed(member, at: schemaLocation) else { continue }
+                    propertyTypes[property] = name
+                    if name == "array", let items = memberSchema["items"],
+                        let itemName = self.typed(items, at: schemaLocation)?.type
+                    {
+                        propertyItemTypes[property] = itemName
+                    }
                 }
             }
         }
@@ -67,6 +83,8 @@ extension OpenAPILoader {
             style: style, schema: validator, type: type, itemType: itemType)
         parameter.propertyTypes = propertyTypes
         parameter.jsonContent = jsonContent
+        parameter.propertyItemTypes = propertyItemTypes
+        parameter.queryForm = queryForm
         return (parameter, schemaKey)
     }
 

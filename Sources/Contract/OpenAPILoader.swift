@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads an OpenAPI document (and the files its `$ref`s name) into an ``OpenAPIContract``.
 struct OpenAPILoader {
     let registry: SchemaRegistry
@@ -25,7 +27,40 @@ struct OpenAPILoader {
     ) throws(ContractError) -> OpenAPIContract {
         let uri = FileSource.uri(forPath: path)
         let document = try FileSource.read(uri: uri)
-        return try load(document: document, loader: FileSource.loader(refs: refs), formats: formats, basePath: basePath)
+        let (named, loader) = Self.selfNamed(document, loader: FileSource.loader(refs: refs))
+        return try load(document: named, loader: loader, formats: formats, basePath: basePath)
+    }
+
+    /// A document that names itself with `$self` (OAS 3.2 §4.1.2.2) is known by that URI: its
+    /// references resolve against it. Documents whose URIs fall under the same folder as `$self`
+    /// are read from the files under the document's own folder (`shared/foo` as `shared/foo`,
+    /// `shared/foo.yaml`, `.yml` or `.json`), so that a description that names itself where it
+    /// is published loads from its checkout; `refs` still maps any URI to a file.
+    static func selfNamed(_ document: SourceDocument, loader: @escaping SchemaRegistry.Loader) -> (
+        SourceDocument, SchemaRegistry.Loader
+    ) {
+        guard let text = document.root["$self"]?.string, !text.isEmpty else { return (document, loader) }
+        let own = URIReference(URIReference.resolve(text, against: document.uri)).withoutFragment
+        guard own != document.uri else { return (document, loader) }
+        let named = SourceDocument(uri: own, root: document.root, lines: document.lines)
+        func folder(_ uri: String) -> String { uri.lastIndex(of: "/").map { String(uri[...$0]) } ?? uri }
+        let ownFolder = folder(own)
+        let fileFolder = folder(document.uri)
+        let mapped: SchemaRegistry.Loader = { (target: String) throws(ContractError) -> SourceDocument? in
+            if target == own { return named }
+            if target.hasPrefix(ownFolder) {
+                let rest = target.dropFirst(ownFolder.count)
+                for suffix in ["", ".yaml", ".yml", ".json"] {
+                    let file = fileFolder + rest + suffix
+                    let path = SchemaRegistry.percentDecode(String(URIReference(file).path))
+                    guard FileManager.default.fileExists(atPath: path) else { continue }
+                    let found = try FileSource.read(uri: file)
+                    return SourceDocument(uri: target, root: found.root, lines: found.lines)
+                }
+            }
+            return try loader(target)
+        }
+        return (named, mapped)
     }
 
     static func load(

@@ -104,10 +104,36 @@ public final class SchemaRegistry {
 
     func warn(_ warning: ContractError) { warnings.append(warning) }
 
+    /// Indexes every schema of an OpenAPI document (`schema`, `itemSchema`, `components/schemas`).
+    private func indexContainedSchemas(_ value: Value, document: String, pointer: String) {
+        if case .array(let items) = value {
+            for (index, item) in items.enumerated() {
+                indexContainedSchemas(item, document: document, pointer: pointer + "/\(index)")
+            }
+            return
+        }
+        guard case .object(let members) = value else { return }
+        for (key, child) in members where key != "example" && key != "examples" {
+            let childPointer = pointer + "/" + Value.escape(key)
+            if key == "schema" || key == "itemSchema" || pointer == "/components/schemas" {
+                indexSchema(document: document, pointer: childPointer, dialect: defaultDialect)
+            } else {
+                indexContainedSchemas(child, document: document, pointer: childPointer)
+            }
+        }
+    }
+
     func document(_ uri: String) throws(ContractError) -> SourceDocument {
         if let document = documents[uri] { return document }
         if let loaded = try loader?(uri) {
-            add(loaded)
+            if loaded.root["openapi"]?.string != nil {
+                // Another OpenAPI document (shared components): its schemas, wherever they are,
+                // are indexed as the main document's are, so their `$id`s and anchors resolve.
+                addContainer(loaded)
+                indexContainedSchemas(loaded.root, document: loaded.uri, pointer: "")
+            } else {
+                add(loaded)
+            }
             return loaded
         }
         throw ContractError(file: uri, line: nil, pointer: nil, message: "no such document (not loaded, not mapped)")

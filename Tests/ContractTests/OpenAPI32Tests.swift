@@ -195,6 +195,131 @@ final class OpenAPI32Tests: XCTestCase {
         XCTAssertFalse(contract.warnings.contains { $0.message.contains("read as 3.1") })
     }
 
+    /// `in: querystring`: the whole query, read as its media type says.
+    func testAQuerystringParameterIsTheWholeQuery() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                openapi: 3.2.0
+                info: {title: q, version: '1'}
+                paths:
+                  /form:
+                    get:
+                      parameters:
+                        - in: querystring
+                          name: filter
+                          required: true
+                          content:
+                            application/x-www-form-urlencoded:
+                              schema:
+                                type: object
+                                required: [foo]
+                                additionalProperties: false
+                                properties:
+                                  foo: {type: string, maxLength: 5}
+                                  bar: {type: boolean}
+                                  ids: {type: array, items: {type: integer}}
+                      responses: {'200': {description: ok}}
+                  /json:
+                    get:
+                      parameters:
+                        - in: querystring
+                          name: json
+                          content:
+                            application/json:
+                              schema:
+                                type: object
+                                properties: {numbers: {type: array, items: {type: integer}}}
+                      responses: {'200': {description: ok}}
+                  /path:
+                    get:
+                      parameters:
+                        - in: querystring
+                          name: selector
+                          content:
+                            application/jsonpath:
+                              schema: {type: string, pattern: '^\\$'}
+                      responses: {'200': {description: ok}}
+                """)
+        func violations(_ path: String, _ query: String?) -> [String] {
+            contract.checkRequest(method: "GET", path: path, query: query, headers: [], hasBody: false).violations.map {
+                "\($0.pointer) \($0.keyword)"
+            }
+        }
+        XCTAssertEqual(violations("/form", "foo=a+b&bar=true&ids=1&ids=2"), [])
+        XCTAssertEqual(violations("/form", "foo=a+%2B+b&ids=3"), [])
+        XCTAssertEqual(
+            violations("/form", "foo=toolong&bar=maybe&ids=x&other=1"),
+            [
+                "querystring:filter/foo maxLength", "querystring:filter/bar type", "querystring:filter/ids/0 type",
+                "querystring:filter/other additionalProperties",
+            ])
+        XCTAssertEqual(violations("/form", nil), ["querystring:filter required"])
+        XCTAssertEqual(violations("/json", "%7B%22numbers%22%3A%5B1%2C2%5D%7D"), [])
+        XCTAssertEqual(violations("/json", "%7B%22numbers%22%3A%5B%22a%22%5D%7D"), ["querystring:json/numbers/0 type"])
+        XCTAssertEqual(violations("/json", nil), [])
+        XCTAssertEqual(violations("/path", "%24.a.b"), [])
+        XCTAssertEqual(violations("/path", "a.b"), ["querystring:selector pattern"])
+    }
+
+    /// `$self` names a document: its references resolve against it, and documents under the same
+    /// folder are read from the checkout's files (OAS 3.2 Appendix F's example).
+    func testSelfIsTheDocumentsBaseURI() throws {
+        let contract = try OpenAPITests.load(files: [
+            "api.yaml": Array(
+                """
+                openapi: 3.2.0
+                $self: https://example.com/api/openapi
+                info: {title: Example API, version: '1.0'}
+                paths:
+                  /foo:
+                    post:
+                      requestBody:
+                        $ref: "shared/foo#/components/requestBodies/Foo"
+                      responses:
+                        '200':
+                          description: ok
+                          content:
+                            application/json:
+                              schema: {$ref: '#/components/schemas/Local'}
+                components:
+                  schemas:
+                    Local: {type: integer}
+                """.utf8),
+            "shared/foo.yaml": Array(
+                """
+                openapi: 3.2.0
+                $self: https://example.com/api/shared/foo
+                info: {title: Shared components for all APIs, version: '1.0'}
+                components:
+                  requestBodies:
+                    Foo:
+                      content:
+                        application/json:
+                          schema:
+                            $ref: ../schemas/foo
+                  schemas:
+                    Foo:
+                      $id: https://example.com/api/schemas/foo
+                      properties:
+                        bar:
+                          $ref: bar
+                    Bar:
+                      $id: https://example.com/api/schemas/bar
+                      type: string
+                """.utf8),
+        ])
+        let request = contract.checkRequest(
+            method: "POST", path: "/foo", query: nil, headers: [("content-type", "application/json")], hasBody: true)
+        let schema = try XCTUnwrap(request.bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"{"bar": "x"}"#.utf8)).passed)
+        XCTAssertEqual(schema.validate(Array(#"{"bar": 1}"#.utf8)).violations.map(\.pointer), ["/bar"])
+        let response = try XCTUnwrap(
+            contract.checkResponse(
+                method: "POST", path: "/foo", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertEqual(response.validate(Array("\"x\"".utf8)).violations.map(\.keyword), ["type"])
+    }
+
     /// Before 3.2 a sequential media type has no items: its body is not validated (3.1 documents
     /// commonly put the schema of one event there), and `query` is no operation.
     func testEarlierVersionsDoNotReadSequences() throws {
