@@ -8,6 +8,10 @@ enum Format {
     case dateTime, date, time, duration, email, idnEmail, hostname, idnHostname, ipv4, ipv6, uri, uriReference, iri
     case iriReference, uriTemplate, uuid, regex, jsonPointer, relativeJSONPointer
     case int32, int64, byte
+    /// Further OpenAPI Format Registry entries with a definition to check (Format+Registry.swift).
+    case int8, int16, uint8, uint16, uint32, uint64, doubleInt, decimal, decimal128
+    case base64url, char, dateTimeLocal, timeLocal, httpDate, mediaRange
+    case sfInteger, sfDecimal, sfString, sfToken, sfBinary
 
     init?(_ name: String) {
         guard let format = Format.byName[name] else { return nil }
@@ -20,23 +24,22 @@ enum Format {
         "uri": .uri, "uri-reference": .uriReference, "iri": .iri, "iri-reference": .iriReference,
         "uri-template": .uriTemplate, "uuid": .uuid, "regex": .regex, "json-pointer": .jsonPointer,
         "relative-json-pointer": .relativeJSONPointer, "int32": .int32, "int64": .int64, "byte": .byte,
+        "int8": .int8, "int16": .int16, "uint8": .uint8, "uint16": .uint16, "uint32": .uint32, "uint64": .uint64,
+        "double-int": .doubleInt, "decimal": .decimal, "decimal128": .decimal128, "base64url": .base64url,
+        "char": .char, "date-time-local": .dateTimeLocal, "time-local": .timeLocal, "http-date": .httpDate,
+        "media-range": .mediaRange, "sf-integer": .sfInteger, "sf-decimal": .sfDecimal, "sf-string": .sfString,
+        "sf-token": .sfToken, "sf-binary": .sfBinary,
     ]
 
-    /// A format of numbers: strings are not subject to it (and numbers to no other).
-    var isNumeric: Bool { self == .int32 || self == .int64 }
-
-    /// A number in a numeric format: an integer in its range.
-    func accepts(_ number: Number) -> Bool {
-        guard number.isInteger else { return false }
-        let (low, high) = self == .int32 ? Format.int32Range : Format.int64Range
-        return Number.compare(number, low) >= 0 && Number.compare(number, high) <= 0
+    /// A format numbers are subject to (the others apply to strings only).
+    var isNumeric: Bool {
+        switch self {
+        case .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64, .doubleInt, .decimal, .decimal128,
+            .sfInteger, .sfDecimal:
+            true
+        default: false
+        }
     }
-
-    /// An integer of at most 18 digits in a numeric format.
-    func accepts(small value: Int64) -> Bool { self == .int64 || Int64(Int32.min)...Int64(Int32.max) ~= value }
-
-    private static let int32Range = (Number(Int(Int32.min)), Number(Int(Int32.max)))
-    private static let int64Range = (Number(Int(Int64.min)), Number(Int(Int64.max)))
 
     var name: String { Format.byName.first { $0.value == self }!.key }
 
@@ -66,8 +69,24 @@ enum Format {
         case .regex: return ECMAScriptPattern.isValid(text)
         case .jsonPointer: return Format.isJSONPointer(text)
         case .relativeJSONPointer: return Format.isRelativeJSONPointer(bytes)
-        case .int32, .int64: return true
         case .byte: return Format.isBase64(bytes)
+        // Number formats; of them int64, decimal and decimal128 take strings too (the
+        // registry's base types: `"9007199254740993"` is an int64 written as a string).
+        case .int64, .decimal, .decimal128: return Format.acceptsNumberText(self, bytes)
+        case .int8, .int16, .int32, .uint8, .uint16, .uint32, .uint64, .doubleInt, .sfInteger, .sfDecimal: return true
+        case .base64url: return Format.isBase64URL(bytes)
+        case .char: return text.count == 1
+        case .dateTimeLocal:
+            guard let t = bytes.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: "t") }) else {
+                return false
+            }
+            return Format.isDate(bytes[..<t]) && Format.isLocalTime(bytes[(t + 1)...])
+        case .timeLocal: return Format.isLocalTime(bytes[...])
+        case .httpDate: return Format.isHTTPDate(bytes)
+        case .mediaRange: return Format.isMediaRange(bytes)
+        case .sfString: return bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
+        case .sfToken: return Format.isStructuredToken(bytes)
+        case .sfBinary: return Format.isBase64(bytes)
         }
     }
 
