@@ -221,10 +221,16 @@ extension OpenAPIContract {
             let items: [String]
             if parameter.explode && parameter.location == .query {
                 items = values.map { piece($0[...]) }
-            } else if parameter.style == "spaceDelimited" || parameter.style == "pipeDelimited" {
+            } else if ["spaceDelimited", "pipeDelimited", "tabDelimited"].contains(parameter.style) {
                 // Query styles whose delimiter is sent encoded (§4.7.12.4: `blue%20black`,
-                // `blue|black` or `blue%7Cblack`); a space may also come as `+`.
-                let delimiters = parameter.style == "spaceDelimited" ? ["%20", "+", " "] : ["%7C", "%7c", "|"]
+                // `blue|black` or `blue%7Cblack`); a space may also come as `+`; Swagger 2.0's
+                // `tsv` splits at tabs.
+                let delimiters =
+                    switch parameter.style {
+                    case "spaceDelimited": ["%20", "+", " "]
+                    case "pipeDelimited": ["%7C", "%7c", "|"]
+                    default: ["%09", "\t"]
+                    }
                 items = splitting(values.joined(separator: ","), at: delimiters).map { piece($0[...]) }
             } else {
                 items = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map(piece)

@@ -11,6 +11,8 @@ extension OpenAPILoader {
         for (index, raw) in items.enumerated() {
             let itemLocation = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
             let (parameter, resolved) = try resolve(raw, at: itemLocation)
+            // 2.0's body and form parameters are its request body (``swagger2RequestBody``).
+            if swagger2, let place = parameter["in"]?.string, place == "body" || place == "formData" { continue }
             guard let name = parameter["name"]?.string, let place = parameter["in"]?.string,
                 let kind = OpenAPIContract.Parameter.Location(rawValue: place)
             else {
@@ -51,6 +53,18 @@ extension OpenAPILoader {
             }
         } else if let schemaValue = value["schema"] {
             found = (resolved.pointer + "/schema", schemaValue)
+        } else if swagger2 {
+            // The parameter is its own schema.
+            if let (compiled, schemaValue, schemaLocation) = try swagger2Schema(of: value, at: resolved) {
+                validator = compiled
+                schemaKey = schemaLocation.key
+                if let (typed, name) = typed(schemaValue, at: schemaLocation) {
+                    type = name
+                    if name == "array", let items = typed["items"] {
+                        itemType = self.typed(items, at: schemaLocation)?.type
+                    }
+                }
+            }
         } else if let (range, media) = value["content"]?.members?.first, MediaRange.coversJSON(range),
             let schemaValue = media["schema"]
         {
@@ -77,10 +91,12 @@ extension OpenAPILoader {
                 }
             }
         }
-        let style = value["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
+        var style = value["style"]?.string ?? (kind == .query || kind == .cookie ? "form" : "simple")
+        var explode = value["explode"]?.bool ?? (style == "form")
+        if swagger2 { (style, explode) = Self.swagger2Style(value["collectionFormat"]?.string, location: kind) }
         var parameter = OpenAPIContract.Parameter(
-            name: name, location: kind, required: required, explode: value["explode"]?.bool ?? (style == "form"),
-            style: style, schema: validator, type: type, itemType: itemType)
+            name: name, location: kind, required: required, explode: explode, style: style, schema: validator,
+            type: type, itemType: itemType)
         parameter.propertyTypes = propertyTypes
         parameter.jsonContent = jsonContent
         parameter.propertyItemTypes = propertyItemTypes

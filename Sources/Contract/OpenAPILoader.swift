@@ -8,6 +8,10 @@ struct OpenAPILoader {
     let dialect: Dialect
     /// OAS 3.2: `query` operations, `additionalOperations`, `itemSchema` and sequential media types.
     var reads32 = false
+    /// Swagger 2.0: `basePath`, `definitions`, body parameters, `produces`/`consumes`.
+    var swagger2 = false
+    /// The document's root (2.0's `produces` and `consumes` are there).
+    var documentRoot = Value.null
     var readsSequences: Bool { reads32 }
     var warnings: [ContractError] = []
     /// Broken path items and operations, each said (the document loads only without any).
@@ -74,6 +78,8 @@ struct OpenAPILoader {
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)
         loader.reads32 = OpenAPIVersion.minor(of: version) == "3.2"
+        loader.swagger2 = version == "2.0"
+        loader.documentRoot = root
         loader.indexSchemas(root, pointer: "")
         let operations = try loader.operations(root)
         let targets = try compiler.dynamicTargets()
@@ -82,11 +88,16 @@ struct OpenAPILoader {
         let graph = SchemaGraph(nodes: compiler.all)
         loader.seal(graph: graph, targets: targets)
         let server = root["servers"]?.items?.first
-        let base = basePath ?? server.flatMap(Self.url(ofServer:)).map(Self.path(ofServer:)) ?? ""
+        var base = basePath ?? server.flatMap(Self.url(ofServer:)).map(Self.path(ofServer:)) ?? ""
         var warnings = loader.warnings + registry.warnings
         if basePath == nil, let warning = Self.literalVariableWarning(base, in: document) { warnings.append(warning) }
         // Every server's path counts (a request under any of them is the API's), the first's first.
-        let bases = basePath.map { [$0 == "/" ? "" : $0] } ?? Self.basePaths(of: root["servers"]) ?? [""]
+        var bases = basePath.map { [$0 == "/" ? "" : $0] } ?? Self.basePaths(of: root["servers"]) ?? [""]
+        if loader.swagger2, basePath == nil {
+            // 2.0 has one base path, and no servers.
+            base = root["basePath"]?.string.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? ""
+            bases = [base]
+        }
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,
             operations: operations, warnings: warnings, graph: graph, basePaths: bases)
@@ -113,7 +124,9 @@ struct OpenAPILoader {
                 warnings.append(warn(childPointer, "\(key) should be a string (ignored)"))
                 continue
             }
-            if key == "schema" || key == "itemSchema" || (pointer == "/components/schemas") {
+            if key == "schema" || key == "itemSchema" || pointer == "/components/schemas"
+                || (swagger2 && pointer == "/definitions")
+            {
                 registry.indexSchema(document: uri, pointer: childPointer, dialect: dialect)
             } else if key == "schemas" && pointer == "/components" {
                 indexSchemas(child, pointer: childPointer)
@@ -127,7 +140,7 @@ struct OpenAPILoader {
     private static let nameMaps: Set<Substring> = [
         "schemas", "responses", "parameters", "examples", "requestBodies", "headers", "securitySchemes", "links",
         "callbacks", "pathItems", "content", "encoding", "variables", "mapping", "webhooks", "mediaTypes",
-        "additionalOperations",
+        "additionalOperations", "definitions", "securityDefinitions",
     ]
 
     func warn(_ pointer: String, _ message: String, file: String? = nil) -> ContractError {
@@ -300,7 +313,19 @@ struct OpenAPILoader {
                 where !own.contains(where: { $0.name == parameter.name && $0.location == parameter.location }) {
                     own.append(parameter)
                 }
-                let requestBody = try body(rawOperation["requestBody"], at: operationLocation, name: "requestBody")
+                let requestBody =
+                    swagger2
+                    ? try swagger2RequestBody(
+                        [
+                            (
+                                rawOperation["parameters"], operationLocation,
+                                operationLocation.pointer + "/parameters"
+                            ),
+                            (item["parameters"], location, location.pointer + "/parameters"),
+                        ],
+                        consumes: Self.swagger2MediaTypes(rawOperation, root: documentRoot, key: "consumes"))
+                    : try body(rawOperation["requestBody"], at: operationLocation, name: "requestBody")
+                let produces = Self.swagger2MediaTypes(rawOperation, root: documentRoot, key: "produces")
                 var responses: [(String, OpenAPIContract.Response)] = []
                 let (responsesValue, responsesLocation) = try resolve(
                     rawOperation["responses"] ?? .null,
@@ -312,7 +337,13 @@ struct OpenAPILoader {
                             document: responsesLocation.document,
                             pointer: responsesLocation.pointer + "/" + Value.escape(key))
                         let (response, resolved) = try resolve(rawResponse, at: responseLocation)
-                        responses.append((key, try self.response(response, at: resolved)))
+                        responses.append(
+                            (
+                                key,
+                                swagger2
+                                    ? try swagger2Response(response, at: resolved, produces: produces)
+                                    : try self.response(response, at: resolved)
+                            ))
                     }
                 } else {
                     warnings.append(

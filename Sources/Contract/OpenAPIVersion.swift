@@ -7,10 +7,16 @@ enum OpenAPIVersion {
     ) {
         let root = document.root
         guard let version = root["openapi"]?.string else {
-            if root["swagger"] != nil {
-                throw ContractError(
-                    file: document.uri, line: 1, pointer: "/swagger",
-                    message: "a Swagger 2.0 document: Sluice reads OpenAPI 3.0 and 3.1")
+            if let swagger = root["swagger"] {
+                // Swagger 2.0 (OpenAPI 2.0): its Schema Object is draft-04's subset, read as 3.0's.
+                guard swagger.string == "2.0" else {
+                    throw ContractError(
+                        file: document.uri, line: document.line(of: "/swagger"), pointer: "/swagger",
+                        message:
+                            "swagger \(swagger.string ?? swagger.json): Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2"
+                    )
+                }
+                return ("2.0", .openAPI30, [])
             }
             throw ContractError(
                 file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")
@@ -29,7 +35,7 @@ enum OpenAPIVersion {
         default:
             throw ContractError(
                 file: document.uri, line: document.line(of: "/openapi"), pointer: "/openapi",
-                message: "OpenAPI \(version): Sluice reads 3.0, 3.1 and 3.2")
+                message: "OpenAPI \(version): Sluice reads 3.0, 3.1 and 3.2 (and Swagger 2.0)")
         }
     }
 

@@ -258,7 +258,10 @@ extension SchemaCompiler {
                 default: throw keywords.error("type", "unknown type \"\(name)\"")
                 }
             }
-            if dialect == .openAPI30, value["nullable"]?.bool == true { types.insert(.null) }
+            // (`x-nullable`: how Swagger 2.0 descriptions write it: go-swagger, NSwag, AutoRest.)
+            if dialect == .openAPI30, value["nullable"]?.bool == true || value["x-nullable"]?.bool == true {
+                types.insert(.null)
+            }
             node.types = types
         }
         if let values = value["enum"] {

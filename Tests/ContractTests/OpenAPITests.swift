@@ -838,7 +838,7 @@ final class OpenAPITests: XCTestCase {
             "openapi: 3.1.0\njsonSchemaDialect: https://spec.openapis.org/oas/3.1/dialect/WORK-IN-PROGRESS\npaths: {}\n"
         )
         XCTAssertTrue(error?.message.contains("unknown dialect") == true, "\(String(describing: error))")
-        error = load("swagger: '2.0'\n")
+        error = load("swagger: '1.2'\n")
         XCTAssertTrue(error?.message.contains("Swagger 2.0") == true)
         // A $ref cycle between files loads.
         _ = FileManager.default.createFile(

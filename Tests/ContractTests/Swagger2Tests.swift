@@ -1,0 +1,181 @@
+import Contract
+import XCTest
+
+/// Swagger 2.0 (OpenAPI 2.0) documents read into the same checks as 3.x: `basePath`,
+/// `definitions`, body parameters, `produces`/`consumes`, parameters and headers that are their
+/// own schemas, `collectionFormat`, shared `parameters` and `responses`, `x-nullable`.
+final class Swagger2Tests: XCTestCase {
+    static let petstore = """
+        swagger: '2.0'
+        info: {title: Petstore, version: '1.0'}
+        host: petstore.example
+        basePath: /v2
+        schemes: [https]
+        consumes: [application/json]
+        produces: [application/json, application/xml]
+        parameters:
+          limit:
+            name: limit
+            in: query
+            type: integer
+            format: int32
+            minimum: 1
+            maximum: 100
+        responses:
+          NotFound:
+            description: no such pet
+            schema: {$ref: '#/definitions/Error'}
+        paths:
+          /pets:
+            get:
+              operationId: listPets
+              parameters:
+                - $ref: '#/parameters/limit'
+                - {name: tags, in: query, type: array, items: {type: string, enum: [cat, dog]}, collectionFormat: csv}
+                - {name: ids, in: query, type: array, items: {type: integer}, collectionFormat: multi}
+                - {name: X-Trace, in: header, type: string, pattern: '^[a-f0-9]{8}$', required: true}
+              responses:
+                '200':
+                  description: pets
+                  headers:
+                    X-Total: {type: integer, minimum: 0}
+                  schema:
+                    type: array
+                    items: {$ref: '#/definitions/Pet'}
+            post:
+              operationId: addPet
+              parameters:
+                - {name: pet, in: body, required: true, schema: {$ref: '#/definitions/NewPet'}}
+              responses:
+                '201': {description: created, schema: {$ref: '#/definitions/Pet'}}
+          /pets/{petId}:
+            parameters:
+              - {name: petId, in: path, required: true, type: integer, format: int64}
+            get:
+              operationId: getPet
+              responses:
+                '200': {description: a pet, schema: {$ref: '#/definitions/Pet'}}
+                '404': {$ref: '#/responses/NotFound'}
+          /pets/{petId}/photo:
+            get:
+              produces: [image/png]
+              responses:
+                '200': {description: the photo, schema: {type: file}}
+            post:
+              consumes: [multipart/form-data]
+              parameters:
+                - {name: petId, in: path, required: true, type: integer}
+                - {name: file, in: formData, type: file, required: true}
+              responses:
+                '204': {description: stored}
+        definitions:
+          NewPet:
+            type: object
+            required: [name]
+            properties:
+              name: {type: string}
+              tag: {type: string, x-nullable: true}
+              kind: {type: string, discriminator: kind}
+          Pet:
+            allOf:
+              - $ref: '#/definitions/NewPet'
+              - type: object
+                required: [id]
+                properties:
+                  id: {type: integer, format: int64, readOnly: true}
+          Error:
+            type: object
+            required: [code]
+            properties: {code: {type: integer}, message: {type: string}}
+        """
+
+    func contract() throws -> OpenAPIContract { try OpenAPITests.load(yaml: Self.petstore) }
+
+    func testASwagger2DocumentLoadsUnderItsBasePath() throws {
+        let contract = try contract()
+        XCTAssertEqual(contract.version, "2.0")
+        XCTAssertEqual(contract.basePath, "/v2")
+        XCTAssertTrue(contract.warnings.isEmpty, "\(contract.warnings)")
+        XCTAssertEqual(contract.operations.count, 5)
+        XCTAssertEqual(contract.summary.withResponseSchemas, 3)
+        guard case .outsideBasePath = contract.match(method: "GET", path: "/pets") else {
+            return XCTFail("/pets is outside /v2")
+        }
+    }
+
+    func testResponsesAreCheckedByTheirSchemaForWhatTheOperationProduces() throws {
+        let contract = try contract()
+        let json = [("Content-Type", "application/json"), ("X-Total", "2")]
+        let list = contract.checkResponse(method: "GET", path: "/v2/pets", status: 200, headers: json)
+        XCTAssertEqual(list.operationId, "listPets")
+        XCTAssertTrue(list.violations.isEmpty && list.undocumented.isEmpty, "\(list.violations) \(list.undocumented)")
+        let schema = try XCTUnwrap(list.bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"[{"id": 1, "name": "Rex", "tag": null}]"#.utf8)).passed)
+        XCTAssertEqual(
+            schema.validate(Array(#"[{"name": "Rex", "tag": 3}]"#.utf8)).violations.map {
+                "\($0.pointer) \($0.keyword)"
+            },
+            ["/0/tag type", "/0 required"])
+        // The header is its own schema; text is read as the type says.
+        let negative = contract.checkResponse(
+            method: "GET", path: "/v2/pets", status: 200,
+            headers: [("Content-Type", "application/json"), ("X-Total", "-1")])
+        XCTAssertEqual(negative.violations.map { "\($0.pointer) \($0.keyword)" }, ["header:X-Total minimum"])
+        // A type the operation does not produce.
+        let html = contract.checkResponse(
+            method: "GET", path: "/v2/pets", status: 200, headers: [("Content-Type", "text/html")])
+        XCTAssertEqual(html.undocumented.map(\.keyword), ["undocumented-content-type"])
+        // A shared response by $ref.
+        let missing = contract.checkResponse(
+            method: "GET", path: "/v2/pets/7", status: 404, headers: [("Content-Type", "application/json")])
+        XCTAssertEqual(
+            try XCTUnwrap(missing.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword), ["required"])
+        // A file: its type checked, no body schema.
+        let photo = contract.checkResponse(
+            method: "GET", path: "/v2/pets/7/photo", status: 200, headers: [("Content-Type", "image/png")])
+        XCTAssertTrue(photo.undocumented.isEmpty)
+        XCTAssertNil(photo.bodySchema)
+    }
+
+    func testParametersAreTheirOwnSchemas() throws {
+        let contract = try contract()
+        func violations(_ path: String, query: String?, headers: [(String, String)] = [("X-Trace", "0a1b2c3d")])
+            -> [String]
+        {
+            contract.checkRequest(method: "GET", path: path, query: query, headers: headers, hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations("/v2/pets", query: "limit=10&tags=cat,dog&ids=1&ids=2"), [])
+        XCTAssertEqual(
+            violations("/v2/pets", query: "limit=0&tags=cat,cow&ids=1&ids=x"),
+            ["query:limit minimum", "query:tags/1 enum", "query:ids/1 type"])
+        XCTAssertEqual(violations("/v2/pets", query: nil, headers: []), ["header:X-Trace required"])
+        XCTAssertEqual(violations("/v2/pets/abc", query: nil), ["path:petId type"])
+    }
+
+    func testTheBodyParameterIsTheRequestBody() throws {
+        let contract = try contract()
+        let check = contract.checkRequest(
+            method: "POST", path: "/v2/pets", query: nil, headers: [("Content-Type", "application/json")], hasBody: true
+        )
+        let schema = try XCTUnwrap(check.bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"{"name": "Rex"}"#.utf8), direction: .request).passed)
+        XCTAssertEqual(
+            schema.validate(Array(#"{"tag": "x"}"#.utf8), direction: .request).violations.map(\.keyword), ["required"])
+        let none = contract.checkRequest(method: "POST", path: "/v2/pets", query: nil, headers: [], hasBody: false)
+        XCTAssertEqual(none.violations.map(\.keyword), ["required"])
+        // Form parameters: the form's type is documented, the form is not validated.
+        let upload = contract.checkRequest(
+            method: "POST", path: "/v2/pets/7/photo", query: nil,
+            headers: [("Content-Type", "multipart/form-data; boundary=x")], hasBody: true)
+        XCTAssertTrue(upload.undocumented.isEmpty && upload.violations.isEmpty, "\(upload.undocumented)")
+        XCTAssertNil(upload.bodySchema)
+    }
+
+    func testOtherSwaggerVersionsAreRefused() {
+        XCTAssertThrowsError(try OpenAPITests.load(yaml: "swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {}\n"))
+        {
+            XCTAssertTrue("\($0)".contains("Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2"), "\($0)")
+        }
+    }
+}
