@@ -1,0 +1,65 @@
+import Foundation
+import Sluice
+import SluiceTestKit
+import Testing
+
+/// A Swagger 2.0 description as a rule's contract, with a real origin.
+@Suite("Swagger 2.0 contracts through the proxy")
+struct Swagger2ContractTests {
+    static let document = """
+        swagger: '2.0'
+        info: {title: items, version: '1'}
+        basePath: /api
+        produces: [application/json]
+        paths:
+          /items/{id}:
+            get:
+              operationId: getItem
+              parameters:
+                - {name: id, in: path, required: true, type: integer}
+              responses:
+                '200':
+                  description: an item
+                  schema:
+                    type: object
+                    required: [id, name]
+                    properties:
+                      id: {type: integer}
+                      name: {type: string}
+                      note: {type: string, x-nullable: true}
+        """
+
+    @Test("enforce: a 2.0 response schema refuses a broken body, passes a good one; the base path counts")
+    func enforce() throws {
+        let directory = TestScratch.root.appendingPathComponent("sluice-swagger2-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("items.yaml")
+        try Data(Self.document.utf8).write(to: file)
+        let origin = try OriginServer { request in
+            let body = request.target.hasSuffix("/2") ? #"{"id": 2}"# : #"{"id": 1, "name": "lamp", "note": null}"#
+            return .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+        }
+        defer { origin.stop() }
+        let configuration = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: items
+                    match: { host: "127.0.0.1" }
+                    contract: { openapi: \(file.path), on_violation: enforce }
+                """
+        ).loadingContracts()
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        let good = try client.request(RawClient.get(origin.url("/api/items/1")))
+        #expect(good.status == 200)
+        #expect(good.header("sluice-validation")?.hasPrefix("passed") == true, "\(good.headers)")
+        let broken = try client.request(RawClient.get(origin.url("/api/items/2")))
+        #expect(broken.status == 502)
+        let problem = try #require(try JSONSerialization.jsonObject(with: Data(broken.body)) as? [String: Any])
+        let operation = try #require(problem["operation"] as? [String: Any])
+        #expect(operation["operationId"] as? String == "getItem")
+        let first = try #require((problem["violations"] as? [[String: Any]])?.first)
+        #expect(first["keyword"] as? String == "required", "\(problem)")
+    }
+}
