@@ -91,6 +91,7 @@ extension OpenAPIContract {
             case .cookie: continue
             }
             let place = "\(parameter.location.rawValue):\(parameter.name)"
+            if parameter.allowsEmptyValue, !values.isEmpty, values.allSatisfy(\.isEmpty) { continue }
             if values.isEmpty {
                 if parameter.required {
                     check.violations.append(
@@ -234,6 +235,15 @@ extension OpenAPIContract {
                 items = splitting(values.joined(separator: ","), at: delimiters).map { piece($0[...]) }
             } else {
                 items = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map(piece)
+            }
+            if let inner = parameter.innerDelimiters {
+                // A nested array (Swagger 2.0): each item split again.
+                return "["
+                    + items.map { item in
+                        "["
+                            + splitting(item, at: inner).map { json($0, type: parameter.innerItemType) }
+                            .joined(separator: ",") + "]"
+                    }.joined(separator: ",") + "]"
             }
             return "[" + items.map { json($0, type: parameter.itemType) }.joined(separator: ",") + "]"
         case "object" where parameter.style == "form" || parameter.style == "simple":

@@ -75,7 +75,7 @@ extension OpenAPIContract {
         for operation in operations where !operation.responses.isEmpty {
             var schemaless: [String] = []
             for (key, response) in operation.responses {
-                for media in response.body?.content ?? [] {
+                for media in response.body?.content ?? [] where !media.isFile {
                     let (range, schema) = (media.range, media.schema ?? media.itemSchema)
                     if media.framing != nil {
                         if schema == nil { schemaless.append("\(key) \(range)") }

@@ -140,6 +140,12 @@ public final class OpenAPIContract: @unchecked Sendable {
         /// Array properties' item types (`ids` → `integer`), for form pairs repeated.
         var propertyItemTypes: [String: String] = [:]
         var queryForm: QueryForm?
+        /// Swagger 2.0's nested arrays (`items` with a `collectionFormat` of its own: `1,2|3,4`):
+        /// how each item is split, and the type of what it holds.
+        var innerDelimiters: [String]?
+        var innerItemType: String?
+        /// `allowEmptyValue: true`: a query parameter sent empty (`?q=`, `?q`) is not checked.
+        var allowsEmptyValue = false
     }
 
     /// A request or response body: media ranges and their schemas.
@@ -157,6 +163,8 @@ public final class OpenAPIContract: @unchecked Sendable {
         /// The range's framing when it is a sequential media type of an OAS 3.2 document (earlier
         /// versions define no items for them: their bodies are not validated).
         var framing: BodyFraming?
+        /// A file (Swagger 2.0's `type: file`): a body of its own type, with no schema to apply.
+        var isFile = false
 
         init(range: String, schema: SchemaValidator? = nil) {
             self.range = range

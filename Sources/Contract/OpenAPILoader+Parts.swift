@@ -13,12 +13,24 @@ extension OpenAPILoader {
             let (parameter, resolved) = try resolve(raw, at: itemLocation)
             // 2.0's body and form parameters are its request body (``swagger2RequestBody``).
             if swagger2, let place = parameter["in"]?.string, place == "body" || place == "formData" { continue }
-            guard let name = parameter["name"]?.string, let place = parameter["in"]?.string,
-                let kind = OpenAPIContract.Parameter.Location(rawValue: place)
-            else {
+            guard let name = parameter["name"]?.string, let place = parameter["in"]?.string else {
                 warnings.append(
                     warn(itemLocation.pointer, "a parameter without name or in (ignored)", file: itemLocation.document))
                 continue
+            }
+            guard let kind = OpenAPIContract.Parameter.Location(rawValue: place) else {
+                let known = swagger2 ? "path, query, header, body or formData" : "path, query, header or cookie"
+                warnings.append(
+                    warn(
+                        itemLocation.pointer + "/in", "a parameter in \"\(place)\", not \(known) (ignored)",
+                        file: itemLocation.document))
+                continue
+            }
+            if kind == .path, parameter["required"]?.bool != true {
+                warnings.append(
+                    warn(
+                        itemLocation.pointer, "path parameter \(name) does not say required: true (read as required)",
+                        file: itemLocation.document))
             }
             let (read, schemaKey) = try self.parameter(
                 parameter, resolved: resolved, name: name, location: kind,
@@ -42,6 +54,8 @@ extension OpenAPILoader {
         var jsonContent = false
         var found: (pointer: String, value: Value)?
         var queryForm: OpenAPIContract.Parameter.QueryForm?
+        var innerDelimiters: [String]?
+        var innerItemType: String?
         var propertyItemTypes: [String: String] = [:]
         if kind == .querystring {
             // The whole query, as its one media type reads it (OAS 3.2 §4.8.12.2.1).
@@ -62,6 +76,10 @@ extension OpenAPILoader {
                     type = name
                     if name == "array", let items = typed["items"] {
                         itemType = self.typed(items, at: schemaLocation)?.type
+                        if itemType == "array" {
+                            innerDelimiters = Self.delimiters(ofCollectionFormat: items["collectionFormat"]?.string)
+                            innerItemType = items["items"].flatMap { self.typed($0, at: schemaLocation)?.type }
+                        }
                     }
                 }
             }
@@ -101,6 +119,9 @@ extension OpenAPILoader {
         parameter.jsonContent = jsonContent
         parameter.propertyItemTypes = propertyItemTypes
         parameter.queryForm = queryForm
+        parameter.innerDelimiters = innerDelimiters
+        parameter.innerItemType = innerItemType
+        parameter.allowsEmptyValue = kind == .query && value["allowEmptyValue"]?.bool == true
         return (parameter, schemaKey)
     }
 

@@ -4,37 +4,29 @@
 // `items`, `enum`… on the parameter) with `collectionFormat` as their style.
 
 extension OpenAPILoader {
-    /// The members of a 2.0 parameter or header that are not schema keywords.
-    private static let parameterFields: Set<String> = [
-        "name", "in", "required", "description", "allowEmptyValue", "collectionFormat", "schema",
-    ]
-
-    /// A 2.0 parameter (not `in: body`) or header: the parameter is its own schema. Its schema
-    /// members are compiled as a document of their own, named after where the parameter is
-    /// (`…/api.yaml#/paths/~1pets/get/parameters/0`).
+    /// A 2.0 parameter (not `in: body`) or header: the parameter is its own schema, compiled
+    /// where it is (less its parameter fields: ``SchemaCompiler/parameterFields``). `nil` for one
+    /// without a type (or `type: file`).
     mutating func swagger2Schema(of value: Value, at location: SchemaLocation) throws(ContractError) -> (
         SchemaValidator, Value, SchemaLocation
     )? {
-        guard let members = value.members else { return nil }
-        let kept = members.filter {
-            !Self.parameterFields.contains($0.0) && !$0.0.hasPrefix("x-") || $0.0 == "x-nullable"
+        guard let members = value.members, value["type"] != nil || value["enum"] != nil,
+            value["type"]?.string != "file"
+        else { return nil }
+        compiler.parameterObjects.insert(location.key)
+        guard let validator = try schema(at: location) else { return nil }
+        return (validator, .object(members.filter { !SchemaCompiler.parameterFields.contains($0.0) }), location)
+    }
+
+    /// The delimiters of a nested array's `collectionFormat` (`csv` when absent; `multi` is for
+    /// parameters only: read as `csv`).
+    static func delimiters(ofCollectionFormat format: String?) -> [String] {
+        switch format {
+        case "ssv": ["%20", "+", " "]
+        case "tsv": ["%09", "\t"]
+        case "pipes": ["%7C", "%7c", "|"]
+        default: [","]
         }
-        guard kept.contains(where: { $0.0 == "type" || $0.0 == "enum" }) else { return nil }
-        // `type: file` (formData uploads) is no JSON type.
-        if value["type"]?.string == "file" { return nil }
-        let root = Value.object(kept)
-        let uri = location.document + "#" + location.pointer
-        if registry.documents[uri] == nil {
-            var lines: [String: Int] = [:]
-            let prefix = location.pointer
-            for (pointer, line) in registry.documents[location.document]?.lines ?? [:] where pointer.hasPrefix(prefix) {
-                lines[String(pointer.dropFirst(prefix.count))] = line
-            }
-            registry.add(SourceDocument(uri: uri, root: root, lines: lines))
-        }
-        let schemaLocation = SchemaLocation(document: uri, pointer: "")
-        guard let validator = try schema(at: schemaLocation) else { return nil }
-        return (validator, root, schemaLocation)
     }
 
     /// 2.0's `collectionFormat` as the 3.x style and explode it stands for.
@@ -76,7 +68,12 @@ extension OpenAPILoader {
                 ? nil
                 : try schema(at: SchemaLocation(document: location.document, pointer: location.pointer + "/schema"))
             body = OpenAPIContract.Body(
-                required: false, content: produces.map { OpenAPIContract.Media(range: $0, schema: validator) })
+                required: false,
+                content: produces.map {
+                    var media = OpenAPIContract.Media(range: $0, schema: validator)
+                    media.isFile = file
+                    return media
+                })
         }
         return OpenAPIContract.Response(headers: headers, body: body, place: place(location))
     }
@@ -86,6 +83,28 @@ extension OpenAPILoader {
     mutating func swagger2RequestBody(
         _ lists: [(Value?, SchemaLocation, String)], consumes: [String]
     ) throws(ContractError) -> OpenAPIContract.Body? {
+        // One body parameter a list, and never beside form parameters (Swagger 2.0 §4.3.5): said.
+        for (value, location, pointer) in lists {
+            var kinds: [String] = []
+            for (index, raw) in (value?.items ?? []).enumerated() {
+                let place = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
+                if let kind = (try? resolve(raw, at: place))?.0["in"]?.string, kind == "body" || kind == "formData" {
+                    kinds.append(kind)
+                }
+            }
+            if kinds.filter({ $0 == "body" }).count > 1 {
+                warnings.append(
+                    warn(
+                        pointer, "more than one body parameter: the first is the request body", file: location.document)
+                )
+            }
+            if kinds.contains("body"), kinds.contains("formData") {
+                warnings.append(
+                    warn(
+                        pointer, "a body parameter beside formData parameters: the body parameter is read",
+                        file: location.document))
+            }
+        }
         // The operation's list comes first: its body parameter wins over the path item's.
         for (value, location, pointer) in lists {
             for (index, raw) in (value?.items ?? []).enumerated() {

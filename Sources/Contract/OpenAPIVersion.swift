@@ -9,14 +9,19 @@ enum OpenAPIVersion {
         guard let version = root["openapi"]?.string else {
             if let swagger = root["swagger"] {
                 // Swagger 2.0 (OpenAPI 2.0): its Schema Object is draft-04's subset, read as 3.0's.
-                guard swagger.string == "2.0" else {
-                    throw ContractError(
-                        file: document.uri, line: document.line(of: "/swagger"), pointer: "/swagger",
-                        message:
-                            "swagger \(swagger.string ?? swagger.json): Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2"
-                    )
+                if swagger.string == "2.0" { return ("2.0", .openAPI30, []) }
+                let line = document.line(of: "/swagger")
+                if let number = swagger.number, number == Number(2) {
+                    // `swagger: 2.0` unquoted is a YAML number: its meaning is plain.
+                    let note = ContractError(
+                        file: document.uri, line: line, pointer: "/swagger",
+                        message: "swagger is the string \"2.0\", not a number (quote it): read as 2.0")
+                    return ("2.0", .openAPI30, [note])
                 }
-                return ("2.0", .openAPI30, [])
+                let found = swagger.string.map { "\"\($0)\"" } ?? "is not the string \"2.0\""
+                throw ContractError(
+                    file: document.uri, line: line, pointer: "/swagger",
+                    message: "swagger \(found): Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2")
             }
             throw ContractError(
                 file: document.uri, line: 1, pointer: "", message: "not an OpenAPI document (no openapi field)")

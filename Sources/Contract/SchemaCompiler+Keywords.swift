@@ -64,6 +64,11 @@ struct KeywordReader {
 
 /// The keyword families of ``SchemaCompiler``'s `fill`, each read according to the dialect.
 extension SchemaCompiler {
+    /// `x-nullable: true` (go-swagger's `x-isnullable` too): Swagger 2.0 tools' null.
+    static func vendorNullable(_ value: Value) -> Bool {
+        value["x-nullable"]?.bool == true || value["x-isnullable"]?.bool == true
+    }
+
     /// `$ref`, `$dynamicRef` (2020-12), `$recursiveRef` (2019-09). Returns `false` when a `$ref`
     /// hides its siblings (before 2019-09): nothing else of the schema is read.
     func fillReferences(
@@ -259,7 +264,7 @@ extension SchemaCompiler {
                 }
             }
             // (`x-nullable`: how Swagger 2.0 descriptions write it: go-swagger, NSwag, AutoRest.)
-            if dialect == .openAPI30, value["nullable"]?.bool == true || value["x-nullable"]?.bool == true {
+            if dialect == .openAPI30, value["nullable"]?.bool == true || Self.vendorNullable(value) {
                 types.insert(.null)
             }
             node.types = types
@@ -269,6 +274,11 @@ extension SchemaCompiler {
             // OpenAPI 3.0.3: `nullable` adds null to `type` only; "other Schema Object constraints
             // retain their defined behavior", so an enum admits null only when it lists it.
             node.enumValues = items
+            // The vendor flag admits null whatever the enum lists (go-swagger, NSwag and AutoRest
+            // read it so); OAS 3.0.3's `nullable` does not.
+            if dialect == .openAPI30, Self.vendorNullable(value), !items.contains(.null) {
+                node.enumValues = items + [.null]
+            }
             node.needsWholeValue = items.contains { $0.items != nil || $0.members != nil }
         }
         if dialect != .draft4 && dialect != .openAPI30, let constant = value["const"] {

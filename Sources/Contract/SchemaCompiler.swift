@@ -54,8 +54,31 @@ final class SchemaCompiler {
         compiled[location.key] = node
         all.append(node)
         locations[ObjectIdentifier(node)] = location
-        guard let value = registry.value(at: location) else {
+        guard var value = registry.value(at: location) else {
             throw error(location, "no schema here")
+        }
+        if parameterObjects.contains(location.key), let members = value.members {
+            // A Swagger 2.0 parameter or header is its own schema, less what only a parameter has.
+            value = .object(members.filter { !Self.parameterFields.contains($0.0) })
+        }
+        if Self.nullableWrapper(value), registry.scope(at: location).dialect == .openAPI30 {
+            // `x-nullable: true` beside a `$ref`, or on an `allOf`/`oneOf`/`anyOf` without a type
+            // (NSwag's wrapper): as the tools that write it read it, null or the schema.
+            let nullNode = Schema(location: node.location + "/x-nullable")
+            nullNode.types = .null
+            nullNode.finish()
+            let inner = Schema(location: node.location)
+            all += [nullNode, inner]
+            locations[ObjectIdentifier(inner)] = location
+            do {
+                try fill(inner, from: value, at: location)
+            } catch {
+                errors.append(error)
+            }
+            inner.finish()
+            node.anyOf = [nullNode, inner]
+            node.finish()
+            return node
         }
         do {
             try fill(node, from: value, at: location)
@@ -64,6 +87,14 @@ final class SchemaCompiler {
         }
         node.finish()
         return node
+    }
+
+    /// Whether a schema says `x-nullable: true` (or go-swagger's `x-isnullable`) where its own
+    /// `type` cannot carry it: beside a `$ref`, or on applicators without a type.
+    static func nullableWrapper(_ value: Value) -> Bool {
+        guard value["x-nullable"]?.bool == true || value["x-isnullable"]?.bool == true else { return false }
+        if value["$ref"] != nil { return true }
+        return value["type"] == nil && (value["allOf"] != nil || value["oneOf"] != nil || value["anyOf"] != nil)
     }
 
     /// After the last compile: a schema that is only a `$ref` is replaced by its target wherever
@@ -172,7 +203,8 @@ final class SchemaCompiler {
             throw error(location, "a schema must be an object or a boolean, not \(value.typeName)")
         }
         let dialect = scope.dialect
-        if let metaSchema = value["$schema"]?.string, location.pointer.isEmpty || value[dialect.idKeyword] != nil,
+        if let metaSchema = value["$schema"]?.string,
+            location.pointer.isEmpty || dialect.idKeyword.map({ value[$0] != nil }) == true,
             Dialect(metaSchema: metaSchema) == nil, registry.documents[URIReference(metaSchema).withoutFragment] == nil
         {
             throw error(location, "unknown dialect \"\(metaSchema)\" ($schema)")
@@ -193,6 +225,13 @@ final class SchemaCompiler {
         while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
     }
 
+    /// Swagger 2.0 parameters and headers (by location key): schemas of their own, whose members
+    /// `name`, `in`, `required` (a boolean there)… are the parameter's, not keywords.
+    var parameterObjects: Set<String> = []
+    static let parameterFields: Set<String> = [
+        "name", "in", "required", "description", "allowEmptyValue", "collectionFormat", "schema",
+    ]
+
     /// Every keyword Sluice reads or knows to be an annotation, in any dialect it compiles.
     private static let knownKeywords: Set<String> = [
         "$schema", "$id", "id", "$ref", "$dynamicRef", "$dynamicAnchor", "$anchor", "$recursiveRef",
@@ -204,6 +243,8 @@ final class SchemaCompiler {
         "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "format",
         "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples", "example",
         "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
+        // Swagger 2.0's Items Object (a parameter's nested array): how its items are split.
+        "collectionFormat",
     ]
     var warnedKeywords: Set<String> = []
     /// Schemas with `nullable` beside a `$ref` or `allOf` and no `type`, so far.

@@ -37,7 +37,16 @@ public enum Dialect: Sendable, Equatable {
 
     /// Before 2019-09, `$ref` makes every sibling keyword ignored.
     var refOverridesSiblings: Bool { self == .draft4 || self == .draft6 || self == .draft7 || self == .openAPI30 }
-    var idKeyword: String { self == .draft4 || self == .openAPI30 ? "id" : "$id" }
+    /// The keyword that gives a schema a base URI; none in OpenAPI 3.0's (and Swagger 2.0's)
+    /// Schema Object: an `id` member there is a property-like leftover (Swagger 1.2 models' names),
+    /// not a URI.
+    var idKeyword: String? {
+        switch self {
+        case .draft4: "id"
+        case .openAPI30: nil
+        default: "$id"
+        }
+    }
     var isModern: Bool { self == .draft2019 || self == .draft2020 }
 }
 
@@ -260,7 +269,7 @@ public final class SchemaRegistry {
         }
         defer { if assertsFormats { formatAssertingResources.insert(base) } }
         let refHidesSiblings = dialect.refOverridesSiblings && value["$ref"] != nil
-        if !refHidesSiblings, let id = value[dialect.idKeyword]?.string {
+        if !refHidesSiblings, let keyword = dialect.idKeyword, let id = value[keyword]?.string {
             let resolved = URIReference.resolve(id, against: base)
             let parsed = URIReference(resolved)
             if dialect.isModern {

@@ -172,6 +172,79 @@ final class Swagger2Tests: XCTestCase {
         XCTAssertNil(upload.bodySchema)
     }
 
+    /// What the tools that write 2.0 descriptions mean: `x-nullable` beside a `$ref`, on an
+    /// `allOf` wrapper and on an enum; an `id` member that is no base URI (Swagger 1.2 models'
+    /// leftover); nested arrays split twice; `allowEmptyValue`.
+    func testWhatTwoPointZeroToolsWrite() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: 2.0
+                info: {title: t, version: '1'}
+                paths:
+                  /grid/{id}:
+                    get:
+                      parameters:
+                        - {name: id, in: path, type: integer}
+                        - {name: rows, in: query, type: array, collectionFormat: pipes,
+                           items: {type: array, collectionFormat: csv, items: {type: integer}}}
+                        - {name: q, in: query, type: integer, allowEmptyValue: true}
+                        - {name: n, in: query, type: integer, maximum: 5}
+                        - {name: a, in: body, schema: {type: object}}
+                        - {name: b, in: body, schema: {type: array}}
+                        - {name: c, in: bodyy, type: string}
+                      responses:
+                        '200':
+                          description: ok
+                          schema: {$ref: '#/definitions/Thing'}
+                        '201':
+                          description: a file
+                          schema: {type: file}
+                definitions:
+                  Thing:
+                    id: Thing
+                    type: object
+                    properties:
+                      owner: {$ref: '#/definitions/Owner', x-nullable: true}
+                      parent: {allOf: [{$ref: '#/definitions/Owner'}], x-nullable: true}
+                      status: {type: string, enum: [on, off], x-nullable: true}
+                      other: {$ref: '#/definitions/Owner'}
+                  Owner:
+                    id: Owner
+                    type: object
+                    required: [name]
+                    properties: {name: {type: string}}
+                """)
+        XCTAssertEqual(
+            contract.warnings.map(\.message).sorted(),
+            [
+                "a parameter in \"bodyy\", not path, query, header, body or formData (ignored)",
+                "more than one body parameter: the first is the request body",
+                "path parameter id does not say required: true (read as required)",
+                "swagger is the string \"2.0\", not a number (quote it): read as 2.0",
+            ])
+        let schema = try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/grid/1", status: 200, headers: [("Content-Type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(
+            schema.validate(Array(#"{"owner": null, "parent": null, "status": null, "other": {"name": "x"}}"#.utf8))
+                .passed)
+        XCTAssertEqual(
+            schema.validate(Array(#"{"owner": {}, "other": null, "status": "dim"}"#.utf8)).violations.map(\.pointer)
+                .sorted(), ["/other", "/owner", "/status"])
+        func violations(_ query: String) -> [String] {
+            contract.checkRequest(method: "GET", path: "/grid/1", query: query, headers: [], hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations("rows=1,2%7C3,4&q="), [])
+        XCTAssertEqual(violations("rows=1,x|3&q"), ["query:rows/0/1 type"])
+        XCTAssertEqual(violations("q=x"), ["query:q type"])
+        // A parameter's violation names the parameter where it is written.
+        let broken = contract.checkRequest(method: "GET", path: "/grid/1", query: "n=9", headers: [], hasBody: false)
+        XCTAssertEqual(broken.violations.first?.schema, "#/paths/~1grid~1{id}/get/parameters/3")
+        XCTAssertTrue(contract.findings.allSatisfy { !$0.message.contains("without a schema") }, "\(contract.findings)")
+    }
+
     func testOtherSwaggerVersionsAreRefused() {
         XCTAssertThrowsError(try OpenAPITests.load(yaml: "swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {}\n"))
         {
