@@ -192,18 +192,34 @@ private enum Brotli {
     }
 }
 
-/// A raw DEFLATE stream (RFC 1951) decoded piece by piece, keeping only the first bytes of what it
-/// produces: WebSocket `permessage-deflate` messages (RFC 7692) decoded for viewing, with the
-/// window carried from message to message unless the peers agreed `no_context_takeover`.
+/// A DEFLATE stream decoded piece by piece, keeping only the first bytes of what it produces: raw
+/// (RFC 1951) for WebSocket `permessage-deflate` messages (RFC 7692) decoded for viewing, with the
+/// window carried from message to message unless the peers agreed `no_context_takeover`; or an
+/// HTTP body's `gzip` or `deflate` coding (``init(coding:)``) checked as it streams.
 public final class RawInflater {
     /// zlib keeps a pointer to its stream: it lives at one address.
     private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
     private var healthy: Bool
 
+    private let windowBits: Int32
+
     public init() {
+        windowBits = -15
         stream.initialize(to: z_stream())
         healthy = sluice_inflate_init(stream, -15) == Z_OK
+    }
+
+    /// An HTTP body's coding, streamed: `gzip` (members one after another) or `deflate` (zlib's
+    /// format); `nil` for brotli, decoded whole only.
+    public init?(coding: ContentCoding) {
+        switch coding {
+        case .gzip: windowBits = 15 + 16
+        case .deflate: windowBits = 15 + 32  // zlib or gzip, by its header
+        case .brotli: return nil
+        }
+        stream.initialize(to: z_stream())
+        healthy = sluice_inflate_init(stream, windowBits) == Z_OK
     }
 
     deinit {
@@ -242,8 +258,40 @@ public final class RawInflater {
         return true
     }
 
+    /// Decodes `input`, handing what it produces to `each` a piece at a time (never more than
+    /// 16 KiB held); `false` once the stream is corrupt.
+    public func feed(_ input: UnsafeRawBufferPointer, _ each: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        guard healthy else { return false }
+        guard let base = input.baseAddress?.assumingMemoryBound(to: Bytef.self), input.count > 0 else { return true }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: base)
+        stream.pointee.avail_in = uInt(input.count)
+        while true {
+            let (status, produced) = scratch.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
+                stream.pointee.next_out = out.baseAddress
+                stream.pointee.avail_out = uInt(out.count)
+                let status = CCodec.inflate(stream, Z_SYNC_FLUSH)
+                return (status, out.count - Int(stream.pointee.avail_out))
+            }
+            if produced > 0 { scratch.withUnsafeBytes { each(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) } }
+            switch status {
+            case Z_OK:
+                // More may be pending even with no input left (the output was full).
+                if stream.pointee.avail_in == 0, produced < scratch.count { return true }
+            case Z_BUF_ERROR:
+                return true
+            case Z_STREAM_END:
+                // Another gzip member may follow.
+                guard inflateReset(stream) == Z_OK else { return false }
+                if stream.pointee.avail_in == 0 { return true }
+            default:
+                healthy = false
+                return false
+            }
+        }
+    }
+
     /// Starts over (a message after `no_context_takeover`).
     public func reset() {
-        healthy = inflateReset(stream) == Z_OK || sluice_inflate_init(stream, -15) == Z_OK
+        healthy = inflateReset(stream) == Z_OK || sluice_inflate_init(stream, windowBits) == Z_OK
     }
 }

@@ -292,7 +292,9 @@ extension OpenAPIContract {
                 let found = values[name]!
                 let type = parameter.propertyTypes[name]
                 let value: String
-                if type == "array" || (type == nil && found.count > 1) {
+                // A name sent more than once is an array, whatever its property says (a scalar
+                // property then fails: `limit=1&limit=abc` is not one limit).
+                if type == "array" || found.count > 1 {
                     let itemType = parameter.propertyItemTypes[name]
                     value = "[" + found.map { json($0, type: itemType) }.joined(separator: ",") + "]"
                 } else {

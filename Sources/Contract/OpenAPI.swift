@@ -282,12 +282,9 @@ public final class OpenAPIContract: @unchecked Sendable {
                 // A path written with a query or fragment (`/files/{id}#get_shared_link`) comes after
                 // the same path without one.
                 rank.append(operation.template.contains(where: { $0 == "?" || $0 == "#" }) ? 1 : 0)
-                // The fixed fields' methods are upper-cased (a request's is compared upper-cased too);
-                // `additionalOperations`' as written.
-                guard
-                    operation.method == method || operation.method == method.uppercased()
-                        || (method.uppercased() == "HEAD" && operation.method == "GET")
-                else {
+                // Methods are case-sensitive (RFC 9110 §9.1): the fixed fields' are upper-case,
+                // `additionalOperations`' as written (OAS 3.2: "as sent").
+                guard operation.method == method || (method == "HEAD" && operation.method == "GET") else {
                     pathOnly = pathOnly ?? operation.template
                     continue
                 }

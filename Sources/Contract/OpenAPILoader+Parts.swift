@@ -182,6 +182,22 @@ extension OpenAPILoader {
                 entry.schema = try schema(
                     at: SchemaLocation(document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
             }
+            if readsSequences, BodyFraming(media: range) != nil, let whole = media["schema"],
+                let type = typed(whole, at: mediaLocation)?.type, type != "array"
+            {
+                // 3.1 descriptions put one item's schema here; 3.2 reads it as the whole stream's.
+                warnings.append(
+                    warn(
+                        mediaLocation.pointer + "/schema",
+                        "schema on \(range) is the whole sequence's, read as an array (OAS 3.2), and this one is not an array: every body fails it; for each item, write itemSchema",
+                        file: mediaLocation.document))
+            }
+            if !readsSequences, media["itemSchema"] != nil {
+                warnings.append(
+                    warn(
+                        mediaLocation.pointer + "/itemSchema", "itemSchema is OpenAPI 3.2's: not read in this document",
+                        file: mediaLocation.document))
+            }
             if readsSequences {
                 entry.framing = BodyFraming(media: range)
                 if media["itemSchema"] != nil {

@@ -74,6 +74,12 @@ struct OpenAPILoader {
         let (version, dialect, notes) = try OpenAPIVersion.read(document)
         let registry = SchemaRegistry(defaultDialect: dialect, loader: loader)
         for note in notes { registry.warn(note) }
+        if let text = root["$self"]?.string, text.contains("#") {
+            registry.warn(
+                ContractError(
+                    file: document.uri, line: document.line(of: "/$self"), pointer: "/$self",
+                    message: "$self has a fragment, which OAS 3.2 forbids: read without it"))
+        }
         registry.addContainer(document)
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)

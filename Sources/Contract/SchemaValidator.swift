@@ -22,6 +22,17 @@ public final class SchemaValidator: @unchecked Sendable {
     /// Where the schema is (`file:///…#/…` or `#/components/…`).
     public var location: String { root.location }
 
+    /// The root's `maxItems`, through `$ref`s (a sequence checked as an array knows at once).
+    public var rootMaxItems: Int? {
+        var node = root
+        var steps = 0
+        while node.maxItems == nil, let target = node.ref, steps < 32 {
+            node = target
+            steps += 1
+        }
+        return node.maxItems
+    }
+
     init(root: Schema, dynamicTargets: [String: Schema], graph: SchemaGraph) {
         self.root = root
         self.dynamicTargets = dynamicTargets

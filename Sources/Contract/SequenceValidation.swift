@@ -63,6 +63,22 @@ public struct SequenceValidation {
     private var events = EventReader()
     /// Events over `limit`, not checked.
     private(set) public var skippedEvents = 0
+    /// `schema`'s `maxItems` (through `$ref`s): the item past it breaks the whole at once, not at
+    /// the sequence's end (which a stream may never reach).
+    private let wholeMaxItems: Int?
+    /// Whether an item past `maxItems` has begun.
+    private var pastMaxItems = false
+    /// Where in the piece being fed the current item began (0: in an earlier piece).
+    private var itemStart = 0
+    /// Where in the piece being fed the last good item ended (an event stream's blank line).
+    private var cleanEnd = 0
+    /// Set in the `feed` in which the first violation appeared: how many of that piece's bytes
+    /// come before the item that broke (whole items and what lies between them).
+    public private(set) var cleanPrefix: Int?
+    private var broken = false
+    /// The last byte of the item in progress (a JSON text sequence's last number must end with
+    /// its line feed).
+    private var lastItemByte: UInt8 = 0
 
     private enum Phase {
         /// Between items (blank lines, a record's leading whitespace).
@@ -84,30 +100,52 @@ public struct SequenceValidation {
             validation.feed(Self.open)
             whole = validation
         }
+        wholeMaxItems = schemas.whole?.rootMaxItems
     }
 
     private static let open: [UInt8] = [0x5B]
     private static let comma: [UInt8] = [0x2C]
     private static let close: [UInt8] = [0x5D]
 
-    /// The violations so far: the items' and the whole sequence's.
+    /// The violations so far: the items' (the one in progress too) and the whole sequence's, and
+    /// an item past `maxItems` (found at once; said by the whole's own check at the end).
     public var verdictSoFar: Verdict {
         var verdict = itemVerdict
-        if let whole { verdict.merge(whole.verdictSoFar) }
+        if let item { verdict.merge(Self.relocated(item.verdictSoFar, to: items)) }
+        let wholeSoFar = whole?.verdictSoFar ?? Verdict()
+        verdict.merge(wholeSoFar)
+        if pastMaxItems, let maximum = wholeMaxItems,
+            !wholeSoFar.violations.contains(where: { $0.keyword == "maxItems" })
+        {
+            verdict.add(
+                Violation(
+                    pointer: "", keyword: "maxItems", expected: "at most \(maximum) items", found: "more",
+                    schema: schemas.whole?.location ?? ""))
+        }
         return verdict
     }
 
+    /// Whether any violation was found so far (cheap: no verdict is made).
+    public var hasViolations: Bool {
+        itemVerdict.total > 0 || (item?.verdictSoFar.total ?? 0) > 0 || (whole?.verdictSoFar.total ?? 0) > 0
+            || pastMaxItems
+    }
+
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) {
+        itemStart = 0
+        cleanEnd = 0
         switch schemas.framing {
         case .lines: feedLines(bytes)
         case .records: feedRecords(bytes)
         case .events:
             var reader = events
             events = EventReader()
-            reader.feed(bytes, limit: limit) { event in
+            reader.feed(bytes, limit: limit) { event, end in
                 switch event {
                 case .event(let json):
+                    self.itemStart = self.cleanEnd
                     json.withUnsafeBytes { self.oneItem($0) }
+                    if !self.broken { self.cleanEnd = end }
                 case .tooLarge:
                     // It keeps its place: the next event is still the one after it.
                     self.skippedEvents += 1
@@ -118,11 +156,30 @@ public struct SequenceValidation {
         }
     }
 
+    /// After an item's bytes: the first violation marks where the piece's clean bytes end.
+    private mutating func noteBroken() {
+        guard !broken, hasViolations else { return }
+        broken = true
+        cleanPrefix = itemStart
+    }
+
     public mutating func feed(_ bytes: [UInt8]) { bytes.withUnsafeBytes { feed($0) } }
 
     /// The end of the body: the verdict.
     public mutating func finish() -> Verdict {
-        if case .inItem = phase { endItem() }
+        if case .inItem = phase {
+            // RFC 7464 §2.4: a last number or literal not followed by whitespace may be cut short.
+            if schemas.framing == .records, !Self.isBlank(lastItemByte), lastItemByte != 0x0A,
+                lastItemByte != 0x7D, lastItemByte != 0x5D, lastItemByte != 0x22
+            {
+                itemVerdict.add(
+                    Violation(
+                        pointer: "/\(items)", keyword: "json", expected: "a line feed after the last JSON text",
+                        found: "a number or literal at the end of the sequence (it may be cut short: RFC 7464 §2.4)",
+                        schema: ""))
+            }
+            endItem()
+        }
         phase = .between
         // An event not ended by a blank line is discarded (HTML §9.2.6: "pending data").
         if var validation = whole.take() {
@@ -138,38 +195,49 @@ public struct SequenceValidation {
 
     // MARK: - Items
 
-    private mutating func beginItem() {
+    /// An item's verdict with its pointers under `/index`.
+    static func relocated(_ verdict: Verdict, to index: Int) -> Verdict {
+        var out = Verdict()
+        for violation in verdict.violations {
+            out.add(
+                Violation(
+                    pointer: "/\(index)" + violation.pointer, keyword: violation.keyword, expected: violation.expected,
+                    found: violation.found, schema: violation.schema))
+        }
+        // Counted, beyond those kept.
+        out.total = verdict.total
+        out.notes = verdict.notes
+        return out
+    }
+
+    private mutating func beginItem(at offset: Int) {
+        itemStart = offset
         if items > 0 { whole?.feed(Self.comma) }
+        if let maximum = wholeMaxItems, items >= maximum { pastMaxItems = true }
         item = schemas.item?.validation(direction: direction)
         phase = .inItem
+        noteBroken()
     }
 
     private mutating func itemBytes(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         whole?.feed(bytes)
         item?.feed(bytes)
+        lastItemByte = bytes[bytes.count - 1]
+        noteBroken()
     }
 
     private mutating func endItem() {
         if var validation = item.take() {
-            let verdict = validation.finish()
-            let prefix = "/\(items)"
-            for violation in verdict.violations {
-                itemVerdict.add(
-                    Violation(
-                        pointer: prefix + violation.pointer, keyword: violation.keyword,
-                        expected: violation.expected, found: violation.found, schema: violation.schema))
-            }
-            // Counted, beyond those kept.
-            itemVerdict.total += verdict.total - verdict.violations.count
-            itemVerdict.notes += verdict.notes
+            itemVerdict.merge(Self.relocated(validation.finish(), to: items))
         }
         items += 1
         phase = .between
+        noteBroken()
     }
 
     private mutating func oneItem(_ bytes: UnsafeRawBufferPointer) {
-        beginItem()
+        beginItem(at: itemStart)
         itemBytes(bytes)
         endItem()
     }
@@ -192,7 +260,7 @@ public struct SequenceValidation {
                 if byte == 0x0A || Self.isBlank(byte) {
                     index += 1
                 } else {
-                    beginItem()
+                    beginItem(at: index)
                 }
             }
         }
@@ -223,7 +291,7 @@ public struct SequenceValidation {
                     // An empty record (RS RS) or the blanks before a value.
                     index += 1
                 } else {
-                    beginItem()
+                    beginItem(at: index)
                 }
             case .between:
                 let byte = bytes[index]
@@ -234,6 +302,7 @@ public struct SequenceValidation {
                     index += 1
                 } else {
                     // Text outside any record: an item of its own that cannot be JSON.
+                    itemStart = index
                     itemVerdict.add(
                         Violation(
                             pointer: "/\(items)", keyword: "json",
@@ -241,6 +310,7 @@ public struct SequenceValidation {
                             found: "text outside a record", schema: ""))
                     items += 1
                     phase = .outside
+                    noteBroken()
                 }
             }
         }
@@ -270,7 +340,8 @@ struct EventReader {
     private var size = 0
     private var eventTooLarge = false
 
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: Int, _ emit: (Output) -> Void) {
+    /// `emit` gets each event with where in `bytes` it ended (after its blank line).
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: Int, _ emit: (Output, Int) -> Void) {
         var index = 0
         let count = bytes.count
         if !started, count > 0 {
@@ -304,7 +375,8 @@ struct EventReader {
             }
             if byte == 0x0A || byte == 0x0D {
                 afterCR = byte == 0x0D
-                endLine(limit: limit, emit)
+                let end = index + (byte == 0x0D && index + 1 < count && bytes[index + 1] == 0x0A ? 2 : 1)
+                endLine(limit: limit) { emit($0, end) }
                 index += 1
                 continue
             }

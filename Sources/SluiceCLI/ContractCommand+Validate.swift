@@ -17,7 +17,7 @@ extension ContractCommand {
                 sluice contract validate --schema order.json --ref https://example.com/money.json=money.json body.json
                 """)
 
-        @Option(help: "An OpenAPI 3.0/3.1 document.") var openapi: String?
+        @Option(help: "An OpenAPI 3.0, 3.1 or 3.2 (or Swagger 2.0) document.") var openapi: String?
         @Option(
             help:
                 "The operation whose body is validated (with --openapi): its operationId, or \"METHOD /path\" as the document writes it."

@@ -53,7 +53,9 @@ struct ContractCommand: ParsableCommand {
         @Flag(help: "The file is a JSON Schema (a rule's `contract: {schema: …}`), not an OpenAPI document.")
         var schema = false
         @Flag(help: "The findings as JSON.") var json = false
-        @Argument(help: "An OpenAPI 3.0/3.1 document (YAML or JSON), or a JSON Schema with --schema.") var file: String
+        @Argument(
+            help: "An OpenAPI 3.0, 3.1 or 3.2 (or Swagger 2.0) document (YAML or JSON), or a JSON Schema with --schema."
+        ) var file: String
 
         func run() throws {
             let mapping = try ContractCommand.refMapping(refs)

@@ -195,6 +195,50 @@ final class OpenAPI32Tests: XCTestCase {
         XCTAssertFalse(contract.warnings.contains { $0.message.contains("read as 3.1") })
     }
 
+    /// What a proxy cutting a stream needs to know as each piece passes: a violation inside the
+    /// item in progress (a record that its next separator has not closed yet), an item past the
+    /// whole's `maxItems`, and how many bytes of the piece come before the broken item.
+    func testViolationsAreKnownAsThePieceThatCarriesThemPasses() throws {
+        let contract = try contract()
+        func validation(_ path: String, _ type: String) throws -> SequenceValidation {
+            try XCTUnwrap(
+                contract.checkResponse(method: "GET", path: path, status: 200, headers: [("Content-Type", type)])
+                    .sequence
+            ).validation(limit: 4096)
+        }
+        var records = try validation("/logs", "application/json-seq")
+        records.feed(Array("\u{1E}{\"level\": 1, \"message\": \"a\"}\n".utf8))
+        XCTAssertFalse(records.hasViolations)
+        XCTAssertNil(records.cleanPrefix)
+        records.feed(Array("\u{1E}{\"level\": 1, \"message\": \"b\"}\n\u{1E}{\"level\": \"x\"".utf8))
+        XCTAssertTrue(records.hasViolations)
+        XCTAssertEqual(records.verdictSoFar.violations.map(\.pointer), ["/2/level"])
+        XCTAssertEqual(records.cleanPrefix, 31, "the second record goes out whole, the third not")
+        var lines = try validation("/excerpt", "application/jsonl")
+        lines.feed(Array("{\"level\": 1, \"message\": \"a\"}\n{\"level\": 2, \"message\": \"b\"}\n{\"le".utf8))
+        XCTAssertEqual(lines.verdictSoFar.violations.map(\.keyword), ["maxItems"])
+        XCTAssertEqual(lines.cleanPrefix, 58)
+        var events = try validation("/events", "text/event-stream")
+        events.feed(Array("data: a\n\n: note\ndata: b\r\n\r\ndata: BAD\n\ndata: c\n\n".utf8))
+        XCTAssertEqual(events.verdictSoFar.violations.map(\.pointer), ["/2/data"])
+        XCTAssertEqual(events.cleanPrefix, 27)
+        // RFC 7464 §2.4: a last number without its line feed may be cut short.
+        var truncated = try OpenAPITests.load(
+            yaml: """
+                openapi: 3.2.0
+                info: {title: n, version: '1'}
+                paths:
+                  /n:
+                    get:
+                      responses:
+                        '200': {description: n, content: {application/json-seq: {itemSchema: {type: integer}}}}
+                """
+        ).checkResponse(method: "GET", path: "/n", status: 200, headers: [("Content-Type", "application/json-seq")])
+            .sequence!.validation()
+        truncated.feed(Array("\u{1E}1\n\u{1E}12".utf8))
+        XCTAssertEqual(truncated.finish().violations.map { "\($0.pointer) \($0.keyword)" }, ["/1 json"])
+    }
+
     /// `in: querystring`: the whole query, read as its media type says.
     func testAQuerystringParameterIsTheWholeQuery() throws {
         let contract = try OpenAPITests.load(

@@ -3,7 +3,7 @@ import Contract
 /// A rule's `contract:` block: which document is the promise, and what to do when it is broken.
 public struct ContractRule: Sendable, Equatable {
     public enum Source: Sendable, Equatable {
-        /// An OpenAPI 3.0/3.1 document (YAML or JSON).
+        /// An OpenAPI 3.0, 3.1 or 3.2 (or Swagger 2.0) document (YAML or JSON).
         case openAPI(String)
         /// A JSON Schema for the 2xx JSON bodies of the rule's responses.
         case schema(String)

@@ -30,7 +30,7 @@ extension RuleParser {
         ),
         (
             "rules[].contract.openapi", "path", "none",
-            "An OpenAPI 3.0/3.1 document (YAML or JSON, relative to the config file): responses are checked against its operations."
+            "An OpenAPI 3.0, 3.1 or 3.2 (or Swagger 2.0) document (YAML or JSON, relative to the config file): responses are checked against its operations."
         ),
         (
             "rules[].contract.schema", "path", "none",

@@ -80,19 +80,18 @@ extension Exchange: TaskDelegate {
             outgoing.pace?.spend(count)
             capture?.requestTap?.request(piece)
             outgoing.contract?.feed(piece)
+            // The last bytes of a body whose length was announced: its verdict comes before they
+            // go, so that an enforced contract's origin never has the whole body (a `required`
+            // is only known at the end).
+            if body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce,
+                !settleRequestContract(contract)
+            {
+                return .failed
+            }
             return .bytes(count)
         case .end:
             client.requestBodyDidEnd()
-            if let contract = outgoing.contract, contract.validatesBody || !contract.headViolations.isEmpty {
-                let outcome = contract.finish()
-                if case .failed(let failure) = outcome, contract.enforces(failure) {
-                    // The origin never sees the end of this body: the transfer is cut before it.
-                    record(outcome, of: contract)
-                    notes.error = .contractViolation(failure)
-                    return .failed
-                }
-                requestVerdict(outcome, of: contract)
-            }
+            if let contract = outgoing.contract, !settleRequestContract(contract) { return .failed }
             return .end
         case .wait:
             if client.inputClosed {
@@ -147,6 +146,20 @@ extension Exchange: TaskDelegate {
     /// A request's verdict under `requests: report` (`enforce` stops a broken request instead):
     /// counted, marked on the client's head when it has not gone out yet, and kept for the
     /// exchange's record, where it makes the exchange's verdict `failed` whatever the response's.
+    /// The request body's verdict, once: `false` when an enforced contract refuses it (the origin
+    /// never sees its end: the transfer is cut before it).
+    private func settleRequestContract(_ contract: ContractRun) -> Bool {
+        guard contract.outcome == nil, contract.validatesBody || !contract.headViolations.isEmpty else { return true }
+        let outcome = contract.finish()
+        if case .failed(let failure) = outcome, contract.enforces(failure) {
+            record(outcome, of: contract)
+            notes.error = .contractViolation(failure)
+            return false
+        }
+        requestVerdict(outcome, of: contract)
+        return true
+    }
+
     func requestVerdict(_ outcome: ContractRun.Outcome, of contract: ContractRun) {
         record(outcome, of: contract)
         guard case .failed(let failure) = outcome else { return }

@@ -36,6 +36,11 @@ extension Exchange {
 
     /// One record for the monitors, then the connection decides keep-alive (the last use of `client`).
     private func endClientSide(closeConnection: Bool, aborted: Bool) {
+        // A body cut short (the client left an endless stream, the origin broke off): what the
+        // contract found of it so far is still its verdict.
+        if aborted, notes.contract == nil, let run = stages.contract, let outcome = run.settleUnfinished() {
+            noted(.verdict(outcome, run))
+        }
         let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9
         var record = ExchangeRecord(
             client: client.peerText, method: request.method, url: machine.context.url, status: output.status,

@@ -108,6 +108,8 @@ final class ContractRun {
     /// A compressed body, kept (up to `limit`) to decode at its end (``keepsCompressed``).
     private var compressed: [UInt8] = []
     private var keepsCompressed = false
+    /// A compressed sequence's decoder: its items are checked as they stream.
+    private var inflater: RawInflater?
     private let coding: ContentCoding?
     private(set) var skipped: String?
     private(set) var outcome: Outcome?
@@ -129,7 +131,9 @@ final class ContractRun {
             keepsCompressed = coding != nil
         } else if let sequence = check.sequence {
             validation = .sequence(sequence.validation(direction: direction, limit: limit))
-            keepsCompressed = coding != nil
+            // A sequence streams: decoded as it comes where the coding allows (gzip, deflate).
+            inflater = coding.flatMap { RawInflater(coding: $0) }
+            keepsCompressed = coding != nil && inflater == nil
         }
     }
 
@@ -169,6 +173,14 @@ final class ContractRun {
             case .moving: Verdict()
             }
         }
+
+        var hasViolations: Bool {
+            switch self {
+            case .json(let validation): validation.verdictSoFar.total > 0
+            case .sequence(let validation): validation.hasViolations
+            case .moving: false
+            }
+        }
     }
 
     /// Whether a body is validated at all.
@@ -180,7 +192,7 @@ final class ContractRun {
 
     /// The failure so far, when it already breaks an enforced promise (a sequence's item).
     var enforcedFailureSoFar: ContractFailure? {
-        guard let verdict = validation?.verdictSoFar, verdict.total > 0 else { return nil }
+        guard validation?.hasViolations == true, let verdict = validation?.verdictSoFar else { return nil }
         var all = Verdict()
         for violation in headViolations { all.add(violation) }
         all.merge(verdict)
@@ -225,7 +237,50 @@ final class ContractRun {
             compressed.append(contentsOf: bytes)
             return
         }
+        if let inflater {
+            let decodes = inflater.feed(bytes) { validation?.feed($0) }
+            if !decodes {
+                self.inflater = nil
+                validation = nil
+                skipped = "the \(coding?.rawValue ?? "") body does not decode"
+            }
+            return
+        }
         validation?.feed(bytes)
+    }
+
+    /// Whether the body is checked as it streams (a sequence, decoded as it comes when compressed):
+    /// an enforced failure can then cut it.
+    var checksAsItStreams: Bool { validatesSequence && !keepsCompressed }
+
+    /// How many bytes of the last piece fed come before the item that broke the sequence (the
+    /// piece in which the first violation appeared; its whole items can still go out). `nil` for
+    /// a compressed body (its pieces are not its items' bytes) or when nothing broke.
+    var cleanPrefixOfLastPiece: Int? {
+        guard inflater == nil, !keepsCompressed, case .sequence(let sequence) = validation else { return nil }
+        return sequence.cleanPrefix
+    }
+
+    /// The outcome, settled now without finishing the body (a sequence cut where it broke: the
+    /// item cut short is no violation of the origin's).
+    func settle(_ failure: ContractFailure) {
+        if outcome == nil { outcome = .failed(failure) }
+    }
+
+    /// A body that ended early (the client left, the origin broke off): what was found so far, or
+    /// not validated when nothing was; `nil` when nothing of the body was checked.
+    func settleUnfinished() -> Outcome? {
+        if let outcome { return outcome }
+        guard validation != nil || !headViolations.isEmpty else { return nil }
+        var verdict = Verdict()
+        for violation in headViolations { verdict.add(violation) }
+        if let soFar = validation?.verdictSoFar { verdict.merge(soFar) }
+        let result: Outcome =
+            verdict.total > 0
+            ? .failed(failure(verdict)) : .notValidated("the body ended early (the exchange was cut short)")
+        outcome = result
+        validation = nil
+        return result
     }
 
     /// The end of the body: the outcome.
@@ -247,6 +302,10 @@ final class ContractRun {
             }
         }
         if var validation = validation.take() {
+            if case .sequence(let sequence) = validation, sequence.skippedEvents > 0, skipped == nil {
+                skipped =
+                    "\(sequence.skippedEvents) event\(sequence.skippedEvents == 1 ? "" : "s") larger than max_transform_body (\(limit) bytes) not checked"
+            }
             verdict.merge(validation.finish())
         }
         let result: Outcome

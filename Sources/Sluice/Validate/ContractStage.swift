@@ -45,7 +45,7 @@ final class ContractStage: DeliveryStage {
             if let length, length > Int64(limit) { return .tooLarge }
             // A sequence without a length may never end (an event stream): its items are checked
             // as they pass, and the first broken one cuts it (``body(_:_:_:)``).
-            if run.validatesSequence, length == nil { return .stream }
+            if run.checksAsItStreams, length == nil { return .stream }
             return .hold
         }
         let small = !response.headers.contains(.transferEncoding) && length.map { $0 <= 65536 } == true
@@ -101,7 +101,7 @@ final class ContractStage: DeliveryStage {
     /// that completes a broken item is not: the response is cut there (the client sees a
     /// truncated stream; an event stream's client drops the unfinished event).
     private var cutsSequence: Bool {
-        run.validatesSequence && run.settings.onViolation == .enforce && !heldLater
+        run.checksAsItStreams && run.settings.onViolation == .enforce && !heldLater
     }
 
     /// Bytes of a refused offer already checked: it comes again from its first byte.
@@ -110,13 +110,19 @@ final class ContractStage: DeliveryStage {
     private func checkedBeforePassing(
         _ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>
     ) -> Bool {
+        let fedFrom = checkedAhead
         if checkedAhead < bytes.count {
             run.feed(UnsafeRawBufferPointer(rebasing: bytes[checkedAhead...]))
         }
         checkedAhead = max(checkedAhead, bytes.count)
         if let failure = run.enforcedFailureSoFar {
             phase = .done
-            next.note(.verdict(run.finish(), run))
+            // The whole items before the broken one still go out (they came in the same read).
+            if let clean = run.cleanPrefixOfLastPiece, fedFrom + clean > 0, fedFrom + clean <= bytes.count {
+                _ = next.body(UnsafeRawBufferPointer(rebasing: bytes[0..<(fedFrom + clean)]), .beforeCut)
+            }
+            run.settle(failure)
+            next.note(.verdict(.failed(failure), run))
             next.fail(.contractViolation(failure))
             return true
         }

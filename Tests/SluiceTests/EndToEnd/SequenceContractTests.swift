@@ -1,3 +1,4 @@
+import Codec
 import Foundation
 import Sluice
 import SluiceTestKit
@@ -130,5 +131,127 @@ struct SequenceContractTests {
         let problem = try #require(try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: Any])
         let first = try #require((problem["violations"] as? [[String: Any]])?.first)
         #expect(first["pointer"] as? String == "/2/level" && first["keyword"] as? String == "type", "\(problem)")
+    }
+
+    @Test("enforce: a gzip-coded event stream is checked as it is decoded, and cut before the broken event")
+    func enforceCutsACompressedStream() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let compressed = ContentCoding.gzip.encode(Self.events.flatMap { $0 })
+        let third = compressed.count / 3
+        let pieces = [
+            Array(compressed[..<third]), Array(compressed[third..<(2 * third)]), Array(compressed[(2 * third)...]),
+        ]
+        let origin = try OriginServer { _ in
+            .chunkedPaced(
+                status: 200,
+                headers: [("Content-Type", "text/event-stream"), ("Content-Encoding", "gzip")],
+                chunks: pieces, interval: 0.1)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("enforce", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/events"), extra: "Accept-Encoding: gzip\r\n"))
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"))
+        // De-chunk what arrived (it ends cut), then decode as far as it goes.
+        var wire = try client.reader.readToEnd()[...]
+        var body: [UInt8] = []
+        while let line = wire.firstIndex(of: 0x0A),
+            let size = Int(
+                String(decoding: wire[..<line], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                radix: 16), size > 0, wire.count >= line + 1 + size - wire.startIndex
+        {
+            let start = line + 1
+            body += wire[start..<(start + size)]
+            wire = wire[(start + size)...].drop { $0 == 0x0D || $0 == 0x0A }
+        }
+        var decoded: [UInt8] = []
+        _ = body.withUnsafeBytes { RawInflater(coding: .gzip)!.feed($0) { decoded += $0 } }
+        let text = String(decoding: decoded, as: UTF8.self)
+        #expect(!text.contains("NOT A NUMBER"), "\(text)")
+        #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
+    }
+
+    @Test("enforce: whole events that came in the same read as the broken one still reach the client")
+    func enforceKeepsTheItemsBeforeTheBrokenOne() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try OriginServer { _ in
+            .chunkedPaced(
+                status: 200, headers: [("Content-Type", "text/event-stream")],
+                chunks: [Self.events[0], Array(Self.events[1...].joined())], interval: 0.1)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("enforce", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/events")))
+        _ = try #require(try client.reader.readHead())
+        let rest = String(decoding: try client.reader.readToEnd(), as: UTF8.self)
+        #expect(rest.contains("data: 1\n\n") && rest.contains("data: 2\n\n"), "\(rest)")
+        #expect(!rest.contains("NOT A NUMBER"), "\(rest)")
+    }
+
+    @Test("report: a stream the origin breaks off still has its verdict, from what was checked")
+    func reportRecordsAnUnfinishedStream() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let chunk = "event: tick\ndata: oops\n\n"
+        let origin = try OriginServer { _ in
+            .raw(Array((head + String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n").utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("report", directory: directory)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/events")))
+        _ = try? client.reader.readToEnd()
+        #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("contract=\"1:/0/data:pattern") } })
+    }
+
+    @Test("requests: enforce: a broken body whose length is announced never reaches the origin whole")
+    func enforcedRequestBodyIsCutBeforeItsEnd() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("q.yaml")
+        try Data(
+            """
+            openapi: 3.2.0
+            info: {title: q, version: '1'}
+            paths:
+              /search:
+                query:
+                  requestBody:
+                    required: true
+                    content: {application/json: {schema: {type: object, required: [q]}}}
+                  responses: {'200': {description: ok}}
+            """.utf8
+        ).write(to: file)
+        let origin = try OriginServer { _ in .text("found") }
+        defer { origin.stop() }
+        var configuration = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: q
+                    match: { host: "127.0.0.1" }
+                    contract: { openapi: \(file.path), requests: enforce }
+                """
+        ).loadingContracts()
+        configuration.log.access = true
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        let body = #"{"z": 1}"#
+        let refused = try client.request(
+            "QUERY \(origin.url("/search")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(refused.status == 400)
+        #expect(origin.requests.allSatisfy { $0.bodyCount < body.utf8.count }, "\(origin.requests.map(\.bodyCount))")
+        let good = #"{"q": "lamp"}"#
+        let passed = try RawClient(port: proxy.port).request(
+            "QUERY \(origin.url("/search")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(good.utf8.count)\r\n\r\n\(good)")
+        #expect(passed.status == 200)
+        #expect(origin.requests.last?.bodyCount == good.utf8.count)
     }
 }
