@@ -198,26 +198,33 @@ private enum Brotli {
 /// HTTP body's `gzip` or `deflate` coding (``init(coding:)``) checked as it streams.
 public final class RawInflater {
     /// zlib keeps a pointer to its stream: it lives at one address.
-    private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private let stream: UnsafeMutablePointer<z_stream>
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
     private var healthy: Bool
 
-    private let windowBits: Int32
+    private var windowBits: Int32
+    /// An HTTP `deflate` body: zlib's format or, as some servers send it, raw; told by its first
+    /// bytes (as ``ContentCoding/decode(_:limit:)`` tells a whole one).
+    private var detectsDeflate = false
 
     public init() {
         windowBits = -15
+        stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         healthy = sluice_inflate_init(stream, -15) == Z_OK
     }
 
-    /// An HTTP body's coding, streamed: `gzip` (members one after another) or `deflate` (zlib's
-    /// format); `nil` for brotli, decoded whole only.
+    /// An HTTP body's coding, streamed: `gzip` (members one after another) or `deflate`; `nil`
+    /// for brotli, decoded whole only.
     public init?(coding: ContentCoding) {
         switch coding {
         case .gzip: windowBits = 15 + 16
-        case .deflate: windowBits = 15 + 32  // zlib or gzip, by its header
+        case .deflate:
+            windowBits = 15
+            detectsDeflate = true
         case .brotli: return nil
         }
+        stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         healthy = sluice_inflate_init(stream, windowBits) == Z_OK
     }
@@ -263,6 +270,14 @@ public final class RawInflater {
     public func feed(_ input: UnsafeRawBufferPointer, _ each: (UnsafeRawBufferPointer) -> Void) -> Bool {
         guard healthy else { return false }
         guard let base = input.baseAddress?.assumingMemoryBound(to: Bytef.self), input.count > 0 else { return true }
+        if detectsDeflate {
+            detectsDeflate = false
+            if !Zlib.hasZlibHeader(input) {
+                windowBits = -15
+                healthy = inflateReset2(stream, -15) == Z_OK
+                guard healthy else { return false }
+            }
+        }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: base)
         stream.pointee.avail_in = uInt(input.count)
         while true {

@@ -132,11 +132,11 @@ extension OpenAPIContract {
             return (found, parameters)
         case .methodNotDocumented(let template):
             check.undocumented.append(
-                Self.violation("undocumented-operation", "a documented method for \(template)", method.uppercased()))
+                Self.violation("undocumented-operation", "a documented method for \(template)", method))
         case .pathNotDocumented, .outsideBasePath:
             check.undocumented.append(
                 Self.violation(
-                    "undocumented-operation", "a path the document describes", "\(method.uppercased()) \(path)"))
+                    "undocumented-operation", "a path the document describes", "\(method) \(path)"))
         }
         return nil
     }
@@ -157,8 +157,8 @@ extension OpenAPIContract {
                     contentType ?? "no Content-Type", at: place))
             return nil
         }
-        // The message's own type says how its items are laid out (a `text/*` range may take an
-        // event stream and a JSON body alike).
+        // The message's own type says how its items are laid out, when the document's entry is
+        // that sequential type itself (a range such as `text/*` has no items: not validated).
         if entry.framing != nil, let framing = BodyFraming(media: media), entry.schema != nil || entry.itemSchema != nil
         {
             check.sequence = SequenceSchemas(framing: framing, whole: entry.schema, item: entry.itemSchema)
@@ -204,6 +204,17 @@ extension OpenAPIContract {
         return pieces
     }
 
+    /// The delimiters of a style that has its own (§4.7.12.4): sent encoded (`blue%20black`,
+    /// `blue|black` or `blue%7Cblack`), a space also as `+`; Swagger 2.0's `tsv` splits at tabs.
+    static func delimiters(ofStyle style: String) -> [String]? {
+        switch style {
+        case "spaceDelimited": ["%20", "+", " "]
+        case "pipeDelimited": ["%7C", "%7c", "|"]
+        case "tabDelimited": ["%09", "\t"]
+        default: nil
+        }
+    }
+
     static func text(of parameter: Parameter, values: [String]) -> String? {
         if parameter.location == .querystring { return queryStringText(of: parameter, query: values[0]) }
         guard !["deepObject", "matrix", "label"].contains(parameter.style) else { return nil }
@@ -222,16 +233,7 @@ extension OpenAPIContract {
             let items: [String]
             if parameter.explode && parameter.location == .query {
                 items = values.map { piece($0[...]) }
-            } else if ["spaceDelimited", "pipeDelimited", "tabDelimited"].contains(parameter.style) {
-                // Query styles whose delimiter is sent encoded (§4.7.12.4: `blue%20black`,
-                // `blue|black` or `blue%7Cblack`); a space may also come as `+`; Swagger 2.0's
-                // `tsv` splits at tabs.
-                let delimiters =
-                    switch parameter.style {
-                    case "spaceDelimited": ["%20", "+", " "]
-                    case "pipeDelimited": ["%7C", "%7c", "|"]
-                    default: ["%09", "\t"]
-                    }
+            } else if let delimiters = Self.delimiters(ofStyle: parameter.style) {
                 items = splitting(values.joined(separator: ","), at: delimiters).map { piece($0[...]) }
             } else {
                 items = values.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false).map(piece)

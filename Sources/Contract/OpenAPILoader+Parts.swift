@@ -18,8 +18,11 @@ extension OpenAPILoader {
                     warn(itemLocation.pointer, "a parameter without name or in (ignored)", file: itemLocation.document))
                 continue
             }
-            guard let kind = OpenAPIContract.Parameter.Location(rawValue: place) else {
-                let known = swagger2 ? "path, query, header, body or formData" : "path, query, header or cookie"
+            guard let kind = OpenAPIContract.Parameter.Location(rawValue: place), kind != .querystring || reads32 else {
+                let known =
+                    swagger2
+                    ? "path, query, header, body or formData"
+                    : reads32 ? "path, query, querystring, header or cookie" : "path, query, header or cookie"
                 warnings.append(
                     warn(
                         itemLocation.pointer + "/in", "a parameter in \"\(place)\", not \(known) (ignored)",
@@ -35,6 +38,13 @@ extension OpenAPILoader {
             let (read, schemaKey) = try self.parameter(
                 parameter, resolved: resolved, name: name, location: kind,
                 required: kind == .path || parameter["required"]?.bool == true)
+            if kind == .querystring, read.queryForm == nil {
+                warnings.append(
+                    warn(
+                        itemLocation.pointer,
+                        "a querystring parameter is described by content (one media type with a schema): not checked",
+                        file: itemLocation.document))
+            }
             out.append(ParameterDraft(parameter: read, schemaKey: schemaKey))
         }
         return out

@@ -21,12 +21,7 @@ extension OpenAPILoader {
     /// The delimiters of a nested array's `collectionFormat` (`csv` when absent; `multi` is for
     /// parameters only: read as `csv`).
     static func delimiters(ofCollectionFormat format: String?) -> [String] {
-        switch format {
-        case "ssv": ["%20", "+", " "]
-        case "tsv": ["%09", "\t"]
-        case "pipes": ["%7C", "%7c", "|"]
-        default: [","]
-        }
+        OpenAPIContract.delimiters(ofStyle: swagger2Style(format, location: .query).0) ?? [","]
     }
 
     /// 2.0's `collectionFormat` as the 3.x style and explode it stands for.

@@ -52,8 +52,10 @@ struct OpenAPILoader {
         let fileFolder = folder(document.uri)
         let mapped: SchemaRegistry.Loader = { (target: String) throws(ContractError) -> SourceDocument? in
             if target == own { return named }
-            if target.hasPrefix(ownFolder) {
-                let rest = target.dropFirst(ownFolder.count)
+            if target.hasPrefix(ownFolder),
+                case let rest = target.dropFirst(ownFolder.count),
+                !SchemaRegistry.percentDecode(String(rest)).split(separator: "/").contains("..")
+            {
                 for suffix in ["", ".yaml", ".yml", ".json"] {
                     let file = fileFolder + rest + suffix
                     let path = SchemaRegistry.percentDecode(String(URIReference(file).path))
@@ -319,6 +321,17 @@ struct OpenAPILoader {
                 where !own.contains(where: { $0.name == parameter.name && $0.location == parameter.location }) {
                     own.append(parameter)
                 }
+                // OAS 3.2 §4.8.12.2: one querystring parameter, and never beside query ones.
+                let wholeQueries = own.filter { $0.location == .querystring }.count
+                if wholeQueries > 1 || (wholeQueries == 1 && own.contains { $0.location == .query }) {
+                    warnings.append(
+                        warn(
+                            operationLocation.pointer + "/parameters",
+                            wholeQueries > 1
+                                ? "more than one querystring parameter: each is checked against the whole query"
+                                : "a querystring parameter beside query parameters: both are checked",
+                            file: operationLocation.document))
+                }
                 let requestBody =
                     swagger2
                     ? try swagger2RequestBody(
@@ -370,13 +383,7 @@ struct OpenAPILoader {
     }
 
     /// An HTTP method name: a token (RFC 9110 §9.1, §5.6.2).
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
-                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-    }
+    static func isToken(_ text: String) -> Bool { !text.isEmpty && text.utf8.allSatisfy(Format.isTokenCharacter) }
 
     private struct Draft {
         var id: String?

@@ -92,7 +92,7 @@ final class SchemaCompiler {
     /// Whether a schema says `x-nullable: true` (or go-swagger's `x-isnullable`) where its own
     /// `type` cannot carry it: beside a `$ref`, or on applicators without a type.
     static func nullableWrapper(_ value: Value) -> Bool {
-        guard value["x-nullable"]?.bool == true || value["x-isnullable"]?.bool == true else { return false }
+        guard vendorNullable(value) else { return false }
         if value["$ref"] != nil { return true }
         return value["type"] == nil && (value["allOf"] != nil || value["oneOf"] != nil || value["anyOf"] != nil)
     }
@@ -326,6 +326,14 @@ final class SchemaCompiler {
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
+        // Read as a base URI before; OpenAPI 3.0's (and 2.0's) Schema Object has no such keyword.
+        if dialect == .openAPI30, value["id"]?.string != nil, warnedKeywords.insert("id as a base").inserted {
+            registry.warn(
+                error(
+                    location,
+                    "id is no keyword of OpenAPI 3.0's (or 2.0's) Schema Object, not a base URI: $refs beside it resolve against the document (said once)"
+                ))
+        }
         // 2019-09's recursion keywords where 2020-12 (or OpenAPI 3.1) reads the schema: ignored,
         // so the branch they stand for accepts anything.
         for key in ["$recursiveRef", "$recursiveAnchor"]

@@ -1,49 +1,3 @@
-/// How a sequential media type (OAS 3.2 §4.14.1.2) lays its items out in a body.
-public enum BodyFraming: Sendable, Equatable {
-    /// One JSON value per line: `application/jsonl`, `application/x-ndjson` (blank lines skipped).
-    case lines
-    /// JSON text sequences (RFC 7464, RFC 8091): each value after a record separator (0x1E):
-    /// `application/json-seq`, `*/*+json-seq`.
-    case records
-    /// Server-sent events (`text/event-stream`), each event read as the HTML standard reads it
-    /// and modelled as an object: `data` (string), `event`, `id` (strings), `retry` (integer).
-    case events
-
-    /// The framing of a sequential media type or range (parameters and case ignored); `nil` for
-    /// any other (`multipart/mixed` is sequential too, and not read here).
-    public init?(media: String) {
-        let bare = MediaRange.bare(media)
-        switch bare {
-        case "application/jsonl", "application/x-ndjson", "application/x-jsonlines", "application/jsonlines":
-            self = .lines
-        case "text/event-stream": self = .events
-        default:
-            guard bare.hasSuffix("/json-seq") || bare.hasSuffix("+json-seq") else { return nil }
-            self = .records
-        }
-    }
-}
-
-/// What a sequential body is checked against: `schema` on the items as one array (OAS 3.2: the
-/// sequence "treated as if the values were in an array"), `itemSchema` on each item on its own.
-public struct SequenceSchemas: Sendable {
-    public var framing: BodyFraming
-    public var whole: SchemaValidator?
-    public var item: SchemaValidator?
-
-    public init(framing: BodyFraming, whole: SchemaValidator?, item: SchemaValidator?) {
-        self.framing = framing
-        self.whole = whole
-        self.item = item
-    }
-
-    /// A validation of one body, fed as it arrives. `limit` bounds one event of an event stream
-    /// (its fields are gathered before the event is checked); a larger event is not checked.
-    public func validation(direction: Direction = .response, limit: Int = 1 << 20) -> SequenceValidation {
-        SequenceValidation(schemas: self, direction: direction, limit: limit)
-    }
-}
-
 /// One sequential body's validation in progress. Items are found as the bytes pass (JSON Lines'
 /// lines, JSON text sequences' records, event streams' events); each item is fed to its own
 /// ``BodyValidation`` of `itemSchema` as it arrives (its violations at `/N/...`, N counting from
@@ -79,6 +33,8 @@ public struct SequenceValidation {
     /// The last byte of the item in progress (a JSON text sequence's last number must end with
     /// its line feed).
     private var lastItemByte: UInt8 = 0
+    /// Items fed to the whole sequence's validation as array elements.
+    private var wholeElements = 0
 
     private enum Phase {
         /// Between items (blank lines, a record's leading whitespace).
@@ -168,16 +124,7 @@ public struct SequenceValidation {
     /// The end of the body: the verdict.
     public mutating func finish() -> Verdict {
         if case .inItem = phase {
-            // RFC 7464 §2.4: a last number or literal not followed by whitespace may be cut short.
-            if schemas.framing == .records, !Self.isBlank(lastItemByte), lastItemByte != 0x0A,
-                lastItemByte != 0x7D, lastItemByte != 0x5D, lastItemByte != 0x22
-            {
-                itemVerdict.add(
-                    Violation(
-                        pointer: "/\(items)", keyword: "json", expected: "a line feed after the last JSON text",
-                        found: "a number or literal at the end of the sequence (it may be cut short: RFC 7464 §2.4)",
-                        schema: ""))
-            }
+            if schemas.framing == .records { checkRecordEnd() }
             endItem()
         }
         phase = .between
@@ -212,7 +159,10 @@ public struct SequenceValidation {
 
     private mutating func beginItem(at offset: Int) {
         itemStart = offset
-        if items > 0 { whole?.feed(Self.comma) }
+        // (Items the whole never saw, an event over the limit or text outside a record, are no
+        // elements of its array.)
+        if wholeElements > 0 { whole?.feed(Self.comma) }
+        wholeElements += 1
         if let maximum = wholeMaxItems, items >= maximum { pastMaxItems = true }
         item = schemas.item?.validation(direction: direction)
         phase = .inItem
@@ -243,6 +193,20 @@ public struct SequenceValidation {
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+
+    /// RFC 7464 §2.4: a record whose text ends in a number or literal with no whitespace after it
+    /// (the next separator, or the end, right behind) may have been cut short.
+    private mutating func checkRecordEnd() {
+        guard !Self.isBlank(lastItemByte), lastItemByte != 0x0A, lastItemByte != 0x7D, lastItemByte != 0x5D,
+            lastItemByte != 0x22
+        else { return }
+        itemVerdict.add(
+            Violation(
+                pointer: "/\(items)", keyword: "json", expected: "a line feed after the JSON text",
+                found:
+                    "a number or literal right before the next record or the end (it may be cut short: RFC 7464 §2.4)",
+                schema: ""))
+    }
 
     /// JSON Lines: an item is a line with anything but blanks in it.
     private mutating func feedLines(_ bytes: UnsafeRawBufferPointer) {
@@ -278,6 +242,7 @@ public struct SequenceValidation {
                 while end < count, bytes[end] != 0x1E { end += 1 }
                 itemBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
                 if end < count {
+                    checkRecordEnd()
                     endItem()
                     phase = .recordStart
                 }
@@ -314,136 +279,5 @@ public struct SequenceValidation {
                 }
             }
         }
-    }
-}
-
-/// Reads an event stream as the HTML standard's "interpret an event stream" (§9.2.6): lines end
-/// with CRLF, LF or CR; a leading BOM is dropped; `:` starts a comment; a blank line dispatches
-/// the event when it has data. Each dispatched event comes out as the JSON object OAS 3.2 models
-/// it as (§4.14.4): `data` with the lines joined by LF, `event`, `id`, `retry` (digits only).
-struct EventReader {
-    enum Output {
-        case event([UInt8])
-        /// An event (or one line of it) longer than the limit: not checked.
-        case tooLarge
-    }
-
-    private var line: [UInt8] = []
-    private var lineTooLong = false
-    /// A CR ended the last line: a LF right after it belongs to it.
-    private var afterCR = false
-    private var started = false
-    private var data: [UInt8]?
-    private var type: [UInt8]?
-    private var id: [UInt8]?
-    private var retry: [UInt8]?
-    private var size = 0
-    private var eventTooLarge = false
-
-    /// `emit` gets each event with where in `bytes` it ended (after its blank line).
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, limit: Int, _ emit: (Output, Int) -> Void) {
-        var index = 0
-        let count = bytes.count
-        if !started, count > 0 {
-            // The UTF-8 BOM, when the stream starts with it (it may come in pieces).
-            let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-            let have = line.count
-            var match = true
-            var taken = 0
-            while have + taken < 3, taken < count {
-                if bytes[taken] != bom[have + taken] { match = false }
-                taken += 1
-            }
-            if match, have + taken < 3 {
-                line.append(contentsOf: bytes[0..<taken])
-                return
-            }
-            started = true
-            if match {
-                line.removeAll()
-                index = taken
-            }
-        }
-        while index < count {
-            let byte = bytes[index]
-            if afterCR {
-                afterCR = false
-                if byte == 0x0A {
-                    index += 1
-                    continue
-                }
-            }
-            if byte == 0x0A || byte == 0x0D {
-                afterCR = byte == 0x0D
-                let end = index + (byte == 0x0D && index + 1 < count && bytes[index + 1] == 0x0A ? 2 : 1)
-                endLine(limit: limit) { emit($0, end) }
-                index += 1
-                continue
-            }
-            var end = index
-            while end < count, bytes[end] != 0x0A, bytes[end] != 0x0D { end += 1 }
-            if !lineTooLong {
-                if line.count + (end - index) > limit {
-                    lineTooLong = true
-                    line.removeAll()
-                } else {
-                    line.append(contentsOf: bytes[index..<end])
-                }
-            }
-            index = end
-        }
-    }
-
-    private mutating func endLine(limit: Int, _ emit: (Output) -> Void) {
-        defer {
-            line.removeAll(keepingCapacity: true)
-            lineTooLong = false
-        }
-        if lineTooLong {
-            eventTooLarge = true
-            return
-        }
-        if line.isEmpty { return dispatch(emit) }
-        if line[0] == 0x3A { return }  // a comment
-        let colon = line.firstIndex(of: 0x3A)
-        let name = line[..<(colon ?? line.endIndex)]
-        var value = colon.map { line[line.index(after: $0)...] } ?? []
-        if value.first == 0x20 { value = value.dropFirst() }
-        size += value.count
-        if size > limit { eventTooLarge = true }
-        if name.elementsEqual("data".utf8) {
-            data = (data ?? []) + value + [0x0A]
-        } else if name.elementsEqual("event".utf8) {
-            type = Array(value)
-        } else if name.elementsEqual("id".utf8) {
-            if !value.contains(0) { id = Array(value) }
-        } else if name.elementsEqual("retry".utf8) {
-            if !value.isEmpty, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { retry = Array(value) }
-        }
-    }
-
-    private mutating func dispatch(_ emit: (Output) -> Void) {
-        defer {
-            data = nil
-            type = nil
-            id = nil
-            retry = nil
-            size = 0
-            eventTooLarge = false
-        }
-        if eventTooLarge { return emit(.tooLarge) }
-        guard var data else { return }
-        data.removeLast()
-        func string(_ bytes: [UInt8]) -> String { Value.string(String(decoding: bytes, as: UTF8.self)).json }
-        var json = "{\"data\":" + string(data)
-        if let type, !type.isEmpty { json += ",\"event\":" + string(type) }
-        if let id { json += ",\"id\":" + string(id) }
-        if let retry {
-            // Leading zeros are not JSON: the digits as the integer they are.
-            let digits = retry.drop { $0 == 0x30 }
-            json += ",\"retry\":" + (digits.isEmpty ? "0" : String(decoding: digits, as: UTF8.self))
-        }
-        json += "}"
-        emit(.event(Array(json.utf8)))
     }
 }

@@ -50,7 +50,8 @@ public struct Verdict: Sendable {
     public mutating func merge(_ other: Verdict, keep: Int = 20) {
         for violation in other.violations where violations.count < keep { violations.append(violation) }
         total += other.total
-        notes += other.notes
+        // Each note once, and no more than `keep` (an endless stream's items must not grow them).
+        for note in other.notes where notes.count < keep && !notes.contains(note) { notes.append(note) }
     }
 }
 

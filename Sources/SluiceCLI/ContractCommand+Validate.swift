@@ -74,7 +74,7 @@ extension ContractCommand {
             }
             if case .sequence(let schemas) = checker {
                 // A sequential media type (OAS 3.2): its items found as they are read.
-                var validation = schemas.validation(direction: direction, limit: 64 << 20)
+                var validation = schemas.validation(direction: direction, limit: Self.eventLimit)
                 while let piece = Self.read(input) {
                     piece.withUnsafeBytes { validation.feed($0) }
                 }
@@ -111,6 +111,10 @@ extension ContractCommand {
             if json { print(written == 0 ? "]" : "\n]") }
             if failed > 0 { throw ExitCode(1) }
         }
+
+        /// The largest event of an event stream checked (its fields are gathered before the event
+        /// is checked); a file's events are the user's own, so the bound is generous.
+        static let eventLimit = 64 << 20
 
         /// The next piece of `input` (at most 1 MiB), `nil` at its end.
         private static func read(_ input: FileHandle) -> [UInt8]? {

@@ -239,6 +239,47 @@ final class OpenAPI32Tests: XCTestCase {
         XCTAssertEqual(truncated.finish().violations.map { "\($0.pointer) \($0.keyword)" }, ["/1 json"])
     }
 
+    /// Hostile streams stay bounded and an event over the limit is no array element: `data:` lines
+    /// without end count against the limit; the whole (`schema`) still sees a well-formed array.
+    func testOversizeEventsAreBoundedAndLeaveTheWholeWellFormed() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                openapi: 3.2.0
+                info: {title: e, version: '1'}
+                paths:
+                  /e:
+                    get:
+                      responses:
+                        '200':
+                          description: e
+                          content:
+                            text/event-stream:
+                              schema: {type: array, items: {type: object, required: [data]}}
+                  /n:
+                    get:
+                      responses:
+                        '200': {description: n, content: {application/json-seq: {itemSchema: {type: integer}}}}
+                """)
+        var events = try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/e", status: 200, headers: [("Content-Type", "text/event-stream")]
+            ).sequence
+        ).validation(limit: 100)
+        events.feed(Array(String(repeating: "data:\n", count: 10_000).utf8))
+        events.feed(Array("\ndata: ok\n\n".utf8))
+        let verdict = events.finish()
+        XCTAssertTrue(verdict.passed, "\(verdict.violations)")
+        XCTAssertEqual(events.skippedEvents, 1)
+        // A number right before the next separator may be cut short (RFC 7464 §2.4).
+        var records = try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/n", status: 200, headers: [("Content-Type", "application/json-seq")]
+            ).sequence
+        ).validation()
+        records.feed(Array("\u{1E}12\u{1E}13\n".utf8))
+        XCTAssertEqual(records.finish().violations.map { "\($0.pointer) \($0.keyword)" }, ["/0 json"])
+    }
+
     /// `in: querystring`: the whole query, read as its media type says.
     func testAQuerystringParameterIsTheWholeQuery() throws {
         let contract = try OpenAPITests.load(

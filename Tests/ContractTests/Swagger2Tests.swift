@@ -218,6 +218,7 @@ final class Swagger2Tests: XCTestCase {
             contract.warnings.map(\.message).sorted(),
             [
                 "a parameter in \"bodyy\", not path, query, header, body or formData (ignored)",
+                "id is no keyword of OpenAPI 3.0's (or 2.0's) Schema Object, not a base URI: $refs beside it resolve against the document (said once)",
                 "more than one body parameter: the first is the request body",
                 "path parameter id does not say required: true (read as required)",
                 "swagger is the string \"2.0\", not a number (quote it): read as 2.0",

@@ -71,6 +71,12 @@ extension Exchange: TaskDelegate {
         }
         if replay != nil, let count = takeHeldBody(into: buffer) {
             outgoing.contract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
+            // A held body's last bytes wait for an enforced verdict as a streamed one's do.
+            if heldBodySent, body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce,
+                !settleRequestContract(contract)
+            {
+                return .failed
+            }
             return .bytes(count)
         }
         let read = body.read(from: client.stream, into: buffer)
@@ -143,9 +149,6 @@ extension Exchange: TaskDelegate {
         if !fromCache { client.sendHeldHeadAtEndOfTurn() }
     }
 
-    /// A request's verdict under `requests: report` (`enforce` stops a broken request instead):
-    /// counted, marked on the client's head when it has not gone out yet, and kept for the
-    /// exchange's record, where it makes the exchange's verdict `failed` whatever the response's.
     /// The request body's verdict, once: `false` when an enforced contract refuses it (the origin
     /// never sees its end: the transfer is cut before it).
     private func settleRequestContract(_ contract: ContractRun) -> Bool {
@@ -160,6 +163,9 @@ extension Exchange: TaskDelegate {
         return true
     }
 
+    /// A request's verdict under `requests: report` (`enforce` stops a broken request instead):
+    /// counted, marked on the client's head when it has not gone out yet, and kept for the
+    /// exchange's record, where it makes the exchange's verdict `failed` whatever the response's.
     func requestVerdict(_ outcome: ContractRun.Outcome, of contract: ContractRun) {
         record(outcome, of: contract)
         guard case .failed(let failure) = outcome else { return }

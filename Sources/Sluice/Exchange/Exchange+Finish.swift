@@ -38,7 +38,10 @@ extension Exchange {
     private func endClientSide(closeConnection: Bool, aborted: Bool) {
         // A body cut short (the client left an endless stream, the origin broke off): what the
         // contract found of it so far is still its verdict.
-        if aborted, notes.contract == nil, let run = stages.contract, let outcome = run.settleUnfinished() {
+        // (Not for a leader whose fetch goes on for the cache: its body still ends, and is judged.)
+        if aborted, !machine.isOrphaned, notes.contract == nil, let run = stages.contract,
+            let outcome = run.unfinishedOutcome
+        {
             noted(.verdict(outcome, run))
         }
         let duration = Double(EventLoop.monotonicNanoseconds() - startTime) / 1e9

@@ -117,6 +117,12 @@ extension Exchange {
 
     /// Copies request body bytes read for matching into `buffer` (ahead of the rest of the body);
     /// `nil` when none are left.
+    /// Whether every held byte has been handed to the transfer.
+    var heldBodySent: Bool {
+        guard case .forwarding(let held, let sent) = replay else { return false }
+        return sent == held.count
+    }
+
     func takeHeldBody(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard case .forwarding(let held, let sent) = replay, sent < held.count else { return nil }
         let count = min(buffer.count, held.count - sent)

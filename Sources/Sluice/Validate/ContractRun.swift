@@ -110,6 +110,8 @@ final class ContractRun {
     private var keepsCompressed = false
     /// A compressed sequence's decoder: its items are checked as they stream.
     private var inflater: RawInflater?
+    /// The violations found before a streamed coding broke.
+    private var beforeBrokenCoding: Verdict?
     private let coding: ContentCoding?
     private(set) var skipped: String?
     private(set) var outcome: Outcome?
@@ -131,54 +133,14 @@ final class ContractRun {
             keepsCompressed = coding != nil
         } else if let sequence = check.sequence {
             validation = .sequence(sequence.validation(direction: direction, limit: limit))
-            // A sequence streams: decoded as it comes where the coding allows (gzip, deflate).
-            inflater = coding.flatMap { RawInflater(coding: $0) }
-            keepsCompressed = coding != nil && inflater == nil
-        }
-    }
-
-    /// A body's validation: one JSON value, or a sequence's items (OAS 3.2 sequential media types).
-    enum Validation {
-        case json(BodyValidation)
-        case sequence(SequenceValidation)
-        /// Only while one is out being fed (its buffers stay uniquely referenced: never copied).
-        case moving
-
-        mutating func feed(_ bytes: UnsafeRawBufferPointer) {
-            switch self {
-            case .json(var validation):
-                self = .moving
-                validation.feed(bytes)
-                self = .json(validation)
-            case .sequence(var validation):
-                self = .moving
-                validation.feed(bytes)
-                self = .sequence(validation)
-            case .moving: break
-            }
-        }
-
-        mutating func finish() -> Verdict {
-            switch self {
-            case .json(var validation): validation.finish()
-            case .sequence(var validation): validation.finish()
-            case .moving: Verdict()
-            }
-        }
-
-        var verdictSoFar: Verdict {
-            switch self {
-            case .json(let validation): validation.verdictSoFar
-            case .sequence(let validation): validation.verdictSoFar
-            case .moving: Verdict()
-            }
-        }
-
-        var hasViolations: Bool {
-            switch self {
-            case .json(let validation): validation.verdictSoFar.total > 0
-            case .sequence(let validation): validation.hasViolations
-            case .moving: false
+            // A sequence streams: decoded as it comes where the coding allows (gzip, deflate); a
+            // brotli one is not validated (holding an endless stream would stall its client).
+            if let coding {
+                inflater = RawInflater(coding: coding)
+                if inflater == nil {
+                    validation = nil
+                    skipped = "a \(coding.rawValue)-coded sequence is not decoded as it streams"
+                }
             }
         }
     }
@@ -240,7 +202,9 @@ final class ContractRun {
         if let inflater {
             let decodes = inflater.feed(bytes) { validation?.feed($0) }
             if !decodes {
+                // What was found before the coding broke still counts; nothing after it is read.
                 self.inflater = nil
+                beforeBrokenCoding = validation?.verdictSoFar
                 validation = nil
                 skipped = "the \(coding?.rawValue ?? "") body does not decode"
             }
@@ -268,19 +232,16 @@ final class ContractRun {
     }
 
     /// A body that ended early (the client left, the origin broke off): what was found so far, or
-    /// not validated when nothing was; `nil` when nothing of the body was checked.
-    func settleUnfinished() -> Outcome? {
+    /// not validated when nothing was; `nil` when nothing of the body was checked. Nothing of the
+    /// run changes (a fetch that goes on for the cache still finishes it).
+    var unfinishedOutcome: Outcome? {
         if let outcome { return outcome }
         guard validation != nil || !headViolations.isEmpty else { return nil }
         var verdict = Verdict()
         for violation in headViolations { verdict.add(violation) }
         if let soFar = validation?.verdictSoFar { verdict.merge(soFar) }
-        let result: Outcome =
-            verdict.total > 0
+        return verdict.total > 0
             ? .failed(failure(verdict)) : .notValidated("the body ended early (the exchange was cut short)")
-        outcome = result
-        validation = nil
-        return result
     }
 
     /// The end of the body: the outcome.
@@ -301,6 +262,7 @@ final class ContractRun {
                 skipped = "the \(coding.rawValue) body does not decode: \(error)"
             }
         }
+        if let earlier = beforeBrokenCoding { verdict.merge(earlier) }
         if var validation = validation.take() {
             if case .sequence(let sequence) = validation, sequence.skippedEvents > 0, skipped == nil {
                 skipped =

@@ -67,6 +67,7 @@ final class ContractStage: DeliveryStage {
             if heldLater, run.validatesBody { marksHeldHead = true }
         }
         phase = .streaming
+        cutsSequence = run.checksAsItStreams && run.settings.onViolation == .enforce && !heldLater
         // Reported head violations mark the head: all of them under `on_violation: report`, the
         // undocumented ones under `undocumented: report` (enforced ones never get this far).
         if run.settings.onViolation == .report || run.settings.undocumented == .report, !run.headViolations.isEmpty {
@@ -97,12 +98,11 @@ final class ContractStage: DeliveryStage {
         return held.overflow(with: bytes, push, to: next)
     }
 
-    /// An enforced sequence that streams: each piece is checked before it is passed on, and one
-    /// that completes a broken item is not: the response is cut there (the client sees a
-    /// truncated stream; an event stream's client drops the unfinished event).
-    private var cutsSequence: Bool {
-        run.checksAsItStreams && run.settings.onViolation == .enforce && !heldLater
-    }
+    /// An enforced sequence that streams (decided at the head): each piece is checked before it
+    /// is passed on, and the one in which an item breaks is not, but for the whole items before it:
+    /// the response is cut there (the client sees a truncated stream; an event stream's client
+    /// drops the unfinished event).
+    private var cutsSequence = false
 
     /// Bytes of a refused offer already checked: it comes again from its first byte.
     private var checkedAhead = 0
