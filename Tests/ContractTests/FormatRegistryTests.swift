@@ -1,10 +1,11 @@
 import Contract
 import Foundation
-import XCTest
+import Testing
 
 /// The OpenAPI Format Registry's further entries, asserted under `formats: assert`, annotations
 /// otherwise; each applies to its registry base types only.
-final class FormatRegistryTests: XCTestCase {
+@Suite("OpenAPI Format Registry formats")
+struct FormatRegistryTests {
     /// Each case: a format, an instance (JSON text), and whether it is valid.
     static let cases: [(String, String, Bool)] = [
         ("int8", "127", true), ("int8", "-128", true), ("int8", "128", false), ("int8", "1.5", false),
@@ -52,7 +53,8 @@ final class FormatRegistryTests: XCTestCase {
         ("uint8", "\"-1\"", true), ("http-date", "12", true),
     ]
 
-    func testRegistryFormatsAreAssertedOnTheirTypes() throws {
+    @Test("Registry formats are asserted on their types, annotations otherwise")
+    func registryFormatsAreAssertedOnTheirTypes() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "sluice-registry-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -62,11 +64,11 @@ final class FormatRegistryTests: XCTestCase {
             _ = FileManager.default.createFile(atPath: path, contents: Data(#"{"format": "\#(format)"}"#.utf8))
             let asserted = try SchemaValidator.load(file: path, formats: .assert)
             let verdict = asserted.validate(Array(instance.utf8))
-            XCTAssertEqual(verdict.passed, valid, "\(format) \(instance): \(verdict.violations)")
-            XCTAssertEqual(
-                asserted.validateWithGeneralEngine(Array(instance.utf8)).passed, valid, "general: \(format) \(instance)"
-            )
-            XCTAssertTrue(try SchemaValidator.load(file: path).validate(Array(instance.utf8)).passed, format)
+            #expect(verdict.passed == valid, "\(format) \(instance): \(verdict.violations)")
+            #expect(
+                asserted.validateWithGeneralEngine(Array(instance.utf8)).passed == valid,
+                "general: \(format) \(instance)")
+            #expect(try SchemaValidator.load(file: path).validate(Array(instance.utf8)).passed, "\(format)")
         }
     }
 }

@@ -1,10 +1,12 @@
 import Contract
-import XCTest
+import Foundation
+import Testing
 
 /// What OpenAPI 3.2 adds that a proxy checks: the `query` operation, `additionalOperations`,
 /// `itemSchema` on sequential media types (JSON Lines, JSON text sequences, server-sent events)
 /// and `schema` on such a body read as the array of its items.
-final class OpenAPI32Tests: XCTestCase {
+@Suite("OpenAPI 3.2")
+struct OpenAPI32Tests {
     static let streams = """
         openapi: 3.2.0
         info: {title: streams, version: '1'}
@@ -83,9 +85,9 @@ final class OpenAPI32Tests: XCTestCase {
     func verdict(_ body: [UInt8], type: String, path: String, piece: Int = .max) throws -> Verdict {
         let check = try contract().checkResponse(
             method: "GET", path: path, status: 200, headers: [("Content-Type", type)])
-        XCTAssertTrue(check.undocumented.isEmpty, "\(check.undocumented)")
-        XCTAssertNil(check.bodySchema)
-        var validation = try XCTUnwrap(check.sequence).validation(limit: 4096)
+        #expect(check.undocumented.isEmpty, "\(check.undocumented)")
+        #expect(check.bodySchema == nil)
+        var validation = try #require(check.sequence).validation(limit: 4096)
         var start = 0
         while start < body.count {
             let end = min(body.count, start + min(piece, body.count - start))
@@ -95,7 +97,8 @@ final class OpenAPI32Tests: XCTestCase {
         return validation.finish()
     }
 
-    func testEachJSONLineIsAnItemCheckedOnItsOwn() throws {
+    @Test("Each JSON line is an item checked on its own, whatever the pieces it comes in")
+    func eachJSONLineIsAnItemCheckedOnItsOwn() throws {
         let body = """
             {"level": 1, "message": "up"}
 
@@ -108,44 +111,48 @@ final class OpenAPI32Tests: XCTestCase {
         for piece in [Int.max, 7, 1] {
             for type in ["application/jsonl", "application/x-ndjson; charset=utf-8"] {
                 let verdict = try verdict(body, type: type, path: "/logs", piece: piece)
-                XCTAssertEqual(
-                    verdict.violations.map { "\($0.pointer) \($0.keyword)" },
-                    ["/1/level minimum", "/2 required", "/4 json"], "\(type), pieces of \(piece)")
+                #expect(
+                    verdict.violations.map { "\($0.pointer) \($0.keyword)" } == [
+                        "/1/level minimum", "/2 required", "/4 json",
+                    ], "\(type), pieces of \(piece)")
             }
         }
-        XCTAssertTrue(try verdict("", type: "application/jsonl", path: "/logs").passed)
-        XCTAssertTrue(try verdict("\n\n", type: "application/jsonl", path: "/logs").passed)
+        #expect(try verdict("", type: "application/jsonl", path: "/logs").passed)
+        #expect(try verdict("\n\n", type: "application/jsonl", path: "/logs").passed)
         // A value across two lines is not JSON Lines: each line is JSON on its own.
         let split = try verdict("{\"level\": 1,\n\"message\": \"x\"}\n", type: "application/jsonl", path: "/logs")
-        XCTAssertEqual(split.violations.filter { $0.keyword == "json" }.map { $0.pointer.prefix(2) }, ["/0", "/1"])
+        #expect(split.violations.filter { $0.keyword == "json" }.map { $0.pointer.prefix(2) } == ["/0", "/1"])
     }
 
-    func testJSONTextSequencesAreReadByRecordSeparators() throws {
+    @Test("JSON text sequences are read by their record separators")
+    func jSONTextSequencesAreReadByRecordSeparators() throws {
         let rs = "\u{1E}"
         let body =
             "\(rs){\n  \"level\": 1,\n  \"message\": \"a\"\n}\n\(rs)\(rs){\"level\": \"x\", \"message\": \"b\"}\n"
         for piece in [Int.max, 3, 1] {
             let verdict = try verdict(body, type: "application/json-seq", path: "/logs", piece: piece)
-            XCTAssertEqual(verdict.violations.map { "\($0.pointer) \($0.keyword)" }, ["/1/level type"], "\(piece)")
+            #expect(verdict.violations.map { "\($0.pointer) \($0.keyword)" } == ["/1/level type"], "\(piece)")
         }
         // Text before the first separator is no record (RFC 7464 §2.1).
         let stray = try verdict(
             "{\"level\": 1}\n\(rs){\"level\": 1, \"message\": \"a\"}\n", type: "application/json-seq", path: "/logs")
-        XCTAssertEqual(stray.violations.map { "\($0.pointer) \($0.keyword)" }, ["/0 json"])
+        #expect(stray.violations.map { "\($0.pointer) \($0.keyword)" } == ["/0 json"])
     }
 
-    func testASchemaOnASequenceSeesItsItemsAsAnArray() throws {
+    @Test("A schema on a sequence sees its items as an array")
+    func aSchemaOnASequenceSeesItsItemsAsAnArray() throws {
         let two = "{\"level\": 1, \"message\": \"a\"}\n{\"level\": 2, \"message\": \"b\"}\n"
-        XCTAssertTrue(try verdict(two, type: "application/jsonl", path: "/excerpt").passed)
+        #expect(try verdict(two, type: "application/jsonl", path: "/excerpt").passed)
         let three = try verdict(two + "{\"level\": 3}\n", type: "application/jsonl", path: "/excerpt", piece: 5)
-        XCTAssertEqual(three.violations.map { "\($0.pointer) \($0.keyword)" }, ["/2 required", " maxItems"])
+        #expect(three.violations.map { "\($0.pointer) \($0.keyword)" } == ["/2 required", " maxItems"])
     }
 
     /// Events as the HTML standard reads them: fields split at the first colon, one space
     /// dropped, `data` lines joined by LF, comments and unknown fields ignored, CRLF, LF and CR
     /// line ends, a leading BOM, `retry` only when all digits, an event without data never
     /// dispatched, an unfinished one at the end discarded.
-    func testServerSentEventsAreCheckedAsTheObjectsOpenAPIModels() throws {
+    @Test("Server-sent events are checked as the objects OpenAPI models them as")
+    func serverSentEventsAreCheckedAsTheObjectsOpenAPIModels() throws {
         let stream =
             "\u{FEFF}: a comment\n"
             + "event: tick\ndata: one\ndata:two\nid: 7\nretry: 3000\n\n"
@@ -156,72 +163,74 @@ final class OpenAPI32Tests: XCTestCase {
             + "data: unfinished, NOT checked\n"
         for piece in [Int.max, 5, 1] {
             let verdict = try verdict(stream, type: "text/event-stream", path: "/events", piece: piece)
-            XCTAssertEqual(
-                verdict.violations.map { "\($0.pointer) \($0.keyword)" },
-                ["/1/data pattern", "/2/event enum", "/3/retry maximum"], "pieces of \(piece): \(verdict.violations)")
+            #expect(
+                verdict.violations.map { "\($0.pointer) \($0.keyword)" } == [
+                    "/1/data pattern", "/2/event enum", "/3/retry maximum",
+                ], "pieces of \(piece): \(verdict.violations)")
         }
         // `data` is text: "one\ntwo" matched the pattern with its LF; `retry: soon` was ignored.
         let fine = try verdict("data: a\ndata: b\nretry: 0042\n\n", type: "text/event-stream", path: "/events")
-        XCTAssertTrue(fine.passed, "\(fine.violations)")
+        #expect(fine.passed, "\(fine.violations)")
     }
 
-    func testAnEventOverTheLimitIsNotCheckedAndSaidSo() throws {
+    @Test("An event over the limit is not checked, and said so")
+    func anEventOverTheLimitIsNotCheckedAndSaidSo() throws {
         let big = "data: " + String(repeating: "x", count: 5000) + "\n\n" + "data: ok\nevent: nope\n\n"
         let verdict = try verdict(big, type: "text/event-stream", path: "/events", piece: 1000)
-        XCTAssertEqual(verdict.violations.map { "\($0.pointer) \($0.keyword)" }, ["/1/event enum"])
-        XCTAssertEqual(verdict.notes, ["1 event larger than 4096 bytes not checked"])
+        #expect(verdict.violations.map { "\($0.pointer) \($0.keyword)" } == ["/1/event enum"])
+        #expect(verdict.notes == ["1 event larger than 4096 bytes not checked"])
     }
 
-    func testTheQueryMethodAndAdditionalOperationsAreOperations() throws {
+    @Test("The QUERY method and additionalOperations are operations")
+    func theQueryMethodAndAdditionalOperationsAreOperations() throws {
         let contract = try contract()
-        XCTAssertEqual(contract.operation(id: "search")?.method, "QUERY")
-        XCTAssertEqual(contract.operation(id: "purge")?.method, "PURGE")
+        #expect(contract.operation(id: "search")?.method == "QUERY")
+        #expect(contract.operation(id: "purge")?.method == "PURGE")
         let request = contract.checkRequest(
             method: "QUERY", path: "/search", query: nil, headers: [("content-type", "application/json")],
             hasBody: true)
-        XCTAssertEqual(request.operationId, "search")
-        XCTAssertEqual(
-            try XCTUnwrap(request.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword), ["required"])
-        XCTAssertEqual(
-            contract.checkResponse(method: "PURGE", path: "/search", status: 204, headers: []).operationId, "purge")
+        #expect(request.operationId == "search")
+        #expect(try #require(request.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword) == ["required"])
+        #expect(
+            contract.checkResponse(method: "PURGE", path: "/search", status: 204, headers: []).operationId == "purge")
         // `POST` belongs in the `post` field: said, and not an operation.
-        XCTAssertTrue(
+        #expect(
             contract.warnings.contains { $0.message.contains("POST belongs in the path item's post field") },
             "\(contract.warnings)")
-        XCTAssertEqual(
+        #expect(
             contract.checkResponse(method: "POST", path: "/search", status: 200, headers: []).undocumented.map(
-                \.keyword),
-            ["undocumented-operation"])
-        XCTAssertFalse(contract.warnings.contains { $0.message.contains("read as 3.1") })
+                \.keyword) == ["undocumented-operation"])
+        #expect(!(contract.warnings.contains { $0.message.contains("read as 3.1") }))
     }
 
     /// What a proxy cutting a stream needs to know as each piece passes: a violation inside the
     /// item in progress (a record that its next separator has not closed yet), an item past the
     /// whole's `maxItems`, and how many bytes of the piece come before the broken item.
-    func testViolationsAreKnownAsThePieceThatCarriesThemPasses() throws {
+    @Test("Violations are known as the piece that carries them passes")
+    func violationsAreKnownAsThePieceThatCarriesThemPasses() throws {
         let contract = try contract()
         func validation(_ path: String, _ type: String) throws -> SequenceValidation {
-            try XCTUnwrap(
+            try #require(
                 contract.checkResponse(method: "GET", path: path, status: 200, headers: [("Content-Type", type)])
                     .sequence
             ).validation(limit: 4096)
         }
         var records = try validation("/logs", "application/json-seq")
         records.feed(Array("\u{1E}{\"level\": 1, \"message\": \"a\"}\n".utf8))
-        XCTAssertFalse(records.hasViolations)
-        XCTAssertNil(records.cleanPrefix)
+        #expect(!(records.hasViolations))
+        #expect(records.cleanPrefix == nil)
         records.feed(Array("\u{1E}{\"level\": 1, \"message\": \"b\"}\n\u{1E}{\"level\": \"x\"".utf8))
-        XCTAssertTrue(records.hasViolations)
-        XCTAssertEqual(records.verdictSoFar.violations.map(\.pointer), ["/2/level"])
-        XCTAssertEqual(records.cleanPrefix, 31, "the second record goes out whole, the third not")
+        #expect(records.hasViolations)
+        #expect(records.verdictSoFar.violations.map(\.pointer) == ["/2/level"])
+        #expect(records.cleanPrefix == 31, "the second record goes out whole, the third not")
         var lines = try validation("/excerpt", "application/jsonl")
         lines.feed(Array("{\"level\": 1, \"message\": \"a\"}\n{\"level\": 2, \"message\": \"b\"}\n{\"le".utf8))
-        XCTAssertEqual(lines.verdictSoFar.violations.map(\.keyword), ["maxItems"])
-        XCTAssertEqual(lines.cleanPrefix, 58)
+        #expect(lines.verdictSoFar.violations.map(\.keyword) == ["maxItems"])
+        #expect(lines.cleanPrefix == 58)
         var events = try validation("/events", "text/event-stream")
         events.feed(Array("data: a\n\n: note\ndata: b\r\n\r\ndata: BAD\n\ndata: c\n\n".utf8))
-        XCTAssertEqual(events.verdictSoFar.violations.map(\.pointer), ["/2/data"])
-        XCTAssertEqual(events.cleanPrefix, 27)
+        #expect(events.verdictSoFar.violations.map(\.pointer) == ["/2/data"])
+        #expect(events.cleanPrefix == 27)
         // RFC 7464 §2.4: a last number without its line feed may be cut short.
         var truncated = try OpenAPITests.load(
             yaml: """
@@ -236,12 +245,13 @@ final class OpenAPI32Tests: XCTestCase {
         ).checkResponse(method: "GET", path: "/n", status: 200, headers: [("Content-Type", "application/json-seq")])
             .sequence!.validation()
         truncated.feed(Array("\u{1E}1\n\u{1E}12".utf8))
-        XCTAssertEqual(truncated.finish().violations.map { "\($0.pointer) \($0.keyword)" }, ["/1 json"])
+        #expect(truncated.finish().violations.map { "\($0.pointer) \($0.keyword)" } == ["/1 json"])
     }
 
     /// Hostile streams stay bounded and an event over the limit is no array element: `data:` lines
     /// without end count against the limit; the whole (`schema`) still sees a well-formed array.
-    func testOversizeEventsAreBoundedAndLeaveTheWholeWellFormed() throws {
+    @Test("Oversize events are bounded and leave the whole well formed")
+    func oversizeEventsAreBoundedAndLeaveTheWholeWellFormed() throws {
         let contract = try OpenAPITests.load(
             yaml: """
                 openapi: 3.2.0
@@ -260,7 +270,7 @@ final class OpenAPI32Tests: XCTestCase {
                       responses:
                         '200': {description: n, content: {application/json-seq: {itemSchema: {type: integer}}}}
                 """)
-        var events = try XCTUnwrap(
+        var events = try #require(
             contract.checkResponse(
                 method: "GET", path: "/e", status: 200, headers: [("Content-Type", "text/event-stream")]
             ).sequence
@@ -268,20 +278,21 @@ final class OpenAPI32Tests: XCTestCase {
         events.feed(Array(String(repeating: "data:\n", count: 10_000).utf8))
         events.feed(Array("\ndata: ok\n\n".utf8))
         let verdict = events.finish()
-        XCTAssertTrue(verdict.passed, "\(verdict.violations)")
-        XCTAssertEqual(events.skippedEvents, 1)
+        #expect(verdict.passed, "\(verdict.violations)")
+        #expect(events.skippedEvents == 1)
         // A number right before the next separator may be cut short (RFC 7464 §2.4).
-        var records = try XCTUnwrap(
+        var records = try #require(
             contract.checkResponse(
                 method: "GET", path: "/n", status: 200, headers: [("Content-Type", "application/json-seq")]
             ).sequence
         ).validation()
         records.feed(Array("\u{1E}12\u{1E}13\n".utf8))
-        XCTAssertEqual(records.finish().violations.map { "\($0.pointer) \($0.keyword)" }, ["/0 json"])
+        #expect(records.finish().violations.map { "\($0.pointer) \($0.keyword)" } == ["/0 json"])
     }
 
     /// `in: querystring`: the whole query, read as its media type says.
-    func testAQuerystringParameterIsTheWholeQuery() throws {
+    @Test("A querystring parameter is the whole query")
+    func aQuerystringParameterIsTheWholeQuery() throws {
         let contract = try OpenAPITests.load(
             yaml: """
                 openapi: 3.2.0
@@ -330,25 +341,25 @@ final class OpenAPI32Tests: XCTestCase {
                 "\($0.pointer) \($0.keyword)"
             }
         }
-        XCTAssertEqual(violations("/form", "foo=a+b&bar=true&ids=1&ids=2"), [])
-        XCTAssertEqual(violations("/form", "foo=a+%2B+b&ids=3"), [])
-        XCTAssertEqual(
-            violations("/form", "foo=toolong&bar=maybe&ids=x&other=1"),
-            [
+        #expect(violations("/form", "foo=a+b&bar=true&ids=1&ids=2") == [])
+        #expect(violations("/form", "foo=a+%2B+b&ids=3") == [])
+        #expect(
+            violations("/form", "foo=toolong&bar=maybe&ids=x&other=1") == [
                 "querystring:filter/foo maxLength", "querystring:filter/bar type", "querystring:filter/ids/0 type",
                 "querystring:filter/other additionalProperties",
             ])
-        XCTAssertEqual(violations("/form", nil), ["querystring:filter required"])
-        XCTAssertEqual(violations("/json", "%7B%22numbers%22%3A%5B1%2C2%5D%7D"), [])
-        XCTAssertEqual(violations("/json", "%7B%22numbers%22%3A%5B%22a%22%5D%7D"), ["querystring:json/numbers/0 type"])
-        XCTAssertEqual(violations("/json", nil), [])
-        XCTAssertEqual(violations("/path", "%24.a.b"), [])
-        XCTAssertEqual(violations("/path", "a.b"), ["querystring:selector pattern"])
+        #expect(violations("/form", nil) == ["querystring:filter required"])
+        #expect(violations("/json", "%7B%22numbers%22%3A%5B1%2C2%5D%7D") == [])
+        #expect(violations("/json", "%7B%22numbers%22%3A%5B%22a%22%5D%7D") == ["querystring:json/numbers/0 type"])
+        #expect(violations("/json", nil) == [])
+        #expect(violations("/path", "%24.a.b") == [])
+        #expect(violations("/path", "a.b") == ["querystring:selector pattern"])
     }
 
     /// `$self` names a document: its references resolve against it, and documents under the same
     /// folder are read from the checkout's files (OAS 3.2 Appendix F's example).
-    func testSelfIsTheDocumentsBaseURI() throws {
+    @Test("$self is the document's base URI")
+    func selfIsTheDocumentsBaseURI() throws {
         let contract = try OpenAPITests.load(files: [
             "api.yaml": Array(
                 """
@@ -395,26 +406,27 @@ final class OpenAPI32Tests: XCTestCase {
         ])
         let request = contract.checkRequest(
             method: "POST", path: "/foo", query: nil, headers: [("content-type", "application/json")], hasBody: true)
-        let schema = try XCTUnwrap(request.bodySchema)
-        XCTAssertTrue(schema.validate(Array(#"{"bar": "x"}"#.utf8)).passed)
-        XCTAssertEqual(schema.validate(Array(#"{"bar": 1}"#.utf8)).violations.map(\.pointer), ["/bar"])
-        let response = try XCTUnwrap(
+        let schema = try #require(request.bodySchema)
+        #expect(schema.validate(Array(#"{"bar": "x"}"#.utf8)).passed)
+        #expect(schema.validate(Array(#"{"bar": 1}"#.utf8)).violations.map(\.pointer) == ["/bar"])
+        let response = try #require(
             contract.checkResponse(
                 method: "POST", path: "/foo", status: 200, headers: [("content-type", "application/json")]
             ).bodySchema)
-        XCTAssertEqual(response.validate(Array("\"x\"".utf8)).violations.map(\.keyword), ["type"])
+        #expect(response.validate(Array("\"x\"".utf8)).violations.map(\.keyword) == ["type"])
     }
 
     /// Before 3.2 a sequential media type has no items: its body is not validated (3.1 documents
     /// commonly put the schema of one event there), and `query` is no operation.
-    func testEarlierVersionsDoNotReadSequences() throws {
+    @Test("Earlier versions do not read sequences")
+    func earlierVersionsDoNotReadSequences() throws {
         let text = Self.streams.replacingOccurrences(of: "openapi: 3.2.0", with: "openapi: 3.1.0")
             .replacingOccurrences(of: "itemSchema", with: "schema")
         let contract = try OpenAPITests.load(yaml: text)
         let check = contract.checkResponse(
             method: "GET", path: "/logs", status: 200, headers: [("Content-Type", "application/jsonl")])
-        XCTAssertNil(check.sequence)
-        XCTAssertNil(check.bodySchema)
-        XCTAssertNil(contract.operation(id: "search"))
+        #expect(check.sequence == nil)
+        #expect(check.bodySchema == nil)
+        #expect(contract.operation(id: "search") == nil)
     }
 }

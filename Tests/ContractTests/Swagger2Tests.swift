@@ -1,10 +1,11 @@
 import Contract
-import XCTest
+import Testing
 
 /// Swagger 2.0 (OpenAPI 2.0) documents read into the same checks as 3.x: `basePath`,
 /// `definitions`, body parameters, `produces`/`consumes`, parameters and headers that are their
 /// own schemas, `collectionFormat`, shared `parameters` and `responses`, `x-nullable`.
-final class Swagger2Tests: XCTestCase {
+@Suite("Swagger 2.0")
+struct Swagger2Tests {
     static let petstore = """
         swagger: '2.0'
         info: {title: Petstore, version: '1.0'}
@@ -91,53 +92,55 @@ final class Swagger2Tests: XCTestCase {
 
     func contract() throws -> OpenAPIContract { try OpenAPITests.load(yaml: Self.petstore) }
 
-    func testASwagger2DocumentLoadsUnderItsBasePath() throws {
+    @Test("A Swagger 2.0 document loads under its basePath")
+    func aSwagger2DocumentLoadsUnderItsBasePath() throws {
         let contract = try contract()
-        XCTAssertEqual(contract.version, "2.0")
-        XCTAssertEqual(contract.basePath, "/v2")
-        XCTAssertTrue(contract.warnings.isEmpty, "\(contract.warnings)")
-        XCTAssertEqual(contract.operations.count, 5)
-        XCTAssertEqual(contract.summary.withResponseSchemas, 3)
+        #expect(contract.version == "2.0")
+        #expect(contract.basePath == "/v2")
+        #expect(contract.warnings.isEmpty, "\(contract.warnings)")
+        #expect(contract.operations.count == 5)
+        #expect(contract.summary.withResponseSchemas == 3)
         guard case .outsideBasePath = contract.match(method: "GET", path: "/pets") else {
-            return XCTFail("/pets is outside /v2")
+            Issue.record("/pets is outside /v2")
+            return
         }
     }
 
-    func testResponsesAreCheckedByTheirSchemaForWhatTheOperationProduces() throws {
+    @Test("Responses are checked by their schema for what the operation produces")
+    func responsesAreCheckedByTheirSchemaForWhatTheOperationProduces() throws {
         let contract = try contract()
         let json = [("Content-Type", "application/json"), ("X-Total", "2")]
         let list = contract.checkResponse(method: "GET", path: "/v2/pets", status: 200, headers: json)
-        XCTAssertEqual(list.operationId, "listPets")
-        XCTAssertTrue(list.violations.isEmpty && list.undocumented.isEmpty, "\(list.violations) \(list.undocumented)")
-        let schema = try XCTUnwrap(list.bodySchema)
-        XCTAssertTrue(schema.validate(Array(#"[{"id": 1, "name": "Rex", "tag": null}]"#.utf8)).passed)
-        XCTAssertEqual(
+        #expect(list.operationId == "listPets")
+        #expect(list.violations.isEmpty && list.undocumented.isEmpty, "\(list.violations) \(list.undocumented)")
+        let schema = try #require(list.bodySchema)
+        #expect(schema.validate(Array(#"[{"id": 1, "name": "Rex", "tag": null}]"#.utf8)).passed)
+        #expect(
             schema.validate(Array(#"[{"name": "Rex", "tag": 3}]"#.utf8)).violations.map {
                 "\($0.pointer) \($0.keyword)"
-            },
-            ["/0/tag type", "/0 required"])
+            } == ["/0/tag type", "/0 required"])
         // The header is its own schema; text is read as the type says.
         let negative = contract.checkResponse(
             method: "GET", path: "/v2/pets", status: 200,
             headers: [("Content-Type", "application/json"), ("X-Total", "-1")])
-        XCTAssertEqual(negative.violations.map { "\($0.pointer) \($0.keyword)" }, ["header:X-Total minimum"])
+        #expect(negative.violations.map { "\($0.pointer) \($0.keyword)" } == ["header:X-Total minimum"])
         // A type the operation does not produce.
         let html = contract.checkResponse(
             method: "GET", path: "/v2/pets", status: 200, headers: [("Content-Type", "text/html")])
-        XCTAssertEqual(html.undocumented.map(\.keyword), ["undocumented-content-type"])
+        #expect(html.undocumented.map(\.keyword) == ["undocumented-content-type"])
         // A shared response by $ref.
         let missing = contract.checkResponse(
             method: "GET", path: "/v2/pets/7", status: 404, headers: [("Content-Type", "application/json")])
-        XCTAssertEqual(
-            try XCTUnwrap(missing.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword), ["required"])
+        #expect(try #require(missing.bodySchema).validate(Array("{}".utf8)).violations.map(\.keyword) == ["required"])
         // A file: its type checked, no body schema.
         let photo = contract.checkResponse(
             method: "GET", path: "/v2/pets/7/photo", status: 200, headers: [("Content-Type", "image/png")])
-        XCTAssertTrue(photo.undocumented.isEmpty)
-        XCTAssertNil(photo.bodySchema)
+        #expect(photo.undocumented.isEmpty)
+        #expect(photo.bodySchema == nil)
     }
 
-    func testParametersAreTheirOwnSchemas() throws {
+    @Test("Parameters are their own schemas")
+    func parametersAreTheirOwnSchemas() throws {
         let contract = try contract()
         func violations(_ path: String, query: String?, headers: [(String, String)] = [("X-Trace", "0a1b2c3d")])
             -> [String]
@@ -145,37 +148,41 @@ final class Swagger2Tests: XCTestCase {
             contract.checkRequest(method: "GET", path: path, query: query, headers: headers, hasBody: false)
                 .violations.map { "\($0.pointer) \($0.keyword)" }
         }
-        XCTAssertEqual(violations("/v2/pets", query: "limit=10&tags=cat,dog&ids=1&ids=2"), [])
-        XCTAssertEqual(
-            violations("/v2/pets", query: "limit=0&tags=cat,cow&ids=1&ids=x"),
-            ["query:limit minimum", "query:tags/1 enum", "query:ids/1 type"])
-        XCTAssertEqual(violations("/v2/pets", query: nil, headers: []), ["header:X-Trace required"])
-        XCTAssertEqual(violations("/v2/pets/abc", query: nil), ["path:petId type"])
+        #expect(violations("/v2/pets", query: "limit=10&tags=cat,dog&ids=1&ids=2") == [])
+        #expect(
+            violations("/v2/pets", query: "limit=0&tags=cat,cow&ids=1&ids=x") == [
+                "query:limit minimum", "query:tags/1 enum", "query:ids/1 type",
+            ])
+        #expect(violations("/v2/pets", query: nil, headers: []) == ["header:X-Trace required"])
+        #expect(violations("/v2/pets/abc", query: nil) == ["path:petId type"])
     }
 
-    func testTheBodyParameterIsTheRequestBody() throws {
+    @Test("The body parameter is the request body")
+    func theBodyParameterIsTheRequestBody() throws {
         let contract = try contract()
         let check = contract.checkRequest(
             method: "POST", path: "/v2/pets", query: nil, headers: [("Content-Type", "application/json")], hasBody: true
         )
-        let schema = try XCTUnwrap(check.bodySchema)
-        XCTAssertTrue(schema.validate(Array(#"{"name": "Rex"}"#.utf8), direction: .request).passed)
-        XCTAssertEqual(
-            schema.validate(Array(#"{"tag": "x"}"#.utf8), direction: .request).violations.map(\.keyword), ["required"])
+        let schema = try #require(check.bodySchema)
+        #expect(schema.validate(Array(#"{"name": "Rex"}"#.utf8), direction: .request).passed)
+        #expect(
+            schema.validate(Array(#"{"tag": "x"}"#.utf8), direction: .request).violations.map(\.keyword) == ["required"]
+        )
         let none = contract.checkRequest(method: "POST", path: "/v2/pets", query: nil, headers: [], hasBody: false)
-        XCTAssertEqual(none.violations.map(\.keyword), ["required"])
+        #expect(none.violations.map(\.keyword) == ["required"])
         // Form parameters: the form's type is documented, the form is not validated.
         let upload = contract.checkRequest(
             method: "POST", path: "/v2/pets/7/photo", query: nil,
             headers: [("Content-Type", "multipart/form-data; boundary=x")], hasBody: true)
-        XCTAssertTrue(upload.undocumented.isEmpty && upload.violations.isEmpty, "\(upload.undocumented)")
-        XCTAssertNil(upload.bodySchema)
+        #expect(upload.undocumented.isEmpty && upload.violations.isEmpty, "\(upload.undocumented)")
+        #expect(upload.bodySchema == nil)
     }
 
     /// What the tools that write 2.0 descriptions mean: `x-nullable` beside a `$ref`, on an
     /// `allOf` wrapper and on an enum; an `id` member that is no base URI (Swagger 1.2 models'
     /// leftover); nested arrays split twice; `allowEmptyValue`.
-    func testWhatTwoPointZeroToolsWrite() throws {
+    @Test("What 2.0 tools write is read as they mean it")
+    func whatTwoPointZeroToolsWrite() throws {
         let contract = try OpenAPITests.load(
             yaml: """
                 swagger: 2.0
@@ -214,42 +221,45 @@ final class Swagger2Tests: XCTestCase {
                     required: [name]
                     properties: {name: {type: string}}
                 """)
-        XCTAssertEqual(
-            contract.warnings.map(\.message).sorted(),
-            [
+        #expect(
+            contract.warnings.map(\.message).sorted() == [
                 "a parameter in \"bodyy\", not path, query, header, body or formData (ignored)",
                 "id is no keyword of OpenAPI 3.0's (or 2.0's) Schema Object, not a base URI: $refs beside it resolve against the document (said once)",
                 "more than one body parameter: the first is the request body",
                 "path parameter id does not say required: true (read as required)",
                 "swagger is the string \"2.0\", not a number (quote it): read as 2.0",
             ])
-        let schema = try XCTUnwrap(
+        let schema = try #require(
             contract.checkResponse(
                 method: "GET", path: "/grid/1", status: 200, headers: [("Content-Type", "application/json")]
             ).bodySchema)
-        XCTAssertTrue(
+        #expect(
             schema.validate(Array(#"{"owner": null, "parent": null, "status": null, "other": {"name": "x"}}"#.utf8))
                 .passed)
-        XCTAssertEqual(
+        #expect(
             schema.validate(Array(#"{"owner": {}, "other": null, "status": "dim"}"#.utf8)).violations.map(\.pointer)
-                .sorted(), ["/other", "/owner", "/status"])
+                .sorted() == ["/other", "/owner", "/status"])
         func violations(_ query: String) -> [String] {
             contract.checkRequest(method: "GET", path: "/grid/1", query: query, headers: [], hasBody: false)
                 .violations.map { "\($0.pointer) \($0.keyword)" }
         }
-        XCTAssertEqual(violations("rows=1,2%7C3,4&q="), [])
-        XCTAssertEqual(violations("rows=1,x|3&q"), ["query:rows/0/1 type"])
-        XCTAssertEqual(violations("q=x"), ["query:q type"])
+        #expect(violations("rows=1,2%7C3,4&q=") == [])
+        #expect(violations("rows=1,x|3&q") == ["query:rows/0/1 type"])
+        #expect(violations("q=x") == ["query:q type"])
         // A parameter's violation names the parameter where it is written.
         let broken = contract.checkRequest(method: "GET", path: "/grid/1", query: "n=9", headers: [], hasBody: false)
-        XCTAssertEqual(broken.violations.first?.schema, "#/paths/~1grid~1{id}/get/parameters/3")
-        XCTAssertTrue(contract.findings.allSatisfy { !$0.message.contains("without a schema") }, "\(contract.findings)")
+        #expect(broken.violations.first?.schema == "#/paths/~1grid~1{id}/get/parameters/3")
+        #expect(contract.findings.allSatisfy { !$0.message.contains("without a schema") }, "\(contract.findings)")
     }
 
-    func testOtherSwaggerVersionsAreRefused() {
-        XCTAssertThrowsError(try OpenAPITests.load(yaml: "swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {}\n"))
-        {
-            XCTAssertTrue("\($0)".contains("Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2"), "\($0)")
+    @Test("Other Swagger versions are refused")
+    func otherSwaggerVersionsAreRefused() {
+        // Given a Swagger 1.2 document, when it is loaded, then it is refused saying what is read.
+        let error = #expect(throws: ContractError.self) {
+            try OpenAPITests.load(yaml: "swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {}\n")
         }
+        #expect(
+            error?.message.contains("Sluice reads Swagger 2.0 and OpenAPI 3.0 to 3.2") == true,
+            "\(String(describing: error))")
     }
 }
