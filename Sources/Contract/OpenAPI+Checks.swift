@@ -54,6 +54,9 @@ extension OpenAPIContract {
             if method.uppercased() != "HEAD" {
                 check.bodySchema = Self.mediaSchema(
                     body, contentType: contentType, into: &check, expected: operation.name, at: place)
+                if check.bodySchema != nil, let contentType, Self.documentsWatch(body, for: contentType) {
+                    Self.readAsWatch(&check, path: path, template: operation.template)
+                }
             } else if contentType != nil {
                 // A HEAD answer says what the GET would send (RFC 9110 §9.3.2): its media type is
                 // checked, and there is no body to validate.
@@ -166,6 +169,37 @@ extension OpenAPIContract {
         }
         guard MediaRange.isJSON(media) else { return nil }
         return entry.schema
+    }
+
+    /// Whether the documented types include the message's with Kubernetes' `stream=watch`
+    /// parameter (`application/json;stream=watch`): the operation may answer a watch, a stream of
+    /// JSON values, one per line, in the plain type.
+    static func documentsWatch(_ body: Body, for contentType: String) -> Bool {
+        let bare = MediaRange.bare(contentType)
+        return body.content.contains { media in
+            MediaRange.bare(media.range) == bare
+                && media.range.lowercased().split(separator: ";").dropFirst().contains {
+                    $0.trimmedOWS == "stream=watch"
+                }
+        }
+    }
+
+    /// A watch answer: asked for with `?watch=true` on a list operation, its events are not the
+    /// list the schema describes (not validated, said so); from a watch operation (`/watch/` in
+    /// its path, whose schema is the event's), each line is checked against the schema.
+    static func readAsWatch(_ check: inout HeadCheck, path: String, template: String) {
+        let query = path.firstIndex(of: "?").map { String(path[path.index(after: $0)...]) }
+        let asked = queryItems(query).contains { item in
+            item.0 == "watch" && ["true", "1", "t", "True", "TRUE"].contains(SchemaRegistry.percentDecode(item.1))
+        }
+        if template.contains("/watch/") {
+            check.sequence = SequenceSchemas(framing: .lines, whole: nil, item: check.bodySchema)
+            check.bodySchema = nil
+        } else if asked {
+            check.bodySchema = nil
+            check.bodyNotValidated =
+                "a watch stream (?watch= on an operation documented with stream=watch): its events are not the schema's list"
+        }
     }
 
     static func violation(_ keyword: String, _ expected: String, _ found: String, at place: String = "") -> Violation {

@@ -313,6 +313,8 @@ public struct HeadCheck: Sendable {
     public var sequence: SequenceSchemas?
     /// Whether the body is validated at all.
     public var validatesBody: Bool { bodySchema != nil || sequence != nil }
+    /// Why a body the document describes is not validated (a Kubernetes watch stream).
+    public var bodyNotValidated: String?
     /// The operation, for messages (`getPet (GET /pets/{id})`).
     public var operation: String?
     public var operationId: String?

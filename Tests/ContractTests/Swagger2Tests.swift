@@ -252,6 +252,46 @@ struct Swagger2Tests {
         #expect(contract.findings.allSatisfy { !$0.message.contains("without a schema") }, "\(contract.findings)")
     }
 
+    @Test("A Kubernetes watch is a stream of events: not the list's schema; each line a watch operation's event")
+    func kubernetesWatches() throws {
+        // Given list and watch operations documented with `application/json;stream=watch`.
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: k8s, version: v1}
+                paths:
+                  /api/v1/namespaces/{namespace}/pods:
+                    get:
+                      parameters: [{name: namespace, in: path, required: true, type: string}]
+                      produces: [application/json, application/yaml, application/json;stream=watch]
+                      responses: {'200': {description: OK, schema: {type: object, required: [items]}}}
+                  /api/v1/watch/namespaces/{namespace}/pods:
+                    get:
+                      parameters: [{name: namespace, in: path, required: true, type: string}]
+                      produces: [application/json, application/json;stream=watch]
+                      responses: {'200': {description: OK, schema: {type: object, required: [type, object]}}}
+                """)
+        let json = [("Content-Type", "application/json")]
+        // When a list is asked for as a watch, then its body is not held to the list's schema.
+        let watched = contract.checkResponse(
+            method: "GET", path: "/api/v1/namespaces/default/pods?watch=true&resourceVersion=1", status: 200,
+            headers: json)
+        #expect(watched.bodySchema == nil && watched.sequence == nil)
+        #expect(watched.bodyNotValidated?.hasPrefix("a watch stream") == true)
+        // When the list is asked for, then it is.
+        let listed = contract.checkResponse(
+            method: "GET", path: "/api/v1/namespaces/default/pods?limit=5", status: 200, headers: json)
+        #expect(listed.bodySchema != nil && listed.bodyNotValidated == nil)
+        // When a watch operation answers, then each line is an event checked on its own.
+        var events = try #require(
+            contract.checkResponse(
+                method: "GET", path: "/api/v1/watch/namespaces/default/pods", status: 200, headers: json
+            ).sequence
+        ).validation()
+        events.feed(Array(#"{"type": "ADDED", "object": {}}\#n{"type": "MODIFIED"}\#n"#.utf8))
+        #expect(events.finish().violations.map { "\($0.pointer) \($0.keyword)" } == ["/1 required"])
+    }
+
     @Test("Other Swagger versions are refused")
     func otherSwaggerVersionsAreRefused() {
         // Given a Swagger 1.2 document, when it is loaded, then it is refused saying what is read.

@@ -128,6 +128,7 @@ final class ContractRun {
         self.check = check
         self.coding = coding
         self.limit = limit
+        if let reason = check.bodyNotValidated { skipped = reason }
         if let schema = check.bodySchema {
             validation = .json(schema.validation(direction: direction))
             keepsCompressed = coding != nil
