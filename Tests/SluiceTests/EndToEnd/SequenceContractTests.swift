@@ -152,11 +152,9 @@ struct SequenceContractTests {
     func enforceCutsACompressedStream() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let compressed = ContentCoding.gzip.encode(Self.events.flatMap { $0 })
-        let third = compressed.count / 3
-        let pieces = [
-            Array(compressed[..<third]), Array(compressed[third..<(2 * third)]), Array(compressed[(2 * third)...]),
-        ]
+        // Each event a gzip member of its own (RFC 1952 §2.2: members follow one another), so
+        // that each chunk decodes to whole events.
+        let pieces = Self.events.map { ContentCoding.gzip.encode($0) }
         let origin = try OriginServer { _ in
             .chunkedPaced(
                 status: 200,
@@ -184,6 +182,7 @@ struct SequenceContractTests {
         var decoded: [UInt8] = []
         _ = body.withUnsafeBytes { RawInflater(coding: .gzip)!.feed($0) { decoded += $0 } }
         let text = String(decoding: decoded, as: UTF8.self)
+        #expect(text.contains("data: 1\n\n") && text.contains("data: 2\n\n"), "\(text)")
         #expect(!text.contains("NOT A NUMBER"), "\(text)")
         #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
     }
