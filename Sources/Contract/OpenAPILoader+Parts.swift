@@ -208,6 +208,19 @@ extension OpenAPILoader {
                         mediaLocation.pointer + "/itemSchema", "itemSchema is OpenAPI 3.2's: not read in this document",
                         file: mediaLocation.document))
             }
+            if readsSequences, media["itemSchema"] != nil, BodyFraming(media: range) == nil {
+                warnings.append(
+                    warn(
+                        mediaLocation.pointer + "/itemSchema",
+                        "itemSchema is for sequential media types (JSON Lines, JSON text sequences, event streams): on \(range) it is not read",
+                        file: mediaLocation.document))
+            }
+            if readsSequences, BodyFraming(media: range) == .events, let item = media["itemSchema"] {
+                warnEventFields(
+                    item,
+                    at: SchemaLocation(document: mediaLocation.document, pointer: mediaLocation.pointer + "/itemSchema")
+                )
+            }
             if readsSequences {
                 entry.framing = BodyFraming(media: range)
                 if media["itemSchema"] != nil {
@@ -219,6 +232,28 @@ extension OpenAPILoader {
             out.append(entry)
         }
         return out
+    }
+
+    /// An event's fields have fixed types (OAS 3.2 §4.14.4): `data`, `event` and `id` are text,
+    /// `retry` an integer; a schema that types them otherwise fails every event (`data` holding
+    /// JSON is described with `contentMediaType` and `contentSchema`).
+    mutating func warnEventFields(_ item: Value, at location: SchemaLocation) {
+        guard let (schema, _) = try? resolve(item, at: location), let properties = schema["properties"]?.members else {
+            return
+        }
+        for (field, expected) in [("data", "string"), ("event", "string"), ("id", "string"), ("retry", "integer")] {
+            guard let property = properties.first(where: { $0.0 == field })?.1,
+                let type = typed(property, at: location)?.type, type != expected,
+                !(expected == "integer" && type == "number")
+            else { continue }
+            warnings.append(
+                warn(
+                    location.pointer + "/properties/" + field,
+                    "an event's \(field) is \(expected == "string" ? "text" : "an integer"), never \(type == "object" ? "an object" : type): every event fails this schema"
+                        + (field == "data"
+                            ? " (describe the JSON it holds with contentMediaType and contentSchema)" : ""),
+                    file: location.document))
+        }
     }
 
     mutating func response(_ value: Value, at location: SchemaLocation) throws(ContractError)

@@ -418,6 +418,35 @@ struct OpenAPI32Tests {
 
     /// Before 3.2 a sequential media type has no items: its body is not validated (3.1 documents
     /// commonly put the schema of one event there), and `query` is no operation.
+    @Test("Lint says when itemSchema cannot apply: on a JSON type, or typing an event's fields otherwise")
+    func lintOnItemSchemas() throws {
+        // Given itemSchema on application/json, and an event schema whose data is an object.
+        let contract = try OpenAPITests.load(
+            yaml: """
+                openapi: 3.2.0
+                info: {title: l, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200':
+                          description: a
+                          content:
+                            application/json: {itemSchema: {type: object}}
+                            text/event-stream:
+                              itemSchema:
+                                type: object
+                                properties: {data: {type: object}, retry: {type: string}, id: {type: string}}
+                """)
+        // Then each is said where it is written.
+        #expect(
+            contract.warnings.map(\.message) == [
+                "itemSchema is for sequential media types (JSON Lines, JSON text sequences, event streams): on application/json it is not read",
+                "an event's data is text, never an object: every event fails this schema (describe the JSON it holds with contentMediaType and contentSchema)",
+                "an event's retry is an integer, never string: every event fails this schema",
+            ])
+    }
+
     @Test("Earlier versions do not read sequences")
     func earlierVersionsDoNotReadSequences() throws {
         let text = Self.streams.replacingOccurrences(of: "openapi: 3.2.0", with: "openapi: 3.1.0")

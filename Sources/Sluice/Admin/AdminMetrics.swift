@@ -111,6 +111,10 @@ final class AdminMetrics: EventMonitor {
             let operation = failure.operationId ?? failure.template.map { "\(failure.method) \($0)" } ?? "-"
             var keywords: [String: Int] = [:]
             for violation in failure.violations { keywords[violation.keyword, default: 0] += 1 }
+            // Past the violations kept (20), only their number is known.
+            if failure.total > failure.violations.count {
+                keywords["unlisted", default: 0] += failure.total - failure.violations.count
+            }
             for (keyword, count) in keywords {
                 labelledCounter(
                     "sluice_contract_violations_total",

@@ -116,6 +116,12 @@ extension Exchange {
             capture.rejected = (
                 head.status, ResponseWriter.head(status: head.status, reason: head.reason, headers: head.headers), body
             )
+        case .cut(let head, let rest):
+            guard let capture, capture.requestTap != nil else { return }
+            capture.rejected = (
+                head.status, ResponseWriter.head(status: head.status, reason: head.reason, headers: head.headers),
+                capture.body + rest
+            )
         case .transformed(let summary, let stripped, let paths):
             if stripped { env.stats.jsonStripped += 1 }
             notes.transformNote = summary

@@ -39,6 +39,9 @@ enum DeliveryNote {
     /// The origin's response (head, and its body as held) that an enforced contract refused:
     /// what a recording keeps instead of the problem the client got.
     case rejected(ResponseHead, [UInt8])
+    /// A stream an enforced contract cut: its head, and the bytes of it that did not go out (the
+    /// piece in which an item broke); what went out before is the capture's own.
+    case cut(ResponseHead, [UInt8])
     /// The JSON transform changed the body: its summary, and the stripped paths when asked for.
     case transformed(summary: String, stripped: Bool, paths: [String])
     /// The JSON transform left the body as it was, and why.

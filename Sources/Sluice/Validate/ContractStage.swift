@@ -68,6 +68,7 @@ final class ContractStage: DeliveryStage {
         }
         phase = .streaming
         cutsSequence = run.checksAsItStreams && run.settings.onViolation == .enforce && !heldLater
+        if cutsSequence { streamedHead = head }
         // Reported head violations mark the head: all of them under `on_violation: report`, the
         // undocumented ones under `undocumented: report` (enforced ones never get this far).
         if run.settings.onViolation == .report || run.settings.undocumented == .report, !run.headViolations.isEmpty {
@@ -103,6 +104,8 @@ final class ContractStage: DeliveryStage {
     /// the response is cut there (the client sees a truncated stream; an event stream's client
     /// drops the unfinished event).
     private var cutsSequence = false
+    /// The head of a stream that may be cut (a recording keeps the origin's response as sent).
+    private var streamedHead: ResponseHead?
 
     /// Bytes of a refused offer already checked: it comes again from its first byte.
     private var checkedAhead = 0
@@ -118,9 +121,12 @@ final class ContractStage: DeliveryStage {
         if let failure = run.enforcedFailureSoFar {
             phase = .done
             // The whole items before the broken one still go out (they came in the same read).
+            var sent = 0
             if let clean = run.cleanPrefixOfLastPiece, fedFrom + clean > 0, fedFrom + clean <= bytes.count {
-                _ = next.body(UnsafeRawBufferPointer(rebasing: bytes[0..<(fedFrom + clean)]), .beforeCut)
+                sent = fedFrom + clean
+                _ = next.body(UnsafeRawBufferPointer(rebasing: bytes[0..<sent]), .beforeCut)
             }
+            if let head = streamedHead { next.note(.cut(head, Array(bytes[sent...]))) }
             run.settle(failure)
             next.note(.verdict(.failed(failure), run))
             next.fail(.contractViolation(failure))

@@ -38,19 +38,23 @@ struct SequenceContractTests {
                         properties: {level: {type: integer}}
         """
 
-    /// A proxy whose rule checks the origin's answers against ``document`` in `mode`.
-    static func proxy(_ mode: String, directory: URL) throws -> ProxyHarness {
+    /// A proxy whose rule checks the origin's answers against ``document`` in `mode` (with a
+    /// cache, or a recording, when asked).
+    static func proxy(_ mode: String, directory: URL, cache: Bool = false, record: String? = nil) throws
+        -> ProxyHarness
+    {
         let file = directory.appendingPathComponent("feed.yaml")
         try Data(document.utf8).write(to: file)
-        var configuration = try ConfigLoader.load(
-            yaml: """
-                rules:
-                  - name: feed
-                    match: { host: "127.0.0.1" }
-                    contract: { openapi: \(file.path), on_violation: \(mode) }
-                """
-        ).loadingContracts()
+        var yaml = """
+            rules:
+              - name: feed
+                match: { host: "127.0.0.1" }
+                contract: { openapi: \(file.path), on_violation: \(mode) }
+            """
+        if cache { yaml = "cache:\n  path: \(directory.appendingPathComponent("c.sqlite").path)\n" + yaml }
+        var configuration = try ConfigLoader.load(yaml: yaml).loadingContracts()
         configuration.log.access = true
+        if let record { configuration.record.file = record }
         return try ProxyHarness(configuration: configuration)
     }
 
@@ -267,5 +271,55 @@ struct SequenceContractTests {
                 + "Content-Type: application/json\r\nContent-Length: \(good.utf8.count)\r\n\r\n\(good)")
         #expect(passed.status == 200)
         #expect(origin.requests.last?.bodyCount == good.utf8.count)
+    }
+
+    @Test("enforce: a recording keeps a cut stream as the origin sent it, so its report finds the violation again")
+    func aCutStreamIsRecorded() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Given a recording proxy and an origin whose third event breaks the contract.
+        let origin = try OriginServer { _ in
+            .chunkedPaced(
+                status: 200, headers: [("Content-Type", "text/event-stream")], chunks: Self.events, interval: 0.05)
+        }
+        defer { origin.stop() }
+        let file = directory.appendingPathComponent("run.sluicerec").path
+        do {
+            let proxy = try Self.proxy("enforce", directory: directory, record: file)
+            // When the stream is cut.
+            let client = try RawClient(port: proxy.port)
+            try client.send(RawClient.get(origin.url("/events")))
+            _ = try client.reader.readToEnd()
+            #expect(proxy.waitUntil { proxy.stats.contractFailed == 1 })
+            proxy.shutdown()
+        }
+        // Then the recording holds the origin's stream up to the broken event, which a later
+        // check finds again.
+        let exchange = try #require(try Recording.open(file).exchanges(bodies: true).first)
+        let body = String(decoding: exchange.responseBody, as: UTF8.self)
+        #expect(exchange.status == 200 && body.contains("data: 1") && body.contains("NOT A NUMBER"), "\(body)")
+    }
+
+    @Test("report: a broken stream is not stored, so no later client gets it from the cache as passed")
+    func aBrokenStreamIsNotStored() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Given a cacheable stream with a broken event under report.
+        let origin = try OriginServer { _ in
+            .chunked(
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "max-age=300")],
+                chunks: Self.events)
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy("report", directory: directory, cache: true)
+        // When it is asked for twice.
+        for _ in 0..<2 {
+            let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/events")))
+            #expect(response.status == 200 && response.body == Self.events.flatMap { $0 })
+            #expect(proxy.waitUntil { proxy.logLines.all.count >= 1 })
+        }
+        // Then the origin answered both, and both were found broken.
+        #expect(origin.requests.count == 2)
+        #expect(proxy.waitUntil { proxy.stats.contractFailed == 2 })
     }
 }

@@ -64,6 +64,7 @@ final class RecordingSink<Head>: DeliverySink {
         case .mark(let value): "mark: \(value)"
         case .verdict(let outcome, _): "verdict: \(ContractRun.stored(outcome))"
         case .rejected(let head, let body): "rejected: \(head.status), \(body.count) bytes"
+        case .cut(let head, let rest): "cut: \(head.status), \(rest.count) bytes withheld"
         case .transformed(summary: let summary, stripped: let stripped, paths: let paths):
             "transformed: \(summary); stripped=\(stripped); paths=\(paths.joined(separator: " "))"
         case .untouched(let why): "untouched: \(why)"
