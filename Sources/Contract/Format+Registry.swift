@@ -52,13 +52,14 @@ extension Format {
         .doubleInt: (Number(-Int(maxSafeInteger)), Number(Int(maxSafeInteger))),
     ]
 
-    /// A number written as a string, for the formats whose registry entry takes strings: int64 an
-    /// integer without sign or leading zeros beyond JSON's (`-12`, not `+12` or `012`), decimal a
-    /// fixed-point numeral (`-12.50`), decimal128 any JSON number of its size.
+    /// A number written as a string, for the formats whose registry entry takes strings: int64 and
+    /// uint64 an integer without sign or leading zeros beyond JSON's (`-12`, not `+12` or `012`),
+    /// decimal a fixed-point numeral (`-12.50`), decimal128 any JSON number of its size, or `NaN`,
+    /// `INF`, `-INF` (the values a JSON number cannot hold).
     static func acceptsNumberText(_ format: Format, _ bytes: [UInt8]) -> Bool {
         let isDigit = { (byte: UInt8) in byte >= 0x30 && byte <= 0x39 }
         switch format {
-        case .int64:
+        case .int64, .uint64:
             let unsigned = bytes.first == 0x2D ? bytes.dropFirst() : bytes[...]
             guard !unsigned.isEmpty, unsigned.allSatisfy(isDigit), unsigned.first != 0x30 || unsigned.count == 1,
                 let number = Number(text: bytes)
@@ -69,9 +70,30 @@ extension Format {
             let parts = unsigned.split(separator: 0x2E, maxSplits: 1, omittingEmptySubsequences: false)
             return !parts[0].isEmpty && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(isDigit) }
         default:
+            if ["NaN", "INF", "-INF"].contains(where: { bytes.elementsEqual($0.utf8) }) { return true }
             guard JSONGrammar.isNumber(bytes), let number = Number(text: bytes) else { return false }
             return format.accepts(number)
         }
+    }
+
+    /// RFC 8941 §3.3.3 sf-string as the field carries it: quoted, printable ASCII, `\` escaping
+    /// only `"` and `\`.
+    static func isStructuredString(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 2, bytes.first == 0x22, bytes.last == 0x22 else { return false }
+        var index = 1
+        while index < bytes.count - 1 {
+            let byte = bytes[index]
+            if byte == 0x5C {
+                guard index + 1 < bytes.count - 1, bytes[index + 1] == 0x22 || bytes[index + 1] == 0x5C else {
+                    return false
+                }
+                index += 2
+                continue
+            }
+            guard byte >= 0x20, byte <= 0x7E, byte != 0x22 else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// RFC 4648 §5: the URL- and filename-safe alphabet; `=` padding optional, only at the end of
@@ -174,8 +196,10 @@ extension Format {
         // `*/subtype` is no range.
         if wildType, !bytes[(bytes.firstIndex(of: 0x2F)! + 1)..<index].elementsEqual([0x2A]) { return false }
         while true {
+            // White space only before a `;` (or after one): `text/html ` is no range.
+            let before = index
             whitespace()
-            guard index < bytes.count else { return true }
+            guard index < bytes.count else { return index == before }
             guard bytes[index] == 0x3B else { return false }
             index += 1
             whitespace()

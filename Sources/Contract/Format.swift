@@ -72,10 +72,11 @@ enum Format {
         case .byte: return Format.isBase64(bytes)
         // Number formats; of them int64, decimal and decimal128 take strings too (the
         // registry's base types: `"9007199254740993"` is an int64 written as a string).
-        case .int64, .decimal, .decimal128: return Format.acceptsNumberText(self, bytes)
-        case .int8, .int16, .int32, .uint8, .uint16, .uint32, .uint64, .doubleInt, .sfInteger, .sfDecimal: return true
+        case .int64, .uint64, .decimal, .decimal128: return Format.acceptsNumberText(self, bytes)
+        case .int8, .int16, .int32, .uint8, .uint16, .uint32, .doubleInt, .sfInteger, .sfDecimal: return true
         case .base64url: return Format.isBase64URL(bytes)
-        case .char: return text.count == 1
+        // One character as JSON Schema counts them: a code point (`maxLength: 1`'s unit).
+        case .char: return text.unicodeScalars.count == 1
         case .dateTimeLocal:
             guard let t = bytes.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: "t") }) else {
                 return false
@@ -84,9 +85,12 @@ enum Format {
         case .timeLocal: return Format.isLocalTime(bytes[...])
         case .httpDate: return Format.isHTTPDate(bytes)
         case .mediaRange: return Format.isMediaRange(bytes)
-        case .sfString: return bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }
+        case .sfString: return Format.isStructuredString(bytes)
         case .sfToken: return Format.isStructuredToken(bytes)
-        case .sfBinary: return Format.isBase64(bytes)
+        // RFC 8941 §3.3.5: the base64 between colons, as the field carries it.
+        case .sfBinary:
+            return bytes.count >= 2 && bytes.first == 0x3A && bytes.last == 0x3A
+                && Format.isBase64(Array(bytes.dropFirst().dropLast()))
         }
     }
 

@@ -29,6 +29,24 @@ extension OpenAPILoader {
                         file: itemLocation.document))
                 continue
             }
+            if swagger2 {
+                // Swagger 2.0 §4.3.6's rules for a parameter that is its own schema.
+                var faults: [String] = []
+                if parameter["type"]?.string == "array", parameter["items"] == nil {
+                    faults.append("type: array without items")
+                }
+                if parameter["collectionFormat"]?.string == "multi", kind != .query {
+                    faults.append("collectionFormat: multi outside the query")
+                }
+                if parameter["allowEmptyValue"] != nil, kind != .query {
+                    faults.append("allowEmptyValue outside the query")
+                }
+                for fault in faults {
+                    warnings.append(
+                        warn(itemLocation.pointer, "parameter \(name): \(fault) (ignored)", file: itemLocation.document)
+                    )
+                }
+            }
             if kind == .path, parameter["required"]?.bool != true {
                 warnings.append(
                     warn(

@@ -326,6 +326,16 @@ final class SchemaCompiler {
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
+        // Swagger 2.0's discriminator names a property; subtypes are not chosen by it.
+        if dialect == .openAPI30, value["discriminator"]?.string != nil,
+            warnedKeywords.insert("discriminator as a name").inserted
+        {
+            registry.warn(
+                error(
+                    location,
+                    "a Swagger 2.0 discriminator is not used: a value is checked against the schema it is given, not the subtype its discriminator names (said once)"
+                ))
+        }
         // Read as a base URI before; OpenAPI 3.0's (and 2.0's) Schema Object has no such keyword.
         if dialect == .openAPI30, value["id"]?.string != nil, warnedKeywords.insert("id as a base").inserted {
             registry.warn(

@@ -27,6 +27,10 @@ struct FormatRegistryTests {
         ("base64url", "\"aGk-Lw\"", true), ("base64url", "\"aGk-Lw==\"", true), ("base64url", "\"aGk+Lw==\"", false),
         ("base64url", "\"a\"", false), ("base64url", "\"\"", true),
         ("char", "\"é\"", true), ("char", "\"ab\"", false), ("char", "\"\"", false),
+        ("char", "\"e\\u0301\"", false), ("char", "\"\\r\\n\"", false),
+        ("uint64", "\"18446744073709551615\"", true), ("uint64", "\"-1\"", false), ("uint64", "\"abc\"", false),
+        ("decimal128", "\"NaN\"", true), ("decimal128", "\"-INF\"", true), ("decimal128", "\"nan\"", false),
+        ("media-range", "\"text/html \"", false), ("media-range", "\"text/html; \"", true),
         ("date-time-local", "\"2026-02-28T23:59:59.25\"", true), ("date-time-local", "\"2026-02-29T10:00:00\"", false),
         ("date-time-local", "\"2026-02-28T10:00:00Z\"", false),
         ("time-local", "\"08:30:00\"", true), ("time-local", "\"24:00:00\"", false), ("time-local", "\"08:30\"", false),
@@ -45,10 +49,12 @@ struct FormatRegistryTests {
         ("sf-integer", "999999999999999", true), ("sf-integer", "1000000000000000", false),
         ("sf-decimal", "123456789012.123", true), ("sf-decimal", "1.2345", false),
         ("sf-decimal", "1234567890123", false),
-        ("sf-string", "\"plain ascii\"", true), ("sf-string", "\"caf\\u00e9\"", false),
-        ("sf-string", "\"tab\\t\"", false),
+        // Structured Field values as the field carries them (RFC 8941 §3.3.3, §3.3.5).
+        ("sf-string", #""\"plain \\\"ascii\\\"\"""#, true), ("sf-string", "\"plain\"", false),
+        ("sf-string", #""\"caf\u00e9\"""#, false), ("sf-string", #""\"a\\b\"""#, false),
         ("sf-token", "\"*foo/bar:baz\"", true), ("sf-token", "\"1abc\"", false), ("sf-token", "\"a b\"", false),
-        ("sf-binary", "\"aGVsbG8=\"", true), ("sf-binary", "\"aGVsbG8\"", false),
+        ("sf-binary", "\":aGVsbG8=:\"", true), ("sf-binary", "\"aGVsbG8=\"", false),
+        ("sf-binary", "\":aGVsbG8:\"", false),
         // A string format says nothing of numbers, a number format nothing of strings.
         ("uint8", "\"-1\"", true), ("http-date", "12", true),
     ]

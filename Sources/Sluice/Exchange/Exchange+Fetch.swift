@@ -70,27 +70,34 @@ extension Exchange {
     /// Sends the request upstream: its contract check first, then the session's task.
     func send(_ upstream: UpstreamRequest) {
         outgoing.sent = upstream
-        if route.rule.contract?.requests ?? .off != .off, outgoing.contract == nil,
-            let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)
-        {
-            outgoing.contract = check
-            if check.headFailsEnforced {
-                // Nothing reaches the origin: the exchange ends as a failed fetch would.
-                env.stats.contractChecked += 1
-                env.stats.contractFailed += 1
-                let failure = check.headFailure()
-                return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
-            }
-            // No body to wait for: the head's verdict is the request's.
-            if case .none = upstream.body, check.validatesBody || !check.headViolations.isEmpty {
-                requestVerdict(check.finish(), of: check)
-            }
+        if let failure = checkRequestHead(upstream) {
+            // Nothing reaches the origin: the exchange ends as a failed fetch would.
+            return run(.upstreamCompleted(.contractViolation(failure), ownError: nil, now: env.clock()))
         }
         var replayed: ReplayedResponse?
         if case .answering(let response, _) = replay { replayed = response }
         let task = env.session.makeTask(upstream, delegate: self, hooks: fetchHooks(), replaying: replayed)
         self.task = task
         task.start()
+    }
+
+    /// The request's contract check (`requests: report | enforce`), made once whether the answer
+    /// comes from the origin or the cache: the failure when its head breaks an enforced promise;
+    /// a request without a body has its verdict now.
+    func checkRequestHead(_ upstream: UpstreamRequest) -> ContractFailure? {
+        guard route.rule.contract?.requests ?? .off != .off, outgoing.contract == nil,
+            let check = ContractRun.request(upstream, rule: route.rule, limit: env.transformLimit)
+        else { return nil }
+        outgoing.contract = check
+        if check.headFailsEnforced {
+            env.stats.contractChecked += 1
+            env.stats.contractFailed += 1
+            return check.headFailure()
+        }
+        if case .none = upstream.body, check.validatesBody || !check.headViolations.isEmpty {
+            requestVerdict(check.finish(), of: check)
+        }
+        return nil
     }
 
     /// The proxy's own hooks, then the rule's; the session adds its own where both have none.

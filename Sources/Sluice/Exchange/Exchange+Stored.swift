@@ -7,6 +7,10 @@ extension Exchange {
     /// driver only writes the head and pumps the body from the tiers.
     func serve(_ entry: CacheStore.Entry, age: Int64, as answer: StoredAnswer) {
         guard let cache = env.cache else { return }
+        // A hit answers the request as the origin would have: its contract check first.
+        if route.rule.contract?.requests ?? .off != .off, let failure = checkRequestHead(forwardRequest) {
+            return fail(.contractViolation(failure))
+        }
         env.stats.cacheHits += 1
         if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
         // The head with Age, made only off the plain path (a copy of the fields per hit otherwise).

@@ -62,4 +62,48 @@ struct Swagger2ContractTests {
         let first = try #require((problem["violations"] as? [[String: Any]])?.first)
         #expect(first["keyword"] as? String == "required", "\(problem)")
     }
+
+    @Test("requests: enforce: a request that breaks the contract is refused even when the cache holds the answer")
+    func aHitChecksTheRequestToo() throws {
+        let directory = TestScratch.root.appendingPathComponent("sluice-swagger2-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Given a cacheable answer and a contract that requires a header of each request.
+        let file = directory.appendingPathComponent("items.yaml")
+        try Data(
+            Self.document.replacingOccurrences(
+                of: "- {name: id, in: path, required: true, type: integer}",
+                with:
+                    "- {name: id, in: path, required: true, type: integer}\n        - {name: X-Trace, in: header, required: true, type: string}"
+            ).utf8
+        ).write(to: file)
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "max-age=300")],
+                body: Array(#"{"id": 1, "name": "lamp"}"#.utf8))
+        }
+        defer { origin.stop() }
+        let configuration = try ConfigLoader.load(
+            yaml: """
+                cache:
+                  path: \(directory.appendingPathComponent("c.sqlite").path)
+                rules:
+                  - name: items
+                    match: { host: "127.0.0.1" }
+                    contract: { openapi: \(file.path), requests: enforce }
+                """
+        ).loadingContracts()
+        let proxy = try ProxyHarness(configuration: configuration)
+        // When the answer is stored by a good request, then asked for without the header.
+        let good = try RawClient(port: proxy.port).request(
+            RawClient.get(origin.url("/api/items/1"), extra: "X-Trace: a1\r\n"))
+        #expect(good.status == 200)
+        let again = try RawClient(port: proxy.port).request(
+            RawClient.get(origin.url("/api/items/1"), extra: "X-Trace: a2\r\n"))
+        #expect(again.header("cache-status")?.contains("hit") == true, "\(again.headers)")
+        let broken = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/api/items/1")))
+        // Then it is refused as the origin's answer would have been, and the origin was asked once.
+        #expect(broken.status == 400, "\(broken.headers)")
+        #expect(origin.requests.count == 1)
+    }
 }
