@@ -190,11 +190,11 @@ final class Exchange {
         case .invalidate(let key): env.cache?.invalidate(key: key)
         case .deliverHead(let head, let plan): deliverHead(head, plan: plan, fromCache: false)
         case .commitStore:
-            // A broken promise is never stored, enforced or reported (what `undocumented: report`
-            // only reports aside): a later hit would serve it as if it had passed.
+            // An enforced contract's broken promise is never stored; a reported one is, with its
+            // verdict (`contract report --cache` lists it).
             if let contract = stages.contract {
                 let outcome = contract.finish()
-                if case .failed(let failure) = outcome, contract.breaksPromise(failure) {
+                if case .failed(let failure) = outcome, contract.enforces(failure) {
                     writer.take()?.abandon(now: env.clock())
                 } else {
                     writer?.contract = ContractRun.stored(outcome)

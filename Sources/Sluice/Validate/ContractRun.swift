@@ -177,12 +177,6 @@ final class ContractRun {
         return enforced && failure.total > reportedOnly
     }
 
-    /// Whether `failure` breaks a promise of the document, whatever the mode: violations beyond
-    /// the undocumented parts that `undocumented: report` only reports.
-    func breaksPromise(_ failure: ContractFailure) -> Bool {
-        failure.total > (settings.undocumented == .report ? check.undocumented.count : 0)
-    }
-
     static func headViolations(_ check: HeadCheck, _ settings: ContractRule) -> [Violation] {
         check.violations + (settings.undocumented == .pass ? [] : check.undocumented)
     }
