@@ -238,31 +238,10 @@ public final class RawInflater {
     /// and dropped, so that the window stays right for the next message); `false` once the
     /// stream is corrupt.
     public func feed(_ input: UnsafeRawBufferPointer, keep: Int, into output: inout [UInt8]) -> Bool {
-        guard healthy else { return false }
-        guard let base = input.baseAddress?.assumingMemoryBound(to: Bytef.self), input.count > 0 else { return true }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: base)
-        stream.pointee.avail_in = uInt(input.count)
-        while stream.pointee.avail_in > 0 {
-            let (status, produced) = scratch.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
-                stream.pointee.next_out = out.baseAddress
-                stream.pointee.avail_out = uInt(out.count)
-                let status = CCodec.inflate(stream, Z_SYNC_FLUSH)
-                return (status, out.count - Int(stream.pointee.avail_out))
-            }
+        feed(input) { piece in
             let room = keep - output.count
-            if room > 0, produced > 0 { output.append(contentsOf: scratch[0..<min(room, produced)]) }
-            switch status {
-            case Z_OK, Z_BUF_ERROR:
-                if produced == 0, status == Z_BUF_ERROR { return true }
-            case Z_STREAM_END:
-                // A final block: the next message starts a new stream.
-                return inflateReset(stream) == Z_OK
-            default:
-                healthy = false
-                return false
-            }
+            if room > 0 { output.append(contentsOf: piece.prefix(room)) }
         }
-        return true
     }
 
     /// Decodes `input`, handing what it produces to `each` a piece at a time (never more than

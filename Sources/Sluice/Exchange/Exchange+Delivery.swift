@@ -71,13 +71,7 @@ extension Exchange: TaskDelegate {
         }
         if replay != nil, let count = takeHeldBody(into: buffer) {
             outgoing.contract?.feed(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<count]))
-            // A held body's last bytes wait for an enforced verdict as a streamed one's do.
-            if heldBodySent, body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce,
-                !settleRequestContract(contract)
-            {
-                return .failed
-            }
-            return .bytes(count)
+            return heldBodySent && refusesLastBytes() ? .failed : .bytes(count)
         }
         let read = body.read(from: client.stream, into: buffer)
         switch read {
@@ -86,15 +80,7 @@ extension Exchange: TaskDelegate {
             outgoing.pace?.spend(count)
             capture?.requestTap?.request(piece)
             outgoing.contract?.feed(piece)
-            // The last bytes of a body whose length was announced: its verdict comes before they
-            // go, so that an enforced contract's origin never has the whole body (a `required`
-            // is only known at the end).
-            if body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce,
-                !settleRequestContract(contract)
-            {
-                return .failed
-            }
-            return .bytes(count)
+            return refusesLastBytes() ? .failed : .bytes(count)
         case .end:
             client.requestBodyDidEnd()
             if let contract = outgoing.contract, !settleRequestContract(contract) { return .failed }
@@ -151,6 +137,16 @@ extension Exchange: TaskDelegate {
 
     /// The request body's verdict, once: `false` when an enforced contract refuses it (the origin
     /// never sees its end: the transfer is cut before it).
+    /// The last bytes of a body whose length was announced (read now, or held for a replay): an
+    /// enforced contract's verdict comes before they go, so that its origin never has the whole
+    /// body (a `required` is only known at the end). `true` when it refuses them.
+    private func refusesLastBytes() -> Bool {
+        guard body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce else {
+            return false
+        }
+        return !settleRequestContract(contract)
+    }
+
     private func settleRequestContract(_ contract: ContractRun) -> Bool {
         guard contract.outcome == nil, contract.validatesBody || !contract.headViolations.isEmpty else { return true }
         let outcome = contract.finish()

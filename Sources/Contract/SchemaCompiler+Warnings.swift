@@ -1,0 +1,133 @@
+// What the compiler says of a schema it reads leniently: unknown keywords, OpenAPI 3.0's
+// keywords outside 3.0 and 3.1's inside it, and Swagger 2.0's leftovers.
+
+extension SchemaCompiler {
+    /// Every keyword Sluice reads or knows to be an annotation, in any dialect it compiles.
+    private static let knownKeywords: Set<String> = [
+        "$schema", "$id", "id", "$ref", "$dynamicRef", "$dynamicAnchor", "$anchor", "$recursiveRef",
+        "$recursiveAnchor", "$defs", "definitions", "$vocabulary", "$comment", "allOf", "anyOf", "oneOf", "not", "if",
+        "then", "else", "prefixItems", "items", "additionalItems", "contains", "minContains", "maxContains",
+        "unevaluatedItems", "properties", "patternProperties", "additionalProperties", "propertyNames",
+        "unevaluatedProperties", "dependentSchemas", "dependentRequired", "dependencies", "type", "enum", "const",
+        "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength",
+        "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "format",
+        "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples", "example",
+        "contentEncoding", "contentMediaType", "contentSchema", "nullable", "discriminator", "xml", "externalDocs",
+        // Swagger 2.0's Items Object (a parameter's nested array): how its items are split.
+        "collectionFormat",
+    ]
+    /// An unknown keyword is an annotation (JSON Schema says so); said once per name, with where.
+    /// OpenAPI 3.0's `nullable: true` outside 3.0 is said once too: JSON Schema ignores it there,
+    /// so `null` stays refused where a 3.0 reader would allow it.
+    /// JSON Schema keywords that OpenAPI 3.0's Schema Object does not have: a 3.0 document
+    /// that uses them (written for 3.1, say) would have them ignored without a word.
+    static let notInOpenAPI30: Set<String> = [
+        "const", "if", "then", "else", "contains", "minContains", "maxContains", "propertyNames",
+        "dependentRequired", "dependentSchemas", "prefixItems", "unevaluatedProperties", "unevaluatedItems",
+        "$defs", "definitions", "examples", "$anchor", "$dynamicRef", "$dynamicAnchor", "$id", "contentMediaType",
+        "contentEncoding", "contentSchema",
+    ]
+
+    /// In a 3.0 schema: keywords 3.0 does not read, the 3.1 (numeric) form of an exclusive bound,
+    /// and a `nullable` that cannot apply (OAS 3.0.3: only beside `type` in the same object, so
+    /// not on a `$ref` or an `allOf` alone). Each said once; the verdicts follow 3.0.
+    private func warnOutsideOpenAPI30(_ members: [(String, Value)], at location: SchemaLocation) {
+        var hasType = false
+        var nullable = false
+        var applies = false
+        for (key, member) in members {
+            switch key {
+            case "type":
+                hasType = true
+                // 3.0.3 §4.7.24: type is one string, and not "null" (§4.4: use nullable).
+                if member.items != nil, warnedKeywords.insert("3.0 type list").inserted {
+                    registry.warn(
+                        error(
+                            location,
+                            "type as a list is OpenAPI 3.1's form; 3.0 takes one type (with nullable for null): read as 3.1 reads it (said once)"
+                        ))
+                } else if member.string == "null", warnedKeywords.insert("3.0 type null").inserted {
+                    registry.warn(
+                        error(
+                            location,
+                            "type: \"null\" is not an OpenAPI 3.0 type (3.0 writes nullable: true): read as 3.1 reads it (said once)"
+                        ))
+                }
+            case "$ref", "allOf", "oneOf", "anyOf": applies = true
+            case "nullable": nullable = member.bool == true
+            case "exclusiveMinimum", "exclusiveMaximum":
+                guard member.bool == nil, warnedKeywords.insert("3.1 \(key)").inserted else { continue }
+                registry.warn(
+                    error(
+                        location,
+                        "\(key) with a number is OpenAPI 3.1's form; in 3.0 it is a boolean beside minimum/maximum: ignored (said once)"
+                    ))
+            case let name where Self.notInOpenAPI30.contains(name):
+                guard warnedKeywords.insert("3.1 \(key)").inserted else { continue }
+                registry.warn(
+                    error(
+                        location,
+                        "\(key) is not a keyword of OpenAPI 3.0's Schema Object (3.1 has it): ignored (said once)"))
+            default: continue
+            }
+        }
+        if nullable, !hasType, applies {
+            warnAtPlace(
+                &nullableWithoutType, location,
+                "nullable without type in the same schema has no effect in OpenAPI 3.0 (3.0.3): null still fails its $ref, allOf, oneOf or anyOf; write the type beside it"
+            )
+        }
+    }
+
+    func warnUnknownKeywords(_ value: Value, at location: SchemaLocation, dialect: Dialect) {
+        guard let members = value.members else { return }
+        for (key, _) in members
+        where !Self.knownKeywords.contains(key) && !key.hasPrefix("x-") && !warnedKeywords.contains(key) {
+            warnedKeywords.insert(key)
+            registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
+        }
+        if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
+        // Swagger 2.0's discriminator names a property; subtypes are not chosen by it.
+        if dialect == .openAPI30, value["discriminator"]?.string != nil,
+            warnedKeywords.insert("discriminator as a name").inserted
+        {
+            registry.warn(
+                error(
+                    location,
+                    "a Swagger 2.0 discriminator is not used: a value is checked against the schema it is given, not the subtype its discriminator names (said once)"
+                ))
+        }
+        // Read as a base URI before; OpenAPI 3.0's (and 2.0's) Schema Object has no such keyword.
+        if dialect == .openAPI30, value["id"]?.string != nil, warnedKeywords.insert("id as a base").inserted {
+            registry.warn(
+                error(
+                    location,
+                    "id is no keyword of OpenAPI 3.0's (or 2.0's) Schema Object, not a base URI: $refs beside it resolve against the document (said once)"
+                ))
+        }
+        // 2019-09's recursion keywords where 2020-12 (or OpenAPI 3.1) reads the schema: ignored,
+        // so the branch they stand for accepts anything.
+        for key in ["$recursiveRef", "$recursiveAnchor"]
+        where dialect == .draft2020 && value[key] != nil && warnedKeywords.insert(key).inserted {
+            registry.warn(
+                error(
+                    location,
+                    "\(key) is JSON Schema 2019-09's; this dialect has \(key == "$recursiveRef" ? "$dynamicRef" : "$dynamicAnchor"): ignored"
+                        + (key == "$recursiveRef" ? ", what it names is not checked" : "") + " (said once)"))
+        }
+        if dialect != .openAPI30, value["nullable"]?.bool == true {
+            warnAtPlace(
+                &ignoredNullable, location,
+                "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"])"
+            )
+        }
+    }
+
+    /// A warning said at each place, up to 20 (`said` counts them): for what is fixed one place
+    /// at a time, each a schema where a value fails, which "said once" would leave unnamed.
+    private func warnAtPlace(_ said: inout Int, _ location: SchemaLocation, _ message: String) {
+        said += 1
+        guard said <= 20 else { return }
+        registry.warn(error(location, message + (said == 20 ? " (20 places said; any others are not)" : "")))
+    }
+}
