@@ -56,7 +56,19 @@ public final class OriginServer: @unchecked Sendable {
     }
 
     private let listener: TestListener
+    /// How an origin meets a request's `Expect: 100-continue` (RFC 9110 §10.1.1).
+    public enum Expectation: Sendable {
+        /// `100 Continue`, then the body is read (as nginx does).
+        case sendContinue
+        /// No 100: the body is read as it comes (an HTTP/1.0 server, or one that ignores it).
+        case ignore
+        /// The handler answers from the head alone; the body is never read and the connection
+        /// closes after the answer (a server refusing an upload: 401, 413, 417).
+        case answerFromHead
+    }
+
     private let handler: @Sendable (Request) -> Reply
+    private let expectation: Expectation
     private let state = Locked<(connections: Int, requests: [Request], sockets: [TestSocket])>((0, [], []))
     private let streamed = Locked<Int>(0)
     private let cut = Locked<Int>(0)
@@ -73,8 +85,12 @@ public final class OriginServer: @unchecked Sendable {
 
     /// Starts an origin with `handler`; `keepBodies: false` counts request bodies without keeping
     /// them (for uploads larger than a test should hold).
-    public init(keepBodies: Bool = true, handler: @escaping @Sendable (Request) -> Reply) throws {
+    public init(
+        keepBodies: Bool = true, expectation: Expectation = .sendContinue,
+        handler: @escaping @Sendable (Request) -> Reply
+    ) throws {
         self.keepBodies = keepBodies
+        self.expectation = expectation
         listener = try TestListener()
         self.handler = handler
         let thread = Thread { [self] in self.acceptLoop() }
@@ -127,6 +143,16 @@ public final class OriginServer: @unchecked Sendable {
                 var request = Request(
                     method: String(parts[0]), target: String(parts[1]), fields: head.fields, body: [],
                     connection: number, head: reader.lastHead)
+                if parts[2] != "HTTP/1.0", request.header("expect")?.lowercased() == "100-continue" {
+                    switch expectation {
+                    case .sendContinue: try socket.send("HTTP/1.1 100 Continue\r\n\r\n")
+                    case .ignore: break
+                    case .answerFromHead:
+                        state.withLock { $0.requests.append(request) }
+                        _ = try perform(handler(request), on: socket, request: request)
+                        return socket.close()
+                    }
+                }
                 if request.header("transfer-encoding")?.lowercased() == "chunked" {
                     request.body = try reader.readChunked()
                 } else if let length = request.header("content-length").flatMap(Int.init) {

@@ -201,6 +201,13 @@ public enum ConfigLoader {
                 config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
             },
             Key(
+                path: "timeouts.upstream_continue", type: "duration", defaultValue: "1s",
+                summary:
+                    "How long a request body whose client sent Expect: 100-continue waits for the origin's 100 Continue or final answer before it goes anyway (RFC 9110 §10.1.1); 0 = Sluice answers the expectation itself and forwards none."
+            ) {
+                config, value throws(ConfigError) in config.timeouts.upstreamContinue = try value.milliseconds()
+            },
+            Key(
                 path: "timeouts.tunnel_idle", type: "duration", defaultValue: "300s",
                 summary: "CONNECT tunnel idle time in both directions."
             ) {

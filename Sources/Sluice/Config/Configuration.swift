@@ -122,6 +122,10 @@ public struct Configuration: Sendable, Equatable {
         public var upstreamResponse = 60_000
         /// Longest stall in an origin's body; 60 s.
         public var upstreamIdle = 60_000
+        /// How long a request body whose client sent `Expect: 100-continue` waits for the origin's
+        /// `100 Continue` (or final answer) before it goes anyway; 1 s. 0: Sluice answers the
+        /// client's expectation itself and forwards none.
+        public var upstreamContinue = 1_000
         /// CONNECT tunnel without traffic in either direction; 300 s.
         public var tunnelIdle = 300_000
         /// How long shutdown waits for in-flight exchanges; 10 s.

@@ -9,11 +9,16 @@ extension Exchange: TaskDelegate {
     /// twice; an origin that sends thousands would only fill the client's buffer.
     static let interimLimit = 8
 
-    /// RFC 9110 §15.2: a proxy forwards 1xx responses, but never to an HTTP/1.0 client.
+    /// RFC 9110 §15.2: a proxy forwards 1xx responses, but never to an HTTP/1.0 client. The
+    /// origin's `100 Continue` answers the client's forwarded expectation: passed on once, and
+    /// not at all when the client had one already (Sluice's own, after the origin's silence).
     func task(_ task: UpstreamTask, didReceiveInterim response: ResponseHead) {
         guard self.task === task, !machine.isOrphaned, request.minorVersion >= 1, !output.isHoldingHead,
             notes.interimSent < Exchange.interimLimit
         else { return }
+        if response.status == 100 {
+            guard request.getsContinue, body.announceContinue() else { return }
+        }
         notes.interimSent += 1
         var headers = response.headers
         headers.remove(.contentLength)  // a 1xx has no content and says none (RFC 9110 §8.6)
@@ -22,6 +27,9 @@ extension Exchange: TaskDelegate {
     }
 
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
+        // The origin answered before it asked for the body (RFC 9110 §10.1.1): the body is never
+        // read, so the connection closes after this answer, and says so.
+        if outgoing.sent?.expectsContinue == true, body.continuePending { output.keepAlive = false }
         run(.responseHead(response, now: env.clock()))
     }
 

@@ -67,8 +67,17 @@ extension Exchange {
         send(upstream)
     }
 
-    /// Sends the request upstream: its contract check first, then the session's task.
+    /// Sends the request upstream: its contract check first, then the session's task. A client
+    /// that expects `100 Continue` and has not had one (its body is unread: nothing was held for
+    /// a recording or a breakpoint) has its expectation forwarded, so the origin may refuse
+    /// the upload before it is sent (RFC 9110 §10.1.1).
     func send(_ upstream: UpstreamRequest) {
+        var upstream = upstream
+        if request.getsContinue, body.continuePending, !body.isComplete, replay == nil,
+            env.session.settings.continueTimeoutMilliseconds > 0
+        {
+            upstream.expectsContinue = true
+        }
         outgoing.sent = upstream
         if let failure = checkRequestHead(upstream) {
             // Nothing reaches the origin: the exchange ends as a failed fetch would.

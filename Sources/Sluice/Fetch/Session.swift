@@ -18,6 +18,9 @@ public final class Session {
         public var engine = Configuration.UpstreamEngine.auto
         /// Largest response header section an origin may send (each interim one counts alone).
         public var maxHeaderBytes = 64 * 1024
+        /// How long a body whose client expects `100 Continue` waits for the origin's before it
+        /// goes anyway; 0: Sluice answers the client itself and the origin sees no expectation.
+        public var continueTimeoutMilliseconds = 1_000
         public init() {}
 
         /// Settings from a ``Configuration``.
@@ -31,6 +34,7 @@ public final class Session {
             redirectLimit = configuration.redirects.limit
             engine = configuration.upstream.engine
             maxHeaderBytes = configuration.limits.maxHeaderBytes
+            continueTimeoutMilliseconds = configuration.timeouts.upstreamContinue
         }
     }
 
@@ -178,8 +182,9 @@ public final class Session {
             }
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
-        // 100-continue is the client's business, answered by Sluice; libcurl adds it only to uploads.
-        if request.body != .none { lines.append("Expect:") }
+        // The client's expectation goes on (libcurl waits for the 100 as the native transport
+        // does); otherwise none: libcurl would add its own to large uploads.
+        if request.body != .none { lines.append(request.expectsContinue ? "Expect: 100-continue" : "Expect:") }
         handle.setHeaders(lines)
         handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
         if let trust = request.trust {
@@ -195,6 +200,7 @@ public final class Session {
         }
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,
-            lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000))
+            lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000),
+            continueMilliseconds: settings.continueTimeoutMilliseconds)
     }
 }

@@ -23,6 +23,7 @@ public struct UpstreamRequest: Sendable, Equatable {
         var trust: UpstreamTrust?
         var parent: ParentProxy?
         var responseRewrite: HeaderRewrite?
+        var expectsContinue = false
 
         init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
             self.method = method
@@ -37,6 +38,7 @@ public struct UpstreamRequest: Sendable, Equatable {
             copy.trust = trust
             copy.parent = parent
             copy.responseRewrite = responseRewrite
+            copy.expectsContinue = expectsContinue
             return copy
         }
     }
@@ -90,6 +92,15 @@ public struct UpstreamRequest: Sendable, Equatable {
         set { unique().responseRewrite = newValue }
     }
 
+    /// The body waits for the origin (RFC 9110 §10.1.1): the request carries `Expect:
+    /// 100-continue`, as the client's did, and its body goes once the origin answers `100
+    /// Continue`, or after `timeouts.upstream_continue` of silence; a final answer before it
+    /// means the body is never sent. Set only while the client's body is still unread.
+    public var expectsContinue: Bool {
+        get { storage.expectsContinue }
+        set { unique().expectsContinue = newValue }
+    }
+
     public init(method: String, url: TargetURL, headers: HTTPFields, body: Body) {
         storage = Storage(method: method, url: url, headers: headers, body: body)
     }
@@ -98,7 +109,7 @@ public struct UpstreamRequest: Sendable, Equatable {
         if lhs.storage === rhs.storage { return true }
         return lhs.method == rhs.method && lhs.url == rhs.url && lhs.headers == rhs.headers && lhs.body == rhs.body
             && lhs.fromLocalClient == rhs.fromLocalClient && lhs.trust == rhs.trust && lhs.parent == rhs.parent
-            && lhs.responseRewrite == rhs.responseRewrite
+            && lhs.responseRewrite == rhs.responseRewrite && lhs.expectsContinue == rhs.expectsContinue
     }
 }
 

@@ -364,6 +364,8 @@ public final class UpstreamTask {
     enum HeadLine {
         /// The section goes on (or an interim head or a trailer line was taken).
         case more
+        /// `100 Continue` to a request that expects it (passed on to the client): its body may go.
+        case continued
         /// The final head arrived and is delivered (or followed): its body comes next. The head
         /// is the origin's, before any rewrite: its framing is what the transport reads by.
         case final(ResponseHead)
@@ -418,13 +420,12 @@ public final class UpstreamTask {
                 .upstreamFailed(
                     reason: .badResponse(detail: "The origin switched protocols (101) without being asked.")))
         case .interim(var head):
-            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited; 100 answers an
-            // Expect that Sluice owns (neither transport sends one).
-            if head.status != 100 {
-                HopByHop.strip(&head.headers)
-                delegate?.task(self, didReceiveInterim: head)
-            }
-            return .more
+            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. A 100 only
+            // when the request carried the client's expectation (an unasked one says nothing).
+            if head.status == 100, !currentRequest.expectsContinue { return .more }
+            HopByHop.strip(&head.headers)
+            delegate?.task(self, didReceiveInterim: head)
+            return head.status == 100 ? .continued : .more
         case .final(let origin):
             // Framing fields are never rewritten (refused by the configuration): the checked
             // framing stands.
@@ -570,7 +571,7 @@ extension UpstreamTask: EasyHandleDelegate {
     public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
     {
         switch receiveHeadLine(line) {
-        case .more, .final: .proceed
+        case .more, .continued, .final: .proceed
         case .abort: .abort
         }
     }

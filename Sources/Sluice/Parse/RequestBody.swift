@@ -27,6 +27,9 @@ struct RequestBody {
     /// Whether `100 Continue` was sent (it is sent once, before the first read).
     private var continueSent = false
 
+    /// Whether the client has had no `100 Continue` yet (from Sluice or relayed from the origin).
+    var continuePending: Bool { !continueSent }
+
     /// Marks `100 Continue` as sent; `true` the first time (send it now).
     mutating func announceContinue() -> Bool {
         defer { continueSent = true }

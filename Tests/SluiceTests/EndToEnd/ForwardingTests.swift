@@ -49,7 +49,7 @@ struct ForwardingTests {
         #expect(response.text == "got 11 bytes: hello world")
     }
 
-    @Test("Expect: 100-continue gets 100 Continue before the body is sent")
+    @Test("Expect: 100-continue goes to the origin, whose 100 Continue reaches the client once, before the body")
     func expectContinue() throws {
         let origin = try OriginServer { request in .text("len=\(request.body.count)") }
         defer { origin.stop() }
@@ -58,12 +58,85 @@ struct ForwardingTests {
         // When the client sends the head only
         try client.send(
             "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
-        // Then it receives 100 Continue, and after the body the final response
+        // Then it receives the origin's 100 Continue, and after the body the final response
         let interim = try client.reader.readHead()
         #expect(interim?.startLine == "HTTP/1.1 100 Continue")
+        #expect(origin.requests.isEmpty)  // the origin has only the head: no body was sent
+        try client.send("abcd")
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"), "one 100, then the answer: \(head.startLine)")
+        #expect(String(decoding: try client.reader.readExactly(5), as: UTF8.self) == "len=4")
+        #expect(origin.requests.first?.header("expect") == "100-continue")
+        // The connection goes on: a second upload on it, its body sent with the head
+        try client.send(
+            "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nab")
+        let second = try client.reader.readResponse()
+        #expect(second.status == 200)
+        #expect(second.text == "len=2")
+    }
+
+    @Test("An origin that refuses an upload from its head answers the client before any body is sent")
+    func expectContinueRefused() throws {
+        // Given an origin that answers 401 to the head alone, never reading the body
+        let origin = try OriginServer(expectation: .answerFromHead) { request in
+            request.method == "GET" ? .text("ok") : .respond(status: 401, headers: [], body: Array("log in".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        for framing in ["Content-Length: 100000", "Transfer-Encoding: chunked"] {
+            let client = try RawClient(port: proxy.port)
+            try client.send(
+                "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: x\r\n\(framing)\r\nExpect: 100-continue\r\n\r\n")
+            // Then the first answer is the origin's 401: no 100 came, so the body never left the client
+            let head = try #require(try client.reader.readHead())
+            #expect(head.startLine.hasPrefix("HTTP/1.1 401"), "\(framing): \(head.startLine)")
+            // and the connection, whose request body was never read, closes after it, as it says
+            #expect(head.fields.contains { $0.0.lowercased() == "connection" && $0.1 == "close" })
+            #expect(client.isClosedByPeer())
+        }
+        #expect(origin.requests.allSatisfy { $0.header("expect") == "100-continue" && $0.body.isEmpty })
+        // A request after the refusal finds the origin as before (no connection was left half-sent)
+        let after = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/after")))
+        #expect(after.text == "ok")
+    }
+
+    @Test(
+        "An origin that ignores the expectation gets the body after timeouts.upstream_continue, and the client Sluice's 100"
+    )
+    func expectContinueIgnored() throws {
+        let origin = try OriginServer(expectation: .ignore) { request in .text("len=\(request.body.count)") }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.timeouts.upstreamContinue = 300
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        let started = Date()
+        try client.send(
+            "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        // Then, the origin silent, Sluice says 100 itself once the wait is over
+        let interim = try client.reader.readHead()
+        #expect(interim?.startLine == "HTTP/1.1 100 Continue")
+        #expect(Date().timeIntervalSince(started) >= 0.25)
+        try client.send("abcd")
+        let head = try #require(try client.reader.readHead())
+        #expect(head.startLine.hasPrefix("HTTP/1.1 200"), "\(head.startLine)")
+        #expect(String(decoding: try client.reader.readExactly(5), as: UTF8.self) == "len=4")
+        #expect(origin.requests.first?.header("expect") == "100-continue")
+    }
+
+    @Test("timeouts.upstream_continue: 0 keeps the expectation to Sluice: its own 100, no Expect upstream")
+    func expectContinueAnsweredLocally() throws {
+        let origin = try OriginServer { request in .text("len=\(request.body.count)") }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.timeouts.upstreamContinue = 0
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try client.reader.readHead()?.startLine == "HTTP/1.1 100 Continue")
         try client.send("abcd")
         let response = try client.reader.readResponse()
-        #expect(response.status == 200)
         #expect(response.text == "len=4")
         #expect(origin.requests.first?.header("expect") == nil)
     }

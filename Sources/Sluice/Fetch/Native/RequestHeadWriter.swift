@@ -1,7 +1,8 @@
 /// The request head the native transport sends (RFC 9112 §3): origin-form target (`*` for an
 /// `OPTIONS` of a bare origin), `Host` from the URL (unless a rule kept the client's), the forwarded fields as they are (hop-by-hop
 /// fields, `Host`, `Content-Length` and `Expect` were removed when the request was made), then the
-/// body's framing: its length, or chunked. Pure.
+/// body's framing: its length, or chunked, and `Expect: 100-continue` when the body waits for the
+/// origin. Pure.
 enum RequestHeadWriter {
     static let crlf: [UInt8] = [0x0D, 0x0A]
     private static let hex = Array("0123456789ABCDEF".utf8)
@@ -11,8 +12,8 @@ enum RequestHeadWriter {
         let fields = request.headers.fields
         let path = request.url.pathAndQuery
         // A path byte may become three (percent-encoded); the port and the length are at most
-        // 5 and 20 digits, the fixed text under 64 bytes.
-        var size = request.method.utf8.count + 3 * path.utf8.count + request.url.host.utf8.count + 96
+        // 5 and 20 digits, the fixed text under 96 bytes (with an `Expect`).
+        var size = request.method.utf8.count + 3 * path.utf8.count + request.url.host.utf8.count + 128
         // Indices, not `for field in`: binding a Field copies (retains) its strings.
         for index in fields.indices { size += fields[index].name.utf8.count + fields[index].value.utf8.count + 4 }
         var out: [UInt8] = []
@@ -70,6 +71,7 @@ enum RequestHeadWriter {
             case .streamed:
                 out.put("Transfer-Encoding: chunked\r\n")
             }
+            if request.expectsContinue, request.body != .none { out.put("Expect: 100-continue\r\n") }
             out.put("\r\n")
         }
         return out
