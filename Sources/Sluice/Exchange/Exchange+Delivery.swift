@@ -29,7 +29,7 @@ extension Exchange: TaskDelegate {
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
         // The origin answered before it asked for the body (RFC 9110 §10.1.1): the body is never
         // read, so the connection closes after this answer, and says so.
-        if outgoing.sent?.expectsContinue == true, body.continuePending { output.keepAlive = false }
+        if body.expectation == .forwarded { output.keepAlive = false }
         run(.responseHead(response, now: env.clock()))
     }
 

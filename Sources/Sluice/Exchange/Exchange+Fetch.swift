@@ -73,10 +73,11 @@ extension Exchange {
     /// the upload before it is sent (RFC 9110 §10.1.1).
     func send(_ upstream: UpstreamRequest) {
         var upstream = upstream
-        if request.getsContinue, body.continuePending, !body.isComplete, replay == nil,
+        if !body.isComplete, body.expectation == .unanswered, replay == nil, request.getsContinue,
             env.session.settings.continueTimeoutMilliseconds > 0
         {
             upstream.expectsContinue = true
+            body.forwardExpectation()
         }
         outgoing.sent = upstream
         if let failure = checkRequestHead(upstream) {

@@ -24,16 +24,27 @@ struct RequestBody {
         case waitingForClient
     }
 
-    /// Whether `100 Continue` was sent (it is sent once, before the first read).
-    private var continueSent = false
+    /// Where a client's `Expect: 100-continue` stands (RFC 9110 §10.1.1).
+    enum Expectation: Equatable {
+        /// No `100 Continue` went to the client yet.
+        case unanswered
+        /// The expectation went to the origin, whose 100 (or final answer) is awaited.
+        case forwarded
+        /// The client had its `100 Continue` (Sluice's own, or the origin's passed on): once.
+        case answered
+    }
 
-    /// Whether the client has had no `100 Continue` yet (from Sluice or relayed from the origin).
-    var continuePending: Bool { !continueSent }
+    private(set) var expectation = Expectation.unanswered
+
+    /// The expectation goes to the origin: its 100 will answer it.
+    mutating func forwardExpectation() {
+        if expectation == .unanswered { expectation = .forwarded }
+    }
 
     /// Marks `100 Continue` as sent; `true` the first time (send it now).
     mutating func announceContinue() -> Bool {
-        defer { continueSent = true }
-        return !continueSent
+        defer { expectation = .answered }
+        return expectation != .answered
     }
 
     /// The upload was waiting for the client: `true` once, then it reads again.

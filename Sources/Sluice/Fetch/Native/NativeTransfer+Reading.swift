@@ -46,18 +46,14 @@ extension NativeTransfer {
         guard stream.inputCount > 0 else { return endOfInput() }
         let limit = transport.settings.maxHeaderBytes + 4
         var consumed = 0
-        var continued = false
         func lines(_ bytes: UnsafeRawBufferPointer) -> HeadRead {
             guard let task else { return .line(.abort) }
             while true {
-                guard var step = task.receiveHeadLines(bytes, consumed: &consumed) else {
+                guard let step = task.receiveHeadLines(bytes, consumed: &consumed) else {
                     return consumed == 0 && bytes.count >= limit ? .tooLong : .partial
                 }
-                if case .continued = step {
-                    continued = true  // the body goes once this buffer is read
-                    step = .more
-                }
                 // The task may have stopped this transfer (its connection, and this buffer, gone).
+                // A 100 ends the pass too: the body goes once the buffer is let go.
                 guard case .more = step, !isDone, connection != nil else { return .line(step) }
             }
         }
@@ -72,7 +68,6 @@ extension NativeTransfer {
             found = stream.withInput(upTo: limit) { lines($0) }
         }
         stream.drainInput(consumed)
-        if continued { bodyMayGo() }
         let step: UpstreamTask.HeadLine
         switch found {
         case .partial where consumed > 0:
@@ -94,8 +89,11 @@ extension NativeTransfer {
         // The task may have stopped the transfer while it took the head (a hook cancelled it).
         guard !isDone, connection != nil else { return false }
         switch step {
-        case .more, .continued:
+        case .more:
             return false  // the task stopped the transfer
+        case .continued:
+            bodyMayGo()  // the origin asked for the body; its answer is read next
+            return !isDone
         case .final(let head):
             // A final answer before the origin asked for the body: the body is not sent (the
             // connection closes after this response, as the request was never whole).
