@@ -192,6 +192,15 @@ struct ExchangeMachine {
             phase = .fetching(fetch)
             return
         }
+        if head.status == 304, !fetch.otherVariants.isEmpty, let cache = context.cache {
+            // §4.3.4: every other stored response with the 304's strong validator is updated too.
+            for other in Revalidation.alsoSelected(by: head, among: fetch.otherVariants) {
+                if let kept = freshened(other, by: head, fetch, cache, now: now).kept {
+                    actions.append(.refreshStored(kept))
+                }
+            }
+            fetch.otherVariants = []
+        }
         if case .client(let entry) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
             // A 304 to the client's own conditions: passed on, and it freshens the stored response

@@ -59,6 +59,19 @@ enum Revalidation {
         return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
     }
 
+    /// §4.3.4: the key's other stored responses that a 304 updates as well: those with its strong
+    /// validator (an entity tag without `W/`, the same bytes: one representation, whichever
+    /// request it was stored for). A weak tag or a date selects only the most recent response that
+    /// has it, the one revalidated (``selects(_:_:)``).
+    static func alsoSelected(by response: ResponseHead, among others: [CacheStore.Entry]) -> [CacheStore.Entry] {
+        guard response.status == 304, !others.isEmpty, let tag = response.headers.comparable(.etag)?.trimmingOWS(),
+            !tag.hasPrefix("W/")
+        else { return [] }
+        return others.filter { other in
+            other.headers.comparable(.etag).map { HTTPFields.Field.sameBytes($0.trimmingOWS(), tag) } ?? false
+        }
+    }
+
     /// §4.3.4: whether a 304 selects the stored response it revalidated for update: its entity
     /// tag is the entry's, compared weakly (servers switch a tag between its strong and weak
     /// forms, as nginx does when it compresses); without a tag, a `Last-Modified` selects an

@@ -59,4 +59,22 @@ struct RevalidationTests {
         #expect(ByteRange.ifRangeMatches("\"v\u{e9}\"", stored: composed))
         #expect(!ByteRange.ifRangeMatches(HTTPFields.Field.comparable(stored.fields[0]), stored: composed))
     }
+
+    @Test("A 304's strong tag selects every stored response that has it; a weak tag or none selects no other")
+    func otherVariantsSelected() {
+        let same = FreshnessTests.entry([("ETag", "\"v1\""), ("Vary", "Accept-Language")], age: 10)
+        let weak = FreshnessTests.entry([("ETag", "W/\"v1\""), ("Vary", "Accept-Language")], age: 10)
+        let other = FreshnessTests.entry([("ETag", "\"v2\""), ("Vary", "Accept-Language")], age: 10)
+        let untagged = FreshnessTests.entry([("Vary", "Accept-Language")], age: 10)
+        let others = [same, weak, other, untagged]
+        func selected(_ fields: [(String, String)], status: Int = 304) -> [CacheStore.Entry] {
+            Revalidation.alsoSelected(by: ResponseHead(status: status, headers: HTTPFields(fields)), among: others)
+        }
+        #expect(selected([("ETag", "\"v1\"")]).map { ObjectIdentifier($0) } == [ObjectIdentifier(same)])
+        #expect(selected([("ETag", " \"v1\" ")]).count == 1)
+        #expect(selected([("ETag", "W/\"v1\"")]).isEmpty)  // weak: only the response revalidated
+        #expect(selected([("Last-Modified", "Sun, 06 Dec 2026 10:00:00 GMT")]).isEmpty)
+        #expect(selected([]).isEmpty)
+        #expect(selected([("ETag", "\"v1\"")], status: 200).isEmpty)
+    }
 }
