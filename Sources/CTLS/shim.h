@@ -50,11 +50,9 @@ static inline int ctls_is_certificate_rejection(int reason) {
         || reason == SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR;
 }
 
-static inline long ctls_bio_set_mem_eof_return(BIO *bio, int value) {
-    return BIO_set_mem_eof_return(bio, value);
-}
+static inline void ctls_bio_set_retry_read(BIO *bio) { BIO_set_retry_read(bio); }
 
-static inline int ctls_bio_reset(BIO *bio) { return (int)BIO_reset(bio); }
+static inline void ctls_bio_clear_retry_flags(BIO *bio) { BIO_clear_retry_flags(bio); }
 
 static inline unsigned long ctls_name_flags_oneline(void) { return XN_FLAG_ONELINE & ~ASN1_STRFLGS_ESC_MSB; }
 

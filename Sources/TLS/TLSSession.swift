@@ -1,9 +1,22 @@
 import CTLS
 
-/// One TLS session over memory BIOs, the server side of an intercepted connection or the client
-/// side of a connection to an `https://` parent: the owner feeds it the bytes read from the socket
-/// and writes out what it produces, so it runs on any byte stream and never blocks.
-/// - SeeAlso: `SSL_do_handshake(3)`, `SSL_read(3)`, `SSL_write(3)`, `BIO_s_mem(3)`.
+/// Where a session's records come from and go to: the socket, or the stream under it (TLS in
+/// TLS). The session reads records straight from it as it decrypts, and writes what it makes
+/// straight to it: no buffer of its own in between.
+public protocol TLSTransport: AnyObject {
+    /// Copies up to `buffer.count` received bytes into `buffer` and consumes them; 0 when none
+    /// wait (the session asks again once more arrived).
+    func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int
+    /// Received bytes waiting.
+    var receivable: Int { get }
+    /// Sends `bytes`, all of them (what the socket does not take now is queued).
+    func send(_ bytes: UnsafeRawBufferPointer)
+}
+
+/// One TLS session over a ``TLSTransport`` (through a BIO of its own kind), the server side of an
+/// intercepted connection or the client side of a connection to an `https://` origin or parent:
+/// it reads and writes records as it needs them, so it runs on any byte stream and never blocks.
+/// - SeeAlso: `SSL_do_handshake(3)`, `SSL_read(3)`, `SSL_write(3)`, `BIO_meth_new(3)`.
 public final class TLSSession {
     /// A handshake's progress.
     public enum Step: Equatable, Sendable {
@@ -46,9 +59,10 @@ public final class TLSSession {
     }
 
     let ssl: OpaquePointer
-    private let input: OpaquePointer
-    private let output: OpaquePointer
     private let role: Role
+    /// The byte stream under the session: set by its owner before the first handshake step, and
+    /// owning the session (so never gone while the session is used).
+    public unowned(unsafe) var transport: (any TLSTransport)?
     /// The SNI name the client sent (a server session), if any.
     public private(set) var serverName: String?
     private var certificateFailure: String?
@@ -56,16 +70,17 @@ public final class TLSSession {
     /// A server session (``TLSServerContext/makeSession(defaultName:)``) or a client session
     /// (``TLSClientContext/makeSession(host:)``), on `ssl` made from the context.
     init(ssl: OpaquePointer, role: Role) throws(TLSError) {
-        guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+        guard let method = TLSSession.transportMethod, let bio = BIO_new(method) else {
             SSL_free(ssl)
-            throw TLSError("create the session's buffers")
+            throw TLSError("create the session's transport")
         }
-        _ = ctls_bio_set_mem_eof_return(input, -1)  // empty = "more to come", not end of file
-        SSL_set_bio(ssl, input, output)  // the session owns both now
+        SSL_set_bio(ssl, bio, bio)  // one BIO both ways: one reference, the session's now
+        // Records are read as much at a time as the transport has (not a header, then its body):
+        // one call for what one socket read brought.
+        SSL_set_read_ahead(ssl, 1)
         self.ssl = ssl
-        self.input = input
-        self.output = output
         self.role = role
+        BIO_set_data(bio, Unmanaged.passUnretained(self).toOpaque())
         switch role {
         case .server(let minter, let defaultName):
             SSL_set_accept_state(ssl)
@@ -104,12 +119,6 @@ public final class TLSSession {
             certificateFailure = error.description
             return false
         }
-    }
-
-    /// Gives the session bytes read from the client.
-    public func feed(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        BIO_write(input, base, Int32(bytes.count))
     }
 
     /// Advances the handshake with what was fed.
@@ -156,7 +165,7 @@ public final class TLSSession {
         }
     }
 
-    /// Encrypts `bytes` (the result waits in ``withOutput(_:)``); `false` on failure.
+    /// Encrypts `bytes`, written to the transport as records; `false` on failure.
     @discardableResult
     public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
@@ -164,19 +173,7 @@ public final class TLSSession {
         return SSL_write(ssl, base, Int32(bytes.count)) == Int32(bytes.count)
     }
 
-    /// Bytes for the client, produced by the handshake, writes or close_notify.
-    public var pendingOutput: Int { Int(BIO_ctrl_pending(output)) }
-
-    /// Hands what is pending for the client to `body` (to be written out), then forgets it.
-    public func withOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
-        var data: UnsafeMutablePointer<CChar>?
-        let length = ctls_bio_mem_data(output, &data)
-        guard length > 0, let data else { return }
-        body(UnsafeRawBufferPointer(start: data, count: length))
-        _ = ctls_bio_reset(output)
-    }
-
-    /// Sends close_notify (its bytes wait in ``withOutput(_:)``), once, after a finished handshake
+    /// Sends close_notify (written to the transport), once, after a finished handshake
     /// (also after the peer's own close_notify). A client session closed without it is not
     /// resumed later: OpenSSL forgets sessions that ended abruptly.
     public func close() {
@@ -186,12 +183,9 @@ public final class TLSSession {
         ERR_clear_error()
     }
 
-    /// Bytes fed but not yet processed.
-    public var pendingInput: Int { Int(BIO_ctrl_pending(input)) }
-
-    /// Whether a read could produce anything without more bytes from the client: records fed
-    /// but not decrypted, or plain text decrypted but not read.
-    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 || BIO_ctrl_pending(input) > 0 }
+    /// Whether the session holds what a read could produce without the transport: a record
+    /// read but not decrypted, or plain text decrypted but not read.
+    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 }
 
     /// Empties this thread's OpenSSL error queue, as `SSL_get_error(3)` needs before an I/O call:
     /// looked at first, since clearing walks all of its slots (most calls find it empty).
@@ -234,4 +228,47 @@ public final class TLSSession {
 
     /// The protocol version agreed (`TLSv1.3`).
     public var version: String { String(cString: SSL_get_version(ssl)) }
+
+    // MARK: - The transport BIO
+
+    /// The BIO kind that reads and writes through a session's ``transport``: made once.
+    nonisolated(unsafe) private static let transportMethod: OpaquePointer? = {
+        guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice transport") else {
+            return nil
+        }
+        BIO_meth_set_create(method) { bio in
+            BIO_set_init(bio, 1)
+            return 1
+        }
+        BIO_meth_set_read(method) { bio, data, length in
+            ctls_bio_clear_retry_flags(bio)
+            guard let bio, let data, length > 0, let transport = TLSSession.of(bio)?.transport else { return -1 }
+            let count = transport.receive(into: UnsafeMutableRawBufferPointer(start: data, count: Int(length)))
+            guard count > 0 else {
+                ctls_bio_set_retry_read(bio)  // nothing yet: "more to come", never end of file
+                return -1
+            }
+            return Int32(count)
+        }
+        BIO_meth_set_write(method) { bio, data, length in
+            ctls_bio_clear_retry_flags(bio)
+            guard let bio, let data, length > 0, let transport = TLSSession.of(bio)?.transport else { return 0 }
+            transport.send(UnsafeRawBufferPointer(start: data, count: Int(length)))
+            return length
+        }
+        BIO_meth_set_ctrl(method) { bio, command, _, _ in
+            switch command {
+            case BIO_CTRL_FLUSH: return 1  // written as made
+            case BIO_CTRL_PENDING:
+                guard let bio, let transport = TLSSession.of(bio)?.transport else { return 0 }
+                return transport.receivable
+            default: return 0  // no kernel TLS, no duplication, no end of file
+            }
+        }
+        return method
+    }()
+
+    private static func of(_ bio: OpaquePointer) -> TLSSession? {
+        BIO_get_data(bio).map { Unmanaged<TLSSession>.fromOpaque($0).takeUnretainedValue() }
+    }
 }

@@ -43,11 +43,11 @@ extension ExchangeMachine {
             forward = reason
             fetch.revalidating = conditions.isEmpty ? .client(entry) : .sluice(entry)
             fetch.onOriginFailure = onFailure
-            if candidates.count > 1 { fetch.otherVariants = candidates.filter { $0 !== entry } }
+            if candidates.count > 1 { otherVariants = candidates.filter { $0 !== entry } }
         case .miss(let miss):
             forward = miss.forward
             // A client's own conditions may get a 304 that names a stored variant (a vary-miss).
-            if context.request.headers.contains(.ifNoneMatch) { fetch.otherVariants = candidates }
+            if !candidates.isEmpty, context.request.headers.contains(.ifNoneMatch) { otherVariants = candidates }
         }
         if request.control.onlyIfCached {
             actions.append(.setCacheStatus(.forward(forward, detail: "only-if-cached")))

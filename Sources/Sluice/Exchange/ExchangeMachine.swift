@@ -10,6 +10,10 @@ struct ExchangeMachine {
     var phase = ExchangePhase.routing
     /// The cache key, once the cache takes part in the exchange (a GET or HEAD it may answer).
     private(set) var cacheKey: String?
+    /// The key's other stored responses (other variants) while a fetch may get a 304: one with a
+    /// strong validator updates each that has it (§4.3.4). Kept beside the phase, not in it (the
+    /// phase is copied at every step; this is rarely anything but empty).
+    var otherVariants: [CacheStore.Entry] = []
 
     init(_ context: Context) { self.context = context }
 
@@ -192,14 +196,16 @@ struct ExchangeMachine {
             phase = .fetching(fetch)
             return
         }
-        if head.status == 304, !fetch.otherVariants.isEmpty, let cache = context.cache {
+        if !otherVariants.isEmpty {
             // §4.3.4: every other stored response with the 304's strong validator is updated too.
-            for other in Revalidation.alsoSelected(by: head, among: fetch.otherVariants) {
-                if let kept = freshened(other, by: head, fetch, cache, now: now).kept {
-                    actions.append(.refreshStored(kept))
+            if head.status == 304, let cache = context.cache {
+                for other in Revalidation.alsoSelected(by: head, among: otherVariants) {
+                    if let kept = freshened(other, by: head, fetch, cache, now: now).kept {
+                        actions.append(.refreshStored(kept))
+                    }
                 }
             }
-            fetch.otherVariants = []
+            otherVariants = []
         }
         if case .client(let entry) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil

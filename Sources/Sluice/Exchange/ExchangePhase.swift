@@ -58,9 +58,6 @@ enum ExchangePhase {
         var collapse: CollapseRole
         /// Where the response goes.
         var delivery: Delivery
-        /// The key's other stored responses (other variants): a 304 with a strong validator
-        /// updates each that has it (§4.3.4). Empty when the key has one.
-        var otherVariants: [CacheStore.Entry] = []
     }
 
     /// The stored entry a 304 may update (§4.3.4), until the response head arrives.

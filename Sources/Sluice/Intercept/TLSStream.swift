@@ -2,11 +2,12 @@ import EventIO
 import TLS
 
 /// The decrypted side of a TLS connection (an intercepted client's, or Sluice's own to an
-/// `https://` parent): a ``ClientStream`` over a ``TLSSession`` that reads from and writes to the
-/// socket. Plain text is decrypted as the reader asks for
+/// `https://` origin or parent): a ``ClientStream`` over a ``TLSSession`` whose records are read
+/// from and written to the stream under it (``raw``: the socket, or another TLS stream) as the
+/// session needs them, with no buffer in between. Plain text is decrypted as the reader asks for
 /// it (at most ``plainLimit`` ahead), so a client that sends faster than the exchange reads is
 /// held back by the socket's own buffer, as on the plain port.
-final class TLSStream: ClientStream {
+final class TLSStream: ClientStream, TLSTransport {
     /// Decrypted bytes held ahead of the reader, at most.
     static let plainLimit = 256 * 1024
 
@@ -41,16 +42,31 @@ final class TLSStream: ClientStream {
     init(raw: any ClientStream, session: TLSSession) {
         self.raw = raw
         self.session = session
+        session.transport = self
     }
+
+    // MARK: - The session's transport
+
+    func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard raw.inputCount > 0 else { return 0 }
+        let count = raw.withFirstInputSegment { segment -> Int in
+            let count = min(segment.count, buffer.count)
+            buffer.baseAddress!.copyMemory(from: segment.baseAddress!, byteCount: count)
+            return count
+        }
+        raw.drainInput(count)
+        return count
+    }
+
+    var receivable: Int { raw.inputCount }
+
+    func send(_ bytes: UnsafeRawBufferPointer) { raw.write(bytes, more: false) }
 
     /// Moves what the client sent through TLS: the handshake while it runs, then plain text.
     func advance() -> Progress {
         switch phase {
         case .handshaking:
-            feedAll()
-            let step = session.handshake()
-            flush()
-            switch step {
+            switch session.handshake() {
             case .needMore: return .handshaking
             case .failed(let failure):
                 phase = .closed
@@ -75,7 +91,6 @@ final class TLSStream: ClientStream {
     /// handshake never finished.
     func close() {
         session.close()
-        flush()
         phase = .closed
     }
 
@@ -83,26 +98,10 @@ final class TLSStream: ClientStream {
     func closeWriting() {
         guard phase == .open else { return }
         session.close()
-        flush()
         phase = .readOnly
     }
 
     // MARK: - Reading
-
-    private func feedAll() {
-        while feedSegment() {}
-    }
-
-    /// Feeds the socket's first input segment to the session; `false` when there is none.
-    private func feedSegment() -> Bool {
-        guard raw.inputCount > 0 else { return false }
-        let count = raw.withFirstInputSegment { segment -> Int in
-            session.feed(segment)
-            return segment.count
-        }
-        raw.drainInput(count)
-        return true
-    }
 
     /// Decrypts until ``plainLimit`` bytes wait or the session needs more from the socket.
     private func refill() {
@@ -112,13 +111,9 @@ final class TLSStream: ClientStream {
         guard phase == .open || phase == .readOnly, raw.inputCount > 0 || session.hasBufferedInput else { return }
         defer { heldBack = plain.count - start >= TLSStream.plainLimit }
         while plain.count - start < TLSStream.plainLimit {
-            // Nothing fed and not yet decrypted: more from the socket first, or stop. A read that
-            // can only say "need more" goes through OpenSSL's error queue, the dearest part of a
-            // small read.
-            if !session.hasBufferedInput, !feedSegment() {
-                flush()  // a session ticket or a key update may be due
-                return
-            }
+            // Nothing received and nothing held by the session: stop. A read that can only say
+            // "need more" goes through OpenSSL's error queue, the dearest part of a small read.
+            if raw.inputCount == 0, !session.hasBufferedInput { return }
             let read = scratch.withUnsafeMutableBytes { session.read(into: $0) }
             switch read {
             case .bytes(let count):
@@ -132,13 +127,9 @@ final class TLSStream: ClientStream {
                 }
                 plain.append(contentsOf: scratch[0..<count])
             case .needMore:
-                guard feedSegment() else {
-                    flush()  // a session ticket or a key update may be due
-                    return
-                }
+                return  // the rest of a record is still on its way
             case .closed, .failed:
                 phase = .closed
-                flush()
                 return
             }
         }
@@ -184,13 +175,11 @@ final class TLSStream: ClientStream {
     func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open else { return }
         session.write(bytes)
-        flush()
     }
 
     func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open else { return }
         seal(first, second)
-        flush()
     }
 
     func write(
@@ -198,7 +187,6 @@ final class TLSStream: ClientStream {
     ) {
         guard phase == .open else { return }
         seal(first, second, third)
-        flush()
     }
 
     func write(
@@ -207,7 +195,6 @@ final class TLSStream: ClientStream {
     ) {
         guard phase == .open else { return }
         seal(first, second, third, fourth)
-        flush()
     }
 
     /// Encrypts pieces written together: small ones (a head and a short body) gathered into one
@@ -229,10 +216,4 @@ final class TLSStream: ClientStream {
 
     var outputCount: Int { raw.outputCount }
     var writeBroken: Bool { raw.writeBroken }
-
-    /// Writes what the session produced to the socket.
-    private func flush() {
-        guard session.pendingOutput > 0 else { return }
-        session.withOutput { raw.write($0, more: false) }
-    }
 }
