@@ -302,13 +302,11 @@ public final class EasyHandle {
         }
     }
 
-    /// Time limits: connect, the slowest acceptable transfer (`lowSpeedSeconds` of under one
-    /// byte per second aborts; paused time does not count), and how long an upload sent with
-    /// `Expect: 100-continue` waits for the server's 100. - SeeAlso: `CURLOPT_CONNECTTIMEOUT_MS`,
-    /// `CURLOPT_LOW_SPEED_TIME`, `CURLOPT_EXPECT_100_TIMEOUT_MS`.
-    public func setTimeouts(connectMilliseconds: Int, lowSpeedSeconds: Int, continueMilliseconds: Int = 1_000) {
+    /// Time limits: connect, and the slowest acceptable transfer (`lowSpeedSeconds` of under
+    /// one byte per second aborts; paused time does not count). - SeeAlso: `CURLOPT_CONNECTTIMEOUT_MS`,
+    /// `CURLOPT_LOW_SPEED_TIME`.
+    public func setTimeouts(connectMilliseconds: Int, lowSpeedSeconds: Int) {
         set(CURLOPT_CONNECTTIMEOUT_MS, connectMilliseconds)
-        set(CURLOPT_EXPECT_100_TIMEOUT_MS, continueMilliseconds)
         if lowSpeedSeconds > 0 {
             set(CURLOPT_LOW_SPEED_LIMIT, 1)
             set(CURLOPT_LOW_SPEED_TIME, lowSpeedSeconds)

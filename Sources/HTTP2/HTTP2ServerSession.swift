@@ -251,6 +251,17 @@ public final class HTTP2ServerSession {
         }
     }
 
+    /// Submits an interim (1xx) head: a HEADERS frame that leaves the stream open, before the
+    /// final one (RFC 9113 §8.1).
+    @discardableResult
+    public func respondInterim(stream: Int32, status: Int, headers: [(String, String)]) -> Bool {
+        guard let session, (100..<200).contains(status) else { return false }
+        let fields = [(":status", String(status))] + headers
+        return Self.withNV(fields) { nv, count in
+            nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nv, count, nil) >= 0
+        }
+    }
+
     /// Trailers go out after the data frame that carried the end flag without END_STREAM.
     private func submitTrailersSoon(_ stream: Int32) {
         guard let session, let trailers = pendingTrailers.removeValue(forKey: stream) else { return }

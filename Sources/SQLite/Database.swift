@@ -28,8 +28,24 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         if !readOnly {
-            try execute("PRAGMA journal_mode=WAL")
+            try enterWAL(waitingAtMost: busyTimeoutMilliseconds)
             try execute("PRAGMA synchronous=NORMAL")
+        }
+    }
+
+    /// `PRAGMA journal_mode=WAL`, tried again while another connection holds the lock it needs:
+    /// two processes opening one new file at once race for it, and SQLite answers the loser
+    /// "busy" at once rather than through the busy handler.
+    private func enterWAL(waitingAtMost milliseconds: Int32) throws(SQLiteError) {
+        var waited: Int32 = 0
+        while true {
+            do {
+                return try execute("PRAGMA journal_mode=WAL")
+            } catch {
+                guard error.isBusy, waited < milliseconds else { throw error }
+                sqlite3_sleep(10)
+                waited += 10
+            }
         }
     }
 

@@ -24,12 +24,15 @@ public struct Migrator: Sendable {
 
     public init(_ migrations: [Migration]) { self.migrations = migrations }
 
-    /// Applies the missing migrations, each in its own transaction.
+    /// Applies the missing migrations, each in its own write transaction. The version is read
+    /// again inside it: another process opening the same new file at the same moment may have
+    /// applied that step already (it is then skipped, not applied twice).
     public func migrate(_ database: Database) throws -> Outcome {
         let current = database.userVersion
         guard current <= migrations.count else { return .tooNew(fileVersion: current, known: migrations.count) }
         for (index, migration) in migrations.enumerated() where index >= current {
             try database.transaction {
+                guard database.userVersion == index else { return }
                 try database.execute(migration.sql)
                 try database.setUserVersion(index + 1)
             }

@@ -14,6 +14,8 @@ public final class ProxyHarness: @unchecked Sendable {
     public let logLines = LogCapture()
     /// The cache file this harness created (removed when it goes away).
     private var ownedCacheFile: String?
+    /// The upstream engine the proxy runs with (`SLUICE_TEST_UPSTREAM_ENGINE` may have chosen it).
+    public let upstreamEngine: Configuration.UpstreamEngine
 
     /// Starts a proxy with `configuration` (its listen address is replaced by `listen`, 127.0.0.1:0
     /// unless a test needs another interface).
@@ -30,6 +32,7 @@ public final class ProxyHarness: @unchecked Sendable {
         {
             chosen.upstream.engine = engine
         }
+        upstreamEngine = chosen.upstream.engine
         // Each proxy gets its own real SQLite file unless the test chose one.
         if chosen.cache.path == Configuration().cache.path {
             chosen.cache.path =

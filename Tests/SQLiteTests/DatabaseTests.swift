@@ -64,6 +64,37 @@ final class DatabaseTests {
         #expect(try database.quickCheck())
     }
 
+    @Test("Two connections migrating one new file at once: each step is applied once, neither fails")
+    func concurrentMigration() throws {
+        for _ in 0..<10 {
+            let path = temporaryPath()
+            let errors = ErrorBox()
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    do {
+                        let database = try Database(path: path)
+                        _ = try Self.migrator.migrate(database)
+                    } catch {
+                        errors.add("\(error)")
+                    }
+                }.start()
+            }
+            group.wait()
+            #expect(errors.all.isEmpty, "\(errors.all)")
+            #expect(try Database(path: path).userVersion == 2)
+        }
+    }
+
+    final class ErrorBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var errors: [String] = []
+        func add(_ text: String) { lock.withLock { errors.append(text) } }
+        var all: [String] { lock.withLock { errors } }
+    }
+
     @Test("A failed transaction leaves nothing behind; errors carry code and SQL")
     func transactionRollback() throws {
         let database = try Database(path: temporaryPath())

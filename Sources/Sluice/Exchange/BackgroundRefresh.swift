@@ -1,10 +1,13 @@
 /// RFC 5861 `stale-while-revalidate`: the client got the stale entry at once; this one request
-/// refreshes it behind its back. A 304 updates the stored head, a new cacheable response
-/// replaces the entry, an error or an uncacheable answer leaves the entry as it was.
+/// refreshes it behind its back. A 304 updates the stored head (and those of the key's other
+/// variants with its strong validator), a new cacheable response replaces the entry, an error or
+/// an uncacheable answer leaves the entry as it was.
 final class BackgroundRefresh: TaskDelegate {
     unowned let env: ExchangeEnvironment
     let admission: CacheAdmission
     let entry: CacheStore.Entry
+    /// The key's other stored variants.
+    let others: [CacheStore.Entry]
     /// Detached when let go of (its delegate reference is unowned).
     private var task: UpstreamTask? {
         didSet { if oldValue !== task { oldValue?.detach() } }
@@ -14,10 +17,12 @@ final class BackgroundRefresh: TaskDelegate {
     /// The request and hooks, for the plain request a 304 about another representation calls for.
     private var sent: (request: UpstreamRequest, hooks: UpstreamTask.Hooks)?
 
-    init(env: ExchangeEnvironment, admission: CacheAdmission, entry: CacheStore.Entry) {
+    init(env: ExchangeEnvironment, admission: CacheAdmission, entry: CacheStore.Entry, others: [CacheStore.Entry] = [])
+    {
         self.env = env
         self.admission = admission
         self.entry = entry
+        self.others = others
     }
 
     deinit { task?.detach() }
@@ -79,11 +84,13 @@ final class BackgroundRefresh: TaskDelegate {
             writer?.abort()
         } else if let notModified {
             let settings = env.cacheSettings
-            let freshened = Revalidation.freshened(
-                entry, by: notModified, requestTime: admission.requestTime, now: env.clock(), shared: settings.shared,
-                storesSetCookie: settings.storesSetCookie, authorized: admission.request.contains(.authorization),
-                facts: settings.facts)
-            if let kept = freshened.kept { admission.cache.refresh(kept) }
+            for stored in [entry] + Revalidation.alsoSelected(by: notModified, among: others) {
+                let freshened = Revalidation.freshened(
+                    stored, by: notModified, requestTime: admission.requestTime, now: env.clock(),
+                    shared: settings.shared, storesSetCookie: settings.storesSetCookie,
+                    authorized: admission.request.contains(.authorization), facts: settings.facts)
+                if let kept = freshened.kept { admission.cache.refresh(kept) }
+            }
         } else if let writer, writer.commit(decision: task.cachingDecision, now: env.clock()) {
             env.stats.cacheStores += 1
         }

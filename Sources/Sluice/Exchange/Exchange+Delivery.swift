@@ -23,7 +23,7 @@ extension Exchange: TaskDelegate {
         var headers = response.headers
         headers.remove(.contentLength)  // a 1xx has no content and says none (RFC 9110 §8.6)
         Forwarding.appendVia(&headers, version: response.version)
-        output.interim(ResponseWriter.head(status: response.status, reason: response.reason, headers: headers))
+        output.interim(ResponseHead(status: response.status, reason: response.reason, headers: headers))
     }
 
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {
@@ -66,7 +66,7 @@ extension Exchange: TaskDelegate {
 
     func task(_ task: UpstreamTask, fillBody buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
         if machine.isOrphaned { return .failed }  // the client, and its request body, are gone
-        if request.getsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
+        if request.getsContinue, body.announceContinue() { output.sendContinue() }
         var buffer = buffer
         if outgoing.pace != nil, !body.isComplete {
             // faults.bandwidth: no more than the rate allows; the upload waits for the next slice.

@@ -24,10 +24,10 @@ extension Exchange {
         return upstream
     }
 
-    func refreshInBackground(_ entry: CacheStore.Entry) {
+    func refreshInBackground(_ entry: CacheStore.Entry, others: [CacheStore.Entry]) {
         guard let cache = env.cache, env.refreshes[entry.key] == nil else { return }
         let refresh = BackgroundRefresh(
-            env: env, admission: admission(cache: cache, requestTime: env.clock()), entry: entry)
+            env: env, admission: admission(cache: cache, requestTime: env.clock()), entry: entry, others: others)
         env.refreshes[entry.key] = refresh
         refresh.start(forwardRequest, hooks: fetchHooks())
     }
@@ -69,11 +69,13 @@ extension Exchange {
 
     /// Sends the request upstream: its contract check first, then the session's task. A client
     /// that expects `100 Continue` and has not had one (its body is unread: nothing was held for
-    /// a recording or a breakpoint) has its expectation forwarded, so the origin may refuse
-    /// the upload before it is sent (RFC 9110 §10.1.1).
+    /// a replay or a breakpoint) has its expectation forwarded, so the origin may refuse the
+    /// upload before it is sent (RFC 9110 §10.1.1); not while it is recorded (a recording keeps
+    /// the body the client sent, which a refusal would leave unread: its replay would not match).
     func send(_ upstream: UpstreamRequest) {
         var upstream = upstream
-        if !body.isComplete, body.expectation == .unanswered, replay == nil, request.getsContinue,
+        if !body.isComplete, body.expectation == .unanswered, replay == nil, capture?.requestTap == nil,
+            request.getsContinue,
             env.session.settings.continueTimeoutMilliseconds > 0
         {
             upstream.expectsContinue = true

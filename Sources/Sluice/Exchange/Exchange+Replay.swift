@@ -40,7 +40,7 @@ extension Exchange {
                 bodyRead(tap.body, whole: bodyReadWhole, points: points, upstream: upstream)
             }
         }
-        if request.getsContinue, body.announceContinue() { client.stream.write(ResponseWriter.continueResponse) }
+        if request.getsContinue, body.announceContinue() { output.sendContinue() }
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             if tap.size > Int64(env.transformLimit) { return decide(tap, bodyReadWhole: false) }

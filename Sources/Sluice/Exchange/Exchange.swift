@@ -184,7 +184,7 @@ final class Exchange {
         case .forgetUncacheable(let key): env.collapser.forgetUncacheable(key)
         case .countMiss: env.cache?.countMiss()
         case .fetch(let conditions): fetch(conditions: conditions)
-        case .refreshInBackground(let entry): refreshInBackground(entry)
+        case .refreshInBackground(let entry, let others): refreshInBackground(entry, others: others)
         case .serve(let entry, let age, let answer): serve(entry, age: age, as: answer)
         case .refreshStored(let entry): env.cache?.refresh(entry)
         case .invalidate(let key): env.cache?.invalidate(key: key)

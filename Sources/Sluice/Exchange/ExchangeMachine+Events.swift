@@ -148,7 +148,7 @@ extension ExchangeMachine {
         /// Start the upstream task with these conditional fields.
         case fetch(conditions: [HTTPFields.Field])
         /// Refresh `entry` with one background request (RFC 5861 `stale-while-revalidate`).
-        case refreshInBackground(CacheStore.Entry)
+        case refreshInBackground(CacheStore.Entry, others: [CacheStore.Entry])
         /// Serve a stored response `age` seconds old, in this form.
         case serve(CacheStore.Entry, age: Int64, as: StoredAnswer)
         /// Store `entry`'s refreshed head (a 304, or a 200 to HEAD that agrees).

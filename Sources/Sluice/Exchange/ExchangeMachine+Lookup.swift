@@ -35,13 +35,17 @@ extension ExchangeMachine {
         case .fresh(let entry, let age, let ttl, let detail):
             return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse, into: &actions)
         case .staleWhileRevalidate(let entry, let age, let ttl):
-            if context.request.method == "GET" { actions.append(.refreshInBackground(entry)) }
+            if context.request.method == "GET" {
+                // The key's other variants: a 304 with a strong validator updates them too (§4.3.4).
+                let others = candidates.count > 1 ? candidates.filter { $0 !== entry } : []
+                actions.append(.refreshInBackground(entry, others: others))
+            }
             return serveHit(
                 entry, age: age, ttl: ttl, detail: "stale-while-revalidate", afterCollapse: afterCollapse,
                 into: &actions)
         case .revalidate(let entry, let conditions, let onFailure, let reason):
             forward = reason
-            fetch.revalidating = conditions.isEmpty ? .client(entry) : .sluice(entry)
+            fetch.revalidating = conditions.isEmpty ? .client(entry) : .sluice(entry, forward: reason)
             fetch.onOriginFailure = onFailure
             if candidates.count > 1 { otherVariants = candidates.filter { $0 !== entry } }
         case .miss(let miss):
@@ -72,7 +76,7 @@ extension ExchangeMachine {
         }
         phase = .fetching(fetch)
         var conditions: [HTTPFields.Field] = []
-        if case .sluice(let entry) = fetch.revalidating { conditions = Revalidation.conditions(for: entry) }
+        if case .sluice(let entry, _) = fetch.revalidating { conditions = Revalidation.conditions(for: entry) }
         actions.append(.countMiss)
         actions.append(.fetch(conditions: conditions))
     }

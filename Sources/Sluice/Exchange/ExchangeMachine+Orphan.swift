@@ -31,7 +31,7 @@ extension ExchangeMachine {
     mutating func orphaned(_ fetch: ExchangePhase.Fetch, _ event: Event) -> [Action] {
         switch event {
         case .responseHead(let head, let now):
-            if head.status == 304, case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
+            if head.status == 304, case .sluice(let entry, _) = fetch.revalidating, let cache = context.cache {
                 let kept = freshened(entry, by: head, fetch, cache, now: now).kept
                 return endOrphan(fetch, .completed, first: kept.map { [.refreshStored($0)] } ?? [])
             }

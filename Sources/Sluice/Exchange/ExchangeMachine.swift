@@ -218,7 +218,7 @@ struct ExchangeMachine {
                 actions.append(.refreshStored(kept))
             }
         }
-        if case .sluice(let entry) = fetch.revalidating, let cache = context.cache {
+        if case .sluice(let entry, let forward) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
             if head.status == 304, !Revalidation.selects(head, entry) {
                 fetch.delivery = .discarding(.otherRepresentation)
@@ -227,7 +227,7 @@ struct ExchangeMachine {
             }
             let updated = freshened(entry, by: head, fetch, cache, now: now)
             if head.status == 304 {
-                fetch.delivery = .discarding(.notModified(updated.served, kept: updated.kept))
+                fetch.delivery = .discarding(.notModified(updated.served, kept: updated.kept, forward: forward))
                 phase = .fetching(fetch)
                 return
             }
@@ -260,11 +260,11 @@ struct ExchangeMachine {
             again.delivery = .awaitingHead
             phase = .fetching(again)
             actions.append(.fetch(conditions: []))
-        case .discarding(.notModified(let entry, let kept)):
+        case .discarding(.notModified(let entry, let kept, let forward)):
             phase = .servingStored(.revalidated)
             if let release = releasing(fetch) { actions.append(release) }
             if let kept { actions.append(.refreshStored(kept)) }
-            actions.append(.setCacheStatus(CacheStatus(.forward(.stale), forwardStatus: 304)))
+            actions.append(.setCacheStatus(CacheStatus(.forward(forward), forwardStatus: 304)))
             actions.append(serve(entry, age: entry.age(at: now), fromUpstream: true))
         case .awaitingHead, .streaming, .orphaned:
             actions.append(.commitStore)

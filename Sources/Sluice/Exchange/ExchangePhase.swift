@@ -62,8 +62,9 @@ enum ExchangePhase {
 
     /// The stored entry a 304 may update (§4.3.4), until the response head arrives.
     enum Revalidating {
-        /// Sluice sent its validators (§4.3.1).
-        case sluice(CacheStore.Entry)
+        /// Sluice sent its validators (§4.3.1): the entry was stale, or the request's own
+        /// `no-cache` asked (`forward`, for `Cache-Status` when the origin confirms it).
+        case sluice(CacheStore.Entry, forward: CacheStatus.Forward)
         /// The client's own conditional request went past this stale entry: a 304 whose
         /// validator selects it updates it too.
         case client(CacheStore.Entry)
@@ -100,7 +101,7 @@ enum ExchangePhase {
     enum Discard {
         /// The origin said 304: the refreshed entry is served (§4.3.4), and `kept` stored
         /// (``Revalidation/freshened(_:by:requestTime:now:shared:storesSetCookie:facts:)``).
-        case notModified(CacheStore.Entry, kept: CacheStore.Entry?)
+        case notModified(CacheStore.Entry, kept: CacheStore.Entry?, forward: CacheStatus.Forward)
         /// The origin answered this 5xx, and the stale entry answers instead (RFC 5861 §4).
         case originError(status: Int)
         /// A 304 about another representation than the stored one (§4.3.4: it updates nothing):

@@ -182,9 +182,9 @@ public final class Session {
             }
         }
         if !sawAccept { lines.append("Accept:") }  // libcurl would add Accept: */*
-        // The client's expectation goes on (libcurl waits for the 100 as the native transport
-        // does); otherwise none: libcurl would add its own to large uploads.
-        if request.body != .none { lines.append(request.expectsContinue ? "Expect: 100-continue" : "Expect:") }
+        // No expectation: the client's is Sluice's to answer on this path (libcurl would add its
+        // own to large uploads, and retries a 417 without it).
+        if request.body != .none { lines.append("Expect:") }
         handle.setHeaders(lines)
         handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
         if let trust = request.trust {
@@ -200,7 +200,6 @@ public final class Session {
         }
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,
-            lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000),
-            continueMilliseconds: settings.continueTimeoutMilliseconds)
+            lowSpeedSeconds: max(1, settings.idleTimeoutMilliseconds / 1000))
     }
 }

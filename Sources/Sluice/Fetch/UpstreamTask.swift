@@ -180,6 +180,10 @@ public final class UpstreamTask {
             native.start()
             return
         }
+        // libcurl answers a 417 to an expectation by sending the request again without it, and
+        // then never sends one on that handle again: it gets no expectation, and Sluice answers
+        // the client's itself (the body goes with the head).
+        if currentRequest.expectsContinue { currentRequest.expectsContinue = false }
         let handle = session.checkoutHandle()
         handle.delegate = self
         session.configure(handle, for: currentRequest)

@@ -42,6 +42,8 @@ protocol ClientStream: AnyObject {
 protocol ResponseParts: AnyObject {
     /// The final head; `hasBody`: content (or trailers) may follow.
     func respond(_ head: ResponseHead, hasBody: Bool)
+    /// An interim (1xx) head, before the final one.
+    func respondInterim(_ head: ResponseHead)
     func respondBody(_ bytes: UnsafeRawBufferPointer)
     /// The response is complete.
     func respondEnd()

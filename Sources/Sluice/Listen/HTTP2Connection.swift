@@ -112,6 +112,13 @@ final class HTTP2Connection {
         flushSoon()
     }
 
+    func respondInterim(_ stream: HTTP2Stream, head: ResponseHead) {
+        var headers = head.headers
+        HopByHop.strip(&headers)
+        session.respondInterim(stream: stream.id, status: head.status, headers: headers.map { ($0.name, $0.value) })
+        flushSoon()
+    }
+
     func dataReady(_ stream: HTTP2Stream) {
         session.resume(stream.id)
         flushSoon()

@@ -124,6 +124,11 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         connection.loop.callSoon { [weak self] in self?.submitPendingHead() }
     }
 
+    func respondInterim(_ head: ResponseHead) {
+        guard !closed, !headSubmitted, pendingHead == nil else { return }
+        connection.respondInterim(self, head: head)
+    }
+
     func respondBody(_ bytes: UnsafeRawBufferPointer) {
         guard !closed, !bytes.isEmpty, !bodyEnded else { return }
         submitPendingHead()

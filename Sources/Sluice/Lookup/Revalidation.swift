@@ -47,6 +47,13 @@ enum Revalidation {
         // stored response is answered as it is, its pairing of body and validators kept.
         if response.status == 304, !selects(response, entry) { return (entry, nil) }
         let served = refreshed(entry, by: response, requestTime: requestTime, now: now, facts: facts)
+        // A 304 whose `Vary` names other fields (or `*`) would leave the entry stored under a
+        // selection it no longer has (§4.1): served to its client, not kept.
+        if response.headers.contains(.vary),
+            Set(CachePolicy.varyNames(response.headers)) != Set(CachePolicy.varyNames(entry.headers))
+        {
+            return (served, nil)
+        }
         let control = CacheControl(response.headers)
         // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
         if (control.noStore && !control.mustUnderstand) || (shared && control.isPrivate) { return (served, nil) }

@@ -37,10 +37,34 @@ public struct ProxyRequest: Sendable, Equatable {
         return !connection.contains("close")
     }
 
-    /// Whether the client sent `Expect: 100-continue`.
-    public var expectsContinue: Bool {
-        headers[.expect].map { $0.trimmingOWS().lowercased() == "100-continue" } ?? false
+    /// What the client's `Expect` asks (RFC 9110 §10.1.1).
+    public enum Expectation: Equatable, Sendable {
+        /// Nothing (no field, or only empty members).
+        case none
+        /// `100-continue` (once or more).
+        case continueFirst
+        /// A member Sluice does not know: 417.
+        case unsupported(String)
     }
+
+    /// The members of every `Expect` line as one list (RFC 9110 §5.3), empty ones ignored
+    /// (§5.6.1.2), compared case-insensitively.
+    public var expectation: Expectation {
+        guard headers.contains(.expect) else { return .none }
+        var found = Expectation.none
+        for line in headers.values(.expect) {
+            for member in line.split(separator: ",", omittingEmptySubsequences: false) {
+                let text = String(member).trimmingOWS()
+                if text.isEmpty { continue }
+                guard text.lowercased() == "100-continue" else { return .unsupported(text) }
+                found = .continueFirst
+            }
+        }
+        return found
+    }
+
+    /// Whether the client sent `Expect: 100-continue`.
+    public var expectsContinue: Bool { headers.contains(.expect) && expectation == .continueFirst }
 
     /// Whether to answer `100 Continue` before reading the body: never to an HTTP/1.0 client,
     /// whose expectation is ignored (RFC 9110 §10.1.1) and which gets no 1xx (§15.2).

@@ -274,7 +274,17 @@ final class ResponseOutput {
 
     /// An interim (1xx) response, written at once (to an HTTP/1.1 client: an HTTP/2 stream's
     /// interim heads are not passed on).
-    func interim(_ head: [UInt8]) { if parts == nil { stream.write(head) } }
+    /// An interim (1xx) head: its bytes, or a part for a client that takes parts.
+    func interim(_ head: ResponseHead) {
+        if let parts { return parts.respondInterim(head) }
+        stream.write(ResponseWriter.head(status: head.status, reason: head.reason, headers: head.headers))
+    }
+
+    /// Sluice's own `100 Continue`, in answer to the client's expectation.
+    func sendContinue() {
+        if let parts { return parts.respondInterim(ResponseHead(status: 100, reason: "Continue")) }
+        stream.write(ResponseWriter.continueResponse)
+    }
 
     /// A held head goes to a client that takes parts: with a body to follow unless none is framed.
     private func sendHead(to parts: any ResponseParts) {

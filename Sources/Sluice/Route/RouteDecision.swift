@@ -85,8 +85,8 @@ struct RouteDecision {
         }
         route.entry = book.resolve(method: request.method, host: url.host, path: url.pathAndQuery)
         route.stripMode = stripping(requested: request.headers[.sluiceStripNulls], rule: route.rule.stripJSONNulls)
-        if let expectation = request.headers[.expect], !request.expectsContinue {
-            return (route, .refused(.badRequest(reason: .unsupportedExpectation(expectation))))
+        if request.headers.contains(.expect), case .unsupported(let member) = request.expectation {
+            return (route, .refused(.badRequest(reason: .unsupportedExpectation(member))))
         }
         if request.method == "TRACE" || request.method == "OPTIONS", Forwarding.maxForwards(request) == 0 {
             return (route, .answerLocally)

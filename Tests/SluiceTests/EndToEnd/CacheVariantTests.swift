@@ -81,4 +81,37 @@ struct CacheVariantTests {
         #expect(en.header("x-version") == "2" && en.text == "lang=en")
         #expect(origin.requests.count == 2)
     }
+
+    @Test("A background refresh (stale-while-revalidate) confirmed by a strong tag freshens the other variants too")
+    func backgroundRefreshUpdatesEveryVariant() throws {
+        let tag = "\"v1\""
+        let origin = try OriginServer { request in
+            if request.header("if-none-match") == tag {
+                return .respond(
+                    status: 304, headers: [("ETag", tag), ("Cache-Control", "max-age=3600"), ("X-Version", "2")],
+                    body: [])
+            }
+            return .respond(
+                status: 200,
+                headers: [
+                    ("ETag", tag), ("Cache-Control", "max-age=0, stale-while-revalidate=60"),
+                    ("Vary", "Accept-Language"), ("X-Version", "1"),
+                ], body: Array("lang=\(request.header("accept-language") ?? "none")".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(Self.get(origin, "en"))
+        _ = try client.request(Self.get(origin, "fr"))
+        // When "en" is served stale and refreshed behind the client's back
+        let stale = try client.request(Self.get(origin, "en"))
+        #expect(stale.header("x-version") == "1")
+        #expect(try eventually { origin.requests.count == 3 })
+        Thread.sleep(forTimeInterval: 0.3)  // the origin answered; the refresh stores its 304 as it completes
+        // Then "fr", which has the same tag, is fresh from that 304 (a hit, no fourth request)
+        let fr = try client.request(Self.get(origin, "fr"))
+        #expect(fr.header("x-version") == "2", "\(fr.headers)")
+        #expect(fr.header("cache-status")?.contains("hit") == true, "\(fr.headers)")
+        #expect(origin.requests.count == 3)
+    }
 }

@@ -478,6 +478,17 @@ struct ExchangeMachineTests {
         #expect(Self.describe(machine.phase) == "servingStored(revalidated)")
     }
 
+    @Test("A fresh entry revalidated because the request said no-cache is confirmed as fwd=request, not stale")
+    func notModifiedAfterNoCache() throws {
+        let fresh = Self.entry([("Cache-Control", "max-age=500"), ("ETag", "\"v1\"")], age: 10)
+        var (machine, _) = Self.lookedUp(Self.request("GET", [("Cache-Control", "no-cache")]), [fresh])
+        _ = machine.handle(.responseHead(Self.head(304, [("ETag", "\"v1\"")]), now: Self.now))
+        let done = machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now + 1))
+        #expect(
+            done.map(Self.describe).contains("status(Sluice; fwd=request; fwd-status=304)"),
+            "\(done.map(Self.describe))")
+    }
+
     @Test("A 304's Set-Cookie is served to its client, never stored; a private or no-store 304 stores nothing")
     func notModifiedPersonal() throws {
         let stale = Self.entry([("Cache-Control", "max-age=5"), ("ETag", "\"v1\"")], age: 10)

@@ -97,6 +97,27 @@ struct HTTP2Tests {
         }
     }
 
+    @Test(
+        "Expect: 100-continue on a stream: the 100 is an interim HEADERS frame, then the body goes and the answer comes"
+    )
+    func expectContinue() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // curl waits up to 15 s for the 100 before it sends the body anyway: the 100 came when
+        // the whole exchange took less than that.
+        let answer = try Self.curl(
+            [
+                "-D", "-", "-H", "Expect: 100-continue", "--expect100-timeout", "15", "--data-binary", "hello over h2",
+                "-w", "|%{time_total}", origin.url("/echo"),
+            ], proxy: proxy.port, cacert: setup.caCert)
+        #expect(answer.contains("HTTP/2 100"), "\(answer)")
+        #expect(answer.contains("HTTP/2 200") && answer.contains("hello over h2|"), "\(answer)")
+        let seconds = answer.split(separator: "|").last.flatMap { Double($0) } ?? 99
+        #expect(seconds < 10, "the client waited for its own timeout: \(seconds) s")
+    }
+
     @Test("limits.max_request_body holds on HTTP/2 streams: a body over it is a 413, with a length or without")
     func requestBodyLimit() throws {
         let setup = try Setup()

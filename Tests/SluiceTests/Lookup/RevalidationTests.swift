@@ -77,4 +77,19 @@ struct RevalidationTests {
         #expect(selected([]).isEmpty)
         #expect(selected([("ETag", "\"v1\"")], status: 200).isEmpty)
     }
+
+    @Test("A 304 whose Vary names other fields, or *, is served but not kept; the same names in another order are")
+    func varyChangedUpdate() {
+        let stored = FreshnessTests.entry(
+            [("ETag", "\"a\""), ("Vary", "Accept-Language, Accept-Encoding"), ("Cache-Control", "max-age=0")], age: 10)
+        for (vary, kept) in [("*", false), ("X-Other", false), ("accept-encoding, Accept-Language", true)] {
+            let update = ResponseHead(
+                status: 304, headers: HTTPFields([("ETag", "\"a\""), ("Vary", vary), ("Cache-Control", "max-age=60")]))
+            let refreshed = Revalidation.freshened(
+                stored, by: update, requestTime: Self.now, now: Self.now, shared: true, storesSetCookie: false,
+                facts: Self.facts)
+            #expect((refreshed.kept != nil) == kept, "\(vary)")
+            #expect(refreshed.served.headers[.vary] == vary)
+        }
+    }
 }

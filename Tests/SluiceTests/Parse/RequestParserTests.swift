@@ -226,4 +226,21 @@ struct RequestParserTests {
             }
         }
     }
+
+    @Test("Expect is a list: members on one line or several, empty ones ignored, any other member unsupported")
+    func expectation() throws {
+        func expectation(_ fields: String) throws -> ProxyRequest.Expectation {
+            try Self.head("PUT http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\(fields)\r\n").expectation
+        }
+        #expect(try expectation("") == .none)
+        #expect(try expectation("Expect:\r\n") == .none)
+        #expect(try expectation("Expect: , ,\r\n") == .none)
+        #expect(try expectation("Expect: 100-Continue\r\n") == .continueFirst)
+        #expect(try expectation("Expect: 100-continue,\r\n") == .continueFirst)
+        #expect(try expectation("Expect: 100-continue, 100-continue\r\n") == .continueFirst)
+        #expect(try expectation("Expect: 100-continue\r\nExpect: 100-continue\r\n") == .continueFirst)
+        #expect(try expectation("Expect: 100-continue, foo\r\n") == .unsupported("foo"))
+        #expect(try expectation("Expect:\r\nExpect: bar=1\r\n") == .unsupported("bar=1"))
+        #expect(try Self.head("PUT http://h/ HTTP/1.1\r\nHost: h\r\nExpect: 100-continue,\r\n\r\n").expectsContinue)
+    }
 }
