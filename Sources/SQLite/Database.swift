@@ -37,6 +37,9 @@ public final class Database {
     /// two processes opening one new file at once race for it, and SQLite answers the loser
     /// "busy" at once rather than through the busy handler.
     private func enterWAL(waitingAtMost milliseconds: Int32) throws(SQLiteError) {
+        // Each try answers at once (no busy handler inside it): the wait is these sleeps alone.
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, milliseconds) }
         var waited: Int32 = 0
         while true {
             do {
@@ -89,11 +92,13 @@ public final class Database {
     }
 
     /// `PRAGMA user_version`.
-    public var userVersion: Int {
-        get {
-            guard let statement = try? prepare("PRAGMA user_version"), (try? statement.step()) == true else { return 0 }
-            return Int(statement.int64(at: 0))
-        }
+    public var userVersion: Int { (try? readUserVersion()) ?? 0 }
+
+    /// `PRAGMA user_version`, or the error that kept it from being read.
+    public func readUserVersion() throws(SQLiteError) -> Int {
+        let statement = try prepare("PRAGMA user_version")
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(at: 0))
     }
 
     /// Sets `PRAGMA user_version`.

@@ -32,7 +32,7 @@ public struct Migrator: Sendable {
         guard current <= migrations.count else { return .tooNew(fileVersion: current, known: migrations.count) }
         for (index, migration) in migrations.enumerated() where index >= current {
             try database.transaction {
-                guard database.userVersion == index else { return }
+                guard try database.readUserVersion() == index else { return }
                 try database.execute(migration.sql)
                 try database.setUserVersion(index + 1)
             }

@@ -20,7 +20,7 @@ public protocol TLSTransport: AnyObject {
 public final class TLSSession {
     /// A handshake's progress.
     public enum Step: Equatable, Sendable {
-        /// More bytes from the client are needed.
+        /// More bytes from the peer are needed (they are read as they arrive).
         case needMore
         /// The handshake is complete.
         case established
@@ -43,7 +43,7 @@ public final class TLSSession {
     /// A read's result.
     public enum Read: Equatable, Sendable {
         case bytes(Int)
-        /// Nothing decrypted yet: feed more.
+        /// Nothing decrypted yet: the rest of a record is still on its way.
         case needMore
         /// The client sent close_notify.
         case closed
@@ -60,9 +60,9 @@ public final class TLSSession {
 
     let ssl: OpaquePointer
     private let role: Role
-    /// The byte stream under the session: set by its owner before the first handshake step, and
-    /// owning the session (so never gone while the session is used).
-    public unowned(unsafe) var transport: (any TLSTransport)?
+    /// The byte stream under the session: set by its owner before the first handshake step. Held
+    /// unowned (the owner holds the session: no cycle); using a session past its owner traps.
+    public unowned var transport: (any TLSTransport)?
     /// The SNI name the client sent (a server session), if any.
     public private(set) var serverName: String?
     private var certificateFailure: String?
@@ -121,7 +121,7 @@ public final class TLSSession {
         }
     }
 
-    /// Advances the handshake with what was fed.
+    /// Advances the handshake with what the transport has received.
     public func handshake() -> Step {
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)

@@ -67,7 +67,8 @@ final class BackgroundRefresh: TaskDelegate {
     func task(_ task: UpstreamTask, didCompleteWith error: SluiceError?) {
         // A 304 about another representation (RFC 9111 §4.3.4) updates nothing: asked once more,
         // plainly, its answer may replace the entry (the refresh stays in `env.refreshes` meanwhile).
-        if error == nil, let answer = notModified, !Revalidation.selects(answer, entry),
+        if error == nil, let answer = notModified,
+            !Revalidation.selects(answer, entry) || Revalidation.changesVary(answer, entry),
             let (request, hooks) = sent.take()
         {
             notModified = nil

@@ -16,6 +16,7 @@ extension ExchangeMachine {
     ) {
         let settings = context.cache?.freshness ?? .init()
         let request = Freshness.Request(context.request.headers)
+        if !otherVariants.isEmpty { otherVariants = [] }  // a look after a collapse wait starts again
         let decision = Freshness.decide(candidates, request: request, settings: settings, now: now)
         if !pieces.isEmpty, !decision.servesStored,
             case .fresh(let piece, let age, let ttl, let detail) = Freshness.decide(

@@ -220,7 +220,7 @@ struct ExchangeMachine {
         }
         if case .sluice(let entry, let forward) = fetch.revalidating, let cache = context.cache {
             fetch.revalidating = nil
-            if head.status == 304, !Revalidation.selects(head, entry) {
+            if head.status == 304, !Revalidation.selects(head, entry) || Revalidation.changesVary(head, entry) {
                 fetch.delivery = .discarding(.otherRepresentation)
                 phase = .fetching(fetch)
                 return

@@ -57,6 +57,7 @@ public struct RedirectState: Sendable, Equatable {
         if becomesGET {
             next.method = "GET"
             next.body = .none
+            next.expectsContinue = false
             next.headers.remove(keys: [
                 "content-type", "content-encoding", "content-language", "content-location", "digest",
             ])

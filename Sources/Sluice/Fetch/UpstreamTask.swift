@@ -426,7 +426,7 @@ public final class UpstreamTask {
         case .interim(var head):
             // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. A 100 only
             // when the request carried the client's expectation (an unasked one says nothing).
-            if head.status == 100, !currentRequest.expectsContinue { return .more }
+            if head.status == 100, !currentRequest.expectsContinue || currentRequest.body == .none { return .more }
             HopByHop.strip(&head.headers)
             delegate?.task(self, didReceiveInterim: head)
             return head.status == 100 ? .continued : .more

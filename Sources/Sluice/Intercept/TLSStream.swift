@@ -60,7 +60,12 @@ final class TLSStream: ClientStream, TLSTransport {
 
     var receivable: Int { raw.inputCount }
 
-    func send(_ bytes: UnsafeRawBufferPointer) { raw.write(bytes, more: false) }
+    /// Each record as the session makes it, with the writer's hint: records of a body that goes
+    /// on are held for full packets (`MSG_MORE`, pushed at the end of the loop turn at the latest).
+    func send(_ bytes: UnsafeRawBufferPointer) { raw.write(bytes, more: moreFollows) }
+
+    /// The `more` hint of the write being sealed (``send(_:)`` passes it on).
+    private var moreFollows = false
 
     /// Moves what the client sent through TLS: the handshake while it runs, then plain text.
     func advance() -> Progress {
@@ -174,11 +179,15 @@ final class TLSStream: ClientStream, TLSTransport {
 
     func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open else { return }
+        moreFollows = more
+        defer { moreFollows = false }
         session.write(bytes)
     }
 
     func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open else { return }
+        moreFollows = more
+        defer { moreFollows = false }
         seal(first, second)
     }
 
@@ -186,6 +195,8 @@ final class TLSStream: ClientStream, TLSTransport {
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open else { return }
+        moreFollows = more
+        defer { moreFollows = false }
         seal(first, second, third)
     }
 
@@ -194,6 +205,8 @@ final class TLSStream: ClientStream, TLSTransport {
         _ fourth: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open else { return }
+        moreFollows = more
+        defer { moreFollows = false }
         seal(first, second, third, fourth)
     }
 

@@ -49,11 +49,7 @@ enum Revalidation {
         let served = refreshed(entry, by: response, requestTime: requestTime, now: now, facts: facts)
         // A 304 whose `Vary` names other fields (or `*`) would leave the entry stored under a
         // selection it no longer has (§4.1): served to its client, not kept.
-        if response.headers.contains(.vary),
-            Set(CachePolicy.varyNames(response.headers)) != Set(CachePolicy.varyNames(entry.headers))
-        {
-            return (served, nil)
-        }
+        if changesVary(response, entry) { return (served, nil) }
         let control = CacheControl(response.headers)
         // `must-understand` overrides `no-store` for the statuses it stores (§5.2.2.3), as when storing.
         if (control.noStore && !control.mustUnderstand) || (shared && control.isPrivate) { return (served, nil) }
@@ -64,6 +60,13 @@ enum Revalidation {
         var impersonal = response
         CachePolicy.removeCookies(&impersonal.headers)
         return (served, refreshed(entry, by: impersonal, requestTime: requestTime, now: now, facts: facts))
+    }
+
+    /// Whether a 304 names other `Vary` fields than the stored response (or `*`): the entry was
+    /// stored under a selection that no longer holds, so the 304 cannot freshen it.
+    static func changesVary(_ response: ResponseHead, _ entry: CacheStore.Entry) -> Bool {
+        guard response.status == 304, response.headers.contains(.vary) else { return false }
+        return Set(CachePolicy.varyNames(response.headers)) != Set(CachePolicy.varyNames(entry.headers))
     }
 
     /// §4.3.4: the key's other stored responses that a 304 updates as well: those with its strong

@@ -272,9 +272,8 @@ final class ResponseOutput {
         state = .complete
     }
 
-    /// An interim (1xx) response, written at once (to an HTTP/1.1 client: an HTTP/2 stream's
-    /// interim heads are not passed on).
-    /// An interim (1xx) head: its bytes, or a part for a client that takes parts.
+    /// An interim (1xx) head, at once: its bytes, or an interim part for a client that takes
+    /// parts (an HTTP/2 stream's HEADERS frame).
     func interim(_ head: ResponseHead) {
         if let parts { return parts.respondInterim(head) }
         stream.write(ResponseWriter.head(status: head.status, reason: head.reason, headers: head.headers))

@@ -97,7 +97,11 @@ extension NativeTransfer {
         case .final(let head):
             // A final answer before the origin asked for the body: the body is not sent (the
             // connection closes after this response, as the request was never whole).
-            if case .awaitingContinue = sending { continueTimer?.cancel() }
+            if case .awaitingContinue = sending {
+                continueTimer?.cancel()
+                sending = .withheld
+                connection?.readTimeout(true)  // off while a body was to go: the answer's body may stall
+            }
             let framing = ResponseBodyFraming.of(method: method, head: head)
             self.framing = framing
             switch framing.length {

@@ -30,6 +30,9 @@ final class NativeTransfer {
         /// The head went out with `Expect: 100-continue`: the body waits for the origin's 100
         /// (or `timeouts.upstream_continue` of silence); a final answer first means it never goes.
         case awaitingContinue(UploadFraming)
+        /// The origin answered before it asked for the body: the body is never sent (and the
+        /// connection is not reused: the request was never whole).
+        case withheld
         /// Body bytes are sent as the client gives them.
         case body(UploadFraming)
         /// The client has no more for now; ``resume()`` goes on.
