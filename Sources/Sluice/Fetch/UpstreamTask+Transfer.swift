@@ -17,6 +17,13 @@ extension UpstreamTask {
             self.head = head
             self.startTime = startTime
         }
+
+        /// The head went with `Expect: 100-continue` and none of the body has gone yet (only
+        /// the native transport forwards an expectation).
+        var awaitsContinue: Bool {
+            if case .native(let native) = carrier { return native.awaitsContinue }
+            return false
+        }
     }
 
     /// The transport of one transfer, with what it runs on.

@@ -370,6 +370,9 @@ public final class UpstreamTask {
         case more
         /// `100 Continue` to a request that expects it (passed on to the client): its body may go.
         case continued
+        /// `417` to the expectation, before any of the body went: the transport sends the
+        /// request again without it (RFC 9110 §10.1.1: the chain does not support expectations).
+        case expectationRefused
         /// The final head arrived and is delivered (or followed): its body comes next. The head
         /// is the origin's, before any rewrite: its framing is what the transport reads by.
         case final(ResponseHead)
@@ -430,6 +433,12 @@ public final class UpstreamTask {
             HopByHop.strip(&head.headers)
             delegate?.task(self, didReceiveInterim: head)
             return head.status == 100 ? .continued : .more
+        case .final(let origin)
+        where origin.status == 417 && currentRequest.expectsContinue && transfer.awaitsContinue:
+            // Not the client's answer: the expectation was Sluice's to forward. The request goes
+            // again without it; the client gets Sluice's own 100 when its body is asked for.
+            currentRequest.expectsContinue = false
+            return .expectationRefused
         case .final(let origin):
             // Framing fields are never rewritten (refused by the configuration): the checked
             // framing stands.
@@ -575,7 +584,7 @@ extension UpstreamTask: EasyHandleDelegate {
     public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
     {
         switch receiveHeadLine(line) {
-        case .more, .continued, .final: .proceed
+        case .more, .continued, .expectationRefused, .final: .proceed
         case .abort: .abort
         }
     }

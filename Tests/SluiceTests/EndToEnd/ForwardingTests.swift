@@ -116,6 +116,33 @@ struct ForwardingTests {
     }
 
     @Test(
+        "An origin that answers the expectation with 417 gets the request again without it; the client never sees the 417"
+    )
+    func expectContinueRefusedWith417() throws {
+        // Given an origin (or a hop before it) that supports no expectations
+        let origin = try OriginServer(expectation: .answerFromHead) { request in
+            request.header("expect") != nil
+                ? .respond(status: 417, headers: [], body: Array("no expectations".utf8))
+                : .text("len=\(request.body.count)")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let forwarded = proxy.upstreamEngine == .auto
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "PUT \(origin.url("/u")) HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        // Then the client gets Sluice's own 100, sends its body, and gets the answer to it
+        let interim = try client.reader.readHead()
+        #expect(interim?.startLine == "HTTP/1.1 100 Continue")
+        try client.send("abcd")
+        let response = try client.reader.readResponse()
+        #expect(response.status == 200 && response.text == "len=4")
+        // and the origin saw the expectation once, then the request without it, whole
+        #expect(origin.requests.map { $0.header("expect") } == (forwarded ? ["100-continue", nil] : [nil]))
+        #expect(origin.requests.last?.body == Array("abcd".utf8))
+    }
+
+    @Test(
         "An origin that ignores the expectation gets the body after timeouts.upstream_continue, and the client Sluice's 100"
     )
     func expectContinueIgnored() throws {

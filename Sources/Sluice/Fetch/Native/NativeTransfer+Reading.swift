@@ -94,6 +94,9 @@ extension NativeTransfer {
         case .continued:
             bodyMayGo()  // the origin asked for the body; its answer is read next
             return !isDone
+        case .expectationRefused:
+            repeatWithoutExpectation()
+            return false
         case .final(let head):
             // A final answer before the origin asked for the body: the body is not sent (the
             // connection closes after this response, as the request was never whole).

@@ -75,7 +75,7 @@ final class NativeTransfer {
     let method: String
     let body: UpstreamRequest.Body
     /// The request head, made once (a retry sends it again).
-    let head: [UInt8]
+    private(set) var head: [UInt8]
     let key: OriginKey
     /// The task it works for. Unowned, not weak (a weak reference gives the task a side table,
     /// and every retain of it the slow path): the task clears it when it goes (its `deinit`).
@@ -104,7 +104,7 @@ final class NativeTransfer {
     private(set) var refusal: SluiceError?
     var scratch: [UInt8] = []
     /// The request body waits for the origin's `100 Continue` (RFC 9110 §10.1.1).
-    let expectsContinue: Bool
+    private(set) var expectsContinue: Bool
     /// Sends the body anyway when the origin stays silent (an HTTP/1.0 server ignores the expectation).
     var continueTimer: Timer?
 
@@ -289,6 +289,32 @@ final class NativeTransfer {
     /// request): the request, which sent no body yet, goes again on a new connection.
     func retry() {
         guard let connection else { return }
+        self.connection = nil
+        transport.release(connection, reusable: false)
+        reading = .notYet
+        sending = .notYet
+        continueTimer?.cancel()
+        reused = false
+        receivedAny = false
+        peerClosed = false
+        transport.checkout(for: self, fresh: true)
+    }
+
+    /// The head went with `Expect: 100-continue` and none of the body has gone yet.
+    var awaitsContinue: Bool {
+        if case .awaitingContinue = sending { return true }
+        return false
+    }
+
+    /// The origin answered the expectation with 417 before any of the body went (RFC 9110
+    /// §10.1.1: a client repeats the request without it): the same request goes again on a new
+    /// connection, its head without `Expect`, its body with it (the task did not pass the 417 on).
+    func repeatWithoutExpectation() {
+        guard let connection, case .awaitingContinue = sending, let request = task?.currentRequest else {
+            return stop(nil)
+        }
+        expectsContinue = false
+        head = RequestHeadWriter.head(request)  // the task's request has no expectation now
         self.connection = nil
         transport.release(connection, reusable: false)
         reading = .notYet
