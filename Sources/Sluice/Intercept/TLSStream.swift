@@ -17,7 +17,10 @@ final class TLSStream: ClientStream, TLSTransport {
         case open
         /// close_notify sent (``closeWriting()``): the peer's bytes are still read.
         case readOnly
-        /// The peer sent close_notify, or TLS failed after the handshake.
+        /// The peer sent close_notify: nothing more comes, but what it asked for still goes
+        /// (TLS 1.3 §6.1: each side closes its own writing; a request may come with its close).
+        case writeOnly
+        /// Both sides closed, or TLS failed (a record that did not authenticate, an alert).
         case closed
     }
 
@@ -84,13 +87,17 @@ final class TLSStream: ClientStream, TLSTransport {
         case .open, .readOnly:
             refill()
             return .open
-        case .closed:
+        case .writeOnly, .closed:
             return .open
         }
     }
 
-    /// Whether the client ended its side (close_notify or a failed record).
-    var inputEnded: Bool { phase == .closed }
+    /// Whether the peer ended its side (close_notify or a failed record).
+    var inputEnded: Bool { phase == .writeOnly || phase == .closed }
+
+    /// Whether TLS failed (nothing more goes either way), as opposed to the peer's close_notify.
+    var failed: Bool { phase == .closed && !sawCloseNotify }
+    private var sawCloseNotify = false
 
     /// Sends close_notify (before the socket closes), unless it was sent already or the
     /// handshake never finished.
@@ -101,9 +108,9 @@ final class TLSStream: ClientStream, TLSTransport {
 
     /// Sends close_notify and writes nothing more, but goes on reading (a half-closed tunnel).
     func closeWriting() {
-        guard phase == .open else { return }
+        guard phase == .open || phase == .writeOnly else { return }
         session.close()
-        phase = .readOnly
+        phase = phase == .writeOnly ? .closed : .readOnly
     }
 
     // MARK: - Reading
@@ -133,7 +140,11 @@ final class TLSStream: ClientStream, TLSTransport {
                 plain.append(contentsOf: scratch[0..<count])
             case .needMore:
                 return  // the rest of a record is still on its way
-            case .closed, .failed:
+            case .closed:
+                sawCloseNotify = true
+                phase = phase == .readOnly ? .closed : .writeOnly
+                return
+            case .failed:
                 phase = .closed
                 return
             }
@@ -178,14 +189,14 @@ final class TLSStream: ClientStream, TLSTransport {
     // MARK: - Writing
 
     func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {
-        guard phase == .open else { return }
+        guard phase == .open || phase == .writeOnly else { return }
         moreFollows = more
         defer { moreFollows = false }
         session.write(bytes)
     }
 
     func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
-        guard phase == .open else { return }
+        guard phase == .open || phase == .writeOnly else { return }
         moreFollows = more
         defer { moreFollows = false }
         seal(first, second)
@@ -194,7 +205,7 @@ final class TLSStream: ClientStream, TLSTransport {
     func write(
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
     ) {
-        guard phase == .open else { return }
+        guard phase == .open || phase == .writeOnly else { return }
         moreFollows = more
         defer { moreFollows = false }
         seal(first, second, third)
@@ -204,7 +215,7 @@ final class TLSStream: ClientStream, TLSTransport {
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer,
         _ fourth: UnsafeRawBufferPointer, more: Bool
     ) {
-        guard phase == .open else { return }
+        guard phase == .open || phase == .writeOnly else { return }
         moreFollows = more
         defer { moreFollows = false }
         seal(first, second, third, fourth)

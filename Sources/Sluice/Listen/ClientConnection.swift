@@ -2,6 +2,10 @@ import EventIO
 import Logging
 import TLS
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One client socket: reads request heads, runs one ``Exchange`` at a time (pipelined requests
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
 final class ClientConnection {
@@ -306,6 +310,23 @@ extension ClientConnection: ConnectionDelegate {
         case .handshaking: handshake()
         case .closed: connection.drainInput(connection.inputCount)
         }
+        tlsInputEnded()
+    }
+
+    /// An intercepted client's TLS input ended with what was read: its close_notify is what a
+    /// FIN is on a plain connection (what it asked for is still answered, then the connection
+    /// closes), and a record that failed what a socket error is (RFC 8446 §6.1, §6.2).
+    private func tlsInputEnded() {
+        let tls: TLSStream
+        switch state {
+        case .idle, .readingHead, .exchanging:
+            guard let inner = inside?.tls else { return }
+            tls = inner
+        case .http2(let http2): tls = http2.tls
+        default: return
+        }
+        guard input != .ended, tls.inputEnded, tls.inputCount == 0 else { return }
+        self.connection(connection, didReceive: tls.failed ? .error(code: EPROTO, resolving: false) : .endOfStream)
     }
 
     func connectionDidDrain(_ connection: Connection) {

@@ -452,6 +452,26 @@ struct InterceptionTests {
         #expect((result["seconds"] as? Double ?? 99) < 3, "no header timeout waited out: \(result)")
     }
 
+    @Test("A client's close_notify is answered at once, also when its request came with it; a forged record closes")
+    func clientClosesTLS() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let result = try TestVenv.run(
+            "intercept/closing.py", [String(proxy.port), "localhost", String(origin.port), setup.caCert]
+        ).json
+        for version in ["1.2", "1.3"] {
+            let after = result["after \(version)"] as? [String: Any] ?? [:]
+            #expect(after["close_notify"] as? Bool == true && after["closed"] as? Bool == true, "\(after)")
+            let together = result["together \(version)"] as? [String: Any] ?? [:]
+            #expect(together["status"] as? String == "HTTP/1.1 200 OK", "the request sent with the close: \(together)")
+            #expect(together["close_notify"] as? Bool == true && together["closed"] as? Bool == true, "\(together)")
+            let forged = result["forged \(version)"] as? [String: Any] ?? [:]
+            #expect(forged["closed"] as? Bool == true, "\(forged)")
+        }
+    }
+
     @Test("An intercepted exchange is an event on /events, with its https URL and TLS timing")
     func eventStream() throws {
         let setup = try Setup()
