@@ -63,12 +63,10 @@ final class TLSStream: ClientStream, TLSTransport {
 
     var receivable: Int { raw.inputCount }
 
-    /// Each record as the session makes it, with the writer's hint: records of a body that goes
-    /// on are held for full packets (`MSG_MORE`, pushed at the end of the loop turn at the latest).
-    func send(_ bytes: UnsafeRawBufferPointer) { raw.write(bytes, more: moreFollows) }
-
-    /// The `more` hint of the write being sealed (``send(_:)`` passes it on).
-    private var moreFollows = false
+    /// Each record as the session makes it, at once (holding records back for fuller packets,
+    /// `MSG_MORE`, was measured: it made the small answers at 64 connections wait for the end of
+    /// the loop turn).
+    func send(_ bytes: UnsafeRawBufferPointer) { raw.write(bytes, more: false) }
 
     /// Moves what the client sent through TLS: the handshake while it runs, then plain text.
     func advance() -> Progress {
@@ -190,15 +188,11 @@ final class TLSStream: ClientStream, TLSTransport {
 
     func write(_ bytes: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open || phase == .writeOnly else { return }
-        moreFollows = more
-        defer { moreFollows = false }
         session.write(bytes)
     }
 
     func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, more: Bool) {
         guard phase == .open || phase == .writeOnly else { return }
-        moreFollows = more
-        defer { moreFollows = false }
         seal(first, second)
     }
 
@@ -206,8 +200,6 @@ final class TLSStream: ClientStream, TLSTransport {
         _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ third: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open || phase == .writeOnly else { return }
-        moreFollows = more
-        defer { moreFollows = false }
         seal(first, second, third)
     }
 
@@ -216,8 +208,6 @@ final class TLSStream: ClientStream, TLSTransport {
         _ fourth: UnsafeRawBufferPointer, more: Bool
     ) {
         guard phase == .open || phase == .writeOnly else { return }
-        moreFollows = more
-        defer { moreFollows = false }
         seal(first, second, third, fourth)
     }
 
