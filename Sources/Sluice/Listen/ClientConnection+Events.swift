@@ -40,7 +40,10 @@ extension ClientConnection: ConnectionDelegate {
         case .idle, .readingHead, .exchanging:
             guard let inner = inside?.tls else { return }
             tls = inner
-        case .http2(let http2): tls = http2.tls
+        case .http2(let http2):
+            // Answers still on their way go out first (the client only closed its sending side).
+            guard http2.isIdle || http2.tls.failed else { return }
+            tls = http2.tls
         default: return
         }
         guard input != .ended, tls.inputEnded, tls.inputCount == 0 else { return }

@@ -14,6 +14,9 @@ final class HTTP2Connection {
     private let env: ClientEnvironment
     private let session: HTTP2ServerSession
     private var streams: [Int32: HTTP2Stream] = [:]
+    /// Whether no stream is running (a client's close_notify then ends the connection; with
+    /// streams running, their answers still go out first).
+    var isIdle: Bool { streams.isEmpty }
     /// Frames gathered for one TLS write (records of up to 16 KiB, not one per frame).
     private var gather: [UInt8] = []
     private var flushDue = false
