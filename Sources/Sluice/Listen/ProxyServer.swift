@@ -288,6 +288,8 @@ public final class ProxyServer {
 
     /// Exchanges waiting for another's fetch of the same URL (collapsed forwarding).
     public var collapserWaiting: Int { environment.collapser.waiting }
+    /// Background refreshes (`stale-while-revalidate`) still running; each is done with the cache when it leaves.
+    public var refreshesRunning: Int { environment.refreshes.count }
     /// Fetches going on for collapsed waiters after their leader's client left.
     public var collapserOrphans: Int { environment.collapser.orphanCount }
 

@@ -310,20 +310,12 @@ final class NativeTransfer {
     /// §10.1.1: a client repeats the request without it): the same request goes again on a new
     /// connection, its head without `Expect`, its body with it (the task did not pass the 417 on).
     func repeatWithoutExpectation() {
-        guard let connection, case .awaitingContinue = sending, let request = task?.currentRequest else {
+        guard connection != nil, case .awaitingContinue = sending, let request = task?.currentRequest else {
             return stop(nil)
         }
         expectsContinue = false
         head = RequestHeadWriter.head(request)  // the task's request has no expectation now
-        self.connection = nil
-        transport.release(connection, reusable: false)
-        reading = .notYet
-        sending = .notYet
-        continueTimer?.cancel()
-        reused = false
-        receivedAny = false
-        peerClosed = false
-        transport.checkout(for: self, fresh: true)
+        retry()
     }
 
     // MARK: - Ending
