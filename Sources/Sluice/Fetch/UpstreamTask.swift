@@ -11,21 +11,21 @@ public final class UpstreamTask {
     /// The request as first sent.
     public let originalRequest: UpstreamRequest
     /// The request being sent now (differs after a followed redirect).
-    public private(set) var currentRequest: UpstreamRequest
+    public internal(set) var currentRequest: UpstreamRequest
     /// The final response head, once it arrived.
-    public private(set) var response: ResponseHead?
+    public internal(set) var response: ResponseHead?
     /// The followed-redirect chain.
     public internal(set) var redirectState: RedirectState
     /// This task's hooks: its own, merged over the session's when it was made.
     public let hooks: Hooks
     /// Response body bytes received so far.
-    public private(set) var bodyBytes: Int64 = 0
+    public internal(set) var bodyBytes: Int64 = 0
     /// What is left of the current response's plain body framed by its length, when libcurl
     /// carries it straight from the origin (0: none, or all arrived): at its end the connection
     /// is checked for bytes beyond it.
-    private var curlBodyLeft: Int64 = 0
+    var curlBodyLeft: Int64 = 0
     /// Seconds from start to the response head.
-    public private(set) var timeToHead: Double?
+    public internal(set) var timeToHead: Double?
     /// The last transfer's phases, once it ended.
     public private(set) var timings: TransferTimings?
     /// When the task was created and when its first transfer started (monotonic nanoseconds).
@@ -36,7 +36,7 @@ public final class UpstreamTask {
     /// The will-cache hook's answer at completion.
     public private(set) var cachingDecision = CachingDecision.notAsked
     /// Whether a request body read has begun (the body cannot be replayed after that).
-    public private(set) var bodyStarted = false
+    public internal(set) var bodyStarted = false
 
     /// Runs the will-cache hook on the complete response (``cachingDecision``); returns what is
     /// proposed for storing after it (the proposal itself when no hook is set; `nil`: store nothing).
@@ -58,8 +58,8 @@ public final class UpstreamTask {
     unowned(unsafe) let session: Session
     private var headTimer: Session.HeadTimer?
     /// The response's trailer section as it arrives, and its size.
-    private var trailers = HTTPFields()
-    private var trailerBytes = 0
+    var trailers = HTTPFields()
+    var trailerBytes = 0
     /// Set by the connection filter when it refused an address that is this proxy.
     var refusedTarget: SluiceError.ForbiddenReason?
 
@@ -81,7 +81,8 @@ public final class UpstreamTask {
         case finished
     }
 
-    private var phase = Phase.idle
+    /// Set by this file and its `+` extensions only.
+    var phase = Phase.idle
 
     /// The recorded response this task hands over instead of asking the origin.
     private let replayed: ReplayedResponse?
@@ -131,7 +132,7 @@ public final class UpstreamTask {
     }
 
     /// The running transfer, in any phase that has one.
-    private var transfer: Transfer? {
+    var transfer: Transfer? {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _), .failing(let transfer?, _):
             return transfer
@@ -211,7 +212,7 @@ public final class UpstreamTask {
     }
 
     /// Gives the head timer back to the session (disarmed): the head came or the transfer ended.
-    private func returnHeadTimer() {
+    func returnHeadTimer() {
         guard let headTimer else { return }
         self.headTimer = nil
         session.returnHeadTimer(headTimer)
@@ -253,7 +254,7 @@ public final class UpstreamTask {
 
     /// Marks the task failed from inside a transport's callback, which then aborts the transfer:
     /// the transport completes it and ``transferDidComplete(failure:)`` reports `error`.
-    private func abort(_ error: SluiceError) -> TransferStep {
+    func abort(_ error: SluiceError) -> TransferStep {
         switch phase {
         case .transferring(let transfer), .redirecting(let transfer, _): phase = .failing(transfer, error)
         case .idle, .failing, .finished, .replaying: break
@@ -359,269 +360,6 @@ public final class UpstreamTask {
             guard taken else { return }
             bodyBytes += Int64(end - offset)
             if case .replaying = phase { phase = .replaying(replayed, offset: end) }
-        }
-    }
-
-    // MARK: - Response head
-
-    /// What one header line (with or without its CRLF) meant for the transfer.
-    enum HeadLine {
-        /// The section goes on (or an interim head or a trailer line was taken).
-        case more
-        /// `100 Continue` to a request that expects it (passed on to the client): its body may go.
-        case continued
-        /// `417` to the expectation, before any of the body went: the transport sends the
-        /// request again without it (RFC 9110 §10.1.1: the chain does not support expectations).
-        case expectationRefused
-        /// The final head arrived and is delivered (or followed): its body comes next. The head
-        /// is the origin's, before any rewrite: its framing is what the transport reads by.
-        case final(ResponseHead)
-        /// The transfer must stop (the task has failed).
-        case abort
-    }
-
-    /// One line of a header section from the transport: interim heads, the final head, then the
-    /// trailer section. Shared by both transports, so each checks and reports heads alike.
-    func receiveHeadLine(_ line: UnsafeRawBufferPointer) -> HeadLine {
-        guard case .transferring(let transfer) = phase else { return .more }
-        // After the final head, header lines are the trailer section (chunked coding's, or
-        // HTTP/2's trailing HEADERS: gRPC's status): kept for the client, bounded like a head.
-        if response != nil {
-            trailerLine(line)
-            return .more
-        }
-        return headStep(transfer.head.consume(line), line: line, transfer: transfer)
-    }
-
-    /// The whole lines of `bytes` from `consumed` on, up to the first that completes something
-    /// (a head, an interim head, a refusal): the lines before it go straight to the parser, with
-    /// the phase looked at once rather than once per line. `consumed` moves past every line
-    /// taken; `nil` when no whole line is left.
-    func receiveHeadLines(_ bytes: UnsafeRawBufferPointer, consumed: inout Int) -> HeadLine? {
-        guard case .transferring(let transfer) = phase, response == nil else {
-            guard let end = bytes.index(of: 0x0A, from: consumed) else { return nil }
-            defer { consumed = end + 1 }
-            return receiveHeadLine(UnsafeRawBufferPointer(rebasing: bytes[consumed...end]))
-        }
-        while let end = bytes.index(of: 0x0A, from: consumed) {
-            let line = UnsafeRawBufferPointer(rebasing: bytes[consumed...end])
-            consumed = end + 1
-            let step = transfer.head.consume(line)
-            if case .more = step { continue }
-            return headStep(step, line: line, transfer: transfer)
-        }
-        return nil
-    }
-
-    /// What a head line's `step` means for the task.
-    private func headStep(_ step: ResponseHeadParser.Step, line: UnsafeRawBufferPointer, transfer: Transfer)
-        -> HeadLine
-    {
-        switch step {
-        case .more:
-            return .more
-        case .interim(let head) where head.status == 101:
-            // Sluice never forwards an Upgrade through the session: a switch it did not ask for
-            // would make what follows another protocol's bytes.
-            return abortLine(
-                .upstreamFailed(
-                    reason: .badResponse(detail: "The origin switched protocols (101) without being asked.")))
-        case .interim(var head):
-            // 1xx: passed on (RFC 9110 §15.2) while the final response is awaited. A 100 only
-            // when the request carried the client's expectation (an unasked one says nothing).
-            if head.status == 100, !currentRequest.expectsContinue || currentRequest.body == .none { return .more }
-            HopByHop.strip(&head.headers)
-            delegate?.task(self, didReceiveInterim: head)
-            return head.status == 100 ? .continued : .more
-        case .final(let origin)
-        where origin.status == 417 && currentRequest.expectsContinue && transfer.awaitsContinue:
-            // Not the client's answer: the expectation was Sluice's to forward. The request goes
-            // again without it; the client gets Sluice's own 100 when its body is asked for.
-            currentRequest.expectsContinue = false
-            return .expectationRefused
-        case .final(let origin):
-            // Framing fields are never rewritten (refused by the configuration): the checked
-            // framing stands.
-            var head = origin
-            currentRequest.responseRewrite?.apply(to: &head.headers)
-            switch headDidComplete(head, transfer: transfer) {
-            case .proceed, .pause: return .final(origin)
-            case .abort: return .abort
-            }
-        case .refused(let detail):
-            return abortLine(.upstreamFailed(reason: .badResponse(detail: detail)))
-        case .notHTTP:
-            // libcurl 7.88 can hand an HTTP/2 stream's trailers over before its head when the
-            // whole stream arrived in one read (a small gRPC answer): a field line before any
-            // status line is kept as a trailer, and the head still follows.
-            if case .curl = transfer.carrier, transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")),
-                trailerBytes < 16 * 1024
-            {
-                trailerLine(line)
-                return .more
-            }
-            return abortLine(
-                .upstreamFailed(
-                    reason: .badResponse(detail: "The origin's answer does not start with an HTTP status line.")))
-        }
-    }
-
-    private func abortLine(_ error: SluiceError) -> HeadLine {
-        _ = abort(error)
-        return .abort
-    }
-
-    /// One trailer line, kept for the delegate (told at completion, before the end).
-    private func trailerLine(_ line: UnsafeRawBufferPointer) {
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        guard end > 0 else { return }  // the section's end: handed over at completion
-        trailerBytes += line.count
-        guard trailerBytes <= 16 * 1024, let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else {
-            return  // beyond the limit, or not a field: dropped (the body is complete)
-        }
-        let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
-        let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end])
-        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else { return }
-        var start = 0
-        var stop = value.count
-        while start < stop, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
-        while stop > start, value[stop - 1] == 0x20 || value[stop - 1] == 0x09 { stop -= 1 }
-        trailers.append(
-            name: String(decoding: name, as: UTF8.self),
-            wireValue: UnsafeRawBufferPointer(rebasing: value[start..<stop]), code: FieldCode(bytes: name))
-    }
-
-    private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> TransferStep {
-        returnHeadTimer()
-        timeToHead = Double(EventLoop.monotonicNanoseconds() - transfer.startTime) / 1e9
-        if head.status == 407, let parent = currentRequest.parent, currentRequest.url.scheme == "http" {
-            // The parent's own answer to an absolute-form request: Sluice is the client's proxy,
-            // so the client must not be asked for the parent's credentials.
-            return abort(.upstreamFailed(reason: .parentAuthRequired(parent: parent.description)))
-        }
-        response = head
-        curlBodyLeft = 0
-        if case .curl = engine, currentRequest.url.scheme == "http", currentRequest.parent == nil,
-            case .exactly(let length) = ResponseBodyFraming.of(method: currentRequest.method, head: head).length
-        {
-            curlBodyLeft = length
-        }
-        switch session.delegate.task(self, didReceiveHead: head) {
-        case .deliver:
-            delegate?.task(self, didReceive: head)
-            return .proceed
-        case .follow(let next, let state):
-            redirectState = state
-            phase = .redirecting(transfer, next: next)
-            return .proceed
-        case .fail(let error):
-            return abort(error)
-        }
-    }
-}
-
-// MARK: - What transports call
-
-extension UpstreamTask {
-    /// A piece of the response body (framing removed): taken, or refused until ``resume()``.
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> TransferStep {
-        if case .redirecting = phase { return .proceed }  // a followed 3xx: its body is discarded
-        guard let delegate else { return .abort }
-        if delegate.task(self, didReceive: bytes) {
-            bodyBytes += Int64(bytes.count)
-            return .proceed
-        }
-        return .pause
-    }
-
-    /// Where the rest of the body (`count` bytes) may be moved by the kernel, unseen: the
-    /// delegate's client socket when it allows that (see ``TaskDelegate/task(_:sinkForSplicing:)``).
-    func spliceSink(for count: Int64) -> Connection? {
-        if case .redirecting = phase { return nil }  // a followed 3xx's body is discarded
-        guard let delegate else { return nil }
-        return delegate.task(self, sinkForSplicing: count)
-    }
-
-    /// Body bytes the kernel has moved to the client so far in a splice still running (they are
-    /// told when it ends), for progress.
-    var splicedSoFar: Int64 {
-        guard case .transferring(let transfer) = phase, case .native(let native) = transfer.carrier else { return 0 }
-        return native.splicedSoFar
-    }
-
-    /// Body bytes the kernel moved to the client (``spliceSink(for:)``); `whole`: all it was asked.
-    func receiveSpliced(_ count: Int64, whole: Bool) {
-        bodyBytes += count
-        delegate?.task(self, didSplice: count, whole: whole)
-    }
-
-    /// Request-body bytes for the transport to send; `.failed` has failed the task.
-    func fillUpload(_ buffer: UnsafeMutableRawBufferPointer) -> BodyChunk {
-        guard let delegate else { return .failed }
-        bodyStarted = true
-        let chunk = delegate.task(self, fillBody: buffer)
-        if case .failed = chunk { _ = abort(.badRequest(reason: .malformed("the request body failed"))) }
-        return chunk
-    }
-
-    /// Whether the transport may connect to `address` (the target guard); a refusal is kept for
-    /// the error.
-    func mayConnect(to address: SocketAddress) -> Bool {
-        // Through a parent the socket goes to the parent, which the configuration named.
-        if currentRequest.parent != nil { return true }
-        guard let refusal = session.targetGuard.refusal(address, localClient: currentRequest.fromLocalClient) else {
-            return true
-        }
-        refusedTarget = refusal
-        return false
-    }
-}
-
-// MARK: - libcurl callbacks
-
-extension UpstreamTask: EasyHandleDelegate {
-    public func easyHandle(_ handle: EasyHandle, didReceiveHeaderLine line: UnsafeRawBufferPointer) -> EasyHandle.Action
-    {
-        switch receiveHeadLine(line) {
-        case .more, .continued, .expectationRefused, .final: .proceed
-        case .abort: .abort
-        }
-    }
-
-    public func easyHandle(_ handle: EasyHandle, didReceiveBody bytes: UnsafeRawBufferPointer) -> EasyHandle.Action {
-        let step = receiveBody(bytes)
-        // Bytes beyond a plain body's end (a followed redirect's too) must not become the next
-        // request's answer. Only pieces taken count: libcurl hands a paused one over again.
-        if curlBodyLeft > 0, case .proceed = step {
-            curlBodyLeft -= Int64(bytes.count)
-            if curlBodyLeft == 0 { handle.retireConnectionIfInputWaits() }
-        }
-        return EasyHandle.Action(step)
-    }
-
-    public func easyHandle(_ handle: EasyHandle, fillUploadBuffer buffer: UnsafeMutableRawBufferPointer)
-        -> EasyHandle.UploadResult
-    {
-        switch fillUpload(buffer) {
-        case .bytes(let count): .bytes(count)
-        case .end: .end
-        case .wait: .pause
-        case .failed: .abort
-        }
-    }
-
-    public func easyHandle(_ handle: EasyHandle, mayConnectTo address: SocketAddress) -> Bool {
-        mayConnect(to: address)
-    }
-}
-
-extension EasyHandle.Action {
-    init(_ step: TransferStep) {
-        switch step {
-        case .proceed: self = .proceed
-        case .pause: self = .pause
-        case .abort: self = .abort
         }
     }
 }
