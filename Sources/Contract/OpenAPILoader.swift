@@ -72,10 +72,19 @@ struct OpenAPILoader {
     static func load(
         document: SourceDocument, loader: SchemaRegistry.Loader?, formats: FormatMode, basePath: String?
     ) throws(ContractError) -> OpenAPIContract {
-        let root = document.root
+        var document = document
         let (version, dialect, notes) = try OpenAPIVersion.read(document)
         let registry = SchemaRegistry(defaultDialect: dialect, loader: loader)
         for note in notes { registry.warn(note) }
+        if version == "2.0", let (rewritten, warnings) = Swagger2Polymorphism.rewrite(document.root) {
+            for (pointer, message) in warnings {
+                registry.warn(
+                    ContractError(
+                        file: document.uri, line: document.line(of: pointer), pointer: pointer, message: message))
+            }
+            document = SourceDocument(uri: document.uri, root: rewritten, lines: document.lines)
+        }
+        let root = document.root
         if let text = root["$self"]?.string, text.contains("#") {
             registry.warn(
                 ContractError(

@@ -87,14 +87,15 @@ extension SchemaCompiler {
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
-        // Swagger 2.0's discriminator names a property; subtypes are not chosen by it.
+        // Swagger 2.0's discriminator names a property: read in the description's own
+        // `definitions` (``Swagger2Polymorphism``), not elsewhere (an inline schema, another file).
         if dialect == .openAPI30, value["discriminator"]?.string != nil,
             warnedKeywords.insert("discriminator as a name").inserted
         {
             registry.warn(
                 error(
                     location,
-                    "a Swagger 2.0 discriminator is not used: a value is checked against the schema it is given, not the subtype its discriminator names (said once)"
+                    "a Swagger 2.0 discriminator outside the description's own definitions is not used: a value is checked against the schema it is given, not the subtype its discriminator names (said once)"
                 ))
         }
         // Read as a base URI before; OpenAPI 3.0's (and 2.0's) Schema Object has no such keyword.

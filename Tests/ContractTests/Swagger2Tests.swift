@@ -295,6 +295,133 @@ struct Swagger2Tests {
         #expect(events.finish().violations.map { "\($0.pointer) \($0.keyword)" } == ["/1 required"])
     }
 
+    @Test("A discriminator's value names the definition the object is: it, or one that inherits it")
+    func aDiscriminatorNamesTheDefinitionTheObjectIs() throws {
+        // Given a hierarchy (Dog and Cat inherit Animal, Puppy inherits Dog; Cat's value is
+        // AutoRest's `x-ms-discriminator-value`), an Animal with friends (Animals too), a Shape
+        // no definition inherits and a Tree whose discriminator is not required:
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: zoo, version: '1'}
+                paths:
+                  /animals:
+                    get:
+                      responses:
+                        '200': {description: ok, schema: {type: array, items: {$ref: '#/definitions/Animal'}}}
+                    post:
+                      parameters: [{name: a, in: body, schema: {$ref: '#/definitions/Animal'}}]
+                      responses: {'204': {description: stored}}
+                  /dogs:
+                    get:
+                      responses:
+                        '200': {description: ok, schema: {$ref: '#/definitions/Dog'}}
+                  /pets:
+                    get:
+                      responses:
+                        '200': {description: ok, schema: {$ref: '#/definitions/Pet'}}
+                  /shapes:
+                    get:
+                      responses:
+                        '200': {description: ok, schema: {$ref: '#/definitions/Shape'}}
+                definitions:
+                  Animal:
+                    type: object
+                    discriminator: petType
+                    required: [petType, name]
+                    properties:
+                      petType: {type: string}
+                      name: {type: string}
+                      friends: {type: array, items: {$ref: '#/definitions/Animal'}}
+                    example: {$ref: '#/definitions/Animal', petType: Animal}
+                  Dog:
+                    allOf:
+                      - $ref: '#/definitions/Animal'
+                      - {type: object, required: [packSize], properties: {packSize: {type: integer, minimum: 0}}}
+                  Puppy:
+                    allOf:
+                      - $ref: '#/definitions/Dog'
+                      - {type: object, properties: {age: {type: integer, maximum: 1}}}
+                  Cat:
+                    x-ms-discriminator-value: cat
+                    allOf:
+                      - $ref: '#/definitions/Animal'
+                      - {type: object, properties: {indoor: {type: boolean}}}
+                  Pet: {type: object, discriminator: kind, required: [kind]}
+                  DogPet:
+                    x-ms-discriminator-value: dog
+                    discriminator: breed
+                    required: [breed]
+                    allOf: [{$ref: '#/definitions/Pet'}]
+                    properties: {breed: {type: string}}
+                  Beagle:
+                    x-ms-discriminator-value: beagle
+                    allOf: [{$ref: '#/definitions/DogPet'}]
+                    properties: {ears: {type: integer, maximum: 2}}
+                  Shape: {type: object, discriminator: kind, required: [kind]}
+                  Tree: {type: object, discriminator: kind, properties: {kind: {type: string}}}
+                  Oak: {allOf: [{$ref: '#/definitions/Tree'}]}
+                """)
+        // Then what cannot be read as polymorphism is said, where it is written:
+        #expect(
+            contract.warnings.map { "\($0.pointer ?? "") \($0.message)" }.sorted() == [
+                "/definitions/Shape/discriminator discriminator kind: no definition here inherits Shape (lists it in its allOf), so its value is not checked",
+                "/definitions/Tree/discriminator discriminator kind is not in required (Swagger 2.0 says it must be): an object without it is checked as Tree only",
+            ])
+        let json = [("Content-Type", "application/json")]
+        let animals = try #require(
+            contract.checkResponse(method: "GET", path: "/animals", status: 200, headers: json).bodySchema)
+        func violations(_ body: String, _ schema: SchemaValidator? = nil) -> [String] {
+            let schema = schema ?? animals
+            let whole = schema.validate(Array(body.utf8))
+            // Fed byte by byte (the proxy's streaming path), the verdict is the same.
+            var streamed = schema.validation()
+            for byte in body.utf8 { streamed.feed([byte]) }
+            #expect(streamed.finish().violations.map(\.description) == whole.violations.map(\.description))
+            return whole.violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        // When each value is checked, then the object is checked as the definition it names:
+        #expect(
+            violations(#"[{"petType": "Animal", "name": "a"}, {"petType": "Dog", "name": "d", "packSize": 2}]"#) == [])
+        #expect(violations(#"[{"petType": "Dog", "name": "d", "packSize": -1}]"#) == ["/0/packSize minimum"])
+        #expect(violations(#"[{"petType": "Dog", "name": "d"}]"#) == ["/0 required"])
+        #expect(violations(#"[{"petType": "Puppy", "name": "p", "packSize": 1, "age": 3}]"#) == ["/0/age maximum"])
+        #expect(violations(#"[{"petType": "Puppy", "name": "p", "age": 0}]"#) == ["/0 required"])
+        // (Cat's value is its x-ms-discriminator-value, not its name.)
+        #expect(violations(#"[{"petType": "cat", "name": "c", "indoor": "yes"}]"#) == ["/0/indoor type"])
+        #expect(violations(#"[{"petType": "Cat", "name": "c"}]"#) == [])  // (any heir's name, as 2.0 says)
+        #expect(violations(#"[{"petType": "Unicorn", "name": "u"}]"#) == ["/0 discriminator"])
+        // An object without the property is checked as Animal (which requires it).
+        #expect(violations(#"[{"name": "x"}]"#) == ["/0 required"])
+        // A reference inside the hierarchy dispatches too (a friend is any Animal).
+        #expect(
+            violations(
+                #"[{"petType": "Animal", "name": "a", "friends": [{"petType": "Dog", "name": "d", "packSize": -2}]}]"#)
+                == ["/0/friends/0/packSize minimum"])
+        // A Dog asked for by name is a Dog: its Animal part checked, no dispatch beyond it.
+        let dog = try #require(
+            contract.checkResponse(method: "GET", path: "/dogs", status: 200, headers: json).bodySchema)
+        #expect(violations(#"{"petType": "Dog", "name": "d", "packSize": 1}"#, dog) == [])
+        #expect(violations(#"{"petType": "Dog", "packSize": 1}"#, dog) == [" required"])
+        // The request body too.
+        let posted = contract.checkRequest(method: "POST", path: "/animals", query: "", headers: json, hasBody: true)
+        let requestSchema = try #require(posted.bodySchema)
+        #expect(violations(#"{"petType": "Unicorn", "name": "u"}"#, requestSchema) == [" discriminator"])
+        // AutoRest's nested hierarchies: DogPet is a Pet of kind "dog" whose breed names the rest
+        // (Beagle's `x-ms-discriminator-value` is for breed, the discriminator nearest above it).
+        let pets = try #require(contract.checkResponse(method: "GET", path: "/pets", status: 200, headers: json).bodySchema)
+        #expect(violations(#"{"kind": "dog", "breed": "beagle", "ears": 1}"#, pets) == [])
+        #expect(violations(#"{"kind": "dog", "breed": "beagle", "ears": 3}"#, pets) == ["/ears maximum"])
+        #expect(violations(#"{"kind": "dog", "breed": "husky"}"#, pets) == [" discriminator"])
+        #expect(violations(#"{"kind": "Beagle", "breed": "Beagle", "ears": 2}"#, pets) == [])
+        #expect(violations(#"{"kind": "beagle", "breed": "beagle"}"#, pets) == [" discriminator"])
+        #expect(violations(#"{"kind": "fish"}"#, pets) == [" discriminator"])
+        // A discriminator nothing inherits checks nothing beyond its own schema.
+        let shapes = try #require(
+            contract.checkResponse(method: "GET", path: "/shapes", status: 200, headers: json).bodySchema)
+        #expect(violations(#"{"kind": "Circle"}"#, shapes) == [])
+    }
+
     @Test("Other Swagger versions are refused")
     func otherSwaggerVersionsAreRefused() {
         // Given a Swagger 1.2 document, when it is loaded, then it is refused saying what is read.
