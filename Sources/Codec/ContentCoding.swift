@@ -234,19 +234,19 @@ public final class RawInflater {
         stream.deallocate()
     }
 
-    /// Decodes `input`, appending to `output` until it holds `keep` bytes (the rest is decoded
-    /// and dropped, so that the window stays right for the next message); `false` once the
-    /// stream is corrupt.
-    public func feed(_ input: UnsafeRawBufferPointer, keep: Int, into output: inout [UInt8]) -> Bool {
-        feed(input) { piece in
-            let room = keep - output.count
-            if room > 0 { output.append(contentsOf: piece.prefix(room)) }
-        }
-    }
-
     /// Decodes `input`, handing what it produces to `each` a piece at a time (never more than
     /// 16 KiB held); `false` once the stream is corrupt.
     public func feed(_ input: UnsafeRawBufferPointer, _ each: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        feed(input, until: { piece -> Bool in
+            each(piece)
+            return true
+        })
+    }
+
+    /// ``feed(_:_:)`` that stops when `each` returns `false` (the rest of `input` is not
+    /// decoded: the stream no longer follows the encoder's, and is given up); `false` once the
+    /// stream is corrupt or was stopped.
+    public func feed(_ input: UnsafeRawBufferPointer, until each: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         guard healthy else { return false }
         guard let base = input.baseAddress?.assumingMemoryBound(to: Bytef.self), input.count > 0 else { return true }
         if detectsDeflate {
@@ -266,7 +266,10 @@ public final class RawInflater {
                 let status = CCodec.inflate(stream, Z_SYNC_FLUSH)
                 return (status, out.count - Int(stream.pointee.avail_out))
             }
-            if produced > 0 { scratch.withUnsafeBytes { each(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) } }
+            if produced > 0, !scratch.withUnsafeBytes({ each(UnsafeRawBufferPointer(rebasing: $0[0..<produced])) }) {
+                healthy = false
+                return false
+            }
             switch status {
             case Z_OK:
                 // More may be pending even with no input left (the output was full).

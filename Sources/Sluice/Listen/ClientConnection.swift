@@ -182,6 +182,9 @@ final class ClientConnection {
         let (route, answer) = RouteDecision.decide(
             request, policy: env.exchanges.policy, rules: env.exchanges.rules, localClient: isLocal)
         guard case .forward = answer, let url = route.url else { return false }
+        // Replaying offline: no recording holds an upgrade, so with `on_miss: fail` the ordinary
+        // exchange answers it (a recorded answer for its URL, or the 504), never the origin.
+        if env.exchanges.replayBook?.settings.onMiss == .fail { return false }
         let upgrade = Upgrade(
             client: self, env: env.exchanges, tunnels: env.tunnels(), request: request, url: url, route: route)
         state = .upgrading(upgrade)

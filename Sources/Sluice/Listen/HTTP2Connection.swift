@@ -29,6 +29,8 @@ final class HTTP2Connection {
     private var resetting: Set<Int32> = []
     /// The last stream a GOAWAY sent accepted: later ones are refused.
     private var lastAccepted: Int32?
+    /// Looks for streams stalled past `timeouts.client_body`, while any runs.
+    private var stallTimer: Timer?
 
     var loop: EventLoop { env.exchanges.loop }
     var maxHeaderBytes: Int { env.exchanges.parserLimits.maxHeaderBytes }
@@ -180,6 +182,8 @@ final class HTTP2Connection {
     /// The client went away: every exchange learns it.
     func clientGone() {
         closing = true
+        stallTimer?.cancel()
+        stallTimer = nil
         // Every exchange still running learns it, also one whose response went out whole and
         // that waits for its upstream transfer's end: the connection (its host) goes away now.
         for stream in Array(streams.values) {
@@ -220,7 +224,40 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     private func open(_ id: Int32) -> HTTP2Stream {
         let stream = HTTP2Stream(id: id, connection: self)
         streams[id] = stream
+        watchStalls()
         return stream
+    }
+
+    /// The stall check runs every quarter of `timeouts.client_body` (at most every second)
+    /// while the connection lives; `0` turns it off, as it does the HTTP/1.1 timeout.
+    private func watchStalls() {
+        let limit = env.timeouts.clientBody
+        guard stallTimer == nil, limit > 0 else { return }
+        let timer = Timer(loop: loop, repeats: true) { [weak self] in
+            self?.checkStalls(now: EventLoop.monotonicNanoseconds())
+        }
+        timer.schedule(milliseconds: max(100, min(1000, limit / 4)))
+        stallTimer = timer
+    }
+
+    /// Streams stalled past `timeouts.client_body` end as an HTTP/1.1 exchange does on that
+    /// timeout: a request body that stopped coming is a `408` (or a reset once the answer began),
+    /// a response the client does not read is cut (RST_STREAM). Their upstream transfers stop.
+    func checkStalls(now: UInt64) {
+        let limit = UInt64(env.timeouts.clientBody) * 1_000_000
+        for stream in Array(streams.values) {
+            switch stream.stall(now: now, limit: limit) {
+            case .request?:
+                env.logger.info("HTTP/2 stream \(stream.id) of \(client.peerText): request body stalled")
+                stream.exchange?.clientFailed(.badRequest(reason: .timedOut))
+            case .response?:
+                env.logger.info("HTTP/2 stream \(stream.id) of \(client.peerText): the client does not read")
+                stream.exchange?.clientFailed(nil)
+            case nil:
+                continue
+            }
+        }
+        flush()
     }
 
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {

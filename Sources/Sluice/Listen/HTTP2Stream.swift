@@ -52,11 +52,30 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         case resetting
     }
     var leftover = Leftover.wanted
+    /// When the request body last came on (or the stream opened), and since when response bytes
+    /// wait unsent without the client taking any (`nil`: none wait): `timeouts.client_body`
+    /// bounds both stalls (``HTTP2Connection/checkStalls(now:)``).
+    private(set) var inputProgressAt = EventLoop.monotonicNanoseconds()
+    private(set) var outputWaitingSince: UInt64?
 
     init(id: Int32, connection: HTTP2Connection) {
         self.id = id
         self.connection = connection
     }
+
+    /// What stalls, at `now`, past `limit` nanoseconds: the request body (one whose length was
+    /// announced, or that nothing answered yet: a gRPC call's client may stay quiet as long as it
+    /// likes), or a response the client does not read.
+    func stall(now: UInt64, limit: UInt64) -> Stall? {
+        guard exchange != nil, !closed else { return nil }
+        if let since = outputWaitingSince, outputCount > 0, now &- since > limit { return .response }
+        guard !requestEnded, case .wanted = leftover, now &- inputProgressAt > limit else { return nil }
+        let announced = fields[.contentLength] != nil
+        let grpc = fields[.contentType]?.lowercased().hasPrefix("application/grpc") == true
+        return announced || (!headSubmitted && pendingHead == nil && !grpc) ? .request : nil
+    }
+
+    enum Stall { case request, response }
 
     // MARK: - The request
 
@@ -65,6 +84,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         // Its exchange is over: the rest of the body is not wanted, and not kept (its window
         // opens all the same: the connection's is shared by every stream).
         guard case .wanted = leftover else { return connection.discarded(self, bytes: data.count) }
+        inputProgressAt = EventLoop.monotonicNanoseconds()
         input += data
         exchange?.clientDataAvailable()
     }
@@ -132,6 +152,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     func respondBody(_ bytes: UnsafeRawBufferPointer) {
         guard !closed, !bytes.isEmpty, !bodyEnded else { return }
         submitPendingHead()
+        if outputCount == 0 { outputWaitingSince = EventLoop.monotonicNanoseconds() }
         output += bytes
         connection.dataReady(self)
     }
@@ -168,6 +189,7 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
             output.removeAll(keepingCapacity: true)
             outputStart = 0
         }
+        outputWaitingSince = count > 0 ? EventLoop.monotonicNanoseconds() : outputWaitingSince
         return .bytes(count)
     }
 

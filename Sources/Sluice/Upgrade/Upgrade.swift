@@ -11,8 +11,14 @@ import TLS
 /// logged and passed back, and the connection closes after it.
 final class Upgrade {
     unowned let client: ClientConnection
+    /// The request as it goes to the origin (the rule's `rewrite.request` applied).
     let request: ProxyRequest
+    /// The client's URL (logs, problems), and where the handshake goes: the rule's map remote
+    /// (`upstream:`) applied, as for any request.
     let url: TargetURL
+    let target: TargetURL
+    /// The `Host` sent: the target's, or the client's when the mapping keeps it.
+    private let host: String
     let rule: Rule
     /// The rule's name when one matched (for the log).
     let ruleName: String?
@@ -31,6 +37,8 @@ final class Upgrade {
     var breakpointNotes: String?
     /// Where a refusal's chunked body is decoded to find its end (the decoded bytes are not used).
     private var scratch: [UInt8] = []
+    /// Interim heads passed on before the `101` or the answer.
+    private var interimSent = 0
 
     /// The origin's side: the socket, TLS to an `https://` parent, TLS to an `https://` origin.
     struct Far {
@@ -75,8 +83,13 @@ final class Upgrade {
         self.client = client
         self.env = env
         self.tunnels = tunnels
+        var request = request
+        if let rewrite = route.rule.rewrite { rewrite.request.apply(to: &request.headers) }
         self.request = request
         self.url = url
+        let target = route.rule.upstream.map { $0.map(url) } ?? url
+        self.target = target
+        host = route.rule.upstream?.keepsHost == true ? url.authority : target.authority
         rule = route.rule
         ruleName = route.matchedName
         id = env.nextExchangeID()
@@ -89,9 +102,9 @@ final class Upgrade {
             capture = ExchangeCapture(request: request.headers, bodyRoom: 0)
         }
         client.connection.pauseReading()
-        let parent = env.parents.parent(host: url.host, https: url.scheme == "https", rule: rule.proxy)
+        let parent = env.parents.parent(host: target.host, https: target.scheme == "https", rule: rule.proxy)
         let dialer = Dialer(
-            environment: tunnels, host: url.host.contains(":") ? "[\(url.host)]" : url.host, port: url.port,
+            environment: tunnels, host: target.host.contains(":") ? "[\(target.host)]" : target.host, port: target.port,
             parent: parent, localClient: client.isLocal
         ) { [unowned self] outcome in
             switch outcome {
@@ -122,11 +135,11 @@ final class Upgrade {
         }
         responseTimer.schedule(milliseconds: max(1000, tunnels.connectLimit * 3))
         self.responseTimer = responseTimer
-        guard url.scheme == "https" else { return sendHead(far) }
+        guard target.scheme == "https" else { return sendHead(far) }
         do {
             let context = try env.originTLS.context(for: rule.tls)
             far.originTLS = TLSStream(
-                raw: far.parentTLS ?? far.upstream, session: try context.makeSession(host: url.host))
+                raw: far.parentTLS ?? far.upstream, session: try context.makeSession(host: target.host))
             phase = .securing(far)
             secure()
         } catch {
@@ -141,11 +154,11 @@ final class Upgrade {
             return
         case .established, .open:
             if let pins = rule.tls?.pins, !pins.isEmpty, !pins.contains(tls.session.peerKeyPin ?? "") {
-                return failBeforeSwitch(.upstreamFailed(reason: .pinMismatch(host: url.host)))
+                return failBeforeSwitch(.upstreamFailed(reason: .pinMismatch(host: target.host)))
             }
             sendHead(far)
         case .failed(.certificateUntrusted(let reason)):
-            failBeforeSwitch(.upstreamFailed(reason: .certificateInvalid(host: url.host, detail: reason)))
+            failBeforeSwitch(.upstreamFailed(reason: .certificateInvalid(host: target.host, detail: reason)))
         case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
             .failed(.noCertificate(let reason)):
             failBeforeSwitch(.upstreamFailed(reason: .tlsFailed(detail: reason)))
@@ -153,7 +166,7 @@ final class Upgrade {
     }
 
     private func sendHead(_ far: Far) {
-        far.stream.write(UpgradeHandshake.upstreamHead(request, url: url))
+        far.stream.write(UpgradeHandshake.upstreamHead(request, url: target, host: host))
         phase = .awaitingHead(far, ResponseHeadParser(maxHeaderBytes: env.parserLimits.maxHeaderBytes))
         readHead()
     }
@@ -179,8 +192,20 @@ final class Upgrade {
                 continue
             case .interim(let head) where head.status == 101:
                 return switchProtocols(far, head)
-            case .interim:
-                continue  // 100, 102, 103: the 101 or the final answer follows
+            case .interim(let head):
+                // 102, 103: passed on (RFC 9110 §15.2), a few; a 100 answers no expectation of
+                // the client's (an upgrade has no body). The 101 or the final answer follows.
+                if head.status != 100, interimSent < Exchange.interimLimit {
+                    interimSent += 1
+                    var headers = head.headers
+                    HopByHop.strip(&headers)
+                    headers.remove(.contentLength)
+                    Forwarding.appendVia(&headers, version: head.version)
+                    let bytes = ResponseWriter.head(status: head.status, reason: head.reason, headers: headers)
+                    client.stream.write(bytes)
+                    bytesDown += Int64(bytes.count)
+                }
+                continue
             case .final(let head):
                 return passBack(far, head)
             case .refused(let detail):

@@ -3,35 +3,42 @@
 /// switched to a protocol the client asked for, and what a WebSocket agreed on compression.
 enum UpgradeHandshake {
     /// Whether `request` asks to switch protocols: `Upgrade` with a `Connection: upgrade` token
-    /// on an HTTP/1.1 request without a body (a proxy must ignore `Upgrade` on HTTP/1.0).
+    /// on an HTTP/1.1 request without a body (a proxy must ignore `Upgrade` on HTTP/1.0), to a
+    /// protocol other than `h2c` (RFC 9113 §3.1 retired that upgrade, whose `HTTP2-Settings`
+    /// belongs to the hop: a request offering only it goes on as an ordinary one, without it).
     static func isUpgrade(_ request: ProxyRequest) -> Bool {
-        request.minorVersion == 1 && request.bodyFraming == .none && !(request.headers[.upgrade] ?? "").isEmpty
+        request.minorVersion == 1 && request.bodyFraming == .none && !offered(request.headers).isEmpty
             && request.headers.tokens(.connection).contains("upgrade")
     }
 
-    /// The protocols the client offers (`websocket`, `h2c`…), lowercased, in order.
+    /// The protocols the client offers (`websocket`…), lowercased, in order; never `h2c`.
     static func offered(_ headers: HTTPFields) -> [String] {
-        headers.tokens(.upgrade).map { $0.split(separator: "/").first.map(String.init) ?? $0 }
+        headers.tokens(.upgrade).map { $0.split(separator: "/").first.map(String.init) ?? $0 }.filter { $0 != "h2c" }
+    }
+
+    /// The `Upgrade` members sent on, as the client wrote them, less `h2c`.
+    static func offeredMembers(_ headers: HTTPFields) -> [String] {
+        headers.values(.upgrade).flatMap { $0.split(separator: ",") }.map { $0.trimmingOWS() }
+            .filter { !$0.isEmpty && $0.lowercased().split(separator: "/").first != "h2c" }
     }
 
     /// The request head for the origin: origin-form, its own `Host`, the client's fields minus
     /// hop-by-hop ones, `Via`, and the upgrade itself (`Upgrade` as the client sent it,
     /// `Connection: Upgrade`).
-    static func upstreamHead(_ request: ProxyRequest, url: TargetURL) -> [UInt8] {
+    static func upstreamHead(_ request: ProxyRequest, url: TargetURL, host: String? = nil) -> [UInt8] {
         var headers = request.headers
         HopByHop.strip(&headers)
         headers.remove(.host)
         headers.remove(keys: ["sluice-strip-nulls"])
         Forwarding.appendVia(&headers, version: "1.1")
         var bytes = Array("\(request.method) \(url.pathAndQuery.isEmpty ? "/" : url.pathAndQuery) HTTP/1.1\r\n".utf8)
-        bytes += "Host: \(url.authority)\r\n".utf8
+        bytes += "Host: \(host ?? url.authority)\r\n".utf8
         for field in headers {
             bytes += "\(field.name): ".utf8
             bytes += HTTPFields.Field.wireBytes(field.value, opaque: field.opaque)
             bytes += "\r\n".utf8
         }
-        bytes +=
-            "Upgrade: \(request.headers.values(.upgrade).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n".utf8
+        bytes += "Upgrade: \(offeredMembers(request.headers).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n".utf8
         return bytes
     }
 
@@ -54,6 +61,7 @@ enum UpgradeHandshake {
     static func switchingHead(_ response: ResponseHead) -> [UInt8] {
         var headers = response.headers
         HopByHop.strip(&headers)  // the switch's own two are written again below
+        headers.remove(.contentLength)  // a 1xx has no content and says none (RFC 9110 §8.6)
         Forwarding.appendVia(&headers, version: response.version)
         headers.append(name: "Connection", value: "Upgrade", code: .connection)
         headers.append(

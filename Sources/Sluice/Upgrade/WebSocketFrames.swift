@@ -43,10 +43,25 @@ struct WebSocketFrames {
     /// Payload bytes kept per message.
     static let previewLimit = 1024
 
+    /// How much decoding compressed messages may cost a direction: deflate expands a byte to up
+    /// to 1,032, all of it decoded on the loop (the window must follow the sender's for the next
+    /// message) though only previews are kept. Past `decodeAllowance` + `decodeRatio` bytes per
+    /// compressed byte received, decoding stops: for good when the window carries over (context
+    /// takeover: later messages are not previewed), else until a later message finds the budget
+    /// grown again by the compressed bytes since.
+    static let decodeRatio: Int64 = 32
+    static let decodeAllowance: Int64 = 1 << 20
+
     let direction: Direction
     /// `permessage-deflate` was agreed; `resetsWindow`: the sender agreed `no_context_takeover`.
     private let inflater: RawInflater?
     private let resetsWindow: Bool
+    /// Compressed messages are decoded (for their preview): until decoding passes its limit
+    /// with the window carrying over.
+    private var decodes = true
+    /// Compressed bytes received and the bytes they decoded to, in this direction.
+    private var compressedBytes: Int64 = 0
+    private var decodedBytes: Int64 = 0
 
     private var header: [UInt8] = []
     private var headerNeeded = 2
@@ -164,9 +179,7 @@ struct WebSocketFrames {
                 control?.preview += plain
             } else if compressed, let inflater {
                 var preview = message?.preview ?? []
-                if !messageLimitHit,
-                    !plain.withUnsafeBytes({ inflater.feed($0, keep: Self.previewLimit, into: &preview) })
-                {
+                if !messageLimitHit, !decode(plain, inflater, into: &preview) {
                     messageLimitHit = true
                     message?.truncated = true
                 }
@@ -177,6 +190,29 @@ struct WebSocketFrames {
         }
         if !isControl, !compressed, wanted < bytes.count { message?.truncated = true }
         maskOffset += bytes.count
+    }
+
+    /// Decodes a compressed message's next wire bytes into its preview, within the limit
+    /// (``decodeRatio``); `false` once the stream is corrupt or the limit is passed.
+    private mutating func decode(_ wire: [UInt8], _ inflater: RawInflater, into preview: inout [UInt8]) -> Bool {
+        guard decodes else { return false }
+        compressedBytes += Int64(wire.count)
+        let limit = Self.decodeAllowance + Self.decodeRatio * compressedBytes
+        let healthy = wire.withUnsafeBytes { bytes in
+            inflater.feed(bytes) { piece in
+                let room = Self.previewLimit - preview.count
+                if room > 0 { preview.append(contentsOf: piece.prefix(room)) }
+                decodedBytes += Int64(piece.count)
+                return decodedBytes <= limit
+            }
+        }
+        guard healthy else {
+            // The window no longer follows the sender's: no later message of a window that
+            // carries over can be decoded (one that resets starts afresh).
+            decodes = false
+            return false
+        }
+        return true
     }
 
     private mutating func frameEnded(emit: (Message) -> Void) {
@@ -192,13 +228,13 @@ struct WebSocketFrames {
         guard frame.fin, var done = message else { return }
         if done.compressed, let inflater {
             // The sender dropped the last four bytes of the flush (RFC 7692 §7.2.1): given back.
-            let tail: [UInt8] = [0, 0, 0xFF, 0xFF]
             var preview = done.preview
-            if !messageLimitHit {
-                _ = tail.withUnsafeBytes { inflater.feed($0, keep: Self.previewLimit, into: &preview) }
-            }
+            if !messageLimitHit { _ = decode([0, 0, 0xFF, 0xFF], inflater, into: &preview) }
             done.preview = preview
-            if resetsWindow { inflater.reset() }
+            if resetsWindow {
+                inflater.reset()
+                decodes = true
+            }
         }
         done.truncated =
             done.compressed

@@ -83,6 +83,36 @@ struct WebSocketFramesTests {
         #expect(messages.last?.size == Int64(encoded[1].count))
     }
 
+    @Test(
+        "A compressed message that expands past the decoding budget stops being decoded: for good when the window carries over, until the next message when it resets"
+    )
+    func decompressionBomb() {
+        // 64 MiB of zeros deflate to about 64 KiB: far beyond 1 MiB + 32 bytes a compressed byte.
+        // After them, a message that compresses to about its size (its bytes give the budget back).
+        var generator = SystemRandomNumberGenerator()
+        let after = (0..<(16 << 10)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for resets in [false, true] {
+            let encoded = Deflate.zeros(64 << 20, then: after, resetting: resets)
+            #expect(encoded.count == 2 && encoded[0].count < 200_000)
+            var frames = WebSocketFrames(direction: .receive, deflate: true, noContextTakeover: resets)
+            let stream =
+                Self.frame(0x2, encoded[0], masked: false, rsv1: true)
+                + Self.frame(0x2, encoded[1], masked: false, rsv1: true)
+            let messages = Self.read(stream, pieces: 3, frames: &frames)
+            #expect(messages.count == 2)
+            // The preview of the bomb is its first KiB; reading stayed within the framing.
+            #expect(messages.first?.preview == [UInt8](repeating: 0, count: WebSocketFrames.previewLimit))
+            #expect(messages.first?.truncated == true && frames.broken == nil)
+            if resets {
+                // A window of its own: decoded again once the budget allows.
+                #expect(messages.last?.preview == Array(after.prefix(WebSocketFrames.previewLimit)))
+            } else {
+                // The window no longer follows the sender's: the next message is not previewed.
+                #expect(messages.last?.preview.isEmpty == true && messages.last?.truncated == true)
+            }
+        }
+    }
+
     @Test("Bytes that break the framing stop the reading, never the relay: a reserved opcode, a long control frame")
     func broken() {
         var reserved = WebSocketFrames(direction: .receive)
@@ -112,13 +142,23 @@ struct WebSocketFramesTests {
 /// Raw DEFLATE as a WebSocket sender writes it (RFC 7692 §7.2.1), with Python's zlib: one
 /// compressor for all messages, a sync flush after each, the trailing 00 00 FF FF dropped.
 enum Deflate {
-    static func messages(_ messages: [[UInt8]]) -> [[UInt8]] {
+    static func messages(_ messages: [[UInt8]]) -> [[UInt8]] { run(messages, zeros: 0, resetting: false) }
+
+    /// `count` zero bytes as one message, then `message`; with a window of its own each when
+    /// `resetting` (`no_context_takeover`).
+    static func zeros(_ count: Int, then message: [UInt8], resetting: Bool) -> [[UInt8]] {
+        run([message], zeros: count, resetting: resetting)
+    }
+
+    private static func run(_ messages: [[UInt8]], zeros: Int, resetting: Bool) -> [[UInt8]] {
         let script = """
             import sys, zlib, json
             c = zlib.compressobj(9, zlib.DEFLATED, -15)
             out = []
-            for m in json.loads(sys.argv[1]):
-                data = c.compress(bytes(m)) + c.flush(zlib.Z_SYNC_FLUSH)
+            for m in ([bytes(\(zeros))] if \(zeros) else []) + [bytes(m) for m in json.loads(sys.argv[1])]:
+                if \(resetting ? "True" : "False"):
+                    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+                data = c.compress(m) + c.flush(zlib.Z_SYNC_FLUSH)
                 assert data.endswith(b"\\x00\\x00\\xff\\xff")
                 out.append(list(data[:-4]))
             print(json.dumps(out))
@@ -131,7 +171,8 @@ enum Deflate {
         ]
         let pipe = Pipe()
         process.standardOutput = pipe
-        try? process.run()
+        // (An argument over 128 KiB is refused: reading the pipe would then wait for ever.)
+        guard (try? process.run()) != nil else { return [] }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (try? JSONSerialization.jsonObject(with: data) as? [[Int]])?.map { $0.map(UInt8.init) } ?? []
