@@ -237,10 +237,12 @@ public final class RawInflater {
     /// Decodes `input`, handing what it produces to `each` a piece at a time (never more than
     /// 16 KiB held); `false` once the stream is corrupt.
     public func feed(_ input: UnsafeRawBufferPointer, _ each: (UnsafeRawBufferPointer) -> Void) -> Bool {
-        feed(input, until: { piece -> Bool in
-            each(piece)
-            return true
-        })
+        feed(
+            input,
+            until: { piece -> Bool in
+                each(piece)
+                return true
+            })
     }
 
     /// ``feed(_:_:)`` that stops when `each` returns `false` (the rest of `input` is not

@@ -38,7 +38,8 @@ enum UpgradeHandshake {
             bytes += HTTPFields.Field.wireBytes(field.value, opaque: field.opaque)
             bytes += "\r\n".utf8
         }
-        bytes += "Upgrade: \(offeredMembers(request.headers).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n".utf8
+        bytes +=
+            "Upgrade: \(offeredMembers(request.headers).joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n".utf8
         return bytes
     }
 

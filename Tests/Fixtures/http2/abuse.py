@@ -9,6 +9,8 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
   schemes       GET /nostore with :scheme http (stream 1) and foo (stream 3) on the TLS connection
   trailers      a POST to /heads: HEADERS, DATA and trailing HEADERS (x-trailer, authorization)
                 in one write; the response body (the field names the origin got) is in "body"
+  stalled-body  a POST announcing content-length: 100 that sends 1 byte and then nothing (waits 10 s)
+  no-read       SETTINGS_INITIAL_WINDOW_SIZE 0, then GET /big?n=3000000: its DATA never fits (waits 10 s)
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
 """
 import json
@@ -56,7 +58,8 @@ context = ssl.create_default_context(cafile=ca)
 context.set_alpn_protocols(["h2"])
 s = context.wrap_socket(raw, server_hostname=host)
 assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
-s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0))
+settings = struct.pack("!HI", 4, 0) if mode == "no-read" else b""  # SETTINGS_INITIAL_WINDOW_SIZE
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, settings))
 s.settimeout(0.0)
 
 out = {"goaway": None, "resets": 0, "responses": 0, "sent": 0, "closed": False, "body": "", "ended": False}
@@ -171,9 +174,21 @@ elif mode == "trailers":
              + literal(b"content-type", b"text/plain"))
     trailers = literal(b"x-trailer", b"t") + literal(b"authorization", b"Bearer T")
     send(frame(1, 0x4, 1, block) + frame(0, 0x0, 1, b"hello") + frame(1, 0x5, 1, trailers))
+elif mode == "stalled-body":
+    block = (literal(b":method", b"POST") + literal(b":scheme", b"https")
+             + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", b"/echo")
+             + literal(b"content-length", b"100"))
+    send(frame(1, 0x4, 1, block) + frame(0, 0x0, 1, b"a"))
+elif mode == "no-read":
+    send(frame(1, 0x5, 1, request_block(b"/big?n=3000000")))
 pump()
-deadline = time.time() + 3
-answered = ("hpack-bomb", "short-body")
+deadline = time.time() + (10 if mode in ("stalled-body", "no-read") else 3)
+answered = ("hpack-bomb", "short-body", "stalled-body")
+if mode == "no-read":  # the head comes; then only the end of the stream counts
+    while time.time() < deadline and out["resets"] == 0 and not out["closed"] and out["goaway"] is None:
+        time.sleep(0.02)
+        pump()
+    deadline = 0
 if mode == "schemes":
     while time.time() < deadline and out["responses"] + out["resets"] < 2 and not out["closed"]:
         time.sleep(0.02)

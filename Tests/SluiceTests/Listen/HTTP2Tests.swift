@@ -224,6 +224,30 @@ struct HTTP2Tests {
         #expect(proxy.logLines.all.contains { $0.contains("421") }, "\(proxy.logLines.all)")
     }
 
+    @Test(
+        "timeouts.client_body holds per stream: a request body that stops coming ends it, so does a response nobody reads"
+    )
+    func stalledStreams() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.timeouts.clientBody = 1000
+        let proxy = try ProxyHarness(configuration: configuration)
+        // (Without the per-stream timeout, each waited for upstream_response, or for ever.)
+        let body = try Self.abuse("stalled-body", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        // (The request went upstream as it came: the stream is reset, and the log says why.)
+        let ended = (body["responses"] as? Int ?? 0) + (body["resets"] as? Int ?? 0)
+        #expect(ended == 1 && (body["seconds"] as? Double ?? 99) < 5, "\(body)")
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("/echo\"") && $0.contains("request-timeout") }
+            },
+            "\(proxy.logLines.all)")
+        let reader = try Self.abuse("no-read", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(reader["resets"] as? Int == 1 && (reader["seconds"] as? Double ?? 99) < 5, "\(reader)")
+    }
+
     @Test("A header list over limits.max_header_bytes is a 431 problem, as on HTTP/1.1, not a reset")
     func headerListTooLarge() throws {
         let setup = try Setup()

@@ -1,0 +1,100 @@
+import Foundation
+import SluiceTestKit
+import Testing
+
+@testable import Sluice
+
+/// A handshake is a request like any other on its way up: rules map and rewrite it, a replay that
+/// must not reach the network answers it, interim answers before its `101` are passed on, and
+/// the `101` says nothing of content. Raw origins (their bytes as written) and a raw client.
+@Suite("Upgrades routed as requests")
+struct UpgradeRoutingTests {
+    static let handshake =
+        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+
+    /// An origin that answers an upgrade with a 103, then a `101` that (wrongly) carries a length.
+    static func switching() throws -> OriginServer {
+        try OriginServer { _ in
+            .raw(
+                Array(
+                    ("HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\n"
+                        + "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nContent-Length: 5\r\n\r\n").utf8))
+        }
+    }
+
+    @Test("A rule's map remote and request rewrite apply to the handshake; a 103 before the 101 is passed on")
+    func mappedAndRewritten() throws {
+        let real = try OriginServer { _ in .text("the real origin") }
+        defer { real.stop() }
+        let staging = try Self.switching()
+        defer { staging.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try ConfigLoader.load(
+                yaml: """
+                    rules:
+                      - name: staging
+                        match: { path: "/mapped/**" }
+                        upstream: "http://127.0.0.1:\(staging.port)/staging/"
+                        rewrite: { request: { set: { X-Env: staging } } }
+                    """))
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "GET \(real.url("/mapped/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(real.port)\r\n\(Self.handshake)\r\n")
+        let early = try #require(try client.reader.readHead())
+        #expect(early.startLine == "HTTP/1.1 103 Early Hints")
+        #expect(early.fields.contains { $0.0 == "Link" })
+        let switched = try #require(try client.reader.readHead())
+        #expect(switched.startLine.hasPrefix("HTTP/1.1 101"))
+        // A 1xx has no content and says none (RFC 9110 §8.6).
+        #expect(!switched.fields.contains { $0.0.lowercased() == "content-length" }, "\(switched.fields)")
+        #expect(real.requests.isEmpty)
+        let sent = try #require(staging.requests.first)
+        #expect(sent.target == "/staging/mapped/ws")
+        #expect(sent.header("x-env") == "staging")
+        #expect(sent.header("upgrade") == "websocket")
+    }
+
+    @Test("An upgrade to h2c only (retired by RFC 9113) goes on as an ordinary request, without its upgrade fields")
+    func h2cIsNotRelayed() throws {
+        let origin = try OriginServer { request in
+            .text("upgrade=\(request.header("upgrade") ?? "-") settings=\(request.header("http2-settings") ?? "-")")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Configuration())
+        let client = try RawClient(port: proxy.port)
+        let answer = try client.request(
+            "GET \(origin.url("/h2c")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                + "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n"
+        )
+        #expect(answer.status == 200)
+        #expect(answer.text == "upgrade=- settings=-")
+    }
+
+    @Test("Replaying with on_miss: fail, an upgrade (never recorded) is the miss's 504: the origin is not asked")
+    func replayMissIsNotForwarded() throws {
+        let origin = try Self.switching()
+        defer { origin.stop() }
+        let directory = TestScratch.root.appendingPathComponent("upgrade-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("empty.sluicerec").path
+        // A recording of one plain exchange, made through a recording proxy.
+        let plain = try OriginServer { _ in .text("recorded") }
+        defer { plain.stop() }
+        do {
+            let recorder = try RecordReplayTests.proxy("{}", record: file)
+            let client = try RawClient(port: recorder.port)
+            #expect(try client.request(RawClient.get(plain.url("/other"))).status == 200)
+            recorder.shutdown()
+        }
+        // (`replay.on_miss` is `fail` unless set.)
+        let proxy = try RecordReplayTests.proxy("{}", replay: file)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        let answer = try client.reader.readResponse()
+        #expect(answer.status == 504)
+        #expect(origin.requests.isEmpty)
+    }
+}
