@@ -168,7 +168,15 @@ extension Exchange: PauseTarget {
             upstream.url = url
         }
         // Fields were checked where the edit came in (the admin API): written as they are.
-        if let fields = edit.headers { upstream.headers = PausedMessage.sentFields(fields) }
+        if let fields = edit.headers {
+            let takesTrailers = upstream.headers.tokens(.te).contains("trailers")
+            upstream.headers = PausedMessage.sentFields(fields)
+            // The client's `TE: trailers` (a gRPC call's) belongs to the hop, not to the fields
+            // a person edits: kept.
+            if takesTrailers, !upstream.headers.contains(.te) {
+                upstream.headers.append(name: "TE", value: "trailers", code: .te)
+            }
+        }
         let sent = edit.body ?? body
         // The transport writes the framing from `body` (a field here would be a second
         // Content-Length line, which an origin must refuse: RFC 9112 §6.3).

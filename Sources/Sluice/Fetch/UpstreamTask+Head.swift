@@ -26,10 +26,7 @@ extension UpstreamTask {
         guard case .transferring(let transfer) = phase else { return .more }
         // After the final head, header lines are the trailer section (chunked coding's, or
         // HTTP/2's trailing HEADERS: gRPC's status): kept for the client, bounded like a head.
-        if response != nil {
-            trailerLine(line)
-            return .more
-        }
+        if response != nil { return trailerLine(line) }
         return headStep(transfer.head.consume(line), line: line, transfer: transfer)
     }
 
@@ -94,11 +91,8 @@ extension UpstreamTask {
             // libcurl 7.88 can hand an HTTP/2 stream's trailers over before its head when the
             // whole stream arrived in one read (a small gRPC answer): a field line before any
             // status line is kept as a trailer, and the head still follows.
-            if case .curl = transfer.carrier, transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")),
-                trailerBytes < 16 * 1024
-            {
-                trailerLine(line)
-                return .more
+            if case .curl = transfer.carrier, transfer.head.isBetweenSections, line.contains(UInt8(ascii: ":")) {
+                return trailerLine(line)
             }
             return abortLine(
                 .upstreamFailed(
@@ -111,18 +105,26 @@ extension UpstreamTask {
         return .abort
     }
 
-    /// One trailer line, kept for the delegate (told at completion, before the end).
-    private func trailerLine(_ line: UnsafeRawBufferPointer) {
+    /// One trailer line, kept for the delegate (told at completion, before the end). A section
+    /// over `limits.max_header_bytes` fails the transfer: the client sees it cut, not a status
+    /// (gRPC's) that lost its details on the way.
+    private func trailerLine(_ line: UnsafeRawBufferPointer) -> HeadLine {
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        guard end > 0 else { return }  // the section's end: handed over at completion
+        guard end > 0 else { return .more }  // the section's end: handed over at completion
         trailerBytes += line.count
-        guard trailerBytes <= 16 * 1024, let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else {
-            return  // beyond the limit, or not a field: dropped (the body is complete)
+        let limit = session.settings.maxHeaderBytes
+        guard trailerBytes <= limit else {
+            return abortLine(
+                .upstreamFailed(
+                    reason: .badResponse(detail: "The origin's trailer section exceeds \(limit) bytes.")))
         }
+        guard let colon = line[..<end].firstIndex(of: UInt8(ascii: ":")) else { return .more }  // not a field
         let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
         let value = UnsafeRawBufferPointer(rebasing: line[(colon + 1)..<end])
-        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else { return }
+        guard ResponseFraming.nameViolation(name) == nil, ResponseFraming.valueViolation(value) == nil else {
+            return .more
+        }
         var start = 0
         var stop = value.count
         while start < stop, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
@@ -130,6 +132,7 @@ extension UpstreamTask {
         trailers.append(
             name: String(decoding: name, as: UTF8.self),
             wireValue: UnsafeRawBufferPointer(rebasing: value[start..<stop]), code: FieldCode(bytes: name))
+        return .more
     }
 
     private func headDidComplete(_ head: ResponseHead, transfer: Transfer) -> TransferStep {

@@ -378,8 +378,14 @@ extension HTTP2Connection: HTTP2SessionDelegate {
 
     func http2(streamClosed id: Int32, error: HTTP2ErrorCode) {
         let resetByUs = resetting.remove(id) != nil
-        // A stream the client cancelled (RST_STREAM), running or not, counts against rapid reset.
-        if error != .noError, !resetByUs { noteReset() }
+        // A stream the client cancelled (RST_STREAM) young counts against rapid reset; one it
+        // gave up on later (a deadline, a user's cancel) was a request like others: an attack
+        // that waits as long is held to the streams allowed at once.
+        if error != .noError, !resetByUs,
+            streams[id].map({ EventLoop.monotonicNanoseconds() &- $0.openedAt < Self.rapidResetAge }) ?? true
+        {
+            noteReset()
+        }
         guard let stream = streams[id] else { return }
         let delivered = error == .noError && stream.responseDelivered
         stream.streamClosed()
@@ -396,7 +402,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         streams[id]?.fill(buffer) ?? .end(trailers: [])
     }
 
-    /// More than 200 streams cancelled by the client within 10 seconds end the connection
+    /// Streams the client cancels younger than this count as rapid resets.
+    static let rapidResetAge: UInt64 = 50_000_000
+
+    /// More than 200 streams cancelled young by the client within 10 seconds end the connection
     /// (rapid reset, CVE-2023-44487: each cancelled stream costs an exchange).
     private func noteReset() {
         let now = EventLoop.monotonicNanoseconds()

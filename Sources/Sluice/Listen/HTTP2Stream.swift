@@ -56,6 +56,8 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     /// wait unsent without the client taking any (`nil`: none wait): `timeouts.client_body`
     /// bounds both stalls (``HTTP2Connection/checkStalls(now:)``).
     private(set) var inputProgressAt = EventLoop.monotonicNanoseconds()
+    /// When its first frame came.
+    let openedAt = EventLoop.monotonicNanoseconds()
     private(set) var outputWaitingSince: UInt64?
 
     init(id: Int32, connection: HTTP2Connection) {
