@@ -122,6 +122,13 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             members.append(("close_code", .number(Int(code))))
             payload = payload.dropFirst(2)
         }
+        // A preview that cut a character keeps the text before it (at most 3 bytes go).
+        if message.truncated, message.opcode != .binary {
+            var end = payload.endIndex
+            while end > payload.startIndex, end > payload.endIndex - 3, payload[end - 1] & 0xC0 == 0x80 { end -= 1 }
+            if end > payload.startIndex, payload[end - 1] >= 0xC0 { end -= 1 }
+            if String(validating: payload, as: UTF8.self) == nil { payload = payload[..<end] }
+        }
         if message.opcode != .binary, let text = String(validating: payload, as: UTF8.self) {
             members.append(("text", .string(text)))
         } else {

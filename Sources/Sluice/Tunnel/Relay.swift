@@ -134,6 +134,8 @@ final class Relay {
                 self.splicedSeen = splice.moved
                 self.state.moved(now: now)
             }
+            // A message held at a breakpoint is a person's time, not the tunnel's idleness.
+            if self.gateUp?.isHolding == true || self.gateDown?.isHolding == true { self.state.moved(now: now) }
             if self.state.isIdle(now: now, limit: self.idleLimit) { self.end() }
         }
         idleTimer?.schedule(milliseconds: max(100, min(idleLimit, 10_000) / 2))
@@ -226,10 +228,11 @@ final class Relay {
         bytesUp += pump(from: client.stream, to: sink, observe: observeUp, gate: gateUp)
         if sink.outputCount >= Relay.highWater || gateUp?.isHolding == true {
             client.socket.pauseReading()
-        } else if gateUp.map({ !$0.isEmpty }) == true {
-            return  // a message being gathered: its end is not passed on before it
         } else if (state.upEnding && client.stream.inputCount == 0) || client.layers.first?.inputEnded == true {
-            endUp()  // what the client sent before its FIN (or close_notify) went on
+            // What the client sent before its FIN (or close_notify) went on; a message being
+            // gathered goes first, and one cut by the end goes on as it came.
+            if let gate = gateUp, !gate.isEmpty, !gate.passIncomplete() { return }
+            endUp()
         }
     }
 
@@ -242,10 +245,11 @@ final class Relay {
         pumpedDown += pump(from: far.stream, to: sink, observe: observeDown, gate: gateDown)
         if sink.outputCount >= Relay.highWater || gateDown?.isHolding == true {
             far.socket.pauseReading()
+        } else if state.downEnding || far.layers.first?.inputEnded == true {
+            if let gate = gateDown, !gate.isEmpty, !gate.passIncomplete() { return }
+            endDown()
         } else if gateDown.map({ !$0.isEmpty }) == true {
             return
-        } else if state.downEnding || far.layers.first?.inputEnded == true {
-            endDown()
         } else if pumpedDown >= Relay.spliceAfter {
             spliceDown()
         }

@@ -64,6 +64,24 @@ final class MessageGate: PauseTarget {
         return start == pending.count
     }
 
+    /// The source ended: a message being gathered, or a frame cut short, can no longer
+    /// complete, and what came of it goes on as it came (the receiver sees the cut). A complete
+    /// message held for a person stays held (the end follows its decision). Whether nothing is
+    /// left here.
+    func passIncomplete() -> Bool {
+        switch phase {
+        case .holding: return false
+        case .gathering(let gathered):
+            gathered.raw.withUnsafeBytes { write($0) }
+        case .between, .passing: break
+        }
+        if start < pending.count { emit(start, pending.count - start) }
+        pending.removeAll(keepingCapacity: true)
+        start = 0
+        phase = .between
+        return true
+    }
+
     /// Takes bytes from the source (as many as there is room for) and passes on what it can;
     /// returns how many it took.
     func feed(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -119,7 +137,14 @@ final class MessageGate: PauseTarget {
             guard let opcode = head.opcode, opcode == .text || opcode == .binary, !head.rsv1,
                 head.length <= UInt64(limit), fits(opcode)
             else {
-                // Not a message that may pause: its frame passes as it comes.
+                // Not a message that may pause: its frame passes as it comes (one a breakpoint
+                // would look at, but compressed or too large: the log says so).
+                if let opcode = head.opcode, opcode == .text || opcode == .binary, fits(opcode) {
+                    noted(
+                        head.rsv1
+                            ? "message not paused: it is compressed"
+                            : "message not paused: the message is larger than max_transform_body")
+                }
                 emit(start, head.size)
                 start += head.size
                 phase = head.length > 0 ? .passing(head.length) : .between

@@ -26,7 +26,11 @@ extension Upgrade {
                 return item
             }
             gate.noted = { [unowned self] what in
-                self.breakpointNotes = self.breakpointNotes.map { $0 + "; " + what } ?? what
+                // A long-lived connection passes many messages: each kind of note is said once,
+                // and the whole stays short (it goes in one log line).
+                guard let notes = self.breakpointNotes else { return self.breakpointNotes = what }
+                guard !notes.contains(what), notes.utf8.count < 1024 else { return }
+                self.breakpointNotes = notes + "; " + what
             }
             relay.gate(gate, up: direction == .send)
         }
