@@ -26,10 +26,12 @@ extension Upgrade {
                 return item
             }
             gate.noted = { [unowned self] what in
-                // A long-lived connection passes many messages: each kind of note is said once,
-                // and the whole stays short (it goes in one log line).
+                // A long-lived connection passes many messages: a message not paused is said
+                // once for each reason, and the whole stays short (it goes in one log line).
                 guard let notes = self.breakpointNotes else { return self.breakpointNotes = what }
-                guard !notes.contains(what), notes.utf8.count < 1024 else { return }
+                guard notes.utf8.count < 1024, !(what.hasPrefix("message not paused") && notes.contains(what)) else {
+                    return
+                }
                 self.breakpointNotes = notes + "; " + what
             }
             relay.gate(gate, up: direction == .send)
