@@ -5,8 +5,12 @@ bytes as messages (no generated code).
       /test.Echo/Unary          answers b"echo:" + the request
       /test.Echo/Stream         answers N messages (N = the request as a number), 20 ms apart
       /test.Echo/Fail           fails with NOT_FOUND "no such thing"
+      /test.Echo/Slow           answers after 0.3 s (deadlines expire first)
+      /test.Echo/Trailer        answers OK with the request's `x-big` metadata back as a trailer
   grpc_test.py client PROXY_PORT localhost:PORT CA_FILE
-      the three calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON
+      the calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON: unary,
+      streaming and failing calls; a 20 000-byte trailer; 250 calls whose 100 ms deadline expires
+      while a stream runs beside them on the same channel
 """
 import json
 import os
@@ -29,12 +33,24 @@ def server(cert, key):
     def fail(request, context):
         context.abort(grpc.StatusCode.NOT_FOUND, "no such thing")
 
+    def slow(request, context):
+        time.sleep(0.3)
+        return request
+
+    def trailer(request, context):
+        big = dict(context.invocation_metadata()).get("x-big", "")
+        context.set_trailing_metadata((("x-big", big),))
+        return b"ok"
+
     handler = grpc.method_handlers_generic_handler("test.Echo", {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Stream": grpc.unary_stream_rpc_method_handler(stream),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "Slow": grpc.unary_unary_rpc_method_handler(slow),
+        "Trailer": grpc.unary_unary_rpc_method_handler(trailer),
     })
-    s = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    # (grpcio refuses metadata over 16 KiB unless told otherwise.)
+    s = grpc.server(futures.ThreadPoolExecutor(max_workers=64), options=[("grpc.max_metadata_size", 65536)])
     s.add_generic_rpc_handlers((handler,))
     credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(cert, "rb").read())])
     port = s.add_secure_port("127.0.0.1:0", credentials)
@@ -47,7 +63,7 @@ def client(proxy_port, target, ca):
     os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
     credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
     out = {}
-    with grpc.secure_channel(target, credentials) as channel:
+    with grpc.secure_channel(target, credentials, options=[("grpc.max_metadata_size", 65536)]) as channel:
         unary = channel.unary_unary("/test.Echo/Unary")
         out["unary"] = unary(b"hello grpc", timeout=10).decode()
         stream = channel.unary_stream("/test.Echo/Stream")
@@ -63,6 +79,25 @@ def client(proxy_port, target, ca):
             out["fail"] = "no error"
         except grpc.RpcError as error:
             out["fail"] = [error.code().name, error.details()]
+        _, call = channel.unary_unary("/test.Echo/Trailer").with_call(
+            b"x", metadata=(("x-big", "b" * 20000),), timeout=10)
+        out["trailer"] = len(dict(call.trailing_metadata()).get("x-big", ""))
+        # Deadlines that expire (each stream cancelled by the client after 100 ms) are not an
+        # attack: the stream running beside them on the same connection goes on.
+        running = stream(b"30", timeout=30)
+        codes = {}
+        calls = [channel.unary_unary("/test.Echo/Slow").future(b"x", timeout=0.1) for _ in range(250)]
+        for future in calls:
+            try:
+                future.result()
+                codes["OK"] = codes.get("OK", 0) + 1
+            except grpc.RpcError as error:
+                codes[error.code().name] = codes.get(error.code().name, 0) + 1
+        out["deadlines"] = codes
+        try:
+            out["beside"] = len(list(running))
+        except grpc.RpcError as error:
+            out["beside"] = error.code().name
     print(json.dumps(out))
 
 

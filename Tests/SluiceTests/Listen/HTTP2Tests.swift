@@ -336,7 +336,13 @@ struct GRPCTests {
         let times = json["stream_times"] as? [Double] ?? []
         #expect(times.count == 5 && times[4] - times[0] >= 0.06, "\(times)")
         #expect(json["fail"] as? [String] == ["NOT_FOUND", "no such thing"])
-        #expect(proxy.onLoop { ($0.stats.http2Connections, $0.stats.http2Streams) } == (1, 3))
+        // A trailer field over 16 KiB (within limits.max_header_bytes) comes back whole.
+        #expect(json["trailer"] as? Int == 20000)
+        // 250 expired deadlines (streams cancelled after 100 ms) are no rapid reset.
+        #expect(json["deadlines"] as? [String: Int] == ["DEADLINE_EXCEEDED": 250], "\(json)")
+        #expect(json["beside"] as? Int == 30, "\(json)")
+        #expect(proxy.onLoop { $0.stats.http2RapidResets } == 0)
+        #expect(proxy.onLoop { $0.stats.http2Connections } == 1)
         #expect(
             proxy.waitUntil {
                 proxy.logLines.all.contains { $0.contains("\"POST https://localhost:\(port)/test.Echo/Stream\" 200") }
