@@ -14,6 +14,9 @@ final class Exchange {
     var capture: ExchangeCapture?
     /// Where answering from a recording stands (`replay:`).
     var replay: ReplayStep?
+    /// The rule's faults as drawn before it started (an upgrade's handshake that got a status or
+    /// a hold: answered here rather than switched); drawn at its start otherwise.
+    var drawnFaults: FaultPlan?
     // The driver's state is touched only from its own loop thread, one event at a time: the
     // dynamic exclusivity checks on these hot properties cost a few per cent of pass-through.
     @exclusivity(unchecked) private(set) var machine: ExchangeMachine
@@ -89,7 +92,7 @@ final class Exchange {
             if capture == nil { capture = ExchangeCapture(request: request.headers, bodyRoom: watcher.bodyRoom) }
             watcher.exchangeDidStart(self)
         }
-        let plan = route.url != nil ? env.faults.plan(for: route.entry) : nil
+        let plan = drawnFaults ?? (route.url != nil ? env.faults.plan(for: route.entry) : nil)
         if plan != nil || capture != nil { composeWireStages(faults: plan) }
         if let plan { return inject(plan) }
         proceed()

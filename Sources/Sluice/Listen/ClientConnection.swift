@@ -166,9 +166,11 @@ final class ClientConnection {
         } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)
         }
-        if UpgradeHandshake.isUpgrade(request), beginUpgrade(request) { return }
+        var faults: FaultPlan?
+        if UpgradeHandshake.isUpgrade(request), beginUpgrade(request, faults: &faults) { return }
         let hasBody = request.bodyFraming != .none
         let exchange = Exchange(client: self, env: env.exchanges, request: request)
+        exchange.drawnFaults = faults
         state = .exchanging(exchange)
         if input != .ended { input = hasBody ? .readingBody : .open }
         setExchangeTimeouts()
@@ -178,10 +180,17 @@ final class ClientConnection {
     /// A request asking to switch protocols, when its route forwards it: relayed on a
     /// connection of its own (``Upgrade``). Otherwise (refused, answered here) the ordinary
     /// exchange answers it.
-    private func beginUpgrade(_ request: ProxyRequest) -> Bool {
+    private func beginUpgrade(_ request: ProxyRequest, faults: inout FaultPlan?) -> Bool {
         let (route, answer) = RouteDecision.decide(
             request, policy: env.exchanges.policy, rules: env.exchanges.rules, localClient: isLocal)
         guard case .forward = answer, let url = route.url else { return false }
+        // The rule's injected status or hold applies to the handshake as to any request: the
+        // ordinary exchange answers it, with the faults drawn here (latency, bandwidth and resets
+        // are not applied to a relay).
+        if let plan = env.exchanges.faults.plan(for: route.entry), plan.status != nil || plan.holds {
+            faults = plan
+            return false
+        }
         // Replaying offline: no recording holds an upgrade, so with `on_miss: fail` the ordinary
         // exchange answers it (a recorded answer for its URL, or the 504), never the origin.
         if env.exchanges.replayBook?.settings.onMiss == .fail { return false }

@@ -56,6 +56,24 @@ struct UpgradeRoutingTests {
         #expect(sent.header("upgrade") == "websocket")
     }
 
+    @Test("A rule's injected status answers the handshake as it answers any request: the origin is not asked")
+    func injectedStatus() throws {
+        let origin = try Self.switching()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try ConfigLoader.load(
+                yaml: """
+                    rules:
+                      - name: down
+                        match: { path: "/ws" }
+                        faults: { status: { code: 503, rate: 1 } }
+                    """))
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        #expect(try client.reader.readResponse().status == 503)
+        #expect(origin.requests.isEmpty)
+    }
+
     @Test("An upgrade to h2c only (retired by RFC 9113) goes on as an ordinary request, without its upgrade fields")
     func h2cIsNotRelayed() throws {
         let origin = try OriginServer { request in
