@@ -72,13 +72,16 @@ enum Swagger2Polymorphism {
         // heir's, as the specification says), and its `x-ms-discriminator-value` when that is for
         // this property (AutoRest gives it for the nearest discriminator above; a value for a
         // nearer one carries that one's values here).
-        func tags(_ name: String, for ancestor: String) -> [String] {
+        // (`visited`: definitions whose `allOf`s list one another in a loop end the walk.)
+        func tags(_ name: String, for ancestor: String, visited: Set<String> = []) -> [String] {
             var found = [name]
-            for nearest in nearestDiscriminating(above: name) where nearest == ancestor || inherits(nearest, from: ancestor) {
+            guard !visited.contains(name) else { return found }
+            for nearest in nearestDiscriminating(above: name)
+            where nearest == ancestor || inherits(nearest, from: ancestor) {
                 if nearest == ancestor {
                     if let value = schemas[name]?["x-ms-discriminator-value"]?.string { found.append(value) }
                 } else {
-                    found += tags(nearest, for: ancestor)
+                    found += tags(nearest, for: ancestor, visited: visited.union([name]))
                 }
             }
             return found

@@ -409,7 +409,8 @@ struct Swagger2Tests {
         #expect(violations(#"{"petType": "Unicorn", "name": "u"}"#, requestSchema) == [" discriminator"])
         // AutoRest's nested hierarchies: DogPet is a Pet of kind "dog" whose breed names the rest
         // (Beagle's `x-ms-discriminator-value` is for breed, the discriminator nearest above it).
-        let pets = try #require(contract.checkResponse(method: "GET", path: "/pets", status: 200, headers: json).bodySchema)
+        let pets = try #require(
+            contract.checkResponse(method: "GET", path: "/pets", status: 200, headers: json).bodySchema)
         #expect(violations(#"{"kind": "dog", "breed": "beagle", "ears": 1}"#, pets) == [])
         #expect(violations(#"{"kind": "dog", "breed": "beagle", "ears": 3}"#, pets) == ["/ears maximum"])
         #expect(violations(#"{"kind": "dog", "breed": "husky"}"#, pets) == [" discriminator"])
@@ -420,6 +421,29 @@ struct Swagger2Tests {
         let shapes = try #require(
             contract.checkResponse(method: "GET", path: "/shapes", status: 200, headers: json).bodySchema)
         #expect(violations(#"{"kind": "Circle"}"#, shapes) == [])
+    }
+
+    @Test("Definitions whose allOfs list one another in a loop, discriminators among them, load")
+    func discriminatorsInALoop() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: loop, version: '1'}
+                paths:
+                  /x:
+                    get:
+                      responses: {'200': {description: ok, schema: {$ref: '#/definitions/X'}}}
+                definitions:
+                  X: {type: object, discriminator: kind, required: [kind]}
+                  A: {discriminator: a, allOf: [{$ref: '#/definitions/B'}]}
+                  B: {discriminator: b, allOf: [{$ref: '#/definitions/A'}, {$ref: '#/definitions/X'}]}
+                """)
+        let schema = try #require(
+            contract.checkResponse(
+                method: "GET", path: "/x", status: 200, headers: [("Content-Type", "application/json")]
+            ).bodySchema)
+        #expect(schema.validate(Array(#"{"kind": "X"}"#.utf8)).passed)
+        #expect(!schema.validate(Array(#"{"kind": "nothing"}"#.utf8)).passed)
     }
 
     @Test("Other Swagger versions are refused")

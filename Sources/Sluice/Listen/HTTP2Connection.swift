@@ -21,8 +21,9 @@ final class HTTP2Connection {
     private var gather: [UInt8] = []
     private var flushDue = false
     private var closing = false
-    /// Streams the client reset, recently (rapid reset: CVE-2023-44487).
+    /// Streams the client reset, recently (rapid reset: CVE-2023-44487): young ones, and all.
     private var resets: [UInt64] = []
+    private var lateResets: [UInt64] = []
     /// Streams whose exchange starts after the current read.
     private var startsDue: [HTTP2Stream] = []
     /// Streams this side reset (not counted as the client's).
@@ -31,6 +32,8 @@ final class HTTP2Connection {
     private var lastAccepted: Int32?
     /// Looks for streams stalled past `timeouts.client_body`, while any runs.
     private var stallTimer: Timer?
+    /// When the session last took response bytes of any stream.
+    private var movedAt = EventLoop.monotonicNanoseconds()
 
     var loop: EventLoop { env.exchanges.loop }
     var maxHeaderBytes: Int { env.exchanges.parserLimits.maxHeaderBytes }
@@ -246,7 +249,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     func checkStalls(now: UInt64) {
         let limit = UInt64(env.timeouts.clientBody) * 1_000_000
         for stream in Array(streams.values) {
-            switch stream.stall(now: now, limit: limit) {
+            switch stream.stall(now: now, limit: limit, connectionMovedAt: movedAt) {
             case .request?:
                 env.logger.info("HTTP/2 stream \(stream.id) of \(client.peerText): request body stalled")
                 stream.exchange?.clientFailed(.badRequest(reason: .timedOut))
@@ -381,10 +384,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         // A stream the client cancelled (RST_STREAM) young counts against rapid reset; one it
         // gave up on later (a deadline, a user's cancel) was a request like others: an attack
         // that waits as long is held to the streams allowed at once.
-        if error != .noError, !resetByUs,
-            streams[id].map({ EventLoop.monotonicNanoseconds() &- $0.openedAt < Self.rapidResetAge }) ?? true
-        {
-            noteReset()
+        if error != .noError, !resetByUs {
+            let young =
+                streams[id].map { EventLoop.monotonicNanoseconds() &- $0.openedAt < Self.rapidResetAge } ?? true
+            noteReset(young: young)
         }
         guard let stream = streams[id] else { return }
         let delivered = error == .noError && stream.responseDelivered
@@ -399,19 +402,25 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     }
 
     func http2(stream id: Int32, fill buffer: UnsafeMutableRawBufferPointer) -> HTTP2ServerSession.Fill {
-        streams[id]?.fill(buffer) ?? .end(trailers: [])
+        let fill = streams[id]?.fill(buffer) ?? .end(trailers: [])
+        if case .bytes(let count) = fill, count > 0 { movedAt = EventLoop.monotonicNanoseconds() }
+        return fill
     }
 
     /// Streams the client cancels younger than this count as rapid resets.
     static let rapidResetAge: UInt64 = 50_000_000
 
     /// More than 200 streams cancelled young by the client within 10 seconds end the connection
-    /// (rapid reset, CVE-2023-44487: each cancelled stream costs an exchange).
-    private func noteReset() {
+    /// (rapid reset, CVE-2023-44487: each cancelled stream costs an exchange), as do more than
+    /// 2,000 cancelled at any age (deadlines that expire by the hundred are no attack; an attack
+    /// that waits before each cancel still meets a bound).
+    private func noteReset(young: Bool) {
         let now = EventLoop.monotonicNanoseconds()
-        resets.append(now)
+        if young { resets.append(now) }
+        lateResets.append(now)
         resets.removeAll { now - $0 > 10_000_000_000 }
-        if resets.count > 200, !closing {
+        lateResets.removeAll { now - $0 > 10_000_000_000 }
+        if resets.count > 200 || lateResets.count > 2_000, !closing {
             env.logger.warning("HTTP/2 client \(client.peerText) cancelled streams too fast (rapid reset); GOAWAY sent")
             env.exchanges.stats.http2RapidResets += 1
             lastAccepted = session.goAway(error: .enhanceYourCalm)

@@ -68,10 +68,17 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     /// What stalls, at `now`, past `limit` nanoseconds: the request body (one whose length was
     /// announced, or that nothing answered yet: a gRPC call's client may stay quiet as long as it
     /// likes), or a response the client does not read.
-    func stall(now: UInt64, limit: UInt64) -> Stall? {
+    /// `connectionMovedAt`: when the session last took response bytes of any stream: a stream
+    /// waiting its turn behind others (priorities) while the connection moves is not stalled.
+    func stall(now: UInt64, limit: UInt64, connectionMovedAt: UInt64) -> Stall? {
         guard exchange != nil, !closed else { return nil }
-        if let since = outputWaitingSince, outputCount > 0, now &- since > limit { return .response }
-        guard !requestEnded, case .wanted = leftover, now &- inputProgressAt > limit else { return nil }
+        if let since = outputWaitingSince, outputCount > 0, now &- since > limit, now &- connectionMovedAt > limit {
+            return .response
+        }
+        // (Bytes the exchange has not read yet: Sluice holds the window shut, not the client.)
+        guard !requestEnded, inputCount == 0, case .wanted = leftover, now &- inputProgressAt > limit else {
+            return nil
+        }
         let announced = fields[.contentLength] != nil
         let grpc = fields[.contentType]?.lowercased().hasPrefix("application/grpc") == true
         return announced || (!headSubmitted && pendingHead == nil && !grpc) ? .request : nil
@@ -124,7 +131,9 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
             input.removeAll(keepingCapacity: true)
             inputStart = 0
         }
-        // The window opens by what the exchange read.
+        // The window opens by what the exchange read (and the client may send again: the
+        // stall count starts over).
+        if count > 0 { inputProgressAt = EventLoop.monotonicNanoseconds() }
         connection.consumed(self, bytes: count)
     }
 

@@ -1,4 +1,5 @@
 import Codec
+import EventIO
 
 /// WebSocket frames (RFC 6455 §5) read as they pass through one direction of a relay, without
 /// holding any: each message's opcode, size and first ``previewLimit`` bytes (unmasked, and
@@ -46,11 +47,14 @@ struct WebSocketFrames {
     /// How much decoding compressed messages may cost a direction: deflate expands a byte to up
     /// to 1,032, all of it decoded on the loop (the window must follow the sender's for the next
     /// message) though only previews are kept. Past `decodeAllowance` + `decodeRatio` bytes per
-    /// compressed byte received, decoding stops: for good when the window carries over (context
-    /// takeover: later messages are not previewed), else until a later message finds the budget
-    /// grown again by the compressed bytes since.
+    /// compressed byte received + `decodeRefill` a second since the relay began, decoding stops:
+    /// for good when the window carries over (context takeover: later messages are not
+    /// previewed), else until a later message finds the budget grown again. (The refill keeps
+    /// long-lived connections whose repeated messages compress very well, a state pushed every
+    /// second, previewed; a bomb gets a few milliseconds of the loop a second.)
     static let decodeRatio: Int64 = 32
     static let decodeAllowance: Int64 = 1 << 20
+    static let decodeRefill: Int64 = 4 << 20
 
     let direction: Direction
     /// `permessage-deflate` was agreed; `resetsWindow`: the sender agreed `no_context_takeover`.
@@ -62,6 +66,7 @@ struct WebSocketFrames {
     /// Compressed bytes received and the bytes they decoded to, in this direction.
     private var compressedBytes: Int64 = 0
     private var decodedBytes: Int64 = 0
+    private let startedAt = EventLoop.monotonicNanoseconds()
 
     private var header: [UInt8] = []
     private var headerNeeded = 2
@@ -197,7 +202,9 @@ struct WebSocketFrames {
     private mutating func decode(_ wire: [UInt8], _ inflater: RawInflater, into preview: inout [UInt8]) -> Bool {
         guard decodes else { return false }
         compressedBytes += Int64(wire.count)
-        let limit = Self.decodeAllowance + Self.decodeRatio * compressedBytes
+        let seconds = Int64((EventLoop.monotonicNanoseconds() &- startedAt) / 1_000_000_000)
+        let limit =
+            Self.decodeAllowance + Self.decodeRatio * compressedBytes + Self.decodeRefill * min(seconds, 1 << 30)
         let healthy = wire.withUnsafeBytes { bytes in
             inflater.feed(bytes) { piece in
                 let room = Self.previewLimit - preview.count
