@@ -102,10 +102,7 @@ final class ComposedRequest {
         case .head(var request, let consumed):
             // `TE: trailers` (a gRPC call's) is the hop's own on HTTP/1.1, but a draft says what
             // the request is: it goes upstream as an HTTP/2 stream's would.
-            request.takesTrailers = draft.headers.contains {
-                $0.0.lowercased() == "te"
-                    && $0.1.lowercased().split(separator: ",").contains { $0.trimmingOWS() == "trailers" }
-            }
+            request.takesTrailers = request.headers.tokens(.te).contains("trailers")
             let composed = ComposedRequest(input: Array(bytes[consumed...]), env: env, done: done)
             let exchange = Exchange(client: composed, env: env, request: request)
             composed.exchange = exchange

@@ -20,10 +20,7 @@ extension Exchange: TaskDelegate {
             guard request.getsContinue, body.announceContinue() else { return }
         }
         notes.interimSent += 1
-        var headers = response.headers
-        headers.remove(.contentLength)  // a 1xx has no content and says none (RFC 9110 §8.6)
-        Forwarding.appendVia(&headers, version: response.version)
-        output.interim(ResponseHead(status: response.status, reason: response.reason, headers: headers))
+        output.interim(Forwarding.clientInterim(response))
     }
 
     func task(_ task: UpstreamTask, didReceive response: ResponseHead) {

@@ -11,29 +11,29 @@ final class HTTP2Connection {
     unowned let client: ClientConnection
     let tls: TLSStream
     let authority: ClientConnection.Authority
-    private let env: ClientEnvironment
-    private let session: HTTP2ServerSession
-    private var streams: [Int32: HTTP2Stream] = [:]
+    let env: ClientEnvironment
+    let session: HTTP2ServerSession
+    var streams: [Int32: HTTP2Stream] = [:]
     /// Whether no stream is running (a client's close_notify then ends the connection; with
     /// streams running, their answers still go out first).
     var isIdle: Bool { streams.isEmpty }
     /// Frames gathered for one TLS write (records of up to 16 KiB, not one per frame).
     private var gather: [UInt8] = []
     private var flushDue = false
-    private var closing = false
+    var closing = false
     /// Streams the client reset, recently (rapid reset: CVE-2023-44487): young ones, and all.
-    private var resets: [UInt64] = []
-    private var lateResets: [UInt64] = []
+    var resets: [UInt64] = []
+    var lateResets: [UInt64] = []
     /// Streams whose exchange starts after the current read.
     private var startsDue: [HTTP2Stream] = []
     /// Streams this side reset (not counted as the client's).
     private var resetting: Set<Int32> = []
     /// The last stream a GOAWAY sent accepted: later ones are refused.
-    private var lastAccepted: Int32?
+    var lastAccepted: Int32?
     /// Looks for streams stalled past `timeouts.client_body`, while any runs.
-    private var stallTimer: Timer?
+    var stallTimer: Timer?
     /// When the session last took response bytes of any stream.
-    private var movedAt = EventLoop.monotonicNanoseconds()
+    private(set) var movedAt = EventLoop.monotonicNanoseconds()
 
     var loop: EventLoop { env.exchanges.loop }
     var maxHeaderBytes: Int { env.exchanges.parserLimits.maxHeaderBytes }
@@ -231,38 +231,6 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         return stream
     }
 
-    /// The stall check runs every quarter of `timeouts.client_body` (at most every second)
-    /// while the connection lives; `0` turns it off, as it does the HTTP/1.1 timeout.
-    private func watchStalls() {
-        let limit = env.timeouts.clientBody
-        guard stallTimer == nil, limit > 0 else { return }
-        let timer = Timer(loop: loop, repeats: true) { [weak self] in
-            self?.checkStalls(now: EventLoop.monotonicNanoseconds())
-        }
-        timer.schedule(milliseconds: max(100, min(1000, limit / 4)))
-        stallTimer = timer
-    }
-
-    /// Streams stalled past `timeouts.client_body` end as an HTTP/1.1 exchange does on that
-    /// timeout: a request body that stopped coming is a `408` (or a reset once the answer began),
-    /// a response the client does not read is cut (RST_STREAM). Their upstream transfers stop.
-    func checkStalls(now: UInt64) {
-        let limit = UInt64(env.timeouts.clientBody) * 1_000_000
-        for stream in Array(streams.values) {
-            switch stream.stall(now: now, limit: limit, connectionMovedAt: movedAt) {
-            case .request?:
-                env.logger.info("HTTP/2 stream \(stream.id) of \(client.peerText): request body stalled")
-                stream.exchange?.clientFailed(.badRequest(reason: .timedOut))
-            case .response?:
-                env.logger.info("HTTP/2 stream \(stream.id) of \(client.peerText): the client does not read")
-                stream.exchange?.clientFailed(nil)
-            case nil:
-                continue
-            }
-        }
-        flush()
-    }
-
     func http2(streamHeadersEnded id: Int32, endStream: Bool) {
         guard let stream = streams[id] else { return }
         // (A trailer section's end comes as the stream's end, `http2(streamEnded:)`: nghttp2 calls
@@ -405,26 +373,5 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         let fill = streams[id]?.fill(buffer) ?? .end(trailers: [])
         if case .bytes(let count) = fill, count > 0 { movedAt = EventLoop.monotonicNanoseconds() }
         return fill
-    }
-
-    /// Streams the client cancels younger than this count as rapid resets.
-    static let rapidResetAge: UInt64 = 50_000_000
-
-    /// More than 200 streams cancelled young by the client within 10 seconds end the connection
-    /// (rapid reset, CVE-2023-44487: each cancelled stream costs an exchange), as do more than
-    /// 2,000 cancelled at any age (deadlines that expire by the hundred are no attack; an attack
-    /// that waits before each cancel still meets a bound).
-    private func noteReset(young: Bool) {
-        let now = EventLoop.monotonicNanoseconds()
-        if young { resets.append(now) }
-        lateResets.append(now)
-        resets.removeAll { now - $0 > 10_000_000_000 }
-        lateResets.removeAll { now - $0 > 10_000_000_000 }
-        if resets.count > 200 || lateResets.count > 2_000, !closing {
-            env.logger.warning("HTTP/2 client \(client.peerText) cancelled streams too fast (rapid reset); GOAWAY sent")
-            env.exchanges.stats.http2RapidResets += 1
-            lastAccepted = session.goAway(error: .enhanceYourCalm)
-            closing = true
-        }
     }
 }

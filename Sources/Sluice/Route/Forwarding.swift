@@ -58,6 +58,16 @@ enum Forwarding {
     /// The `Via` depth of Sluices past which a request is taken for a forwarding loop.
     static let loopHops = 8
 
+    /// An origin's interim (1xx) head as a client gets it: no content, so no length (RFC 9110
+    /// §8.6), no hop-by-hop fields, Sluice's `Via`.
+    static func clientInterim(_ head: ResponseHead) -> ResponseHead {
+        var headers = head.headers
+        HopByHop.strip(&headers)
+        headers.remove(.contentLength)
+        appendVia(&headers, version: head.version)
+        return ResponseHead(status: head.status, reason: head.reason, headers: headers)
+    }
+
     /// Sluice's own `Via` entry for a message of HTTP `version`.
     static func ownVia(_ version: String) -> String { version == "1.1" ? "1.1 sluice" : version + " sluice" }
 

@@ -197,11 +197,9 @@ final class Upgrade {
                 // the client's (an upgrade has no body). The 101 or the final answer follows.
                 if head.status != 100, interimSent < Exchange.interimLimit {
                     interimSent += 1
-                    var headers = head.headers
-                    HopByHop.strip(&headers)
-                    headers.remove(.contentLength)
-                    Forwarding.appendVia(&headers, version: head.version)
-                    let bytes = ResponseWriter.head(status: head.status, reason: head.reason, headers: headers)
+                    let interim = Forwarding.clientInterim(head)
+                    let bytes = ResponseWriter.head(
+                        status: interim.status, reason: interim.reason, headers: interim.headers)
                     client.stream.write(bytes)
                     bytesDown += Int64(bytes.count)
                 }
