@@ -64,8 +64,10 @@ final class ExchangeEnvironment {
     var recorder: Recorder?
     /// `replay:`: the recording requests are answered from.
     var replayBook: ReplayBook?
-    /// Who watches exchanges as they happen (the admin page), if anyone may.
-    weak var watcher: (any ExchangeWatcher)?
+    /// Who watches exchanges as they happen (the admin page), if anyone may. Held strongly, as
+    /// the session's monitors hold it too: a weak reference would give the feed a side table,
+    /// and each of its retains (every monitor moment of every exchange) the slow path.
+    var watcher: (any ExchangeWatcher)?
     /// TLS to `https://` origins for upgraded exchanges (WebSockets), per way of trusting.
     /// TLS contexts for origins Sluice connects to itself (shared with the native transport: one
     /// set of resumable sessions per way of trusting).
