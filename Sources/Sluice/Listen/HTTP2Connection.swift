@@ -54,6 +54,8 @@ final class HTTP2Connection {
 
     /// Bytes held unsent for the client before frames stop being produced.
     static let highWater = 256 * 1024
+    /// High-water marks' worth of frames one flush writes at most while the socket takes them.
+    static let flushRounds = 4
 
     // MARK: - Reading
 
@@ -75,14 +77,28 @@ final class HTTP2Connection {
     // MARK: - Writing
 
     /// Frames the session has ready go out, while the client reads.
+    ///
+    /// Goes on while the socket takes them at once: such a write brings no drain event, and
+    /// bytes already waiting in a stream (a response a breakpoint held, let go whole) would
+    /// otherwise go out one high-water mark per frame from the client. At most
+    /// ``flushRounds`` marks a turn, the rest in the next (other connections get their turn).
     func flush() {
         flushDue = false
-        if tls.outputCount < Self.highWater {
+        var rounds = 0
+        while tls.outputCount < Self.highWater {
+            var produced = 0
             _ = session.send(limit: Self.highWater - tls.outputCount) { frame in
+                produced += frame.count
                 gather.append(contentsOf: frame)
                 if gather.count >= TLSStream.recordSize { writeGathered() }
             }
             writeGathered()
+            rounds += 1
+            guard produced > 0 else { break }
+            if rounds == Self.flushRounds {
+                flushSoon()
+                break
+            }
         }
         for stream in streams.values where stream.outputCount < ClientConnection.outputLowWater {
             stream.exchange?.clientDrained()

@@ -7,10 +7,14 @@ bytes as messages (no generated code).
       /test.Echo/Fail           fails with NOT_FOUND "no such thing"
       /test.Echo/Slow           answers after 0.3 s (deadlines expire first)
       /test.Echo/Trailer        answers OK with the request's `x-big` metadata back as a trailer
+      /test.Echo/Big            answers N messages of 1 MiB each (N = the request as a number)
   grpc_test.py client PROXY_PORT localhost:PORT CA_FILE
       the calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON: unary,
       streaming and failing calls; a 20 000-byte trailer; 250 calls whose 100 ms deadline expires
       while a stream runs beside them on the same channel
+  grpc_test.py big PROXY_PORT localhost:PORT CA_FILE N
+      one /test.Echo/Big call for N messages through the proxy; prints JSON: the messages and
+      bytes received, and the status
 """
 import json
 import os
@@ -42,12 +46,17 @@ def server(cert, key):
         context.set_trailing_metadata((("x-big", big),))
         return b"ok"
 
+    def big(request, context):
+        for i in range(int(request)):
+            yield bytes([i % 256]) * (1 << 20)
+
     handler = grpc.method_handlers_generic_handler("test.Echo", {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Stream": grpc.unary_stream_rpc_method_handler(stream),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
         "Slow": grpc.unary_unary_rpc_method_handler(slow),
         "Trailer": grpc.unary_unary_rpc_method_handler(trailer),
+        "Big": grpc.unary_stream_rpc_method_handler(big),
     })
     # (grpcio refuses metadata over 16 KiB unless told otherwise.)
     s = grpc.server(futures.ThreadPoolExecutor(max_workers=64), options=[("grpc.max_metadata_size", 65536)])
@@ -101,7 +110,23 @@ def client(proxy_port, target, ca):
     print(json.dumps(out))
 
 
+def big(proxy_port, target, ca, count):
+    os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
+    out = {"messages": 0, "bytes": 0, "status": "OK"}
+    with grpc.secure_channel(target, credentials) as channel:
+        try:
+            for message in channel.unary_stream("/test.Echo/Big")(count.encode(), timeout=60):
+                out["messages"] += 1
+                out["bytes"] += len(message)
+        except grpc.RpcError as error:
+            out["status"] = error.code().name
+    print(json.dumps(out))
+
+
 if sys.argv[1] == "server":
     server(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "big":
+    big(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
 else:
     client(sys.argv[2], sys.argv[3], sys.argv[4])

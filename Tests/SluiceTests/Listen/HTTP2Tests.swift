@@ -348,4 +348,28 @@ struct GRPCTests {
                 proxy.logLines.all.contains { $0.contains("\"POST https://localhost:\(port)/test.Echo/Stream\" 200") }
             })
     }
+
+    /// The breakpoint holds 16 MiB, then lets it go at once and the call goes on: those bytes
+    /// went out one write per frame from the client (32 s), and the origin gave up meanwhile.
+    @Test("A stream larger than max_transform_body at a response breakpoint is not paused and arrives whole")
+    func bigStreamAtBreakpoint() throws {
+        let setup = try WebSocketTests.Setup()
+        let (server, port) = try TestVenv.start("grpc/grpc_test.py", ["server", setup.certificate, setup.key])
+        defer { TestVenv.stop(server) }
+        var configuration = try setup.configuration(port: port)
+        configuration.limits.maxTransformBody = 16 << 20
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["stage": "response", "match": ["path": "/test.Echo/Big"]], name: "big").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let (status, json) = try TestVenv.run(
+            "grpc/grpc_test.py", ["big", String(proxy.port), "localhost:\(port)", setup.caCert, "24"])
+        #expect(status == 0, "\(json)")
+        #expect(json["status"] as? String == "OK", "\(json)")
+        #expect(json["messages"] as? Int == 24 && json["bytes"] as? Int == 24 << 20, "\(json)")
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains { $0.contains("larger than max_transform_body") }
+            })
+    }
 }
