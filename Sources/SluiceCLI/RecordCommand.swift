@@ -99,6 +99,11 @@ struct RecordCommand: ParsableCommand {
             for field in exchange.responseHeaders { print("\(field.name): \(field.value)") }
             print("")
             print(Show.text(exchange.responseBody, total: exchange.responseBodySize))
+            if !exchange.responseTrailers.isEmpty {
+                // After the body, as they came (gRPC's status).
+                print("")
+                for field in exchange.responseTrailers { print("\(field.name): \(field.value)") }
+            }
             if let breakpoint = exchange.breakpoint {
                 // What a person did at a breakpoint: the note, and the request as sent or the
                 // response as received when either was edited.

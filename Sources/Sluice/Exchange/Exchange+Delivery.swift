@@ -107,6 +107,7 @@ extension Exchange: TaskDelegate {
         guard self.task === task else { return }
         var fields = trailers
         HopByHop.strip(&fields)
+        capture?.trailers = fields
         client.responseTrailers(fields)
     }
 

@@ -36,7 +36,8 @@ extension Exchange {
             requestBodySize: tap.size, requestBodyDigest: tap.finishDigest(), status: response.status,
             responseHead: response.head, servedFromCache: notes.cacheStatus?.isHit == true,
             responseBody: response.body, responseBodySize: response.size, rule: route.matchedName,
-            breakpoint: breakpointRecord(bodyLimit: Int(env.recorder?.settings.maxBody ?? 0)))
+            breakpoint: breakpointRecord(bodyLimit: Int(env.recorder?.settings.maxBody ?? 0)),
+            responseTrailers: capture.rejected == nil ? capture.trailers : nil)
     }
 
     /// What breakpoints did, as the recording keeps it (JSON): the note, and when a person edited

@@ -26,6 +26,8 @@ final class ExchangeCapture: @unchecked Sendable {
     /// The origin's response an enforced contract refused (its head's bytes, its body), kept
     /// for the recording in place of the problem the client got.
     var rejected: (status: Int, head: [UInt8], body: [UInt8])?
+    /// The trailer fields the client got after the body (gRPC's status), when any came.
+    var trailers: HTTPFields?
 
     /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
     ///   takes them from the request itself).

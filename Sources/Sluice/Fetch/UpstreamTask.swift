@@ -351,7 +351,10 @@ public final class UpstreamTask {
     /// piece waits for ``resume()``.
     private func pumpReplay() {
         while case .replaying(let replayed, let offset) = phase {
-            guard offset < replayed.body.count else { return finish(failure: nil) }
+            guard offset < replayed.body.count else {
+                if !replayed.trailers.fields.isEmpty { delegate?.task(self, didReceiveTrailers: replayed.trailers) }
+                return finish(failure: nil)
+            }
             guard let delegate else { return fail(.upstreamFailed(reason: .cancelled(detail: "the exchange ended"))) }
             let end = min(replayed.body.count, offset + 64 * 1024)
             let taken = replayed.body.withUnsafeBytes {

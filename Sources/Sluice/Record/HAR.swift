@@ -152,13 +152,19 @@ public enum HAR {
             // A body the HAR left out (size given, no text) is kept as cut: listed, not replayed.
             let total = responseBody == nil && !ReplayBook.isBodiless(status) ? max(size ?? 0, 0) : Int64(kept.count)
             let digest = body.withUnsafeBytes { Digest.hex(Digest.sha256($0)) }
-            return .exchange(
-                RecordedExchange(
-                    started: startedSeconds, duration: max(0, time) / 1000, wait: wait.map { max(0, $0) / 1000 },
-                    method: method, url: target.description, requestHeaders: requestHeaders, requestBody: body,
-                    requestBodySize: Int64(body.count), requestBodyDigest: digest, status: status,
-                    reason: response["statusText"]?.string ?? "", responseHeaders: responseHeaders,
-                    responseBody: kept, responseBodySize: total, source: "har"))
+            // HAR has no place for trailers: Sluice writes them in its own `_sluice` member.
+            var trailers: [HTTPFields.Field] = []
+            if let own = entry["_sluice"], own.typeName == "object", let listed = own["trailers"] {
+                trailers = try headers(listed, "_sluice.trailers")
+            }
+            var exchange = RecordedExchange(
+                started: startedSeconds, duration: max(0, time) / 1000, wait: wait.map { max(0, $0) / 1000 },
+                method: method, url: target.description, requestHeaders: requestHeaders, requestBody: body,
+                requestBodySize: Int64(body.count), requestBodyDigest: digest, status: status,
+                reason: response["statusText"]?.string ?? "", responseHeaders: responseHeaders,
+                responseBody: kept, responseBodySize: total, source: "har")
+            exchange.responseTrailers = trailers
+            return .exchange(exchange)
         }
     }
 
@@ -239,7 +245,8 @@ public enum HAR {
                     [
                         ("id", .number(Int(exchange.id))), ("source", .string(exchange.source)),
                         ("rule", .optional(exchange.rule)), ("complete", .bool(exchange.responseComplete)),
-                    ] + (exchange.breakpoint.map { [("breakpoint", breakpointJSON($0))] } ?? []))
+                    ] + (exchange.breakpoint.map { [("breakpoint", breakpointJSON($0))] } ?? [])
+                        + (exchange.responseTrailers.isEmpty ? [] : [("trailers", fields(exchange.responseTrailers))]))
             ),
         ])
         return entry.json

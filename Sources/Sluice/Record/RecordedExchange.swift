@@ -40,6 +40,8 @@ public struct RecordedExchange: Sendable, Equatable {
     /// it came before a person edited or replaced it; `nil` when no breakpoint acted on it (a
     /// breakpoint that fit but could not pause, its body too large, says so in `note`).
     public var breakpoint: String?
+    /// The response's trailer fields (gRPC's `grpc-status`), as the client got them.
+    public var responseTrailers: [HTTPFields.Field] = []
 
     public init(
         started: Double, duration: Double, wait: Double?, method: String, url: String,

@@ -6,8 +6,9 @@ import SQLite
 
 /// A recording: one SQLite file of ``RecordedExchange`` rows, in the order they were recorded.
 /// Written in WAL mode, a batch per transaction, so a crash or a full disk leaves every batch
-/// written before it readable. The schema (`application_id` 0x534C5243, `user_version` 2; a
-/// version 1 file, without `breakpoint`, is read as it is and gains the column when written to):
+/// written before it readable. The schema (`application_id` 0x534C5243, `user_version` 3; a
+/// version 1 file, without `breakpoint` and `response_trailers`, and a version 2 file, without
+/// `response_trailers`, are read as they are and gain the columns when written to):
 ///
 /// ```sql
 /// CREATE TABLE exchanges (
@@ -26,22 +27,29 @@ import SQLite
 ///   response_body_size INTEGER NOT NULL,
 ///   source TEXT NOT NULL,              -- proxy | har
 ///   rule TEXT,
-///   breakpoint TEXT);                  -- JSON: what breakpoints did (note, sent, received)
+///   breakpoint TEXT,                   -- JSON: what breakpoints did (note, sent, received)
+///   response_trailers TEXT);           -- JSON as the headers; NULL without trailers (gRPC's status)
 /// CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 /// ```
 public final class Recording {
     /// `PRAGMA application_id` of a recording ("SLRC").
     public static let applicationID: Int64 = 0x534C_5243
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
     static let columns =
-        "id, started, duration, wait, method, url, request_headers, request_body, request_body_size, request_body_sha256, status, reason, response_headers, response_body, response_body_size, source, rule, breakpoint"
+        "id, started, duration, wait, method, url, request_headers, request_body, request_body_size, request_body_sha256, status, reason, response_headers, response_body, response_body_size, source, rule, breakpoint, response_trailers"
     /// The same columns without the bodies (their kept lengths instead).
     static let headColumns =
-        "id, started, duration, wait, method, url, request_headers, length(request_body), request_body_size, request_body_sha256, status, reason, response_headers, length(response_body), response_body_size, source, rule, breakpoint"
+        "id, started, duration, wait, method, url, request_headers, length(request_body), request_body_size, request_body_sha256, status, reason, response_headers, length(response_body), response_body_size, source, rule, breakpoint, response_trailers"
+    /// The columns each version added, in order, each the last of the list then.
+    static let addedColumns = [(2, "breakpoint"), (3, "response_trailers")]
 
-    /// The columns as a file of `version` has them (version 1 had no `breakpoint`).
+    /// The columns as a file of `version` has them (NULL for those added later).
     static func columns(_ names: String, version: Int) -> String {
-        version >= 2 ? names : String(names.dropLast(", breakpoint".count)) + ", NULL"
+        var names = names
+        for (added, column) in addedColumns.reversed() where version < added {
+            names = String(names.dropLast(", \(column)".count))
+        }
+        return names + String(repeating: ", NULL", count: addedColumns.count(where: { version < $0.0 }))
     }
 
     /// Why a file cannot be used as a recording.
@@ -106,7 +114,8 @@ public final class Recording {
                           request_body BLOB NOT NULL, request_body_size INTEGER NOT NULL,
                           request_body_sha256 TEXT NOT NULL, status INTEGER NOT NULL, reason TEXT NOT NULL,
                           response_headers TEXT NOT NULL, response_body BLOB NOT NULL,
-                          response_body_size INTEGER NOT NULL, source TEXT NOT NULL, rule TEXT, breakpoint TEXT);
+                          response_body_size INTEGER NOT NULL, source TEXT NOT NULL, rule TEXT, breakpoint TEXT,
+                          response_trailers TEXT);
                         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                         """)
                     try database.setUserVersion(schemaVersion)
@@ -116,14 +125,17 @@ public final class Recording {
             throw Failure("\(path) cannot be opened for recording: \(Recording.explain(error))")
         }
         try recording.checkSchema()
-        if recording.version == 1 {
-            // Version 2 added what breakpoints did: the column is added, nothing else changes.
+        if recording.version < schemaVersion {
+            // Version 2 added what breakpoints did, 3 the response's trailers: the columns are
+            // added, nothing else changes.
             do {
                 try database.transaction {
-                    // Another writer may have brought it to version 2 meanwhile.
-                    guard database.userVersion < schemaVersion else { return }
-                    try database.execute("ALTER TABLE exchanges ADD COLUMN breakpoint TEXT")
-                    try database.setUserVersion(schemaVersion)
+                    // Another writer may have brought it further meanwhile.
+                    let version = database.userVersion
+                    for (added, column) in addedColumns where version < added {
+                        try database.execute("ALTER TABLE exchanges ADD COLUMN \(column) TEXT")
+                    }
+                    if version < schemaVersion { try database.setUserVersion(schemaVersion) }
                 }
                 recording.version = schemaVersion
             } catch {
@@ -187,7 +199,7 @@ public final class Recording {
             let statement =
                 try insert
                 ?? database.prepare(
-                    "INSERT INTO exchanges(\(Recording.columns.dropFirst(4))) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)"
+                    "INSERT INTO exchanges(\(Recording.columns.dropFirst(4))) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"
                 )
             insert = statement
             try database.transaction {
@@ -221,6 +233,11 @@ public final class Recording {
                         try statement.bind(breakpoint, at: 17)
                     } else {
                         try statement.bindNull(at: 17)
+                    }
+                    if let trailers = exchange.responseTrailers {
+                        try statement.bindText(trailers, at: 18)
+                    } else {
+                        try statement.bindNull(at: 18)
                     }
                     try statement.step()
                 }
@@ -291,6 +308,12 @@ public final class Recording {
                     rule: statement.text(at: 16))
                 exchange.id = statement.int64(at: 0)
                 exchange.breakpoint = statement.text(at: 17)
+                if let trailers = statement.text(at: 18) {
+                    guard let fields = RecordedExchange.fields(json: trailers) else {
+                        throw Failure("\(path): exchange \(statement.int64(at: 0)) is damaged (its trailer fields)")
+                    }
+                    exchange.responseTrailers = fields
+                }
                 if !bodies {
                     exchange.keptRequestBytes = statement.int64(at: 7)
                     exchange.keptResponseBytes = statement.int64(at: 13)

@@ -19,6 +19,8 @@ struct RecordingRow: Sendable {
     var source: String
     var rule: String?
     var breakpoint: String?
+    /// `nil` without trailers.
+    var responseTrailers: [UInt8]?
 
     init(_ exchange: RecordedExchange) {
         started = exchange.started
@@ -38,6 +40,9 @@ struct RecordingRow: Sendable {
         source = exchange.source
         rule = exchange.rule
         breakpoint = exchange.breakpoint
+        if !exchange.responseTrailers.isEmpty {
+            responseTrailers = Array(RecordedExchange.fieldsJSON(exchange.responseTrailers).utf8)
+        }
     }
 
     /// The row of an exchange the proxy saw: hop-by-hop request fields left out, Sluice's own
@@ -88,6 +93,16 @@ struct RecordingRow: Sendable {
         source = "proxy"
         rule = pending.rule
         breakpoint = pending.breakpoint
+        if let trailers = pending.responseTrailers, !trailers.fields.isEmpty {
+            var json = JSONFieldWriter()
+            for field in trailers {
+                let value =
+                    !keepCredentials && RecordedExchange.isCredential(field.name)
+                    ? RecordedExchange.redacted : field.value
+                json.add(Array(field.name.utf8)[...], Array(value.utf8)[...])
+            }
+            responseTrailers = json.finish()
+        }
     }
 }
 
@@ -111,6 +126,8 @@ struct PendingRecord: Sendable {
     var rule: String?
     /// What breakpoints did (JSON), when one paused it.
     var breakpoint: String?
+    /// The trailer fields the client got (gRPC's status), when there were any.
+    var responseTrailers: HTTPFields?
 }
 
 /// `[["Name","value"],…]` written from bytes.

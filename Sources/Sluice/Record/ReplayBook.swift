@@ -15,6 +15,7 @@ final class ReplayBook {
         let headers: [String?]
         let complete: Bool
         let head: ResponseHead
+        let trailers: HTTPFields
     }
 
     let settings: Configuration.Replay
@@ -55,7 +56,8 @@ final class ReplayBook {
                     id: exchange.id, method: exchange.method, url: exchange.url, target: RequestURL(exchange.url),
                     digest: exchange.requestBodyDigest, bodySize: exchange.requestBodySize,
                     headers: settings.matchHeaders.map { headers[$0] }, complete: exchange.responseComplete,
-                    head: ResponseHead(status: exchange.status, reason: exchange.reason, headers: responseFields)))
+                    head: ResponseHead(status: exchange.status, reason: exchange.reason, headers: responseFields),
+                    trailers: HTTPFields(exchange.responseTrailers.map { ($0.name, $0.value) })))
         }
         self.entries = entries
         for (index, entry) in entries.enumerated() {
@@ -116,7 +118,10 @@ final class ReplayBook {
         if method != "HEAD", !ReplayBook.isBodiless(entry.head.status) {
             head.headers.set("Content-Length", String(body.count))
         }
-        return .recorded(ReplayedResponse(id: entry.id, head: head, body: method == "HEAD" ? [] : body))
+        return .recorded(
+            ReplayedResponse(
+                id: entry.id, head: head, body: method == "HEAD" ? [] : body,
+                trailers: method == "HEAD" ? HTTPFields() : entry.trailers))
     }
 
     static func isBodiless(_ status: Int) -> Bool { status < 200 || status == 204 || status == 304 }
@@ -194,6 +199,8 @@ public struct ReplayedResponse: Sendable {
     public let id: Int64
     public let head: ResponseHead
     public let body: [UInt8]
+    /// The trailer fields recorded after the body (gRPC's status); empty without.
+    public let trailers: HTTPFields
 }
 
 /// Why a recording holds no answer for a request (a `504` with `replay.on_miss: fail`).

@@ -12,6 +12,9 @@ bytes as messages (no generated code).
       the calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON: unary,
       streaming and failing calls; a 20 000-byte trailer; 250 calls whose 100 ms deadline expires
       while a stream runs beside them on the same channel
+  grpc_test.py basic PROXY_PORT localhost:PORT CA_FILE
+      a unary call, a stream of 3, a failing call and a 100-byte trailer; prints JSON (a
+      recording's replay gives the same)
   grpc_test.py big PROXY_PORT localhost:PORT CA_FILE N
       one /test.Echo/Big call for N messages through the proxy; prints JSON: the messages and
       bytes received, and the status
@@ -110,6 +113,28 @@ def client(proxy_port, target, ca):
     print(json.dumps(out))
 
 
+def basic(proxy_port, target, ca):
+    os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
+    out = {}
+    with grpc.secure_channel(target, credentials) as channel:
+        def call(name, make):
+            try:
+                out[name] = make()
+            except grpc.RpcError as error:
+                out[name] = [error.code().name, error.details()]
+        call("unary", lambda: channel.unary_unary("/test.Echo/Unary")(b"hello", timeout=10).decode())
+        call("stream", lambda: [m.decode() for m in channel.unary_stream("/test.Echo/Stream")(b"3", timeout=10)])
+        call("fail", lambda: channel.unary_unary("/test.Echo/Fail")(b"x", timeout=10))
+
+        def trailer():
+            _, c = channel.unary_unary("/test.Echo/Trailer").with_call(
+                b"x", metadata=(("x-big", "t" * 100),), timeout=10)
+            return dict(c.trailing_metadata()).get("x-big", "")
+        call("trailer", trailer)
+    print(json.dumps(out))
+
+
 def big(proxy_port, target, ca, count):
     os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
     credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
@@ -126,6 +151,8 @@ def big(proxy_port, target, ca, count):
 
 if sys.argv[1] == "server":
     server(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "basic":
+    basic(sys.argv[2], sys.argv[3], sys.argv[4])
 elif sys.argv[1] == "big":
     big(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
 else:

@@ -84,7 +84,7 @@ struct BreakpointRecordTests {
         #expect(marks.contains { ($0["note"] as? String)?.hasPrefix("request paused at orders") == true })
     }
 
-    @Test("A version 1 recording is read as it is, and gains the breakpoint column when written to")
+    @Test("A version 1 recording is read as it is, and gains the breakpoint and trailer columns when written to")
     func versionOne() throws {
         let file = Self.temporaryPath("v1.sluicerec")
         do {
@@ -110,10 +110,13 @@ struct BreakpointRecordTests {
         var added = old[0]
         added.url = "http://a.test/y"
         added.breakpoint = #"{"note":"answered"}"#
+        added.responseTrailers = [HTTPFields.Field(name: "grpc-status", value: "0")]
         try writer.append([added])
         let both = try Recording.open(file).exchanges()
         #expect(both.map(\.url) == ["http://a.test/x", "http://a.test/y"])
         #expect(both.map(\.breakpoint) == [nil, #"{"note":"answered"}"#])
+        #expect(both.map(\.responseTrailers.count) == [0, 1])
+        #expect(both[1].responseTrailers.first?.value == "0")
     }
 
     @Test(

@@ -349,6 +349,55 @@ struct GRPCTests {
             })
     }
 
+    @Test(
+        "Calls recorded (statuses and trailers kept) are replayed with the server gone: same messages, statuses, trailers"
+    )
+    func recordedAndReplayed() throws {
+        let setup = try WebSocketTests.Setup()
+        let file = try RecordReplayTests.temporaryPath("grpc.sluicerec")
+        let (server, port) = try TestVenv.start("grpc/grpc_test.py", ["server", setup.certificate, setup.key])
+        var configuration = try setup.configuration(port: port)
+        configuration.record.file = file
+        let live: [String: Any]
+        do {
+            let proxy = try ProxyHarness(configuration: configuration)
+            let (status, json) = try TestVenv.run(
+                "grpc/grpc_test.py", ["basic", String(proxy.port), "localhost:\(port)", setup.caCert])
+            #expect(status == 0, "\(json)")
+            live = json
+            proxy.shutdown()
+        }
+        TestVenv.stop(server)
+        #expect(live["unary"] as? String == "echo:hello")
+        #expect(live["stream"] as? [String] == ["message 0", "message 1", "message 2"])
+        #expect(live["fail"] as? [String] == ["NOT_FOUND", "no such thing"])
+        #expect(live["trailer"] as? String == String(repeating: "t", count: 100))
+        let recorded = try Recording.open(file).exchanges()
+        #expect(recorded.count == 4)
+        // The failing call is Trailers-Only: its status is in the head.
+        #expect(
+            recorded.map { ($0.responseTrailers + $0.responseHeaders).first { $0.hasName("grpc-status") }?.value } == [
+                "0", "0", "5", "0",
+            ], "\(recorded.map(\.responseTrailers))")
+        #expect(recorded.map { $0.responseTrailers.isEmpty } == [false, false, true, false])
+        // A HAR export keeps them in `_sluice.trailers`, and its import reads them back.
+        let har = HAR.document(recorded, creator: "test", version: "1")
+        let imported = try HAR.read(Array(har.utf8)).exchanges
+        #expect(imported.map(\.responseTrailers) == recorded.map(\.responseTrailers))
+
+        configuration.record.file = nil
+        configuration.replay.file = file
+        let proxy = try ProxyHarness(configuration: configuration)
+        let (status, replayed) = try TestVenv.run(
+            "grpc/grpc_test.py", ["basic", String(proxy.port), "localhost:\(port)", setup.caCert])
+        #expect(status == 0, "\(replayed)")
+        for key in ["unary", "stream", "fail", "trailer"] {
+            #expect(
+                (replayed[key].map { "\($0)" } ?? "-") == (live[key].map { "\($0)" } ?? "+"),
+                "\(key): \(replayed)")
+        }
+    }
+
     /// The breakpoint holds 16 MiB, then lets it go at once and the call goes on: those bytes
     /// went out one write per frame from the client (32 s), and the origin gave up meanwhile.
     @Test("A stream larger than max_transform_body at a response breakpoint is not paused and arrives whole")
