@@ -89,7 +89,7 @@ extension Upgrade: ConnectionDelegate {
             relay.farReadable()
         case .passingBack:
             passBody()
-        case .idle, .dialing, .finished: return
+        case .idle, .paused, .dialing, .finished: return
         }
     }
 

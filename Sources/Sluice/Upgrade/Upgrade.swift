@@ -11,14 +11,15 @@ import TLS
 /// logged and passed back, and the connection closes after it.
 final class Upgrade {
     unowned let client: ClientConnection
-    /// The request as it goes to the origin (the rule's `rewrite.request` applied).
-    let request: ProxyRequest
+    /// The request as it goes to the origin (the rule's `rewrite.request` applied, and what a
+    /// person edited at a request breakpoint).
+    var request: ProxyRequest
     /// The client's URL (logs, problems), and where the handshake goes: the rule's map remote
-    /// (`upstream:`) applied, as for any request.
+    /// (`upstream:`) applied, as for any request (or the URL a person edited at a breakpoint).
     let url: TargetURL
-    let target: TargetURL
+    var target: TargetURL
     /// The `Host` sent: the target's, or the client's when the mapping keeps it.
-    private let host: String
+    var host: String
     let rule: Rule
     /// The rule's name when one matched (for the log).
     let ruleName: String?
@@ -28,7 +29,7 @@ final class Upgrade {
     private let startTime = EventLoop.monotonicNanoseconds()
     private var responseTimer: Timer?
     /// What the log line says: the status sent, bytes to the client, a validation failure.
-    private var status = 0
+    var status = 0
     var bytesDown: Int64 = 0
     private var validationFailure: String?
     private var capture: ExchangeCapture?
@@ -62,6 +63,8 @@ final class Upgrade {
 
     enum Phase {
         case idle
+        /// Held at a request breakpoint before anything went to the origin (a person decides).
+        case paused
         case dialing(Dialer)
         /// TLS with an `https://` origin.
         case securing(Far)
@@ -102,6 +105,14 @@ final class Upgrade {
             capture = ExchangeCapture(request: request.headers, bodyRoom: 0)
         }
         client.connection.pauseReading()
+        if env.breakpoints.pausesRequests, pauseAtBreakpoint() {
+            phase = .paused
+            return
+        }
+        dial()
+    }
+
+    func dial() {
         let parent = env.parents.parent(host: target.host, https: target.scheme == "https", rule: rule.proxy)
         let dialer = Dialer(
             environment: tunnels, host: target.host.contains(":") ? "[\(target.host)]" : target.host, port: target.port,
@@ -362,7 +373,7 @@ final class Upgrade {
         let far: Far?
         switch phase {
         case .finished: return
-        case .idle: far = nil
+        case .idle, .paused: far = nil
         case .dialing(let dialer):
             dialer.cancel()
             far = nil

@@ -56,6 +56,72 @@ struct UpgradeRoutingTests {
         #expect(sent.header("upgrade") == "websocket")
     }
 
+    static func pausing(_ origin: OriginServer) throws -> (ProxyHarness, admin: UInt16) {
+        var configuration = Configuration()
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["stage": "request", "match": ["path": "/ws"]], name: "ws").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        return (proxy, try proxy.startAdmin())
+    }
+
+    @Test(
+        "A request breakpoint pauses the handshake before the origin hears of it; resumed with edited fields, the offer kept"
+    )
+    func handshakePausedAndEdited() throws {
+        let origin = try Self.switching()
+        defer { origin.stop() }
+        let (proxy, admin) = try Self.pausing(origin)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        let item = try #require(try BreakpointTests.paused(admin).first)
+        #expect(item["stage"] as? String == "request")
+        #expect((item["request"] as? [String: Any])?["url"] as? String == origin.url("/ws"))
+        #expect(origin.requests.isEmpty)
+        // The edited list leaves out the offer (`Upgrade`, the hop's): it still goes.
+        let fields =
+            #"[["Host", "127.0.0.1:\#(origin.port)"], ["Sec-WebSocket-Version", "13"], ["Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="], ["X-Token", "edited"]]"#
+        let id = try #require(item["id"] as? Int)
+        #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(id)/resume", #"{"headers": \#(fields)}"#).0 == 200)
+        _ = try #require(try client.reader.readHead())  // the 103
+        let switched = try #require(try client.reader.readHead())
+        #expect(switched.startLine.hasPrefix("HTTP/1.1 101"))
+        let sent = try #require(origin.requests.first)
+        #expect(sent.header("x-token") == "edited")
+        #expect(sent.header("upgrade") == "websocket")
+        // The line is written when the connection ends.
+        client.socket.close()
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.contains { $0.contains("request paused at ws; edited, resumed") } },
+            "\(proxy.logLines.all)")
+    }
+
+    @Test(
+        "A handshake paused at a request breakpoint and answered by the person: the client gets that answer, the origin nothing"
+    )
+    func handshakePausedAndAnswered() throws {
+        let origin = try Self.switching()
+        defer { origin.stop() }
+        let (proxy, admin) = try Self.pausing(origin)
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        let id = try #require(try BreakpointTests.paused(admin).first?["id"] as? Int)
+        #expect(
+            try BreakpointTests.admin(admin, "POST", "/paused/\(id)/answer", #"{"status": 403, "body": "not today"}"#).0
+                == 200)
+        let answer = try client.reader.readResponse()
+        #expect(answer.status == 403 && answer.text == "not today")
+        #expect(origin.requests.isEmpty)
+        // Aborted instead, another gets the 502 that says so.
+        let second = try RawClient(port: proxy.port)
+        try second.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        let next = try #require(try BreakpointTests.paused(admin).first?["id"] as? Int)
+        #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(next)/abort").0 == 200)
+        let aborted = try second.reader.readResponse()
+        #expect(aborted.status == 502 && aborted.text.contains("breakpoint"), "\(aborted.text)")
+        #expect(origin.requests.isEmpty)
+    }
+
     @Test("A rule's injected status answers the handshake as it answers any request: the origin is not asked")
     func injectedStatus() throws {
         let origin = try Self.switching()
