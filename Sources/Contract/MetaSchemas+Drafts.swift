@@ -67,12 +67,12 @@ extension MetaSchemas {
                "multipleOf": {"type": "number", "exclusiveMinimum": 0},
                "maximum": {"type": "number"}, "exclusiveMaximum": {"type": "number"},
                "minimum": {"type": "number"}, "exclusiveMinimum": {"type": "number"},
-               "maxLength": {"$ref": "#/$defs/count"}, "minLength": {"$ref": "#/$defs/count"},
+               "maxLength": {"$ref": "#/$defs/nonNegativeInteger"}, "minLength": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "pattern": {"type": "string", "format": "regex"},
-               "maxItems": {"$ref": "#/$defs/count"}, "minItems": {"$ref": "#/$defs/count"},
+               "maxItems": {"$ref": "#/$defs/nonNegativeInteger"}, "minItems": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "uniqueItems": {"type": "boolean"},
-               "maxContains": {"$ref": "#/$defs/count"}, "minContains": {"$ref": "#/$defs/count"},
-               "maxProperties": {"$ref": "#/$defs/count"}, "minProperties": {"$ref": "#/$defs/count"},
+               "maxContains": {"$ref": "#/$defs/nonNegativeInteger"}, "minContains": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
+               "maxProperties": {"$ref": "#/$defs/nonNegativeInteger"}, "minProperties": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "required": {"$ref": "#/$defs/stringArray"},
                "dependentRequired": {"type": "object", "additionalProperties": {"$ref": "#/$defs/stringArray"}},
                "const": true, "enum": {"type": "array", "items": true},
@@ -80,8 +80,9 @@ extension MetaSchemas {
                                   {"type": "array", "items": {"$ref": "#/$defs/simpleTypes"},
                                    "minItems": 1, "uniqueItems": true}]}},
              "$defs": {
-               "count": {"type": "integer", "minimum": 0},
-               "stringArray": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+               "nonNegativeInteger": {"type": "integer", "minimum": 0},
+               "nonNegativeIntegerDefault0": {"$ref": "#/$defs/nonNegativeInteger", "default": 0},
+               "stringArray": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "default": []},
                "simpleTypes": {"enum": ["array", "boolean", "integer", "null", "number", "object", "string"]}}}
             """
         ),

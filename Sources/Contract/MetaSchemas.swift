@@ -1,6 +1,9 @@
 /// JSON Schema 2020-12's meta-schemas, written here from the specification's vocabulary
 /// definitions (what each keyword's value must be), so that a schema may `$ref` the dialect
 /// itself (`{"$ref": "https://json-schema.org/draft/2020-12/schema"}`) without a network fetch.
+/// Their definitions have the published meta-schemas' names (`nonNegativeInteger`,
+/// `stringArray`, draft-04's `positiveInteger` …): schemas `$ref` them (the official Swagger 2.0
+/// schema does).
 enum MetaSchemas {
     private static let base = "https://json-schema.org/draft/2020-12/"
 
@@ -25,9 +28,10 @@ enum MetaSchemas {
         {"id": "http://json-schema.org/draft-04/schema#", "$schema": "http://json-schema.org/draft-04/schema#",
          "definitions": {
            "schemaArray": {"type": "array", "minItems": 1, "items": {"$ref": "#"}},
-           "count": {"type": "integer", "minimum": 0},
+           "positiveInteger": {"type": "integer", "minimum": 0},
+           "positiveIntegerDefault0": {"allOf": [{"$ref": "#/definitions/positiveInteger"}, {"default": 0}]},
            "simpleTypes": {"enum": ["array", "boolean", "integer", "null", "number", "object", "string"]},
-           "names": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": true},
+           "stringArray": {"type": "array", "items": {"type": "string"}, "minItems": 1, "uniqueItems": true},
            "schemaMap": {"type": "object", "additionalProperties": {"$ref": "#"}}},
          "type": "object",
          "properties": {
@@ -36,19 +40,19 @@ enum MetaSchemas {
            "multipleOf": {"type": "number", "minimum": 0, "exclusiveMinimum": true},
            "maximum": {"type": "number"}, "exclusiveMaximum": {"type": "boolean"},
            "minimum": {"type": "number"}, "exclusiveMinimum": {"type": "boolean"},
-           "maxLength": {"$ref": "#/definitions/count"}, "minLength": {"$ref": "#/definitions/count"},
+           "maxLength": {"$ref": "#/definitions/positiveInteger"}, "minLength": {"$ref": "#/definitions/positiveIntegerDefault0"},
            "pattern": {"type": "string"},
            "additionalItems": {"anyOf": [{"type": "boolean"}, {"$ref": "#"}]},
            "items": {"anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/schemaArray"}]},
-           "maxItems": {"$ref": "#/definitions/count"}, "minItems": {"$ref": "#/definitions/count"},
+           "maxItems": {"$ref": "#/definitions/positiveInteger"}, "minItems": {"$ref": "#/definitions/positiveIntegerDefault0"},
            "uniqueItems": {"type": "boolean"},
-           "maxProperties": {"$ref": "#/definitions/count"}, "minProperties": {"$ref": "#/definitions/count"},
-           "required": {"$ref": "#/definitions/names"},
+           "maxProperties": {"$ref": "#/definitions/positiveInteger"}, "minProperties": {"$ref": "#/definitions/positiveIntegerDefault0"},
+           "required": {"$ref": "#/definitions/stringArray"},
            "additionalProperties": {"anyOf": [{"type": "boolean"}, {"$ref": "#"}]},
            "definitions": {"$ref": "#/definitions/schemaMap"}, "properties": {"$ref": "#/definitions/schemaMap"},
            "patternProperties": {"$ref": "#/definitions/schemaMap"},
            "dependencies": {"type": "object",
-                            "additionalProperties": {"anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/names"}]}},
+                            "additionalProperties": {"anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/stringArray"}]}},
            "enum": {"type": "array", "minItems": 1, "uniqueItems": true},
            "type": {"anyOf": [{"$ref": "#/definitions/simpleTypes"},
                               {"type": "array", "items": {"$ref": "#/definitions/simpleTypes"},
@@ -77,15 +81,16 @@ enum MetaSchemas {
              "$id": "https://json-schema.org/draft/2020-12/meta/core", "$dynamicAnchor": "meta",
              "type": ["object", "boolean"],
              "properties": {
-               "$id": {"$ref": "#/$defs/uriReference", "pattern": "^[^#]*#?$"},
-               "$schema": {"type": "string"}, "$ref": {"$ref": "#/$defs/uriReference"},
-               "$anchor": {"$ref": "#/$defs/anchor"}, "$dynamicRef": {"$ref": "#/$defs/uriReference"},
-               "$dynamicAnchor": {"$ref": "#/$defs/anchor"},
+               "$id": {"$ref": "#/$defs/uriReferenceString", "pattern": "^[^#]*#?$"},
+               "$schema": {"type": "string"}, "$ref": {"$ref": "#/$defs/uriReferenceString"},
+               "$anchor": {"$ref": "#/$defs/anchorString"}, "$dynamicRef": {"$ref": "#/$defs/uriReferenceString"},
+               "$dynamicAnchor": {"$ref": "#/$defs/anchorString"},
                "$vocabulary": {"type": "object", "additionalProperties": {"type": "boolean"}},
                "$comment": {"type": "string"},
                "$defs": {"type": "object", "additionalProperties": {"$dynamicRef": "#meta"}}},
-             "$defs": {"uriReference": {"type": "string"},
-                       "anchor": {"type": "string", "pattern": "^[A-Za-z_][-A-Za-z0-9._]*$"}}}
+             "$defs": {"uriReferenceString": {"type": "string", "format": "uri-reference"},
+                       "uriString": {"type": "string", "format": "uri"},
+                       "anchorString": {"type": "string", "pattern": "^[A-Za-z_][-A-Za-z0-9._]*$"}}}
             """
         ),
         (
@@ -132,17 +137,18 @@ enum MetaSchemas {
                "multipleOf": {"type": "number", "exclusiveMinimum": 0},
                "maximum": {"type": "number"}, "exclusiveMaximum": {"type": "number"},
                "minimum": {"type": "number"}, "exclusiveMinimum": {"type": "number"},
-               "maxLength": {"$ref": "#/$defs/count"}, "minLength": {"$ref": "#/$defs/count"},
+               "maxLength": {"$ref": "#/$defs/nonNegativeInteger"}, "minLength": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "pattern": {"type": "string", "format": "regex"},
-               "maxItems": {"$ref": "#/$defs/count"}, "minItems": {"$ref": "#/$defs/count"},
+               "maxItems": {"$ref": "#/$defs/nonNegativeInteger"}, "minItems": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "uniqueItems": {"type": "boolean"},
-               "maxContains": {"$ref": "#/$defs/count"}, "minContains": {"$ref": "#/$defs/count"},
-               "maxProperties": {"$ref": "#/$defs/count"}, "minProperties": {"$ref": "#/$defs/count"},
-               "required": {"$ref": "#/$defs/names"},
-               "dependentRequired": {"type": "object", "additionalProperties": {"$ref": "#/$defs/names"}}},
+               "maxContains": {"$ref": "#/$defs/nonNegativeInteger"}, "minContains": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
+               "maxProperties": {"$ref": "#/$defs/nonNegativeInteger"}, "minProperties": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
+               "required": {"$ref": "#/$defs/stringArray"},
+               "dependentRequired": {"type": "object", "additionalProperties": {"$ref": "#/$defs/stringArray"}}},
              "$defs": {
-               "count": {"type": "integer", "minimum": 0},
-               "names": {"type": "array", "items": {"type": "string"}, "uniqueItems": true},
+               "nonNegativeInteger": {"type": "integer", "minimum": 0},
+               "nonNegativeIntegerDefault0": {"$ref": "#/$defs/nonNegativeInteger", "default": 0},
+               "stringArray": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "default": []},
                "simpleTypes": {"enum": ["array", "boolean", "integer", "null", "number", "object", "string"]}}}
             """
         ),
