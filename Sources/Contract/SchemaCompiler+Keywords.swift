@@ -64,6 +64,13 @@ struct KeywordReader {
 
 /// The keyword families of ``SchemaCompiler``'s `fill`, each read according to the dialect.
 extension SchemaCompiler {
+    /// Kubernetes' IntOrString (a port, `maxSurge`): `type: string` with `format: int-or-string`
+    /// (its Swagger 2.0 description) or `x-kubernetes-int-or-string: true` (its 3.0 one and CRDs)
+    /// takes an integer too, as kube-openapi reads it: API servers send `targetPort: 8080`.
+    static func intOrString(_ value: Value) -> Bool {
+        value["format"]?.string == "int-or-string" || value["x-kubernetes-int-or-string"]?.bool == true
+    }
+
     /// `x-nullable: true` (go-swagger's `x-isnullable` too): Swagger 2.0 tools' null.
     static func vendorNullable(_ value: Value) -> Bool {
         value["x-nullable"]?.bool == true || value["x-isnullable"]?.bool == true
@@ -267,7 +274,11 @@ extension SchemaCompiler {
             if dialect == .openAPI30, value["nullable"]?.bool == true || Self.vendorNullable(value) {
                 types.insert(.null)
             }
+            if Self.intOrString(value), types.contains(.string) { types.insert(.integer) }
             node.types = types
+        } else if value["x-kubernetes-int-or-string"]?.bool == true {
+            node.typesWritten = true
+            node.types = [.integer, .string]
         }
         if let values = value["enum"] {
             guard let items = values.items else { throw keywords.error("enum", "enum must be an array") }

@@ -255,6 +255,39 @@ struct Swagger2Tests {
         #expect(contract.findings.allSatisfy { !$0.message.contains("without a schema") }, "\(contract.findings)")
     }
 
+    @Test("Kubernetes' IntOrString (format: int-or-string, x-kubernetes-int-or-string) takes an integer or a string")
+    func kubernetesIntOrString() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: k8s, version: '1'}
+                paths:
+                  /api/v1/services/{name}:
+                    get:
+                      parameters: [{name: name, in: path, required: true, type: string}]
+                      responses:
+                        '200': {description: ok, schema: {$ref: '#/definitions/ServicePort'}}
+                definitions:
+                  IntOrString: {type: string, format: int-or-string}
+                  ServicePort:
+                    type: object
+                    properties:
+                      targetPort: {$ref: '#/definitions/IntOrString'}
+                      maxSurge: {x-kubernetes-int-or-string: true}
+                      name: {type: string}
+                """)
+        let schema = try #require(
+            contract.checkResponse(
+                method: "GET", path: "/api/v1/services/web", status: 200,
+                headers: [("Content-Type", "application/json")]
+            ).bodySchema)
+        #expect(schema.validate(Array(#"{"targetPort": 8080, "maxSurge": 1, "name": "web"}"#.utf8)).passed)
+        #expect(schema.validate(Array(#"{"targetPort": "http", "maxSurge": "25%"}"#.utf8)).passed)
+        #expect(
+            schema.validate(Array(#"{"targetPort": true, "maxSurge": [1], "name": 7}"#.utf8)).violations.map(\.pointer)
+                .sorted() == ["/maxSurge", "/name", "/targetPort"])
+    }
+
     @Test("A Kubernetes watch is a stream of events: not the list's schema; each line a watch operation's event")
     func kubernetesWatches() throws {
         // Given list and watch operations documented with `application/json;stream=watch`.
