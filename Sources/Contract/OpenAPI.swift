@@ -39,12 +39,15 @@ public final class OpenAPIContract: @unchecked Sendable {
         /// The base paths of its own `servers` (the operation's, else its path item's; OAS
         /// §4.7.9, §4.7.10); `nil`: the document's.
         let bases: [String]?
+        /// Whether a segment of it spans several of the request's (at most one does).
+        let spans: Bool
 
         init(
             id: String?, method: String, template: String, segments: [Segment], parameters: [Parameter],
             requestBody: Body?, responses: [(String, Response)], place: SourcePlace, bases: [String]? = nil
         ) {
             self.bases = bases
+            spans = segments.contains { if case .spanning = $0 { true } else { false } }
             self.place = place
             self.id = id
             self.method = method
@@ -87,6 +90,8 @@ public final class OpenAPIContract: @unchecked Sendable {
         /// Several expressions in one segment (`{name}.{ext}`, `{from}-{to}`): text and
         /// parameters in turn, each parameter at least one character.
         case pattern([Piece])
+        /// `{name}` whose value spans one or more segments (``Parameter/spansSegments``).
+        case spanning(name: String)
     }
 
     enum Piece {
@@ -146,6 +151,10 @@ public final class OpenAPIContract: @unchecked Sendable {
         var innerItemType: String?
         /// `allowEmptyValue: true`: a query parameter sent empty (`?q=`, `?q`) is not checked.
         var allowsEmptyValue = false
+        /// AutoRest's `x-ms-skip-url-encoding: true` on a path parameter that is a whole segment
+        /// (Azure's `/{scope}/providers/…`, `{resourceUri}`): its value is a path of its own,
+        /// sent with its slashes as they are, so it spans one or more segments.
+        var spansSegments = false
     }
 
     /// A request or response body: media ranges and their schemas.
@@ -229,13 +238,28 @@ public final class OpenAPIContract: @unchecked Sendable {
         var pathOnly: String?
         for operation in operations {
             for base in operation.bases ?? basePaths {
-                guard let requestSegments = under[base], operation.segments.count == requestSegments.count else {
-                    continue
-                }
+                guard let requestSegments = under[base] else { continue }
+                // A spanning segment takes what the request has beyond the template's count.
+                let extra = requestSegments.count - operation.segments.count
+                guard extra == 0 || (extra > 0 && operation.spans) else { continue }
                 var parameters: [String: String] = [:]
                 var rank: [Int] = []
                 var matched = true
-                for (segment, actual) in zip(operation.segments, requestSegments) {
+                var next = 0
+                for segment in operation.segments {
+                    if case .spanning(let name) = segment {
+                        let taken = requestSegments[next...(next + extra)]
+                        next += extra + 1
+                        guard taken.allSatisfy({ !$0.isEmpty }) else {
+                            matched = false
+                            break
+                        }
+                        parameters[name] = SchemaRegistry.percentDecode(taken.joined(separator: "/"))
+                        rank.append(3)
+                        continue
+                    }
+                    let actual = requestSegments[next]
+                    next += 1
                     switch segment {
                     case .literal(let text):
                         // Percent-encoding aside (RFC 3986 §6.2.2.2: `m%69ne` is `mine`, `caf%C3%A9`
@@ -275,6 +299,7 @@ public final class OpenAPIContract: @unchecked Sendable {
                             break
                         }
                         rank.append(1)
+                    case .spanning: break  // taken above
                     }
                     if !matched { break }
                 }

@@ -160,7 +160,9 @@ extension OpenAPILoader {
                 drafts.append(
                     Draft(
                         id: rawOperation["operationId"]?.string, method: method, template: template,
-                        segments: Self.segments(matched), parameters: own, requestBody: requestBody,
+                        segments: Self.segments(
+                            matched, spanning: Set(own.filter { $0.parameter.spansSegments }.map(\.name))),
+                        parameters: own, requestBody: requestBody,
                         responses: responses, place: place(operationLocation),
                         bases: Self.basePaths(of: rawOperation["servers"]) ?? itemBases))
             } catch {
@@ -191,8 +193,11 @@ extension OpenAPILoader {
         var location: OpenAPIContract.Parameter.Location { parameter.location }
     }
 
-    static func segments(_ template: String) -> [OpenAPIContract.Segment] {
-        template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { segment in
+    /// - Parameter spanning: path parameters whose value may span segments; the first that is a
+    ///   whole segment of the template does.
+    static func segments(_ template: String, spanning: Set<String> = []) -> [OpenAPIContract.Segment] {
+        var spanned = false
+        return template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { segment in
             guard let open = segment.firstIndex(of: "{"), let close = segment.firstIndex(of: "}"), open < close else {
                 return .literal(String(segment))
             }
@@ -209,9 +214,15 @@ extension OpenAPILoader {
                 if !rest.isEmpty { pieces.append(.text(String(rest))) }
                 return .pattern(pieces)
             }
+            let name = String(segment[segment.index(after: open)..<close])
+            if !spanned, spanning.contains(name), open == segment.startIndex,
+                segment.index(after: close) == segment.endIndex
+            {
+                spanned = true
+                return .spanning(name: name)
+            }
             return .parameter(
-                name: String(segment[segment.index(after: open)..<close]), prefix: String(segment[..<open]),
-                suffix: String(segment[segment.index(after: close)...]))
+                name: name, prefix: String(segment[..<open]), suffix: String(segment[segment.index(after: close)...]))
         }
     }
 }

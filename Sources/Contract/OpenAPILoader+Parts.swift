@@ -150,6 +150,7 @@ extension OpenAPILoader {
         parameter.innerDelimiters = innerDelimiters
         parameter.innerItemType = innerItemType
         parameter.allowsEmptyValue = kind == .query && value["allowEmptyValue"]?.bool == true
+        parameter.spansSegments = kind == .path && value["x-ms-skip-url-encoding"]?.bool == true
         return (parameter, schemaKey)
     }
 

@@ -280,7 +280,9 @@ extension SchemaCompiler {
             node.typesWritten = true
             node.types = [.integer, .string]
         }
-        if let values = value["enum"] {
+        // AutoRest's `x-ms-enum: {modelAsString: true}` (Azure's descriptions): the values are the
+        // known ones of an extensible set, not a limit (Azure's own validator, oav, reads it so).
+        if let values = value["enum"], value["x-ms-enum"]?["modelAsString"]?.bool != true {
             guard let items = values.items else { throw keywords.error("enum", "enum must be an array") }
             // OpenAPI 3.0.3: `nullable` adds null to `type` only; "other Schema Object constraints
             // retain their defined behavior", so an enum admits null only when it lists it.

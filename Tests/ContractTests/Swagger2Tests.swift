@@ -288,6 +288,72 @@ struct Swagger2Tests {
                 .sorted() == ["/maxSurge", "/name", "/targetPort"])
     }
 
+    @Test(
+        "Azure's conventions: a path parameter with x-ms-skip-url-encoding spans segments; x-ms-enum modelAsString is no limit"
+    )
+    func azureConventions() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: arm, version: '1'}
+                paths:
+                  /{scope}/providers/Microsoft.EventGrid/eventSubscriptions/{name}:
+                    get:
+                      parameters:
+                        - {name: scope, in: path, required: true, type: string, x-ms-skip-url-encoding: true}
+                        - {name: name, in: path, required: true, type: string}
+                      responses:
+                        '200': {description: ok, schema: {$ref: '#/definitions/Subscription'}}
+                  /subscriptions/{subscriptionId}/providers/Microsoft.EventGrid/eventSubscriptions/{name}:
+                    put:
+                      parameters:
+                        - {name: subscriptionId, in: path, required: true, type: string}
+                        - {name: name, in: path, required: true, type: string}
+                      responses:
+                        '200': {description: ok}
+                definitions:
+                  Subscription:
+                    type: object
+                    properties:
+                      provisioningState:
+                        type: string
+                        enum: [Creating, Succeeded]
+                        x-ms-enum: {name: State, modelAsString: true}
+                      kind: {type: string, enum: [A, B], x-ms-enum: {name: Kind, modelAsString: false}}
+                """)
+        func operation(_ method: String, _ path: String) -> String? {
+            guard case .operation(let found, let parameters) = contract.match(method: method, path: path) else {
+                return nil
+            }
+            return "\(found.template) scope=\(parameters["scope"] ?? "-") name=\(parameters["name"] ?? "-")"
+        }
+        let scoped = "/{scope}/providers/Microsoft.EventGrid/eventSubscriptions/{name}"
+        // The scope as Azure's SDKs send it: its slashes as they are.
+        #expect(
+            operation("GET", "/subscriptions/s1/resourceGroups/g/providers/Microsoft.EventGrid/eventSubscriptions/e")
+                == "\(scoped) scope=subscriptions/s1/resourceGroups/g name=e")
+        #expect(
+            operation("GET", "/s1/providers/Microsoft.EventGrid/eventSubscriptions/e") == "\(scoped) scope=s1 name=e")
+        #expect(
+            operation("GET", "/subscriptions%2Fs1/providers/Microsoft.EventGrid/eventSubscriptions/e")
+                == "\(scoped) scope=subscriptions/s1 name=e")
+        #expect(operation("GET", "/providers/Microsoft.EventGrid/eventSubscriptions/e") == nil)
+        #expect(operation("GET", "//x/providers/Microsoft.EventGrid/eventSubscriptions/e") == nil)
+        // Where both fit, the template with more literal segments wins for its method.
+        #expect(
+            operation("PUT", "/subscriptions/s1/providers/Microsoft.EventGrid/eventSubscriptions/e")
+                == "/subscriptions/{subscriptionId}/providers/Microsoft.EventGrid/eventSubscriptions/{name} scope=- name=e"
+        )
+        let schema = try #require(
+            contract.checkResponse(
+                method: "GET", path: "/a/b/providers/Microsoft.EventGrid/eventSubscriptions/e", status: 200,
+                headers: [("Content-Type", "application/json")]
+            ).bodySchema)
+        #expect(schema.validate(Array(#"{"provisioningState": "Migrating", "kind": "A"}"#.utf8)).passed)
+        #expect(schema.validate(Array(#"{"provisioningState": 3}"#.utf8)).violations.map(\.keyword) == ["type"])
+        #expect(schema.validate(Array(#"{"kind": "C"}"#.utf8)).violations.map(\.keyword) == ["enum"])
+    }
+
     @Test("A Kubernetes watch is a stream of events: not the list's schema; each line a watch operation's event")
     func kubernetesWatches() throws {
         // Given list and watch operations documented with `application/json;stream=watch`.
