@@ -69,6 +69,19 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let arguments = command.first == "--" ? Array(command.dropFirst()) : command
+        // The reports' folders exist (made when missing) before CMD runs: a CI job learns of a
+        // path it cannot write at once, not after its tests.
+        for file in report {
+            let folder = (file as NSString).deletingLastPathComponent
+            guard !folder.isEmpty else { continue }
+            if let failure = Self.makeFolder(folder) {
+                throw CommandFailure.failed("cannot make the folder of the report \(file): \(failure)")
+            }
+            guard access(folder, W_OK) == 0 else {
+                throw CommandFailure.failed(
+                    "cannot write the report \(file): \(folder): \(String(cString: strerror(errno)))")
+            }
+        }
         var (configuration, _) = try options.load(creatingDataDirectory: true)
         configuration = configuration.with(listen: "127.0.0.1:0")
         configuration.admin.listen = ""
@@ -115,17 +128,50 @@ struct RunCommand: ParsableCommand {
         proxy.stop()
 
         let result = ContractReport(configuration: configuration, coverage: coverage)
+        // Every report that can be written is, and the summary said, before a failure is.
+        var unwritten: [String] = []
         for file in report {
             let chosen = format.flatMap(ContractReport.Format.init(rawValue:)) ?? ContractReport.Format(fileName: file)!
-            do {
-                try Data(result.text(chosen).utf8).write(to: URL(fileURLWithPath: file))
-            } catch {
-                throw CommandFailure.failed("cannot write the report \(file): \(error)")
+            if let failure = Self.write(Array(result.text(chosen).utf8), to: file) {
+                unwritten.append("cannot write the report \(file): \(failure)")
             }
         }
         FileHandle.standardError.write(Data((summary(result) + "\n").utf8))
+        if !unwritten.isEmpty { throw CommandFailure.failed(unwritten.joined(separator: "; ")) }
         if status != 0 { throw ExitCode(status) }
         if result.failedExchanges > 0 && failOn == "violations" { throw ExitCode(1) }
+    }
+
+    /// Makes `folder` and those above it that are missing; the reason (`Permission denied`) when
+    /// it cannot.
+    static func makeFolder(_ folder: String) -> String? {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+            return isFolder.boolValue ? nil : "\(folder) is a file"
+        }
+        let parent = (folder as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != folder, let failure = makeFolder(parent) { return failure }
+        guard mkdir(folder, 0o755) == 0 || errno == EEXIST else {
+            return "\(folder): \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
+
+    /// Writes `bytes` to `path` (replacing it); the reason (`No space left on device`) when it cannot.
+    static func write(_ bytes: [UInt8], to path: String) -> String? {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            offset += written
+        }
+        return nil
     }
 
     /// `sluice run: 12 exchanges checked, 1 broke a contract; 3 documented responses never seen`.

@@ -169,6 +169,42 @@ struct RunCommandTests {
         #expect(missing.status == 64 && missing.output.contains("give the command to run after --"))
     }
 
+    @Test(
+        "A report's missing folders are made before CMD runs; one that cannot be is said before, plainly; a failed write loses no other report"
+    )
+    func reportFolders() throws {
+        let fixture = try Fixture()
+        let made = try fixture.run(
+            ["--report", "out/junit/contracts.xml", "--report", "summary.md"], client: [fixture.url("/v1/widgets/1")])
+        #expect(made.status == 0, "\(made.output)")
+        for name in ["out/junit/contracts.xml", "summary.md"] {
+            #expect(
+                FileManager.default.fileExists(atPath: fixture.directory.appendingPathComponent(name).path), "\(name)")
+        }
+        // A file where a folder should be: CMD never runs (its marker is never written).
+        try "x".write(to: fixture.directory.appendingPathComponent("taken"), atomically: true, encoding: .utf8)
+        let refused = try CLI.run(
+            ["run", "--config", fixture.config, "--report", "taken/r.md", "--", "touch", "ran"],
+            currentDirectory: fixture.directory)
+        #expect(
+            refused.status == 1
+                && refused.output.contains("cannot make the folder of the report taken/r.md: taken is a file"),
+            "\(refused.output)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.appendingPathComponent("ran").path))
+        // A report that cannot be written (a full device) fails the run; the one after it is written.
+        let full = try CLI.run(
+            [
+                "run", "--config", fixture.config, "--format", "markdown", "--report", "/dev/full", "--report",
+                "after.md", "--", "true",
+            ],
+            currentDirectory: fixture.directory)
+        #expect(
+            full.status == 1 && full.output.contains("cannot write the report /dev/full: No space left on device"),
+            "\(full.output)")
+        #expect(!full.output.contains("NSCocoaErrorDomain"))
+        #expect(FileManager.default.fileExists(atPath: fixture.directory.appendingPathComponent("after.md").path))
+    }
+
     @Test("SIGINT to sluice run reaches CMD, whose status it then exits with")
     func interruptIsPassedOn() throws {
         let fixture = try Fixture()
