@@ -79,8 +79,29 @@ extension SchemaCompiler {
         }
     }
 
+    /// Keywords that say nothing of a value's validity: beside a `$ref` they hide nothing.
+    private static let annotations: Set<String> = [
+        "$ref", "$schema", "$id", "id", "$comment", "$defs", "definitions", "title", "description", "default",
+        "deprecated", "readOnly", "writeOnly", "examples", "example", "externalDocs", "xml", "discriminator",
+        // Said on its own (``warnOutsideOpenAPI30``).
+        "nullable",
+    ]
+
     func warnUnknownKeywords(_ value: Value, at location: SchemaLocation, dialect: Dialect) {
         guard let members = value.members else { return }
+        // OpenAPI 3.0's Reference Object and JSON Schema before 2019-09: a `$ref` makes its
+        // siblings ignored (3.1 and 2019-09 read them); constraints written there check nothing.
+        if dialect.refOverridesSiblings, value["$ref"] != nil {
+            let hidden = members.map(\.0).filter {
+                !Self.annotations.contains($0) && !$0.hasPrefix("x-") && Self.knownKeywords.contains($0)
+            }
+            if !hidden.isEmpty {
+                warnAtPlace(
+                    &hiddenBesideRef, location,
+                    "\(hidden.joined(separator: ", ")) beside $ref \(hidden.count == 1 ? "is" : "are") ignored in \(dialect == .openAPI30 ? "OpenAPI 3.0 (and 2.0)" : "this JSON Schema draft") (3.1 and 2019-09 read them): nothing checks \(hidden.count == 1 ? "it" : "them"); write allOf: [{$ref: …}, {…}]"
+                )
+            }
+        }
         for (key, _) in members
         where !Self.knownKeywords.contains(key) && !key.hasPrefix("x-") && !warnedKeywords.contains(key) {
             warnedKeywords.insert(key)

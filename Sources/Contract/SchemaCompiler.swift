@@ -237,6 +237,8 @@ final class SchemaCompiler {
     var nullableWithoutType = 0
     /// Schemas of a JSON Schema dialect (3.1) with `nullable: true`, so far.
     var ignoredNullable = 0
+    /// Schemas whose asserting keywords a `$ref` beside them hides (said at each, up to 20).
+    var hiddenBesideRef = 0
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
     /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
     var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]

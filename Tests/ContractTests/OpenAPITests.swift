@@ -296,6 +296,25 @@ final class OpenAPITests: XCTestCase {
             try Self.document("3.1.0", schema: "{type: number, exclusiveMaximum: 100, const: 5}").warnings.isEmpty)
     }
 
+    /// 3.0's Reference Object hides what is written beside it: constraints there are said (at
+    /// each place), annotations (`description`, `readOnly`) are not; 3.1 reads them.
+    func testConstraintsBesideARefIn30AreSaid() throws {
+        let schema =
+            "{type: object, properties: {tag: {$ref: '#/components/schemas/Tag', required: [name], maxProperties: 1}, "
+            + "quiet: {$ref: '#/components/schemas/Tag', description: the tag, readOnly: true}}}"
+        let components = "components:\n  schemas:\n    Tag: {type: object, properties: {name: {type: string}}}"
+        let old = try Self.document("3.0.3", schema: schema, components: components)
+        XCTAssertEqual(
+            old.warnings.map(\.message),
+            [
+                "required, maxProperties beside $ref are ignored in OpenAPI 3.0 (and 2.0) (3.1 and 2019-09 read them): nothing checks them; write allOf: [{$ref: …}, {…}]"
+            ])
+        XCTAssertTrue(try Self.bodySchema(old).validate(Array(#"{"tag": {"a": 1, "b": 2}}"#.utf8)).passed)
+        let new = try Self.document("3.1.0", schema: schema, components: components)
+        XCTAssertTrue(new.warnings.isEmpty, "\(new.warnings)")
+        XCTAssertFalse(try Self.bodySchema(new).validate(Array(#"{"tag": {"a": 1, "b": 2}}"#.utf8)).passed)
+    }
+
     func testDiscriminatorWordsTheViolationAndNeverChangesTheVerdict() throws {
         let shop = try Self.shop()
         let schema = try XCTUnwrap(
