@@ -78,25 +78,35 @@ extension OpenAPILoader {
     mutating func swagger2RequestBody(
         _ lists: [(Value?, SchemaLocation, String)], consumes: [String]
     ) throws(ContractError) -> OpenAPIContract.Body? {
-        // One body parameter a list, and never beside form parameters (Swagger 2.0 §4.3.5): said.
-        for (value, location, pointer) in lists {
-            var kinds: [String] = []
+        // One body parameter, and never beside form parameters (Swagger 2.0 §4.3.5), among the
+        // operation's parameters and those of its path item it does not override (same name and
+        // place): said where the operation's are written.
+        var seen: Set<String> = []
+        var kinds: [String] = []
+        var inherited = false
+        for (listIndex, (value, location, pointer)) in lists.enumerated() {
             for (index, raw) in (value?.items ?? []).enumerated() {
                 let place = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
-                if let kind = (try? resolve(raw, at: place))?.0["in"]?.string, kind == "body" || kind == "formData" {
-                    kinds.append(kind)
-                }
+                guard let parameter = (try? resolve(raw, at: place))?.0, let kind = parameter["in"]?.string,
+                    seen.insert(kind + " " + (parameter["name"]?.string ?? "")).inserted,
+                    kind == "body" || kind == "formData"
+                else { continue }
+                kinds.append(kind)
+                if listIndex > 0 { inherited = true }
             }
+        }
+        if let (_, location, pointer) = lists.first {
+            let from = inherited ? " (with the path item's)" : ""
             if kinds.filter({ $0 == "body" }).count > 1 {
                 warnings.append(
                     warn(
-                        pointer, "more than one body parameter: the first is the request body", file: location.document)
-                )
+                        pointer, "more than one body parameter\(from): the first is the request body",
+                        file: location.document))
             }
             if kinds.contains("body"), kinds.contains("formData") {
                 warnings.append(
                     warn(
-                        pointer, "a body parameter beside formData parameters: the body parameter is read",
+                        pointer, "a body parameter beside formData parameters\(from): the body parameter is read",
                         file: location.document))
             }
         }

@@ -288,6 +288,35 @@ struct Swagger2Tests {
                 .sorted() == ["/maxSurge", "/name", "/targetPort"])
     }
 
+    @Test("A body beside form parameters, or a second body, inherited from the path item is said too")
+    func inheritedBodyConflicts() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: t, version: '1'}
+                paths:
+                  /form:
+                    parameters: [{name: b, in: body, schema: {type: object}}]
+                    post:
+                      parameters: [{name: f, in: formData, type: string}]
+                      responses: {'200': {description: ok}}
+                  /two:
+                    parameters: [{name: b, in: body, schema: {type: object}}]
+                    post:
+                      parameters: [{name: c, in: body, schema: {type: array}}]
+                      responses: {'200': {description: ok}}
+                    put:
+                      parameters: [{name: b, in: body, schema: {type: array}}]
+                      responses: {'200': {description: ok}}
+                """)
+        // (`put` overrides the path item's `b`: one body, nothing said.)
+        #expect(
+            contract.warnings.map(\.message).sorted() == [
+                "a body parameter beside formData parameters (with the path item's): the body parameter is read",
+                "more than one body parameter (with the path item's): the first is the request body",
+            ])
+    }
+
     @Test(
         "Azure's conventions: a path parameter with x-ms-skip-url-encoding spans segments; x-ms-enum modelAsString is no limit"
     )
