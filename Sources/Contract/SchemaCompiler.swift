@@ -39,11 +39,22 @@ final class SchemaCompiler {
     }
 
     /// A location as messages say it: `#/pointer` in the contract itself, `schemas/item.yaml#/…`
-    /// beside it, else its whole URI.
+    /// beside it, `../common/types.json#/…` in a file above it (never the machine's absolute
+    /// path), else its whole URI.
     func shown(_ location: SchemaLocation) -> String {
         if location.document == home { return "#" + location.pointer }
         if let directory = homeDirectory, location.document.hasPrefix(directory) {
             return String(location.document.dropFirst(directory.count)) + "#" + location.pointer
+        }
+        if let directory = homeDirectory, location.document.hasPrefix("file://") {
+            let from = directory.dropFirst(7).split(separator: "/")
+            let to = location.document.dropFirst(7).split(separator: "/")
+            let shared = zip(from, to.dropLast()).prefix { $0 == $1 }.count
+            // (A file sharing nothing with the contract's folder but `/` keeps its whole path.)
+            if shared > 0 {
+                let up = Array(repeating: "..", count: from.count - shared)
+                return (up + to.dropFirst(shared).map(String.init)).joined(separator: "/") + "#" + location.pointer
+            }
         }
         return location.document + "#" + location.pointer
     }

@@ -30,6 +30,38 @@ final class OpenAPILoaderTests: XCTestCase {
         XCTAssertTrue(get.place.path.hasSuffix("catalog/resources/widgets/get.yml"), get.place.description)
     }
 
+    /// A schema in a file above the contract's folder is named from there (`../common/…`), not
+    /// by the machine's absolute path (which a problem sent to a client would otherwise show).
+    func testASchemaAboveTheContractsFolderIsNamedRelativeToIt() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-up-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("spec"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("common"), withIntermediateDirectories: true)
+        try """
+        openapi: 3.0.3
+        info: {title: t, version: '1'}
+        paths:
+          /e:
+            get:
+              responses:
+                '500':
+                  description: e
+                  content: {application/json: {schema: {$ref: '../common/error.yaml'}}}
+        """.write(to: root.appendingPathComponent("spec/api.yaml"), atomically: true, encoding: .utf8)
+        try "type: object\nproperties: {code: {type: integer}}\n".write(
+            to: root.appendingPathComponent("common/error.yaml"), atomically: true, encoding: .utf8)
+        let contract = try OpenAPIContract.load(file: root.appendingPathComponent("spec/api.yaml").path)
+        let schema = try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/e", status: 500, headers: [("content-type", "application/json")]
+            )
+            .bodySchema)
+        let violation = try XCTUnwrap(schema.validate(Array(#"{"code": "x"}"#.utf8)).violations.first)
+        XCTAssertEqual(violation.schema, "../common/error.yaml#/properties/code")
+    }
+
     func testResponsesOfReferencedOperationsAreChecked() throws {
         let catalog = try OpenAPIContract.load(file: Self.catalogFile)
         // A header from a shared file is required
