@@ -65,6 +65,11 @@ final class ContractStage: DeliveryStage {
         case .stream:
             // The stripper holds whatever size or framing: the verdict still reaches the head.
             if heldLater, run.validatesBody { marksHeldHead = true }
+            // Nothing of the body is checked (not JSON, no schema, a 204, a HEAD): the head's
+            // checks are the whole verdict, so a passing one is said now, as a checked body's is.
+            if !run.validatesBody, run.headViolations.isEmpty {
+                next.note(.mark(ContractRun.mark(.passed, rule: run.rule)))
+            }
         }
         phase = .streaming
         cutsSequence = run.checksAsItStreams && run.settings.onViolation == .enforce && !heldLater

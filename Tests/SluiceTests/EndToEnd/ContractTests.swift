@@ -137,6 +137,22 @@ struct ContractTests {
         #expect(origin.requests.count == 1)
     }
 
+    @Test("enforce: a documented body that is not JSON (a CSV report) passes its head's checks, and says so")
+    func enforceMarksWhatHasNoBodySchema() throws {
+        let origin = try OriginServer { _ in
+            .respond(status: 200, headers: [("Content-Type", "text/csv")], body: Array("a,b\n1,2\n".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("enforce"))
+        let client = try RawClient(port: proxy.port)
+        let report = try client.request(RawClient.get(origin.url("/v2/report.csv")))
+        #expect(report.status == 200 && report.text == "a,b\n1,2\n")
+        #expect(report.header("sluice-validation") == "passed; reason=\"contract\"; rule=\"shop\"", "\(report.headers)")
+        let head = try client.request(
+            "HEAD \(origin.url("/v2/report.csv")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n", method: "HEAD")
+        #expect(head.header("sluice-validation")?.hasPrefix("passed") == true, "\(head.headers)")
+    }
+
     @Test("enforce: a required response header missing fails at the headers")
     func enforceHeader() throws {
         let origin = try Self.origin(body: Self.page([Self.item(id: 1)]), headers: [])
