@@ -47,12 +47,16 @@ extension Engine {
                 slots[parent].anyOfValid += 1
             } else if slots[parent].schema.discriminator != nil {
                 extra(parent).branchViolations[branch] = violation
+            } else if slots[parent].reporting, slots[parent].anyOfValid == 0, let violation {
+                keepClosest(parent, violation)
             }
         case .oneOf:
             if valid {
                 slots[parent].oneOfValid += 1
             } else if slots[parent].schema.discriminator != nil {
                 extra(parent).branchViolations[branch] = violation
+            } else if slots[parent].reporting, slots[parent].oneOfValid == 0, let violation {
+                keepClosest(parent, violation)
             }
         case .not:
             if valid { slots[parent].results |= Self.notValid }
@@ -166,7 +170,9 @@ extension Engine {
             if let discriminator = schema.discriminator, let tag = slot.extra?.tag {
                 discriminated(index, discriminator, tag: tag, keyword: "anyOf", depth: depth)
             } else {
-                fail(index, "anyOf", "at least one of \(schema.anyOf.count) schemas", "none matched", depth: depth)
+                fail(
+                    index, "anyOf", "at least one of \(schema.anyOf.count) schemas", "none matched" + closest(index),
+                    depth: depth)
             }
         }
         if !schema.oneOf.isEmpty, slot.oneOfValid != 1 {
@@ -175,7 +181,8 @@ extension Engine {
             } else {
                 fail(
                     index, "oneOf", "exactly one of \(schema.oneOf.count) schemas",
-                    slot.oneOfValid == 0 ? "none matched" : "\(slot.oneOfValid) matched", depth: depth)
+                    slot.oneOfValid == 0 ? "none matched" + closest(index) : "\(slot.oneOfValid) matched",
+                    depth: depth)
             }
         }
         if schema.not != nil, slot.results & Self.notValid != 0 {
@@ -229,6 +236,32 @@ extension Engine {
                 }
             }
         }
+    }
+
+    /// Where ``keepClosest(_:_:)`` keeps its choice among an `anyOf`'s or `oneOf`'s branches.
+    static let closestBranch = -10
+
+    /// A failing branch of an `anyOf`/`oneOf` whose verdict is reported (none matched so far):
+    /// kept when it says more than the one kept before, the one that got furthest into the value
+    /// (its violation deepest), and at the same depth one that is not a type mismatch (a branch
+    /// of another type says nothing of why this value fails: `{type: null}` beside a date).
+    @inline(never)
+    mutating func keepClosest(_ parent: Int, _ violation: Violation) {
+        let kept = extra(parent)
+        if let old = kept.branchViolations[Self.closestBranch] ?? nil {
+            let (oldDepth, newDepth) = (old.pointer.utf8.count, violation.pointer.utf8.count)
+            guard newDepth > oldDepth || (newDepth == oldDepth && old.keyword == "type" && violation.keyword != "type")
+            else { return }
+        }
+        kept.branchViolations[Self.closestBranch] = violation
+    }
+
+    /// `; closest: /pointer keyword: expected …, found …` of the branch kept, or nothing.
+    @inline(never)
+    func closest(_ index: Int) -> String {
+        guard let violation = slots[index].extra?.branchViolations[Self.closestBranch] ?? nil else { return "" }
+        return "; closest: \(violation.pointer.isEmpty ? "/" : violation.pointer) \(violation.keyword): expected "
+            + "\(violation.expected), found \(violation.found)"
     }
 
     /// No branch matched: the violation of the branch the discriminator's value names, or, for a
