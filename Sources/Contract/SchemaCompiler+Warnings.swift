@@ -140,7 +140,7 @@ extension SchemaCompiler {
         if dialect != .openAPI30, value["nullable"]?.bool == true {
             warnAtPlace(
                 &ignoredNullable, location,
-                "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [string, \"null\"])"
+                "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [\(value["type"]?.string ?? "string"), \"null\"])"
             )
         }
     }
