@@ -42,6 +42,7 @@ extension UpstreamTask {
         bodyStarted = true
         let chunk = delegate.task(self, fillBody: buffer)
         if case .failed = chunk { _ = abort(.badRequest(reason: .malformed("the request body failed"))) }
+        uploadDid(chunk)
         return chunk
     }
 

@@ -205,6 +205,18 @@ public final class UpstreamTask {
         headTimer?.timer.schedule(milliseconds: limit)
     }
 
+    /// The wait for the head counts from the request sent: while its body moves it starts over
+    /// with each piece (an hour-long upload is no origin slow to answer), and while the client
+    /// has nothing to send it stops (`timeouts.client_body` watches the client).
+    func uploadDid(_ chunk: BodyChunk) {
+        guard let headTimer else { return }
+        switch chunk {
+        case .bytes, .end: headTimer.timer.schedule(milliseconds: session.settings.responseTimeoutMilliseconds)
+        case .wait: headTimer.timer.cancel()
+        case .failed: return
+        }
+    }
+
     /// No head within `timeouts.upstream_response`.
     func headTimedOut() {
         let limit = session.settings.responseTimeoutMilliseconds

@@ -128,6 +128,33 @@ struct ErrorTests {
         #expect(Self.problemType(response) == "upstream-timeout")
     }
 
+    @Test("upstream_response counts from the request sent: an upload slower than it (and pauses in it) is no timeout")
+    func slowUploadIsNoUpstreamTimeout() throws {
+        var configuration = Configuration()
+        configuration.timeouts.upstreamResponse = 400
+        let origin = try OriginServer { request in .text("got \(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 8\r\n\r\n")
+        // Eight bytes over 2 s: a byte every 250 ms, and once nothing for 700 ms.
+        for index in 0..<8 {
+            Thread.sleep(forTimeInterval: index == 4 ? 0.7 : 0.25)
+            try client.send("x")
+        }
+        let response = try client.reader.readResponse()
+        #expect(response.status == 200 && response.text == "got 8", "\(response.status) \(response.text)")
+        // Once the request is whole, the wait for the head counts.
+        let late = try OriginServer { _ in .delay(seconds: 2, then: .text("late")) }
+        defer { late.stop() }
+        let slow = try RawClient(port: proxy.port)
+        let refused = try slow.request(
+            "POST \(late.url("/upload")) HTTP/1.1\r\nHost: 127.0.0.1:\(late.port)\r\nContent-Length: 2\r\n\r\nok",
+            method: "POST")
+        #expect(refused.status == 504 && Self.problemType(refused) == "upstream-timeout")
+    }
+
     @Test("An origin reset after the headers closes the client connection; the body is visibly short")
     func resetAfterHeaders() throws {
         let origin = try OriginServer { _ in .resetMidBody(declared: 100_000, sent: 1000) }
