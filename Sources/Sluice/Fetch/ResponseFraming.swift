@@ -12,6 +12,11 @@ enum ResponseFraming {
         }
         let lengths = head.headers.values(.contentLength)
         let codings = head.headers.tokens(.transferEncoding)
+        // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding is to be read as faulty
+        // framing (1.0 has no transfer codings; what follows its "end" may be another response).
+        if head.headers.contains(.transferEncoding), head.version == "1.0" {
+            return "The origin answered HTTP/1.0 with Transfer-Encoding: its framing cannot be trusted."
+        }
         if !codings.isEmpty {
             if !lengths.isEmpty { return "The origin framed its body with both Transfer-Encoding and Content-Length." }
             if codings != ["chunked"] {

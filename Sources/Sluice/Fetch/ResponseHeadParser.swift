@@ -62,6 +62,7 @@ struct ResponseHeadParser {
         }
         guard position == .inFields else {
             guard let parsed = StatusLine.parse(text) else { return .notHTTP }
+            if let violation = StatusLine.violation(parsed) { return .refused(violation) }
             head = parsed
             position = .inFields
             return .more
@@ -113,6 +114,20 @@ struct ResponseHeadParser {
 
 /// Status lines of upstream responses.
 enum StatusLine {
+    /// Why a status line that parsed must not be relayed: a code past 599 (RFC 9110 §15: not a
+    /// status code; a client must treat it as a 5xx), or a version that is no HTTP/1.x on an
+    /// HTTP/1.x connection (libcurl writes `HTTP/2` and `HTTP/3` for its own, which pass).
+    static func violation(_ head: ResponseHead) -> String? {
+        if head.status > 599 { return "The origin sent status \(head.status), outside 100 to 599." }
+        let version = head.version.utf8
+        if head.version == "1.1" || head.version == "2" || head.version == "3" { return nil }
+        let bytes = Array(version)
+        if bytes.count == 3, bytes[0] == UInt8(ascii: "1"), bytes[1] == UInt8(ascii: "."), bytes[2] &- 0x30 < 10 {
+            return nil
+        }
+        return "The origin's status line says HTTP/\(head.version.prefix(16)), no version of HTTP/1.x."
+    }
+
     /// `HTTP/1.1 200 OK`, `HTTP/2 200`; `nil` if it is not a status line.
     static func parse(_ text: UnsafeRawBufferPointer) -> ResponseHead? {
         // Compared byte by byte: the generic `starts(with:)` and `elementsEqual` cost hundreds of

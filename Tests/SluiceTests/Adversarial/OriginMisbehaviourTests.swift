@@ -72,7 +72,15 @@ struct OriginMisbehaviourTests {
         ("garbage status code", bytes("HTTP/1.1 abc Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
         ("status code 000", bytes("HTTP/1.1 000 Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
         ("status code 099", bytes("HTTP/1.1 099 Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
+        ("status code 999", bytes("HTTP/1.1 999 Weird\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
+        ("HTTP/2.0 on an HTTP/1.1 connection", bytes("HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok"), .problem(502)),
         ("not HTTP at all", bytes("FOO BAR\r\n\r\nok"), .problem(502)),
+        (
+            "HTTP/1.0 with Transfer-Encoding",
+            bytes(
+                "HTTP/1.0 200 OK\r\n\(cacheable)Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nX-Smuggled: 1\r\nContent-Length: 8\r\n\r\npoisoned"
+            ), .problem(502)
+        ),
         ("HTTP/0.9-style body", bytes("hello world\n"), .problem(502)),
         (
             "bare CR inside a value (response splitting)",
