@@ -155,6 +155,26 @@ struct ErrorTests {
         #expect(refused.status == 504 && Self.problemType(refused) == "upstream-timeout")
     }
 
+    @Test("A request body that stops coming gets a 408 (client_body), and the connection closes")
+    func stalledRequestBody() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientBody = 400
+        let origin = try OriginServer { request in .text("got \(request.body.count)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 100\r\n\r\nabc"
+        )
+        let response = try client.reader.readResponse()
+        #expect(response.status == 408 && Self.problemType(response) == "request-timeout", "\(response.text)")
+        #expect(response.header("connection") == "close")
+        #expect(try client.reader.readToEnd().isEmpty && client.reader.atEnd)
+        #expect(origin.requests.isEmpty, "the origin never got a whole request")
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.contains { $0.contains(" 408 ") && $0.contains("request-timeout") } })
+    }
+
     @Test("An origin reset after the headers closes the client connection; the body is visibly short")
     func resetAfterHeaders() throws {
         let origin = try OriginServer { _ in .resetMidBody(declared: 100_000, sent: 1000) }
