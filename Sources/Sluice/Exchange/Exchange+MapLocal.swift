@@ -59,7 +59,7 @@ extension Exchange {
     }
 
     /// Reads and drops the request body bytes already buffered (at most 1 MiB).
-    private func discardBufferedBody() {
+    func discardBufferedBody() {
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         var dropped = 0
         while !body.isComplete, dropped < 1 << 20 {

@@ -12,6 +12,7 @@ extension Exchange {
             return fail(.contractViolation(failure))
         }
         env.stats.cacheHits += 1
+        dropRequestBody()
         if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
         // The head with Age, made only off the plain path (a copy of the fields per hit otherwise).
         var head: ResponseHead {
@@ -48,6 +49,15 @@ extension Exchange {
             deliverHead(ByteRange.unsatisfiableHead(head, size: complete), plan: .pass, fromCache: true)
             deliverEnd()
         }
+    }
+
+    /// A stored answer to a request with content (a GET with a body): what the client already
+    /// sent of it is read and dropped, so that its next request is read (pipelined behind it);
+    /// a body not all there yet closes the connection after the answer, which says so.
+    private func dropRequestBody() {
+        guard !body.isComplete else { return }
+        discardBufferedBody()
+        if !body.isComplete { output.keepAlive = false }
     }
 
     /// The stored head with `Age`, then the body from the tiers.
@@ -114,6 +124,7 @@ extension Exchange {
     /// passed off as whole.
     func serveWhileWritten(_ writer: CacheWriter, as answer: StoredAnswer) {
         env.stats.cacheHits += 1
+        dropRequestBody()
         var head = writer.head
         head.headers.set("Age", "0")
         let plan: JSONBodyDelivery.Plan

@@ -44,6 +44,36 @@ struct KeepAliveTests {
         #expect(origin.requests.map(\.body.count) == [0, 3, 0])
     }
 
+    @Test("A cache hit for a GET with content drops the content and answers the request pipelined behind it")
+    func hitWithContentThenPipelined() throws {
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "max-age=600")], body: Array("doc \(request.target)".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let warm = try RawClient(port: proxy.port)
+        #expect(try warm.request(RawClient.get(origin.url("/doc"))).text == "doc /doc")
+        let host = "Host: 127.0.0.1:\(origin.port)\r\n"
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "GET \(origin.url("/doc")) HTTP/1.1\r\n\(host)Content-Length: 4\r\n\r\nabcd"
+                + "GET \(origin.url("/doc")) HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n"
+                + "GET \(origin.url("/doc")) HTTP/1.1\r\n\(host)\r\n")
+        for _ in 0..<3 {
+            let response = try client.reader.readResponse()
+            #expect(response.status == 200 && response.text == "doc /doc")
+            #expect(response.header("cache-status")?.contains("hit") == true)
+            #expect(response.header("connection") == nil)
+        }
+        // Content not all there yet: the hit says the connection closes after it.
+        let partial = try RawClient(port: proxy.port)
+        try partial.send("GET \(origin.url("/doc")) HTTP/1.1\r\n\(host)Content-Length: 100\r\n\r\nabcd")
+        let closing = try partial.reader.readResponse()
+        #expect(closing.status == 200 && closing.header("connection") == "close")
+        #expect(origin.requests.count == 1)
+    }
+
     @Test("Connection: close is honoured after the response")
     func connectionClose() throws {
         let origin = try OriginServer { _ in .text("bye") }
