@@ -55,9 +55,12 @@ struct CacheAdmission {
         if refusal == .noFreshness, entry.rule.cache?.ttl != nil { refusal = nil }
         if refusal == nil, entry.rule.cache?.store == false { refusal = .rule }
         if refusal == nil, validationFailed { refusal = .validation }
+        // A 204's Content-Length frames no body (RFC 9112 §6.3): the entry is complete with none.
         let expected =
-            response.headers.contains(.transferEncoding)
-            ? nil : response.headers[.contentLength].flatMap { Int64($0) }
+            response.status == 204
+            ? 0
+            : response.headers.contains(.transferEncoding)
+                ? nil : response.headers[.contentLength].flatMap { Int64($0) }
         let limit = settings.entryLimit
         if refusal == nil, let expected, expected > limit { refusal = .tooLarge }
         if let refusal {

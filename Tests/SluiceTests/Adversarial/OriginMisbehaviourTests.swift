@@ -367,6 +367,23 @@ struct OriginMisbehaviourTests {
         #expect(origin.connectionCount >= 2, "\(engine)")
     }
 
+    @Test("A cacheable 204 with a Content-Length is stored whole (it has no body) and then served", arguments: engines)
+    func storedNoContent(engine: Configuration.UpstreamEngine) throws {
+        let origin = try OriginServer { _ in
+            .rawKeepAlive(
+                Array("HTTP/1.1 204 No Content\r\nCache-Control: max-age=600\r\nContent-Length: 4\r\n\r\n".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+        let client = try RawClient(port: proxy.port)
+        let first = try client.request(RawClient.get(origin.url("/none")))
+        #expect(first.status == 204 && first.header("cache-status")?.contains("stored") == true, "\(engine)")
+        let second = try client.request(RawClient.get(origin.url("/none")))
+        #expect(second.status == 204 && second.body.isEmpty, "\(engine)")
+        #expect(second.header("cache-status")?.contains("hit") == true, "\(engine): \(second.headers)")
+        #expect(origin.requests.count == 1, "\(engine)")
+    }
+
     @Test(
         "Bytes after a bodiless answer (204, HEAD) never become the answer to the next request", arguments: engines)
     func bodilessAnswersDoNotDesync(engine: Configuration.UpstreamEngine) throws {
