@@ -145,7 +145,7 @@ public struct Problem: Sendable, Equatable {
             case .notAProxyRequest:
                 return (
                     400, "not-a-proxy-request", "This is a forward proxy",
-                    "Sluice is an HTTP forward proxy: send absolute-form requests by configuring it as your proxy, e.g. curl -x http://127.0.0.1:8080 http://example.com/ or http_proxy=http://127.0.0.1:8080.",
+                    "Sluice is an HTTP forward proxy: send absolute-form requests by configuring it as your proxy, at the address this request came to: curl -x http://HOST:PORT http://example.com/, or http_proxy=http://HOST:PORT (`sluice env` prints the lines for a terminal).",
                     false
                 )
             case .unsupportedScheme(let scheme):

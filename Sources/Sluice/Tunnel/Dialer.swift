@@ -1,6 +1,10 @@
 import EventIO
 import TLS
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Opens a byte stream to `host:port` for a CONNECT tunnel or an upgraded exchange (WebSocket):
 /// a TCP connection to the origin, or through the parent proxy the configuration names (its
 /// CONNECT, or SOCKS5), over TLS when the parent is `https://`. Until it says `opened` or
@@ -192,9 +196,9 @@ extension Dialer: ConnectionDelegate {
         case (.endOfStream, .securing), (.endOfStream, .asking):
             parentFailed("it closed the connection before the tunnel opened")
         case (.error(let code, _), .securing), (.error(let code, _), .asking):
-            parentFailed("the connection to it failed before the tunnel opened (error \(code))")
+            parentFailed("the connection to it failed before the tunnel opened (\(String(cString: strerror(code))))")
         case (.error(let code, let resolving), .connecting):
-            let detail = resolving ? DNSResolver.describe(code) : "error \(code)"
+            let detail = resolving ? DNSResolver.describe(code) : String(cString: strerror(code))
             if parent != nil { return parentFailed("could not connect to it (\(detail))") }
             fail(
                 resolving

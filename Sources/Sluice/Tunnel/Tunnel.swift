@@ -84,8 +84,9 @@ final class Tunnel {
             log(status: problem.status, error: error)
             return client.closeAfterFlush()
         }
-        client.connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.date()))
-        log(status: problem.status, error: error)
+        let bytes = ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.date())
+        client.connection.write(bytes)
+        log(status: problem.status, error: error, bytesSent: Int64(bytes.count))
         client.closeAfterFlush()
     }
 
