@@ -47,11 +47,25 @@ struct ResponseHeadParserTests {
             ("HTTP/1.1 200 Fine\u{01}ish", Self.head(200, "Fineish", "1.1")),
             ("HTTP/1.1 200 Tab\there", Self.head(200, "Tab\there", "1.1")),
             ("HTTP/1.1 304", Self.head(304, "", "1.1")),
-            ("HTTP/ 200 OK", Self.head(200, "OK", "")),
-            ("HTTP/1.10 200 OK", Self.head(200, "OK", "1.10")),
+            ("HTTP/1.2 200 OK", Self.head(200, "OK", "1.2")),
+            ("HTTP/3 200 OK", Self.head(200, "OK", "3")),
         ])
     func statusLines(line: String, expected: ResponseHead) {
         #expect(Self.steps([line, ""]) == [.final(expected)])
+    }
+
+    @Test(
+        "A status line of no HTTP/1.x version (libcurl's HTTP/2 and HTTP/3 aside), or a code past 599, is refused",
+        arguments: [
+            "HTTP/ 200 OK", "HTTP/1.10 200 OK", "HTTP/2.0 200 OK", "HTTP/0.9 200 OK", "HTTP/1.1 600 Odd",
+            "HTTP/1.1 999",
+        ])
+    func refusedStatusLines(line: String) {
+        guard case .refused(let why) = Self.steps([line, ""]).first else {
+            Issue.record("\(line): not refused")
+            return
+        }
+        #expect(why.hasPrefix("The origin"), "\(why)")
     }
 
     @Test(
