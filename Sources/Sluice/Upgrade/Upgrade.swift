@@ -283,6 +283,10 @@ final class Upgrade {
         let originLength = head.headers[.contentLength].flatMap { Int64($0) }
         var (headers, framing) = Forwarding.clientResponse(
             head, request: request, date: env.date.now, keepAlive: false)
+        // Like any answer through Sluice: an upgrade never consults the cache.
+        headers.append(
+            name: "Cache-Status", value: CacheStatus(.forward(.bypass), detail: "upgrade").description,
+            code: .cacheStatus)
         var left: BodyLeft
         if framing == .none {
             left = .length(0)

@@ -122,6 +122,23 @@ struct UpgradeRoutingTests {
         #expect(origin.requests.isEmpty)
     }
 
+    @Test(
+        "An origin that refuses the upgrade: its answer goes back whole, marked as any answer (Cache-Status), and the connection closes"
+    )
+    func refusedUpgrade() throws {
+        let origin = try OriginServer { _ in
+            .respond(status: 426, headers: [("Content-Type", "text/plain")], body: Array("upgrade elsewhere".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        try client.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        let answer = try client.reader.readResponse()
+        #expect(answer.status == 426 && answer.text == "upgrade elsewhere")
+        #expect(answer.header("cache-status") == "Sluice; fwd=bypass; detail=upgrade", "\(answer.headers)")
+        #expect(answer.header("connection") == "close")
+    }
+
     @Test("A rule's injected status answers the handshake as it answers any request: the origin is not asked")
     func injectedStatus() throws {
         let origin = try Self.switching()
