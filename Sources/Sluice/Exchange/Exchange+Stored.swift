@@ -99,6 +99,10 @@ extension Exchange {
         case .ended:
             stopStoredBody()
             deliverEnd()
+        case .broken where !output.headSent && output.bytesSent == 0:
+            // Nothing of it went out (a purge came first): the client is told so, and may ask again.
+            stopStoredBody()
+            fail(.unavailable(reason: .storedResponseGone))
         case .broken:
             stopStoredBody()
             notes.error = .upstreamFailed(

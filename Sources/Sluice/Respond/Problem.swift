@@ -290,6 +290,11 @@ public struct Problem: Sendable, Equatable {
                 )
             case .shuttingDown:
                 return (503, "shutting-down", "Shutting down", "The proxy is shutting down.", true)
+            case .storedResponseGone:
+                return (
+                    503, "stored-response-gone", "Stored response gone",
+                    "The stored response chosen to answer was purged before it was sent; ask again.", false
+                )
             }
         }
     }

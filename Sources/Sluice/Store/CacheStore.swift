@@ -33,6 +33,7 @@ final class CacheStore {
     private let selectCandidates: Statement
     private let selectChunk: Statement
     private let insertEntry: Statement
+    private let nextEntryID: Statement
     let insertChunk: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
@@ -71,8 +72,18 @@ final class CacheStore {
             "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size, ttl FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
         )
         selectChunk = try database.prepare("SELECT data FROM chunks WHERE entry=?1 AND seq=?2")
+        // An entry's id is never given twice, whatever was removed: a purge (this process's, or
+        // `sluice cache purge` from another) can remove an entry still being written, and that
+        // writer goes on writing chunks under its id until it finds its row gone; SQLite gives a
+        // new row the largest id plus one, so a new entry could take the id and those chunks.
+        nextEntryID = try database.prepare(
+            """
+            INSERT INTO counters(name, value) VALUES('entry-ids', (SELECT COALESCE(MAX(id), 0) FROM entries) + 1)
+            ON CONFLICT(name) DO UPDATE SET value = MAX(value, (SELECT COALESCE(MAX(id), 0) FROM entries)) + 1
+            RETURNING value
+            """)
         insertEntry = try database.prepare(
-            "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14)"
+            "INSERT INTO entries(key, variant, vary, method, url, host, status, reason, headers, request_time, response_time, etag, last_modified, last_access, rule, id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?11,?14,?15)"
         )
         insertChunk = try database.prepare("INSERT INTO chunks(entry, seq, data) VALUES(?1,?2,?3)")
         ledger = try CacheLedger(
@@ -252,8 +263,13 @@ final class CacheStore {
             if let etag = stored.headers[.etag] { try insertEntry.bind(etag, at: 12) }
             if let modified = stored.headers[.lastModified] { try insertEntry.bind(modified, at: 13) }
             if let rule = new.rule { try insertEntry.bind(rule, at: 14) }
+            defer { nextEntryID.reset() }
+            guard try nextEntryID.step() else { return nil }
+            let id = nextEntryID.int64(at: 0)
+            nextEntryID.reset()
+            try insertEntry.bind(id, at: 15)
             try insertEntry.step()
-            return database.lastInsertRowID
+            return id
         } catch {
             warnSkipped(error)
             return nil

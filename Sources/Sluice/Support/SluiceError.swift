@@ -120,6 +120,8 @@ public enum SluiceError: Error, Sendable, Equatable {
         case tooManyConnections(limit: Int)
         /// The proxy is shutting down.
         case shuttingDown
+        /// The stored response chosen to answer went away before any of it was sent (purged).
+        case storedResponseGone
     }
 
     // MARK: - Error Booleans

@@ -244,6 +244,30 @@ struct CacheTests {
         #expect(response.header("cache-status")?.hasPrefix("Sluice; hit") == true)
     }
 
+    @Test(
+        "A stored response purged (by another process) after it was chosen, before any of it went out: a 503 that says so, never a silent close"
+    )
+    func purgedBeforeServed() throws {
+        let origin = try OriginServer { _ in
+            .stream(status: 200, headers: [("Cache-Control", "max-age=60")], total: 3 * 1024 * 1024)
+        }
+        defer { origin.stop() }
+        let file = TestScratch.root.appendingPathComponent("sluice-cache-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        var configuration = Configuration()
+        configuration.cache.path = file
+        configuration.cache.memory = 0
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        #expect(try client.request(RawClient.get(origin.url("/big"))).body.count == 3 * 1024 * 1024)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.cacheStores } >= 1 })
+        // The body's chunks go (the row stays: the lookup still chooses it).
+        try Database(path: file).execute("DELETE FROM chunks")
+        let response = try client.request(RawClient.get(origin.url("/big")))
+        #expect(response.status == 503, "\(response.status) \(response.headers)")
+        #expect(ErrorTests.problemType(response) == "stored-response-gone", "\(response.text)")
+    }
+
     @Test("Large bodies stream into and out of the file; entries over the size limit are not kept")
     func largeBodies() throws {
         let origin = try OriginServer { request in

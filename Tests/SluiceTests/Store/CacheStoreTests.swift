@@ -165,6 +165,50 @@ struct CacheStoreTests {
         #expect(again.totalBytes > settings.capacity / 2 && again.totalBytes <= settings.capacity)
     }
 
+    @Test("An entry purged while written never lends its id to the next: its late chunks and commit touch nothing else")
+    func purgedWriterKeepsToItself() throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try Self.store(path)
+        func new(_ key: String, length: Int) throws -> CacheStore.NewEntry {
+            let url = try #require(TargetURL(key))
+            let headers = HTTPFields([("Cache-Control", "max-age=60"), ("Content-Length", "\(length)")])
+            return CacheStore.NewEntry(
+                stored: StoredHead(
+                    key: key, variant: "", varyNames: [], status: 200, reason: "OK", headers: headers, requestTime: 0,
+                    responseTime: 0),
+                method: "GET", url: url, rule: nil, limit: 1 << 20, expectedLength: Int64(length),
+                proposedHeaders: headers)
+        }
+        // Given a large body being written, and everything purged meanwhile (a purge from another
+        // process removes its rows and chunks as this one does)
+        let largeNew = try new("http://a/large", length: 4)
+        let large = try #require(store.begin(largeNew))
+        let lateWriter = CacheWriter(store: store, entry: large, new: largeNew)
+        _ = Array("LA".utf8).withUnsafeBytes { lateWriter.append($0) }
+        try store.database.execute("DELETE FROM chunks; DELETE FROM entries")
+        // When another response is stored, then the first writer goes on and ends
+        let smallNew = try new("http://a/small", length: 2)
+        let small = try #require(store.begin(smallNew))
+        #expect(small != large, "a purged entry's id is not given again")
+        let writer = CacheWriter(store: store, entry: small, new: smallNew)
+        _ = Array("ok".utf8).withUnsafeBytes { writer.append($0) }
+        #expect(writer.finish() == nil)
+        _ = Array("RG".utf8).withUnsafeBytes { lateWriter.append($0) }
+        _ = lateWriter.finish()
+        // Then the second entry is whole and alone, and nothing of the first is stored
+        let stored = try #require(store.candidates(key: "http://a/small").first)
+        #expect(store.wholeBody(stored) == Array("ok".utf8))
+        #expect(store.candidates(key: "http://a/large").isEmpty)
+        let chunks = try store.database.prepare("SELECT count(*) FROM chunks WHERE entry=?1")
+        try chunks.bind(large, at: 1)
+        #expect(try chunks.step() && chunks.int64(at: 0) == 0, "the purged writer's chunks went with it")
+        // And ids keep growing after a restart with an empty table
+        try store.database.execute("DELETE FROM chunks; DELETE FROM entries")
+        let reopened = try Self.store(path)
+        #expect(try #require(reopened.begin(try new("http://a/again", length: 1))) > small)
+    }
+
     @Test("The byte count takes away what it added: a refreshed head, a replaced variant and an invalidation leave 0")
     func byteCountDoesNotDrift() throws {
         let path = Self.temporaryPath()
