@@ -14,13 +14,18 @@ struct CACommand: ParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() throws {
-            let settings = try options.load(creatingDataDirectory: true).0.tls
+            let configuration = try options.load(creatingDataDirectory: true).0
+            let settings = configuration.tls
             do {
                 let info = try LocalCA.create(settings, now: Date().timeIntervalSince1970).info
                 print("created \(settings.caCert) and \(settings.caKey) (mode 0600)")
                 CACommand.describe(info, settings: settings)
                 FileHandle.standardError.write(
-                    Data(("\n" + LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
+                    Data(
+                        ("\n"
+                            + LocalCA.trustInstructions(
+                                certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen)) + "\n")
+                            .utf8))
             } catch {
                 throw CommandFailure.failed(error.description)
             }
@@ -45,12 +50,22 @@ struct CACommand: ParsableCommand {
         var der = false
 
         func run() throws {
-            let settings = try options.load().0.tls
+            let configuration = try options.load().0
+            let settings = configuration.tls
             let info = try CACommand.certificate(settings, options: options)
             FileHandle.standardOutput.write(der ? Data(info.der) : Data(info.pem.utf8))
             FileHandle.standardError.write(
-                Data((LocalCA.trustInstructions(certificatePath: settings.caCert) + "\n").utf8))
+                Data(
+                    (LocalCA.trustInstructions(
+                        certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen)) + "\n").utf8))
         }
+    }
+
+    /// The listen address as a client on this machine reaches it (a wildcard on loopback).
+    static func reached(_ listen: String) -> String {
+        guard let colon = listen.lastIndex(of: ":") else { return listen }
+        let host = String(listen[..<colon])
+        return (["0.0.0.0", "::", "[::]", ""].contains(host) ? "127.0.0.1" : host) + listen[colon...]
     }
 
     /// The CA certificate, or a failure that says what to do next.

@@ -191,7 +191,7 @@ public enum ConfigLoader {
             Key(
                 path: "timeouts.upstream_response", type: "duration", defaultValue: "60s",
                 summary:
-                    "From the request sent (its last body byte: an upload that moves never times out) to response headers; then 504."
+                    "From the request sent (each request-body piece starts it over: an upload that moves never times out) to response headers; then 504."
             ) {
                 config, value throws(ConfigError) in config.timeouts.upstreamResponse = try value.milliseconds()
             },

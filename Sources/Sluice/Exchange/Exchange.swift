@@ -264,15 +264,6 @@ final class Exchange {
 
     /// The client went away or stalled.
     func clientFailed(_ reason: SluiceError?) {
-        // A client too slow with its request body (`timeouts.client_body`) is told so with a 408
-        // when nothing of the answer went out yet, as one too slow with its head is; the upstream
-        // transfer is cancelled with the exchange.
-        if case .badRequest(reason: .timedOut)? = reason, !output.headSent, !client.stream.writeBroken,
-            !hasFinished, !machine.isOrphaned
-        {
-            output.keepAlive = false
-            return fail(.badRequest(reason: .timedOut))
-        }
         notes.error = notes.error ?? reason
         let othersWait = machine.leadingKey.map(env.collapser.hasWaiters) ?? false
         run(.clientGone(reason, othersWait: othersWait))

@@ -134,16 +134,24 @@ struct ExchangeMachine {
                 actions.append(.abandonStore)
                 actions.append(
                     .cancelUpstream(reason ?? .badRequest(reason: .malformed("client closed the connection"))))
-                actions.append(.finishClosing)
+                actions.append(Self.ending(reason))
             case .servingStored:
                 actions.append(.stopStoredBody)
                 actions.append(.finishClosing)
             case .done: return
-            default: actions.append(.finishClosing)
+            default: actions.append(Self.ending(reason))
             }
         case .finished(let outcome):
             finished(outcome, into: &actions)
         }
+    }
+
+    /// How an exchange whose client failed ends: a client too slow with its request body
+    /// (`timeouts.client_body`) is told so (408; the driver closes instead when the head went
+    /// out already), one that left is not.
+    static func ending(_ reason: SluiceError?) -> Action {
+        if case .badRequest(reason: .timedOut)? = reason { return .fail(.badRequest(reason: .timedOut)) }
+        return .finishClosing
     }
 
     private mutating func routed(_ route: Route, now: Double, into actions: inout [Action]) {

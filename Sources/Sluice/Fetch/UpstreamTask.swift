@@ -206,14 +206,14 @@ public final class UpstreamTask {
     }
 
     /// The wait for the head counts from the request sent: while its body moves it starts over
-    /// with each piece (an hour-long upload is no origin slow to answer), and while the client
-    /// has nothing to send it stops (`timeouts.client_body` watches the client).
+    /// with each piece (an hour-long upload is no origin slow to answer). A pause in the body
+    /// does not restart it: one longer than the limit still ends the exchange where nothing
+    /// else watches the client (a gRPC call's stream, `client_body: 0`).
     func uploadDid(_ chunk: BodyChunk) {
         guard let headTimer else { return }
         switch chunk {
         case .bytes, .end: headTimer.timer.schedule(milliseconds: session.settings.responseTimeoutMilliseconds)
-        case .wait: headTimer.timer.cancel()
-        case .failed: return
+        case .wait, .failed: return
         }
     }
 

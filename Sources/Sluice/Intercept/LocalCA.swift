@@ -76,7 +76,8 @@ public enum LocalCA {
     }
 
     /// How to make clients trust the CA, one platform a paragraph (`sluice ca export` prints it on stderr).
-    public static func trustInstructions(certificatePath path: String) -> String {
+    /// - Parameter proxy: the proxy's `host:port` as clients reach it (its listen address).
+    public static func trustInstructions(certificatePath path: String, proxy: String = "127.0.0.1:8080") -> String {
         """
         Trust this CA where your clients run (the certificate only; the key never leaves this machine).
         On this machine, one command does the system store, Chromium's and Firefox's NSS databases and Java:
@@ -97,7 +98,7 @@ public enum LocalCA {
           Java:           keytool -importcert -cacerts -alias sluice -file \(path)
           Per runtime:    SSL_CERT_FILE=\(path)  REQUESTS_CA_BUNDLE=\(path)  NODE_EXTRA_CA_CERTS=\(path)
                           CURL_CA_BUNDLE=\(path)  (or curl --cacert \(path))
-        Then: export https_proxy=http://127.0.0.1:8080 and list the hosts under tls.intercept.
+        Then: export https_proxy=http://\(proxy) (or eval "$(sluice env)") and list the hosts under tls.intercept.
         """
     }
 

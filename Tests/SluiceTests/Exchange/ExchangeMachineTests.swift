@@ -336,6 +336,13 @@ struct ExchangeMachineTests {
         #expect(
             machine.handle(.clientGone(nil)).map(Self.describe) == ["abandonStore", "cancelUpstream", "finishClosing"])
         #expect(machine.handle(.finished(.failed)).isEmpty)
+        // One too slow with its request body is answered (408), after its transfer is cancelled.
+        var slow = Self.lookedUp(Self.request(), [], collapse: Self.noCollapse).0
+        #expect(
+            slow.handle(.clientGone(.badRequest(reason: .timedOut))).map(Self.describe) == [
+                "abandonStore", "cancelUpstream", "fail(408)",
+            ])
+        _ = slow.handle(.finished(.failed))
         #expect(Self.describe(machine.phase) == "done(failed)")
         // Late events after the end change nothing.
         #expect(machine.handle(.upstreamCompleted(nil, ownError: nil, now: Self.now)).isEmpty)
