@@ -45,18 +45,14 @@ extension Engine {
         case .anyOf:
             if valid {
                 slots[parent].anyOfValid += 1
-            } else if slots[parent].schema.discriminator != nil {
-                extra(parent).branchViolations[branch] = violation
-            } else if slots[parent].reporting, slots[parent].anyOfValid == 0, let violation {
-                keepClosest(parent, violation)
+            } else {
+                branchFailed(parent, branch, violation, oneOf: false)
             }
         case .oneOf:
             if valid {
                 slots[parent].oneOfValid += 1
-            } else if slots[parent].schema.discriminator != nil {
-                extra(parent).branchViolations[branch] = violation
-            } else if slots[parent].reporting, slots[parent].oneOfValid == 0, let violation {
-                keepClosest(parent, violation)
+            } else {
+                branchFailed(parent, branch, violation, oneOf: true)
             }
         case .not:
             if valid { slots[parent].results |= Self.notValid }
@@ -185,6 +181,9 @@ extension Engine {
                     depth: depth)
             }
         }
+        // A reporting slot's `violation` held the closest branch (``keepClosest(_:_:)``), which
+        // nothing reads after this (its own violations are recorded as they come).
+        if slot.reporting, slots[index].violation != nil { slots[index].violation = nil }
         if schema.not != nil, slot.results & Self.notValid != 0 {
             fail(index, "not", "a value the not schema rejects", "one it accepts", depth: depth)
         }
@@ -238,28 +237,40 @@ extension Engine {
         }
     }
 
-    /// Where ``keepClosest(_:_:)`` keeps its choice among an `anyOf`'s or `oneOf`'s branches.
-    static let closestBranch = -10
+    /// A branch of an `anyOf` or `oneOf` failed: with a discriminator its violation is kept for
+    /// the branch the value names; else, for a reported verdict, the closest so far.
+    @inline(never)
+    mutating func branchFailed(_ parent: Int, _ branch: Int, _ violation: Violation?, oneOf: Bool) {
+        if slots[parent].schema.discriminator != nil {
+            extra(parent).branchViolations[branch] = violation
+        } else if slots[parent].reporting, let violation,
+            oneOf ? slots[parent].oneOfValid == 0 && slots[parent].schema.anyOf.isEmpty : slots[parent].anyOfValid == 0
+        {
+            keepClosest(parent, violation)
+        }
+    }
 
-    /// A failing branch of an `anyOf`/`oneOf` whose verdict is reported (none matched so far):
-    /// kept when it says more than the one kept before, the one that got furthest into the value
-    /// (its violation deepest), and at the same depth one that is not a type mismatch (a branch
-    /// of another type says nothing of why this value fails: `{type: null}` beside a date).
+    /// A failing branch of an `anyOf` (or, on a schema without one, a `oneOf`) whose verdict is
+    /// reported (none matched so far): kept when it says more than the one kept before, the one
+    /// that got furthest into the value (its violation deepest), and at the same depth one that
+    /// is not a type mismatch (a branch of another type says nothing of why this value fails:
+    /// `{type: null}` beside a date). Kept in the slot's own `violation`, which a reporting slot
+    /// does not use otherwise (its violations are recorded as they come): nothing is allocated.
     @inline(never)
     mutating func keepClosest(_ parent: Int, _ violation: Violation) {
-        let kept = extra(parent)
-        if let old = kept.branchViolations[Self.closestBranch] ?? nil {
-            let (oldDepth, newDepth) = (old.pointer.utf8.count, violation.pointer.utf8.count)
+        if let old = slots[parent].violation {
+            func depth(_ pointer: String) -> Int { pointer.utf8.count { $0 == UInt8(ascii: "/") } }
+            let (oldDepth, newDepth) = (depth(old.pointer), depth(violation.pointer))
             guard newDepth > oldDepth || (newDepth == oldDepth && old.keyword == "type" && violation.keyword != "type")
             else { return }
         }
-        kept.branchViolations[Self.closestBranch] = violation
+        slots[parent].violation = violation
     }
 
     /// `; closest: /pointer keyword: expected …, found …` of the branch kept, or nothing.
     @inline(never)
     func closest(_ index: Int) -> String {
-        guard let violation = slots[index].extra?.branchViolations[Self.closestBranch] ?? nil else { return "" }
+        guard slots[index].reporting, let violation = slots[index].violation else { return "" }
         return "; closest: \(violation.pointer.isEmpty ? "/" : violation.pointer) \(violation.keyword): expected "
             + "\(violation.expected), found \(violation.found)"
     }

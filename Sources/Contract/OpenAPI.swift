@@ -255,7 +255,9 @@ public final class OpenAPIContract: @unchecked Sendable {
                             break
                         }
                         parameters[name] = SchemaRegistry.percentDecode(taken.joined(separator: "/"))
-                        rank.append(3)
+                        // One rank per request segment it takes: every candidate's rank is as long
+                        // as the request, so a catch-all never wins by being short.
+                        rank.append(contentsOf: repeatElement(3, count: extra + 1))
                         continue
                     }
                     let actual = requestSegments[next]

@@ -30,6 +30,13 @@ final class BranchMessageTests: XCTestCase {
                 #"none matched; closest: /droplet/name pattern: expected a string matching ^[a-z]+$, found "BAD NAME""#,
             ])
         XCTAssertTrue(validator.validate(Array(#"{"shutdown": null, "droplet": {"names": []}}"#.utf8)).passed)
+        // Depth counts segments, not characters: `/a/b` got further than `/aVeryLongPropertyName`.
+        let deep = try schema(
+            #"{"anyOf": [{"required": ["aVeryLongPropertyName"]}, {"properties": {"a": {"properties": {"b": {"type": "integer"}}}}, "required": ["a"]}]}"#
+        )
+        XCTAssertEqual(
+            deep.validate(Array(#"{"a": {"b": "x"}}"#.utf8)).violations.first?.found,
+            #"none matched; closest: /a/b type: expected integer, found string"#)
         // Two matched: nothing to explain.
         let both = validator.validate(Array(#"{"droplet": {"name": "ok", "names": []}}"#.utf8))
         XCTAssertEqual(both.violations.map(\.found), ["2 matched"])

@@ -333,6 +333,12 @@ struct Swagger2Tests {
                         - {name: name, in: path, required: true, type: string}
                       responses:
                         '200': {description: ok, schema: {$ref: '#/definitions/Subscription'}}
+                  /{id}:
+                    get:
+                      operationId: getById
+                      parameters:
+                        - {name: id, in: path, required: true, type: string, x-ms-skip-url-encoding: true}
+                      responses: {'200': {description: ok}}
                   /subscriptions/{subscriptionId}/providers/Microsoft.EventGrid/eventSubscriptions/{name}:
                     put:
                       parameters:
@@ -366,7 +372,9 @@ struct Swagger2Tests {
         #expect(
             operation("GET", "/subscriptions%2Fs1/providers/Microsoft.EventGrid/eventSubscriptions/e")
                 == "\(scoped) scope=subscriptions/s1 name=e")
-        #expect(operation("GET", "/providers/Microsoft.EventGrid/eventSubscriptions/e") == nil)
+        // A catch-all (`/{id}`, spanning) takes what nothing more literal fits.
+        #expect(
+            operation("GET", "/providers/Microsoft.EventGrid/eventSubscriptions/e")?.hasPrefix("/{id} ") == true)
         #expect(operation("GET", "//x/providers/Microsoft.EventGrid/eventSubscriptions/e") == nil)
         // Where both fit, the template with more literal segments wins for its method.
         #expect(
