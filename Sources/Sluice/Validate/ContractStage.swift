@@ -67,8 +67,10 @@ final class ContractStage: DeliveryStage {
             if heldLater, run.validatesBody { marksHeldHead = true }
             // Nothing of the body is checked (not JSON, no schema, a 204, a HEAD): the head's
             // checks are the whole verdict, so a passing one is said now, as a checked body's is.
+            // (A body known not to be checked, a Kubernetes watch stream, says so instead.)
             if !run.validatesBody, run.headViolations.isEmpty {
-                next.note(.mark(ContractRun.mark(.passed, rule: run.rule)))
+                let outcome: ContractRun.Outcome = run.skipped.map { .notValidated($0) } ?? .passed
+                next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
             }
         }
         phase = .streaming

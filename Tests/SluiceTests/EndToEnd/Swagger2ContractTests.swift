@@ -63,6 +63,46 @@ struct Swagger2ContractTests {
         #expect(first["keyword"] as? String == "required", "\(problem)")
     }
 
+    @Test(
+        "A list asked for as a Kubernetes watch says not-validated on its head (it streams, not the list), as its record does"
+    )
+    func watchIsNotValidated() throws {
+        let directory = TestScratch.root.appendingPathComponent("sluice-swagger2-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("k8s.yaml")
+        try Data(
+            """
+            swagger: '2.0'
+            info: {title: k8s, version: v1}
+            paths:
+              /api/v1/pods:
+                get:
+                  produces: [application/json, application/json;stream=watch]
+                  responses: {'200': {description: OK, schema: {type: object, required: [items]}}}
+            """.utf8
+        ).write(to: file)
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: Array(#"{"type": "ADDED", "object": {}}\#n"#.utf8))
+        }
+        defer { origin.stop() }
+        let configuration = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: k8s
+                    match: { host: "127.0.0.1" }
+                    contract: { openapi: \(file.path), on_violation: enforce }
+                """
+        ).loadingContracts()
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        let watched = try client.request(RawClient.get(origin.url("/api/v1/pods?watch=true")))
+        #expect(watched.status == 200)
+        #expect(watched.header("sluice-validation")?.hasPrefix("not-validated") == true, "\(watched.headers)")
+    }
+
     @Test("requests: enforce: a request that breaks the contract is refused even when the cache holds the answer")
     func aHitChecksTheRequestToo() throws {
         let directory = TestScratch.root.appendingPathComponent("sluice-swagger2-\(UUID().uuidString)")
