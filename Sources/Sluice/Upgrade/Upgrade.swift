@@ -107,12 +107,16 @@ final class Upgrade {
         client.connection.pauseReading()
         if env.breakpoints.pausesRequests, pauseAtBreakpoint() {
             phase = .paused
+            // Read while it waits, so that a client that leaves is noticed (its item goes); what
+            // it sends meanwhile waits in the input (bounded by the read high-water mark).
+            client.connection.resumeReading()
             return
         }
         dial()
     }
 
     func dial() {
+        client.connection.pauseReading()
         let parent = env.parents.parent(host: target.host, https: target.scheme == "https", rule: rule.proxy)
         let dialer = Dialer(
             environment: tunnels, host: target.host.contains(":") ? "[\(target.host)]" : target.host, port: target.port,

@@ -119,6 +119,15 @@ struct UpgradeRoutingTests {
         #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(next)/abort").0 == 200)
         let aborted = try second.reader.readResponse()
         #expect(aborted.status == 502 && aborted.text.contains("breakpoint"), "\(aborted.text)")
+        // A client that leaves while its handshake waits takes its item out of the list.
+        let leaving = try RawClient(port: proxy.port)
+        try leaving.send("GET \(origin.url("/ws")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\(Self.handshake)\r\n")
+        _ = try BreakpointTests.paused(admin)
+        leaving.socket.close()
+        #expect(
+            try eventually(timeout: 10) {
+                ((try BreakpointTests.admin(admin, "GET", "/paused").1 as? [[String: Any]]) ?? [[:]]).isEmpty
+            })
         #expect(origin.requests.isEmpty)
     }
 
