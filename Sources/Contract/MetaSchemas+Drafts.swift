@@ -71,7 +71,7 @@ extension MetaSchemas {
                "pattern": {"type": "string", "format": "regex"},
                "maxItems": {"$ref": "#/$defs/nonNegativeInteger"}, "minItems": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "uniqueItems": {"type": "boolean"},
-               "maxContains": {"$ref": "#/$defs/nonNegativeInteger"}, "minContains": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
+               "maxContains": {"$ref": "#/$defs/nonNegativeInteger"}, "minContains": {"$ref": "#/$defs/nonNegativeInteger", "default": 1},
                "maxProperties": {"$ref": "#/$defs/nonNegativeInteger"}, "minProperties": {"$ref": "#/$defs/nonNegativeIntegerDefault0"},
                "required": {"$ref": "#/$defs/stringArray"},
                "dependentRequired": {"type": "object", "additionalProperties": {"$ref": "#/$defs/stringArray"}},

@@ -81,29 +81,31 @@ extension OpenAPILoader {
         // One body parameter, and never beside form parameters (Swagger 2.0 §4.3.5), among the
         // operation's parameters and those of its path item it does not override (same name and
         // place): said where the operation's are written.
-        var seen: Set<String> = []
-        var kinds: [String] = []
-        var inherited = false
+        var own: Set<String> = []
+        var kinds: [(kind: String, inherited: Bool)] = []
         for (listIndex, (value, location, pointer)) in lists.enumerated() {
             for (index, raw) in (value?.items ?? []).enumerated() {
                 let place = SchemaLocation(document: location.document, pointer: pointer + "/\(index)")
-                guard let parameter = (try? resolve(raw, at: place))?.0, let kind = parameter["in"]?.string,
-                    seen.insert(kind + " " + (parameter["name"]?.string ?? "")).inserted,
-                    kind == "body" || kind == "formData"
-                else { continue }
-                kinds.append(kind)
-                if listIndex > 0 { inherited = true }
+                guard let parameter = (try? resolve(raw, at: place))?.0, let kind = parameter["in"]?.string else {
+                    continue
+                }
+                let key = kind + " " + (parameter["name"]?.string ?? "")
+                // A path item's parameter the operation overrides (same name and place) is not its.
+                if listIndex == 0 { own.insert(key) } else if own.contains(key) { continue }
+                if kind == "body" || kind == "formData" { kinds.append((kind, listIndex > 0)) }
             }
         }
         if let (_, location, pointer) = lists.first {
-            let from = inherited ? " (with the path item's)" : ""
-            if kinds.filter({ $0 == "body" }).count > 1 {
+            let bodies = kinds.filter { $0.kind == "body" }
+            let conflicting = bodies.count > 1 ? bodies : kinds.contains { $0.kind == "formData" } ? kinds : []
+            let from = conflicting.contains { $0.inherited } ? " (with the path item's)" : ""
+            if bodies.count > 1 {
                 warnings.append(
                     warn(
                         pointer, "more than one body parameter\(from): the first is the request body",
                         file: location.document))
             }
-            if kinds.contains("body"), kinds.contains("formData") {
+            if !bodies.isEmpty, kinds.contains(where: { $0.kind == "formData" }) {
                 warnings.append(
                     warn(
                         pointer, "a body parameter beside formData parameters\(from): the body parameter is read",

@@ -161,17 +161,19 @@ struct RunCommand: ParsableCommand {
     static func write(_ bytes: [UInt8], to path: String) -> String? {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
-        defer { close(fd) }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                return String(cString: strerror(errno))
+                let failure = String(cString: strerror(errno))
+                close(fd)
+                return failure
             }
             offset += written
         }
-        return nil
+        // (A quota or a network file system may say so only at the close.)
+        return close(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// `sluice run: 12 exchanges checked, 1 broke a contract; 3 documented responses never seen`.

@@ -65,7 +65,7 @@ public final class Recording {
 
     public let path: String
     let database: Database
-    /// The file's schema version (1 or 2), once checked.
+    /// The file's schema version (1 to ``schemaVersion``), once checked.
     private var version = Recording.schemaVersion
     private var insert: Statement?
     private var bodyStatement: Statement?

@@ -189,6 +189,9 @@ extension Dialer: ConnectionDelegate {
 
     func connectionDidDrain(_ connection: Connection) {}
 
+    /// A socket error as people read it (`Connection refused`); a code of 0 says nothing more.
+    static func reason(_ code: Int32) -> String { code == 0 ? "error 0" : String(cString: strerror(code)) }
+
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
         switch (event, phase) {
         case (.connected, _):
@@ -196,9 +199,9 @@ extension Dialer: ConnectionDelegate {
         case (.endOfStream, .securing), (.endOfStream, .asking):
             parentFailed("it closed the connection before the tunnel opened")
         case (.error(let code, _), .securing), (.error(let code, _), .asking):
-            parentFailed("the connection to it failed before the tunnel opened (\(String(cString: strerror(code))))")
+            parentFailed("the connection to it failed before the tunnel opened (\(Dialer.reason(code)))")
         case (.error(let code, let resolving), .connecting):
-            let detail = resolving ? DNSResolver.describe(code) : String(cString: strerror(code))
+            let detail = resolving ? DNSResolver.describe(code) : Dialer.reason(code)
             if parent != nil { return parentFailed("could not connect to it (\(detail))") }
             fail(
                 resolving
