@@ -8,7 +8,7 @@ extension CacheCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write the selected entries as HAR 1.2 (browser devtools, Charles).")
         @OptionGroup var common: Common
-        @Option(help: "The HAR file to write.") var har: String
+        @Option(help: "The HAR file to write (- for standard output).") var har: String
         @Option(help: "Only this host.") var host: String?
         @Option(help: "Only URLs matching this glob.") var url: String?
         @Option(help: "Only this status.") var status: Int?
@@ -23,10 +23,17 @@ extension CacheCommand {
             filter.limit = limit
             let inspector = try common.inspector()
             let entries = try inspector.list(filter, now: CacheCommand.now)
-            guard FileManager.default.createFile(atPath: har, contents: nil),
-                let output = FileHandle(forWritingAtPath: har)
-            else { throw CommandFailure.failed("cannot write \(har)") }
-            defer { try? output.close() }
+            let toStandardOutput = har == "-"
+            let output: FileHandle
+            if toStandardOutput {
+                output = FileHandle.standardOutput
+            } else {
+                guard FileManager.default.createFile(atPath: har, contents: nil),
+                    let file = FileHandle(forWritingAtPath: har)
+                else { throw CommandFailure.failed("cannot write \(har)") }
+                output = file
+            }
+            defer { if !toStandardOutput { try? output.close() } }
             // One entry at a time: the file grows, memory does not.
             let creator = ["name": "Sluice", "version": SluiceVersion.current]
             let head = try JSONSerialization.data(withJSONObject: creator, options: [.sortedKeys])
@@ -38,8 +45,12 @@ extension CacheCommand {
                 output.write((index > 0 ? Data(",\n".utf8) : Data("\n".utf8)) + data)
             }
             output.write(Data("\n]}}\n".utf8))
+            // Standard output holds the HAR alone: what was written is said on standard error.
+            let said =
+                "wrote \(entries.count) entr\(entries.count == 1 ? "y" : "ies") to \(toStandardOutput ? "standard output" : har)"
+            if toStandardOutput { return FileHandle.standardError.write(Data((said + "\n").utf8)) }
             if common.json { return CacheCommand.printJSON(["file": har, "entries": entries.count]) }
-            print("wrote \(entries.count) entr\(entries.count == 1 ? "y" : "ies") to \(har)")
+            print(said)
         }
     }
 }

@@ -161,6 +161,14 @@ struct CacheCommandTests {
                 .appendingPathComponent("Resources/har-1.2.schema.json").path)
         #expect(schema.validate(document) == [])
         #expect(schema.validate(["log": ["version": "1.1", "entries": [["time": -1]]]]).count >= 3)
+        // `--har -` writes the same document to standard output (its count goes to standard error).
+        let piped = try runProgram(
+            CLI.binary.path, ["cache", "export", "--har", "-", "--config", config], environment: CLI.environment(),
+            dropErrors: true)
+        #expect(piped.status == 0)
+        let pipedDocument = try JSONSerialization.jsonObject(with: Data(piped.output.utf8))
+        #expect(schema.validate(pipedDocument) == [])
+        #expect(!FileManager.default.fileExists(atPath: "-"))
         let harEntries = try #require(
             ((document as? [String: Any])?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
         #expect(harEntries.count == 4)
