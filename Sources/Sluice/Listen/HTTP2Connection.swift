@@ -100,6 +100,10 @@ final class HTTP2Connection {
                 break
             }
         }
+        // An injected reset waits for the bytes before it (``HTTP2Stream/resetWhenDrained``).
+        for stream in streams.values where stream.resetWhenDrained && stream.outputCount == 0 && !stream.closed {
+            if !resetting.contains(stream.id) { reset(stream) }
+        }
         for stream in streams.values where stream.outputCount < ClientConnection.outputLowWater {
             stream.exchange?.clientDrained()
         }

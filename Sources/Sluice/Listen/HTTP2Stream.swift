@@ -40,6 +40,9 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     private(set) var headSubmitted = false
     /// The stream closed (ended, or reset by either side).
     private(set) var closed = false
+    /// A rule's injected reset (`faults.reset`): the stream is reset once the body bytes already
+    /// given to it went out (the fault promises the head and `after_bytes` of the body first).
+    private(set) var resetWhenDrained = false
     /// The frame that ends the response (END_STREAM) went to the client.
     var responseEndSent = false
     /// What becomes of request body bytes that come after the exchange ended.
@@ -236,7 +239,14 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         // Cut (or ended without its end, after the head): the stream is reset rather than
         // ended, so that the client sees a truncation, not a whole answer. A stream the client
         // closed gets nothing (never an RST_STREAM for an RST_STREAM).
-        if !closed, abort || !bodyEnded { connection.reset(self) }
+        if !closed, abort || !bodyEnded {
+            if abort, outputCount > 0, exchange.notes.error?.isInjectedReset == true {
+                resetWhenDrained = true
+                connection.dataReady(self)
+            } else {
+                connection.reset(self)
+            }
+        }
         connection.exchangeDidFinish(self)
     }
 }

@@ -299,6 +299,25 @@ struct HTTP2Tests {
         #expect(next == "200 1000", "\(next)")
     }
 
+    @Test(
+        "An injected reset on an HTTP/2 stream sends the head and after_bytes of the body first, then resets the stream"
+    )
+    func injectedReset() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let configuration = try setup.configuration(
+            extraRule: """
+                  - name: cut
+                    match: { host: "localhost", path: "/big" }
+                    faults: { reset: { rate: 1, after_bytes: 1KiB } }
+                    tls: { ca_file: \(setup.originCAPath) }
+                """, connectPort: origin.port)
+        let proxy = try ProxyHarness(configuration: configuration)
+        let body = try Self.curl([origin.url("/big?n=100000")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(body.utf8.count == 1024, "\(body.utf8.count) bytes")
+    }
+
     @Test("tls.http2: false offers only http/1.1")
     func off() throws {
         let setup = try Setup()
