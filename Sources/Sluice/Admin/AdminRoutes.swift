@@ -384,7 +384,7 @@ struct AdminRoutes {
             if requireEntry, entries == 0 { return .error(404, "nothing stored for that") }
             return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
         } catch {
-            return unavailable(error)
+            return .error(503, "the cache could not be purged: \(error)")
         }
     }
 }

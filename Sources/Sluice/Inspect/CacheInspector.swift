@@ -312,12 +312,22 @@ public final class CacheInspector {
                 text = value
             }
         }
-        return try database.transaction {
+        let all: Bool
+        if case .all = selector { all = true } else { all = false }
+        return try purge(condition: condition, all: all, text: text, id: id)
+    }
+
+    private func purge(condition: String, all: Bool, text: String?, id: Int64?) throws -> (entries: Int, bytes: Int64) {
+        try database.transaction {
             let measure = try database.prepare(
                 "SELECT count(*), COALESCE(sum(size), 0) FROM entries WHERE complete=1 AND \(condition)")
+            // Everything: DELETE without a WHERE clause drops the tables' pages at once (SQLite's
+            // truncate optimisation) instead of row by row.
             let chunks = try database.prepare(
-                "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE \(condition))")
-            let rows = try database.prepare("DELETE FROM entries WHERE \(condition)")
+                all
+                    ? "DELETE FROM chunks"
+                    : "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE \(condition))")
+            let rows = try database.prepare(all ? "DELETE FROM entries" : "DELETE FROM entries WHERE \(condition)")
             for statement in [measure, chunks, rows] {
                 if let text { try statement.bind(text, at: 1) }
                 if let id { try statement.bind(id, at: 1) }
