@@ -5,13 +5,7 @@ import XCTest
 /// why the closest one failed: the one that got furthest into the value, not a branch of
 /// another type.
 final class BranchMessageTests: XCTestCase {
-    func schema(_ text: String) throws -> SchemaValidator {
-        let registry = SchemaRegistry()
-        registry.add(try SourceDocument.read(text: text, uri: "https://sluice.invalid/s.json"))
-        return try SchemaValidator.compile(
-            "https://sluice.invalid/s.json", base: "https://sluice.invalid/s.json", registry: registry,
-            formats: .assert)
-    }
+    func schema(_ text: String) throws -> SchemaValidator { try inlineSchema(text, formats: .assert) }
 
     func testTheClosestBranchSaysWhyNoneMatched() throws {
         let validator = try schema(

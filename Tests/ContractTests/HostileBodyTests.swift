@@ -4,12 +4,7 @@ import XCTest
 
 /// Broken and hostile bodies are verdicts: never a crash, a stall or memory that grows with them.
 final class HostileBodyTests: XCTestCase {
-    func schema(_ text: String) throws -> SchemaValidator {
-        let registry = SchemaRegistry()
-        registry.add(try SourceDocument.read(text: text, uri: "https://sluice.invalid/s.json"))
-        return try SchemaValidator.compile(
-            "https://sluice.invalid/s.json", base: "https://sluice.invalid/s.json", registry: registry)
-    }
+    func schema(_ text: String) throws -> SchemaValidator { try inlineSchema(text) }
 
     func testNestingDeeperThan512IsAViolationNotAStackOverflow() throws {
         let validator = try schema(##"{"items": {"$ref": "#"}}"##)

@@ -154,19 +154,13 @@ extension Exchange: PauseTarget {
     static func apply(_ edit: PausedMessage, to upstream: inout UpstreamRequest, body: [UInt8])
         -> Result<[UInt8], SluiceError>
     {
-        func bad(_ why: String) -> Result<[UInt8], SluiceError> { .failure(.badRequest(reason: .malformed(why))) }
-        if let method = edit.method {
-            guard !method.isEmpty, method.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
-                return bad("the edited method is not a token: \(method)")
-            }
-            upstream.method = method
+        let (method, url): (String?, TargetURL?)
+        switch edit.editedTarget() {
+        case .success(let target): (method, url) = target
+        case .failure(let failure): return .failure(failure)
         }
-        if let text = edit.url {
-            guard let url = TargetURL(text), url.scheme == "http" || url.scheme == "https" else {
-                return bad("the edited URL is not an absolute http(s) URL: \(text)")
-            }
-            upstream.url = url
-        }
+        if let method { upstream.method = method }
+        if let url { upstream.url = url }
         // Fields were checked where the edit came in (the admin API): written as they are.
         if let fields = edit.headers {
             let takesTrailers = upstream.headers.tokens(.te).contains("trailers")
@@ -203,6 +197,26 @@ extension Exchange: PauseTarget {
             ResponseHead(status: status, reason: ReasonPhrase.standard(status), headers: headers),
             MapLocal.isBodiless(status) ? [] : body
         )
+    }
+}
+
+extension PausedMessage {
+    /// The edited method and URL, checked: a method is a token, a URL an absolute `http(s)` one.
+    func editedTarget() -> Result<(method: String?, url: TargetURL?), SluiceError> {
+        func bad(_ why: String) -> Result<(method: String?, url: TargetURL?), SluiceError> {
+            .failure(.badRequest(reason: .malformed(why)))
+        }
+        if let method, method.isEmpty || !method.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) {
+            return bad("the edited method is not a token: \(method)")
+        }
+        var edited: TargetURL?
+        if let url {
+            guard let parsed = TargetURL(url), parsed.scheme == "http" || parsed.scheme == "https" else {
+                return bad("the edited URL is not an absolute http(s) URL: \(url)")
+            }
+            edited = parsed
+        }
+        return .success((method, edited))
     }
 }
 

@@ -52,19 +52,14 @@ extension Upgrade: PauseTarget {
     /// A person's edit of the handshake; the failure when it cannot be sent. The offer (`Upgrade`)
     /// belongs to the hop: kept when the edited fields leave it out.
     private func apply(_ edit: PausedMessage) -> SluiceError? {
-        func bad(_ why: String) -> SluiceError { .badRequest(reason: .malformed(why)) }
-        if let method = edit.method {
-            guard !method.isEmpty, method.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
-                return bad("the edited method is not a token: \(method)")
+        switch edit.editedTarget() {
+        case .failure(let failure): return failure
+        case .success(let (method, url)):
+            if let method { request.method = method }
+            if let url {
+                target = url
+                host = url.authority
             }
-            request.method = method
-        }
-        if let text = edit.url {
-            guard let edited = TargetURL(text), edited.scheme == "http" || edited.scheme == "https" else {
-                return bad("the edited URL is not an absolute http(s) URL: \(text)")
-            }
-            target = edited
-            host = edited.authority
         }
         if let fields = edit.headers {
             let offer = request.headers[.upgrade]
