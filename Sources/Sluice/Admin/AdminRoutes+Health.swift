@@ -14,7 +14,13 @@ extension AdminRoutes {
             ("uptime_s", .double((proxy.clock() - server.startTime).rounded())),
             ("listen", .string(proxy.localAddress.description)),
             ("connections", .number(proxy.openConnections)),
-            ("cache", .string(proxy.cache == nil ? (proxy.configuration.cache.enabled ? "unavailable" : "off") : "ok")),
+            (
+                "cache",
+                .string(
+                    proxy.cache == nil
+                        ? (proxy.configuration.cache.enabled ? "unavailable" : "off")
+                        : proxy.cache?.storeFailedAt != nil ? "not-storing" : "ok")
+            ),
             ("shared_cache", sharedHealth()),
             (
                 "upstream",

@@ -202,6 +202,9 @@ extension Exchange: TaskDelegate {
             notes.cacheStatus = status
             run(.storing(.notShareable))
         case .skipped:
+            // The file refused the entry (a full disk): the response still goes, and says so.
+            status.detail = "store-failed"
+            notes.cacheStatus = status
             run(.storing(.failed))
         case .writing(let writer, let shareable):
             self.writer = writer

@@ -280,7 +280,12 @@ final class CacheStore {
     /// store: one line a minute says so, with the count, instead of one per response).
     private var skipReport = (at: UInt64(0), suppressed: 0)
 
+    /// When a store last failed (a full disk, the file's size limit), until one succeeds again:
+    /// `/health` says the cache is not storing.
+    private(set) var storeFailedAt: Double?
+
     func warnSkipped(_ error: any Error) {
+        storeFailedAt = Double(EventLoop.monotonicNanoseconds()) / 1e9
         let now = EventLoop.monotonicNanoseconds()
         guard skipReport.at == 0 || now - skipReport.at >= 60_000_000_000 else {
             skipReport.suppressed += 1
@@ -342,6 +347,7 @@ final class CacheStore {
             discard(entry)
             return
         }
+        storeFailedAt = nil
         evictIfNeeded()
     }
 

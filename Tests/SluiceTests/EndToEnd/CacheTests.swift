@@ -1,9 +1,10 @@
 import Foundation
 import SQLite
-import Sluice
 import SluiceTestKit
 import Synchronization
 import Testing
+
+@testable import Sluice
 
 /// A settable clock for the proxy (no test sleeps for freshness).
 final class TestClock: Sendable {
@@ -266,6 +267,32 @@ struct CacheTests {
         let response = try client.request(RawClient.get(origin.url("/big")))
         #expect(response.status == 503, "\(response.status) \(response.headers)")
         #expect(ErrorTests.problemType(response) == "stored-response-gone", "\(response.text)")
+    }
+
+    @Test(
+        "A file that refuses an entry: the response goes, says store-failed, and /health says not-storing until a store succeeds"
+    )
+    func storeFailedIsSaid() throws {
+        let origin = try OriginServer { request in Self.cacheable("doc \(request.target)") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let admin = try proxy.startAdmin()
+        // (A read-only connection refuses every write, as a full disk does.)
+        proxy.onLoop { try? $0.cache?.database.execute("PRAGMA query_only=1") }
+        let client = try RawClient(port: proxy.port)
+        let refused = try client.request(RawClient.get(origin.url("/a")))
+        #expect(refused.text == "doc /a")
+        #expect(refused.header("cache-status")?.contains("detail=store-failed") == true, "\(refused.headers)")
+        func health() throws -> String? {
+            let answer = try RawClient(port: admin).request(
+                "GET /health HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+            return (try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["cache"] as? String
+        }
+        #expect(try health() == "not-storing")
+        proxy.onLoop { try? $0.cache?.database.execute("PRAGMA query_only=0") }
+        let stored = try client.request(RawClient.get(origin.url("/b")))
+        #expect(stored.header("cache-status")?.contains("stored") == true, "\(stored.headers)")
+        #expect(try health() == "ok")
     }
 
     @Test("Large bodies stream into and out of the file; entries over the size limit are not kept")
