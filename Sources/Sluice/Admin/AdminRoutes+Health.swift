@@ -19,7 +19,7 @@ extension AdminRoutes {
                 .string(
                     proxy.cache == nil
                         ? (proxy.configuration.cache.enabled ? "unavailable" : "off")
-                        : proxy.cache?.storeFailedAt != nil ? "not-storing" : "ok")
+                        : proxy.cache?.failsStores == true ? "not-storing" : "ok")
             ),
             ("shared_cache", sharedHealth()),
             (

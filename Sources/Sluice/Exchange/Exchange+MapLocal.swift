@@ -19,10 +19,7 @@ extension Exchange {
             }
         }
         if MapLocal.isBodiless(answer.status) { bytes = [] }
-        // What the client already sent of a body is read and dropped, so that the connection
-        // stays open for its next request when the body was small.
-        discardBufferedBody()
-        if !body.isComplete { output.keepAlive = false }
+        dropRequestBody()
         let headOnly = request.method == "HEAD"
         let head = LocalAnswer.mapped(
             answer, bodyLength: bytes.count, date: env.date.now, keepAlive: output.keepAlive)
@@ -36,8 +33,7 @@ extension Exchange {
             return fail(.badRequest(reason: .onboardingNotFound(path)))
         }
         notes.mapping = "onboarding"
-        discardBufferedBody()
-        if !body.isComplete { output.keepAlive = false }
+        dropRequestBody()
         var headers = HTTPFields()
         headers.append(name: "Content-Type", value: answer.contentType, code: .contentType)
         headers.append(name: "Content-Length", value: String(answer.body.count), code: .contentLength)
@@ -58,8 +54,18 @@ extension Exchange {
         finishIfDone()
     }
 
+    /// An answer that is not the origin's (a stored or local one) to a request with content:
+    /// what the client already sent of it (at most 1 MiB) is read and dropped, so that its next
+    /// request is read (pipelined behind it); a body not all there yet closes the connection
+    /// after the answer, which says so.
+    func dropRequestBody() {
+        guard !body.isComplete else { return }
+        discardBufferedBody()
+        if !body.isComplete { output.keepAlive = false }
+    }
+
     /// Reads and drops the request body bytes already buffered (at most 1 MiB).
-    func discardBufferedBody() {
+    private func discardBufferedBody() {
         var scratch = [UInt8](repeating: 0, count: 16 * 1024)
         var dropped = 0
         while !body.isComplete, dropped < 1 << 20 {

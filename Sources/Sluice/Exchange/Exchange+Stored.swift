@@ -51,15 +51,6 @@ extension Exchange {
         }
     }
 
-    /// A stored answer to a request with content (a GET with a body): what the client already
-    /// sent of it is read and dropped, so that its next request is read (pipelined behind it);
-    /// a body not all there yet closes the connection after the answer, which says so.
-    private func dropRequestBody() {
-        guard !body.isComplete else { return }
-        discardBufferedBody()
-        if !body.isComplete { output.keepAlive = false }
-    }
-
     /// The stored head with `Age`, then the body from the tiers.
     private func serveWhole(
         _ entry: CacheStore.Entry, head: ResponseHead, plan: JSONBodyDelivery.Plan, cache: any CacheTier

@@ -119,10 +119,11 @@ enum StatusLine {
     /// HTTP/1.x connection (libcurl writes `HTTP/2` and `HTTP/3` for its own, which pass).
     static func violation(_ head: ResponseHead) -> String? {
         if head.status > 599 { return "The origin sent status \(head.status), outside 100 to 599." }
-        let version = head.version.utf8
         if head.version == "1.1" || head.version == "2" || head.version == "3" { return nil }
-        let bytes = Array(version)
-        if bytes.count == 3, bytes[0] == UInt8(ascii: "1"), bytes[1] == UInt8(ascii: "."), bytes[2] &- 0x30 < 10 {
+        let version = Array(head.version.utf8)  // (not 1.1: rare)
+        if version.count == 3, version[0] == UInt8(ascii: "1"), version[1] == UInt8(ascii: "."),
+            version[2] &- 0x30 < 10
+        {
             return nil
         }
         return "The origin's status line says HTTP/\(head.version.prefix(16)), no version of HTTP/1.x."

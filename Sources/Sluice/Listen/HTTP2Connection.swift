@@ -100,11 +100,11 @@ final class HTTP2Connection {
                 break
             }
         }
-        // An injected reset waits for the bytes before it (``HTTP2Stream/resetWhenDrained``).
-        for stream in streams.values where stream.resetWhenDrained && stream.outputCount == 0 && !stream.closed {
-            if !resetting.contains(stream.id) { reset(stream) }
-        }
         for stream in streams.values where stream.outputCount < ClientConnection.outputLowWater {
+            // An injected reset waits for the bytes before it (``HTTP2Stream/resetWhenDrained``).
+            if stream.resetWhenDrained, stream.outputCount == 0, !stream.closed, !resetting.contains(stream.id) {
+                reset(stream)
+            }
             stream.exchange?.clientDrained()
         }
         if closing || (session.isFinished && streams.isEmpty) {

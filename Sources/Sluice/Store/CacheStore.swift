@@ -266,7 +266,6 @@ final class CacheStore {
             defer { nextEntryID.reset() }
             guard try nextEntryID.step() else { return nil }
             let id = nextEntryID.int64(at: 0)
-            nextEntryID.reset()
             try insertEntry.bind(id, at: 15)
             try insertEntry.step()
             return id
@@ -280,12 +279,12 @@ final class CacheStore {
     /// store: one line a minute says so, with the count, instead of one per response).
     private var skipReport = (at: UInt64(0), suppressed: 0)
 
-    /// When a store last failed (a full disk, the file's size limit), until one succeeds again:
+    /// The last store failed (a full disk, the file's size limit), and none succeeded since:
     /// `/health` says the cache is not storing.
-    private(set) var storeFailedAt: Double?
+    private(set) var failsStores = false
 
     func warnSkipped(_ error: any Error) {
-        storeFailedAt = Double(EventLoop.monotonicNanoseconds()) / 1e9
+        failsStores = true
         let now = EventLoop.monotonicNanoseconds()
         guard skipReport.at == 0 || now - skipReport.at >= 60_000_000_000 else {
             skipReport.suppressed += 1
@@ -347,7 +346,7 @@ final class CacheStore {
             discard(entry)
             return
         }
-        storeFailedAt = nil
+        failsStores = false
         evictIfNeeded()
     }
 
