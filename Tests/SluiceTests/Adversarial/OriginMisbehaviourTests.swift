@@ -209,6 +209,29 @@ struct OriginMisbehaviourTests {
         try Self.expect(outcome, path: "/bad", origin: origin, proxy: proxy, "\(name) (\(engine))")
     }
 
+    @Test("An answer cut before its head ends, or one that is no HTTP at all, says which", arguments: engines)
+    func closedInHeadIsNamed(engine: Configuration.UpstreamEngine) throws {
+        // Given an origin that answers "hello" (HTTP/0.9 style, no line end) and one that stops
+        // in the middle of a status line, then closes
+        let origin = try OriginServer { request in
+            .raw(Self.bytes(request.target == "/nine" ? "hello" : "HTTP/1.1 200 O"))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+        // When each is fetched
+        let nine = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/nine")))
+        let cut = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/cut")))
+        // Then both are 502s, and neither says the origin sent nothing
+        #expect(nine.status == 502)
+        #expect(cut.status == 502)
+        #expect(!nine.text.contains("without a response"), "\(nine.text)")
+        #expect(!cut.text.contains("without a response"), "\(cut.text)")
+        if engine == .auto {
+            #expect(nine.text.contains("does not start with an HTTP status line"), "\(nine.text)")
+            #expect(cut.text.contains("in the middle of its response head"), "\(cut.text)")
+        }
+    }
+
     @Test(
         "A response header section over limits.max_header_bytes is a 502 that says so; one under it passes",
         arguments: engines)

@@ -234,6 +234,21 @@ extension NativeTransfer {
         }
     }
 
+    /// Why a close before the end of the head failed the transfer: nothing came, a head was cut,
+    /// or what came is no HTTP/1.x answer at all (an HTTP/0.9 body, another protocol).
+    private func closedInHeadDetail() -> String {
+        guard let stream = connection?.stream, stream.inputCount > 0 else {
+            return "The origin closed the connection without a response."
+        }
+        let prefix = Array("HTTP/".utf8)
+        let startsAsHTTP = stream.withInput(upTo: prefix.count) { bytes in
+            zip(bytes, prefix).allSatisfy { $0 == $1 }
+        }
+        return startsAsHTTP
+            ? "The origin closed the connection in the middle of its response head."
+            : "The origin's answer does not start with an HTTP status line (HTTP/0.9 or another protocol)."
+    }
+
     /// No input buffered: wait, or (after the origin's close) end by the framing.
     func endOfInput() -> Bool {
         guard peerClosed else { return false }
@@ -255,10 +270,7 @@ extension NativeTransfer {
         case .head where mayRetry:
             retry()
         case .head:
-            stop(
-                .native(
-                    .upstreamFailed(
-                        reason: .badResponse(detail: "The origin closed the connection without a response."))))
+            stop(.native(.upstreamFailed(reason: .badResponse(detail: closedInHeadDetail()))))
         case .body:
             stop(
                 .native(
