@@ -3,6 +3,17 @@
 /// request for another authority is a `421 Misdirected Request` (RFC 9110 §15.5.20), never
 /// forwarded elsewhere.
 enum Interception {
+    /// Gives a refused request with an origin-form target this connection's absolute URL, so
+    /// that its problem's `url` and its log line name a URL as every other one does.
+    static func nameOnConnection(
+        _ request: inout ProxyRequest, authority: ClientConnection.Authority, scheme: String = "https"
+    ) {
+        guard case .origin(let path) = request.target else { return }
+        request.target = .absolute(
+            TargetURL(
+                scheme: scheme, host: authority.host.lowercasedUnlessPlain(), port: authority.port, pathAndQuery: path))
+    }
+
     /// The absolute target of a request received inside the tunnel to `authority`.
     static func target(of request: ProxyRequest, authority: ClientConnection.Authority, scheme: String = "https")
         -> Result<RequestTarget, SluiceError>

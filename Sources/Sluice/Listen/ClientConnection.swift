@@ -161,7 +161,9 @@ final class ClientConnection {
         if let inside {
             switch Interception.target(of: request, authority: inside.authority, scheme: inside.scheme) {
             case .success(let target): request.target = target
-            case .failure(let error): return rejectRequest(request, error)
+            case .failure(let error):
+                Interception.nameOnConnection(&request, authority: inside.authority, scheme: inside.scheme)
+                return rejectRequest(request, error)
             }
         } else if case .authority(let host, let port) = request.target {
             return beginTunnel(request, host: host, port: port)

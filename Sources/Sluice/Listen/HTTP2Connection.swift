@@ -347,6 +347,7 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             case .failure(let error): failure = error
             }
         }
+        if failure != nil { Interception.nameOnConnection(&request, authority: authority) }
         let exchange = Exchange(client: stream, env: env.exchanges, request: request)
         stream.exchange = exchange
         if let failure { return exchange.fail(failure) }
