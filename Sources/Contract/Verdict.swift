@@ -20,8 +20,12 @@ public final class Violation: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(pointer.isEmpty ? "(root)" : pointer): \(keyword): expected \(expected), found \(found)"
+        "\(place): \(keyword): expected \(expected), found \(found)"
     }
+
+    /// The pointer as people read it: `(root)` for the whole value (`/` would name the member
+    /// whose name is empty, RFC 6901).
+    public var place: String { pointer.isEmpty ? "(root)" : pointer }
 
     /// Its members as written in problem bodies, `/events` and the CLI's JSON, in that order.
     public var fields: [(String, String)] {

@@ -63,7 +63,7 @@ extension ContractReport {
                         #"      <failure type="contract-violation" message="\#(Self.xml("\(failure.total) violation\(failure.total == 1 ? "" : "s"): \(first)"))">"#
                     var body = "\(failure.method) \(failure.url) → \(failure.status)\n"
                     for violation in failure.violations {
-                        body += "\(violation.pointer.isEmpty ? "(root)" : violation.pointer)  \(violation.keyword)  "
+                        body += "\(violation.place)  \(violation.keyword)  "
                         body += "expected \(violation.expected), found \(violation.found)  [\(violation.schema)]\n"
                     }
                     out += Self.xml(body) + "</failure>\n"
@@ -227,7 +227,7 @@ extension ContractReport {
                 for failure in item.failures.prefix(10) {
                     out += "- `\(failure.method) \(failure.url)` → \(failure.status) (\(Self.cell(item.operation))):\n"
                     for violation in failure.violations.prefix(5) {
-                        out += "  - `\(violation.pointer.isEmpty ? "/" : violation.pointer)` \(violation.keyword): "
+                        out += "  - `\(violation.place)` \(violation.keyword): "
                         out += "expected \(Self.cell(violation.expected)), found \(Self.cell(violation.found))\n"
                     }
                     if failure.total > 5 { out += "  - … \(failure.total - 5) more\n" }

@@ -35,4 +35,46 @@ final class BranchMessageTests: XCTestCase {
         let both = validator.validate(Array(#"{"droplet": {"name": "ok", "names": []}}"#.utf8))
         XCTAssertEqual(both.violations.map(\.found), ["2 matched"])
     }
+
+    func testATaggedUnionsOtherVariantsAndOtherShapesSayLess() throws {
+        // A card that breaks only a card rule: the bank branch's `const` says the value is no
+        // bank account, the card branch says what is wrong; at the root and one level down.
+        let card =
+            #"{"object": {"const": "card"}, "cvc": {"type": "string", "maxLength": 4}, "exp_month": {"type": "integer"}}"#
+        let bank = #"{"object": {"const": "bank_account"}, "routing": {"type": "string"}}"#
+        let variants = [
+            #"{"type": "object", "properties": \#(bank), "required": ["object", "routing"]}"#,
+            #"{"type": "object", "properties": \#(card), "required": ["object"]}"#,
+        ]
+        let body = #"{"object": "card", "cvc": "12345", "exp_month": 12}"#
+        for union in [variants, variants.reversed()].map({ #"{"oneOf": [\#($0.joined(separator: ", "))]}"# }) {
+            let payment = try schema(#"{"type": "object", "properties": {"source": \#(union)}}"#)
+            XCTAssertEqual(
+                try schema(union).validate(Array(body.utf8)).violations.first?.found,
+                #"none matched; closest: /cvc maxLength: expected at most 4 characters, found 5"#)
+            XCTAssertEqual(
+                payment.validate(Array(#"{"source": \#(body)}"#.utf8)).violations.first?.found,
+                #"none matched; closest: /source/cvc maxLength: expected at most 4 characters, found 5"#)
+        }
+        // A job of the usual kind with a bad member, beside a kind that allows no `runs-on`: the
+        // member that kind refuses says less than the usual kind's broken rule, found earlier.
+        let job = try schema(
+            #"""
+            {"oneOf": [
+              {"type": "object", "required": ["runs-on"], "properties": {"runs-on": {"type": "string"},
+               "timeout-minutes": {"type": "number"}}},
+              {"type": "object", "required": ["uses"], "properties": {"uses": {"type": "string"}},
+               "additionalProperties": false}]}
+            """#)
+        XCTAssertEqual(
+            job.validate(Array(#"{"runs-on": "linux", "timeout-minutes": "ten"}"#.utf8)).violations.first?.found,
+            #"none matched; closest: /timeout-minutes type: expected number, found string"#)
+    }
+
+    func testTwoMatchedSaysSo() throws {
+        let validator = try schema(
+            #"{"properties": {"droplet": {"oneOf": [{"required": ["name"]}, {"required": ["names"]}]}}}"#)
+        let both = validator.validate(Array(#"{"droplet": {"name": "ok", "names": []}}"#.utf8))
+        XCTAssertEqual(both.violations.map(\.found), ["2 matched"])
+    }
 }

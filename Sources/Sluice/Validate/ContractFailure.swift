@@ -29,7 +29,7 @@ public struct ContractFailure: Sendable, Equatable {
     /// One short field for the access log: `2:/items/3/price:type,/total:minimum`.
     public var logField: String {
         "\(total):"
-            + violations.prefix(3).map { "\($0.pointer.isEmpty ? "/" : $0.pointer):\($0.keyword)" }.joined(
+            + violations.prefix(3).map { "\($0.place):\($0.keyword)" }.joined(
                 separator: ",")
     }
 

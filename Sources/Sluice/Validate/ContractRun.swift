@@ -239,7 +239,7 @@ final class ContractRun {
         case .notValidated(let why): return "not-validated: " + why
         case .failed(let failure):
             let listed = failure.violations.prefix(5).map {
-                "\($0.pointer.isEmpty ? "/" : $0.pointer) \($0.keyword) (expected \($0.expected), found \($0.found))"
+                "\($0.place) \($0.keyword) (expected \($0.expected), found \($0.found))"
             }
             return "failed: \(failure.total) violation\(failure.total == 1 ? "" : "s"): "
                 + listed.joined(separator: "; ")

@@ -201,3 +201,18 @@ struct ContractStageTests {
         #expect(sink.failures.isEmpty, "report mode never fails the response")
     }
 }
+
+@Suite("ContractFailure: how a broken contract is named in the log and the problem")
+struct ContractFailureTests {
+    @Test("The whole value is (root) in the log field and the detail, never / (the member named \"\")")
+    func rootIsNamedRoot() {
+        let violation = { (pointer: String) in
+            Violation(pointer: pointer, keyword: "type", expected: "object", found: "array", schema: "#")
+        }
+        let failure = ContractFailure(
+            rule: "api", direction: .response, operationId: "list", method: "GET", template: "/items",
+            violations: [violation(""), violation("/")], total: 2)
+        #expect(failure.logField == "2:(root):type,/:type")
+        #expect(failure.detail.hasSuffix("first: (root): type: expected object, found array"))
+    }
+}
