@@ -123,6 +123,7 @@ public final class ProxyServer {
         if !address.isLoopback, configuration.allowClients.isEmpty, configuration.proxyAuth == nil {
             throw ListenFailure.openProxy(configuration.listen)
         }
+        for warning in Self.accessWarnings(configuration) { logger.warning("\(warning)") }
         boundAddress = address
         let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {
             () throws(EventIOError) in
@@ -214,6 +215,27 @@ public final class ProxyServer {
         } catch {
             throw ParentProxyRefused(reason: "upstream.proxy_ca_file: \(error)")
         }
+    }
+
+    /// What the access settings leave open that is likely a mistake: every address allowed
+    /// without a password (an open proxy by choice, said once), a password file others can read.
+    static func accessWarnings(_ configuration: Configuration) -> [String] {
+        var warnings: [String] = []
+        if configuration.proxyAuth == nil,
+            let everyone = configuration.allowClients.first(where: { $0.prefixLength == 0 })
+        {
+            warnings.append(
+                "allow_clients lists \(everyone): whoever reaches this listener may use the proxy (an open proxy); list your networks, or add proxy_auth"
+            )
+        }
+        var info = stat()
+        if let file = configuration.proxyAuth?.passwordFile, stat(file, &info) == 0, info.st_mode & 0o077 != 0 {
+            let mode = Int(info.st_mode)
+            warnings.append(
+                "proxy_auth.password_file \(file) is readable by others (mode \(String(mode & 0o777, radix: 8))): chmod 600 \(file)"
+            )
+        }
+        return warnings
     }
 
     /// The interceptor when hosts are to be intercepted: the local CA is loaded, or created (and

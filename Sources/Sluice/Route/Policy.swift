@@ -32,10 +32,14 @@ final class Policy {
     /// instructions) depends only on the host, the port and where the client is.
     private var lastAllowed: (host: String, port: UInt16, localClient: Bool)?
 
-    /// Whether a client at `address` may use the proxy: loopback always, others only if listed.
+    /// Whether a client at `address` may use the proxy: loopback always, others if listed, or
+    /// any with `proxy_auth` and no list.
     func allowsClient(_ address: SocketAddress) -> Bool {
         let plain = address.unmapped
         if plain.isLoopback { return true }
+        // `proxy_auth` alone serves any network (the password is the access control); with
+        // `allow_clients` too, only the listed ones.
+        if configuration.allowClients.isEmpty { return credentials != nil }
         return configuration.allowClients.contains { $0.contains(plain.ip) }
     }
 

@@ -1,4 +1,5 @@
 import EventIO
+import Foundation
 import Testing
 
 @testable import Sluice
@@ -33,6 +34,33 @@ struct PolicyTests {
         let open = Policy(configuration: configuration)
         #expect(open.allowsClient(SocketAddress("192.168.1.5:5000")!))
         #expect(!open.allowsClient(SocketAddress("192.168.2.5:5000")!))
+    }
+
+    @Test("proxy_auth alone serves every network (the password decides); with allow_clients, only those")
+    func passwordAlone() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-policy-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("password").path
+        try "secret\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        var configuration = Configuration()
+        configuration.proxyAuth = Configuration.ProxyAuth(user: "phone", passwordFile: file)
+        let credentials = try ProxyCredentials(configuration.proxyAuth!)
+        let passwordOnly = Policy(configuration: configuration, credentials: credentials)
+        #expect(passwordOnly.allowsClient(SocketAddress("192.168.1.5:5000")!))
+        #expect(passwordOnly.allowsClient(SocketAddress("[fd00::5]:5000")!))
+        #expect(ProxyServer.accessWarnings(configuration).isEmpty)
+        configuration.allowClients = [CIDR("192.168.1.0/24")!]
+        let both = Policy(configuration: configuration, credentials: credentials)
+        #expect(both.allowsClient(SocketAddress("192.168.1.5:5000")!))
+        #expect(!both.allowsClient(SocketAddress("10.0.0.5:5000")!))
+        // A password file others can read, and every address without a password, are said at start.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        #expect(ProxyServer.accessWarnings(configuration).first?.contains("chmod 600") == true)
+        var open = Configuration()
+        open.allowClients = [CIDR("0.0.0.0/0")!]
+        #expect(ProxyServer.accessWarnings(open).first?.contains("open proxy") == true)
     }
 
     @Test("Targets that are the proxy itself are loops; CONNECT ports are checked")
