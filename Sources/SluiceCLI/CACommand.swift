@@ -20,6 +20,9 @@ struct CACommand: ParsableCommand {
                 let info = try LocalCA.create(settings, now: Date().timeIntervalSince1970).info
                 print("created \(settings.caCert) and \(settings.caKey) (mode 0600)")
                 CACommand.describe(info, settings: settings)
+                if let bundle = ProxyEnvironment.refreshBundle(configuration) {
+                    print("rewrote \(bundle) (sluice env's bundle) with the new CA")
+                }
                 FileHandle.standardError.write(
                     Data(
                         ("\n"

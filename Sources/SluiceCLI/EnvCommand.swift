@@ -55,7 +55,7 @@ struct EnvCommand: ParsableCommand {
             // Written anew each time (the system's CAs change with updates), in one step.
             bundle = try ProxyEnvironment.replace(
                 contents, directory: (configuration.tls.caCert as NSString).deletingLastPathComponent,
-                name: "sluice-ca-bundle.pem")
+                name: ProxyEnvironment.bundleName)
         }
         // With proxy_auth, the credentials go in the URL, as clients expect them there.
         var credentials = ""

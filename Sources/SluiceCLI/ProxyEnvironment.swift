@@ -59,6 +59,22 @@ struct ProxyEnvironment {
         return bundle
     }
 
+    /// The bundle's name, beside Sluice's CA.
+    static let bundleName = "sluice-ca-bundle.pem"
+
+    /// Writes the bundle anew when one was written before (by `sluice env`) and no longer holds
+    /// what it should (a new CA after `sluice ca init` or `serve`; updated system CAs): terminals
+    /// set up earlier keep working. Its path when rewritten.
+    @discardableResult
+    static func refreshBundle(_ configuration: Configuration) -> String? {
+        let directory = (configuration.tls.caCert as NSString).deletingLastPathComponent
+        let path = (directory as NSString).appendingPathComponent(bundleName)
+        guard FileManager.default.fileExists(atPath: path), let contents = bundleContents(configuration),
+            FileManager.default.contents(atPath: path) != contents
+        else { return nil }
+        return try? replace(contents, directory: directory, name: bundleName)
+    }
+
     /// Writes `contents` to `name` in `directory` in one step: a new file of its own (nobody could
     /// have guessed or planted it), renamed over the name (`rename(2)` replaces a symlink there
     /// without following it), so a reader never sees it missing or half written.

@@ -123,7 +123,12 @@ struct ServeCommand: ParsableCommand {
             // must not look like a changed listen address).
             let reload: (() throws -> Configuration)? =
                 options.file == nil ? nil : { [self] in try overriding(options.load().0) }
-            try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload)
+            try ProxyRuntime.run(configuration: configuration, logger: logger, reload: reload) { _ in
+                // A CA made at this start replaces the one in `sluice env`'s bundle.
+                if let bundle = ProxyEnvironment.refreshBundle(configuration) {
+                    logger.notice("rewrote \(bundle) (sluice env's CA bundle) with this CA")
+                }
+            }
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)

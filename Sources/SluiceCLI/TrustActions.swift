@@ -57,8 +57,39 @@ struct TrustActions {
             return TrustStore.nssListsTrusted(listing.output, nickname: nickname) ? .trusted : .notTrusted("")
         case .java(let cacerts):
             guard let keytool = keytool(for: cacerts) else { return .notTrusted("no keytool") }
-            let listed = run([keytool] + javaStore(cacerts) + ["-list", "-alias", alias])
-            return listed.status == 0 ? .trusted : .notTrusted("")
+            let listed = javaAliases(keytool, cacerts)
+            return listed.contains(alias) || listed.contains(debianJavaAlias) ? .trusted : .notTrusted("")
+        }
+    }
+
+    /// Other Sluice CAs (an earlier CA of this configuration, another configuration's) trusted
+    /// in `store`, by the names Sluice gives them: what `uninstall --all` also takes out.
+    func others(_ store: TrustStore) -> [String] {
+        switch store {
+        case .debian(let folder):
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.filter { $0.hasPrefix("sluice-ca-") && $0.hasSuffix(".crt") && $0 != "\(fileName).crt" }
+                .sorted()
+        case .hashDirectory(let directory):
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.filter { $0.hasPrefix("sluice-ca-") && $0.hasSuffix(".pem") && $0 != "\(fileName).pem" }
+                .sorted()
+        case .nss(let directory, _):
+            guard FileManager.default.fileExists(atPath: directory + "/cert9.db"), let certutil = tool("certutil")
+            else { return [] }
+            let listing = run([certutil, "-L", "-d", "sql:" + directory]).output
+            return Set(
+                listing.split(separator: "\n").compactMap { line -> String? in
+                    guard line.hasPrefix("Sluice local CA ("), let close = line.firstIndex(of: ")") else { return nil }
+                    let name = String(line[...close])
+                    return name == nickname ? nil : name
+                }
+            ).sorted()
+        case .java(let cacerts):
+            guard let keytool = keytool(for: cacerts) else { return [] }
+            return javaAliases(keytool, cacerts).filter {
+                ($0.hasPrefix("sluice-") || $0.hasPrefix("debian:sluice-ca-")) && $0 != alias && $0 != debianJavaAlias
+            }.sorted()
         }
     }
 
@@ -116,37 +147,52 @@ struct TrustActions {
 
     // MARK: - Uninstall
 
-    func uninstall(_ store: TrustStore) -> Outcome {
+    /// Takes this CA out of `store`; with `all`, every other Sluice CA there too (``others(_:)``).
+    func uninstall(_ store: TrustStore, all: Bool = false) -> Outcome {
+        let others = all ? self.others(store) : []
         switch store {
         case .debian(let folder):
-            let target = "\(folder)/\(fileName).crt"
-            guard FileManager.default.fileExists(atPath: target) else { return .wasNotThere }
-            let removed = run(["rm", "-f", target], asRoot: true)
-            guard removed.status == 0 else { return .failed("cannot remove \(target): \(removed.output)") }
+            let targets = (["\(fileName).crt"] + others).map { "\(folder)/\($0)" }.filter {
+                FileManager.default.fileExists(atPath: $0)
+            }
+            guard !targets.isEmpty else { return .wasNotThere }
+            let removed = run(["rm", "-f"] + targets, asRoot: true)
+            guard removed.status == 0 else { return .failed("cannot remove \(targets[0]): \(removed.output)") }
             let updated = run([updateCACertificates, "--fresh"], asRoot: true)
             return updated.status == 0 ? .removed : .failed("update-ca-certificates: \(updated.output)")
         case .hashDirectory(let directory):
-            let links = hashLinks(in: directory)
-            let file = "\(directory)/\(fileName).pem"
-            guard !links.isEmpty || FileManager.default.fileExists(atPath: file) else { return .wasNotThere }
-            for link in links { try? FileManager.default.removeItem(atPath: link) }
-            try? FileManager.default.removeItem(atPath: file)
+            let files = ["\(fileName).pem"] + others
+            let links = hashLinks(in: directory) + linksPointing(in: directory, to: Set(others))
+            let present = files.map { "\(directory)/\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
+            guard !links.isEmpty || !present.isEmpty else { return .wasNotThere }
+            for path in links + present { try? FileManager.default.removeItem(atPath: path) }
             return .removed
         case .nss(let directory, _):
             guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .wasNotThere }
             guard let certutil = tool("certutil") else { return .failed(TrustActions.noCertutil) }
             var removed = 0
-            while removed < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", nickname]).status == 0 {
-                removed += 1
+            for name in [nickname] + others {
+                var times = 0
+                while times < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", name]).status == 0 {
+                    times += 1
+                }
+                removed += times
             }
             return removed > 0 ? .removed : .wasNotThere
         case .java(let cacerts):
-            guard status(store) == .trusted else { return .wasNotThere }
             guard let keytool = keytool(for: cacerts) else { return .failed("no keytool") }
-            let deleted = run(
-                [keytool] + javaStore(cacerts) + ["-delete", "-alias", alias],
-                asRoot: !FileManager.default.isWritableFile(atPath: cacerts))
-            return deleted.status == 0 ? .removed : .failed("keytool: \(deleted.output)")
+            // Sluice's own alias, and the one Debian's ca-certificates-java hook gives the system
+            // store's copy (`debian:sluice-ca-….pem`), which outlives the copy's removal.
+            let listed = javaAliases(keytool, cacerts)
+            let aliases = ([alias, debianJavaAlias] + others).filter { listed.contains($0) }
+            guard !aliases.isEmpty else { return .wasNotThere }
+            for name in aliases {
+                let deleted = run(
+                    [keytool] + javaStore(cacerts) + ["-delete", "-alias", name],
+                    asRoot: !FileManager.default.isWritableFile(atPath: cacerts))
+                guard deleted.status == 0 else { return .failed("keytool: \(deleted.output)") }
+            }
+            return .removed
         }
     }
 
@@ -168,6 +214,31 @@ struct TrustActions {
             else { return false }
             return info.sha256Fingerprint == ca.sha256Fingerprint
         }
+    }
+
+    /// The `HASH.N` links of a directory that point at one of `files`.
+    private func linksPointing(in directory: String, to files: Set<String>) -> [String] {
+        guard !files.isEmpty else { return [] }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)")).map {
+                files.contains(($0 as NSString).lastPathComponent)
+            } ?? false
+        }.map { "\(directory)/\($0)" }
+    }
+
+    /// The alias Debian's ca-certificates-java gives this CA's system-store copy.
+    private var debianJavaAlias: String { "debian:\(fileName).pem" }
+
+    /// Every alias of a Java key store (`keytool -list`: `alias, date, entry type,` lines).
+    private func javaAliases(_ keytool: String, _ cacerts: String) -> Set<String> {
+        let listing = run([keytool] + javaStore(cacerts) + ["-list"])
+        guard listing.status == 0 else { return [] }
+        return Set(
+            listing.output.split(separator: "\n").compactMap { line -> String? in
+                guard line.contains("Entry,") else { return nil }  // not a fingerprint line
+                return line.components(separatedBy: ", ").first
+            })
     }
 
     private var updateCACertificates: String {

@@ -14,8 +14,9 @@ struct TrustCommand: ParsableCommand {
             system store (/usr/local/share/ca-certificates, then update-ca-certificates; through
             sudo when not root), to every NSS database (~/.pki/nssdb for Chromium and Chrome,
             each Firefox profile; certutil from libnss3-tools), and to the cacerts of the JDK in
-            JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places; status says
-            where it is trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its
+            JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places (with --all, every
+            other Sluice CA found there too: an earlier one, after a new CA); status says where it is
+            trusted, and names other Sluice CAs still trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its
             HASH.0 link), --nss-db DIR or --java-cacerts FILE, only the places named are touched.
             Restart browsers afterwards. Elsewhere:
               macOS:   sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain CA.pem
@@ -105,14 +106,27 @@ struct TrustCommand: ParsableCommand {
     struct Uninstall: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Take the CA out of the trust stores.")
         @OptionGroup var places: Places
+        @Flag(
+            name: .customLong("all"),
+            help:
+                "Also every other Sluice CA trusted there (an earlier CA after `sluice ca init`, another configuration's)."
+        )
+        var all = false
 
         func run() throws {
             let (trust, _) = try places.actions()
             var failed = false
+            var left: [String] = []
             for store in places.stores {
-                let outcome = trust.uninstall(store)
+                let outcome = trust.uninstall(store, all: all)
                 if case .failed = outcome { failed = true }
                 print(TrustActions.line(store, outcome))
+                if !all { left += trust.others(store) }
+            }
+            if !left.isEmpty {
+                print(
+                    "other Sluice CAs are still trusted (\(left.joined(separator: ", "))): sluice trust uninstall --all\(places.flags) removes them too"
+                )
             }
             if failed { throw CommandFailure.failed("the CA could not be removed everywhere (see above)") }
         }
@@ -133,6 +147,12 @@ struct TrustCommand: ParsableCommand {
                 let outcome = trust.status(store)
                 if outcome != .trusted { missing += 1 }
                 print(TrustActions.line(store, outcome))
+                let others = trust.others(store)
+                if !others.isEmpty {
+                    print(
+                        "  also trusted there, other Sluice CAs: \(others.joined(separator: ", ")) (sluice trust uninstall --all removes them)"
+                    )
+                }
             }
             if missing > 0 { throw ExitCode(1) }
         }

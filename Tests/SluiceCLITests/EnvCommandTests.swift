@@ -104,5 +104,12 @@ struct EnvCommandTests {
         let ca = try String(contentsOfFile: directory.path + "/ca.pem", encoding: .utf8)
         #expect(bundle.hasSuffix(ca))
         #expect(bundle.components(separatedBy: "BEGIN CERTIFICATE").count > 2, "the system's CAs come first")
+        // And a new CA (both files removed, then `ca init`) rewrites the bundle those terminals name
+        for file in ["ca.pem", "ca.key"] { try FileManager.default.removeItem(atPath: directory.path + "/" + file) }
+        let made = try CLI.run(["ca", "init", "--config", config])
+        #expect(made.status == 0 && made.output.contains("rewrote"), "\(made.output)")
+        let fresh = try String(contentsOfFile: directory.path + "/ca.pem", encoding: .utf8)
+        #expect(fresh != ca)
+        #expect(try String(contentsOfFile: directory.path + "/sluice-ca-bundle.pem", encoding: .utf8).hasSuffix(fresh))
     }
 }

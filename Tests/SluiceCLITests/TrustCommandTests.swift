@@ -78,8 +78,50 @@ struct TrustCommandTests {
         #expect(install.status == 0, "\(install.output)")
         let listed = try shell("keytool -list -keystore \(cacerts) -storepass changeit").output
         #expect(listed.contains("sluice-"), "\(listed)")
+        // Debian's ca-certificates-java hook adds the system store's copy under an alias of its
+        // own (`debian:sluice-ca-XXXXXXXX.pem`): status counts it, uninstall takes it out too.
+        let short = try #require(listed.split(separator: "\n").first { $0.hasPrefix("sluice-") })
+            .dropFirst("sluice-".count).prefix(8)
+        let hooked = try shell(
+            "keytool -importcert -noprompt -keystore \(cacerts) -storepass changeit -alias debian:sluice-ca-\(short).pem -file \(directory.path)/ca.pem"
+        )
+        #expect(hooked.status == 0, "\(hooked.output)")
         let uninstall = try CLI.run(["trust", "uninstall", "--config", config, "--java-cacerts", cacerts])
         #expect(uninstall.output.contains("removed"), "\(uninstall.output)")
         #expect(!(try shell("keytool -list -keystore \(cacerts) -storepass changeit").output.contains("sluice-")))
+        let status = try CLI.run(["trust", "status", "--config", config, "--java-cacerts", cacerts])
+        #expect(status.status == 1 && status.output.contains("NOT trusted"), "\(status.output)")
+    }
+
+    @Test("After a new CA, status names the earlier one still trusted, and uninstall --all takes it out")
+    func earlierCA() throws {
+        let directory = try CLI.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("sluice.yaml").path
+        try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let store = directory.appendingPathComponent("store").path
+        let nss = directory.appendingPathComponent("nssdb").path
+        let hasCertutil = tool("certutil") != nil
+        let places = ["--config", config, "--system-store", store] + (hasCertutil ? ["--nss-db", nss] : [])
+        // Given the first CA trusted, then replaced by a new one (as after a leaked key)
+        #expect(try CLI.run(["trust", "install"] + places).status == 0)
+        for file in ["ca.pem", "ca.key"] {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(file))
+        }
+        let made = try CLI.run(["ca", "init", "--config", config])
+        #expect(made.status == 0, "\(made.output)")
+        // Then status names the first one, and a plain uninstall says it is still trusted
+        let status = try CLI.run(["trust", "status"] + places)
+        #expect(status.output.contains("other Sluice CAs: sluice-ca-"), "\(status.output)")
+        let plain = try CLI.run(["trust", "uninstall"] + places)
+        #expect(plain.output.contains("uninstall --all"), "\(plain.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).count == 2, "the file and its link stay")
+        // And uninstall --all takes it out of every place
+        let all = try CLI.run(["trust", "uninstall", "--all"] + places)
+        #expect(all.status == 0, "\(all.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).isEmpty)
+        if hasCertutil { #expect(!(try shell("certutil -L -d sql:\(nss)").output.contains("Sluice local CA"))) }
+        #expect(!(try CLI.run(["trust", "status"] + places).output.contains("other Sluice CAs")))
     }
 }

@@ -96,8 +96,9 @@ public enum LocalCA {
                           and, for origins on loopback, --proxy-bypass-list="<-loopback>"
           Chrome on macOS: the macOS line above (the system keychain)
           Java:           keytool -importcert -cacerts -alias sluice -file \(path)
-          Per runtime:    SSL_CERT_FILE=\(path)  REQUESTS_CA_BUNDLE=\(path)  NODE_EXTRA_CA_CERTS=\(path)
-                          CURL_CA_BUNDLE=\(path)  (or curl --cacert \(path))
+          Per runtime:    eval "$(sluice env)" points SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and more
+                          at a bundle of the system's CAs and this one (this file alone would fail every
+                          host not intercepted); NODE_EXTRA_CA_CERTS=\(path) adds it for Node
         Then: export https_proxy=http://\(proxy) (or eval "$(sluice env)") and list the hosts under tls.intercept.
         """
     }
