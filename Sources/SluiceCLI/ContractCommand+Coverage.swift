@@ -89,7 +89,7 @@ extension ContractCommand {
         static let configuration = CommandConfiguration(
             abstract: "Per rule, every operation × documented status: seen, validated, broken, never seen.",
             discussion: """
-                From the running proxy (its admin port), or with --cache or --recording FILE from
+                From the running proxy (its admin port), or with --cache or --recording FILE from \
                 what was stored or recorded.
                   sluice contract coverage --config sluice.yaml
                   sluice contract coverage --recording run.sqlite --rule shop --json

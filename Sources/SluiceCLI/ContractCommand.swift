@@ -40,9 +40,9 @@ struct ContractCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Say what of a contract cannot be checked, and why; exit 1 when it does not load.",
             discussion: """
-                Each finding is `severity: file:line #pointer: message`: `warning` for parts read
-                leniently or ignored, `unchecked` for parts read but not checkable (a JSON response
-                without a schema, a schema on a body that is not JSON), `error` when the document
+                Each finding is `severity: file:line #pointer: message`: `warning` for parts read \
+                leniently or ignored, `unchecked` for parts read but not checkable (a JSON response \
+                without a schema, a schema on a body that is not JSON), `error` when the document \
                 cannot be loaded (then nothing of it is checked).
                   sluice contract lint openapi.yaml
                   sluice contract lint --json openapi.yaml | jq '.findings[] | select(.severity == "warning")'

@@ -9,11 +9,11 @@ struct EnvCommand: ParsableCommand {
         commandName: "env",
         abstract: "Print the lines that point a terminal at Sluice (eval \"$(sluice env)\").",
         discussion: """
-            The proxy variables in both cases (HTTP_PROXY, https_proxy, …) name this configuration's
-            listen address; NO_PROXY is emptied, so origins on loopback go through Sluice too
-            (--no-proxy LIST exempts hosts). When Sluice intercepts HTTPS, a CA bundle (the system's
-            CAs plus Sluice's, written next to Sluice's CA) is named by the variables OpenSSL, curl,
-            Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. --unset prints
+            The proxy variables in both cases (HTTP_PROXY, https_proxy, …) name this configuration's \
+            listen address; NO_PROXY is emptied, so origins on loopback go through Sluice too \
+            (--no-proxy LIST exempts hosts). When Sluice intercepts HTTPS, a CA bundle (the system's \
+            CAs plus Sluice's, written next to Sluice's CA) is named by the variables OpenSSL, curl, \
+            Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. --unset prints \
             the lines that undo it.
               eval "$(sluice env --config my.yaml)"
               sluice env --shell fish | source

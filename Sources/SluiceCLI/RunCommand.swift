@@ -20,13 +20,13 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a command through Sluice; report what its traffic did to the contracts.",
         discussion: """
-            Sluice starts on an ephemeral loopback port; CMD gets HTTP_PROXY and HTTPS_PROXY (both
-            cases) and an empty NO_PROXY, so origins on loopback go through it too; when Sluice
-            intercepts HTTPS, CMD also gets a CA bundle (the system's and Sluice's) named by
-            SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS,
+            Sluice starts on an ephemeral loopback port; CMD gets HTTP_PROXY and HTTPS_PROXY (both \
+            cases) and an empty NO_PROXY, so origins on loopback go through it too; when Sluice \
+            intercepts HTTPS, CMD also gets a CA bundle (the system's and Sluice's) named by \
+            SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, \
             GIT_SSL_CAINFO, AWS_CA_BUNDLE and DENO_CERT. SIGINT and SIGTERM are passed on to CMD.
 
-            The exit status is CMD's when it failed; else 1 when a contract was broken (and
+            The exit status is CMD's when it failed; else 1 when a contract was broken (and \
             --fail-on is violations); else 0.
 
               sluice run --config ci.yaml --report contracts.xml -- pytest tests/api

@@ -145,7 +145,7 @@ extension ServeCommand {
                 configuration = try ConfigLoader.load(yaml: "listen: \"\(listen)\"").with(listen: listen)
                     .merging(into: configuration)
             } catch {
-                throw ValidationError("--listen: \(error)")
+                throw ValidationError("--listen: \(Self.flagProblem(error))")
             }
         }
         let here = FileManager.default.currentDirectoryPath
@@ -162,10 +162,18 @@ extension ServeCommand {
                 configuration.admin.listen =
                     try ConfigLoader.load(yaml: "admin: { listen: \"\(adminListen)\" }").admin.listen
             } catch {
-                throw ValidationError("--admin-listen: \(error)")
+                throw ValidationError("--admin-listen: \(Self.flagProblem(error))")
             }
         }
         return configuration
+    }
+
+    /// A flag's value checked as configuration: what is wrong, without the line of a file that
+    /// does not exist.
+    static func flagProblem(_ error: any Error) -> String {
+        guard var problem = error as? ConfigError else { return "\(error)" }
+        problem.line = nil
+        return problem.description
     }
 }
 

@@ -10,14 +10,14 @@ struct TrustCommand: ParsableCommand {
         commandName: "trust",
         abstract: "Trust Sluice's CA on this machine: system store, Chromium and Firefox (NSS), Java.",
         discussion: """
-            install adds the CA of this configuration (made first when there is none) to Debian's
-            system store (/usr/local/share/ca-certificates, then update-ca-certificates; through
-            sudo when not root), to every NSS database (~/.pki/nssdb for Chromium and Chrome,
-            each Firefox profile; certutil from libnss3-tools), and to the cacerts of the JDK in
-            JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places (with --all, every
-            other Sluice CA found there too: an earlier one, after a new CA); status says where it is
-            trusted, and names other Sluice CAs still trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its
-            HASH.0 link), --nss-db DIR or --java-cacerts FILE, only the places named are touched.
+            install adds the CA of this configuration (made first when there is none) to Debian's \
+            system store (/usr/local/share/ca-certificates, then update-ca-certificates; through \
+            sudo when not root), to every NSS database (~/.pki/nssdb for Chromium and Chrome, \
+            each Firefox profile; certutil from libnss3-tools), and to the cacerts of the JDK in \
+            JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places (with --all, every \
+            other Sluice CA found there too: an earlier one, after a new CA); status says where it is \
+            trusted, and names other Sluice CAs still trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its \
+            HASH.0 link), --nss-db DIR or --java-cacerts FILE, only the places named are touched. \
             Restart browsers afterwards. Elsewhere:
               macOS:   sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain CA.pem
               Windows: certutil -addstore -f Root CA.crt   (as administrator)

@@ -29,7 +29,7 @@ extension Exchange {
 
     /// The onboarding page (``Onboarding``): the page, or the CA in one of its forms.
     func answerOnboarding(_ path: String) {
-        guard let answer = env.onboarding.answer(path: path) else {
+        guard let answer = env.onboarding.answer(path: path, reachedAt: request.headers[.host]) else {
             return fail(.badRequest(reason: .onboardingNotFound(path)))
         }
         notes.mapping = "onboarding"

@@ -3,10 +3,16 @@ import EventIO
 /// Where other devices reach a listener: none on loopback; this machine's IPv4 addresses (not
 /// loopback, not link-local) when it listens on all of them; else its own address.
 enum LANAddresses {
-    static func reaching(_ bound: SocketAddress) -> [String] {
+    /// Those inside `allowClients`' networks first (a device there reaches its own network's
+    /// address; the QR code holds the first).
+    static func reaching(_ bound: SocketAddress, allowClients: [CIDR] = []) -> [String] {
         if bound.isLoopback { return [] }
         guard bound.isUnspecified else { return [bound.description] }
-        return interfaceIPv4().map { "\($0):\(bound.port)" }
+        let all = interfaceIPv4()
+        let inside = all.filter { address in
+            SocketAddress.parseIP(address).map { ip in allowClients.contains { $0.contains(ip) } } ?? false
+        }
+        return (inside + all.filter { !inside.contains($0) }).map { "\($0):\(bound.port)" }
     }
 
     /// The machine's IPv4 addresses other than loopback and link-local, in interface order;

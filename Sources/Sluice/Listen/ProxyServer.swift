@@ -139,7 +139,7 @@ public final class ProxyServer {
         addSelfAddress(boundAddress)
         environment.onboarding = Onboarding(
             certificate: LocalCA.exists(configuration.tls) ? try? LocalCA.certificate(configuration.tls) : nil,
-            intercepting: interceptor != nil, proxyAddresses: LANAddresses.reaching(boundAddress),
+            intercepting: interceptor != nil, proxyAddresses: LANAddresses.reaching(boundAddress, allowClients: configuration.allowClients),
             needsCredentials: configuration.proxyAuth != nil)
         environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
         environment.parentTLS = try ProxyServer.parentTLS(configuration, routing: environment.parents)

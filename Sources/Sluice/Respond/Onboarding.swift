@@ -52,10 +52,16 @@ struct Onboarding: Sendable {
     }
 
     /// The answer for a path of the page (`nil`: not one of its paths).
-    func answer(path: String) -> Answer? {
+    /// `reachedAt`: the address the device asked for the page (its `Host`), named first when it
+    /// is one of the proxy's.
+    func answer(path: String, reachedAt: String? = nil) -> Answer? {
         guard let resource = Onboarding.resource(method: "GET", path: path) else { return nil }
         if resource == .page {
-            return Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(page().utf8))
+            var page = self
+            if let reachedAt, let index = proxyAddresses.firstIndex(of: reachedAt.lowercased()) {
+                page.proxyAddresses.insert(page.proxyAddresses.remove(at: index), at: 0)
+            }
+            return Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(page.page().utf8))
         }
         guard let certificate else {
             let text = "There is no CA yet: HTTPS is not intercepted (tls.intercept), so no certificate is needed.\n"
@@ -169,6 +175,7 @@ struct Onboarding: Sendable {
     /// the steps per platform. No script; styles inline (the page's CSP allows nothing else).
     func page() -> String {
         let address = proxyAddresses.first ?? "this computer's address and Sluice's port"
+        let port = proxyAddresses.first.flatMap { $0.split(separator: ":").last.map(String.init) } ?? "PORT"
         let proxyLine =
             proxyAddresses.isEmpty
             ? "Sluice listens on this computer only; to reach it from a device, listen on a LAN address (listen: 0.0.0.0:8080 with allow_clients: [your network] or proxy_auth)."
@@ -220,8 +227,8 @@ struct Onboarding: Sendable {
             <h2>1. Use the proxy</h2>
             <p id="proxy">\(proxyLine)\(credentialsLine)</p>
             <p>iOS: Settings › Wi-Fi › (i) › Configure Proxy › Manual. Android: Settings › Network › Wi-Fi › (edit) ›
-            Advanced › Proxy › Manual; an emulator: <code>emulator -http-proxy http://10.0.2.2:PORT</code> or
-            <code>adb shell settings put global http_proxy 10.0.2.2:PORT</code>. Then open
+            Advanced › Proxy › Manual; an emulator: <code>emulator -http-proxy http://10.0.2.2:\(port)</code> or
+            <code>adb shell settings put global http_proxy 10.0.2.2:\(port)</code>. Then open
             <code>http://\(Onboarding.host)/</code>.</p>
             \(certificateSection)
             <h2>3. Steps per platform</h2>

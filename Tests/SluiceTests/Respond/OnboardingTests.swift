@@ -50,6 +50,18 @@ struct OnboardingTests {
         #expect(Onboarding().answer(path: "/sluice-ca.pem")?.status == 404, "no CA: nothing to download")
     }
 
+    @Test("The page names first the address the device asked, and the real port in the emulator steps")
+    func addressAsked() {
+        let onboarding = Onboarding(proxyAddresses: ["198.51.100.7:33180", "192.0.2.2:33180"])
+        let page = { (host: String?) in
+            String(decoding: onboarding.answer(path: "/", reachedAt: host)?.body ?? [], as: UTF8.self)
+        }
+        #expect(page("192.0.2.2:33180").contains("proxy to <b>192.0.2.2:33180</b> (or <b>198.51.100.7:33180</b>)"))
+        #expect(page(nil).contains("proxy to <b>198.51.100.7:33180</b> (or <b>192.0.2.2:33180</b>)"))
+        #expect(page("sluice.internal").contains("proxy to <b>198.51.100.7:33180</b>"))
+        #expect(page(nil).contains("http://10.0.2.2:33180") && !page(nil).contains(":PORT"))
+    }
+
     @Test(
         "Through the proxy: the page, the PEM, the DER (read by OpenSSL) and a profile plistlib reads, holding the CA")
     func throughTheProxy() throws {
