@@ -213,7 +213,7 @@ extension ContractReport {
             failedExchanges == 0
             ? "✅ no violations" : "❌ \(failedExchanges) broken exchange\(failedExchanges == 1 ? "" : "s")"
         out += "\(verdict) in \(checkedExchanges) checked.\n\n"
-        out += "| rule | operation | status | exchanges | bodies validated | broken |\n"
+        out += "| rule | operation | origin's status | exchanges | bodies validated | broken |\n"
         out += "|---|---|---|---:|---:|---:|\n"
         for rule in rules {
             for item in rule.cases {
@@ -225,7 +225,8 @@ extension ContractReport {
             out += "\n### Rule \(rule.name): broken exchanges\n\n"
             for item in rule.cases {
                 for failure in item.failures.prefix(10) {
-                    out += "- `\(failure.method) \(failure.url)` → \(failure.status) (\(Self.cell(item.operation))):\n"
+                    out += "- `\(failure.method) \(failure.url)` → \(failure.status) to the client "
+                    out += "(\(Self.cell(item.operation)), the origin's \(item.status)):\n"
                     for violation in failure.violations.prefix(5) {
                         out += "  - `\(violation.place)` \(violation.keyword): "
                         out += "expected \(Self.cell(violation.expected)), found \(Self.cell(violation.found))\n"
@@ -235,7 +236,8 @@ extension ContractReport {
             }
         }
         for rule in rules where !rule.neverSeen.isEmpty {
-            out += "\n<details><summary>Rule \(rule.name): \(rule.neverSeenCount) documented responses never seen "
+            let responses = "documented response\(rule.neverSeenCount == 1 ? "" : "s")"
+            out += "\n<details><summary>Rule \(rule.name): \(rule.neverSeenCount) \(responses) never seen "
             out += "(in \(rule.neverSeen.count) of \(rule.operationsTotal) operations)</summary>\n\n"
             for (operation, statuses) in rule.neverSeen {
                 out += "- \(Self.cell(operation)): \(statuses.joined(separator: ", "))\n"

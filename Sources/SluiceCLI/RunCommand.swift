@@ -26,7 +26,8 @@ struct RunCommand: ParsableCommand {
             SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, \
             GIT_SSL_CAINFO, AWS_CA_BUNDLE and DENO_CERT. SIGINT and SIGTERM are passed on to CMD.
 
-            The exit status is CMD's when it failed; else 1 when a contract was broken (and \
+            The exit status is CMD's when it failed (127 when it was not found, 126 when it could not \
+            be run); else 1 when a contract was broken (and \
             --fail-on is violations); else 0.
 
               sluice run --config ci.yaml --report contracts.xml -- pytest tests/api
@@ -241,7 +242,11 @@ struct RunCommand: ParsableCommand {
         var pid: pid_t = 0
         let result = posix_spawnp(&pid, arguments[0], nil, &attributes, argv, envp)
         guard result == 0 else {
-            throw CommandFailure.failed("cannot run \(arguments[0]): \(String(cString: strerror(result)))")
+            // As shells and env(1) say it: 127 for a command not found, 126 for one that cannot
+            // be run (1 is a broken contract).
+            throw CommandFailure(
+                description: "cannot run \(arguments[0]): \(String(cString: strerror(result)))",
+                exitCode: result == ENOENT ? 127 : 126)
         }
         return pid
     }

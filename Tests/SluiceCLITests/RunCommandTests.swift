@@ -167,6 +167,11 @@ struct RunCommandTests {
         #expect(tolerated.status == 0, "\(tolerated.output)")
         let missing = try CLI.run(["run", "--config", fixture.config])
         #expect(missing.status == 64 && missing.output.contains("give the command to run after --"))
+        // A command that cannot start is told apart from a broken contract (1), as shells do it
+        let notFound = try CLI.run(["run", "--config", fixture.config, "--", "/nonexistent/command"])
+        #expect(notFound.status == 127 && notFound.output.contains("cannot run"), "\(notFound.output)")
+        let notExecutable = try CLI.run(["run", "--config", fixture.config, "--", fixture.config])
+        #expect(notExecutable.status == 126, "\(notExecutable.output)")
     }
 
     @Test(

@@ -294,9 +294,16 @@ final class Exchange {
             notes.cacheStatus?.detail = "rejected"
         }
         let headOnly = request.method == "HEAD"
+        // The verdicts so far stay on the head (a request's broken contract under `report`), with
+        // the broken contract that made this answer, as on any other head.
+        var marks = notes.marks
+        if case .contractViolation(let broken) = failure {
+            marks.append(ContractRun.mark(.failed(broken), rule: broken.rule, direction: broken.direction))
+        }
         answerWhole(
             ResponseWriter.problemHead(
-                problem, keepAlive: output.keepAlive, date: env.date.now, cacheStatus: notes.cacheStatus),
+                problem, keepAlive: output.keepAlive, date: env.date.now, cacheStatus: notes.cacheStatus,
+                marks: marks),
             body: headOnly ? [] : Array(problem.body.utf8), bodyBytes: headOnly ? 0 : Int64(problem.body.utf8.count))
         finish(closeConnection: !output.keepAlive)
     }

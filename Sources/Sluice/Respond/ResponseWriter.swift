@@ -123,9 +123,11 @@ enum ResponseWriter {
     }
 
     /// The head of a problem answer (its body is `problem.body`).
-    static func problemHead(_ problem: Problem, keepAlive: Bool, date: String, cacheStatus: CacheStatus? = nil)
-        -> ResponseHead
-    {
+    /// `marks`: the exchange's verdicts so far (`Sluice-Validation` members), e.g. a request's
+    /// broken contract under `requests: report` when the response's then fails `enforce`.
+    static func problemHead(
+        _ problem: Problem, keepAlive: Bool, date: String, cacheStatus: CacheStatus? = nil, marks: [String] = []
+    ) -> ResponseHead {
         let body = problem.body
         var headers = HTTPFields()
         headers.append(name: "Content-Type", value: "application/problem+json", code: .contentType)
@@ -134,6 +136,7 @@ enum ResponseWriter {
         headers.append(name: "Date", value: date, code: .date)
         headers.append(name: "Via", value: "1.1 sluice", code: .via)
         if let cacheStatus { headers.append(name: "Cache-Status", value: cacheStatus.description, code: .cacheStatus) }
+        if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
         if let allow = problem.allow { headers.append(name: "Allow", value: allow) }
         if let challenge = problem.proxyAuthenticate {

@@ -312,6 +312,18 @@ struct ContractTests {
         #expect((list.seen, list.validated, list.failed) == (1, 0, 1))
     }
 
+    @Test("A request broken under report, its response then refused under enforce: the 502 carries both verdicts")
+    func bothVerdictsOnTheProblem() throws {
+        let origin = try Self.origin(body: Self.page([Self.item(id: 1, price: "null")]))
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("enforce", requests: "report"))
+        let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/v2/items?limit=abc")))
+        #expect(response.status == 502)
+        let marks = response.header("sluice-validation") ?? ""
+        #expect(marks.contains("failed; reason=\"request-contract\"; violations=1; rule=\"shop\""), "\(marks)")
+        #expect(marks.contains("failed; reason=\"contract\"; violations=1; rule=\"shop\""), "\(marks)")
+    }
+
     @Test("requests: enforce answers 400 and nothing reaches the origin")
     func requestsEnforced() throws {
         let origin = try Self.origin(body: Self.page([]))
