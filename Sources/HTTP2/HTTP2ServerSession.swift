@@ -91,6 +91,10 @@ public final class HTTP2ServerSession {
         public var initialWindow: UInt32 = 256 * 1024
         /// The most header bytes (HPACK-decoded) a request may have.
         public var maxHeaderListSize: UInt32 = 64 * 1024
+        /// The largest response header block sent, by nghttp2's bound of its HPACK encoding
+        /// (about 6 bytes per field more than the field's name and value): its 64 KiB default
+        /// refused heads that arrived within `max_header_bytes` as many small fields.
+        public var maxSendHeaderBlock = 256 * 1024
         public init() {}
     }
 
@@ -156,10 +160,22 @@ public final class HTTP2ServerSession {
             session.delegate?.http2(streamClosed: stream, error: HTTP2ErrorCode(errorCode))
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { session, frame, _, _ in
+            // A response head nghttp2 could not send (over the block limit): the stream is reset,
+            // never left open with its client waiting for an answer that will not come.
+            guard let session, let frame, Int(sluice_h2_frame_type(frame)) == Int(NGHTTP2_HEADERS.rawValue) else {
+                return 0
+            }
+            _ = nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), sluice_h2_frame_stream(frame),
+                UInt32(NGHTTP2_INTERNAL_ERROR.rawValue))
+            return 0
+        }
         var option: OpaquePointer?
         guard nghttp2_option_new(&option) == 0, let option else { throw HTTP2Error("options") }
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_send_header_block_length(option, limits.maxSendHeaderBlock)
         nghttp2_option_set_max_deflate_dynamic_table_size(option, 4096)
         var made: OpaquePointer?
         guard nghttp2_session_server_new2(&made, callbacks, nil, option) == 0, let made else {

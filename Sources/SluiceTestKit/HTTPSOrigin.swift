@@ -117,6 +117,17 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     while n > 0:
                         k = min(n, len(piece)); self.wfile.write(piece[:k]); n -= k
                         if delay: time.sleep(delay)
+                elif u.path == "/many":
+                    # n small fields (about 20 bytes each): many fields under max_header_bytes.
+                    n = int(q.get("n", ["0"])[0])
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain")
+                    for i in range(n):
+                        self.send_header("X-M-%d" % i, "v" * 10)
+                    self.send_header("Content-Length", "4")
+                    self.send_header("Cache-Control", "no-store")
+                    self.end_headers()
+                    self.wfile.write(b"many")
                 elif u.path == "/wide":
                     # A head of n padded fields: larger than one TLS record (16 KiB) when n > 16.
                     n = int(q.get("n", ["0"])[0])

@@ -67,6 +67,10 @@ extension ClientConnection: ConnectionDelegate {
         case (.upgrading(let upgrade), _):
             if case .endOfStream = event { input = .ended }
             upgrade.clientEvent(event)
+        case (.http2(let http2), .timeout(reading: true)) where !http2.isIdle:
+            // Quiet, but streams are running (a long answer): not idle. Reading goes on (window
+            // updates, the client's close), and the timeout with it.
+            connection.resumeReading()
         case (.http2(let http2), .timeout(let reading)):
             // Idle with no stream running: GOAWAY and close; a stalled writer is gone.
             if reading { http2.shutdown() } else { http2.clientGone() }

@@ -48,6 +48,9 @@ final class HTTP2Connection {
         var limits = HTTP2ServerSession.Limits()
         limits.maxConcurrentStreams = UInt32(env.tls.http2MaxStreams)
         limits.maxHeaderListSize = UInt32(max(4096, env.exchanges.parserLimits.maxHeaderBytes))
+        // A head from the origin within `max_header_bytes`, with what Sluice adds, always fits.
+        limits.maxSendHeaderBlock = max(
+            limits.maxSendHeaderBlock, 2 * env.exchanges.parserLimits.maxHeaderBytes + 64 * 1024)
         session = try HTTP2ServerSession(limits: limits)
         session.delegate = self
     }
@@ -107,7 +110,9 @@ final class HTTP2Connection {
             }
             stream.exchange?.clientDrained()
         }
-        if closing || (session.isFinished && streams.isEmpty) {
+        // Finished: after a GOAWAY for a connection error (RFC 9113 §5.4.1: the connection
+        // closes, whatever streams were running), or a graceful one once its streams are done.
+        if closing || session.isFinished {
             // The GOAWAY goes out first; exchanges still running learn their client is gone.
             clientGone()
             client.closeAfterFlush()
@@ -237,7 +242,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         let key = String(decoding: name, as: UTF8.self)
         if key.hasPrefix(":") {
             stream.pseudo[key] = String(decoding: value, as: UTF8.self)
-        } else if key != "host" || stream.pseudo[":authority"] == nil {
+        } else if key == "host", stream.pseudo[":authority"] != nil {
+            // Must name the same authority (RFC 9113 §8.3.1); checked when the head is complete.
+            stream.hostBesideAuthority = String(decoding: value, as: UTF8.self)
+        } else {
             // Kept as received, UTF-8 or not (RFC 9110 §5.5), and forwarded byte for byte.
             stream.fields.append(name: key, wireValue: value, code: FieldCode(key))
         }
@@ -326,6 +334,11 @@ extension HTTP2Connection: HTTP2SessionDelegate {
         } else if method.isEmpty || path.isEmpty || method == "CONNECT" || stream.pseudo[":scheme"] == nil {
             failure = .badRequest(
                 reason: .malformed("an HTTP/2 request needs :method, :scheme and :path (CONNECT is not served inside)"))
+        } else if let host = stream.hostBesideAuthority, let named = stream.pseudo[":authority"],
+            host.lowercased() != named.lowercased()
+        {
+            // A request naming two authorities is malformed (RFC 9113 §8.3.1): neither is chosen.
+            failure = .badRequest(reason: .malformed("host names \(host.prefix(100)), :authority \(named.prefix(100))"))
         } else if let scheme = stream.pseudo[":scheme"], scheme != "https" {
             // The connection is TLS to the CONNECT's authority: its resources are https ones
             // (RFC 9113 §8.3.1), as an HTTP/1.1 request on it must name (421 for http://).

@@ -14,6 +14,8 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
     /// The request as it arrives.
     var fields = HTTPFields()
     var pseudo: [String: String] = [:]
+    /// A `host` field beside `:authority` (kept only to be compared with it).
+    var hostBesideAuthority: String?
     /// Bytes of the request head (names and values), against `limits.max_header_bytes`.
     var headBytes = 0
 

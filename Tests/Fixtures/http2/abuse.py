@@ -11,6 +11,10 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
                 in one write; the response body (the field names the origin got) is in "body"
   stalled-body  a POST announcing content-length: 100 that sends 1 byte and then nothing (waits 10 s)
   no-read       SETTINGS_INITIAL_WINDOW_SIZE 0, then GET /big?n=3000000: its DATA never fits (waits 10 s)
+  error-in-flight  GET /big?n=2000000&delay_ms=200 (a slow answer), then WINDOW_UPDATE 0 on stream 0
+                (a connection error): "closed" says whether the connection closed within 3 s of the GOAWAY
+  host-mismatch GET /nostore with :authority the origin's and host: evil.example
+  many-fields   GET /many?n=3000 (3 000 small response fields); the body in "body"
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
 """
 import json
@@ -181,9 +185,20 @@ elif mode == "stalled-body":
     send(frame(1, 0x4, 1, block) + frame(0, 0x0, 1, b"a"))
 elif mode == "no-read":
     send(frame(1, 0x5, 1, request_block(b"/big?n=3000000")))
+elif mode == "error-in-flight":
+    send(frame(1, 0x5, 1, request_block(b"/big?n=2000000&delay_ms=200")))
+    until = time.time() + 3
+    while time.time() < until and out["responses"] == 0:
+        time.sleep(0.02)
+        pump()
+    send(frame(8, 0, 0, struct.pack("!I", 0)))  # WINDOW_UPDATE with a zero increment
+elif mode == "host-mismatch":
+    send(frame(1, 0x5, 1, request_block(b"/nostore") + literal(b"host", b"evil.example")))
+elif mode == "many-fields":
+    send(frame(1, 0x5, 1, request_block(b"/many?n=3000")))
 pump()
 deadline = time.time() + (10 if mode in ("stalled-body", "no-read") else 3)
-answered = ("hpack-bomb", "short-body", "stalled-body")
+answered = ("hpack-bomb", "short-body", "stalled-body", "host-mismatch")
 if mode == "no-read":  # the head comes; then only the end of the stream counts
     while time.time() < deadline and out["resets"] == 0 and not out["closed"] and out["goaway"] is None:
         time.sleep(0.02)
@@ -196,5 +211,10 @@ if mode == "schemes":
 while time.time() < deadline and out["goaway"] is None and not out["closed"] and not (mode in answered and out["resets"] + out["responses"] > 0) and not out["ended"] and not (mode == "trailers" and out["resets"] > 0):
     time.sleep(0.02)
     pump()
+if mode == "error-in-flight":  # after the GOAWAY, the connection must close (RFC 9113 §5.4.1)
+    until = time.time() + 3
+    while time.time() < until and not out["closed"]:
+        time.sleep(0.02)
+        pump()
 out["seconds"] = round(time.time() - started, 3)
 print(json.dumps(out))

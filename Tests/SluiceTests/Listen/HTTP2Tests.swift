@@ -211,6 +211,50 @@ struct HTTP2Tests {
     }
 
     @Test(
+        "A connection error with a stream in flight: GOAWAY, then the connection closes; a host that contradicts :authority is refused; 3 000 small response fields arrive"
+    )
+    func connectionErrorsAndHeads() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        // (Before, the connection stayed open after its GOAWAY while the stream ran, and for
+        // ever once the idle timeout had stopped its reading: a slot and a descriptor each.)
+        let error = try Self.abuse("error-in-flight", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(error["goaway"] as? Int == 1 && error["closed"] as? Bool == true, "\(error)")
+        #expect(proxy.waitUntil { proxy.onLoop { $0.openConnections } == 0 }, "the slot is given back")
+        let mismatch = try Self.abuse("host-mismatch", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(mismatch["responses"] as? Int == 1 || mismatch["resets"] as? Int == 1, "\(mismatch)")
+        #expect(!(mismatch["body"] as? String ?? "").contains("fresh every time"), "\(mismatch)")
+        #expect(origin.requests == 1, "only the slow request reached the origin")
+        // (nghttp2's 64 KiB default bound on a header block refused this head, and the stream
+        // was left open with nothing sent.)
+        let many = try Self.abuse("many-fields", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        #expect(many["responses"] as? Int == 1 && many["body"] as? String == "many", "\(many)")
+    }
+
+    @Test("A quiet connection with a stream running is not idle: no GOAWAY, it keeps reading and serves the next")
+    func quietIsNotIdle() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(connectPort: origin.port)
+        configuration.timeouts.clientIdle = 400
+        let proxy = try ProxyHarness(configuration: configuration)
+        // A slow answer (about 1.2 s, three idle timeouts long), then a second request on the
+        // same connection (curl reuses it unless a GOAWAY said otherwise).
+        let output = try Self.curl(
+            [
+                "-w", "%{http_code} %{size_download}\\n", "-o", "/dev/null", origin.url("/big?n=262144&delay_ms=300"),
+                "-o", "/dev/null", origin.url("/nostore"),
+            ], proxy: proxy.port, cacert: setup.caCert)
+        #expect(output == "200 262144\n200 16\n", "\(output)")
+        #expect(proxy.onLoop { $0.stats.http2Connections } == 1, "one connection for both")
+        // Then, idle for real, it ends.
+        #expect(proxy.waitUntil { proxy.onLoop { $0.openConnections } == 0 })
+    }
+
+    @Test(
         "A :scheme other than https on the intercepted TLS connection is refused, never answered with the https resource"
     )
     func schemesRefused() throws {
