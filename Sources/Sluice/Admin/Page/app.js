@@ -182,7 +182,20 @@
   $("live-clear").addEventListener("click", () => {
     state.events = []; state.byId.clear(); state.held = []; closeDetail(); scheduleRender();
   });
-  $("live-har").addEventListener("click", () => downloadHar(matching().map((e) => harEntry(e, null)), "sluice-exchanges.har"));
+  $("live-har").addEventListener("click", async () => {
+    // The captured bodies too, a few requests at a time.
+    const exchanges = matching();
+    const entries = new Array(exchanges.length);
+    let next = 0;
+    async function worker() {
+      while (next < exchanges.length) {
+        const index = next++;
+        entries[index] = harEntry(exchanges[index], await capturedBody(exchanges[index]));
+      }
+    }
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    downloadHar(entries, "sluice-exchanges.har");
+  });
 
   function matching() {
     const host = $("live-host").value.trim().toLowerCase();
@@ -415,18 +428,48 @@
     return parts.join(" ");
   }
 
-  function harEntry(e, bodyText) {
+  // A captured body as HAR content: text when it is UTF-8, else base64 (never mangled).
+  function harContent(bytes) {
+    if (bytes == null) return {};
+    try {
+      return { size: bytes.length, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    } catch {
+      let binary = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return { size: bytes.length, text: btoa(binary), encoding: "base64" };
+    }
+  }
+
+  async function capturedBody(e) {
+    if (!e.body_captured) return null;
+    try {
+      const response = await fetch("/exchanges/" + e.id + "/body");
+      return response.ok ? new Uint8Array(await response.arrayBuffer()) : null;
+    } catch { return null; }
+  }
+
+  function harEntry(e, bodyBytes) {
     const t = e.timeline;
     const headers = (fields) => (fields || []).map(([name, value]) => ({ name, value }));
-    const type = (e.response_headers || []).find(([n]) => n.toLowerCase() === "content-type");
+    const field = (fields, wanted) => ((fields || []).find(([n]) => n.toLowerCase() === wanted) || [])[1];
+    const type = field(e.response_headers, "content-type");
+    let queryString = [];
+    try { queryString = [...new URL(e.url).searchParams].map(([name, value]) => ({ name, value })); } catch {}
+    const requestLength = Number(field(e.request_headers, "content-length"));
+    // The body as delivered (decoded); what went over the wire was `e.bytes` (HAR 1.2: size,
+    // and compression, the bytes saved).
+    const content = Object.assign({ size: e.bytes, mimeType: type || "" }, harContent(bodyBytes));
+    if (bodyBytes != null && field(e.response_headers, "content-encoding") && content.size > e.bytes) {
+      content.compression = content.size - e.bytes;
+    }
     const entry = {
       startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
       time: e.duration_ms,
       request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.request_headers),
-        queryString: [], headersSize: -1, bodySize: -1 },
-      response: { status: e.status, statusText: "", httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.response_headers),
-        content: Object.assign({ size: e.bytes, mimeType: type ? type[1] : "" }, bodyText != null ? { text: bodyText } : {}),
-        redirectURL: "", headersSize: -1, bodySize: e.bytes },
+        queryString, headersSize: -1,
+        bodySize: Number.isFinite(requestLength) && field(e.request_headers, "content-length") != null ? requestLength : -1 },
+      response: { status: e.status, statusText: e.reason || "", httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.response_headers),
+        content, redirectURL: field(e.response_headers, "location") || "", headersSize: -1, bodySize: e.bytes },
       cache: {},
       timings: t ? { blocked: t.queued_ms, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
         wait: Math.max(0, t.first_byte_ms - t.dns_ms - t.connect_ms - t.tls_ms),
@@ -467,6 +510,8 @@
     const box = $("detail");
     box.hidden = false;
     const curl = el("pre", { class: "curl", hidden: "" });
+    const resendCount = el("input", { type: "number", min: "1", max: "100", value: "5", class: "count",
+      "aria-label": "How many times to resend" });
     const parts = [
       el("h2", {}, e.method + " ", el("span", { class: "s" + Math.floor(e.status / 100), text: String(e.status) }), " ", e.url),
       el("div", { class: "actions" },
@@ -475,15 +520,11 @@
           if (navigator.clipboard) navigator.clipboard.writeText(curl.textContent).catch(() => {});
         } }),
         el("button", { text: "Edit and resend", onclick: () => openComposer(e) }),
-        el("button", { text: "Resend ×N", onclick: () => {
-          openComposer(e);
-          $("compose-repeat").focus();
-          $("compose-repeat").select();
-        } }),
+        resendCount,
+        el("button", { text: "Resend ×N", title: "Send it again N times in a row (the number beside)",
+          onclick: () => resendTimes(e, Number(resendCount.value)) }),
         el("button", { text: "HAR", onclick: async () => {
-          let text = null;
-          if (e.body_captured) { try { text = await (await fetch("/exchanges/" + e.id + "/body")).text(); } catch {} }
-          downloadHar([harEntry(e, text)], "sluice-exchange-" + e.id + ".har");
+          downloadHar([harEntry(e, await capturedBody(e))], "sluice-exchange-" + e.id + ".har");
         } }),
         el("button", { class: "quiet", text: "Close", onclick: closeDetail })),
       curl,
@@ -726,6 +767,12 @@
     }
     $("compose-url").focus();
   }
+  // Resend ×N: the exchange's request as the composer holds it, sent N times in a row at once.
+  function resendTimes(exchange, times) {
+    openComposer(exchange);
+    $("compose-repeat").value = String(Math.max(1, Math.min(100, times || 1)));
+    $("composer").requestSubmit();
+  }
   $("live-compose").addEventListener("click", () => openComposer(null));
   $("compose-close").addEventListener("click", () => { $("composer").hidden = true; });
   $("composer").addEventListener("submit", async (event) => {
@@ -819,8 +866,9 @@
     $("paused-url").value = item.request.url || "";
     $("paused-status").value = item.response ? item.response.status : 200;
     $("paused-headers").value = (message.headers || []).map(([n, v]) => n + ": " + v).join("\n");
-    $("paused-body").value = message.body_base64 != null ? "" : prettyIfJSON(message.body || "");
+    $("paused-body").value = message.body_base64 != null ? "" : message.body || "";
     $("paused-body").disabled = message.body_base64 != null;
+    $("paused-body").placeholder = message.body_base64 != null ? "binary body (" + Math.floor(message.body_base64.replace(/=+$/, "").length * 3 / 4) + " bytes): kept as it is" : "";
     $("paused-result").textContent = "";
     $("paused-editor").hidden = false;
     for (const row of document.querySelectorAll("#paused-table tbody tr")) row.classList.toggle("picked", row.dataset.id == id);
@@ -831,8 +879,58 @@
     return item.stage === "response" ? item.response : item.stage === "message" ? item.message : item.request;
   }
 
+  // JSON re-indented without being parsed: numbers, escapes and key order stay as written
+  // (JSON.parse would round 12345678901234567890 and turn 1.10 into 1.1). Text that is not a
+  // JSON object or array comes back as it is.
   function prettyIfJSON(text) {
-    try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+    const start = text.trimStart()[0];
+    if (start !== "{" && start !== "[") return text;
+    let out = "", depth = 0, inString = false;
+    const newline = () => "\n" + "  ".repeat(depth);
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        out += c;
+        if (c === "\\") { out += text[++i] ?? ""; } else if (c === '"') inString = false;
+        continue;
+      }
+      if (c === " " || c === "\n" || c === "\r" || c === "\t") continue;
+      if (c === '"') { inString = true; out += c; }
+      else if (c === "{" || c === "[") {
+        const close = c === "{" ? "}" : "]";
+        let j = i + 1;
+        while (j < text.length && " \n\r\t".includes(text[j])) j++;
+        if (text[j] === close) { out += c + close; i = j; continue; }
+        depth++; out += c + newline();
+      }
+      else if (c === "}" || c === "]") { depth = Math.max(0, depth - 1); out += newline() + c; }
+      else if (c === ",") out += "," + newline();
+      else if (c === ":") out += ": ";
+      else out += c;
+    }
+    return inString || depth !== 0 ? text : out;
+  }
+
+  // Text without the whitespace between JSON tokens (strings kept whole): two bodies that differ
+  // only in layout squeeze to the same text.
+  function squeezed(text) {
+    let out = "", inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        out += c;
+        if (c === "\\") { out += text[++i] ?? ""; } else if (c === '"') inString = false;
+      } else if (c === '"') { inString = true; out += c; }
+      else if (!" \n\r\t".includes(c)) out += c;
+    }
+    return out;
+  }
+
+  // Whether the body field says something else than the message's body (not only its layout).
+  function bodyEdited(body, original) {
+    if (body === original) return false;
+    const start = original.trimStart()[0];
+    return !(start === "{" || start === "[") || squeezed(body) !== squeezed(original);
   }
 
   // The edits as the API takes them; only what changed is sent.
@@ -841,10 +939,8 @@
     const edit = {};
     if (item.stage === "message") {
       const body = $("paused-body").value;
-      if (answering || body !== prettyIfJSON(message.body || "")) {
-        let compact = body;
-        try { compact = JSON.stringify(JSON.parse(body)); } catch {}
-        edit.body = compact;
+      if (answering || bodyEdited(body, message.body || "")) {
+        edit.body = body;  // as written
         edit.type = message.type;
       }
       return edit;
@@ -857,11 +953,10 @@
     const original = (message.headers || []).map(([n, v]) => n + ": " + v).join("\n");
     if (answering || headers.map(([n, v]) => n + ": " + v).join("\n") !== original) edit.headers = headers;
     const body = $("paused-body").value;
-    if (!$("paused-body").disabled && (answering || body !== prettyIfJSON(message.body || ""))) {
-      // Indented for reading; sent compact when it was JSON and only the layout changed.
-      let compact = body;
-      try { compact = JSON.stringify(JSON.parse(body)); if (compact === JSON.stringify(JSON.parse(message.body || "null"))) compact = null; } catch {}
-      if (compact !== null || answering) edit.body = compact === null ? message.body : compact;
+    if (!$("paused-body").disabled) {
+      // As written; a change of layout only (the Pretty button) keeps the original bytes.
+      if (bodyEdited(body, message.body || "")) edit.body = body;
+      else if (answering) edit.body = message.body || "";
     }
     if (item.stage === "request" && !answering) {
       if ($("paused-method").value !== item.request.method) edit.method = $("paused-method").value;
@@ -884,7 +979,8 @@
         const verdict = await response.json();
         if (verdict.outcome === "failed") {
           box.replaceChildren(el("span", { class: "failed", text: "Contract of rule " + item.contract_rule + ": " + verdict.failure.violations_total + " violation(s)" }),
-            el("ul", {}, ...verdict.failure.violations.map((v) => el("li", { class: "mono", text: (v.pointer || "") + " " + (v.keyword || "") + ": " + (v.message || v.expected || "") }))));
+            el("ul", {}, ...verdict.failure.violations.map((v) => el("li", { class: "mono",
+              text: (v.pointer || "(root)") + " " + (v.keyword || "") + ": expected " + (v.expected || "") + ", found " + (v.found || "") }))));
         } else {
           box.replaceChildren(el("span", { class: verdict.outcome === "passed" ? "passed" : "", text: "Contract of rule " + item.contract_rule + ": " + verdict.outcome + (verdict.detail ? " (" + verdict.detail + ")" : "") }));
         }
