@@ -114,7 +114,8 @@ final class BreakpointBook {
     static let pausedLimit = 100
 
     private(set) var points: [Breakpoint]
-    let timeoutMilliseconds: Int
+    /// `breakpoints.timeout` (items paused before a change keep their deadline).
+    var timeoutMilliseconds: Int
     private(set) var paused: [PausedItem] = []
     private var nextID = 1
     private let clock: () -> Double
@@ -126,6 +127,7 @@ final class BreakpointBook {
         logger: Logger?
     ) {
         self.points = points
+        fromFile = Set(points.map(\.name))
         self.timeoutMilliseconds = timeoutMilliseconds
         self.clock = clock
         self.logger = logger
@@ -150,6 +152,19 @@ final class BreakpointBook {
         } else {
             points.append(point)
         }
+    }
+
+    /// The names of the points the configuration file listed last.
+    private var fromFile: Set<String> = []
+
+    /// A reloaded configuration's `breakpoints:`: its points added or replaced, those the file
+    /// listed before and no longer does removed; those added live (page, API, CLI) stay.
+    func reload(_ settings: Configuration.Breakpoints) {
+        timeoutMilliseconds = settings.timeout
+        let listed = Set(settings.points.map(\.name))
+        for name in fromFile where !listed.contains(name) { _ = remove(name) }
+        for point in settings.points { put(point) }
+        fromFile = listed
     }
 
     /// Removes a breakpoint (what it paused stays paused until decided); `false` when unknown.

@@ -139,7 +139,8 @@ public final class ProxyServer {
         addSelfAddress(boundAddress)
         environment.onboarding = Onboarding(
             certificate: LocalCA.exists(configuration.tls) ? try? LocalCA.certificate(configuration.tls) : nil,
-            intercepting: interceptor != nil, proxyAddresses: LANAddresses.reaching(boundAddress, allowClients: configuration.allowClients),
+            intercepting: interceptor != nil,
+            proxyAddresses: LANAddresses.reaching(boundAddress, allowClients: configuration.allowClients),
             needsCredentials: configuration.proxyAuth != nil)
         environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
         environment.parentTLS = try ProxyServer.parentTLS(configuration, routing: environment.parents)
@@ -275,7 +276,7 @@ public final class ProxyServer {
     }
 
     /// Applies the reloadable part of a new configuration (rules, defaults, the redirect policy,
-    /// `limits.max_transform_body`) without touching connections; exchanges already running keep
+    /// `limits.max_transform_body`, `breakpoints:`) without touching connections; exchanges already running keep
     /// the rule they started with.
     /// - Returns: the changed keys that need a restart (they are not applied).
     @discardableResult
@@ -284,7 +285,9 @@ public final class ProxyServer {
         environment.faults.restart()  // the file's faults again: seeds restart, switches back on
         environment.transformLimit = new.limits.maxTransformBody
         session.redirectHandler = Redirector(policy: new.redirects.policy)
+        environment.breakpoints.reload(new.breakpoints)
         var old = configuration
+        old.breakpoints = new.breakpoints
         old.rules = new.rules
         old.defaults = new.defaults
         old.redirects.policy = new.redirects.policy

@@ -99,3 +99,31 @@ struct BreakpointMatchTests {
         #expect(try Breakpoint.parse(written).get() == point)
     }
 }
+
+@Suite("Breakpoints from the configuration file, reloaded")
+struct BreakpointReloadTests {
+    @Test(
+        "A reload adds and replaces the file's points, drops the ones it no longer lists, keeps live ones, takes the timeout"
+    )
+    func reload() {
+        func point(_ name: String, _ stage: Breakpoint.Stage = .request) -> Breakpoint {
+            var point = Breakpoint(name: name)
+            point.stage = stage
+            return point
+        }
+        let book = BreakpointBook(
+            [point("login"), point("orders")], timeoutMilliseconds: 300_000, loop: nil, clock: { 0 }, logger: nil)
+        book.put(point("live"))  // added from the page
+        var settings = Configuration.Breakpoints()
+        settings.timeout = 5_000
+        settings.points = [point("orders", .response), point("cart")]
+        book.reload(settings)
+        #expect(book.points.map(\.name).sorted() == ["cart", "live", "orders"])
+        #expect(book.points.first { $0.name == "orders" }?.stage == .response)
+        #expect(book.timeoutMilliseconds == 5_000)
+        // A second reload compares with what the file said last, not at start.
+        settings.points = [point("orders", .response)]
+        book.reload(settings)
+        #expect(book.points.map(\.name).sorted() == ["live", "orders"])
+    }
+}
