@@ -109,6 +109,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
                         status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) },
                         body: held.bytes)))
             let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered, headOnly: headOnly)
+            next.note(.breakpointSent(head, body))
             next.head(head)
             next.release(body)
             next.end()

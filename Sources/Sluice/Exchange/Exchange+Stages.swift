@@ -104,6 +104,26 @@ extension Exchange {
         output.end()
     }
 
+    /// A response a person edited or wrote at a breakpoint, checked against the rule's contract
+    /// as the origin's was: its verdict replaces the origin's on the client's head, in the log
+    /// and in `/events` (the head said `passed` for a body that no longer went out).
+    private func recheckContract(_ head: ResponseHead, _ body: [UInt8]) {
+        guard route.rule.contract != nil else { return }
+        let sent = outgoing.sent ?? forwardRequest
+        notes.marks.removeAll { $0.contains("reason=\"contract\"") }
+        guard
+            let run = ContractRun.response(
+                head, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)
+        else {
+            notes.contract = nil
+            return
+        }
+        body.withUnsafeBytes { run.feed($0) }
+        let outcome = run.finish()
+        notes.contract = outcome
+        notes.marks.append(ContractRun.mark(outcome, rule: run.rule))
+    }
+
     /// What a stage said about the exchange.
     func noted(_ note: DeliveryNote) {
         switch note {
@@ -130,6 +150,7 @@ extension Exchange {
         case .fault(let what): notes.noteFault(what)
         case .breakpoint(let what): notes.noteBreakpoint(what)
         case .breakpointReceived(let original): notes.breakpointReceived = original
+        case .breakpointSent(let head, let body): recheckContract(head, body)
         case .progress:
             // A shaper's slice: the source may go on, and the last one completes the response.
             guard !hasFinished else { return }

@@ -52,6 +52,9 @@ enum DeliveryNote {
     case breakpoint(String)
     /// The response as received, before a person edited or replaced it at a breakpoint.
     case breakpointReceived(PausedMessage)
+    /// What goes out instead, as the person edited or wrote it (said before its head is passed
+    /// on): the contract's verdict is on this one.
+    case breakpointSent(ResponseHead, [UInt8])
     /// A stage let bytes go on its own time (a shaper's slice): the source may resume and the
     /// response may be complete.
     case progress

@@ -49,8 +49,9 @@ extension Upgrade: PauseTarget {
         }
     }
 
-    /// A person's edit of the handshake; the failure when it cannot be sent. The offer (`Upgrade`)
-    /// belongs to the hop: kept when the edited fields leave it out.
+    /// A person's edit of the handshake; the failure when it cannot be sent. The offer (`Upgrade`,
+    /// and a WebSocket's `Sec-WebSocket-Key` and `-Version`, without which no origin switches)
+    /// is kept when the edited fields leave it out.
     private func apply(_ edit: PausedMessage) -> SluiceError? {
         switch edit.editedTarget() {
         case .failure(let failure): return failure
@@ -62,10 +63,12 @@ extension Upgrade: PauseTarget {
             }
         }
         if let fields = edit.headers {
-            let offer = request.headers[.upgrade]
+            let before = request.headers
             request.headers = PausedMessage.sentFields(fields)
-            if let offer, !request.headers.contains(.upgrade) {
-                request.headers.append(name: "Upgrade", value: offer, code: .upgrade)
+            for name in ["Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version"] {
+                if let value = before[name], request.headers[name] == nil {
+                    request.headers.append(name: name, value: value)
+                }
             }
         }
         return nil

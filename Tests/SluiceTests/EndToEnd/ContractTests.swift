@@ -1,7 +1,8 @@
 import Foundation
-import Sluice
 import SluiceTestKit
 import Testing
+
+@testable import Sluice
 
 /// API contracts through the proxy, with the shop document of Tests/Fixtures/contracts (a
 /// multi-file OpenAPI 3.0 document) and a real origin on loopback.
@@ -322,6 +323,37 @@ struct ContractTests {
         let marks = response.header("sluice-validation") ?? ""
         #expect(marks.contains("failed; reason=\"request-contract\"; violations=1; rule=\"shop\""), "\(marks)")
         #expect(marks.contains("failed; reason=\"contract\"; violations=1; rule=\"shop\""), "\(marks)")
+    }
+
+    @Test("A response edited at a breakpoint is checked as it goes out: the head says the edited body's verdict")
+    func editedResponseChecked() throws {
+        let origin = try Self.origin(body: Self.page([Self.item(id: 1)]))
+        defer { origin.stop() }
+        var configuration = try Self.configuration("report")
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["name": "items", "stage": "response", "match": ["path": "/v2/**"]]).get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        let pending = BreakpointTests.Pending(
+            proxy: proxy.port, "GET \(origin.url("/v2/items")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n")
+        let id = try #require(try BreakpointTests.paused(admin).first?["id"] as? Int)
+        // The origin's body kept its promise; the person's breaks it (a price that is a string).
+        let broken = String(decoding: Self.page([Self.item(id: 1, price: #""free""#)]), as: UTF8.self)
+        let edit = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["body": broken]), as: UTF8.self)
+        #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(id)/resume", edit).0 == 200)
+        let response = try pending.response()
+        #expect(response.status == 200)
+        let marks = response.header("sluice-validation") ?? ""
+        #expect(marks.contains("failed; reason=\"contract\"; violations=1"), "\(marks)")
+        #expect(!marks.contains("passed"), "\(marks)")
+        #expect(
+            proxy.waitUntil {
+                proxy.logLines.all.contains {
+                    $0.contains("/v2/items") && $0.contains("contract=\"1:/items/0/price:type")
+                }
+            }, "\(proxy.logLines.all)")
     }
 
     @Test("requests: enforce answers 400 and nothing reaches the origin")

@@ -71,6 +71,7 @@ final class RecordingSink<Head>: DeliverySink {
         case .fault(let what): "fault: \(what)"
         case .breakpoint(let what): "breakpoint: \(what)"
         case .breakpointReceived(let original): "breakpoint received: \(original.status ?? 0)"
+        case .breakpointSent(let head, let body): "breakpoint sent: \(head.status), \(body.count) bytes"
         case .progress: "progress"
         }
     }
