@@ -20,7 +20,12 @@ struct BreakpointCommand: ParsableCommand {
                 """)
         @OptionGroup var options: ConfigOptions
         @Argument(help: "Its name (letters, digits, - _ .).") var name: String
-        @Option(help: "request, response or both.") var stage = "request"
+        @Option(help: "request, response, both, or messages (a WebSocket's, after its handshake matches).")
+        var stage = "request"
+        @Option(help: "With --stage messages: send (client to origin) or receive; both when left out.")
+        var direction: String?
+        @Option(name: .customLong("message-type"), help: "With --stage messages: text or binary; both when left out.")
+        var messageType: String?
         @Option(help: "Host glob (api.example.com, *.example.com).") var host: String?
         @Option(help: "Path glob (/v1/**).") var path: String?
         @Option(name: .customLong("method"), help: "A method (repeat for more).") var methods: [String] = []
@@ -53,6 +58,8 @@ struct BreakpointCommand: ParsableCommand {
                 spec["headers"] = map
             }
             if !statuses.isEmpty { spec["status"] = statuses }
+            if let direction { spec["direction"] = direction }
+            if let messageType { spec["message_type"] = messageType }
             if let mediaType { spec["media_type"] = mediaType }
             if let bodyContains { spec["body_contains"] = bodyContains }
             if jsonPointer != nil || jsonEquals != nil {
@@ -111,7 +118,8 @@ struct BreakpointCommand: ParsableCommand {
 
     static func text(_ object: Any) throws -> String {
         String(
-            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]),
+            decoding: try JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]),
             as: UTF8.self)
     }
 

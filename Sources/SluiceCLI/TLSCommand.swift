@@ -26,7 +26,8 @@ struct TLSCommand: ParsableCommand {
                 throw CommandFailure.failed("the admin API answered \(status)")
             }
             if json {
-                let data = try JSONSerialization.data(withJSONObject: entries, options: [.sortedKeys])
+                let data = try JSONSerialization.data(
+                    withJSONObject: entries, options: [.sortedKeys, .withoutEscapingSlashes])
                 print(String(decoding: data, as: UTF8.self))
                 return
             }

@@ -68,6 +68,12 @@ struct BreakpointCommandTests {
         #expect(
             all.output.contains("posts\t") && all.output.contains("errors\t") && all.output.contains("5xx"),
             "\(all.output)")
+        let messages = try CLI.run([
+            "breakpoint", "add", "chat", "--stage", "messages", "--direction", "send", "--message-type", "text",
+            "--path", "/chat", "--config", config,
+        ])
+        #expect(messages.status == 0 && messages.output.contains("direction send"), "\(messages.output)")
+        #expect(try CLI.run(["breakpoint", "rm", "chat", "--config", config]).status == 0)
         let bad = try CLI.run(["breakpoint", "add", "oops", "--status", "200", "--config", config])
         #expect(bad.status != 0 && bad.output.contains("response conditions"), "\(bad.output)")
         #expect(try CLI.run(["breakpoint", "rm", "errors", "--config", config]).status == 0)
