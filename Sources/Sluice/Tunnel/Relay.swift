@@ -206,6 +206,9 @@ final class Relay {
         up()
     }
 
+    /// Whether a message waits at a breakpoint, in either direction.
+    var holdsMessage: Bool { gateUp?.isHolding == true || gateDown?.isHolding == true }
+
     /// The client ended its side (FIN): what it sent goes on, then the end.
     func clientEnded() {
         state.clientEnding()
@@ -226,8 +229,12 @@ final class Relay {
         let sink = far.stream
         if sink.outputCount < Relay.highWater { client.socket.readAvailable(upTo: Relay.highWater) }
         bytesUp += pump(from: client.stream, to: sink, observe: observeUp, gate: gateUp)
-        if sink.outputCount >= Relay.highWater || gateUp?.isHolding == true {
+        if sink.outputCount >= Relay.highWater {
             client.socket.pauseReading()
+        } else if gateUp?.isHolding == true {
+            // A message waits for a person: the client is still read, up to a mark, so that its
+            // leaving is noticed (the paused item goes with it).
+            if client.stream.inputCount >= Relay.highWater { client.socket.pauseReading() }
         } else if (state.upEnding && client.stream.inputCount == 0) || client.layers.first?.inputEnded == true {
             // What the client sent before its FIN (or close_notify) went on; a message being
             // gathered goes first, and one cut by the end goes on as it came.

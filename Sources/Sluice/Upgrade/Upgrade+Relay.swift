@@ -63,6 +63,9 @@ extension Upgrade {
 
     func clientEvent(_ event: Connection.Event) {
         switch (event, phase) {
+        case (.endOfStream, .relaying(let relay)) where relay.holdsMessage:
+            // Nobody waits for what a person decides: the paused message goes, and its slot.
+            finish(aborted: true)
         case (.endOfStream, .relaying(let relay)):
             relay.clientEnded()
         case (.endOfStream, .dialing), (.endOfStream, .securing), (.endOfStream, .awaitingHead):

@@ -8,6 +8,8 @@ Usage: client.py MODE PROXY_PORT URL [CA_FILE]
   pause    wss:// without compression, for message breakpoints on what the client sends: "edit me"
            (the greeting is read while it waits), "drop me" then "after", "inject before me";
            prints JSON with what came back
+  leave    wss:// without compression: sends "leave me" (to be paused), then closes the TCP
+           connection without a close frame after a second
   raw      ws:// as an absolute-form GET with Upgrade on the plain port, frames written by hand
            (masked, a fragmented text, a ping): prints JSON with what came back
 """
@@ -97,6 +99,15 @@ async def pause():
     print(json.dumps(out))
 
 
+async def leave():
+    async with connect(url, proxy=proxy, ssl=context(), max_size=None, ping_interval=None, open_timeout=10,
+                       compression=None) as ws:
+        await ws.send("leave me")
+        await asyncio.sleep(1)
+        ws.transport.abort()
+    print(json.dumps({"left": True}))
+
+
 async def refuse():
     try:
         async with connect(url, proxy=proxy, ssl=context(), open_timeout=10):
@@ -175,4 +186,4 @@ def raw():
 if mode == "raw":
     raw()
 else:
-    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse, "pause": pause}[mode]())
+    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse, "pause": pause, "leave": leave}[mode]())

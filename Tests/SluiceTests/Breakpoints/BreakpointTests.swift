@@ -416,4 +416,28 @@ struct BreakpointTests {
                 }
             }, "\(proxy.logLines.all)")
     }
+
+    @Test(
+        "A WebSocket client that leaves while its message is paused takes the item with it, and its connection ends",
+        .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
+    func webSocketClientLeaves() throws {
+        let setup = try WebSocketTests.Setup()
+        let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
+        defer { origin.stop() }
+        var configuration = try setup.configuration(port: origin.port)
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["stage": "messages", "direction": "send"], name: "chat").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        let left = try WebSocketOrigin.client(
+            "leave", proxy: proxy.port, url: "wss://localhost:\(origin.port)/echo", caFile: setup.caCert)
+        #expect(left.status == 0, "\(left.json)")
+        // (Before, its reading stopped while the message was held: the close went unseen, the
+        // item stayed listed and the connection open until someone decided.)
+        #expect(
+            proxy.waitUntil { ((try? Self.admin(admin, "GET", "/paused").1 as? [Any]) ?? [1]).isEmpty },
+            "the paused item left with its client")
+        #expect(proxy.waitUntil { proxy.onLoop { $0.openConnections } == 0 })
+    }
 }
