@@ -61,6 +61,16 @@ extension Exchange: PauseTarget {
             switch Exchange.apply(edit, to: &upstream, body: held) {
             case .failure(let failure): return fail(failure)
             case .success(let body):
+                if edit.url != nil {
+                    // Another URL is reached as its own rule says (trust, pins, parent), as a
+                    // composed request is.
+                    let rule = env.rules.resolve(
+                        method: upstream.method, host: upstream.url.host, path: upstream.url.pathAndQuery
+                    ).rule
+                    upstream.trust = rule.tls
+                    upstream.parent = env.parents.parent(
+                        host: upstream.url.host, https: upstream.url.scheme == "https", rule: rule.proxy)
+                }
                 notes.noteBreakpoint("edited, resumed")
                 notes.requestEdited = true
                 notes.breakpointSent = PausedMessage(

@@ -440,4 +440,33 @@ struct BreakpointTests {
             "the paused item left with its client")
         #expect(proxy.waitUntil { proxy.onLoop { $0.openConnections } == 0 })
     }
+
+    @Test("A paused request whose URL is edited to another origin is reached as that origin's rule says (its CA)")
+    func editedURLTakesItsRule() throws {
+        let setup = try InterceptionTests.Setup()
+        let secure = try HTTPSOrigin(authority: setup.originCA)
+        defer { secure.stop() }
+        let plain = try OriginServer { _ in .text("plain") }
+        defer { plain.stop() }
+        // Only the rule for localhost trusts the origin's CA; the defaults do not.
+        var configuration = try ConfigLoader.load(
+            yaml: """
+                rules:
+                  - name: secure
+                    match: { host: "localhost" }
+                    tls: { ca_file: \(setup.originCAPath) }
+                """)
+        configuration.breakpoints.points = [
+            try Breakpoint.parse(["match": ["host": "127.0.0.1"]], name: "plain").get()
+        ]
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        let pending = Pending(
+            proxy: proxy.port, "GET \(plain.url("/x")) HTTP/1.1\r\nHost: 127.0.0.1:\(plain.port)\r\n\r\n")
+        let id = try #require(try Self.paused(admin).first?["id"] as? Int)
+        let edit = #"{"url": "https://localhost:\#(secure.port)/nostore"}"#
+        #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", edit).0 == 200)
+        let response = try pending.response()
+        #expect(response.status == 200 && response.text == "fresh every time", "\(response.status) \(response.text)")
+    }
 }
