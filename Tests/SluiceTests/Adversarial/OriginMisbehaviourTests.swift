@@ -226,7 +226,7 @@ struct OriginMisbehaviourTests {
         #expect(cut.status == 502)
         #expect(!nine.text.contains("without a response"), "\(nine.text)")
         #expect(!cut.text.contains("without a response"), "\(cut.text)")
-        if engine == .auto {
+        if proxy.upstreamEngine == .auto {
             #expect(nine.text.contains("does not start with an HTTP status line"), "\(nine.text)")
             #expect(cut.text.contains("in the middle of its response head"), "\(cut.text)")
         }
