@@ -1,7 +1,8 @@
 /// A Server Object's URL (OpenAPI 3.0.3 §4.7.5), for the path a document's operations start at.
 extension OpenAPILoader {
     /// A Server Object's URL with each `{variable}` replaced by its `default` (OpenAPI 3.0.3
-    /// §4.7.5: the value used for substitution); one without a default stays as written.
+    /// §4.7.5: the value used for substitution), or without one its first `enum` value; one with
+    /// neither stays as written.
     static func url(ofServer server: Value) -> String? {
         guard let url = server["url"]?.string else { return nil }
         guard case .object(let variables)? = server["variables"] else { return url }
@@ -10,26 +11,60 @@ extension OpenAPILoader {
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             substituted += rest[..<open]
             let name = String(rest[rest.index(after: open)..<close])
-            let value = variables.first { $0.0 == name }?.1["default"]?.string
+            let variable = variables.first { $0.0 == name }?.1
+            let value = variable?["default"]?.string ?? variable?["enum"]?.items?.first?.string
             substituted += value ?? String(rest[open...close])
             rest = rest[rest.index(after: close)...]
         }
         return substituted + rest
     }
 
-    /// The path of a server URL (`https://api.example.com/v2` → `/v2`).
+    /// Every URL a Server Object names: its variables at their defaults first, then at each
+    /// value of their `enum` (OpenAPI 3.0.3 §4.7.6: the values the variable takes), as Prism and
+    /// openapi-core match them; at most ``variantLimit``.
+    static func urls(ofServer server: Value) -> [String] {
+        guard let first = url(ofServer: server) else { return [] }
+        guard case .object(let variables)? = server["variables"], let url = server["url"]?.string else {
+            return [first]
+        }
+        var found = [first]
+        var partial = [""]
+        var rest = url[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            let literal = String(rest[..<open])
+            let name = String(rest[rest.index(after: open)..<close])
+            let variable = variables.first { $0.0 == name }?.1
+            var values = (variable?["default"]?.string).map { [$0] } ?? []
+            for value in variable?["enum"]?.items ?? [] {
+                if let text = value.string, !values.contains(text) { values.append(text) }
+            }
+            if values.isEmpty { values = [String(rest[open...close])] }
+            partial = partial.flatMap { prefix in values.map { prefix + literal + $0 } }
+            if partial.count > variantLimit { partial = Array(partial.prefix(variantLimit)) }
+            rest = rest[rest.index(after: close)...]
+        }
+        for text in partial.map({ $0 + rest }) where !found.contains(text) { found.append(text) }
+        return found
+    }
+
+    /// The most URLs one Server Object's variables make.
+    static let variantLimit = 64
+
     /// The distinct base paths of a `servers` list (`""` for the root), in order; `nil` when
     /// there is no list or no server in it has a URL.
     static func basePaths(of servers: Value?) -> [String]? {
         guard let items = servers?.items else { return nil }
         var bases: [String] = []
         for server in items {
-            guard let url = url(ofServer: server) else { continue }
-            let base = path(ofServer: url)
-            if !bases.contains(base) { bases.append(base) }
+            for url in urls(ofServer: server) {
+                let base = path(ofServer: url)
+                if !bases.contains(base) { bases.append(base) }
+            }
         }
         return bases.isEmpty ? nil : bases
     }
+
+    /// The path of a server URL (`https://api.example.com/v2` → `/v2`).
 
     static func path(ofServer url: String) -> String {
         let parsed = URIReference(url)

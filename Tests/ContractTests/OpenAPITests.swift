@@ -560,10 +560,19 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(try base("[{url: 'https://{host}/v2/', variables: {host: {default: api.example.com}}}]"), "/v2")
         XCTAssertEqual(try base("[{url: '/{a}/{b}', variables: {a: {default: x}, b: {default: y}}}]"), "/x/y")
         XCTAssertEqual(try base("[{url: 'https://api.example.com/v1'}]"), "/v1")
-        // Without a default: kept as written, and said.
+        // Without a default, its first enum value; every enum value is a base path too (as
+        // Prism and openapi-core match them).
+        let listed = try Self.load(
+            yaml:
+                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'http://h/{ver}/{area}', variables: {ver: {enum: [v1, v2]}, area: {default: eu, enum: [us, eu]}}}]\npaths: {}\n"
+        )
+        XCTAssertEqual(listed.basePath, "/v1/eu")
+        XCTAssertEqual(listed.basePaths, ["/v1/eu", "/v1/us", "/v2/eu", "/v2/us"])
+        XCTAssertTrue(listed.warnings.isEmpty)
+        // Without a default or values: kept as written, and said.
         let literal = try Self.load(
             yaml:
-                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'http://h/{ver}', variables: {ver: {enum: [v1, v2]}}}]\npaths: {}\n"
+                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'http://h/{ver}', variables: {ver: {description: any}}}]\npaths: {}\n"
         )
         XCTAssertEqual(literal.basePath, "/{ver}")
         XCTAssertEqual(literal.warnings.map(\.pointer), ["/servers/0/url"])
