@@ -42,7 +42,8 @@ public enum HTTP2ErrorCode: Equatable, Sendable {
 /// What a server session tells its owner, on the owner's thread, while it reads the client's bytes.
 public protocol HTTP2SessionDelegate: AnyObject {
     /// A request's header field (pseudo-fields `:method`, `:path`… first), already HPACK-decoded;
-    /// `false` resets the stream (RST_STREAM) and hands over nothing more of its header block.
+    /// `false` resets the stream (RST_STREAM, ENHANCE_YOUR_CALM: a block far over the limit) and
+    /// hands over nothing more of its header block.
     func http2(stream: Int32, header name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool
     /// The request's header section is complete; `endStream`: it has no body.
     func http2(streamHeadersEnded stream: Int32, endStream: Bool)
@@ -108,7 +109,7 @@ public final class HTTP2ServerSession {
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2Error("callbacks") }
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) {
-            _, frame, name, nameLength, value, valueLength, _, owner in
+            nghttp2, frame, name, nameLength, value, valueLength, _, owner in
             guard let frame, let owner else { return 0 }
             let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
             let accepted =
@@ -116,7 +117,13 @@ public final class HTTP2ServerSession {
                     stream: sluice_h2_frame_stream(frame),
                     header: UnsafeRawBufferPointer(start: name, count: nameLength),
                     value: UnsafeRawBufferPointer(start: value, count: valueLength)) ?? true
-            return accepted ? 0 : Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+            guard !accepted else { return 0 }
+            // Refused: a block far over the limit (an HPACK bomb), ENHANCE_YOUR_CALM (RFC 9113
+            // §10.5), not nghttp2's INTERNAL_ERROR, which would blame this side.
+            _ = nghttp2_submit_rst_stream(
+                nghttp2, UInt8(NGHTTP2_FLAG_NONE.rawValue), sluice_h2_frame_stream(frame),
+                UInt32(NGHTTP2_ENHANCE_YOUR_CALM.rawValue))
+            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, owner in
             guard let frame, let owner else { return 0 }

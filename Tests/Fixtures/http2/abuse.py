@@ -94,6 +94,7 @@ def pump():
             out["goaway"] = struct.unpack("!I", payload[4:8])[0]
         elif kind == 3:
             out["resets"] += 1
+            out["reset_code"] = struct.unpack("!I", payload[:4])[0]
         elif kind == 1:
             out["responses"] += 1
         elif kind == 0:
