@@ -269,19 +269,25 @@ extension Engine {
 
     /// How much a failed branch says of why the value fails, as a person reading it would judge
     /// (as jsonschema's `best_match` does, with what a branch's first violation tells): weakest,
-    /// a branch of another type (`{type: null}` beside a date); then a `const` or `enum` the
-    /// value does not take (a tagged union's other variants: `object: "bank_account"` for a
-    /// card); then a shape that differs at the value itself (a member the branch does not allow,
+    /// a branch of another type (`{type: null}` beside a date); then a `const` the value or
+    /// one of its members does not take (a tagged union's other variants: `object:
+    /// "bank_account"` for a card); then a shape that differs at the value itself (a member the branch does not allow,
     /// one it requires); strongest, a value of the branch's shape that breaks one of its rules
     /// (a format, a length, a member of the wrong type). At the same kind, the deeper violation
     /// got further into the value.
+    /// Whether an `enum` violation's expectation (``list(_:)``'s `one of [a, b]`) lists one value.
+    static func namesOneValue(_ expected: String) -> Bool {
+        expected.hasPrefix("one of [") && !expected.contains(", ")
+    }
+
     static func closeness(_ violation: Violation, valueDepth: Int) -> (kind: Int, depth: Int) {
         let depth = violation.pointer.utf8.count { $0 == UInt8(ascii: "/") }
         let relative = depth - valueDepth
         let kind: Int
         switch violation.keyword {
         case "type" where relative <= 0: kind = 0
-        case "const", "enum": kind = 1
+        case "const" where relative <= 1, "enum" where relative <= 1 && Self.namesOneValue(violation.expected):
+            kind = 1  // a tag (OpenAPI 3.0 writes it as a one-value enum): the value names another variant
         case "required" where relative <= 0: kind = 2
         case "additionalProperties" where relative <= 1, "unevaluatedProperties" where relative <= 1: kind = 2
         default: kind = 3

@@ -30,12 +30,20 @@ extension OpenAPILoader {
         var found = [first]
         var partial = [""]
         var rest = url[...]
+        // Only the path's variables make more base paths: the host's stay at their defaults.
+        let pathStart: String.Index
+        if let scheme = url.firstIndex(of: ":"), url[scheme...].hasPrefix("://") {
+            let authority = url.index(scheme, offsetBy: 3)
+            pathStart = url[authority...].firstIndex(of: "/") ?? url.endIndex
+        } else {
+            pathStart = url.startIndex
+        }
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             let literal = String(rest[..<open])
             let name = String(rest[rest.index(after: open)..<close])
             let variable = variables.first { $0.0 == name }?.1
-            var values = (variable?["default"]?.string).map { [$0] } ?? []
-            for value in variable?["enum"]?.items ?? [] {
+            var values = (variable?["default"]?.string ?? variable?["enum"]?.items?.first?.string).map { [$0] } ?? []
+            for value in open >= pathStart ? variable?["enum"]?.items ?? [] : [] {
                 if let text = value.string, !values.contains(text) { values.append(text) }
             }
             if values.isEmpty { values = [String(rest[open...close])] }

@@ -101,6 +101,20 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     /// 0.0.0.0 or ::.
     public var isUnspecified: Bool { unmapped.ip.allSatisfy { $0 == 0 } }
 
+    /// A private, shared or link-local network (RFC 1918 10/8, 172.16/12, 192.168/16; RFC 6598
+    /// 100.64/10; 169.254/16; RFC 4193 fc00::/7; fe80::/10), or loopback: not reachable from the
+    /// internet as it is.
+    public var isLocalNetwork: Bool {
+        let plain = unmapped
+        if isLoopback { return true }
+        let ip = plain.ip
+        if ip.count == 4 {
+            return ip[0] == 10 || (ip[0] == 172 && ip[1] & 0xF0 == 16) || (ip[0] == 192 && ip[1] == 168)
+                || (ip[0] == 100 && ip[1] & 0xC0 == 64) || (ip[0] == 169 && ip[1] == 254)
+        }
+        return ip[0] & 0xFE == 0xFC || (ip[0] == 0xFE && ip[1] & 0xC0 == 0x80)
+    }
+
     /// The address without its port, as text.
     public var host: String {
         var buffer = [CChar](repeating: 0, count: 64)

@@ -167,12 +167,13 @@ public final class HTTP2ServerSession {
             session.delegate?.http2(streamClosed: stream, error: HTTP2ErrorCode(errorCode))
             return 0
         }
-        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { session, frame, _, _ in
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { session, frame, error, _ in
             // A response head nghttp2 could not send (over the block limit): the stream is reset,
-            // never left open with its client waiting for an answer that will not come.
-            guard let session, let frame, Int(sluice_h2_frame_type(frame)) == Int(NGHTTP2_HEADERS.rawValue) else {
-                return 0
-            }
+            // never left open with its client waiting for an answer that will not come. (Heads
+            // dropped because the stream or session closed need nothing.)
+            guard let session, let frame, Int(sluice_h2_frame_type(frame)) == Int(NGHTTP2_HEADERS.rawValue),
+                error == Int32(NGHTTP2_ERR_FRAME_SIZE_ERROR.rawValue)
+            else { return 0 }
             _ = nghttp2_submit_rst_stream(
                 session, UInt8(NGHTTP2_FLAG_NONE.rawValue), sluice_h2_frame_stream(frame),
                 UInt32(NGHTTP2_INTERNAL_ERROR.rawValue))

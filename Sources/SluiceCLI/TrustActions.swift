@@ -68,12 +68,10 @@ struct TrustActions {
         switch store {
         case .debian(let folder):
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            return names.filter { $0.hasPrefix("sluice-ca-") && $0.hasSuffix(".crt") && $0 != "\(fileName).crt" }
-                .sorted()
+            return names.filter { Self.isSluiceName($0, "sluice-ca-", ".crt") && $0 != "\(fileName).crt" }.sorted()
         case .hashDirectory(let directory):
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            return names.filter { $0.hasPrefix("sluice-ca-") && $0.hasSuffix(".pem") && $0 != "\(fileName).pem" }
-                .sorted()
+            return names.filter { Self.isSluiceName($0, "sluice-ca-", ".pem") && $0 != "\(fileName).pem" }.sorted()
         case .nss(let directory, _):
             guard FileManager.default.fileExists(atPath: directory + "/cert9.db"), let certutil = tool("certutil")
             else { return [] }
@@ -82,13 +80,14 @@ struct TrustActions {
                 listing.split(separator: "\n").compactMap { line -> String? in
                     guard line.hasPrefix("Sluice local CA ("), let close = line.firstIndex(of: ")") else { return nil }
                     let name = String(line[...close])
-                    return name == nickname ? nil : name
+                    return name == nickname || !Self.isSluiceName(name, "Sluice local CA (", ")") ? nil : name
                 }
             ).sorted()
         case .java(let cacerts):
             guard let keytool = keytool(for: cacerts) else { return [] }
             return javaAliases(keytool, cacerts).filter {
-                ($0.hasPrefix("sluice-") || $0.hasPrefix("debian:sluice-ca-")) && $0 != alias && $0 != debianJavaAlias
+                (Self.isSluiceName($0, "sluice-", "") || Self.isSluiceName($0, "debian:sluice-ca-", ".pem"))
+                    && $0 != alias && $0 != debianJavaAlias
             }.sorted()
         }
     }
@@ -165,7 +164,13 @@ struct TrustActions {
             let links = hashLinks(in: directory) + linksPointing(in: directory, to: Set(others))
             let present = files.map { "\(directory)/\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
             guard !links.isEmpty || !present.isEmpty else { return .wasNotThere }
-            for path in links + present { try? FileManager.default.removeItem(atPath: path) }
+            for path in links + present {
+                do {
+                    try FileManager.default.removeItem(atPath: path)
+                } catch {
+                    return .failed("cannot remove \(path): \(error.localizedDescription)")
+                }
+            }
             return .removed
         case .nss(let directory, _):
             guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .wasNotThere }
@@ -214,6 +219,15 @@ struct TrustActions {
             else { return false }
             return info.sha256Fingerprint == ca.sha256Fingerprint
         }
+    }
+
+    /// Whether `name` is one Sluice gives a CA: `prefix`, the first 8 hex digits of its
+    /// fingerprint, `suffix` (never a name of the person's own, `sluice-prod` say).
+    static func isSluiceName(_ name: String, _ prefix: String, _ suffix: String) -> Bool {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count == prefix.count + 8 + suffix.count else {
+            return false
+        }
+        return name.dropFirst(prefix.count).prefix(8).allSatisfy(\.isHexDigit)
     }
 
     /// The `HASH.N` links of a directory that point at one of `files`.

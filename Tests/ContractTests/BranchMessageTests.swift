@@ -71,6 +71,23 @@ final class BranchMessageTests: XCTestCase {
             #"none matched; closest: /timeout-minutes type: expected number, found string"#)
     }
 
+    func testAnEnumOfSeveralValuesIsARuleNotATag() throws {
+        // A status outside its enum says more than the other branch's missing member; a one-value
+        // enum (OpenAPI 3.0's tag) says less, like a const.
+        let result = try schema(
+            #"{"oneOf": [{"type": "object", "properties": {"status": {"enum": ["a", "b"]}}}, {"type": "object", "required": ["error"]}]}"#
+        )
+        XCTAssertEqual(
+            result.validate(Array(#"{"status": "c"}"#.utf8)).violations.first?.found,
+            #"none matched; closest: /status enum: expected one of ["a", "b"], found "c""#)
+        let tagged = try schema(
+            #"{"oneOf": [{"type": "object", "properties": {"kind": {"enum": ["bank"]}}, "required": ["kind", "iban"]}, {"type": "object", "properties": {"kind": {"enum": ["card"]}, "cvc": {"maxLength": 4}}}]}"#
+        )
+        XCTAssertEqual(
+            tagged.validate(Array(#"{"kind": "card", "cvc": "12345"}"#.utf8)).violations.first?.found,
+            #"none matched; closest: /cvc maxLength: expected at most 4 characters, found 5"#)
+    }
+
     func testTwoMatchedSaysSo() throws {
         let validator = try schema(
             #"{"properties": {"droplet": {"oneOf": [{"required": ["name"]}, {"required": ["names"]}]}}}"#)

@@ -568,6 +568,12 @@ final class OpenAPITests: XCTestCase {
         )
         XCTAssertEqual(listed.basePath, "/v1/eu")
         XCTAssertEqual(listed.basePaths, ["/v1/eu", "/v1/us", "/v2/eu", "/v2/us"])
+        // A host's variables take their defaults: they make no base paths.
+        let hosts = try Self.load(
+            yaml:
+                "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://{region}.api.test/{ver}', variables: {region: {default: eu, enum: [eu, us, ap]}, ver: {default: v1, enum: [v1, v2]}}}]\npaths: {}\n"
+        )
+        XCTAssertEqual(hosts.basePaths, ["/v1", "/v2"])
         XCTAssertTrue(listed.warnings.isEmpty)
         // Without a default or values: kept as written, and said.
         let literal = try Self.load(

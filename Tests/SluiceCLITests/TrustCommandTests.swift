@@ -117,10 +117,13 @@ struct TrustCommandTests {
         let plain = try CLI.run(["trust", "uninstall"] + places)
         #expect(plain.output.contains("uninstall --all"), "\(plain.output)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).count == 2, "the file and its link stay")
-        // And uninstall --all takes it out of every place
+        // And uninstall --all takes it out of every place, but nothing named like it that is
+        // not one of Sluice's names
+        let lookalike = store + "/sluice-ca-prod.pem"
+        try "not a Sluice CA\n".write(toFile: lookalike, atomically: true, encoding: .utf8)
         let all = try CLI.run(["trust", "uninstall", "--all"] + places)
         #expect(all.status == 0, "\(all.output)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store) == ["sluice-ca-prod.pem"])
         if hasCertutil { #expect(!(try shell("certutil -L -d sql:\(nss)").output.contains("Sluice local CA"))) }
         #expect(!(try CLI.run(["trust", "status"] + places).output.contains("other Sluice CAs")))
     }

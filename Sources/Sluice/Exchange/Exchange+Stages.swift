@@ -110,7 +110,10 @@ extension Exchange {
     private func recheckContract(_ head: ResponseHead, _ body: [UInt8]) {
         guard route.rule.contract != nil else { return }
         let sent = outgoing.sent ?? forwardRequest
-        notes.marks.removeAll { $0.contains("reason=\"contract\"") }
+        // The origin's verdict under this rule (passed, failed, or not validated and why) goes;
+        // a request's (`request-contract`) stays.
+        let ofRule = "rule=" + StructuredField.quote(route.rule.name)
+        notes.marks.removeAll { $0.hasSuffix(ofRule) && !$0.contains("reason=\"request-contract\"") }
         guard
             let run = ContractRun.response(
                 head, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)

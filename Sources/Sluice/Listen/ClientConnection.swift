@@ -153,7 +153,8 @@ final class ClientConnection {
         var request = received
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
-        if inside == nil, !request.asksForOnboarding,
+        if inside == nil,
+            !(request.asksForOnboarding && env.exchanges.policy.servesOnboardingFreely(to: connection.peer)),
             !env.exchanges.policy.authorizes(request.headers[.proxyAuthorization])
         {
             return rejectRequest(request, .proxyAuthenticationRequired, closing: request.bodyFraming != .none)

@@ -111,8 +111,9 @@ final class HTTP2Connection {
             stream.exchange?.clientDrained()
         }
         // Finished: after a GOAWAY for a connection error (RFC 9113 §5.4.1: the connection
-        // closes, whatever streams were running), or a graceful one once its streams are done.
-        if closing || session.isFinished {
+        // closes, whatever streams nghttp2 left open), or a graceful one once its streams are
+        // done (one whose answer went out whole may still be finishing: it is waited for).
+        if closing || (session.isFinished && (streams.isEmpty || streams.values.contains { !$0.closed })) {
             // The GOAWAY goes out first; exchanges still running learn their client is gone.
             clientGone()
             client.closeAfterFlush()
@@ -335,8 +336,10 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             failure = .badRequest(
                 reason: .malformed("an HTTP/2 request needs :method, :scheme and :path (CONNECT is not served inside)"))
         } else if let host = stream.hostBesideAuthority, let named = stream.pseudo[":authority"],
-            host.lowercased() != named.lowercased()
+            !Interception.names(host, host: authority.host.lowercasedUnlessPlain(), port: authority.port)
         {
+            // (`:authority` itself is checked against the connection's below: a `host` that names
+            // the same, with or without its default port or in another case, is the same.)
             // A request naming two authorities is malformed (RFC 9113 §8.3.1): neither is chosen.
             failure = .badRequest(reason: .malformed("host names \(host.prefix(100)), :authority \(named.prefix(100))"))
         } else if let scheme = stream.pseudo[":scheme"], scheme != "https" {

@@ -18,6 +18,14 @@ final class Policy {
         targets = TargetGuard(configuration)
     }
 
+    /// Whether a device at `address` gets the onboarding page (asked of the proxy's own address)
+    /// without credentials: always when `allow_clients` lists who may come; with the password as
+    /// the only control, only from a local network (the page names the proxy's addresses).
+    func servesOnboardingFreely(to address: SocketAddress?) -> Bool {
+        guard credentials != nil, configuration.allowClients.isEmpty else { return true }
+        return address?.isLocalNetwork ?? false
+    }
+
     /// Whether a request with this `Proxy-Authorization` (or none) may use the proxy.
     func authorizes(_ header: String?) -> Bool { credentials?.accepts(header) ?? true }
 

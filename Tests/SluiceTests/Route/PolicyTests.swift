@@ -51,6 +51,12 @@ struct PolicyTests {
         #expect(passwordOnly.allowsClient(SocketAddress("192.168.1.5:5000")!))
         #expect(passwordOnly.allowsClient(SocketAddress("[fd00::5]:5000")!))
         #expect(ProxyServer.accessWarnings(configuration).isEmpty)
+        // The onboarding page without credentials: to local networks only, when the password is
+        // the only control.
+        #expect(passwordOnly.servesOnboardingFreely(to: SocketAddress("192.168.1.5:5000")!))
+        #expect(passwordOnly.servesOnboardingFreely(to: SocketAddress("[fe80::1]:5000")!))
+        #expect(!passwordOnly.servesOnboardingFreely(to: SocketAddress("203.0.113.9:5000")!))
+        #expect(!passwordOnly.servesOnboardingFreely(to: SocketAddress("[2001:db8::1]:5000")!))
         configuration.allowClients = [CIDR("192.168.1.0/24")!]
         let both = Policy(configuration: configuration, credentials: credentials)
         #expect(both.allowsClient(SocketAddress("192.168.1.5:5000")!))

@@ -768,9 +768,17 @@
     $("compose-url").focus();
   }
   // Resend ×N: the exchange's request as the composer holds it, sent N times in a row at once.
+  // A request that had a body (not kept with the listed exchange) waits in the composer for it.
   function resendTimes(exchange, times) {
     openComposer(exchange);
     $("compose-repeat").value = String(Math.max(1, Math.min(100, times || 1)));
+    const hadBody = (exchange.request_headers || []).some(([name, value]) =>
+      /^transfer-encoding$/i.test(name) || (/^content-length$/i.test(name) && Number(value) > 0));
+    if (hadBody) {
+      $("compose-note").textContent = "This request had a body, which is not kept with a listed exchange: write it, then Send (×" + $("compose-repeat").value + ").";
+      $("compose-body").focus();
+      return;
+    }
     $("composer").requestSubmit();
   }
   $("live-compose").addEventListener("click", () => openComposer(null));
