@@ -9,6 +9,7 @@ Run by scripts/browser-test.sh (which makes the venv); SLUICE_BIN names the bina
 """
 import http.client
 import http.server
+import base64
 import json
 import os
 import shutil
@@ -83,6 +84,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
         elif path == "/shop/items":
             body = json.dumps({"items": [{"id": 1, "price": 12.5}, {"id": 2, "price": None}], "total": 2})
             self.send(200, "application/json", body.encode(), "no-store")
+        elif path == "/bin/blob":
+            self.send(200, "application/octet-stream", BLOB, "no-store")
         elif path == "/page/broken":
             self.send(500, "text/html", b"<h1>origin failure</h1>", "no-store")
         elif path == "/page/cached":
@@ -104,6 +107,10 @@ class Origin(http.server.BaseHTTPRequestHandler):
                 pass
         else:
             self.send(404, "text/plain", b"not here", "no-store")
+
+
+# Bytes that are no UTF-8 (a PNG's signature, 0xff, a NUL): a HAR keeps them only as base64.
+BLOB = b"\x89PNG\r\n\x1a\n\xff\x00binary\xfe"
 
 
 def proxy_get(proxy_port, url, read=True):
@@ -362,6 +369,43 @@ rules:
                     return row
             return False
         return self.wait(find, seconds)
+
+    def test_19_har_keeps_binary_bodies_and_queries_and_resend_n_sends_n_times(self):
+        self.tab("live")
+        url = self.origin_url + "/bin/blob?size=small&v=2"
+        response, body = proxy_get(self.proxy_port, url)
+        self.assertEqual(body, BLOB)
+        self.click_row("live-table", "/bin/blob")
+        self.browser.execute_script("""
+            window.__harBlob = null;
+            const make = URL.createObjectURL;
+            URL.createObjectURL = (blob) => { window.__harBlob = blob; return make.call(URL, blob); };""")
+        self.wait(lambda b: b.find_elements(By.XPATH, "//aside[@id='detail']//button[text()='HAR']"))[0].click()
+        har = json.loads(self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const wait = () => window.__harBlob ? window.__harBlob.text().then(done) : setTimeout(wait, 50);
+            wait();"""))
+        entry = har["log"]["entries"][0]
+        content = entry["response"]["content"]
+        self.assertEqual(content.get("encoding"), "base64", content)
+        self.assertEqual(base64.b64decode(content["text"]), BLOB)
+        self.assertEqual(entry["request"]["queryString"], [{"name": "size", "value": "small"}, {"name": "v", "value": "2"}])
+        # Resend ×N: sent that many times at once (a GET has no body to wait for).
+        self.page_token(True)
+        try:
+            before = Origin.counts.get("/bin/blob", 0)
+            self.tab("live")
+            self.click_row("live-table", "/bin/blob")
+            count = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#detail input.count"))[0]
+            count.clear()
+            count.send_keys("3")
+            self.browser.find_element(By.XPATH, "//aside[@id='detail']//button[text()='Resend ×N']").click()
+            table = self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, "#compose-result table.compose-results"), 10)[0]
+            self.assertEqual(len(table.find_elements(By.CSS_SELECTOR, "tbody tr")), 3)
+            self.assertEqual(Origin.counts.get("/bin/blob", 0), before + 3)
+            self.browser.find_element(By.ID, "compose-close").click()
+        finally:
+            self.page_token(False)
 
     def test_1_exchange_appears_within_a_second_and_detail_shows_fields_and_pretty_json(self):
         self.tab("live")
