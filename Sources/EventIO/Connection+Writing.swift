@@ -142,7 +142,10 @@ extension Connection {
         if let bev { evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev))) }
         loop.callSoon { [weak self] in
             guard let self, !self.isClosed else { return }
-            self.delegate?.connection(self, didReceive: .error(code: code, resolving: false))
+            // Through `report`: a connection closing after its flush (a refusal's, with no
+            // delegate) closes now, not when its linger timer ends (a storm of refused clients
+            // that reset held a descriptor each for two seconds).
+            self.report(.error(code: code, resolving: false))
         }
         return true
     }

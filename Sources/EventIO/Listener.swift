@@ -44,6 +44,7 @@ public final class Listener {
                         address.flatMap { SocketAddress(pointer: $0, length: Int(length)) }
                         ?? SocketAddress(ip: [0, 0, 0, 0], port: 0)
                     listener.onAccept(fd, peer)
+                    listener.countAccept()
                 }, context, flags, backlog, pointer, length)
         }
         guard let created else { throw EventIOError(operation: "evconnlistener_new_bind \(address)") }
@@ -54,10 +55,32 @@ public final class Listener {
             Unmanaged<Listener>.fromOpaque(ctx!).takeUnretainedValue().acceptFailed(errno)
         }
         backoffTimer = Timer(loop: loop) { [unowned self] in self.endBackoff() }
+        turnTimer = Timer(loop: loop) { [unowned self] in self.nextTurn() }
         if let bound = SocketAddress.local(of: evconnlistener_get_fd(created)) { localAddress = bound }
     }
 
     deinit { if let listener { evconnlistener_free(listener) } }
+
+    /// The most connections one readable event accepts: libevent's listener accepts until the
+    /// backlog is empty, and clients that reconnect as fast as they are answered (a storm of
+    /// refused ones) keep it from ever being empty, so nothing else on the loop ran (the refused
+    /// connections' own closes, admitted clients, the admin port).
+    public static let acceptsPerTurn = 64
+    private var acceptedThisTurn = 0
+    private var turnTimer: Timer?
+
+    private func countAccept() {
+        acceptedThisTurn += 1
+        guard acceptedThisTurn >= Self.acceptsPerTurn, turnTimer?.isScheduled != true else { return }
+        // Stops libevent's loop after this callback; accepting goes on in the next loop turn.
+        evconnlistener_disable(listener)
+        turnTimer?.schedule(milliseconds: 0)
+    }
+
+    private func nextTurn() {
+        acceptedThisTurn = 0
+        if !paused, backoffTimer?.isScheduled != true { evconnlistener_enable(listener) }
+    }
 
     /// `accept(2)` failed. Out of descriptors or memory (the pending connection stays in the
     /// backlog, so the socket stays readable), accepting stops for ``backoffMilliseconds`` as

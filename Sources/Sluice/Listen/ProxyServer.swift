@@ -343,13 +343,31 @@ public final class ProxyServer {
         stats.connectionsRefused += 1
         let problem = Problem(error)
         connection.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: date.now))
-        log(
-            ExchangeRecord(
-                client: connection.peer?.description ?? "?", method: "-", url: "-", status: problem.status,
-                bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error, aborted: false)
-        )
+        // One line for the first refusal of a second, then one that counts the rest: a storm of
+        // clients turned away (thousands a second) must not become thousands of log writes.
+        if refusalLog.isScheduled {
+            refusedQuietly[problem.slug, default: 0] += 1
+        } else {
+            log(
+                ExchangeRecord(
+                    client: connection.peer?.description ?? "?", method: "-", url: "-", status: problem.status,
+                    bytesSent: Int64(problem.body.utf8.count), duration: 0, upstreamTime: nil, error: error,
+                    aborted: false))
+            refusalLog.schedule(milliseconds: 1000)
+        }
         connection.closeAfterFlush()
         keepUntilClosed(connection)
+    }
+
+    /// Refusals not logged one by one in the current second, by problem type.
+    private var refusedQuietly: [String: Int] = [:]
+    private lazy var refusalLog: Timer = Timer(loop: loop) { [unowned self] in
+        guard !refusedQuietly.isEmpty else { return }
+        for (slug, count) in refusedQuietly.sorted(by: { $0.key < $1.key }) {
+            logger.warning("\(count) more connection(s) refused in the last second (\(slug))")
+        }
+        refusedQuietly.removeAll()
+        refusalLog.schedule(milliseconds: 1000)  // a storm that goes on: one line a second
     }
 
     /// Connections flushing before their close: the object must outlive the flush and linger.

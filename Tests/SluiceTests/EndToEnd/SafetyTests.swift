@@ -52,6 +52,28 @@ struct SafetyTests {
         #expect(refused.status == 503)
         #expect(ErrorTests.problemType(refused) == "too-many-connections")
         #expect(try first.request(RawClient.get(origin.url("/"))).status == 200)
+        // A storm of refusals: each gets its 503, the log gets one line and then a count, and
+        // every refused descriptor is closed (a client that resets its side included).
+        let refusedBefore = proxy.onLoop { $0.stats.connectionsRefused }
+        for index in 0..<200 {
+            let client = try RawClient(port: proxy.port)
+            if index % 2 == 0 {
+                #expect(try client.reader.readResponse().status == 503)
+            } else {
+                client.socket.reset()
+            }
+        }
+        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.connectionsRefused } == refusedBefore + 200 })
+        let lines = proxy.logLines.all.filter { $0.contains("too-many-connections") }
+        #expect(lines.count <= 2, "\(lines.count) lines: \(lines.prefix(3))")
+        #expect(
+            proxy.waitUntil(timeout: 5) {
+                proxy.logLines.all.contains {
+                    $0.contains("connection(s) refused in the last second (too-many-connections)")
+                }
+            })
+        #expect(proxy.waitUntil { proxy.onLoop { $0.openConnections } == 2 })
+        #expect(try second.request(RawClient.get(origin.url("/"))).status == 200)
     }
 
     @Test("A slowloris client gets 408 after client_header while other clients are served")
