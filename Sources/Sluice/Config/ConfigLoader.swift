@@ -197,7 +197,7 @@ public enum ConfigLoader {
             },
             Key(
                 path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s",
-                summary: "Longest stall in an origin's response body; then the client connection is closed."
+                summary: "Longest stall in an origin's response body, after its head (through libcurl: parent proxies, HTTP/2 origins, from the request on); then the client connection is closed."
             ) {
                 config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
             },

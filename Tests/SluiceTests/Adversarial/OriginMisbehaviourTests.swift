@@ -277,6 +277,22 @@ struct OriginMisbehaviourTests {
         #expect(refused.text.contains("exceeds 16384 bytes"))
     }
 
+    @Test("A head slower than upstream_idle but within upstream_response is waited for (native transport)")
+    func slowHeadWithinResponseTimeout() throws {
+        let engine = Configuration.UpstreamEngine.auto
+        let origin = try OriginServer { _ in .delay(seconds: 1.2, then: .text("thought about it")) }
+        defer { origin.stop() }
+        var configuration = Self.configuration(engine)
+        configuration.timeouts.upstreamResponse = 4000
+        configuration.timeouts.upstreamIdle = 500
+        let proxy = try ProxyHarness(configuration: configuration)
+        // (The native transport's idle timer ran from the request sent: a 504 after 500 ms.
+        // libcurl's low-speed limit counts from the start: documented.)
+        guard proxy.upstreamEngine == .auto else { return }
+        let response = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/slow")))
+        #expect(response.status == 200 && response.text == "thought about it", "\(response.status) \(response.text)")
+    }
+
     @Test("Reset mid-body, stall before the head, stall mid-body: cut off or 504, never stored", arguments: engines)
     func resetsAndStalls(engine: Configuration.UpstreamEngine) throws {
         let origin = try OriginServer { request in

@@ -84,7 +84,9 @@ extension NativeTransfer {
                     head.append(contentsOf: "0\r\n\r\n".utf8)
                 }
                 sending = .sent
-                connection?.readTimeout(true)  // now the origin has everything: it must answer
+                // (The answer's head has `upstream_response`; its body `upstream_idle` once the
+                // head came, unless it came already.)
+                if case .head = reading {} else { connection?.readTimeout(true) }
             case .failed:
                 return stop(nil)  // the task has failed: its error is reported
             }

@@ -235,7 +235,9 @@ final class NativeTransfer {
             timings.connect = now
         }
         reading = .head
-        if body != .none { connection.readTimeout(false) }
+        // Until the head, `timeouts.upstream_response` is the limit (the task's head timer), not
+        // `upstream_idle`: a slow API may think longer than its body may stall.
+        connection.readTimeout(false)
         sendHead(on: stream)
         if case .done = reading { return }
         if stream.inputCount > 0 { readResponse() }
