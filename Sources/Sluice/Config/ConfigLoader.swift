@@ -166,7 +166,7 @@ public enum ConfigLoader {
             },
             Key(
                 path: "timeouts.client_header", type: "duration", defaultValue: "10s",
-                summary: "Time to send a request's header section (slowloris guard); then 408."
+                summary: "Time to send a request's header section, and a new connection's wait for its first byte (slowloris guard); then 408 (a connection that sent nothing is closed)."
             ) {
                 config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
             },

@@ -99,7 +99,13 @@ final class ClientConnection {
         connection.setOwningDelegate(self)  // let go of in `deinit`
         connection.setNoDelay()
         connection.setWatermarks(readHigh: inputHighWater, writeLow: ClientConnection.outputLowWater)
-        enterIdle()
+        state = .idle
+        // Until its first byte a new connection has `client_header` (the slowloris guard), not
+        // `client_idle`, which counts from a response it never had: a silent one holds its slot
+        // 10 s by default, not a minute.
+        let timeouts = env.timeouts
+        let first = [timeouts.clientHeader, timeouts.clientIdle].filter { $0 > 0 }.min() ?? 0
+        connection.setTimeouts(readMilliseconds: first, writeMilliseconds: timeouts.clientBody)
     }
 
     /// Its connection (which may outlive it: a lingering close) no longer points back here.

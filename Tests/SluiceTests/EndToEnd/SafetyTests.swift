@@ -76,6 +76,19 @@ struct SafetyTests {
         #expect(try second.request(RawClient.get(origin.url("/"))).status == 200)
     }
 
+    @Test("A new connection that sends nothing is closed after client_header, not client_idle")
+    func silentConnection() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientHeader = 400
+        configuration.timeouts.clientIdle = 30_000
+        let proxy = try ProxyHarness(configuration: configuration)
+        let silent = try RawClient(port: proxy.port)
+        let started = Date()
+        #expect(proxy.waitUntil(timeout: 5) { proxy.onLoop { $0.openConnections } == 0 })
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(silent.isClosedByPeer())
+    }
+
     @Test("A slowloris client gets 408 after client_header while other clients are served")
     func slowloris() throws {
         var configuration = Configuration()
