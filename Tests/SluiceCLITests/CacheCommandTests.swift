@@ -239,6 +239,9 @@ struct CacheCommandTests {
         #expect(stats.contains("shared     1 entry on redis://127.0.0.1:\(redis.port)/0"), "\(stats)")
         let (_, statsObject) = try Self.json(["stats"], config: config)
         #expect(((statsObject as? [String: Any])?["shared"] as? [String: Any])?["entries"] as? Int == 1)
+        // Bytes as the capacity counts them (head, URL and key with the body), as /stats says.
+        let body = first?["size"] as? Int ?? 0
+        #expect(((statsObject as? [String: Any])?["bytes"] as? Int ?? 0) > body, "\(statsObject) \(body)")
 
         // Another instance's file does not have it; `show` finds it in the shared tier.
         let other = try ServedCache(

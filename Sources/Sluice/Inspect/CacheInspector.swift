@@ -238,13 +238,16 @@ public final class CacheInspector {
     }
 
     public func stats() throws -> Stats {
+        // What entries take, as the capacity counts it (body, head, URL and key: the sixth
+        // migration's `footprint`), as `/stats` says; a file from before it has bodies only.
+        let taken = database.userVersion >= 6 ? "footprint" : "size"
         let totals = try database.prepare(
-            "SELECT count(*), COALESCE(sum(size), 0), COALESCE(sum(hits), 0), min(response_time), max(response_time) FROM entries WHERE complete=1"
+            "SELECT count(*), COALESCE(sum(\(taken)), 0), COALESCE(sum(hits), 0), min(response_time), max(response_time) FROM entries WHERE complete=1"
         )
         _ = try totals.step()
         let count = Int(totals.int64(at: 0))
         let hosts = try database.prepare(
-            "SELECT host, count(*), sum(size) FROM entries WHERE complete=1 GROUP BY host ORDER BY count(*) DESC, host LIMIT 10"
+            "SELECT host, count(*), sum(\(taken)) FROM entries WHERE complete=1 GROUP BY host ORDER BY count(*) DESC, host LIMIT 10"
         )
         var top: [(String, Int, Int64)] = []
         while try hosts.step() { top.append((hosts.text(at: 0) ?? "", Int(hosts.int64(at: 1)), hosts.int64(at: 2))) }
