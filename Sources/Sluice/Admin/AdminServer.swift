@@ -1,4 +1,5 @@
 import EventIO
+import Logging
 
 /// The admin port (`admin.listen`, 127.0.0.1:8081): health, stats, metrics, the cache and a live
 /// stream of exchanges, for people and scripts. Never the proxy port; loopback peers only;
@@ -43,8 +44,26 @@ public final class AdminServer {
     private func accept(fd: Int32, peer: SocketAddress) {
         let connection = Connection(loop: proxy.loop, fd: fd, peer: peer)
         // Loopback peers only, and not so many that the proxy runs out of descriptors.
-        guard peer.unmapped.isLoopback, connections.count < AdminServer.connectionLimit else {
-            connection.close()
+        guard peer.unmapped.isLoopback else { return connection.close() }
+        guard connections.count < AdminServer.connectionLimit else {
+            // Said, not a silent close (a supervisor's /health probe would see an empty reply),
+            // and logged at most once a minute.
+            let body =
+                #"{"error":"the admin port has \#(AdminServer.connectionLimit) connections open (event streams included); try again"}"#
+            connection.write(
+                Array(
+                    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n\(body)"
+                        .utf8))
+            connection.closeAfterFlush(lingerMilliseconds: 500)
+            lingering.append(connection)
+            if lingering.count > 64 { lingering.removeAll { $0.isClosed } }
+            let now = EventLoop.monotonicNanoseconds()
+            if now &- lastRefusalLogged > 60_000_000_000 || lastRefusalLogged == 0 {
+                lastRefusalLogged = now
+                proxy.logger.warning(
+                    "admin port: \(AdminServer.connectionLimit) connections open (event streams included); new ones get 503"
+                )
+            }
             return
         }
         let admin = AdminConnection(connection: connection, server: self)
@@ -70,7 +89,10 @@ public final class AdminServer {
         for connection in Array(connections.values) { connection.close() }
     }
 
-    /// Most admin connections (event streams included) at once; more are closed at accept.
+    /// When a refusal at the limit was last logged.
+    private var lastRefusalLogged: UInt64 = 0
+
+    /// Most admin connections (event streams included) at once; more get a 503 at accept.
     static let connectionLimit = 64
 
     /// Admin connections open now.

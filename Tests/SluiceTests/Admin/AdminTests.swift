@@ -33,6 +33,26 @@ struct AdminTests {
         }
     }
 
+    @Test("Past the admin port's connection limit a request gets a 503 that says why, not a silent close")
+    func connectionLimitSaid() throws {
+        let proxy = try ProxyHarness(configuration: Configuration())
+        let admin = try proxy.startAdmin()
+        let held = try (0..<64).map { _ in try RawClient(port: admin) }
+        var refused: ReceivedResponse?
+        #expect(
+            proxy.waitUntil {
+                refused = try? Self.request(admin, "GET", "/health")
+                return refused?.status == 503
+            }, "\(refused?.status ?? 0)")
+        let text = refused?.text ?? ""
+        #expect(text.contains("64 connections open"), "\(text)")
+        for client in held { client.socket.close() }
+        #expect(
+            proxy.waitUntil {
+                (try? Self.request(admin, "GET", "/health"))?.status == 200
+            })
+    }
+
     @Test("health, stats and metrics describe what the proxy did")
     func healthStatsMetrics() throws {
         let origin = try Self.origin()
