@@ -2,6 +2,10 @@ import EventIO
 import Logging
 import TLS
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One client socket: reads request heads, runs one ``Exchange`` at a time (pipelined requests
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
 final class ClientConnection {
@@ -296,6 +300,17 @@ final class ClientConnection {
         peekTimer?.cancel()
         connection.reset()
         env.closed(self)
+    }
+
+    /// Shutdown's grace is over: what still runs ends as a client's failure would end it
+    /// (logged, `aborted`: one access line per exchange, the cut ones too), then the connection.
+    func abandonAtShutdown() {
+        if case .exchanging(let exchange) = state {
+            exchange.clientFailed(.unavailable(reason: .shuttingDown))  // the line names why
+        } else {
+            connection(connection, didReceive: .error(code: ESHUTDOWN, resolving: false))
+        }
+        close()
     }
 
     /// Shutdown: idle connections close now; busy ones after their exchange.

@@ -403,7 +403,7 @@ public final class ProxyServer {
         if clients.isEmpty { return completeShutdown() }
         shutdownTimer = Timer(loop: loop) { [unowned self] in
             self.logger.warning("shutdown grace period over; closing \(self.clients.count) connection(s)")
-            for client in Array(self.clients.values) { client.close() }
+            for client in Array(self.clients.values) { client.abandonAtShutdown() }
             self.completeShutdown()
         }
         shutdownTimer?.schedule(milliseconds: configuration.timeouts.shutdownGrace)

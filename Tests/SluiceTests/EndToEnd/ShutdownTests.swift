@@ -47,5 +47,9 @@ struct ShutdownTests {
         proxy.shutdown()
         #expect(Date().timeIntervalSince(start) < 2)
         #expect(busy.isClosedByPeer())
+        // The cut exchange has its access line, as every exchange does.
+        #expect(
+            proxy.waitUntil { proxy.logLines.all.contains { $0.contains("/slower") && $0.contains("shutting-down") } },
+            "\(proxy.logLines.all)")
     }
 }
