@@ -26,6 +26,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isFull: Bool { code == SQLITE_FULL }
 
     public var description: String {
-        "SQLite error \(code) (\(extendedCode)): \(message)" + (sql.map { " in \($0)" } ?? "")
+        // The extended code only when it says more than the primary one.
+        "SQLite error \(code)\(extendedCode != code ? " (\(extendedCode))" : ""): \(message)"
+            + (sql.map { " in \($0)" } ?? "")
     }
 }
