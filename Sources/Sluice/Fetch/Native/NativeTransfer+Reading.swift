@@ -103,12 +103,7 @@ extension NativeTransfer {
             if case .awaitingContinue = sending {
                 continueTimer?.cancel()
                 sending = .withheld
-            }
-            // The head came: the body may stall no longer than `upstream_idle` (unless a request
-            // body still goes, when the origin may rightly wait for it).
-            switch sending {
-            case .body, .waiting: break
-            case .notYet, .awaitingContinue, .withheld, .sent: connection?.readTimeout(true)
+                connection?.readTimeout(true)  // off while a body was to go: the answer's body may stall
             }
             let framing = ResponseBodyFraming.of(method: method, head: head)
             self.framing = framing

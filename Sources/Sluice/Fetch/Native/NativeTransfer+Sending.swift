@@ -84,9 +84,7 @@ extension NativeTransfer {
                     head.append(contentsOf: "0\r\n\r\n".utf8)
                 }
                 sending = .sent
-                // (The answer's head has `upstream_response`; its body `upstream_idle` once the
-                // head came, unless it came already.)
-                if case .head = reading {} else { connection?.readTimeout(true) }
+                connection?.readTimeout(true)  // now the origin has everything: it must answer
             case .failed:
                 return stop(nil)  // the task has failed: its error is reported
             }

@@ -235,13 +235,14 @@ final class NativeTransfer {
             timings.connect = now
         }
         reading = .head
-        // Until the head, `timeouts.upstream_response` is the limit (the task's head timer), not
-        // `upstream_idle`: a slow API may think longer than its body may stall.
-        connection.readTimeout(false)
+        if body != .none { connection.readTimeout(false) }
         sendHead(on: stream)
         if case .done = reading { return }
         if stream.inputCount > 0 { readResponse() }
     }
+
+    /// Whether the response head has not come yet (interim heads aside).
+    var isAwaitingHead: Bool { if case .head = reading { true } else { false } }
 
     /// The connection ended (the origin's close, an error, a timeout).
     func ended(_ event: Connection.Event) {
@@ -259,6 +260,11 @@ final class NativeTransfer {
             stop(
                 .native(
                     .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed (\(detail))."))))
+        case .timeout(reading: true) where isAwaitingHead:
+            // Until the head, `timeouts.upstream_response` is the limit (the task's head timer),
+            // not `upstream_idle`: a slow API may think longer than its body may stall. Reading
+            // goes on (the timer with it); nothing is re-armed per request on the common path.
+            connection?.socket?.resumeReading()
         case .timeout:
             stop(
                 .native(
