@@ -79,7 +79,7 @@ struct TrustCommandTests {
         let listed = try shell("keytool -list -keystore \(cacerts) -storepass changeit").output
         #expect(listed.contains("sluice-"), "\(listed)")
         // Debian's ca-certificates-java hook adds the system store's copy under an alias of its
-        // own (`debian:sluice-ca-XXXXXXXX.pem`): status counts it, uninstall takes it out too.
+        // own (`debian:sluice-ca-` and 8 hex digits `.pem`): status counts it, uninstall takes it out too.
         let short = try #require(listed.split(separator: "\n").first { $0.hasPrefix("sluice-") })
             .dropFirst("sluice-".count).prefix(8)
         let hooked = try shell(

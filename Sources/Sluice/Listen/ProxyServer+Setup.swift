@@ -1,0 +1,75 @@
+import EventIO
+import TLS
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a start reads from the configuration besides the listener: parent proxies and their TLS,
+/// and the access settings worth a warning.
+extension ProxyServer {
+    /// The parent proxies in force (`upstream.proxy: env` reads the environment now); a parent
+    /// that is this very listener would send every request around in a circle and is refused.
+    static func parents(_ configuration: Configuration, listening address: SocketAddress) throws -> ParentRouting {
+        let routing: ParentRouting
+        switch configuration.upstream.parentRouting(environment: { getenv($0).map { String(cString: $0) } }) {
+        case .success(let parsed): routing = parsed
+        case .failure(let error): throw ParentProxyRefused(reason: "upstream.proxy: env: \(error)")
+        }
+        for parent in configuredParents(configuration, routing) {
+            let loopbackName =
+                parent.host == "localhost"
+                || SocketAddress.parseIP(parent.host).map {
+                    SocketAddress(ip: $0, port: 0).isLoopback || $0.allSatisfy { $0 == 0 }
+                } == true
+            if parent.port == address.port, loopbackName || parent.host == address.host {
+                throw ParentProxyRefused(
+                    reason: "the parent proxy \(parent) is this Sluice's own listener (\(address)): requests would loop"
+                )
+            }
+        }
+        return routing
+    }
+
+    /// Every parent named: `upstream.proxy` (or the environment's) and the rules' `proxy:`.
+    private static func configuredParents(_ configuration: Configuration, _ routing: ParentRouting) -> [ParentProxy] {
+        let ruleParents = (configuration.rules + [configuration.defaults]).compactMap { rule -> ParentProxy? in
+            if case .parent(let parent)? = rule.proxy { return parent }
+            return nil
+        }
+        return [routing.forHTTP, routing.forHTTPS].compactMap { $0 } + ruleParents
+    }
+
+    /// TLS for blind tunnels through `https://` parents, when any is configured; a CA file that
+    /// cannot be read stops the start.
+    static func parentTLS(_ configuration: Configuration, routing: ParentRouting) throws -> TLSClientContext? {
+        let parents = configuredParents(configuration, routing)
+        guard parents.contains(where: { $0.scheme == .https }) || routing.caFile != nil else { return nil }
+        do {
+            return try TLSClientContext(caFile: routing.caFile)
+        } catch {
+            throw ParentProxyRefused(reason: "upstream.proxy_ca_file: \(error)")
+        }
+    }
+
+    /// What the access settings leave open that is likely a mistake: every address allowed
+    /// without a password (an open proxy by choice, said once), a password file others can read.
+    static func accessWarnings(_ configuration: Configuration) -> [String] {
+        var warnings: [String] = []
+        if configuration.proxyAuth == nil,
+            let everyone = configuration.allowClients.first(where: { $0.prefixLength == 0 })
+        {
+            warnings.append(
+                "allow_clients lists \(everyone): whoever reaches this listener may use the proxy (an open proxy); list your networks, or add proxy_auth"
+            )
+        }
+        var info = stat()
+        if let file = configuration.proxyAuth?.passwordFile, stat(file, &info) == 0, info.st_mode & 0o077 != 0 {
+            let mode = Int(info.st_mode)
+            warnings.append(
+                "proxy_auth.password_file \(file) is readable by others (mode \(String(mode & 0o777, radix: 8))): chmod 600 \(file)"
+            )
+        }
+        return warnings
+    }
+}
