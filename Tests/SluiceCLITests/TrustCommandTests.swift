@@ -16,20 +16,40 @@ struct TrustCommandTests {
         try runProgram("/bin/sh", ["-c", command])
     }
 
+    /// A scratch folder with a configuration that intercepts (its CA beside it, made on demand),
+    /// and the places `sluice trust` is pointed at there: a hash directory and, when certutil is
+    /// installed, an NSS database.
+    private struct Scratch {
+        let directory: URL
+        let config: String
+        let store: String
+        let nss: String
+        let hasCertutil: Bool
+        var places: [String] {
+            ["--config", config, "--system-store", store] + (hasCertutil ? ["--nss-db", nss] : [])
+        }
+
+        init(tool: (String) -> String?) throws {
+            directory = try CLI.workingDirectory()
+            config = directory.appendingPathComponent("sluice.yaml").path
+            try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
+                toFile: config, atomically: true, encoding: .utf8)
+            store = directory.appendingPathComponent("store").path
+            nss = directory.appendingPathComponent("nssdb").path
+            hasCertutil = tool("certutil") != nil
+        }
+    }
+
     @Test(
         "install makes the CA, puts it in a hash directory with its HASH.0 link (openssl verify finds it) and an NSS database; status and uninstall agree"
     )
     func installStatusUninstall() throws {
-        let directory = try CLI.workingDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("sluice.yaml").path
-        try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
-            toFile: config, atomically: true, encoding: .utf8)
-        let store = directory.appendingPathComponent("store").path
-        let nss = directory.appendingPathComponent("nssdb").path
-        let hasCertutil = tool("certutil") != nil
+        let scratch = try Scratch(tool: tool)
+        defer { try? FileManager.default.removeItem(at: scratch.directory) }
+        let (directory, store, nss, hasCertutil, places) = (
+            scratch.directory, scratch.store, scratch.nss, scratch.hasCertutil, scratch.places
+        )
         if !hasCertutil { print("skipped the NSS part: certutil (libnss3-tools) is not installed") }
-        let places = ["--config", config, "--system-store", store] + (hasCertutil ? ["--nss-db", nss] : [])
         let before = try CLI.run(["trust", "status"] + places)
         #expect(before.status == 66, "no CA yet: \(before.output)")
         let install = try CLI.run(["trust", "install"] + places)
@@ -95,15 +115,11 @@ struct TrustCommandTests {
 
     @Test("After a new CA, status names the earlier one still trusted, and uninstall --all takes it out")
     func earlierCA() throws {
-        let directory = try CLI.workingDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let config = directory.appendingPathComponent("sluice.yaml").path
-        try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
-            toFile: config, atomically: true, encoding: .utf8)
-        let store = directory.appendingPathComponent("store").path
-        let nss = directory.appendingPathComponent("nssdb").path
-        let hasCertutil = tool("certutil") != nil
-        let places = ["--config", config, "--system-store", store] + (hasCertutil ? ["--nss-db", nss] : [])
+        let scratch = try Scratch(tool: tool)
+        defer { try? FileManager.default.removeItem(at: scratch.directory) }
+        let (directory, config, store, nss, hasCertutil, places) = (
+            scratch.directory, scratch.config, scratch.store, scratch.nss, scratch.hasCertutil, scratch.places
+        )
         // Given the first CA trusted, then replaced by a new one (as after a leaked key)
         #expect(try CLI.run(["trust", "install"] + places).status == 0)
         for file in ["ca.pem", "ca.key"] {

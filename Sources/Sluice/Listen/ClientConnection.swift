@@ -108,7 +108,8 @@ final class ClientConnection {
         // `client_idle`, which counts from a response it never had: a silent one holds its slot
         // 10 s by default, not a minute.
         let timeouts = env.timeouts
-        let first = [timeouts.clientHeader, timeouts.clientIdle].filter { $0 > 0 }.min() ?? 0
+        let (header, idle) = (timeouts.clientHeader, timeouts.clientIdle)
+        let first = header > 0 && (idle == 0 || header < idle) ? header : idle  // 0: none
         connection.setTimeouts(readMilliseconds: first, writeMilliseconds: timeouts.clientBody)
     }
 
