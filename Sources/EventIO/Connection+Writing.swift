@@ -7,21 +7,17 @@ import CEvent
 /// Writing: straight to the socket when nothing is queued, the rest through the output buffer.
 extension Connection {
     /// Writes bytes: straight to the socket when nothing is queued (no copy, no extra loop turn),
-    /// and whatever the socket does not take now goes to the output buffer (copied).
+    /// and whatever the socket does not take now goes to the output buffer (copied). In a busy
+    /// loop turn a small write is held until the turn's end instead (``held``).
     ///
     /// `more`: more of the same message follows at once (a streamed body), so the kernel may hold
     /// back a partial segment (`MSG_MORE`) instead of sending one small packet, and waking the
     /// peer, per write. What it holds goes out with the next write without `more`, or at the end
     /// of this loop turn at the latest. For sockets with `TCP_NODELAY` (``setNoDelay()``).
     public func write(_ bytes: UnsafeRawBufferPointer, more: Bool = false) {
-        guard let bev, let base = bytes.baseAddress, bytes.count > 0, !writeBroken else { return }
-        var offset = 0
-        if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
-            let sent = send(bufferevent_getfd(bev), base, bytes.count, Connection.sendFlags(more: more))
-            if sent > 0 { offset = sent } else if sent < 0, peerGone(errno) { return }
-            noteHeld(more)
-        }
-        if offset < bytes.count { bufferevent_write(bev, base + offset, bytes.count - offset) }
+        write(
+            pieces: (bytes, UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0)),
+            count: 1, more: more)
     }
 
     static func sendFlags(more: Bool) -> Int32 {
@@ -63,22 +59,37 @@ extension Connection {
         }
     }
 
-    /// The body of the multi-piece writes: the pieces stay on the stack (no array per write).
+    /// The body of the writes: the pieces stay on the stack (no array per write). Held bytes
+    /// (``held``) go first, in the same system call.
     private func write(
         pieces: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int, more: Bool
     ) {
         guard let bev, !writeBroken else { return }
+        let total = pieces.0.count + pieces.1.count + (count == 3 ? pieces.2.count : 0)
+        guard total > 0 else { return }
         var skip = 0
+        var heldCount = 0
         if directWrites, evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
+            if holds(adding: total) {
+                hold(pieces.0)
+                hold(pieces.1)
+                if count == 3 { hold(pieces.2) }
+                return
+            }
             func vector(_ piece: UnsafeRawBufferPointer) -> iovec {
                 iovec(iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: piece.count)
             }
-            var vectors = (vector(pieces.0), vector(pieces.1), vector(pieces.2))
-            let sent = withUnsafeMutableBytes(of: &vectors) { raw in
-                var message = msghdr()
-                message.msg_iov = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
-                message.msg_iovlen = count
-                return sendmsg(bufferevent_getfd(bev), &message, Connection.sendFlags(more: more))
+            heldCount = held.count
+            let sent = held.withUnsafeBytes { heldBytes in
+                var vectors = (vector(heldBytes), vector(pieces.0), vector(pieces.1), vector(pieces.2))
+                return withUnsafeMutableBytes(of: &vectors) { raw in
+                    var message = msghdr()
+                    let all = raw.baseAddress!.assumingMemoryBound(to: iovec.self)
+                    // Without held bytes, the first vector is left out.
+                    message.msg_iov = heldCount > 0 ? all : all + 1
+                    message.msg_iovlen = heldCount > 0 ? count + 1 : count
+                    return sendmsg(bufferevent_getfd(bev), &message, Connection.sendFlags(more: more))
+                }
             }
             if sent > 0 { skip = sent } else if sent < 0, peerGone(errno) { return }
             noteHeld(more)
@@ -93,6 +104,10 @@ extension Connection {
             bufferevent_write(bev, base + skip, piece.count - skip)
             skip = 0
         }
+        if heldCount > 0 {
+            held.withUnsafeBytes { queue($0) }
+            releaseHeld()
+        }
         queue(pieces.0)
         queue(pieces.1)
         if count == 3 { queue(pieces.2) }
@@ -103,6 +118,7 @@ extension Connection {
     /// queued; what the socket does not take now is queued (the head copied, the file's part by
     /// reference) and goes out as the socket drains. The file's part ends the write (no `more`).
     public func write(_ head: UnsafeRawBufferPointer, file: SharedFile, range: Range<Int>) {
+        sendHeld(more: true)
         guard let bev, !writeBroken else { return }
         let output = bufferevent_get_output(bev)
         var headSent = 0
@@ -139,6 +155,7 @@ extension Connection {
             return false
         }
         writeBroken = true
+        releaseHeld()
         if let bev { evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev))) }
         loop.callSoon { [weak self] in
             guard let self, !self.isClosed else { return }

@@ -141,6 +141,8 @@ public final class Connection {
         bufferevent_enable(bev, Int16(EV_WRITE))
     }
 
+    /// Bytes written in a busy loop turn, sent at its end (``Connection+Holding``).
+    var held: [UInt8] = []
     /// Whether a `more` write may have left a partial segment in the kernel.
     var holding = false
     /// Pushes what `more` writes left held back, at the end of their loop turn.
@@ -208,6 +210,7 @@ public final class Connection {
     /// take into its output without copying.
     @discardableResult
     public func moveInput(to other: Connection, upTo count: Int = Int.max) -> Int {
+        other.sendHeld(more: true)
         guard let bev, let otherBev = other.bev else { return 0 }
         let input = bufferevent_get_input(bev)
         let amount = min(count, evbuffer_get_length(input))
@@ -295,6 +298,7 @@ public final class Connection {
 
     /// Sends FIN after the bytes already written (half-close).
     public func shutdownWrite() {
+        sendHeld()
         guard let bev else { return }
         if evbuffer_get_length(bufferevent_get_output(bev)) == 0 {
             shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
@@ -306,8 +310,10 @@ public final class Connection {
 
     // MARK: - Closing
 
-    /// Closes at once; unwritten output is dropped.
+    /// Closes at once; unwritten output is dropped (held writes are sent first: they count as
+    /// written).
     public func close() {
+        sendHeld()
         lingerTimer?.cancel()
         lingerTimer = nil
         guard let bev else { return }
@@ -333,6 +339,7 @@ public final class Connection {
     /// The delegate hears nothing more.
     public func closeAfterFlush(lingerMilliseconds: Int = 2000) {
         guard bev != nil, !flushThenClose else { return }
+        sendHeld()
         flushThenClose = true
         lingerTimer = Timer(loop: loop) { [unowned self] in self.close() }
         lingerTimer?.schedule(milliseconds: lingerMilliseconds)

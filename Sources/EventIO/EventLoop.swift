@@ -21,6 +21,13 @@ public final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private var wakeEvent: OpaquePointer?
     private let pending = Mutex<[@Sendable () -> Void]>([])
+    /// Activated when a connection first holds a write in a turn: runs after the turn's other
+    /// events and sends what they held (``Connection/hold(_:)``).
+    var turnEndEvent: OpaquePointer?
+    /// The connections with held writes, in the order they first held one this turn.
+    var heldConnections: [Connection] = []
+    /// Bytes all connections hold.
+    var heldBytes = 0
 
     /// Process-wide allocator tuning for a server (call once, before the loop runs): freed heap
     /// memory up to `trimThreshold` bytes stays for reuse instead of going back to the kernel, and
@@ -58,10 +65,15 @@ public final class EventLoop: @unchecked Sendable {
             { _, _, ctx in Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().drainPending() },
             Unmanaged.passUnretained(self).toOpaque())
         event_add(wakeEvent, nil)
+        turnEndEvent = event_new(
+            base, -1, 0,
+            { _, _, ctx in Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().sendHeldWrites() },
+            Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
         if let wakeEvent { event_free(wakeEvent) }
+        if let turnEndEvent { event_free(turnEndEvent) }
         close(wakeFD)
         event_base_free(base)
     }
@@ -69,6 +81,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until ``stop()`` is called.
     public func run() {
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        sendHeldWrites()
         drainPending()
         // Freed bufferevents close their sockets in deferred finalizers: let those run now,
         // or a stopped loop would hold the descriptors open.

@@ -61,6 +61,7 @@ public final class SocketSplice {
         loop: EventLoop, from source: Connection, to sink: Connection, count: Int64?, timeoutMilliseconds: Int,
         done: @escaping (Outcome) -> Void
     ) {
+        sink.sendHeld(more: true)  // what was written before the body goes before it
         guard source.fd >= 0, sink.fd >= 0, source.inputCount == 0, sink.outputCount == 0, !sink.writeBroken
         else { return nil }
         var fds: (Int32, Int32) = (-1, -1)

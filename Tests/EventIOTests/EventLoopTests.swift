@@ -234,7 +234,9 @@ struct EventLoopTests {
         }
     }
 
-    @Test("Writes with `more` are held back by the kernel only until the end of the loop turn")
+    @Test(
+        "Writes with `more` are held back (by the kernel, or in a busy turn by the connection) only until the end of the loop turn"
+    )
     func moreIsPushedAtEndOfTurn() throws {
         let loop = try EventLoop()
         let recorder = Recorder()
@@ -270,7 +272,9 @@ struct EventLoopTests {
                 connection.write(bytes, more: true)
                 connection.write(bytes, bytes, more: true)
             }
-            heldAtWrite = unsent()
+            // The first piece went to the kernel; once its push was due in this turn, the turn
+            // was busy and the rest waited in the connection.
+            heldAtWrite = unsent() + Int32(connection.heldCount)
         }
         write.schedule(milliseconds: 100)
         // The kernel would hold a partial segment for about 200 ms by itself.
@@ -279,9 +283,88 @@ struct EventLoopTests {
         let stop = Timer(loop: loop) { loop.stop() }
         stop.schedule(milliseconds: 400)
         loop.run()
-        #expect(heldAtWrite == 3000, "MSG_MORE holds the small pieces back")
+        #expect(heldAtWrite == 3000, "the small pieces are held back")
         #expect(heldAfterTurn == 0, "pushed at the end of the turn")
         #expect(received.withLock { $0 } == 3000)
+    }
+
+    @Test(
+        "In a busy turn small writes wait for its end and leave in order; a large write, a close or a splice sends them first"
+    )
+    func busyTurnWritesLeaveAtItsEnd() throws {
+        let loop = try EventLoop()
+        var connections: [Connection] = []
+        let listener = try Listener(loop: loop, address: SocketAddress("127.0.0.1:0")!) { fd, peer in
+            let connection = Connection(loop: loop, fd: fd, peer: peer)
+            connection.setNoDelay()
+            connections.append(connection)
+        }
+        let port = listener.localAddress.port
+        let large = Connection.holdLimit + 1000
+        let expected: [[UInt8]] = [
+            Array(repeating: 0x61, count: 100) + Array(repeating: 0x62, count: 200),
+            Array(repeating: 0x63, count: 50) + Array(repeating: 0x64, count: large),
+            Array(repeating: 0x65, count: 70),
+        ]
+        let received = Mutex<[[UInt8]]>([[], [], []])
+        let readers = (0..<3).map { index in
+            Thread {
+                let socket = try! TestSocket.connect(port: port, timeout: 2)
+                try! socket.send(Array("\(index)".utf8))  // which reader this is
+                var bytes: [UInt8] = []
+                while let piece = try? socket.receive(), !piece.isEmpty { bytes += piece }  // until FIN
+                received.withLock { $0[index] = bytes }
+            }
+        }
+        readers.forEach { $0.start() }
+        var heldInTurn: [Int] = []
+        var heldAtTurnEnd: [Int] = []
+        var byReader: [Int: Connection] = [:]
+        var keep: [EventIO.Timer] = []
+        let write = Timer(loop: loop, repeats: true) {
+            for connection in connections where connection.inputCount > 0 {
+                let index = connection.withInput(upTo: 1) { Int($0[0]) - 0x30 }
+                connection.drainInput(1)
+                byReader[index] = connection
+            }
+            guard byReader.count == 3 else { return }
+            let (first, second, third) = (byReader[0]!, byReader[1]!, byReader[2]!)
+            // Another callback is due in this turn: the loop is busy.
+            let other = Timer(loop: loop) { heldAtTurnEnd = [first, second, third].map(\.heldCount) }
+            other.fireSoon()
+            expected[0].withUnsafeBytes { bytes in
+                first.write(UnsafeRawBufferPointer(rebasing: bytes[..<100]))
+                first.write(UnsafeRawBufferPointer(rebasing: bytes[100...]))
+            }
+            expected[1].withUnsafeBytes { bytes in second.write(UnsafeRawBufferPointer(rebasing: bytes[..<50])) }
+            expected[2].withUnsafeBytes { third.write($0) }
+            heldInTurn = [first.heldCount, second.heldCount, third.heldCount]
+            // Past the limit: the held bytes go first, with it, in one send.
+            expected[1].withUnsafeBytes { bytes in second.write(UnsafeRawBufferPointer(rebasing: bytes[50...])) }
+            heldInTurn.append(second.heldCount)
+            third.close()  // held bytes count as written: sent before the close
+            byReader = [:]
+            connections = [first, second]
+            let end = Timer(loop: loop) {
+                first.shutdownWrite()
+                second.shutdownWrite()
+            }
+            end.schedule(milliseconds: 20)
+            let stop = Timer(loop: loop) { loop.stop() }
+            stop.schedule(milliseconds: 500)
+            keep = [other, end, stop]
+        }
+        write.schedule(milliseconds: 10)
+        loop.run()
+        keep.removeAll()
+        let deadline = Date().addingTimeInterval(2)
+        while received.withLock({ $0.contains([]) }), Date() < deadline { usleep(5000) }
+        #expect(heldInTurn == [300, 50, 70, 0])
+        #expect(heldAtTurnEnd == [300, 0, 0], "sent by the turn's end, after the callback due before it")
+        let got = received.withLock { $0 }
+        for index in 0..<3 {
+            #expect(got[index] == expected[index], "reader \(index): \(got[index].count) bytes")
+        }
     }
 
     @Test(
