@@ -14,7 +14,9 @@ import CEvent
 /// made, the origin took the core after each one: a context switch per request). Held bytes count
 /// as written: everything written later goes after them, and whatever writes to the socket
 /// another way (a file, a splice, a move from another connection, a shutdown or a close) sends
-/// them first.
+/// them first. "The end of the turn" is after every callback due when the first write was held
+/// (all the sockets the poll found ready); a write held by a callback fired later in the turn
+/// leaves after it, at a second end.
 extension Connection {
     /// The most one connection holds; a larger write goes at once, held bytes first.
     public static let holdLimit = 16 * 1024
@@ -80,12 +82,34 @@ extension EventLoop {
 
     /// Sends `connection`'s held bytes at the end of this turn.
     func holdUntilTurnEnd(_ connection: Connection) {
-        if heldConnections.isEmpty { event_active(turnEndEvent, EV_TIMEOUT, 1) }
         heldConnections.append(connection)
+        turnEndIsDue()
     }
 
-    /// The end of a turn in which writes were held: they go, in the order they were made.
-    func sendHeldWrites() {
+    /// Tells `observer` when the callbacks due in this loop turn have run (every socket the poll
+    /// found ready; a callback fired soon after this call comes after it), before held writes
+    /// are sent; once per call.
+    public func atTurnEnd(_ observer: any TurnEndObserver) {
+        turnEndObservers.append(observer)
+        turnEndIsDue()
+    }
+
+    private func turnEndIsDue() {
+        guard !turnEndDue else { return }
+        turnEndDue = true
+        event_active(turnEndEvent, EV_TIMEOUT, 1)
+    }
+
+    /// The end of a turn: observers hear of it, then the writes held in it go, in the order
+    /// they were made.
+    func endTurn() {
+        turnEndDue = false
+        if !turnEndObservers.isEmpty {
+            var observers: [any TurnEndObserver] = []
+            swap(&observers, &turnEndObservers)
+            for observer in observers { observer.loopTurnDidEnd() }
+        }
+        guard !heldConnections.isEmpty else { return }
         var connections: [Connection] = []
         swap(&connections, &heldConnections)
         for connection in connections { connection.sendHeld() }
@@ -95,4 +119,10 @@ extension EventLoop {
             swap(&connections, &heldConnections)
         }
     }
+}
+
+/// Work left for the end of a loop turn (``EventLoop/atTurnEnd(_:)``).
+public protocol TurnEndObserver: AnyObject {
+    /// The callbacks due when it asked have run.
+    func loopTurnDidEnd()
 }

@@ -28,6 +28,10 @@ public final class EventLoop: @unchecked Sendable {
     var heldConnections: [Connection] = []
     /// Bytes all connections hold.
     var heldBytes = 0
+    /// Whether ``turnEndEvent`` is active (it runs after the turn's other events).
+    var turnEndDue = false
+    /// What asked to hear of this turn's end (``atTurnEnd(_:)``), in order.
+    var turnEndObservers: [any TurnEndObserver] = []
 
     /// Process-wide allocator tuning for a server (call once, before the loop runs): freed heap
     /// memory up to `trimThreshold` bytes stays for reuse instead of going back to the kernel, and
@@ -67,7 +71,7 @@ public final class EventLoop: @unchecked Sendable {
         event_add(wakeEvent, nil)
         turnEndEvent = event_new(
             base, -1, 0,
-            { _, _, ctx in Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().sendHeldWrites() },
+            { _, _, ctx in Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().endTurn() },
             Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -81,7 +85,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until ``stop()`` is called.
     public func run() {
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
-        sendHeldWrites()
+        endTurn()
         drainPending()
         // Freed bufferevents close their sockets in deferred finalizers: let those run now,
         // or a stopped loop would hold the descriptors open.
@@ -113,8 +117,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Whether other events wait to be handled in this loop turn (sockets that became ready
-    /// with the one being handled, work queued for the turn): the loop is busy.
-    public var othersReady: Bool { event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ACTIVE)) > 0 }
+    /// with the one being handled, work queued for the turn): the loop is busy. The work done at
+    /// the turn's end (``atTurnEnd(_:)``, held writes) does not count: it comes after the rest.
+    public var othersReady: Bool {
+        event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ACTIVE)) > (turnEndDue ? 1 : 0)
+    }
 
     /// Monotonic time in nanoseconds, cached per loop turn is not needed: one syscall-free read.
     public static func monotonicNanoseconds() -> UInt64 {

@@ -89,6 +89,34 @@ struct EventLoopTests {
         #expect(seen == [true, true, false])
     }
 
+    @Test(
+        "Turn-end observers hear once, after the callbacks due when they asked; the turn's end is not other work waiting"
+    )
+    func turnEnd() throws {
+        final class Observer: TurnEndObserver {
+            var heard: [String] = []
+            let loop: EventLoop
+            init(loop: EventLoop) { self.loop = loop }
+            func loopTurnDidEnd() { heard.append("end \(loop.othersReady)") }
+        }
+        let loop = try EventLoop()
+        let observer = Observer(loop: loop)
+        let later = Timer(loop: loop) { observer.heard.append("soon \(loop.othersReady)") }
+        let first = Timer(loop: loop) {
+            loop.atTurnEnd(observer)
+            observer.heard.append("asked \(loop.othersReady)")  // only the turn's end is due
+            later.fireSoon()
+            observer.heard.append("fired \(loop.othersReady)")
+        }
+        first.schedule(milliseconds: 1)
+        let stop = Timer(loop: loop) { loop.stop() }
+        stop.schedule(milliseconds: 50)
+        loop.run()
+        // A callback fired after the observer asked comes after the turn's end (as the sockets
+        // that a poll finds ready all come before it).
+        #expect(observer.heard == ["asked false", "fired true", "end true", "soon false"])
+    }
+
     @Test("execute(_:) from another thread runs on the loop thread")
     func crossThread() throws {
         let loop = try EventLoop()

@@ -8,7 +8,7 @@ import TLS
 
 /// One client socket: reads request heads, runs one ``Exchange`` at a time (pipelined requests
 /// wait their turn), keeps the connection alive between them, and enforces client timeouts.
-final class ClientConnection {
+final class ClientConnection: TurnEndObserver {
     /// At or below this many unsent bytes, a paused response source resumes (it pauses above
     /// ``ResponseOutput/highWater``).
     static let outputLowWater = 16 * 1024
@@ -77,6 +77,8 @@ final class ClientConnection {
     var headerTimer: Timer?
     /// Gives up looking at an intercepted CONNECT's first bytes when they do not say what they are.
     var peekTimer: Timer?
+    /// Whether the held response head is to be sent at the end of this loop turn.
+    private var headFlushDue = false
     var input = Input.open
     /// Since when the idle read timeout has counted through a bodiless exchange, kept rather
     /// than changed (`nil`: it was changed, or no such exchange runs); see ``enterIdle()``.
@@ -263,8 +265,16 @@ final class ClientConnection {
 
     /// A response head waits for the body's first bytes so that both leave in one write; if none
     /// came in this loop turn (an origin that sends its head and then thinks), it goes alone.
-    func sendHeldHeadAtEndOfTurn() { headFlush.fireSoon() }
-    private lazy var headFlush = Timer(loop: env.exchanges.loop) { [unowned self] in
+    /// (At the turn's end, not by a timer fired soon: that would count as other work waiting,
+    /// and the response's own write would wait for the turn's end too, ``EventLoop/othersReady``.)
+    func sendHeldHeadAtEndOfTurn() {
+        guard !headFlushDue else { return }
+        headFlushDue = true
+        env.exchanges.loop.atTurnEnd(self)
+    }
+
+    func loopTurnDidEnd() {
+        headFlushDue = false
         if case .exchanging(let exchange) = state { exchange.sendHeldHead() }
     }
 
