@@ -65,6 +65,14 @@ extension Connection {
         releaseHeld()
     }
 
+    /// Pushes out what writes with `more` left in the kernel (``EventLoop/pushAtTurnEnd(_:)``).
+    func pushHeldSegment() {
+        pushDue = false
+        guard holding, bev != nil else { return }
+        holding = false
+        setNoDelay()
+    }
+
     /// Forgets the held bytes (sent, queued, or for a peer that is gone).
     func releaseHeld() {
         guard !held.isEmpty else { return }
@@ -88,9 +96,19 @@ extension EventLoop {
 
     /// Tells `observer` when the callbacks due in this loop turn have run (every socket the poll
     /// found ready; a callback fired soon after this call comes after it), before held writes
-    /// are sent; once per call.
+    /// are sent; once per call. The loop holds `observer` until then: an object with unowned
+    /// references to others that may go first must not ask, or not use them when told.
     public func atTurnEnd(_ observer: any TurnEndObserver) {
         turnEndObservers.append(observer)
+        turnEndIsDue()
+    }
+
+    /// Pushes out at the end of this turn what `connection`'s writes with `more` left in the
+    /// kernel, unless a later write without it did (``Connection/holding``).
+    func pushAtTurnEnd(_ connection: Connection) {
+        guard !connection.pushDue else { return }
+        connection.pushDue = true
+        pushConnections.append(connection)
         turnEndIsDue()
     }
 
@@ -101,7 +119,7 @@ extension EventLoop {
     }
 
     /// The end of a turn: observers hear of it, then the writes held in it go, in the order
-    /// they were made.
+    /// they were made, then what writes with `more` left in the kernel is pushed out.
     func endTurn() {
         turnEndDue = false
         if !turnEndObservers.isEmpty {
@@ -109,14 +127,20 @@ extension EventLoop {
             swap(&observers, &turnEndObservers)
             for observer in observers { observer.loopTurnDidEnd() }
         }
-        guard !heldConnections.isEmpty else { return }
-        var connections: [Connection] = []
-        swap(&connections, &heldConnections)
-        for connection in connections { connection.sendHeld() }
-        // The array's room is kept for the next turn (unless a send held anew: it has its own).
-        if heldConnections.isEmpty {
-            connections.removeAll(keepingCapacity: true)
+        if !heldConnections.isEmpty {
+            var connections: [Connection] = []
             swap(&connections, &heldConnections)
+            for connection in connections { connection.sendHeld() }
+            // The array's room is kept for the next turn (unless a send held anew: it has its own).
+            if heldConnections.isEmpty {
+                connections.removeAll(keepingCapacity: true)
+                swap(&connections, &heldConnections)
+            }
+        }
+        if !pushConnections.isEmpty {
+            var connections: [Connection] = []
+            swap(&connections, &pushConnections)
+            for connection in connections { connection.pushHeldSegment() }
         }
     }
 }

@@ -27,7 +27,7 @@ extension Connection {
     func noteHeld(_ more: Bool) {
         // A send without MSG_MORE pushes out everything queued before it.
         holding = more
-        if more { pushTimer.fireSoon() }  // already due: no-op
+        if more { loop.pushAtTurnEnd(self) }
     }
 
     /// Writes two pieces in one system call when nothing is queued (`sendmsg`), else queues them;

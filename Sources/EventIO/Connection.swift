@@ -145,12 +145,8 @@ public final class Connection {
     var held: [UInt8] = []
     /// Whether a `more` write may have left a partial segment in the kernel.
     var holding = false
-    /// Pushes what `more` writes left held back, at the end of their loop turn.
-    lazy var pushTimer = Timer(loop: loop) { [unowned self] in
-        guard holding, bev != nil else { return }
-        holding = false
-        setNoDelay()
-    }
+    /// Whether the loop pushes this connection's partial segment at the end of the turn.
+    var pushDue = false
     /// Set once a write found the peer gone: what is written after that is dropped, not queued
     /// (a dead client must not hold a body's worth of memory until its error event arrives);
     /// writers should stop producing.

@@ -30,6 +30,8 @@ public final class EventLoop: @unchecked Sendable {
     var heldBytes = 0
     /// Whether ``turnEndEvent`` is active (it runs after the turn's other events).
     var turnEndDue = false
+    /// The connections whose writes with `more` may have left a partial segment in the kernel.
+    var pushConnections: [Connection] = []
     /// What asked to hear of this turn's end (``atTurnEnd(_:)``), in order.
     var turnEndObservers: [any TurnEndObserver] = []
 

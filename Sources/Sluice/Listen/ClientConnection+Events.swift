@@ -123,7 +123,8 @@ extension ClientConnection: ConnectionDelegate {
             if case .readingHead = state { close() }
         case (_, .endOfStream), (_, .error):
             input = .ended
-            if connection.outputCount == 0 { close() } else { closeAfterFlush() }
+            // (Bytes held for the end of this turn are unsent too: a response that just ended.)
+            if connection.outputCount == 0, connection.heldCount == 0 { close() } else { closeAfterFlush() }
         default:
             break
         }
