@@ -126,10 +126,10 @@ extension Connection {
         if directWrites, evbuffer_get_length(output) == 0 {
             let fd = bufferevent_getfd(bev)
             if let base = head.baseAddress, head.count > 0 {
-                // A busy loop (others ready in this turn) sends the head with MSG_MORE: it waits
-                // for the file's first bytes to fill its packet, one packet less per response.
-                // Otherwise it leaves at once, and the client reads it while the file's bytes follow.
-                let sent = send(fd, base, head.count, Connection.sendFlags(more: !range.isEmpty && loop.othersReady))
+                // With MSG_MORE: the head waits for the file's first bytes, sent right after, to
+                // fill its packet (one packet and one wakeup of the client less per response;
+                // `sendfile` pushes its last segment), whether or not the loop is busy.
+                let sent = send(fd, base, head.count, Connection.sendFlags(more: !range.isEmpty))
                 if sent > 0 { headSent = sent } else if sent < 0, peerGone(errno) { return }
             }
             if headSent == head.count, !range.isEmpty {
