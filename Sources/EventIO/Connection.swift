@@ -306,8 +306,7 @@ public final class Connection {
 
     // MARK: - Closing
 
-    /// Closes at once; unwritten output is dropped (held writes are sent first: they count as
-    /// written).
+    /// Closes at once; unwritten output is dropped (held writes count as written: sent first).
     public func close() {
         sendHeld()
         lingerTimer?.cancel()

@@ -385,8 +385,7 @@ struct EventLoopTests {
         write.schedule(milliseconds: 10)
         loop.run()
         keep.removeAll()
-        let deadline = Date().addingTimeInterval(2)
-        while received.withLock({ $0.contains([]) }), Date() < deadline { usleep(5000) }
+        _ = eventually(timeout: 2) { !received.withLock { $0.contains([]) } }  // the readers' last stores
         #expect(heldInTurn == [300, 50, 70, 0])
         #expect(heldAtTurnEnd == [300, 0, 0], "sent by the turn's end, after the callback due before it")
         let got = received.withLock { $0 }

@@ -77,8 +77,6 @@ final class ClientConnection: TurnEndObserver {
     var headerTimer: Timer?
     /// Gives up looking at an intercepted CONNECT's first bytes when they do not say what they are.
     var peekTimer: Timer?
-    /// Whether the held response head is to be sent at the end of this loop turn.
-    private var headFlushDue = false
     var input = Input.open
     /// Since when the idle read timeout has counted through a bodiless exchange, kept rather
     /// than changed (`nil`: it was changed, or no such exchange runs); see ``enterIdle()``.
@@ -267,14 +265,10 @@ final class ClientConnection: TurnEndObserver {
     /// came in this loop turn (an origin that sends its head and then thinks), it goes alone.
     /// (At the turn's end, not by a timer fired soon: that would count as other work waiting,
     /// and the response's own write would wait for the turn's end too, ``EventLoop/othersReady``.)
-    func sendHeldHeadAtEndOfTurn() {
-        guard !headFlushDue else { return }
-        headFlushDue = true
-        env.exchanges.loop.atTurnEnd(self)
-    }
+    /// (Asked twice in a turn, the second flush finds nothing held.)
+    func sendHeldHeadAtEndOfTurn() { env.exchanges.loop.atTurnEnd(self) }
 
     func loopTurnDidEnd() {
-        headFlushDue = false
         if case .exchanging(let exchange) = state { exchange.sendHeldHead() }
     }
 
