@@ -45,7 +45,7 @@ extension Connection {
     /// the caller writes to the socket right after (a body's first bytes), so the held bytes may
     /// wait in the kernel to share their packet (`MSG_MORE`, pushed at the end of the turn at the
     /// latest).
-    public func sendHeld(more: Bool = false) {
+    func sendHeld(more: Bool = false) {
         guard !held.isEmpty else { return }
         guard let bev, !writeBroken else { return releaseHeld() }
         var sent = 0
@@ -122,25 +122,21 @@ extension EventLoop {
     /// they were made, then what writes with `more` left in the kernel is pushed out.
     func endTurn() {
         turnEndDue = false
-        if !turnEndObservers.isEmpty {
-            var observers: [any TurnEndObserver] = []
-            swap(&observers, &turnEndObservers)
-            for observer in observers { observer.loopTurnDidEnd() }
-        }
-        if !heldConnections.isEmpty {
-            var connections: [Connection] = []
-            swap(&connections, &heldConnections)
-            for connection in connections { connection.sendHeld() }
-            // The array's room is kept for the next turn (unless a send held anew: it has its own).
-            if heldConnections.isEmpty {
-                connections.removeAll(keepingCapacity: true)
-                swap(&connections, &heldConnections)
-            }
-        }
-        if !pushConnections.isEmpty {
-            var connections: [Connection] = []
-            swap(&connections, &pushConnections)
-            for connection in connections { connection.pushHeldSegment() }
+        takeEach(\.turnEndObservers) { $0.loopTurnDidEnd() }
+        takeEach(\.heldConnections) { $0.sendHeld() }
+        takeEach(\.pushConnections) { $0.pushHeldSegment() }
+    }
+
+    /// Runs `body` on each item of the list at `list`, taken out first (a call may add to it
+    /// anew: that goes in the list again); the list's room is kept for the next turn.
+    private func takeEach<Item>(_ list: ReferenceWritableKeyPath<EventLoop, [Item]>, _ body: (Item) -> Void) {
+        guard !self[keyPath: list].isEmpty else { return }
+        var items: [Item] = []
+        swap(&items, &self[keyPath: list])
+        for item in items { body(item) }
+        if self[keyPath: list].isEmpty {
+            items.removeAll(keepingCapacity: true)
+            self[keyPath: list] = items
         }
     }
 }
