@@ -54,6 +54,25 @@ struct BreakpointTests {
         }
     }
 
+    /// An intercepting proxy (with its admin port) in front of a WebSocket origin, pausing the
+    /// client's messages at a breakpoint named "chat" with `conditions` besides; stop the origin.
+    static func webSocketPauses(_ conditions: [String: Any] = [:]) throws -> (
+        WebSocketTests.Setup, WebSocketOrigin, ProxyHarness, UInt16
+    ) {
+        let setup = try WebSocketTests.Setup()
+        let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
+        do {
+            var configuration = try setup.configuration(port: origin.port)
+            let spec = conditions.merging(["stage": "messages", "direction": "send"]) { mine, _ in mine }
+            configuration.breakpoints.points = [try Breakpoint.parse(spec, name: "chat").get()]
+            let proxy = try ProxyHarness(configuration: configuration)
+            return (setup, origin, proxy, try proxy.startAdmin())
+        } catch {
+            origin.stop()
+            throw error
+        }
+    }
+
     static func configuration(_ specs: [[String: Any]], timeout: Int = 300_000) throws -> Configuration {
         var configuration = Configuration()
         configuration.breakpoints.timeout = timeout
@@ -367,15 +386,8 @@ struct BreakpointTests {
         "WebSocket messages from the client paused: one edited, one dropped, one injected ahead of another; the other direction flows meanwhile",
         .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
     func webSocketMessages() throws {
-        let setup = try WebSocketTests.Setup()
-        let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
+        let (setup, origin, proxy, admin) = try Self.webSocketPauses(["body_contains": "me"])
         defer { origin.stop() }
-        var configuration = try setup.configuration(port: origin.port)
-        configuration.breakpoints.points = [
-            try Breakpoint.parse(["stage": "messages", "direction": "send", "body_contains": "me"], name: "chat").get()
-        ]
-        let proxy = try ProxyHarness(configuration: configuration)
-        let admin = try proxy.startAdmin()
         nonisolated(unsafe) var result: (status: Int32, json: [String: Any]) = (-1, [:])
         let client = Thread {
             result =
@@ -421,15 +433,8 @@ struct BreakpointTests {
         "A WebSocket client that leaves while its message is paused takes the item with it, and its connection ends",
         .enabled(if: TestVenv.isAvailable, "needs .build/test-venv: scripts/setup.sh --tests"))
     func webSocketClientLeaves() throws {
-        let setup = try WebSocketTests.Setup()
-        let origin = try WebSocketOrigin(certificate: setup.certificate, key: setup.key)
+        let (setup, origin, proxy, admin) = try Self.webSocketPauses()
         defer { origin.stop() }
-        var configuration = try setup.configuration(port: origin.port)
-        configuration.breakpoints.points = [
-            try Breakpoint.parse(["stage": "messages", "direction": "send"], name: "chat").get()
-        ]
-        let proxy = try ProxyHarness(configuration: configuration)
-        let admin = try proxy.startAdmin()
         let left = try WebSocketOrigin.client(
             "leave", proxy: proxy.port, url: "wss://localhost:\(origin.port)/echo", caFile: setup.caCert)
         #expect(left.status == 0, "\(left.json)")
