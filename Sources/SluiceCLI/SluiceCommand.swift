@@ -20,14 +20,19 @@ struct SluiceCommand: ParsableCommand {
 
     /// ArgumentParser's entry point, except that a ``CommandFailure`` is printed without the
     /// usage text and exits with its own code.
+    /// Log lines still on their way to standard output (``LogOutput``) are written before the
+    /// process ends, however it ends here.
     static func main() {
         do {
             var command = try parseAsRoot()
             try command.run()
+            LogOutput.standardOutput.flush(waitingUpTo: 2)
         } catch let failure as CommandFailure {
+            LogOutput.standardOutput.flush(waitingUpTo: 2)
             FileHandle.standardError.write(Data("Error: \(failure.description)\n".utf8))
             Foundation.exit(failure.exitCode)
         } catch {
+            LogOutput.standardOutput.flush(waitingUpTo: 2)
             exit(withError: error)
         }
     }

@@ -65,6 +65,6 @@ public final class EmbeddedProxy: @unchecked Sendable {
         thread.loop.execute { server.value.shutdown { done.signal() } }
         done.wait()
         thread.stop()
-        LogOutput.standardOutput.flush()
+        LogOutput.standardOutput.flush(waitingUpTo: 2)
     }
 }

@@ -74,7 +74,7 @@ public enum ProxyRuntime {
         logFlush.cancel()
         withExtendedLifetime(signals) {}
         logger.notice("sluice stopped")
-        LogOutput.standardOutput.flush()
+        LogOutput.standardOutput.flush(waitingUpTo: 2)
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 
@@ -7,53 +8,104 @@ import Synchronization
 
 /// Log lines gathered in memory and written in large pieces, the way nginx's
 /// `access_log … buffer=64k flush=1s` does: a line costs a copy, not a system call. The buffer
-/// is written when it reaches 64 KiB, when a line of `notice` or above arrives (start, stop,
-/// problems: they are seen at once, after every line before them), on ``flush()`` — which the
-/// proxy's loop calls every second — and when the proxy stops (SIGTERM and SIGINT included).
+/// is handed to a writer thread when it reaches 64 KiB, when a line of `notice` or above arrives
+/// (start, stop, problems: they are seen at once, after every line before them), on ``flush()``
+/// — which the proxy's loop calls every second — and when the proxy stops (SIGTERM and SIGINT
+/// included; ``flush(waitingUpTo:)`` then waits for the writes).
+///
+/// The writes happen on that thread, never on the caller's: a standard output nobody reads (a
+/// pipe into a paused pager, a terminal on hold) blocks the thread, not the proxy's loop. While
+/// it is blocked, at most ``backlog`` bytes wait for it; lines past that are dropped whole, and
+/// once the output moves again one line says how many went.
 public final class LogOutput: Sendable {
     /// Standard output, where `sluice serve` logs.
     public static let standardOutput = LogOutput(descriptor: 1)
 
-    /// Buffered bytes past which they are written at once.
+    /// Buffered bytes past which they are handed to the writer at once.
     public static let capacity = 64 * 1024
+
+    /// Bytes that may wait for a blocked output before lines are dropped.
+    public static let backlog = 4 << 20
+
+    /// Where the writer is.
+    private enum Writer {
+        /// No thread yet (nothing was handed over).
+        case none
+        /// Waiting for bytes.
+        case idle
+        /// In `write(2)` with bytes taken from the queue.
+        case writing
+    }
 
     private struct State {
         var buffer: [UInt8] = []
+        /// Handed over, not yet taken by the writer.
+        var queued: [UInt8] = []
+        /// Lines dropped since the writer last took the queue (it was full).
+        var dropped = 0
+        var writer = Writer.none
         var second: time_t = -1
         var timestamp = ""
     }
 
     private let descriptor: Int32
+    private let limit: Int
     private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
 
-    /// Lines for `descriptor`, which stays open for the life of the process.
-    public init(descriptor: Int32) { self.descriptor = descriptor }
+    /// Lines for `descriptor`, which stays open for the life of the process; at most `backlog`
+    /// bytes wait for it while it does not take them.
+    public init(descriptor: Int32, backlog: Int = LogOutput.backlog) {
+        self.descriptor = descriptor
+        self.limit = backlog
+    }
 
-    /// Adds `line` and a newline; writes everything out when `urgent` or when the buffer is full.
+    /// Adds `line` and a newline; hands everything to the writer when `urgent` or when the
+    /// buffer is full.
     public func append(_ line: String, urgent: Bool = false) {
         state.withLock { state in
             state.buffer.append(contentsOf: line.utf8)
             state.buffer.append(0x0A)
-            if urgent || state.buffer.count >= Self.capacity { write(&state.buffer) }
+            if urgent || state.buffer.count >= Self.capacity { handOff(&state) }
         }
     }
 
     /// Adds one line built in place by `build` (which appends its bytes, without the newline),
-    /// with no intermediate string; written out when the buffer is full.
+    /// with no intermediate string; handed to the writer when the buffer is full.
     public func appendLine(_ build: (inout [UInt8]) -> Void) {
         state.withLock { state in
             build(&state.buffer)
             state.buffer.append(0x0A)
-            if state.buffer.count >= Self.capacity { write(&state.buffer) }
+            if state.buffer.count >= Self.capacity { handOff(&state) }
         }
     }
 
-    /// Writes whatever is buffered.
+    /// Hands whatever is buffered to the writer, without waiting for it.
     public func flush() {
-        state.withLock { state in if !state.buffer.isEmpty { write(&state.buffer) } }
+        state.withLock { state in if !state.buffer.isEmpty { handOff(&state) } }
     }
 
-    /// Bytes waiting to be written.
+    /// Hands whatever is buffered to the writer and waits until it is written, at most `seconds`
+    /// (an output nobody reads must not keep a stopping process alive). Whether it all went.
+    @discardableResult
+    public func flush(waitingUpTo seconds: Double) -> Bool {
+        flush()
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            let done = state.withLock { state in
+                switch state.writer {
+                case .none: true
+                case .idle: state.queued.isEmpty
+                case .writing: false
+                }
+            }
+            if done { return true }
+            if Date() >= deadline { return false }
+            usleep(1000)
+        }
+    }
+
+    /// Bytes gathered and not yet handed to the writer.
     public var pending: Int { state.withLock { $0.buffer.count } }
 
     /// The local time as `2026-11-24T10:16:02+0000` (what swift-log's stream handler writes),
@@ -73,24 +125,80 @@ public final class LogOutput: Sendable {
         }
     }
 
-    /// Writes all of `buffer` (short writes and interruptions retried), then empties it, keeping
-    /// its memory. Lines that cannot be written (a closed descriptor) are dropped, never retried
-    /// forever.
-    private func write(_ buffer: inout [UInt8]) {
-        buffer.withUnsafeBytes { bytes in
+    /// Moves the buffer to the writer's queue (or, when the queue is full, counts its lines as
+    /// dropped), keeping the buffer's memory, and wakes the writer; starts it the first time.
+    private func handOff(_ state: inout State) {
+        // Once lines are dropped, all are until the writer takes the queue: the count it then
+        // writes stands where they were.
+        if state.dropped == 0, state.queued.count + state.buffer.count <= limit {
+            if state.queued.isEmpty {
+                swap(&state.queued, &state.buffer)
+            } else {
+                state.queued.append(contentsOf: state.buffer)
+            }
+        } else {
+            state.dropped += state.buffer.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        }
+        state.buffer.removeAll(keepingCapacity: true)
+        if case .none = state.writer {
+            state.writer = .idle
+            let thread = Thread { [self] in writeForever() }
+            thread.name = "sluice-log"
+            thread.start()
+        }
+        wake.signal()
+    }
+
+    /// The writer thread: takes the queue, writes it, then says how many lines were dropped
+    /// while it waited, if any.
+    private func writeForever() {
+        var chunk: [UInt8] = []
+        while true {
+            wake.wait()
+            while true {
+                let dropped = state.withLock { state -> Int? in
+                    guard !state.queued.isEmpty || state.dropped > 0 else {
+                        state.writer = .idle
+                        return nil
+                    }
+                    swap(&chunk, &state.queued)
+                    state.writer = .writing
+                    defer { state.dropped = 0 }
+                    return state.dropped
+                }
+                guard let dropped else { break }
+                write(chunk)
+                chunk.removeAll(keepingCapacity: chunk.capacity <= 2 * Self.capacity)
+                if dropped > 0 {
+                    write(
+                        Array(
+                            "\(timestamp()) warning sluice: [Sluice] \(dropped) log lines dropped: the output did not take them (at most \(limit) bytes wait)\n"
+                                .utf8))
+                }
+            }
+        }
+    }
+
+    /// Writes all of `bytes` (short writes and interruptions retried). What cannot be written (a
+    /// closed descriptor) is dropped, never retried forever.
+    private func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if written > 0 {
                     offset += written
-                } else if written < 0, errno == EINTR || errno == EAGAIN {
+                } else if written < 0, errno == EINTR {
                     continue
+                } else if written < 0, errno == EAGAIN {
+                    // A descriptor someone made non-blocking: wait until it takes bytes again.
+                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    _ = poll(&ready, 1, 1000)
                 } else {
                     break
                 }
             }
         }
-        buffer.removeAll(keepingCapacity: true)
     }
 }
 

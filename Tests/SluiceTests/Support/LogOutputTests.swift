@@ -47,12 +47,14 @@ struct LogOutputTests {
         output.append("two")
         #expect(pipe.drain() == "")
         #expect(output.pending == 8)
-        output.flush()
+        #expect(output.flush(waitingUpTo: 10))
         #expect(pipe.drain() == "one\ntwo\n")
         #expect(output.pending == 0)
         // An urgent line goes out at once, after the lines before it.
         output.append("three")
         output.append("stopping", urgent: true)
+        #expect(output.pending == 0)
+        #expect(output.flush(waitingUpTo: 10))
         #expect(pipe.drain() == "three\nstopping\n")
         // Past the capacity the buffer is written whole: every line complete, in order.
         let line = String(repeating: "x", count: 99)
@@ -61,7 +63,12 @@ struct LogOutputTests {
         written += pipe.drain()
         #expect(written.isEmpty)
         output.append(line)
-        written += pipe.drain()
+        #expect(output.pending == 0)
+        // (No flush: waiting for the writer alone.)
+        for _ in 0..<10_000 where written.count < (LogOutput.capacity / 100 + 1) * 100 {
+            written += pipe.drain()
+            usleep(1000)
+        }
         #expect(written.count == (LogOutput.capacity / 100 + 1) * 100)
         #expect(written.split(separator: "\n").allSatisfy { $0 == line })
     }
@@ -74,7 +81,7 @@ struct LogOutputTests {
         logger.logLevel = .info
         logger.info("hello", metadata: ["b": "2", "a": "1"])
         logger.debug("not shown")
-        output.flush()
+        output.flush(waitingUpTo: 10)
         let text = pipe.drain()
         #expect(text.hasSuffix(" info sluice: a=1 b=2 [SluiceTests] hello\n"), "\(text)")
         #expect(text.count > 24 && text.dropFirst(4).hasPrefix("-"))
@@ -87,11 +94,65 @@ struct LogOutputTests {
         access.exchangeDidComplete(record)
         #expect(pipe.drain() == "")  // buffered
         #expect(logger.handler is BufferedLogHandler)
-        output.flush()
+        output.flush(waitingUpTo: 10)
         let accessLine = pipe.drain()
         #expect(
             accessLine.hasSuffix(" info sluice: [Sluice] 127.0.0.1:5000 \"GET http://a.example/x\" 200 1024 1.234ms\n"),
             "\(accessLine)")
         #expect(accessLine.dropLast().hasSuffix(AccessLog.line(record)))
+    }
+
+    @Test(
+        "An output nobody reads never blocks the caller: lines past the backlog are dropped whole and counted once it moves"
+    )
+    func blockedOutput() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        _ = fcntl(fds[1], 1031, 4096)  // F_SETPIPE_SZ: a small pipe, full after a few lines
+        let output = LogOutput(descriptor: fds[1], backlog: 64 * 1024)
+        // 4,000 numbered lines of 100 bytes, urgent every 100th: 400 KB against 64 KiB of backlog
+        // and a pipe nobody reads. The caller's thread must get through all of them.
+        let done = DispatchSemaphore(value: 0)
+        let lines = 4000
+        Thread {
+            for number in 0..<lines {
+                let text = String(number)
+                output.append(text + String(repeating: "y", count: 100 - text.count), urgent: number % 100 == 99)
+            }
+            output.flush()
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "appending blocked on the full pipe")
+        // Now read until the writer is idle and the pipe empty: the lines that waited, in order
+        // and whole, each run of dropped lines counted by one line where they were.
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        for _ in 0..<30_000 {
+            let idle = output.flush(waitingUpTo: 0)
+            let count = Glibc.read(fds[0], &chunk, chunk.count)
+            if count > 0 {
+                bytes += chunk[..<count]
+            } else if idle {
+                break
+            } else {
+                usleep(1000)
+            }
+        }
+        let received = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        let numbered = received.filter { !$0.contains("dropped") }
+        let notices = received.filter { $0.contains("dropped") }
+        try #require(!notices.isEmpty)
+        #expect(numbered.allSatisfy { $0.utf8.count == 100 })
+        let numbers = numbered.map { Int($0.prefix { $0 != "y" })! }
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
+        let dropped = notices.map { notice in Int(notice.split(separator: " ").first { Int($0) != nil }!)! }
+        #expect(dropped.reduce(0, +) + numbered.count == lines, "\(dropped) dropped, \(numbered.count) written")
+        #expect(dropped.reduce(0, +) > lines / 2, "most lines could not wait: \(dropped)")
+        #expect(notices.allSatisfy { $0.contains(" warning sluice: ") })
     }
 }
