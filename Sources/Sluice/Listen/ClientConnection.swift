@@ -231,13 +231,17 @@ final class ClientConnection: TurnEndObserver {
         exchange.fail(error)
     }
 
-    /// Answers an unparseable request with a problem and closes.
+    /// Answers an unparseable request with a problem and closes. The log line names the
+    /// request line when one arrived whole (a head refused for its size, or cut by the header
+    /// timeout after it), else `- -`.
     func reject(_ error: SluiceError) {
         let problem = Problem(error)
+        let limit = env.exchanges.parserLimits.maxRequestLine + 2
+        let line = stream.withInput(upTo: limit) { RequestParser.requestLine(in: $0, limit: limit) }
         stream.write(ResponseWriter.problem(problem, keepAlive: false, headOnly: false, date: env.exchanges.date.now))
         env.log(
             ExchangeRecord(
-                client: peerText, method: "-", url: "-", status: problem.status,
+                client: peerText, method: line?.method ?? "-", url: line?.target ?? "-", status: problem.status,
                 bytesSent: Int64(problem.body.utf8.count),
                 duration: 0, upstreamTime: nil, error: error, aborted: false))
         closeAfterFlush()

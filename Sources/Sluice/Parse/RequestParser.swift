@@ -110,6 +110,24 @@ public struct RequestParser: Sendable {
 
     private func malformed(_ what: String) -> SluiceError { .badRequest(reason: .malformed(what)) }
 
+    /// The method and target of the request line at the start of `input` (after empty lines),
+    /// when it is there whole within `limit` bytes and has a request line's shape (a token, a
+    /// space, visible ASCII, a space): what a log line names for a head that was refused. `nil`
+    /// otherwise, so that nothing else of refused bytes reaches a log.
+    static func requestLine(in input: UnsafeRawBufferPointer, limit: Int) -> (method: String, target: String)? {
+        var start = 0
+        while start + 1 < input.count, input[start] == 0x0D, input[start + 1] == 0x0A { start += 2 }
+        let end = min(input.count, start + limit)
+        guard let lineEnd = input[start..<end].firstIndex(where: { $0 == 0x0D || $0 == 0x0A }),
+            let firstSpace = input[start..<lineEnd].firstIndex(of: 0x20), firstSpace > start,
+            let secondSpace = input[(firstSpace + 1)..<lineEnd].firstIndex(of: 0x20), secondSpace > firstSpace + 1
+        else { return nil }
+        let method = UnsafeRawBufferPointer(rebasing: input[start..<firstSpace])
+        let target = UnsafeRawBufferPointer(rebasing: input[(firstSpace + 1)..<secondSpace])
+        guard method.allSatisfy(isTokenByte), ByteScan.isVisibleASCII(target) else { return nil }
+        return (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self))
+    }
+
     // MARK: - Building the head
 
     private func build(_ head: UnsafeRawBufferPointer, consumed: Int) -> Outcome {

@@ -74,6 +74,10 @@ struct ErrorTests {
             "POST http://h/ HTTP/1.1\r\nHost: h\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
         #expect(tooLarge.status == 413)
         #expect(Self.problemType(tooLarge) == "body-too-large")
+        // Its log line names the request (the head was refused before any exchange began); the
+        // 414's, whose line never arrived whole, does not.
+        try eventually { proxy.logLines.all.contains { $0.contains("\"POST http://h/\" 413") } }
+        #expect(proxy.logLines.all.contains { $0.contains("\"- -\" 414") }, "\(proxy.logLines.all)")
         let chunked = try RawClient(port: proxy.port)
         let origin = try OriginServer { request in .text("\(request.body.count)") }
         defer { origin.stop() }

@@ -1,5 +1,6 @@
-import Sluice
 import Testing
+
+@testable import Sluice
 
 @Suite("RequestParser")
 struct RequestParserTests {
@@ -14,6 +15,22 @@ struct RequestParserTests {
     }
 
     struct ParseFailure: Error { let outcome: RequestParser.Outcome }
+
+    @Test("A refused head's log names its request line only when one arrived whole and well-formed")
+    func requestLineForTheLog() {
+        func line(_ text: String, limit: Int = 8192) -> String? {
+            Array(text.utf8).withUnsafeBytes { RequestParser.requestLine(in: $0, limit: limit) }.map {
+                "\($0.method) \($0.target)"
+            }
+        }
+        #expect(line("POST http://h/up HTTP/1.1\r\nContent-Length: 5000\r\n") == "POST http://h/up")
+        #expect(line("\r\n\r\nGET http://h/ HTTP/1.1\r\n") == "GET http://h/")
+        #expect(line("GET http://h/ HTTP/1.1") == nil)  // not whole yet
+        #expect(line("GET http://h/\u{7}x HTTP/1.1\r\n") == nil)  // a control byte stays out of logs
+        #expect(line("G(T http://h/ HTTP/1.1\r\n") == nil)
+        #expect(line("GET  HTTP/1.1\r\n") == nil)
+        #expect(line("GET http://h/\(String(repeating: "a", count: 100)) HTTP/1.1\r\n", limit: 50) == nil)
+    }
 
     @Test(
         "A Host that repeats the target's authority is taken as it is; any other is parsed",
