@@ -177,8 +177,71 @@ final class AdminMetrics: EventMonitor {
         var bytes: [UInt8] = []
         registry.emit(into: &bytes)
         for histogram in [exchangeDuration, firstByte, dns, connect, tls] { histogram.emit(into: &bytes) }
-        return String(decoding: bytes, as: UTF8.self)
+        return Self.described(String(decoding: bytes, as: UTF8.self))
     }
+
+    /// `text` with a `# HELP` line before each family's `# TYPE` line (the registry writes none):
+    /// what Prometheus, Grafana and `promtool check metrics` show and expect.
+    static func described(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 4096)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("# TYPE ") {
+                let name = line.dropFirst("# TYPE ".count).prefix { $0 != " " }
+                if let help = help[String(name)] { out += "# HELP \(name) \(help)\n" }
+            }
+            out += line
+            out += "\n"
+        }
+        return String(out.dropLast())
+    }
+
+    /// What each family counts (`# HELP`).
+    static let help: [String: String] = [
+        "sluice_requests_total": "Request heads parsed (CONNECTs included).",
+        "sluice_errors_total": "Exchanges that ended in an error: a problem response or a cut connection.",
+        "sluice_responses_total": "Responses sent to clients, by status class.",
+        "sluice_connections_accepted_total": "Client connections accepted.",
+        "sluice_connections_refused_total": "Client connections refused (max_connections, allow_clients).",
+        "sluice_connections_open": "Client connections open now.",
+        "sluice_tunnels_total": "CONNECT tunnels opened.",
+        "sluice_tunnels_spliced_total": "Tunnels whose bytes moved socket to socket in the kernel.",
+        "sluice_tunnels_carrying_http_total": "Tunnels whose client spoke plain HTTP inside, served as requests.",
+        "sluice_upgrades_total": "Upgraded exchanges relayed (WebSocket and others).",
+        "sluice_websocket_messages_total": "WebSocket messages relayed.",
+        "sluice_tls_intercepted_total": "TLS connections intercepted with the local CA.",
+        "sluice_tls_certificate_refusals_total":
+            "Intercepted handshakes the client refused (it does not trust the CA).",
+        "sluice_tls_passthrough_started_total":
+            "Passthrough windows started (a client refused the CA twice within a minute).",
+        "sluice_tls_passthrough_tunnels_total":
+            "Tunnels opened blind because their client was in a passthrough window.",
+        "sluice_tls_handshake_failures_total":
+            "Intercepted handshakes that failed for another reason than the certificate.",
+        "sluice_upstream_tasks_total": "Upstream tasks started (one per request sent upstream, redirects included).",
+        "sluice_upstream_connections_total": "Upstream tasks that opened a new connection (the rest reused one).",
+        "sluice_upstream_transfers_total": "Upstream transfers, by engine (native HTTP/1.1 or libcurl).",
+        "sluice_upstream_spliced_bodies_total": "Response bodies moved origin to client in the kernel.",
+        "sluice_upstream_spliced_bytes_total": "Bytes of those bodies.",
+        "sluice_cache_hits_total": "Responses served from the cache.",
+        "sluice_cache_stores_total": "Responses stored in the cache.",
+        "sluice_cache_lookups_total": "Cache lookups, by outcome.",
+        "sluice_cache_bytes": "Bytes the cache holds.",
+        "sluice_cache_capacity_bytes": "The cache's configured capacity in bytes.",
+        "sluice_shared_cache_up": "1 while the shared (Redis) tier is in use, else 0.",
+        "sluice_shared_cache_operations_total": "Operations on the shared tier, by kind.",
+        "sluice_validation_failures_total": "Responses that failed the rules' validation, rejected or only reported.",
+        "sluice_json_strip_total": "JSON request bodies looked at for null-valued keys, by outcome.",
+        "sluice_contract_checks_total": "Exchanges checked against an API contract, by rule and outcome.",
+        "sluice_contract_violations_total": "Contract violations, by rule, operation and schema keyword.",
+        "sluice_faults_injected_total": "Faults injected, by rule and kind.",
+        "sluice_event_subscribers": "Clients following the admin event stream now.",
+        "sluice_exchange_duration_seconds": "Time from a request's head to the end of its response.",
+        "sluice_upstream_first_byte_seconds": "Time from sending a request upstream to its response's first byte.",
+        "sluice_upstream_dns_seconds": "Time resolving origin names.",
+        "sluice_upstream_connect_seconds": "Time connecting to origins.",
+        "sluice_upstream_tls_seconds": "Time of TLS handshakes with origins.",
+    ]
 }
 
 /// A histogram of seconds over ``AdminMetrics/buckets``, counted on the loop thread and written in

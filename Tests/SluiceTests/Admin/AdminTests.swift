@@ -82,6 +82,13 @@ struct AdminTests {
         #expect(metrics.text.contains("sluice_exchange_duration_seconds_count 3\n"))
         #expect(metrics.text.contains("# TYPE sluice_exchange_duration_seconds histogram"))
         #expect(metrics.text.contains("sluice_upstream_first_byte_seconds_count 1\n"))
+        // Every family says what it counts, on the line before its type.
+        let lines = metrics.text.split(separator: "\n")
+        for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+            let name = line.split(separator: " ")[2]
+            #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) "), "\(line)")
+        }
+        #expect(lines.filter { $0.hasPrefix("# HELP ") }.count == lines.filter { $0.hasPrefix("# TYPE ") }.count)
     }
 
     @Test(
