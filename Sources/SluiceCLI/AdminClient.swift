@@ -1,4 +1,6 @@
+import ArgumentParser
 import Foundation
+import Sluice
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -56,4 +58,21 @@ struct AdminClient {
         }
         return (status, json)
     }
+}
+
+/// `--admin HOST:PORT`: the running proxy's admin address when it is not the configuration's
+/// `admin.listen` (a proxy started with `serve --admin-listen`). The token stays the configuration's.
+struct AdminAddress: ParsableArguments {
+    @Option(
+        name: .customLong("admin"),
+        help: "The running proxy's admin address HOST:PORT (default: the configuration's admin.listen).")
+    var address: String?
+
+    /// A client for the proxy at `--admin`, else at `configuration`'s admin address.
+    func client(_ configuration: Configuration) throws -> AdminClient {
+        try AdminClient(listen: address ?? configuration.admin.listen, token: configuration.admin.token)
+    }
+
+    /// The same, from the configuration `options` name.
+    func client(_ options: ConfigOptions) throws -> AdminClient { try client(options.load().0) }
 }

@@ -19,6 +19,7 @@ struct BreakpointCommand: ParsableCommand {
                   sluice breakpoint add seven --stage both --json-pointer /id --json-equals 7
                 """)
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Argument(help: "Its name (letters, digits, - _ .).") var name: String
         @Option(help: "request, response, both, or messages (a WebSocket's, after its handshake matches).")
         var stage = "request"
@@ -74,7 +75,7 @@ struct BreakpointCommand: ParsableCommand {
             }
             let data = try JSONSerialization.data(withJSONObject: spec)
             let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
-            let (status, body) = try TLSCommand.client(options).call("PUT", "/breakpoints/" + encoded, body: data)
+            let (status, body) = try admin.client(options).call("PUT", "/breakpoints/" + encoded, body: data)
             guard status == 200 else { throw BreakpointCommand.failure(status, body) }
             print("breakpoint \(name) set: \(BreakpointCommand.describe(body as? [String: Any] ?? [:]))")
         }
@@ -83,10 +84,11 @@ struct BreakpointCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The breakpoints in force.")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Flag(name: .long, help: "The admin API's JSON as it is.") var json = false
 
         func run() throws {
-            let (status, body) = try TLSCommand.client(options).call("GET", "/breakpoints")
+            let (status, body) = try admin.client(options).call("GET", "/breakpoints")
             guard status == 200, let object = body as? [String: Any], let points = object["breakpoints"] as? [Any]
             else { throw BreakpointCommand.failure(status, body) }
             if json { return print(try BreakpointCommand.text(object)) }
@@ -101,11 +103,12 @@ struct BreakpointCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm", abstract: "Remove a breakpoint (what it paused stays paused until decided).")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Argument var name: String
 
         func run() throws {
             let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name
-            let (status, body) = try TLSCommand.client(options).call("DELETE", "/breakpoints/" + encoded)
+            let (status, body) = try admin.client(options).call("DELETE", "/breakpoints/" + encoded)
             guard status == 200 else { throw BreakpointCommand.failure(status, body) }
             print("breakpoint \(name) removed")
         }
@@ -140,10 +143,11 @@ struct PausedCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "What is paused, oldest first.")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Flag(name: .long, help: "The admin API's JSON as it is (with the bodies).") var json = false
 
         func run() throws {
-            let (status, body) = try TLSCommand.client(options).call("GET", "/paused")
+            let (status, body) = try admin.client(options).call("GET", "/paused")
             guard status == 200, let items = body as? [[String: Any]] else {
                 throw BreakpointCommand.failure(status, body)
             }
@@ -164,6 +168,7 @@ struct PausedCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Let a paused item go on, unchanged or with edits (framing fields are recomputed).")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Argument(help: "The paused item's id (sluice paused list).") var id: Int
         @Option(help: "A file holding the new body (- for standard input).") var body: String?
         @Option(name: .customLong("header"), help: "NAME=VALUE: set this field (repeatable); the others stay.")
@@ -171,7 +176,7 @@ struct PausedCommand: ParsableCommand {
         @Option(help: "The new status (a paused response).") var status: Int?
 
         func run() throws {
-            let client = try TLSCommand.client(options)
+            let client = try admin.client(options)
             var edit: [String: Any] = [:]
             if let body {
                 let data =
@@ -210,12 +215,13 @@ struct PausedCommand: ParsableCommand {
             abstract: "Abort a paused item: the client gets 502 breakpoint-aborted, or (--close) its connection closed."
         )
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Argument var id: Int
         @Flag(help: "Close the client's connection instead of answering.") var close = false
 
         func run() throws {
             let data = try JSONSerialization.data(withJSONObject: ["close": close])
-            let (status, answer) = try TLSCommand.client(options).call("POST", "/paused/\(id)/abort", body: data)
+            let (status, answer) = try admin.client(options).call("POST", "/paused/\(id)/abort", body: data)
             guard status == 200 else { throw BreakpointCommand.failure(status, answer) }
             print("paused item \(id) aborted\(close ? " (connection closed)" : "")")
         }

@@ -97,6 +97,7 @@ extension ContractCommand {
 
         @OptionGroup var options: ConfigOptions
         @OptionGroup var source: ExchangeSource
+        @OptionGroup var admin: AdminAddress
         @Option(help: "Only this rule.") var rule: String?
         @Flag(help: "The coverage as JSON (the admin API's GET /contracts).") var json = false
 
@@ -108,7 +109,7 @@ extension ContractCommand {
                     source, configuration: configuration, rule: rule, options: options)
                 text = ContractReport(configuration: configuration, coverage: coverage, rule: rule).json.json
             } else {
-                let client = try AdminClient(listen: configuration.admin.listen, token: configuration.admin.token)
+                let client = try admin.client(configuration)
                 let query = rule.map {
                     "?rule=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)
                 }
@@ -116,6 +117,7 @@ extension ContractCommand {
                 guard status == 200, let answer else {
                     throw CommandFailure.failed("the running proxy answered \(status) to GET /contracts")
                 }
+                try Self.checkSameContracts(answer, configuration: configuration, rule: rule, at: client.base)
                 text = String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self)
             }
             if json {
@@ -126,6 +128,39 @@ extension ContractCommand {
                 throw CommandFailure.failed("the coverage is not JSON")
             }
             print(Self.table(object), terminator: "")
+        }
+
+        /// Refuses a coverage from a proxy that does not run this configuration's contracts (its
+        /// admin address answered, but for another `--config`): a pipeline reading "0 broken"
+        /// from the wrong proxy would pass. Each rule with a contract here (or `rule`) must be
+        /// there with the same file, and a proxy checking no contract at all is no coverage.
+        static func checkSameContracts(_ answer: Any, configuration: Configuration, rule: String?, at address: String)
+            throws
+        {
+            let listed = ((answer as? [String: Any])?["rules"] as? [[String: Any]]) ?? []
+            var theirs: [String: String] = [:]
+            for item in listed {
+                if let name = item["name"] as? String { theirs[name] = item["contract"] as? String ?? "" }
+            }
+            let ours = configuration.rules.filter { $0.contract != nil && (rule == nil || $0.name == rule) }
+            let differing = ours.filter { theirs[$0.name] != $0.contract?.source.path }
+            let hint =
+                "is it running this configuration? Give its admin address with --admin HOST:PORT, or its --config"
+            if !differing.isEmpty {
+                let running =
+                    theirs.isEmpty
+                    ? "checks no contract"
+                    : "checks "
+                        + theirs.sorted { $0.key < $1.key }.map { "rule \($0.key) (\($0.value))" }
+                        .joined(separator: ", ")
+                let names = differing.map { "rule \($0.name) (\($0.contract?.source.path ?? ""))" }
+                throw CommandFailure.failed(
+                    "the proxy at \(address) \(running), not \(names.joined(separator: ", ")): \(hint)")
+            }
+            if let rule, theirs[rule] == nil {
+                throw CommandFailure.failed("the proxy at \(address) has no rule \(rule) with a contract: \(hint)")
+            }
+            if theirs.isEmpty { throw CommandFailure.failed("the proxy at \(address) checks no contract: \(hint)") }
         }
 
         /// One block per rule: the operations × statuses seen, then those never seen.

@@ -18,10 +18,11 @@ struct TLSCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Each window: host, client, its TLS fingerprint (JA4), and when it ends.")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Flag(name: .long, help: "The admin API's JSON as it is.") var json = false
 
         func run() throws {
-            let (status, body) = try TLSCommand.client(options).call("GET", "/tls/passthrough")
+            let (status, body) = try admin.client(options).call("GET", "/tls/passthrough")
             guard status == 200, let entries = body as? [[String: Any]] else {
                 throw CommandFailure.failed("the admin API answered \(status)")
             }
@@ -46,22 +47,18 @@ struct TLSCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "End the windows (for one host with --host): those clients are intercepted again.")
         @OptionGroup var options: ConfigOptions
+        @OptionGroup var admin: AdminAddress
         @Option(name: .long, help: "Only this host's windows.") var host: String?
 
         func run() throws {
             let query =
                 host.map { "?host=" + ($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? $0) } ?? ""
-            let (status, body) = try TLSCommand.client(options).call("DELETE", "/tls/passthrough" + query)
+            let (status, body) = try admin.client(options).call("DELETE", "/tls/passthrough" + query)
             guard status == 200, let cleared = (body as? [String: Any])?["cleared"] as? Int else {
                 let detail = ((body as? [String: Any])?["error"] as? String).map { ": \($0)" } ?? ""
                 throw CommandFailure.failed("the admin API answered \(status)\(detail)")
             }
             print("ended \(cleared) passthrough window\(cleared == 1 ? "" : "s")")
         }
-    }
-
-    static func client(_ options: ConfigOptions) throws -> AdminClient {
-        let admin = try options.load().0.admin
-        return try AdminClient(listen: admin.listen, token: admin.token)
     }
 }

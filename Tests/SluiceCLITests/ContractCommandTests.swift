@@ -193,6 +193,32 @@ struct ContractCommandTests {
         let json = try CLI.run(["contract", "coverage", "--config", config, "--json", "--rule", "shop"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(object["checked"] as? Int == 3 && object["broken"] as? Int == 1, "\(json.output)")
+        // A configuration the proxy at that address does not run: refused, not its coverage read
+        // as this one's. `--admin` finds a proxy whose address the configuration does not name.
+        let other = directory.appendingPathComponent("other.yaml").path
+        try """
+        admin: { listen: "127.0.0.1:\(adminPort)" }
+        rules:
+          - name: cafe
+            match: { host: "127.0.0.1", path: "/v2/**" }
+            contract: { openapi: contracts/shop.yaml }
+        """.write(toFile: other, atomically: true, encoding: .utf8)
+        let wrong = try CLI.run(["contract", "coverage", "--config", other, "--json"])
+        #expect(wrong.status != 0, "\(wrong.output)")
+        #expect(wrong.output.contains("checks rule shop (/"), "\(wrong.output)")
+        #expect(wrong.output.contains("shop.yaml), not rule cafe (/"), "\(wrong.output)")
+        let unknownRule = try CLI.run(["contract", "coverage", "--config", config, "--rule", "nope"])
+        #expect(unknownRule.status != 0 && unknownRule.output.contains("no rule nope with a contract"))
+        let elsewhere = directory.appendingPathComponent("elsewhere.yaml").path
+        try """
+        admin: { listen: "127.0.0.1:1" }
+        rules:
+          - name: shop
+            match: { host: "127.0.0.1", path: "/v2/**" }
+            contract: { openapi: contracts/shop.yaml, on_violation: report }
+        """.write(toFile: elsewhere, atomically: true, encoding: .utf8)
+        let named = try CLI.run(["contract", "coverage", "--config", elsewhere, "--admin", "127.0.0.1:\(adminPort)"])
+        #expect(named.status == 0 && named.output.contains(seenItem), "\(named.output)")
         process.terminate()
         process.waitUntilExit()
 
