@@ -10,13 +10,15 @@ extension SchemaCompiler {
         let branchesKey = node.oneOf.isEmpty ? "anyOf" : "oneOf"
         let branchValues = value[branchesKey]?.items ?? []
         var branches: [String: Int] = [:]
-        // Implicit: each branch `$ref`'s last segment (`#/components/schemas/Dog` → "Dog").
+        // Implicit: the schema name of a branch that refers to one (`#/components/schemas/Dog`
+        // → "Dog"; Swagger 2.0's `#/definitions/Dog`). A branch in a file of its own
+        // (`./Dog.yaml`) has no name to give: only `mapping` names it.
         var refs: [String: Int] = [:]
         for (index, branch) in branchValues.enumerated() {
             guard let reference = branch["$ref"]?.string else { continue }
             let absolute = URIReference.resolve(reference, against: scope)
             refs[absolute] = index
-            if let last = reference.split(separator: "/").last { branches[String(last)] = index }
+            if let name = Self.schemaName(reference) { branches[name] = index }
         }
         if let mapping = discriminator.first(where: { $0.0 == "mapping" })?.1.members {
             for (tag, target) in mapping {
@@ -49,5 +51,20 @@ extension SchemaCompiler {
         }
         node.discriminator = Schema.Discriminator(
             property: property, keyIndex: node.keys.index(of: property), branches: branches)
+    }
+
+    /// The component name a reference ends in (`…#/components/schemas/Dog` or
+    /// `…#/definitions/Dog` → "Dog", its JSON Pointer escapes undone), else `nil`.
+    static func schemaName(_ reference: String) -> String? {
+        guard let hash = reference.firstIndex(of: "#") else { return nil }
+        let pointer = SchemaRegistry.percentDecode(String(reference[reference.index(after: hash)...]))
+        let tokens = Value.tokens(of: pointer)
+        let name: String? =
+            switch tokens.count {
+            case 3 where tokens[0] == "components" && tokens[1] == "schemas": tokens[2]
+            case 2 where tokens[0] == "definitions": tokens[1]
+            default: nil
+            }
+        return name?.isEmpty == false ? name : nil
     }
 }

@@ -341,6 +341,44 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(verdict.violations.first?.found, "2 matched")
     }
 
+    /// Implicit discriminator names are component names (OAS 3.1.1 §4.8.25): a branch in a file
+    /// of its own has none, so a wrong value's message lists only the mapping's names.
+    func testABranchInAFileOfItsOwnHasNoImplicitName() throws {
+        let contract = try Self.load(files: [
+            "api.yaml": Array(
+                """
+                openapi: 3.1.0
+                info: {title: menu, version: "1"}
+                paths:
+                  /menu:
+                    get:
+                      responses:
+                        "200":
+                          description: ok
+                          content:
+                            application/json:
+                              schema:
+                                oneOf: [{$ref: ./Beverage.yaml}, {$ref: '#/components/schemas/Dessert'}]
+                                discriminator: {propertyName: category, mapping: {beverage: ./Beverage.yaml}}
+                components:
+                  schemas:
+                    Dessert: {type: object, required: [category], properties: {category: {const: sweet}}}
+                """.utf8),
+            "Beverage.yaml": Array(
+                "{type: object, required: [category], properties: {category: {const: beverage}}}".utf8),
+        ])
+        let schema = try XCTUnwrap(
+            contract.checkResponse(
+                method: "GET", path: "/menu", status: 200, headers: [("content-type", "application/json")]
+            ).bodySchema)
+        XCTAssertTrue(schema.validate(Array(#"{"category": "beverage"}"#.utf8)).passed)
+        let verdict = schema.validate(Array(#"{"category": "tea"}"#.utf8))
+        XCTAssertEqual(verdict.violations.first?.keyword, "discriminator", "\(verdict.violations)")
+        XCTAssertEqual(
+            verdict.violations.first?.expected, #"category one of "Dessert", "beverage", "sweet""#,
+            "\(verdict.violations)")
+    }
+
     func testADiscriminatorWithoutMappingPicksTheBranchThatFixesTheValue() throws {
         // OpenAI's layout: no mapping, each branch fixing `type` with an enum or const.
         let contract = try Self.document(
