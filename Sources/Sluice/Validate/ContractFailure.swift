@@ -19,8 +19,10 @@ public struct ContractFailure: Sendable, Equatable {
     /// `The response to getPet (GET /pets/{petId}) breaks the contract: 2 violations; first: /bark: enum: …`.
     public var detail: String {
         let what = direction == .response ? "The response to" : "The request for"
+        // An operation the document does not describe: the request its violation names.
         let operation =
-            operationId.map { "\($0) (\(method) \(template ?? ""))" } ?? template.map { "\(method) \($0)" } ?? method
+            operationId.map { "\($0) (\(method) \(template ?? ""))" } ?? template.map { "\(method) \($0)" }
+            ?? violations.first { $0.keyword == "undocumented-operation" }?.found ?? method
         let first = violations.first.map { "; first: \($0.description)" } ?? ""
         return
             "\(what) \(operation) breaks the contract of rule \(rule): \(total) violation\(total == 1 ? "" : "s")\(first)"

@@ -215,4 +215,16 @@ struct ContractFailureTests {
         #expect(failure.logField == "2:(root):type,/:type")
         #expect(failure.detail.hasSuffix("first: (root): type: expected object, found array"))
     }
+
+    @Test("An operation the document does not describe is named by its request, not its method alone")
+    func undocumentedOperationNamesTheRequest() {
+        let failure = ContractFailure(
+            rule: "cafe", direction: .response, operationId: nil, method: "GET", template: nil,
+            violations: [
+                Violation(
+                    pointer: "", keyword: "undocumented-operation", expected: "a path the document describes",
+                    found: "GET /nope", schema: "#/paths")
+            ], total: 1)
+        #expect(failure.detail.hasPrefix("The response to GET /nope breaks the contract of rule cafe: 1 violation"))
+    }
 }
