@@ -27,6 +27,9 @@ final class ContractRun {
     private var inflater: RawInflater?
     /// The violations found before a streamed coding broke.
     private var beforeBrokenCoding: Verdict?
+    /// A `Content-Encoding` whose bytes do not decode: no client can read the body the document
+    /// describes, so it breaks the contract (an over-limit body is only not validated).
+    private var brokenCoding: Violation?
     private let coding: ContentCoding?
     private(set) var skipped: String?
     private(set) var outcome: Outcome?
@@ -122,7 +125,7 @@ final class ContractRun {
                 self.inflater = nil
                 beforeBrokenCoding = validation?.verdictSoFar
                 validation = nil
-                skipped = "the \(coding?.rawValue ?? "") body does not decode"
+                brokenCoding = Self.codingViolation(coding, detail: "corrupt or truncated data")
             }
             return
         }
@@ -152,12 +155,20 @@ final class ContractRun {
     /// run changes (a fetch that goes on for the cache still finishes it).
     var unfinishedOutcome: Outcome? {
         if let outcome { return outcome }
-        guard validation != nil || !headViolations.isEmpty else { return nil }
+        guard validation != nil || brokenCoding != nil || !headViolations.isEmpty else { return nil }
         var verdict = Verdict()
         for violation in headViolations { verdict.add(violation) }
-        if let soFar = validation?.verdictSoFar { verdict.merge(soFar) }
+        if let soFar = validation?.verdictSoFar ?? beforeBrokenCoding { verdict.merge(soFar) }
+        if let brokenCoding { verdict.add(brokenCoding) }
         return verdict.total > 0
             ? .failed(failure(verdict)) : .notValidated("the body ended early (the exchange was cut short)")
+    }
+
+    /// The violation of a body whose `coding` does not decode.
+    static func codingViolation(_ coding: ContentCoding?, detail: String) -> Violation {
+        Violation(
+            pointer: "", keyword: "content-encoding",
+            expected: "a body that decodes as \(coding?.rawValue ?? "its Content-Encoding")", found: detail, schema: "")
     }
 
     /// The end of the body: the outcome.
@@ -175,10 +186,14 @@ final class ContractRun {
                 decoded.withUnsafeBytes { validation?.feed($0) }
             } catch {
                 validation = nil
-                skipped = "the \(coding.rawValue) body does not decode: \(error)"
+                switch error {
+                case .tooLarge: skipped = "the \(coding.rawValue) body does not decode: \(error)"
+                case .invalid(let detail): brokenCoding = Self.codingViolation(coding, detail: detail)
+                }
             }
         }
         if let earlier = beforeBrokenCoding { verdict.merge(earlier) }
+        if let brokenCoding { verdict.add(brokenCoding) }
         if var validation = validation.take() {
             if case .sequence(let sequence) = validation, sequence.skippedEvents > 0, skipped == nil {
                 skipped =

@@ -1,3 +1,4 @@
+import Codec
 import Foundation
 import SluiceTestKit
 import Testing
@@ -114,6 +115,40 @@ struct ContractTests {
         #expect(rule["rule"] as? String == "shop" && rule["operations"] as? Int == 6, "\(rule)")
         #expect(rule["with_response_schemas"] as? Int == 5 && rule["warnings"] as? Int == 2)
         #expect(rule["checked"] as? Int == 2 && rule["failed"] as? Int == 2 && rule["rejected"] as? Int == 2)
+    }
+
+    @Test(
+        "A Content-Encoding whose bytes do not decode breaks the contract: 502 under enforce, marked under report; a good one passes"
+    )
+    func corruptCoding() throws {
+        let good = ContentCoding.gzip.encode(Self.page([Self.item(id: 1)]))
+        var broken = good
+        broken[12] ^= 0xFF  // inside the deflate stream: the CRC or the data no longer holds
+        broken.removeLast(4)
+        let corrupt = broken
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200,
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip"), ("X-Rate-Limit", "1")],
+                body: request.target.hasSuffix("good") ? good : corrupt)
+        }
+        defer { origin.stop() }
+        let enforcing = try ProxyHarness(configuration: try Self.configuration("enforce"))
+        let client = try RawClient(port: enforcing.port)
+        let refused = try client.request(RawClient.get(origin.url("/v2/items?bad")))
+        #expect(refused.status == 502, "\(refused.headers)")
+        let violations = try #require(try Self.problem(refused)["violations"] as? [[String: Any]])
+        #expect(violations.first?["keyword"] as? String == "content-encoding", "\(violations)")
+        #expect(violations.first?["expected"] as? String == "a body that decodes as gzip")
+        let passed = try client.request(RawClient.get(origin.url("/v2/items?good")))
+        #expect(passed.status == 200 && passed.body == good, "\(passed.headers)")
+        #expect(passed.header("sluice-validation")?.hasPrefix("passed") == true, "\(passed.headers)")
+        let reporting = try ProxyHarness(configuration: try Self.configuration("report"))
+        let marked = try RawClient(port: reporting.port).request(RawClient.get(origin.url("/v2/items?bad")))
+        #expect(marked.status == 200 && marked.body == corrupt)
+        #expect(
+            marked.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=1") == true,
+            "\(marked.headers)")
     }
 
     @Test("enforce: a body that keeps the promise passes, marked, and is stored")
