@@ -81,6 +81,9 @@ public final class Database {
     /// Rows changed by the last statement.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// Whether a transaction is open (statements are not each their own).
+    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// The row id of the last insert.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -380,7 +380,10 @@ struct AdminRoutes {
         do {
             let inspector = try inspector(writable: true)
             announce(selector, inspector: inspector)
-            let (entries, bytes) = try inspector.purge(selector)
+            // What hits are reading stays until they end (hidden now).
+            let reading = Set(proxy.cache.map { Array($0.readers.keys) } ?? [])
+            let (entries, bytes, hidden) = try inspector.purge(selector, sparing: reading)
+            proxy.cache?.doom(hidden)
             if requireEntry, entries == 0 { return .error(404, "nothing stored for that") }
             return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
         } catch {

@@ -294,6 +294,14 @@ public final class CacheInspector {
 
     /// Removes the selected entries, every variant, with their bodies. Returns what went.
     public func purge(_ selector: Selector) throws -> (entries: Int, bytes: Int64) {
+        let result = try purge(selector, sparing: [])
+        return (result.entries, result.bytes)
+    }
+
+    /// The same, but entries in `sparing` (those a running proxy's hits are reading) are only
+    /// hidden (marked incomplete, as no lookup finds them): their rows are the reader's to free.
+    /// Also returns which of them it hid.
+    func purge(_ selector: Selector, sparing: Set<Int64>) throws -> (entries: Int, bytes: Int64, hidden: [Int64]) {
         let condition: String
         var text: String?
         var id: Int64?
@@ -317,29 +325,39 @@ public final class CacheInspector {
         }
         let all: Bool
         if case .all = selector { all = true } else { all = false }
-        return try purge(condition: condition, all: all, text: text, id: id)
+        return try purge(condition: condition, all: all, text: text, id: id, sparing: sparing)
     }
 
-    private func purge(condition: String, all: Bool, text: String?, id: Int64?) throws -> (entries: Int, bytes: Int64) {
+    private func purge(condition: String, all: Bool, text: String?, id: Int64?, sparing: Set<Int64>) throws -> (
+        entries: Int, bytes: Int64, hidden: [Int64]
+    ) {
         try database.transaction {
             let measure = try database.prepare(
                 "SELECT count(*), COALESCE(sum(size), 0) FROM entries WHERE complete=1 AND \(condition)")
-            // Everything: DELETE without a WHERE clause drops the tables' pages at once (SQLite's
-            // truncate optimisation) instead of row by row.
+            // (Row numbers, written in the statement: nothing from outside.)
+            let spared = sparing.isEmpty ? "0" : "id IN (\(sparing.map(String.init).joined(separator: ",")))"
+            let hide = try database.prepare(
+                "UPDATE entries SET complete=0 WHERE complete=1 AND \(spared) AND \(condition) RETURNING id")
+            // Everything and nothing spared: DELETE without a WHERE clause drops the tables' pages
+            // at once (SQLite's truncate optimisation) instead of row by row.
+            let truncates = all && sparing.isEmpty
             let chunks = try database.prepare(
-                all
+                truncates
                     ? "DELETE FROM chunks"
-                    : "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE \(condition))")
-            let rows = try database.prepare(all ? "DELETE FROM entries" : "DELETE FROM entries WHERE \(condition)")
-            for statement in [measure, chunks, rows] {
+                    : "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE NOT \(spared) AND \(condition))")
+            let rows = try database.prepare(
+                truncates ? "DELETE FROM entries" : "DELETE FROM entries WHERE NOT \(spared) AND \(condition)")
+            for statement in [measure, hide, chunks, rows] {
                 if let text { try statement.bind(text, at: 1) }
                 if let id { try statement.bind(id, at: 1) }
             }
             _ = try measure.step()
-            let result = (Int(measure.int64(at: 0)), measure.int64(at: 1))
+            let counted = (Int(measure.int64(at: 0)), measure.int64(at: 1))
+            var hidden: [Int64] = []
+            while try hide.step() { hidden.append(hide.int64(at: 0)) }
             _ = try chunks.step()
             _ = try rows.step()
-            return result
+            return (counted.0, counted.1, hidden)
         }
     }
 

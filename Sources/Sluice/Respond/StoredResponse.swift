@@ -103,6 +103,8 @@ enum StoredResponse {
         private var next: Int64 = 0
         /// Body bytes read so far (sent, or skipped before the window).
         private var sent: Int64 = 0
+        /// The entry's chunks held while they are read (a body not in memory).
+        private let lease: CacheReadLease?
 
         init(_ entry: CacheStore.Entry, cache: any CacheTier, range: ClosedRange<Int64>? = nil) {
             self.entry = entry.ref
@@ -110,6 +112,7 @@ enum StoredResponse {
             bytes = cache.wholeBody(entry)
             window = range.map { $0.lowerBound..<($0.upperBound + 1) } ?? 0..<entry.size
             if bytes != nil { sent = window.lowerBound }
+            lease = bytes == nil ? cache.lease(entry.ref) : nil
         }
 
         /// Sends pieces until the client falls behind or the end; `deliver` returns `false` when a

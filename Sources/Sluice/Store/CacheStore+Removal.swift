@@ -33,8 +33,19 @@ extension CacheStore {
         }
     }
 
+    /// Removes an entry's rows; an entry a hit is still reading is hidden instead (marked
+    /// incomplete: no lookup finds it, the next start clears it) and its rows go with the last
+    /// reader (``endReading(_:)``), so a replacement, an invalidation, a purge or an eviction
+    /// never cuts a response already on its way.
     func deleteRows(_ entry: Int64) throws(SQLiteError) {
         onChange(.entry(EntryRef(row: entry)))
+        if readers[entry] != nil {
+            let hide = try database.prepare("UPDATE entries SET complete=0 WHERE id=?1")
+            try hide.bind(entry, at: 1)
+            try hide.step()
+            doomed.insert(entry)
+            return
+        }
         let chunks = try database.prepare("DELETE FROM chunks WHERE entry=?1")
         try chunks.bind(entry, at: 1)
         try chunks.step()
@@ -67,4 +78,52 @@ extension CacheStore {
             logger.warning("cache eviction failed: \(error)")
         }
     }
+
+    /// Entries another connection to the file hid for their readers (a purge that spared them):
+    /// freed when their last reader ends.
+    func doom(_ entries: [Int64]) {
+        for entry in entries where readers[entry] != nil { doomed.insert(entry) }
+    }
+
+    /// A hit starts reading `entry`'s chunks: its rows stay until the lease ends.
+    func lease(_ entry: Int64) -> CacheReadLease {
+        readers[entry, default: 0] += 1
+        return CacheReadLease(store: self, entry: entry)
+    }
+
+    /// A hit stopped reading `entry` (its lease ended): the last reader of a removed entry
+    /// takes its rows with it.
+    func endReading(_ entry: Int64) {
+        guard let count = readers[entry] else { return }
+        guard count == 1 else {
+            readers[entry] = count - 1
+            return
+        }
+        readers[entry] = nil
+        guard doomed.remove(entry) != nil else { return }
+        do {
+            // (Inside another's transaction, a part of it.)
+            if database.inTransaction {
+                try deleteRows(entry)
+            } else {
+                try database.transaction { try deleteRows(entry) }
+            }
+        } catch {
+            logger.warning("cache removal failed: \(error) (the next start clears it)")
+        }
+    }
+}
+
+/// A hit's hold on the rows of the entry it reads chunk by chunk: while it lives, removing the
+/// entry only hides it (``CacheStore/deleteRows(_:)``). Ends when the hit's cursor goes.
+final class CacheReadLease {
+    private weak var store: CacheStore?
+    private let entry: Int64
+
+    init(store: CacheStore, entry: Int64) {
+        self.store = store
+        self.entry = entry
+    }
+
+    deinit { store?.endReading(entry) }
 }

@@ -28,6 +28,11 @@ final class CacheStore {
     /// collision only costs a query, and removing a colliding key's hash costs the other key one
     /// spurious miss (it is stored again).
     var keys: Set<UInt32> = []
+    /// Entries a hit is reading chunk by chunk, and how many such hits each has (``lease(_:)``).
+    var readers: [Int64: Int] = [:]
+    /// Removed entries whose rows wait for their last reader: hidden from lookups now, gone
+    /// when it ends (or at the next start, after a crash).
+    var doomed: Set<Int64> = []
     /// Hits, misses and storing decisions, written in batches (``flushPending(force:)``).
     private let ledger: CacheLedger
     private let selectCandidates: Statement

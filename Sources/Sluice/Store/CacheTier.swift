@@ -25,6 +25,9 @@ protocol CacheTier: AnyObject {
     func wholeBody(_ entry: CacheStore.Entry) -> HotBody?
     /// Body chunk `seq` of an entry (`nil` past the end or on error).
     func chunk(of entry: EntryRef, at seq: Int64) -> [UInt8]?
+    /// Holds the entry's chunks for a hit that reads them one by one, until the lease goes: a
+    /// removal meanwhile hides the entry and frees it after.
+    func lease(_ entry: EntryRef) -> CacheReadLease?
     /// Starts writing a response; `nil` when the tier refused (the response is still delivered).
     func beginWrite(_ entry: CacheStore.NewEntry) -> CacheWriter?
     /// Stores a head refreshed by a 304 (§4.3.4).
@@ -158,6 +161,7 @@ final class TieredCache: CacheTier {
     }
 
     func chunk(of entry: EntryRef, at seq: Int64) -> [UInt8]? { file.chunk(entry: entry.row, seq: seq) }
+    func lease(_ entry: EntryRef) -> CacheReadLease? { file.lease(entry.row) }
 
     func beginWrite(_ entry: CacheStore.NewEntry) -> CacheWriter? {
         guard let row = file.begin(entry) else { return nil }

@@ -1,0 +1,99 @@
+import Foundation
+import SQLite
+import SluiceTestKit
+import Synchronization
+import Testing
+
+@testable import Sluice
+
+/// Removing what a hit is still reading: the hit finishes with the bytes it began with.
+@Suite("Removal during a streaming hit")
+struct CacheRemovalTests {
+    /// 24 MiB: more than the memory tier keeps and than loopback's socket buffers hold, so the
+    /// hit reads its chunks from the file while its client waits.
+    static let size = 24 * 1024 * 1024
+
+    @Test(
+        "A stored response replaced, then purged, while a hit streams it: the hit ends whole with its own bytes; the rows go after it"
+    )
+    func replacedAndPurgedWhileStreaming() throws {
+        let version = Mutex(UInt8(ascii: "A"))
+        let origin = try OriginServer { _ in
+            let byte = version.withLock { $0 }
+            return .respond(
+                status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
+                body: [UInt8](repeating: byte, count: Self.size))
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.maxEntrySize = 64 * 1024 * 1024
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        let url = origin.url("/big")
+        let first = try RawClient(port: proxy.port).request(RawClient.get(url))
+        #expect(first.header("cache-status") == "Sluice; fwd=uri-miss; stored" && first.body.count == Self.size)
+
+        // A hit that reads 1 MiB, then waits.
+        let slow = try RawClient(port: proxy.port)
+        try slow.send(RawClient.get(url))
+        let head = try #require(try slow.reader.readHead())
+        #expect(head.fields.contains { $0.0.lowercased() == "cache-status" && $0.1.hasPrefix("Sluice; hit") })
+        var received = try slow.reader.readExactly(1024 * 1024)
+
+        // Meanwhile the origin's new version replaces it (a client's no-cache), and then a purge
+        // of everything removes that one too.
+        version.withLock { $0 = UInt8(ascii: "B") }
+        let other = try RawClient(port: proxy.port)
+        let replaced = try other.request(RawClient.get(url, extra: "Cache-Control: no-cache\r\n"))
+        #expect(replaced.body.first == UInt8(ascii: "B") && replaced.body.count == Self.size)
+        let hit = try other.request(RawClient.get(url))
+        #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true && hit.body.first == UInt8(ascii: "B"))
+        let purge = try RawClient(port: admin).request(
+            "POST /purge?all HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n")
+        #expect(purge.status == 200)
+
+        // The slow hit goes on, whole, with nothing but the version it began with.
+        received += try slow.reader.readExactly(Self.size - received.count)
+        #expect(received.count == Self.size)
+        #expect(received.allSatisfy { $0 == UInt8(ascii: "A") }, "bytes of another response in the hit")
+
+        // Once it ended, its rows are gone too: nothing but the purge's emptiness is left.
+        let path = proxy.onLoop { $0.configuration.cache.path }
+        let file = try Database(path: path, readOnly: true)
+        try eventually {
+            let count = try file.prepare("SELECT COUNT(*) FROM chunks")
+            _ = try count.step()
+            return count.int64(at: 0) == 0
+        }
+        #expect(proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true })
+    }
+
+    @Test("A purge of one URL while a hit streams it: the hit ends whole; the next request is a miss")
+    func purgedWhileStreaming() throws {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
+                body: [UInt8](repeating: 0x5A, count: Self.size))
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.maxEntrySize = 64 * 1024 * 1024
+        let proxy = try ProxyHarness(configuration: configuration)
+        let admin = try proxy.startAdmin()
+        let url = origin.url("/one")
+        #expect(try RawClient(port: proxy.port).request(RawClient.get(url)).body.count == Self.size)
+        let slow = try RawClient(port: proxy.port)
+        try slow.send(RawClient.get(url))
+        _ = try #require(try slow.reader.readHead())
+        var received = try slow.reader.readExactly(512 * 1024)
+        let escaped = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
+        let purge = try RawClient(port: admin).request(
+            "POST /purge?key=\(escaped) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n")
+        #expect(purge.status == 200 && purge.text.contains("\"purged\":1"), "\(purge.text)")
+        let after = try RawClient(port: proxy.port).request(RawClient.get(url))
+        #expect(after.header("cache-status")?.hasPrefix("Sluice; fwd=uri-miss") == true, "\(after.headers)")
+        received += try slow.reader.readExactly(Self.size - received.count)
+        #expect(received.allSatisfy { $0 == 0x5A })
+        try eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } }
+    }
+}
