@@ -90,6 +90,10 @@ private enum Zlib {
         stream.avail_in = uInt(input.count)
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: chunk)
+        // A gzip member ended and what follows has produced nothing yet: another member, or
+        // trailing bytes that are not one (padding some servers add), ignored as gzip(1) and
+        // browsers ignore them.
+        var afterMember = false
         while true {
             let (status, produced) = buffer.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
                 stream.next_out = out.baseAddress
@@ -100,19 +104,28 @@ private enum Zlib {
             if produced > 0 {
                 guard output.count + produced <= limit else { throw .tooLarge(limit: limit) }
                 output.append(contentsOf: buffer[0..<produced])
+                afterMember = false
             }
             switch status {
             case Z_OK:
-                if stream.avail_in == 0 && produced == 0 { throw .invalid("truncated stream") }
+                if stream.avail_in == 0 && produced == 0 {
+                    if afterMember { return output }
+                    throw .invalid("truncated stream")
+                }
             case Z_STREAM_END:
                 guard stream.avail_in > 0 else { return output }
-                // gzip allows several members in a row (RFC 1952 §2.2); anything else after the end is garbage.
+                // gzip allows several members in a row (RFC 1952 §2.2).
                 guard multipleMembers, inflateReset(&stream) == Z_OK else {
                     throw .invalid("data after the end of the stream")
                 }
+                afterMember = true
             case Z_BUF_ERROR:
-                if stream.avail_in == 0 { throw .invalid("truncated stream") }
+                if stream.avail_in == 0 {
+                    if afterMember { return output }
+                    throw .invalid("truncated stream")
+                }
             default:
+                if afterMember { return output }
                 let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
                 throw .invalid(message)
             }

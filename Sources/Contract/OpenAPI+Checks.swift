@@ -135,7 +135,7 @@ extension OpenAPIContract {
             return (found, parameters)
         case .methodNotDocumented(let template):
             check.undocumented.append(
-                Self.violation("undocumented-operation", "a documented method for \(template)", method))
+                Self.violation("undocumented-operation", "a documented method for \(template)", "\(method) \(path)"))
         case .pathNotDocumented, .outsideBasePath:
             check.undocumented.append(
                 Self.violation(

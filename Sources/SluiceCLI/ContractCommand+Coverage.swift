@@ -117,7 +117,9 @@ extension ContractCommand {
                 guard status == 200, let answer else {
                     throw CommandFailure.failed("the running proxy answered \(status) to GET /contracts")
                 }
-                try Self.checkSameContracts(answer, configuration: configuration, rule: rule, at: client.base)
+                try Self.checkSameContracts(
+                    answer, configuration: configuration, rule: rule, at: client.base,
+                    comparingFiles: admin.address == nil)
                 text = String(decoding: try JSONSerialization.data(withJSONObject: answer), as: UTF8.self)
             }
             if json {
@@ -133,17 +135,22 @@ extension ContractCommand {
         /// Refuses a coverage from a proxy that does not run this configuration's contracts (its
         /// admin address answered, but for another `--config`): a pipeline reading "0 broken"
         /// from the wrong proxy would pass. Each rule with a contract here (or `rule`) must be
-        /// there with the same file, and a proxy checking no contract at all is no coverage.
-        static func checkSameContracts(_ answer: Any, configuration: Configuration, rule: String?, at address: String)
-            throws
-        {
+        /// there, with the same file when `comparingFiles` (the address came from this
+        /// configuration: the same machine; a proxy named by `--admin` may be in a container that
+        /// mounts the files elsewhere), and a proxy checking no contract at all is no coverage.
+        static func checkSameContracts(
+            _ answer: Any, configuration: Configuration, rule: String?, at address: String, comparingFiles: Bool
+        ) throws {
             let listed = ((answer as? [String: Any])?["rules"] as? [[String: Any]]) ?? []
             var theirs: [String: String] = [:]
             for item in listed {
                 if let name = item["name"] as? String { theirs[name] = item["contract"] as? String ?? "" }
             }
             let ours = configuration.rules.filter { $0.contract != nil && (rule == nil || $0.name == rule) }
-            let differing = ours.filter { theirs[$0.name] != $0.contract?.source.path }
+            let differing = ours.filter { mine in
+                guard let file = theirs[mine.name] else { return true }
+                return comparingFiles && file != mine.contract?.source.path
+            }
             let hint =
                 "is it running this configuration? Give its admin address with --admin HOST:PORT, or its --config"
             if !differing.isEmpty {

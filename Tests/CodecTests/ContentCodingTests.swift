@@ -36,6 +36,13 @@ import Testing
         #expect(try ContentCoding.deflate.decode(zlib, limit: 1 << 20) == Self.sample)
         let members = ContentCoding.gzip.encode(Array("abc".utf8)) + ContentCoding.gzip.encode(Array("def".utf8))
         #expect(try ContentCoding.gzip.decode(members, limit: 100) == Array("abcdef".utf8))
+        // Bytes after a whole member that are not another one (servers' padding): ignored, as
+        // gzip(1) and browsers ignore them; a member cut short after the first is still an error.
+        #expect(try ContentCoding.gzip.decode(members + [0, 0, 0, 0], limit: 100) == Array("abcdef".utf8))
+        #expect(try ContentCoding.gzip.decode(members + Array("junk\n".utf8), limit: 100) == Array("abcdef".utf8))
+        let second = ContentCoding.gzip.encode(Self.sample)
+        let cut = ContentCoding.gzip.encode(Array("abc".utf8)) + second.prefix(second.count / 2)
+        #expect(throws: CodecError.self) { try ContentCoding.gzip.decode(cut, limit: 1 << 20) }
     }
 
     @Test func tokens() {

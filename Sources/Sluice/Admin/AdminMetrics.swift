@@ -15,11 +15,17 @@ final class AdminMetrics: EventMonitor {
     private let cacheOutcomes: [(outcome: String, counter: Metrics.Counter)]
     // Timings of every exchange: plain counters on the loop thread, written at the scrape (five
     // swift-metrics timers cost a lock and a Duration search each, 2 % of a pass-through request).
-    private let exchangeDuration = TimingHistogram("sluice_exchange_duration_seconds")
-    private let firstByte = TimingHistogram("sluice_upstream_first_byte_seconds")
-    private let dns = TimingHistogram("sluice_upstream_dns_seconds")
-    private let connect = TimingHistogram("sluice_upstream_connect_seconds")
-    private let tls = TimingHistogram("sluice_upstream_tls_seconds")
+    private let exchangeDuration = TimingHistogram(
+        "sluice_exchange_duration_seconds", help: "Time from a request's head to the end of its response.")
+    private let firstByte = TimingHistogram(
+        "sluice_upstream_first_byte_seconds", help: "Time from sending a request upstream to its response's first byte."
+    )
+    private let dns = TimingHistogram(
+        "sluice_upstream_dns_seconds", help: "Time resolving origin names.")
+    private let connect = TimingHistogram(
+        "sluice_upstream_connect_seconds", help: "Time connecting to origins.")
+    private let tls = TimingHistogram(
+        "sluice_upstream_tls_seconds", help: "Time of TLS handshakes with origins.")
     private let stats: [(counter: Metrics.Counter, value: (Stats) -> Int)]
     private var reported: [Int]
     private let connectionsOpen: Metrics.Gauge
@@ -35,56 +41,119 @@ final class AdminMetrics: EventMonitor {
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
         self.factory = factory
+        // Each family's `# HELP`, said where it is declared (the registry writes none).
+        var helps: [String: String] = [:]
+        func family(_ name: String, _ help: String) -> String {
+            helps[name] = help
+            return name
+        }
+        let responses = family("sluice_responses_total", "Responses sent to clients, by status class.")
         responsesByClass = (1...5).map {
-            Metrics.Counter(label: "sluice_responses_total", dimensions: [("class", "\($0)xx")], factory: factory)
+            Metrics.Counter(label: responses, dimensions: [("class", "\($0)xx")], factory: factory)
         }
+        let lookups = family("sluice_cache_lookups_total", "Cache lookups, by outcome.")
         cacheOutcomes = ["hit", "miss", "stale", "collapsed", "stale_if_error", "bypass"].map {
-            ($0, Metrics.Counter(label: "sluice_cache_lookups_total", dimensions: [("outcome", $0)], factory: factory))
+            ($0, Metrics.Counter(label: lookups, dimensions: [("outcome", $0)], factory: factory))
         }
-        func counter(_ name: String, _ dimensions: [(String, String)] = [], _ value: @escaping (Stats) -> Int)
-            -> (Metrics.Counter, (Stats) -> Int)
-        {
-            (Metrics.Counter(label: name, dimensions: dimensions, factory: factory), value)
+        func counter(
+            _ name: String, _ help: String, _ dimensions: [(String, String)] = [],
+            _ value: @escaping (Stats) -> Int
+        ) -> (Metrics.Counter, (Stats) -> Int) {
+            (Metrics.Counter(label: family(name, help), dimensions: dimensions, factory: factory), value)
         }
+        let validationHelp = "Responses that failed the rules' validation, rejected or only reported."
+        let stripHelp = "JSON request bodies looked at for null-valued keys, by outcome."
+        let transfersHelp = "Upstream transfers, by engine (native HTTP/1.1 or libcurl)."
         stats = [
-            counter("sluice_requests_total") { $0.requests },
-            counter("sluice_errors_total") { $0.errors },
-            counter("sluice_connections_accepted_total") { $0.connectionsAccepted },
-            counter("sluice_connections_refused_total") { $0.connectionsRefused },
-            counter("sluice_tunnels_total") { $0.tunnels },
-            counter("sluice_tunnels_spliced_total") { $0.tunnelsSpliced },
-            counter("sluice_tunnels_carrying_http_total") { $0.tunnelsCarryingHTTP },
-            counter("sluice_upgrades_total") { $0.upgrades },
-            counter("sluice_websocket_messages_total") { $0.webSocketMessages },
-            counter("sluice_tls_intercepted_total") { $0.tlsIntercepted },
-            counter("sluice_tls_certificate_refusals_total") { $0.tlsCertificateRefusals },
-            counter("sluice_tls_passthrough_started_total") { $0.tlsPassthroughStarted },
-            counter("sluice_tls_passthrough_tunnels_total") { $0.tlsPassthroughTunnels },
-            counter("sluice_tls_handshake_failures_total") { $0.tlsHandshakeFailures },
-            counter("sluice_upstream_tasks_total") { $0.upstreamTasks },
-            counter("sluice_upstream_connections_total") { $0.upstreamConnections },
-            counter("sluice_upstream_transfers_total", [("engine", "native")]) { $0.upstreamNativeTransfers },
-            counter("sluice_upstream_transfers_total", [("engine", "curl")]) { $0.upstreamCurlTransfers },
-            counter("sluice_upstream_spliced_bodies_total") { $0.upstreamSplicedBodies },
-            counter("sluice_upstream_spliced_bytes_total") { Int($0.upstreamSplicedBytes) },
-            counter("sluice_cache_hits_total") { $0.cacheHits },
-            counter("sluice_cache_stores_total") { $0.cacheStores },
-            counter("sluice_validation_failures_total", [("outcome", "rejected")]) { $0.validationRejected },
-            counter("sluice_validation_failures_total", [("outcome", "reported")]) { $0.validationReported },
-            counter("sluice_json_strip_total", [("outcome", "stripped")]) { $0.jsonStripped },
-            counter("sluice_json_strip_total", [("outcome", "untouched")]) { $0.jsonUntouched },
+            counter("sluice_requests_total", "Request heads parsed (CONNECTs included).") { $0.requests },
+            counter("sluice_errors_total", "Exchanges that ended in an error: a problem response or a cut connection.")
+            { $0.errors },
+            counter("sluice_connections_accepted_total", "Client connections accepted.") { $0.connectionsAccepted },
+            counter("sluice_connections_refused_total", "Client connections refused (max_connections, allow_clients).")
+            { $0.connectionsRefused },
+            counter("sluice_tunnels_total", "CONNECT tunnels opened.") { $0.tunnels },
+            counter("sluice_tunnels_spliced_total", "Tunnels whose bytes moved socket to socket in the kernel.") {
+                $0.tunnelsSpliced
+            },
+            counter(
+                "sluice_tunnels_carrying_http_total",
+                "Tunnels whose client spoke plain HTTP inside, served as requests."
+            ) { $0.tunnelsCarryingHTTP },
+            counter("sluice_upgrades_total", "Upgraded exchanges relayed (WebSocket and others).") { $0.upgrades },
+            counter("sluice_websocket_messages_total", "WebSocket messages relayed.") { $0.webSocketMessages },
+            counter("sluice_tls_intercepted_total", "TLS connections intercepted with the local CA.") {
+                $0.tlsIntercepted
+            },
+            counter(
+                "sluice_tls_certificate_refusals_total",
+                "Intercepted handshakes the client refused (it does not trust the CA)."
+            ) { $0.tlsCertificateRefusals },
+            counter(
+                "sluice_tls_passthrough_started_total",
+                "Passthrough windows started (a client refused the CA twice within a minute)."
+            ) { $0.tlsPassthroughStarted },
+            counter(
+                "sluice_tls_passthrough_tunnels_total",
+                "Tunnels opened blind because their client was in a passthrough window."
+            ) { $0.tlsPassthroughTunnels },
+            counter(
+                "sluice_tls_handshake_failures_total",
+                "Intercepted handshakes that failed for another reason than the certificate."
+            ) { $0.tlsHandshakeFailures },
+            counter(
+                "sluice_upstream_tasks_total",
+                "Upstream tasks started (one per request sent upstream, redirects included)."
+            ) { $0.upstreamTasks },
+            counter(
+                "sluice_upstream_connections_total",
+                "Upstream tasks that opened a new connection (the rest reused one)."
+            ) { $0.upstreamConnections },
+            counter("sluice_upstream_transfers_total", transfersHelp, [("engine", "native")]) {
+                $0.upstreamNativeTransfers
+            },
+            counter("sluice_upstream_transfers_total", transfersHelp, [("engine", "curl")]) {
+                $0.upstreamCurlTransfers
+            },
+            counter("sluice_upstream_spliced_bodies_total", "Response bodies moved origin to client in the kernel.") {
+                $0.upstreamSplicedBodies
+            },
+            counter("sluice_upstream_spliced_bytes_total", "Bytes of those bodies.") { Int($0.upstreamSplicedBytes) },
+            counter("sluice_cache_hits_total", "Responses served from the cache.") { $0.cacheHits },
+            counter("sluice_cache_stores_total", "Responses stored in the cache.") { $0.cacheStores },
+            counter("sluice_validation_failures_total", validationHelp, [("outcome", "rejected")]) {
+                $0.validationRejected
+            },
+            counter("sluice_validation_failures_total", validationHelp, [("outcome", "reported")]) {
+                $0.validationReported
+            },
+            counter("sluice_json_strip_total", stripHelp, [("outcome", "stripped")]) { $0.jsonStripped },
+            counter("sluice_json_strip_total", stripHelp, [("outcome", "untouched")]) { $0.jsonUntouched },
         ]
         reported = [Int](repeating: 0, count: stats.count)
-        connectionsOpen = Metrics.Gauge(label: "sluice_connections_open", factory: factory)
-        cacheBytes = Metrics.Gauge(label: "sluice_cache_bytes", factory: factory)
-        cacheCapacity = Metrics.Gauge(label: "sluice_cache_capacity_bytes", factory: factory)
-        eventSubscribers = Metrics.Gauge(label: "sluice_event_subscribers", factory: factory)
-        sharedUp = Metrics.Gauge(label: "sluice_shared_cache_up", factory: factory)
+        connectionsOpen = Metrics.Gauge(
+            label: family("sluice_connections_open", "Client connections open now."), factory: factory)
+        cacheBytes = Metrics.Gauge(label: family("sluice_cache_bytes", "Bytes the cache holds."), factory: factory)
+        cacheCapacity = Metrics.Gauge(
+            label: family("sluice_cache_capacity_bytes", "The cache's configured capacity in bytes."), factory: factory)
+        eventSubscribers = Metrics.Gauge(
+            label: family("sluice_event_subscribers", "Clients following the admin event stream now."), factory: factory
+        )
+        sharedUp = Metrics.Gauge(
+            label: family("sluice_shared_cache_up", "1 while the shared (Redis) tier is in use, else 0."),
+            factory: factory)
+        let shared = family("sluice_shared_cache_operations_total", "Operations on the shared tier, by kind.")
         sharedCounters = ["lookup", "hit", "store", "failure"].map { operation in
-            Metrics.Counter(
-                label: "sluice_shared_cache_operations_total", dimensions: [("operation", operation)], factory: factory)
+            Metrics.Counter(label: shared, dimensions: [("operation", operation)], factory: factory)
         }
+        // Made as they are first seen (``labelledCounter(_:_:)``).
+        _ = family("sluice_contract_checks_total", "Exchanges checked against an API contract, by rule and outcome.")
+        _ = family("sluice_contract_violations_total", "Contract violations, by rule, operation and schema keyword.")
+        _ = family("sluice_faults_injected_total", "Faults injected, by rule and kind.")
+        self.helps = helps
     }
+
+    /// Each family's `# HELP` text, by name.
+    private let helps: [String: String]
 
     /// The shared tier: 1 while it is in use, and its lookups, hits, stores and failures.
     private let sharedUp: Metrics.Gauge
@@ -177,18 +246,18 @@ final class AdminMetrics: EventMonitor {
         var bytes: [UInt8] = []
         registry.emit(into: &bytes)
         for histogram in [exchangeDuration, firstByte, dns, connect, tls] { histogram.emit(into: &bytes) }
-        return Self.described(String(decoding: bytes, as: UTF8.self))
+        return described(String(decoding: bytes, as: UTF8.self))
     }
 
     /// `text` with a `# HELP` line before each family's `# TYPE` line (the registry writes none):
     /// what Prometheus, Grafana and `promtool check metrics` show and expect.
-    static func described(_ text: String) -> String {
+    private func described(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count + 4096)
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("# TYPE ") {
                 let name = line.dropFirst("# TYPE ".count).prefix { $0 != " " }
-                if let help = help[String(name)] { out += "# HELP \(name) \(help)\n" }
+                if let help = helps[String(name)] { out += "# HELP \(name) \(help)\n" }
             }
             out += line
             out += "\n"
@@ -196,63 +265,22 @@ final class AdminMetrics: EventMonitor {
         return String(out.dropLast())
     }
 
-    /// What each family counts (`# HELP`).
-    static let help: [String: String] = [
-        "sluice_requests_total": "Request heads parsed (CONNECTs included).",
-        "sluice_errors_total": "Exchanges that ended in an error: a problem response or a cut connection.",
-        "sluice_responses_total": "Responses sent to clients, by status class.",
-        "sluice_connections_accepted_total": "Client connections accepted.",
-        "sluice_connections_refused_total": "Client connections refused (max_connections, allow_clients).",
-        "sluice_connections_open": "Client connections open now.",
-        "sluice_tunnels_total": "CONNECT tunnels opened.",
-        "sluice_tunnels_spliced_total": "Tunnels whose bytes moved socket to socket in the kernel.",
-        "sluice_tunnels_carrying_http_total": "Tunnels whose client spoke plain HTTP inside, served as requests.",
-        "sluice_upgrades_total": "Upgraded exchanges relayed (WebSocket and others).",
-        "sluice_websocket_messages_total": "WebSocket messages relayed.",
-        "sluice_tls_intercepted_total": "TLS connections intercepted with the local CA.",
-        "sluice_tls_certificate_refusals_total":
-            "Intercepted handshakes the client refused (it does not trust the CA).",
-        "sluice_tls_passthrough_started_total":
-            "Passthrough windows started (a client refused the CA twice within a minute).",
-        "sluice_tls_passthrough_tunnels_total":
-            "Tunnels opened blind because their client was in a passthrough window.",
-        "sluice_tls_handshake_failures_total":
-            "Intercepted handshakes that failed for another reason than the certificate.",
-        "sluice_upstream_tasks_total": "Upstream tasks started (one per request sent upstream, redirects included).",
-        "sluice_upstream_connections_total": "Upstream tasks that opened a new connection (the rest reused one).",
-        "sluice_upstream_transfers_total": "Upstream transfers, by engine (native HTTP/1.1 or libcurl).",
-        "sluice_upstream_spliced_bodies_total": "Response bodies moved origin to client in the kernel.",
-        "sluice_upstream_spliced_bytes_total": "Bytes of those bodies.",
-        "sluice_cache_hits_total": "Responses served from the cache.",
-        "sluice_cache_stores_total": "Responses stored in the cache.",
-        "sluice_cache_lookups_total": "Cache lookups, by outcome.",
-        "sluice_cache_bytes": "Bytes the cache holds.",
-        "sluice_cache_capacity_bytes": "The cache's configured capacity in bytes.",
-        "sluice_shared_cache_up": "1 while the shared (Redis) tier is in use, else 0.",
-        "sluice_shared_cache_operations_total": "Operations on the shared tier, by kind.",
-        "sluice_validation_failures_total": "Responses that failed the rules' validation, rejected or only reported.",
-        "sluice_json_strip_total": "JSON request bodies looked at for null-valued keys, by outcome.",
-        "sluice_contract_checks_total": "Exchanges checked against an API contract, by rule and outcome.",
-        "sluice_contract_violations_total": "Contract violations, by rule, operation and schema keyword.",
-        "sluice_faults_injected_total": "Faults injected, by rule and kind.",
-        "sluice_event_subscribers": "Clients following the admin event stream now.",
-        "sluice_exchange_duration_seconds": "Time from a request's head to the end of its response.",
-        "sluice_upstream_first_byte_seconds": "Time from sending a request upstream to its response's first byte.",
-        "sluice_upstream_dns_seconds": "Time resolving origin names.",
-        "sluice_upstream_connect_seconds": "Time connecting to origins.",
-        "sluice_upstream_tls_seconds": "Time of TLS handshakes with origins.",
-    ]
 }
 
 /// A histogram of seconds over ``AdminMetrics/buckets``, counted on the loop thread and written in
 /// the text exposition format (as swift-prometheus writes its own).
 final class TimingHistogram {
     let name: String
+    /// Its `# HELP` text.
+    let help: String
     private var counts = [Int](repeating: 0, count: AdminMetrics.buckets.count)
     private var sum = 0.0
     private var count = 0
 
-    init(_ name: String) { self.name = name }
+    init(_ name: String, help: String) {
+        self.name = name
+        self.help = help
+    }
 
     func record(_ seconds: Double) {
         count += 1
@@ -261,7 +289,7 @@ final class TimingHistogram {
     }
 
     func emit(into buffer: inout [UInt8]) {
-        buffer.append(contentsOf: "# TYPE \(name) histogram\n".utf8)
+        buffer.append(contentsOf: "# HELP \(name) \(help)\n# TYPE \(name) histogram\n".utf8)
         var cumulative = 0
         for (bound, inBucket) in zip(AdminMetrics.buckets, counts) {
             cumulative += inBucket

@@ -125,7 +125,24 @@ public struct RequestParser: Sendable {
         let method = UnsafeRawBufferPointer(rebasing: input[start..<firstSpace])
         let target = UnsafeRawBufferPointer(rebasing: input[(firstSpace + 1)..<secondSpace])
         guard method.allSatisfy(isTokenByte), ByteScan.isVisibleASCII(target) else { return nil }
-        return (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self))
+        return (String(decoding: method, as: UTF8.self), loggable(String(decoding: target, as: UTF8.self)))
+    }
+
+    /// `target` without what a log must not keep of a refused one: userinfo (`user:password@`,
+    /// which the parser refuses) and a fragment (`#access_token=…`).
+    static func loggable(_ target: String) -> String {
+        var bytes = Array(target.utf8)
+        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) { bytes.removeSubrange(hash...) }
+        // The authority of an absolute form: after the first "://", up to a path or query.
+        if let colon = bytes.indices.first(where: {
+            bytes[$0] == UInt8(ascii: ":") && bytes[($0 + 1)...].starts(with: "//".utf8)
+        }) {
+            let start = colon + 3
+            let end =
+                bytes[start...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.endIndex
+            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { bytes.removeSubrange(start...at) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: - Building the head

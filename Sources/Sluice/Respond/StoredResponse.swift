@@ -162,8 +162,13 @@ enum StoredResponse {
     struct LiveCursor {
         let writer: CacheWriter
         private var next: Int64 = 0
+        /// The entry's chunks held while they are read (past the commit, too).
+        private let lease: CacheReadLease
 
-        init(writer: CacheWriter) { self.writer = writer }
+        init(writer: CacheWriter) {
+            self.writer = writer
+            lease = writer.store.lease(writer.entry)
+        }
 
         mutating func pump(
             from cache: any CacheTier, isBehind: () -> Bool, deliver: (UnsafeRawBufferPointer) -> Bool

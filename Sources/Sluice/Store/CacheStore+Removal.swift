@@ -102,6 +102,11 @@ extension CacheStore {
         readers[entry] = nil
         guard doomed.remove(entry) != nil else { return }
         do {
+            // Still hidden? (A removal whose transaction rolled back, a full disk, left it
+            // visible and counted: it stays.)
+            let state = try database.prepare("SELECT complete FROM entries WHERE id=?1")
+            try state.bind(entry, at: 1)
+            guard try state.step(), state.int64(at: 0) == 0 else { return }
             // (Inside another's transaction, a part of it.)
             if database.inTransaction {
                 try deleteRows(entry)

@@ -15,8 +15,10 @@ import Synchronization
 ///
 /// The writes happen on that thread, never on the caller's: a standard output nobody reads (a
 /// pipe into a paused pager, a terminal on hold) blocks the thread, not the proxy's loop. While
-/// it is blocked, at most ``backlog`` bytes wait for it; lines past that are dropped whole, and
-/// once the output moves again one line says how many went.
+/// it is blocked, at most ``backlog`` bytes wait for it (besides the piece it is writing, at
+/// most as much again); lines past that are dropped whole, and once the output moves again one
+/// line says how many went. A `critical` line waits until written (up to a second): it may be
+/// the last before the process ends.
 public final class LogOutput: Sendable {
     /// Standard output, where `sluice serve` logs.
     public static let standardOutput = LogOutput(descriptor: 1)
@@ -54,7 +56,8 @@ public final class LogOutput: Sendable {
     private let wake = DispatchSemaphore(value: 0)
 
     /// Lines for `descriptor`, which stays open for the life of the process; at most `backlog`
-    /// bytes wait for it while it does not take them.
+    /// bytes wait for it while it does not take them. Its writer thread, started by the first
+    /// lines handed over, lives as long as the process (so does the output it writes for).
     public init(descriptor: Int32, backlog: Int = LogOutput.backlog) {
         self.descriptor = descriptor
         self.limit = backlog
@@ -95,7 +98,7 @@ public final class LogOutput: Sendable {
             let done = state.withLock { state in
                 switch state.writer {
                 case .none: true
-                case .idle: state.queued.isEmpty
+                case .idle: state.queued.isEmpty && state.dropped == 0
                 case .writing: false
                 }
             }
@@ -233,6 +236,7 @@ public struct BufferedLogHandler: LogHandler {
         }
         line += " [" + event.source + "] " + event.message.description
         output.append(line, urgent: event.level >= .notice)
+        if event.level == .critical { output.flush(waitingUpTo: 1) }
     }
 
     /// An `info` line from `source`, its message written in place by `message` (the access log's

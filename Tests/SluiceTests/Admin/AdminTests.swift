@@ -255,7 +255,8 @@ struct AdminTests {
     func trickleHasADeadline() throws {
         let proxy = try ProxyHarness()
         let admin = try proxy.startAdmin()
-        let client = try RawClient(port: admin)
+        // (The reader waits past the 10 s deadline: its own default timeout is that long.)
+        let client = try RawClient(port: admin, timeout: 20)
         let start = Date()
         try client.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         // A byte every 2 s: each restarts the read timeout (10 s), never the deadline.

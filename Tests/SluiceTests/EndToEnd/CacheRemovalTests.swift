@@ -39,6 +39,8 @@ struct CacheRemovalTests {
         let head = try #require(try slow.reader.readHead())
         #expect(head.fields.contains { $0.0.lowercased() == "cache-status" && $0.1.hasPrefix("Sluice; hit") })
         var received = try slow.reader.readExactly(1024 * 1024)
+        // Read from the file chunk by chunk, under a lease (not from memory).
+        #expect(proxy.onLoop { $0.cache?.readers.values.reduce(0, +) == 1 })
 
         // Meanwhile the origin's new version replaces it (a client's no-cache), and then a purge
         // of everything removes that one too.
@@ -60,11 +62,12 @@ struct CacheRemovalTests {
         // Once it ended, its rows are gone too: nothing but the purge's emptiness is left.
         let path = proxy.onLoop { $0.configuration.cache.path }
         let file = try Database(path: path, readOnly: true)
-        try eventually {
-            let count = try file.prepare("SELECT COUNT(*) FROM chunks")
-            _ = try count.step()
-            return count.int64(at: 0) == 0
-        }
+        #expect(
+            try eventually {
+                let count = try file.prepare("SELECT COUNT(*) FROM chunks")
+                _ = try count.step()
+                return count.int64(at: 0) == 0
+            })
         #expect(proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true })
     }
 
@@ -86,6 +89,7 @@ struct CacheRemovalTests {
         try slow.send(RawClient.get(url))
         _ = try #require(try slow.reader.readHead())
         var received = try slow.reader.readExactly(512 * 1024)
+        #expect(proxy.onLoop { $0.cache?.readers.values.reduce(0, +) == 1 })
         let escaped = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
         let purge = try RawClient(port: admin).request(
             "POST /purge?key=\(escaped) HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n")
@@ -94,6 +98,6 @@ struct CacheRemovalTests {
         #expect(after.header("cache-status")?.hasPrefix("Sluice; fwd=uri-miss") == true, "\(after.headers)")
         received += try slow.reader.readExactly(Self.size - received.count)
         #expect(received.allSatisfy { $0 == 0x5A })
-        try eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } }
+        #expect(eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } })
     }
 }

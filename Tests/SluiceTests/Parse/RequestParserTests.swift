@@ -30,6 +30,11 @@ struct RequestParserTests {
         #expect(line("G(T http://h/ HTTP/1.1\r\n") == nil)
         #expect(line("GET  HTTP/1.1\r\n") == nil)
         #expect(line("GET http://h/\(String(repeating: "a", count: 100)) HTTP/1.1\r\n", limit: 50) == nil)
+        // Credentials and fragments, which the parser refuses, stay out of the log.
+        #expect(line("GET http://user:s3cret@h/x?q=1 HTTP/1.1\r\n") == "GET http://h/x?q=1")
+        #expect(line("GET http://a@b@h:8080 HTTP/1.1\r\n") == "GET http://h:8080")
+        #expect(line("GET http://h/cb#access_token=abc HTTP/1.1\r\n") == "GET http://h/cb")
+        #expect(line("GET /p?next=u@h HTTP/1.1\r\n") == "GET /p?next=u@h")
     }
 
     @Test(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SluiceTestKit
 import Testing
 
 @testable import Sluice
@@ -10,6 +11,9 @@ import Testing
 
 @Suite("Buffered log output")
 struct LogOutputTests {
+    /// `F_SETPIPE_SZ` (Linux; not exported to Swift by Glibc).
+    static let setPipeSize: Int32 = 1031
+
     /// A pipe whose read end never blocks: what has been written so far.
     final class Pipe {
         let read: Int32
@@ -21,7 +25,7 @@ struct LogOutputTests {
             write = fds[1]
             _ = fcntl(read, F_SETFL, fcntl(read, F_GETFL) | O_NONBLOCK)
             // Room for more than one buffer's worth without the writer blocking.
-            _ = fcntl(write, 1031, 1 << 20)  // F_SETPIPE_SZ
+            _ = fcntl(write, LogOutputTests.setPipeSize, 1 << 20)
         }
         func drain() -> String {
             var out: [UInt8] = []
@@ -65,10 +69,11 @@ struct LogOutputTests {
         output.append(line)
         #expect(output.pending == 0)
         // (No flush: waiting for the writer alone.)
-        for _ in 0..<10_000 where written.count < (LogOutput.capacity / 100 + 1) * 100 {
-            written += pipe.drain()
-            usleep(1000)
-        }
+        #expect(
+            eventually {
+                written += pipe.drain()
+                return written.count >= (LogOutput.capacity / 100 + 1) * 100
+            })
         #expect(written.count == (LogOutput.capacity / 100 + 1) * 100)
         #expect(written.split(separator: "\n").allSatisfy { $0 == line })
     }
@@ -106,14 +111,18 @@ struct LogOutputTests {
         "An output nobody reads never blocks the caller: lines past the backlog are dropped whole and counted once it moves"
     )
     func blockedOutput() throws {
+        signal(SIGPIPE, SIG_IGN)  // (as the proxy does) the writer may meet a closed pipe
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
+        _ = fcntl(fds[1], Self.setPipeSize, 4096)  // a small pipe, full after a few lines
+        let output = LogOutput(descriptor: fds[1], backlog: 64 * 1024)
         defer {
+            // The read end first: a writer still blocked gets EPIPE and stops before its
+            // descriptor's number can be another file's.
             close(fds[0])
+            output.flush(waitingUpTo: 10)
             close(fds[1])
         }
-        _ = fcntl(fds[1], 1031, 4096)  // F_SETPIPE_SZ: a small pipe, full after a few lines
-        let output = LogOutput(descriptor: fds[1], backlog: 64 * 1024)
         // 4,000 numbered lines of 100 bytes, urgent every 100th: 400 KB against 64 KiB of backlog
         // and a pipe nobody reads. The caller's thread must get through all of them.
         let done = DispatchSemaphore(value: 0)
@@ -132,17 +141,13 @@ struct LogOutputTests {
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        for _ in 0..<30_000 {
+        let drained = eventually(timeout: 30, every: 0.001) {
             let idle = output.flush(waitingUpTo: 0)
             let count = Glibc.read(fds[0], &chunk, chunk.count)
-            if count > 0 {
-                bytes += chunk[..<count]
-            } else if idle {
-                break
-            } else {
-                usleep(1000)
-            }
+            if count > 0 { bytes += chunk[..<count] }
+            return count <= 0 && idle
         }
+        #expect(drained)
         let received = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
         let numbered = received.filter { !$0.contains("dropped") }
         let notices = received.filter { $0.contains("dropped") }
