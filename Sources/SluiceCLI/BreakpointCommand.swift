@@ -144,7 +144,8 @@ struct PausedCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "What is paused, oldest first.")
         @OptionGroup var options: ConfigOptions
         @OptionGroup var admin: AdminAddress
-        @Flag(name: .long, help: "The admin API's JSON as it is (with the bodies).") var json = false
+        @Flag(name: .long, help: "The admin API's JSON as it is (each body's first KiB, and its size when cut).")
+        var json = false
 
         func run() throws {
             let (status, body) = try admin.client(options).call("GET", "/paused")

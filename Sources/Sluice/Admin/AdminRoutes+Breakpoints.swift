@@ -59,7 +59,12 @@ extension AdminRoutes {
             guard method == "GET" || method == "HEAD" else {
                 return .error(405, "\(method) is not allowed on /paused")
             }
-            return .json(200, .array(book.paused.filter { $0.target != nil }.map(AdminRoutes.json)))
+            // The list shows each body's first KiB (and its size): the page reads it every
+            // second, and paused bodies may be megabytes each (`GET /paused/{id}` has it whole).
+            return .json(
+                200,
+                .array(
+                    book.paused.filter { $0.target != nil }.map { AdminRoutes.json($0, bodyLimit: Self.listedBody) }))
         }
         guard let id = Int(parts[0]) else { return .error(404, "no paused item \(parts[0])") }
         if parts.count == 1, method == "GET" || method == "HEAD" {
@@ -235,16 +240,21 @@ extension AdminRoutes {
         return .success(message)
     }
 
-    static func json(_ item: PausedItem) -> JSONValue {
+    /// Body bytes each item of `GET /paused` shows.
+    static let listedBody = 1024
+
+    /// A paused item as the API shows it; its bodies cut to `bodyLimit` bytes (with their
+    /// `body_size`) when longer.
+    static func json(_ item: PausedItem, bodyLimit: Int = .max) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("id", .number(item.id)), ("exchange", .number(item.exchange)), ("stage", .string(item.stage.rawValue)),
             ("breakpoint", .string(item.breakpoint)), ("since", .double(item.since)),
             ("deadline", .double(item.deadline)), ("contract_rule", .optional(item.contractRule)),
-            ("request", json(item.request)),
+            ("request", item.request.json(bodyLimit: bodyLimit)),
         ]
-        if let response = item.response { fields.append(("response", json(response))) }
+        if let response = item.response { fields.append(("response", response.json(bodyLimit: bodyLimit))) }
         if let message = item.message {
-            var shown = json(message)
+            var shown = message.json(bodyLimit: bodyLimit)
             if case .object(var members) = shown {
                 members.removeAll { $0.0 == "headers" }
                 members.insert(("direction", .optional(item.direction?.rawValue)), at: 0)

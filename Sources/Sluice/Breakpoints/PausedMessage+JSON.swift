@@ -12,7 +12,17 @@ extension PausedMessage {
         if let decodedFrom { fields.append(("decoded_from", .string(decodedFrom))) }
         fields.append(("headers", .array((headers ?? []).map { .strings([$0.0, $0.1]) })))
         let whole = body ?? []
-        let kept = whole.count > bodyLimit ? Array(whole.prefix(bodyLimit)) : whole
+        var kept = whole.count > bodyLimit ? Array(whole.prefix(bodyLimit)) : whole
+        // A text cut inside a character is cut before it instead (at most 3 bytes back).
+        if kept.count < whole.count, String(validating: kept, as: UTF8.self) == nil {
+            for back in 1...3 where kept.count > back {
+                let shorter = Array(kept.dropLast(back))
+                if String(validating: shorter, as: UTF8.self) != nil {
+                    kept = shorter
+                    break
+                }
+            }
+        }
         if let text = String(validating: kept, as: UTF8.self) {
             fields.append(("body", .string(text)))
         } else {

@@ -821,8 +821,10 @@
   });
 
   // ---- paused at a breakpoint ----
-  // The list is read every second (cheap: usually empty); the editor keeps what the person typed.
-  const paused = { items: [], picked: null, checkTimer: null };
+  // The list is read every second (cheap: usually empty, and each body cut to its first KiB);
+  // the item picked is read whole (`full`) for the editor, which keeps what the person typed.
+  const paused = { items: [], picked: null, full: null, checkTimer: null };
+  const pickedItem = () => (paused.full && paused.full.id === paused.picked ? paused.full : null);
   async function loadPaused() {
     try {
       const items = await (await fetch("/paused")).json();
@@ -849,16 +851,22 @@
       $("paused-empty").hidden = items.length > 0;
       if (paused.picked != null && !items.some((i) => i.id === paused.picked)) {
         paused.picked = null;
+        paused.full = null;
         $("paused-editor").hidden = true;
       }
     } catch (error) { /* the next tick tries again */ }
   }
   setInterval(loadPaused, 1000);
 
-  function pickPaused(id) {
-    const item = paused.items.find((i) => i.id === id);
-    if (!item) return;
+  async function pickPaused(id) {
+    let item;
+    try {
+      const response = await fetch("/paused/" + id);
+      if (response.status !== 200) return;
+      item = await response.json();
+    } catch (error) { return; }
     paused.picked = id;
+    paused.full = item;
     const message = pausedMessage(item);
     const isMessage = item.stage === "message";
     $("paused-title").textContent = "#" + item.id + " " + (isMessage ? item.message.direction + " " + item.message.type + " message" : item.stage) +
@@ -979,7 +987,7 @@
   function checkPaused() {
     clearTimeout(paused.checkTimer);
     paused.checkTimer = setTimeout(async () => {
-      const item = paused.items.find((i) => i.id === paused.picked);
+      const item = pickedItem();
       const box = $("paused-contract");
       if (!item || !item.contract_rule) { box.textContent = ""; return; }
       try {
@@ -999,7 +1007,7 @@
   $("paused-pretty").addEventListener("click", () => { $("paused-body").value = prettyIfJSON($("paused-body").value); });
 
   async function decidePaused(action, payload) {
-    const item = paused.items.find((i) => i.id === paused.picked);
+    const item = pickedItem();
     if (!item) return;
     try {
       const response = await admin("/paused/" + item.id + "/" + action, { method: "POST", body: JSON.stringify(payload) });
@@ -1008,16 +1016,17 @@
       $("paused-result").textContent = "";
       $("paused-editor").hidden = true;
       paused.picked = null;
+      paused.full = null;
       notice("#" + item.id + " " + action + (action === "abort" && payload.close ? " (connection closed)" : "") + ".");
       loadPaused();
     } catch (error) { $("paused-result").textContent = error.message; }
   }
   $("paused-resume").addEventListener("click", () => {
-    const item = paused.items.find((i) => i.id === paused.picked);
+    const item = pickedItem();
     if (item) decidePaused("resume", pausedEdit(item, false));
   });
   $("paused-answer").addEventListener("click", () => {
-    const item = paused.items.find((i) => i.id === paused.picked);
+    const item = pickedItem();
     if (item) decidePaused("answer", pausedEdit(item, true));
   });
   // Breakpoints added and removed from the page (PUT / DELETE /breakpoints/{name}).
