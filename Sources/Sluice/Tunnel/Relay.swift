@@ -250,8 +250,11 @@ final class Relay {
         let sink = client.stream
         if sink.outputCount < Relay.highWater { far.socket.readAvailable(upTo: Relay.highWater) }
         pumpedDown += pump(from: far.stream, to: sink, observe: observeDown, gate: gateDown)
-        if sink.outputCount >= Relay.highWater || gateDown?.isHolding == true {
+        if sink.outputCount >= Relay.highWater {
             far.socket.pauseReading()
+        } else if gateDown?.isHolding == true {
+            // As up(): read on, up to a mark (pings pass; the far side's leaving is noticed).
+            if far.stream.inputCount >= Relay.highWater { far.socket.pauseReading() }
         } else if state.downEnding || far.layers.first?.inputEnded == true {
             if let gate = gateDown, !gate.isEmpty, !gate.passIncomplete() { return }
             endDown()
@@ -307,7 +310,8 @@ final class Relay {
         var moved: Int64 = 0
         if let gate {
             // Frames through the gate, which writes what passes (and lets the observer see it).
-            while sink.outputCount < Relay.highWater, source.inputCount > 0, !gate.isHolding {
+            // (A gate holding a message still takes bytes, up to its room: pings behind it pass.)
+            while sink.outputCount < Relay.highWater, source.inputCount > 0 {
                 let taken = source.withFirstInputSegment { gate.feed($0) }
                 if taken == 0 { break }
                 source.drainInput(taken)

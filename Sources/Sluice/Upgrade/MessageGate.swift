@@ -1,10 +1,11 @@
 /// One direction of a WebSocket through the ``Relay`` when message breakpoints apply to it:
 /// frames pass as they come, except a text or binary message a breakpoint may pause, which is
 /// gathered whole (its frames, at most `limits.max_transform_body` of payload; control frames
-/// in between pass) and, when it fits, held: that direction stops (the other keeps flowing)
-/// until a person lets it go on (edited: sent as one frame), drops it, or injects another
-/// message ahead of it (``PauseDecision``). Compressed messages (permessage-deflate) are not
-/// paused.
+/// in between pass) and, when it fits, held: that direction's messages wait (the other keeps
+/// flowing) until a person lets it go on (edited: sent as one frame), drops it, or injects
+/// another message ahead of it (``PauseDecision``). Pings and pongs behind it still pass at once
+/// (RFC 6455 §5.5.2: a keepalive must not time out while a person decides); a Close waits, in
+/// order. Compressed messages (permessage-deflate) are not paused.
 final class MessageGate: PauseTarget {
     /// Registers a pause: the breakpoint that fits, the message; `nil` when it cannot wait.
     typealias Pause = (_ point: Breakpoint, _ opcode: WebSocketFrames.Opcode, _ payload: [UInt8], _ gate: MessageGate)
@@ -85,7 +86,6 @@ final class MessageGate: PauseTarget {
     /// Takes bytes from the source (as many as there is room for) and passes on what it can;
     /// returns how many it took.
     func feed(_ bytes: UnsafeRawBufferPointer) -> Int {
-        if isHolding { return 0 }
         let room = max(0, limit + Relay.highWater - (pending.count - start))
         let taken = min(room, bytes.count)
         guard taken > 0 else { return 0 }
@@ -104,7 +104,7 @@ final class MessageGate: PauseTarget {
     private func process() {
         while start < pending.count {
             switch phase {
-            case .holding: return
+            case .holding: return passControlFrames()
             case .passing(let rest):
                 let count = Int(min(rest, UInt64(pending.count - start)))
                 emit(start, count)
@@ -178,6 +178,22 @@ final class MessageGate: PauseTarget {
                 }()
         case .passing, .holding:
             return false
+        }
+    }
+
+    /// While a message is held: the pings and pongs behind it go on at once, taken out of the
+    /// queue; data frames and a Close wait in order (nothing may follow a Close).
+    private func passControlFrames() {
+        var at = start
+        while let head = MessageGate.head(pending, from: at) {
+            let whole = head.size + Int(min(head.length, UInt64(Int.max / 2)))
+            guard pending.count - at >= whole else { return }
+            if let opcode = head.opcode, opcode.isControl, opcode != .close {
+                emit(at, whole)
+                pending.removeSubrange(at..<(at + whole))
+            } else {
+                at += whole
+            }
         }
     }
 

@@ -10,6 +10,8 @@ Usage: client.py MODE PROXY_PORT URL [CA_FILE]
            prints JSON with what came back
   leave    wss:// without compression: sends "leave me" (to be paused), then closes the TCP
            connection without a close frame after a second
+  keepalive wss:// to /echo without compression: sends "hold me" (to be paused), then a ping
+           (its pong awaited 5 s) and "after"; prints JSON with the pong's fate and the echoes
   raw      ws:// as an absolute-form GET with Upgrade on the plain port, frames written by hand
            (masked, a fragmented text, a ping): prints JSON with what came back
 """
@@ -108,6 +110,25 @@ async def leave():
     print(json.dumps({"left": True}))
 
 
+async def keepalive():
+    out = {}
+    async with connect(url, proxy=proxy, ssl=context(), max_size=None, ping_interval=None, open_timeout=10,
+                       compression=None) as ws:
+        await ws.send("hold me")
+        await asyncio.sleep(0.5)  # paused by now
+        pong = await ws.ping(b"still there?")
+        try:
+            await asyncio.wait_for(pong, 5)
+            out["pong_while_paused"] = True
+        except asyncio.TimeoutError:
+            out["pong_while_paused"] = False
+        await ws.send("after")
+        out["echoes"] = [await asyncio.wait_for(ws.recv(), 30), await asyncio.wait_for(ws.recv(), 30)]
+        await ws.close(1000, "done")
+        out["close_code"] = ws.close_code
+    print(json.dumps(out))
+
+
 async def refuse():
     try:
         async with connect(url, proxy=proxy, ssl=context(), open_timeout=10):
@@ -186,4 +207,5 @@ def raw():
 if mode == "raw":
     raw()
 else:
-    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse, "pause": pause, "leave": leave}[mode]())
+    asyncio.run({"wss": wss, "flood": flood, "refuse": refuse, "pause": pause, "leave": leave,
+                 "keepalive": keepalive}[mode]())
