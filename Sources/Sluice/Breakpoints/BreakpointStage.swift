@@ -108,7 +108,8 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
                     PausedMessage(
                         status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) },
                         body: held.bytes)))
-            let (head, body) = BreakpointStage.edited(held, with: edit, replacing: answered, headOnly: headOnly)
+            let (head, body) = BreakpointStage.edited(
+                held, with: edit, replacing: answered, headOnly: headOnly, limit: limit)
             next.note(.breakpointSent(head, body))
             next.head(head)
             next.release(body)
@@ -138,21 +139,44 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     /// The held response with a person's edits (or, `replacing`, their answer alone): the fields
     /// given replace the head's, the framing follows the body (`Content-Length`; a changed body
     /// is sent as it was written, so its content coding goes).
-    static func edited(_ held: HeldResponse, with edit: PausedMessage, replacing: Bool, headOnly: Bool = false)
-        -> (ResponseHead, [UInt8])
-    {
+    static func edited(
+        _ held: HeldResponse, with edit: PausedMessage, replacing: Bool, headOnly: Bool = false, limit: Int = .max
+    ) -> (ResponseHead, [UInt8]) {
         var head = held.head
         if let status = edit.status { head.status = status }
         if edit.status != nil { head.reason = "" }
         if let fields = edit.headers ?? (replacing ? [] : nil) { head.headers = PausedMessage.sentFields(fields) }
-        let body = edit.body ?? (replacing ? [] : held.bytes)
+        var body = edit.body ?? (replacing ? [] : held.bytes)
+        var changed = edit.body != nil && edit.body != held.bytes
         if edit.body != nil {
             // The person wrote the body as shown (decoded): it goes out as written.
             head.headers.remove(.contentEncoding)
-            if edit.body != held.bytes {
-                for name in ["content-md5", "digest", "content-digest", "repr-digest"] { head.headers.remove(name) }
-                if let etag = head.headers[.etag], !etag.hasPrefix("W/") { head.headers.set("ETag", "W/" + etag) }
+        } else if !replacing, edit.headers != nil {
+            // The body untouched, the fields edited: a content coding taken off (or changed)
+            // applies to the body shown, decoded (or encoded afresh), never to bytes it does not
+            // describe (RFC 9110 §8.4). A coding Sluice cannot write keeps the original's.
+            let was = held.head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
+            let now = head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
+            if was != now {
+                let plain = was.isEmpty ? held.bytes : decoded(held, limit: limit)?.0
+                if let plain, now.isEmpty {
+                    body = plain
+                    head.headers.remove(.contentEncoding)
+                    changed = true
+                } else if let plain, now.count == 1, let coding = ContentCoding(token: now[0]) {
+                    body = coding.encode(plain)
+                    changed = true
+                } else if was.isEmpty {
+                    head.headers.remove(.contentEncoding)
+                } else {
+                    head.headers.set("Content-Encoding", was.joined(separator: ", "))
+                }
             }
+        }
+        if changed {
+            // Another representation: its digests go, its entity tag is weak.
+            for name in ["content-md5", "digest", "content-digest", "repr-digest"] { head.headers.remove(name) }
+            if let etag = head.headers[.etag], !etag.hasPrefix("W/") { head.headers.set("ETag", "W/" + etag) }
         }
         head.headers.remove(.transferEncoding)
         // A HEAD's, a 204's and a 304's length is not their body's: kept as it was.
