@@ -115,7 +115,8 @@ struct BreakpointCommand: ParsableCommand {
     }
 
     static func failure(_ status: Int, _ body: Any?) -> CommandFailure {
-        let detail = ((body as? [String: Any])?["error"] as? String).map { ": \($0)" } ?? ""
+        let object = body as? [String: Any]
+        let detail = ((object?["error"] ?? object?["detail"]) as? String).map { ": \($0)" } ?? ""
         return CommandFailure.failed("the admin API answered \(status)\(detail)")
     }
 

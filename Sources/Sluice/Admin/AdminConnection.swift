@@ -10,8 +10,12 @@ final class AdminConnection: ConnectionDelegate {
     private var answered = false
     private var streaming = false
 
-    /// Largest request body the admin API reads (a composed request's draft, its body included).
-    static let bodyLimit = 1 << 20
+    /// Largest request body the admin API reads: a composed request's draft or a paused
+    /// item's edit, whose body may be as large as `limits.max_transform_body` (what breakpoints
+    /// pause), written as JSON text or base64 (4/3): twice that, and at least 1 MiB.
+    static func bodyLimit(transform: Int) -> Int {
+        max(1 << 20, transform.multipliedReportingOverflow(by: 2).partialValue + 64 * 1024)
+    }
     /// The whole request (head and body) must arrive within this, however it trickles: the read
     /// timeout alone restarts with every byte, and 64 connections sending a byte every few
     /// seconds would keep the admin port from everyone (slowloris).
@@ -23,7 +27,7 @@ final class AdminConnection: ConnectionDelegate {
         self.server = server
         var limits = RequestParser.Limits()
         limits.maxHeaderBytes = 16 * 1024
-        limits.maxBodyBytes = Int64(AdminConnection.bodyLimit)
+        limits.maxBodyBytes = Int64(AdminConnection.bodyLimit(transform: server.proxy.environment.transformLimit))
         parser = RequestParser(limits: limits)
         connection.delegate = self
         connection.setTimeouts(readMilliseconds: 10_000, writeMilliseconds: 10_000)

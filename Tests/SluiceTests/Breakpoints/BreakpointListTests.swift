@@ -7,7 +7,9 @@ import Testing
 /// The paused list stays small whatever is paused: the page reads it every second.
 @Suite("The paused list")
 struct BreakpointListTests {
-    @Test("A paused body of megabytes: the list shows its first KiB and its size, GET /paused/{id} has it whole")
+    @Test(
+        "A paused body of megabytes: the list shows its first KiB and its size, GET /paused/{id} has it whole, an edit of megabytes is taken"
+    )
     func largeBodiesAreCutInTheList() throws {
         let origin = try OriginServer { request in .text("saw \(request.body.count)") }
         defer { origin.stop() }
@@ -29,7 +31,9 @@ struct BreakpointListTests {
         let whole = try #require(try BreakpointTests.admin(admin, "GET", "/paused/\(id)").1 as? [String: Any])
         let request = try #require(whole["request"] as? [String: Any])
         #expect((request["body"] as? String)?.utf8.count == size && request["body_size"] == nil)
-        #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(id)/resume").0 == 200)
-        #expect(try pending.response().text == "saw \(size)")
+        // An edit of megabytes is taken (the admin API reads up to twice max_transform_body).
+        let edit = "{\"body\": \"\(String(repeating: "c", count: 2_000_000))\"}"
+        #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(id)/resume", edit).0 == 200)
+        #expect(try pending.response().text == "saw 2000000")
     }
 }
