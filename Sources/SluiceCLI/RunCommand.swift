@@ -86,6 +86,16 @@ struct RunCommand: ParsableCommand {
         var (configuration, _) = try options.load(creatingDataDirectory: true)
         configuration = configuration.with(listen: "127.0.0.1:0")
         configuration.admin.listen = ""
+        // Nobody can decide a paused exchange here (no admin port): each would wait out
+        // breakpoints.timeout, a CI job stalled without a word. They are off, and said so.
+        let points = configuration.breakpoints.points.map(\.name)
+        if !points.isEmpty {
+            configuration.breakpoints.points = []
+            FileHandle.standardError.write(
+                Data(
+                    "sluice run: breakpoints are off here (no admin port to decide them): \(points.joined(separator: ", "))\n"
+                        .utf8))
+        }
         configuration.log.access = false
         // Its own loopback proxy for CMD alone: no credentials to hand out.
         configuration.proxyAuth = nil

@@ -165,6 +165,22 @@ struct RunCommandTests {
         #expect(markdown.contains("✅ no violations in 1 checked."))
         let tolerated = try fixture.run(["--fail-on", "never"], client: [fixture.url("/v1/widgets/2")])
         #expect(tolerated.status == 0, "\(tolerated.output)")
+        // The configuration's breakpoints would pause CMD's requests with nobody to decide
+        // them: off, and said so (the request goes through at once).
+        let paused = fixture.directory.appendingPathComponent("paused.yaml").path
+        try
+            (String(contentsOfFile: fixture.config, encoding: .utf8)
+            + "\nbreakpoints: { points: [{ name: all, stage: request }] }\n").write(
+                toFile: paused, atomically: true, encoding: .utf8)
+        let started = Date()
+        let unpaused = try CLI.run(
+            [
+                "run", "--config", paused, "--", TestVenv.python, TestVenv.script("run/client.py"),
+                fixture.url("/v1/widgets/1"),
+            ],
+            currentDirectory: fixture.directory)
+        #expect(unpaused.status == 0 && Date().timeIntervalSince(started) < 30, "\(unpaused.output)")
+        #expect(unpaused.output.contains("breakpoints are off here (no admin port to decide them): all"))
         let missing = try CLI.run(["run", "--config", fixture.config])
         #expect(missing.status == 64 && missing.output.contains("give the command to run after --"))
         // A command that cannot start is told apart from a broken contract (1), as shells do it
