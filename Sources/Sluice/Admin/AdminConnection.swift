@@ -9,6 +9,8 @@ final class AdminConnection: ConnectionDelegate {
     private var request: ProxyRequest?
     private var answered = false
     private var streaming = false
+    /// What an answer still awaited does when its caller leaves first.
+    private var callerLeft: (() -> Void)?
 
     /// Largest request body the admin API reads: a composed request's draft or a paused
     /// item's edit, whose body may be as large as `limits.max_transform_body` (what breakpoints
@@ -98,6 +100,15 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
+        if let left = callerLeft {
+            switch event {
+            case .endOfStream, .error:
+                callerLeft = nil
+                left()
+                return close()
+            default: break
+            }
+        }
         switch event {
         case .endOfStream where !answered && request == nil:
             close()
@@ -167,9 +178,10 @@ final class AdminConnection: ConnectionDelegate {
         case .bytes(let headers, let bytes):
             respond(status: 200, headers: headers, body: bytes)
         case .awaiting(let start):
-            answered = true  // nothing more is read meanwhile
-            start { [weak self] answer in
+            answered = true  // what more comes is dropped; its end (the caller left) is heard
+            callerLeft = start { [weak self] answer in
                 guard let self, !self.connection.isClosed else { return }
+                self.callerLeft = nil
                 self.deliver(answer, to: request)
             }
         }

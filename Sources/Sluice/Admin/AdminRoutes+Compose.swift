@@ -16,14 +16,23 @@ extension AdminRoutes {
         }
         let env = proxy.environment
         return .awaiting { deliver in
-            var answers: [JSONValue] = []
+            // The caller may leave (a paused repeat it gave up on): the exchange in flight goes as
+            // a client's would, and no other repeat starts.
+            final class Run {
+                var answers: [JSONValue] = []
+                var current: ComposedRequest?
+                var callerLeft = false
+            }
+            let run = Run()
             func next() {
-                ComposedRequest.send(draft, env: env) { result in
+                run.current = ComposedRequest.send(draft, env: env) { result in
+                    run.current = nil
+                    guard !run.callerLeft else { return }
                     switch result {
                     case .success(let answer):
-                        answers.append(AdminRoutes.json(answer))
-                        if answers.count < count { return next() }
-                        deliver(.json(200, .object([("results", .array(answers))])))
+                        run.answers.append(AdminRoutes.json(answer))
+                        if run.answers.count < count { return next() }
+                        deliver(.json(200, .object([("results", .array(run.answers))])))
                     case .failure(let error):
                         let problem = Problem(error, url: draft.url)
                         deliver(.error(problem.status, problem.detail))
@@ -31,6 +40,10 @@ extension AdminRoutes {
                 }
             }
             next()
+            return {
+                run.callerLeft = true
+                run.current?.cancel()
+            }
         }
     }
 

@@ -18,8 +18,9 @@ struct AdminRoutes {
         case asset(contentType: String, [UInt8])
         /// Bytes kept in memory (a watched exchange's body).
         case bytes(HTTPFields, [UInt8])
-        /// An answer that waits for the shared tier (never longer than a second or its timeout).
-        case awaiting((@escaping (Answer) -> Void) -> Void)
+        /// An answer that waits (for the shared tier, at most a second or its timeout; for a
+        /// composed request). What starts it may return what to do if the caller leaves first.
+        case awaiting((@escaping (Answer) -> Void) -> (() -> Void)?)
     }
 
     var proxy: ProxyServer { server.proxy }
@@ -343,6 +344,7 @@ struct AdminRoutes {
                             )
                         }))
             }
+            return nil  // (bounded by its timeout)
         }
     }
 

@@ -85,20 +85,28 @@ final class ComposedRequest {
         self.done = done
     }
 
-    /// Sends `draft` through the proxy's path; `done` runs once with the answer.
+    /// Sends `draft` through the proxy's path; `done` runs once with the answer. The request in
+    /// flight, or `nil` when it could not start (`done` has heard why).
+    @discardableResult
     static func send(
         _ draft: Draft, env: ExchangeEnvironment, done: @escaping (Result<Answer, SluiceError>) -> Void
-    ) {
+    ) -> ComposedRequest? {
         let bytes: [UInt8]
         switch draft.requestText() {
         case .success(let text): bytes = text
-        case .failure(let error): return done(.failure(error))
+        case .failure(let error):
+            done(.failure(error))
+            return nil
         }
         var parser = RequestParser(limits: env.parserLimits)
         let outcome = bytes.withUnsafeBytes { parser.parse($0) }
         switch outcome {
-        case .needMore: return done(.failure(.badRequest(reason: .malformed("the request head is incomplete"))))
-        case .failure(let error): return done(.failure(error))
+        case .needMore:
+            done(.failure(.badRequest(reason: .malformed("the request head is incomplete"))))
+            return nil
+        case .failure(let error):
+            done(.failure(error))
+            return nil
         case .head(var request, let consumed):
             // `TE: trailers` (a gRPC call's) is the hop's own on HTTP/1.1, but a draft says what
             // the request is: it goes upstream as an HTTP/2 stream's would.
@@ -108,8 +116,13 @@ final class ComposedRequest {
             composed.exchange = exchange
             env.stats.requests += 1
             exchange.start()
+            return composed
         }
     }
+
+    /// The caller left: the exchange ends as one whose client left does (a paused item goes
+    /// with it).
+    func cancel() { exchange?.clientFailed(nil) }
 
     /// The answer, read back from what the exchange wrote (its own head, then the body as framed).
     private func answer(id: Int) -> Result<Answer, SluiceError> {

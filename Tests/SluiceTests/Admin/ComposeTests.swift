@@ -67,6 +67,30 @@ struct ComposeTests {
         #expect(origin.requests.count == 1)
     }
 
+    @Test("A caller that leaves while its composed request is paused takes it with it; no other repeat starts")
+    func callerLeavesWhilePaused() throws {
+        let origin = try OriginServer { _ in .text("ok") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try BreakpointTests.configuration([["name": "all", "match": ["path": "/held"]]]))
+        let admin = try proxy.startAdmin()
+        let draft = #"{"url": "\#(origin.url("/held"))", "repeat": 5}"#
+        let caller = try RawClient(port: admin)
+        try caller.send(
+            "POST /compose HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: \(draft.utf8.count)\r\n\r\n\(draft)")
+        let first = try #require(BreakpointTests.paused(admin).first)
+        #expect(first["stage"] as? String == "request")
+        caller.socket.close()
+        #expect(
+            eventually { ((try? BreakpointTests.admin(admin, "GET", "/paused").1 as? [Any]) ?? [1]).isEmpty },
+            "the paused repeat left with its caller")
+        // And stays empty: the next repeat never starts.
+        #expect(
+            settled(quiet: 0.5) { ((try? BreakpointTests.admin(admin, "GET", "/paused").1 as? [Any]) ?? []).count } == 0
+        )
+        #expect(origin.requests.isEmpty)
+    }
+
     @Test("Bad drafts are 400 with what is wrong; with admin.token, composing needs it")
     func refusals() throws {
         let proxy = try ProxyHarness()
