@@ -177,13 +177,28 @@ struct PausedCommand: ParsableCommand {
         var headers: [String] = []
         @Option(help: "The new status (a paused response).") var status: Int?
 
+        func validate() throws {
+            for setting in headers
+            where setting.split(separator: "=", maxSplits: 1).first.map({ $0.isEmpty }) != false
+                || !setting.contains("=")
+            {
+                throw ValidationError("--header is NAME=VALUE, not \(setting)")
+            }
+        }
+
         func run() throws {
             let client = try admin.client(options)
             var edit: [String: Any] = [:]
             if let body {
-                let data =
-                    body == "-"
-                    ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: body))
+                let data: Data
+                if body == "-" {
+                    data = FileHandle.standardInput.readDataToEndOfFile()
+                } else {
+                    guard let read = FileManager.default.contents(atPath: body) else {
+                        throw CommandFailure.noInput("cannot read the body file \(body)")
+                    }
+                    data = read
+                }
                 edit["body_base64"] = data.base64EncodedString()
             }
             if let status { edit["status"] = status }

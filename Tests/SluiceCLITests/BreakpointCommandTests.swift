@@ -52,6 +52,12 @@ struct BreakpointCommandTests {
         #expect(listed.output.hasPrefix("1\trequest at posts\tPOST \(origin.url("/posts"))"), "\(listed.output)")
         let body = try CLI.temporaryFile("the final text")
         defer { CLI.remove(body) }
+        // A body file that is not there (66) and a field without "=" (a usage error, 64) decide nothing.
+        let missing = try CLI.run(["paused", "resume", "1", "--body", "/nonexistent/body", "--config", config])
+        #expect(missing.status == 66 && missing.output.contains("cannot read the body file /nonexistent/body"))
+        #expect(!missing.output.contains("NSCocoaErrorDomain"), "\(missing.output)")
+        let usage = try CLI.run(["paused", "resume", "1", "--header", "NoEquals", "--config", config])
+        #expect(usage.status == 64 && usage.output.contains("--header is NAME=VALUE"), "\(usage.output)")
         let resumed = try CLI.run([
             "paused", "resume", "1", "--header", "X-Set=yes", "--body", body, "--config", config,
         ])

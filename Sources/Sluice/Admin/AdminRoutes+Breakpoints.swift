@@ -110,6 +110,12 @@ extension AdminRoutes {
             switch AdminRoutes.readMessage(object, stage: item.stage, answering: parts[1] == "answer") {
             case .failure(let error): return .error(400, error.why)
             case .success(let message):
+                if let why = AdminRoutes.unsendable(
+                    message, of: item, answering: parts[1] == "answer",
+                    fieldsLimit: proxy.environment.parserLimits.maxHeaderBytes)
+                {
+                    return .error(400, why)
+                }
                 if parts[1] == "answer" {
                     decision = .answer(message ?? PausedMessage(status: 200))
                 } else {
@@ -238,6 +244,26 @@ extension AdminRoutes {
             return .failure(DraftError(why: "body is text (or body_base64)"))
         }
         return .success(message)
+    }
+
+    /// Why an edit cannot go on the wire as it is, or `nil`: a text message that is not UTF-8
+    /// (RFC 6455 §8.1: its receiver fails the connection), fields larger than the proxy takes
+    /// from a client (`fieldsLimit`).
+    static func unsendable(_ message: PausedMessage?, of item: PausedItem, answering: Bool, fieldsLimit: Int)
+        -> String?
+    {
+        guard let message else { return nil }
+        if item.stage == .message, let body = message.body {
+            let opcode = message.opcode ?? (answering ? .text : item.message?.opcode ?? .text)
+            if opcode == .text, String(validating: body, as: UTF8.self) == nil {
+                return "a text message must be UTF-8 (RFC 6455 §8.1): give \"type\": \"binary\" to send bytes"
+            }
+        }
+        let size = (message.headers ?? []).reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        if size > fieldsLimit {
+            return "the fields take \(size) bytes; a head may take \(fieldsLimit) (limits.max_header_bytes)"
+        }
+        return nil
     }
 
     /// Body bytes each item of `GET /paused` shows.

@@ -58,6 +58,11 @@ extension AdminRoutes {
                 DraftError(
                     why: "the draft must be a JSON object: {\"method\", \"url\", \"headers\", \"body\", \"repeat\"}"))
         }
+        let known: Set<String> = ["method", "url", "headers", "body", "body_base64", "repeat"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            return .failure(
+                DraftError(why: "unknown key \(unknown) (known: \(known.sorted().joined(separator: ", ")))"))
+        }
         guard let url = object["url"] as? String else { return .failure(DraftError(why: "the draft needs a url")) }
         let method = (object["method"] as? String) ?? "GET"
         var headers: [(String, String)] = []

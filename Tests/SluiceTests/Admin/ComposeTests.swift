@@ -102,6 +102,7 @@ struct ComposeTests {
             (#"{"url": "http://example.com/", "headers": [["Bad Name", "x"]]}"#, "not a token"),
             (#"{"url": "http://example.com/", "headers": [["X", "a\r\nInjected: 1"]]}"#, "CR, LF or NUL"),
             (#"{"url": "http://example.com/", "repeat": 500}"#, "repeat is 1 to 100"),
+            (#"{"url": "http://example.com/", "header": [["X-Wanted", "1"]]}"#, "unknown key header"),
         ]
         for (draft, words) in cases {
             let response = try Self.compose(admin, draft, token: "s3cret")

@@ -106,6 +106,9 @@ struct BreakpointTests {
         let (refused, why) = try Self.admin(admin, "POST", "/paused/\(id)/resume", #"{"headers": [["Bad Name", "x"]]}"#)
         #expect(refused == 400 && ((why as? [String: Any])?["error"] as? String ?? "").contains("not a field name"))
         #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", #"{"url": "ftp://x/"}"#).0 == 400)
+        let huge = #"{"headers": [["X-Huge", "\#(String(repeating: "h", count: 70_000))"]]}"#
+        let tooLarge = try Self.admin(admin, "POST", "/paused/\(id)/resume", huge)
+        #expect(tooLarge.0 == 400 && "\(tooLarge.1 ?? "")".contains("limits.max_header_bytes"), "\(tooLarge)")
         #expect((try Self.admin(admin, "GET", "/paused").1 as? [Any])?.count == 1)
         let edit =
             #"{"headers": [["Host", "127.0.0.1:\#(origin.port)"], ["Content-Type", "application/json"], ["X-Edited", "yes"], ["Content-Length", "1"]], "body": "{\"qty\":25,\"note\":\"edited\"}"}"#
@@ -409,6 +412,9 @@ struct BreakpointTests {
             return try #require(found["id"] as? Int)
         }
         let edit = try next("edit me")
+        // A text message must stay UTF-8 (RFC 6455 §8.1): refused, the item still paused.
+        let notText = try Self.admin(admin, "POST", "/paused/\(edit)/resume", #"{"body_base64": "/w=="}"#)
+        #expect(notText.0 == 400 && "\(notText.1 ?? "")".contains("UTF-8"), "\(notText)")
         #expect(try Self.admin(admin, "POST", "/paused/\(edit)/resume", #"{"body": "edited!"}"#).0 == 200)
         let drop = try next("drop me")
         #expect(try Self.admin(admin, "POST", "/paused/\(drop)/abort").0 == 200)
