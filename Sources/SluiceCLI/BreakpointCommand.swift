@@ -177,11 +177,14 @@ struct PausedCommand: ParsableCommand {
         var headers: [String] = []
         @Option(help: "The new status (a paused response).") var status: Int?
 
+        /// `NAME=VALUE` as its two parts, or `nil`.
+        static func field(_ setting: String) -> [String]? {
+            let parts = setting.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            return parts.count == 2 && !parts[0].isEmpty ? parts : nil
+        }
+
         func validate() throws {
-            for setting in headers
-            where setting.split(separator: "=", maxSplits: 1).first.map({ $0.isEmpty }) != false
-                || !setting.contains("=")
-            {
+            for setting in headers where Self.field(setting) == nil {
                 throw ValidationError("--header is NAME=VALUE, not \(setting)")
             }
         }
@@ -210,11 +213,7 @@ struct PausedCommand: ParsableCommand {
                 let message = (item["response"] ?? item["request"]) as? [String: Any] ?? [:]
                 var fields = (message["headers"] as? [[String]]) ?? []
                 for setting in headers {
-                    let parts = setting.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(
-                        String.init)
-                    guard parts.count == 2, !parts[0].isEmpty else {
-                        throw CommandFailure.failed("--header is NAME=VALUE")
-                    }
+                    guard let parts = Self.field(setting) else { throw ValidationError("--header is NAME=VALUE") }
                     fields.removeAll { $0.first?.lowercased() == parts[0].lowercased() }
                     fields.append(parts)
                 }

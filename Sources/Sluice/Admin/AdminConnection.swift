@@ -9,14 +9,22 @@ final class AdminConnection: ConnectionDelegate {
     private var request: ProxyRequest?
     private var answered = false
     private var streaming = false
-    /// What an answer still awaited does when its caller leaves first.
-    private var callerLeft: (() -> Void)?
+    /// Where an awaited answer (``AdminRoutes/Answer/awaiting``) is.
+    private enum Awaiting {
+        case none
+        /// Started; its answer not given yet.
+        case started
+        /// Not given yet; what to do if the caller leaves first.
+        case cancellable(() -> Void)
+        case delivered
+    }
+    private var awaiting = Awaiting.none
 
     /// Largest request body the admin API reads: a composed request's draft or a paused
     /// item's edit, whose body may be as large as `limits.max_transform_body` (what breakpoints
     /// pause), written as JSON text or base64 (4/3): twice that, and at least 1 MiB.
     static func bodyLimit(transform: Int) -> Int {
-        max(1 << 20, transform.multipliedReportingOverflow(by: 2).partialValue + 64 * 1024)
+        transform >= (Int.max - 64 * 1024) / 2 ? Int.max : max(1 << 20, transform * 2 + 64 * 1024)
     }
     /// The whole request (head and body) must arrive within this, however it trickles: the read
     /// timeout alone restarts with every byte, and 64 connections sending a byte every few
@@ -100,11 +108,11 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     func connection(_ connection: Connection, didReceive event: Connection.Event) {
-        if let left = callerLeft {
+        if case .cancellable(let cancel) = awaiting {
             switch event {
             case .endOfStream, .error:
-                callerLeft = nil
-                left()
+                awaiting = .delivered
+                cancel()
                 return close()
             default: break
             }
@@ -178,12 +186,18 @@ final class AdminConnection: ConnectionDelegate {
         case .bytes(let headers, let bytes):
             respond(status: 200, headers: headers, body: bytes)
         case .awaiting(let start):
-            answered = true  // what more comes is dropped; its end (the caller left) is heard
-            callerLeft = start { [weak self] answer in
+            // What more comes is dropped; its end (the caller left) is heard however long the
+            // answer takes (a person deciding a paused compose): no read timeout meanwhile.
+            answered = true
+            connection.setTimeouts(readMilliseconds: 0, writeMilliseconds: 30_000)
+            awaiting = .started
+            let cancel = start { [weak self] answer in
                 guard let self, !self.connection.isClosed else { return }
-                self.callerLeft = nil
+                self.awaiting = .delivered
                 self.deliver(answer, to: request)
             }
+            // (An answer given at once needs no cancelling.)
+            if case .started = awaiting, let cancel { awaiting = .cancellable(cancel) }
         }
     }
 

@@ -253,13 +253,15 @@ extension AdminRoutes {
         -> String?
     {
         guard let message else { return nil }
-        if item.stage == .message, let body = message.body {
+        // (A type changed with the body kept: the body kept is checked.)
+        if item.stage == .message, let body = message.body ?? (answering ? nil : item.message?.body) {
             let opcode = message.opcode ?? (answering ? .text : item.message?.opcode ?? .text)
             if opcode == .text, String(validating: body, as: UTF8.self) == nil {
                 return "a text message must be UTF-8 (RFC 6455 §8.1): give \"type\": \"binary\" to send bytes"
             }
         }
-        let size = (message.headers ?? []).reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        let line = (message.method?.utf8.count ?? 0) + (message.url?.utf8.count ?? 0) + 12
+        let size = (message.headers ?? []).reduce(line) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
         if size > fieldsLimit {
             return "the fields take \(size) bytes; a head may take \(fieldsLimit) (limits.max_header_bytes)"
         }

@@ -19,30 +19,46 @@ extension AdminRoutes {
             // The caller may leave (a paused repeat it gave up on): the exchange in flight goes as
             // a client's would, and no other repeat starts.
             final class Run {
+                enum Phase {
+                    case sending(ComposedRequest)
+                    case between
+                    case callerLeft
+                }
+                var phase = Phase.between
                 var answers: [JSONValue] = []
-                var current: ComposedRequest?
-                var callerLeft = false
             }
             let run = Run()
+            func failed(_ error: SluiceError) {
+                let problem = Problem(error, url: draft.url)
+                deliver(.error(problem.status, problem.detail))
+            }
             func next() {
-                run.current = ComposedRequest.send(draft, env: env) { result in
-                    run.current = nil
-                    guard !run.callerLeft else { return }
+                let made = ComposedRequest.make(draft, env: env) { result in
+                    if case .callerLeft = run.phase { return }
+                    run.phase = .between
                     switch result {
                     case .success(let answer):
                         run.answers.append(AdminRoutes.json(answer))
                         if run.answers.count < count { return next() }
                         deliver(.json(200, .object([("results", .array(run.answers))])))
-                    case .failure(let error):
-                        let problem = Problem(error, url: draft.url)
-                        deliver(.error(problem.status, problem.detail))
+                    case .failure(let error): failed(error)
                     }
+                }
+                switch made {
+                case .failure(let error): failed(error)
+                case .success(let request):
+                    // Known before it starts: it may finish at once (answered locally).
+                    run.phase = .sending(request)
+                    request.start()
                 }
             }
             next()
             return {
-                run.callerLeft = true
-                run.current?.cancel()
+                if case .sending(let request) = run.phase {
+                    run.phase = .callerLeft
+                    request.cancel()
+                }
+                run.phase = .callerLeft
             }
         }
     }

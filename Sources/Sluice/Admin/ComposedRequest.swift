@@ -85,39 +85,36 @@ final class ComposedRequest {
         self.done = done
     }
 
-    /// Sends `draft` through the proxy's path; `done` runs once with the answer. The request in
-    /// flight, or `nil` when it could not start (`done` has heard why).
-    @discardableResult
-    static func send(
+    /// `draft` as a request ready to go through the proxy's path (``start()``; `done` then runs
+    /// once with the answer, perhaps before `start` returns), or why it cannot.
+    static func make(
         _ draft: Draft, env: ExchangeEnvironment, done: @escaping (Result<Answer, SluiceError>) -> Void
-    ) -> ComposedRequest? {
+    ) -> Result<ComposedRequest, SluiceError> {
         let bytes: [UInt8]
         switch draft.requestText() {
         case .success(let text): bytes = text
-        case .failure(let error):
-            done(.failure(error))
-            return nil
+        case .failure(let error): return .failure(error)
         }
         var parser = RequestParser(limits: env.parserLimits)
         let outcome = bytes.withUnsafeBytes { parser.parse($0) }
         switch outcome {
-        case .needMore:
-            done(.failure(.badRequest(reason: .malformed("the request head is incomplete"))))
-            return nil
-        case .failure(let error):
-            done(.failure(error))
-            return nil
+        case .needMore: return .failure(.badRequest(reason: .malformed("the request head is incomplete")))
+        case .failure(let error): return .failure(error)
         case .head(var request, let consumed):
             // `TE: trailers` (a gRPC call's) is the hop's own on HTTP/1.1, but a draft says what
             // the request is: it goes upstream as an HTTP/2 stream's would.
             request.takesTrailers = request.headers.tokens(.te).contains("trailers")
             let composed = ComposedRequest(input: Array(bytes[consumed...]), env: env, done: done)
-            let exchange = Exchange(client: composed, env: env, request: request)
-            composed.exchange = exchange
-            env.stats.requests += 1
-            exchange.start()
-            return composed
+            composed.exchange = Exchange(client: composed, env: env, request: request)
+            return .success(composed)
         }
+    }
+
+    /// Sends it.
+    func start() {
+        guard let exchange else { return }
+        env.stats.requests += 1
+        exchange.start()
     }
 
     /// The caller left: the exchange ends as one whose client left does (a paused item goes

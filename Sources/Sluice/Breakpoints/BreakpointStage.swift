@@ -155,8 +155,14 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             // The body untouched, the fields edited: a content coding taken off (or changed)
             // applies to the body shown, decoded (or encoded afresh), never to bytes it does not
             // describe (RFC 9110 §8.4). A coding Sluice cannot write keeps the original's.
-            let was = held.head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
-            let now = head.headers.tokens(.contentEncoding).filter { $0 != "identity" }
+            // (Compared as codings: `x-gzip` is gzip.)
+            func codings(_ fields: HTTPFields) -> [String] {
+                fields.tokens(.contentEncoding).filter { $0 != "identity" }.map {
+                    ContentCoding(token: $0)?.rawValue ?? $0
+                }
+            }
+            let was = codings(held.head.headers)
+            let now = codings(head.headers)
             if was != now {
                 let plain = was.isEmpty ? held.bytes : decoded(held, limit: limit)?.0
                 if let plain, now.isEmpty {
@@ -169,7 +175,8 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
                 } else if was.isEmpty {
                     head.headers.remove(.contentEncoding)
                 } else {
-                    head.headers.set("Content-Encoding", was.joined(separator: ", "))
+                    head.headers.set(
+                        "Content-Encoding", held.head.headers.values(.contentEncoding).joined(separator: ", "))
                 }
             }
         }

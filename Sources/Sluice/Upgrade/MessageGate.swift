@@ -47,6 +47,8 @@ final class MessageGate: PauseTarget {
     /// Bytes taken from the source and not yet passed on.
     private var pending: [UInt8] = []
     private var start = 0
+    /// While holding: bytes after `start` already looked at for pings (frame boundaries).
+    private var scanned = 0
 
     init(
         direction: WebSocketFrames.Direction, candidates: [Breakpoint], limit: Int, pause: @escaping Pause
@@ -112,7 +114,11 @@ final class MessageGate: PauseTarget {
                 phase = rest == UInt64(count) ? .between : .passing(rest - UInt64(count))
             case .between, .gathering:
                 guard let head = MessageGate.head(pending, from: start) else { return }
-                if !step(head) { return }
+                if !step(head) {
+                    // Held now: pings that came in the same read behind it go on at once.
+                    if case .holding = phase { passControlFrames() }
+                    return
+                }
             }
         }
         if start == pending.count {
@@ -182,19 +188,21 @@ final class MessageGate: PauseTarget {
     }
 
     /// While a message is held: the pings and pongs behind it go on at once, taken out of the
-    /// queue; data frames and a Close wait in order (nothing may follow a Close).
+    /// queue; data frames wait in order, and so does all from a Close on (nothing may follow
+    /// it). Each byte is looked at once (``scanned``): a chatty peer costs no rescans.
     private func passControlFrames() {
-        var at = start
+        var at = start + scanned
         while let head = MessageGate.head(pending, from: at) {
             let whole = head.size + Int(min(head.length, UInt64(Int.max / 2)))
-            guard pending.count - at >= whole else { return }
-            if let opcode = head.opcode, opcode.isControl, opcode != .close {
+            guard pending.count - at >= whole, head.opcode != .close else { break }
+            if let opcode = head.opcode, opcode.isControl {
                 emit(at, whole)
                 pending.removeSubrange(at..<(at + whole))
             } else {
                 at += whole
             }
         }
+        scanned = at - start
     }
 
     private func fits(_ opcode: WebSocketFrames.Opcode) -> Bool {
@@ -236,6 +244,7 @@ final class MessageGate: PauseTarget {
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
         guard case .holding(let gathered) = phase else { return }
         phase = .between
+        scanned = 0
         switch decision {
         case .resume(nil), .timedOut:
             noted(decision.isTimeout ? "timed out, sent unchanged" : "sent")

@@ -115,8 +115,7 @@ async def keepalive():
     async with connect(url, proxy=proxy, ssl=context(), max_size=None, ping_interval=None, open_timeout=10,
                        compression=None) as ws:
         await ws.send("hold me")
-        await asyncio.sleep(0.5)  # paused by now
-        pong = await ws.ping(b"still there?")
+        pong = await ws.ping(b"still there?")  # at once: usually read with the message
         try:
             await asyncio.wait_for(pong, 5)
             out["pong_while_paused"] = True

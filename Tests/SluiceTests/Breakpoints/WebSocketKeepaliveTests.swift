@@ -13,6 +13,8 @@ struct WebSocketKeepaliveTests {
     func pingPassesAPausedMessage() throws {
         let (setup, origin, proxy, admin) = try BreakpointTests.webSocketPauses(["body_contains": "hold"])
         defer { origin.stop() }
+        // Counted before the client starts: only the ping and its pong pass while it waits.
+        let before = proxy.onLoop { $0.stats.webSocketMessages }
         nonisolated(unsafe) var result: (status: Int32, json: [String: Any]) = (-1, [:])
         let client = Thread {
             do {
@@ -26,8 +28,9 @@ struct WebSocketKeepaliveTests {
         let item = try #require(BreakpointTests.paused(admin).first)
         let id = try #require(item["id"] as? Int)
         // The ping and its pong pass while the message waits (the relay counts both).
-        let before = proxy.onLoop { $0.stats.webSocketMessages }
-        #expect(proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } >= before + 2 }, "the ping waited behind the message")
+        #expect(
+            proxy.waitUntil { proxy.onLoop { $0.stats.webSocketMessages } >= before + 2 },
+            "the ping waited behind the message")
         #expect(try BreakpointTests.admin(admin, "POST", "/paused/\(id)/resume").0 == 200)
         #expect(eventually(timeout: 30) { result.status != -1 })
         #expect(result.status == 0, "\(result.json)")

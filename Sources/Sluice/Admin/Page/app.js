@@ -859,12 +859,16 @@
   setInterval(loadPaused, 1000);
 
   async function pickPaused(id) {
+    // The last click wins: a slower answer for an earlier one is dropped.
+    const pick = paused.pick = (paused.pick || 0) + 1;
     let item;
     try {
       const response = await fetch("/paused/" + id);
-      if (response.status !== 200) return;
+      if (pick !== paused.pick) return;
+      if (response.status !== 200) { notice("#" + id + " is no longer paused."); loadPaused(); return; }
       item = await response.json();
-    } catch (error) { return; }
+    } catch (error) { if (pick === paused.pick) notice(error.message); return; }
+    if (pick !== paused.pick) return;
     paused.picked = id;
     paused.full = item;
     const message = pausedMessage(item);
