@@ -357,11 +357,17 @@ struct CacheCommand: ParsableCommand {
                 CacheCommand.printJSON([
                     "integrity": report.integrity, "checked": report.checked, "sound": report.isSound,
                     "damaged": report.damaged.map { ["id": $0.id, "url": $0.url, "problem": $0.problem] },
+                    "hidden": ["entries": report.hidden.entries, "bytes": report.hidden.bytes],
                 ])
             } else {
                 print("integrity  \(report.integrity.joined(separator: "; "))")
                 print("entries    \(report.checked) checked, \(report.damaged.count) damaged")
                 for item in report.damaged { print("  \(item.id) \(item.url): \(item.problem)") }
+                if report.hidden.entries > 0 {
+                    print(
+                        "hidden     \(report.hidden.entries) removed or unfinished, \(CacheCommand.bytes(report.hidden.bytes)) to free (when their readers end, or at the proxy's next start)"
+                    )
+                }
             }
             if !report.isSound { throw ExitCode(1) }
         }

@@ -107,6 +107,9 @@ public final class CacheInspector {
         public let checked: Int
         /// Entries whose stored chunks do not add up to their size, or skip a sequence number.
         public let damaged: [(id: Int64, url: String, problem: String)]
+        /// Entries not visible (removed while a hit read them, or cut by a crash mid-write) and
+        /// the bytes of their chunks: the proxy frees them when their readers end, or at its next start.
+        public let hidden: (entries: Int, bytes: Int64)
         public var isSound: Bool { integrity == ["ok"] && damaged.isEmpty }
     }
 
@@ -298,7 +301,15 @@ public final class CacheInspector {
                 damaged.append((id, url, "chunk sequence has gaps"))
             }
         }
-        return Verification(integrity: integrity, checked: checked, damaged: damaged)
+        let waiting = try database.prepare(
+            """
+            SELECT count(DISTINCT e.id), COALESCE(sum(length(c.data)), 0)
+            FROM entries e LEFT JOIN chunks c ON c.entry = e.id WHERE e.complete=0
+            """)
+        _ = try waiting.step()
+        return Verification(
+            integrity: integrity, checked: checked, damaged: damaged,
+            hidden: (Int(waiting.int64(at: 0)), waiting.int64(at: 1)))
     }
 }
 

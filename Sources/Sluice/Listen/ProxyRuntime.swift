@@ -74,7 +74,8 @@ public enum ProxyRuntime {
         logFlush.cancel()
         withExtendedLifetime(signals) {}
         logger.notice("sluice stopped")
-        LogOutput.standardOutput.flush(waitingUpTo: 2)
+        // (Handed over; the command's end waits for the writes, once.)
+        LogOutput.standardOutput.flush()
     }
 }
 
