@@ -13,8 +13,9 @@ import Synchronization
 /// — which the proxy's loop calls every second — and when the proxy stops (SIGTERM and SIGINT
 /// included; ``flush(waitingUpTo:)`` then waits for the writes).
 ///
-/// The writes happen on that thread, never on the caller's: a standard output nobody reads (a
-/// pipe into a paused pager, a terminal on hold) blocks the thread, not the proxy's loop. While
+/// For a pipe, a terminal or a socket, the writes happen on that thread, never on the caller's:
+/// a standard output nobody reads (a pipe into a paused pager, a terminal on hold) blocks the
+/// thread, not the proxy's loop. A regular file, which nothing stalls, is written in place. While
 /// it is blocked, at most ``backlog`` bytes wait for it (besides the piece it is writing, at
 /// most as much again); lines past that are dropped whole, and once the output moves again one
 /// line says how many went. A `critical` line waits until written (up to a second): it may be
@@ -61,7 +62,14 @@ public final class LogOutput: Sendable {
     public init(descriptor: Int32, backlog: Int = LogOutput.backlog) {
         self.descriptor = descriptor
         self.limit = backlog
+        var status = stat()
+        inPlace = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
+
+    /// Whether the output is a regular file (`> sluice.log`, a service's journal file), which no
+    /// reader can stall: written in place, as the lines are handed over, with no thread. Pipes,
+    /// terminals and sockets go through the writer thread.
+    private let inPlace: Bool
 
     /// Adds `line` and a newline; hands everything to the writer when `urgent` or when the
     /// buffer is full.
@@ -131,6 +139,11 @@ public final class LogOutput: Sendable {
     /// Moves the buffer to the writer's queue (or, when the queue is full, counts its lines as
     /// dropped), keeping the buffer's memory, and wakes the writer; starts it the first time.
     private func handOff(_ state: inout State) {
+        if inPlace {
+            write(state.buffer)
+            state.buffer.removeAll(keepingCapacity: true)
+            return
+        }
         // Once lines are dropped, all are until the writer takes the queue: the count it then
         // writes stands where they were.
         if state.dropped == 0, state.queued.count + state.buffer.count <= limit {

@@ -160,4 +160,24 @@ struct LogOutputTests {
         #expect(dropped.reduce(0, +) > lines / 2, "most lines could not wait: \(dropped)")
         #expect(notices.allSatisfy { $0.contains(" warning sluice: ") })
     }
+
+    @Test("A regular file is written in place when the lines are handed over: no thread, nothing to wait for")
+    func regularFileInPlace() throws {
+        let path = TestScratch.root.appendingPathComponent("log-\(UUID().uuidString).txt").path
+        let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
+        try #require(descriptor >= 0)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let output = LogOutput(descriptor: descriptor)
+        output.append("one")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "")
+        output.append("two", urgent: true)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "one\ntwo\n")
+        output.append("three")
+        output.flush()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "one\ntwo\nthree\n")
+        #expect(output.flush(waitingUpTo: 0))
+    }
 }
