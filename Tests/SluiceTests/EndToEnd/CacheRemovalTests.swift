@@ -13,22 +13,32 @@ struct CacheRemovalTests {
     /// hit reads its chunks from the file while its client waits.
     static let size = 24 * 1024 * 1024
 
+    /// An origin whose cacheable body is `size` bytes of `byte()` (asked at each request), and a
+    /// proxy that keeps such entries, with its admin port.
+    static func start(_ byte: @escaping @Sendable () -> UInt8) throws -> (OriginServer, ProxyHarness, UInt16) {
+        let origin = try OriginServer { _ in
+            .respond(
+                status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
+                body: [UInt8](repeating: byte(), count: Self.size))
+        }
+        do {
+            var configuration = Configuration()
+            configuration.cache.maxEntrySize = 64 * 1024 * 1024
+            let proxy = try ProxyHarness(configuration: configuration)
+            return (origin, proxy, try proxy.startAdmin())
+        } catch {
+            origin.stop()
+            throw error
+        }
+    }
+
     @Test(
         "A stored response replaced, then purged, while a hit streams it: the hit ends whole with its own bytes; the rows go after it"
     )
     func replacedAndPurgedWhileStreaming() throws {
         let version = Mutex(UInt8(ascii: "A"))
-        let origin = try OriginServer { _ in
-            let byte = version.withLock { $0 }
-            return .respond(
-                status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
-                body: [UInt8](repeating: byte, count: Self.size))
-        }
+        let (origin, proxy, admin) = try Self.start { version.withLock { $0 } }
         defer { origin.stop() }
-        var configuration = Configuration()
-        configuration.cache.maxEntrySize = 64 * 1024 * 1024
-        let proxy = try ProxyHarness(configuration: configuration)
-        let admin = try proxy.startAdmin()
         let url = origin.url("/big")
         let first = try RawClient(port: proxy.port).request(RawClient.get(url))
         #expect(first.header("cache-status") == "Sluice; fwd=uri-miss; stored" && first.body.count == Self.size)
@@ -73,16 +83,8 @@ struct CacheRemovalTests {
 
     @Test("A purge of one URL while a hit streams it: the hit ends whole; the next request is a miss")
     func purgedWhileStreaming() throws {
-        let origin = try OriginServer { _ in
-            .respond(
-                status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
-                body: [UInt8](repeating: 0x5A, count: Self.size))
-        }
+        let (origin, proxy, admin) = try Self.start { 0x5A }
         defer { origin.stop() }
-        var configuration = Configuration()
-        configuration.cache.maxEntrySize = 64 * 1024 * 1024
-        let proxy = try ProxyHarness(configuration: configuration)
-        let admin = try proxy.startAdmin()
         let url = origin.url("/one")
         #expect(try RawClient(port: proxy.port).request(RawClient.get(url)).body.count == Self.size)
         let slow = try RawClient(port: proxy.port)
