@@ -50,6 +50,7 @@ final class AdminConnection: ConnectionDelegate {
     }
 
     func close() {
+        bodyLease = nil
         connection.close()
         server.connectionDidClose(self)
     }
@@ -92,6 +93,7 @@ final class AdminConnection: ConnectionDelegate {
 
     /// A stored body being sent: the chunks go out as the client reads them.
     private var stream: (inspector: CacheInspector, entry: Int64, next: Int64)?
+    private var bodyLease: CacheReadLease?
     static let highWater = 256 * 1024
 
     private func pump() {
@@ -99,6 +101,7 @@ final class AdminConnection: ConnectionDelegate {
         while var current = stream, !connection.writeBroken, connection.outputCount < AdminConnection.highWater {
             guard let chunk = try? current.inspector.chunk(of: current.entry, seq: current.next) else {
                 stream = nil
+                bodyLease = nil
                 return finish()
             }
             connection.write(chunk)
@@ -176,6 +179,8 @@ final class AdminConnection: ConnectionDelegate {
             writeHead(status: 200, headers: headers)
             guard request.method != "HEAD" else { return finish() }
             stream = (inspector, entry, 0)
+            // Its rows stay while it is read, whatever removes the entry meanwhile.
+            bodyLease = server.proxy.cache?.lease(entry)
             pump()
         case .events:
             startEventStream()

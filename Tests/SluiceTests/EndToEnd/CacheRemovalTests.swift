@@ -102,4 +102,25 @@ struct CacheRemovalTests {
         #expect(received.allSatisfy { $0 == 0x5A })
         #expect(eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } })
     }
+
+    @Test("A stored body downloaded from the admin API while everything is purged: the download ends whole")
+    func adminDownloadAcrossAPurge() throws {
+        let (origin, proxy, admin) = try Self.start { 0x42 }
+        defer { origin.stop() }
+        #expect(try RawClient(port: proxy.port).request(RawClient.get(origin.url("/dl"))).body.count == Self.size)
+        let listed = try RawClient(port: admin).request("GET /cache HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+        let entries = try #require((try? JSONSerialization.jsonObject(with: Data(listed.body))) as? [[String: Any]])
+        let id = try #require(entries.first?["id"] as? Int)
+        let download = try RawClient(port: admin)
+        try download.send("GET /cache/\(id)/body HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+        _ = try #require(try download.reader.readHead())
+        var received = try download.reader.readExactly(512 * 1024)
+        #expect(proxy.onLoop { $0.cache?.readers.values.reduce(0, +) == 1 })
+        let purge = try RawClient(port: admin).request(
+            "POST /purge?all HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n")
+        #expect(purge.status == 200)
+        received += try download.reader.readExactly(Self.size - received.count)
+        #expect(received.allSatisfy { $0 == 0x42 })
+        #expect(eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } })
+    }
 }
