@@ -54,11 +54,9 @@ extension AdminRoutes {
             }
             next()
             return {
-                if case .sending(let request) = run.phase {
-                    run.phase = .callerLeft
-                    request.cancel()
-                }
-                run.phase = .callerLeft
+                let was = run.phase
+                run.phase = .callerLeft  // before the cancel, whose answer is then not delivered
+                if case .sending(let request) = was { request.cancel() }
             }
         }
     }
