@@ -19,20 +19,38 @@ final class ContractRun {
     /// The response's status as the origin (or the cache) gave it; 0 for a request.
     let status: Int
     let limit: Int
-    private var validation: Validation?
-    /// A compressed body, kept (up to `limit`) to decode at its end (``keepsCompressed``).
-    private var compressed: [UInt8] = []
-    private var keepsCompressed = false
-    /// A compressed sequence's decoder: its items are checked as they stream.
-    private var inflater: RawInflater?
-    /// The violations found before a streamed coding broke.
-    private var beforeBrokenCoding: Verdict?
-    /// A `Content-Encoding` whose bytes do not decode: no client can read the body the document
-    /// describes, so it breaks the contract (an over-limit body is only not validated).
-    private var brokenCoding: Violation?
+    /// Where the body's check stands.
+    private var body: Body
     private let coding: ContentCoding?
-    private(set) var skipped: String?
     private(set) var outcome: Outcome?
+
+    /// The body's check, phase by phase.
+    private enum Body {
+        /// Nothing of the body is checked: the contract describes none, or it stopped being
+        /// checked (too large, an unknown coding); the reason, when there is one to say.
+        case unvalidated(String?)
+        /// Fed to the validator as it passes.
+        case validating(Validation)
+        /// A compressed body kept (up to `limit`) to be decoded and validated at its end.
+        case keepingCompressed(Validation, ContentCoding, [UInt8])
+        /// A compressed sequence, decoded as it streams: its items are checked as they come.
+        case inflating(Validation, RawInflater)
+        /// The bytes do not decode as their `Content-Encoding` says: no client can read the body
+        /// the document describes, so that breaks the contract (an over-limit body is only not
+        /// validated). What was found before it still counts; nothing after it is read.
+        case brokenCoding(before: Verdict, Violation)
+        /// Only while its buffers are out being fed (they stay uniquely referenced: never copied).
+        case moving
+
+        /// The validator, while the body is read.
+        var validation: Validation? {
+            switch self {
+            case .validating(let validation), .keepingCompressed(let validation, _, _), .inflating(let validation, _):
+                validation
+            case .unvalidated, .brokenCoding, .moving: nil
+            }
+        }
+    }
 
     init(
         rule: String, settings: ContractRule, direction: Direction, method: String, check: HeadCheck,
@@ -46,26 +64,34 @@ final class ContractRun {
         self.check = check
         self.coding = coding
         self.limit = limit
-        if let reason = check.bodyNotValidated { skipped = reason }
         if let schema = check.bodySchema {
-            validation = .json(schema.validation(direction: direction))
-            keepsCompressed = coding != nil
+            let validation = Validation.json(schema.validation(direction: direction))
+            body = coding.map { .keepingCompressed(validation, $0, []) } ?? .validating(validation)
         } else if let sequence = check.sequence {
-            validation = .sequence(sequence.validation(direction: direction, limit: limit))
+            let validation = Validation.sequence(sequence.validation(direction: direction, limit: limit))
             // A sequence streams: decoded as it comes where the coding allows (gzip, deflate); a
             // brotli one is not validated (holding an endless stream would stall its client).
             if let coding {
-                inflater = RawInflater(coding: coding)
-                if inflater == nil {
-                    validation = nil
-                    skipped = "a \(coding.rawValue)-coded sequence is not decoded as it streams"
-                }
+                body =
+                    RawInflater(coding: coding).map { .inflating(validation, $0) }
+                    ?? .unvalidated("a \(coding.rawValue)-coded sequence is not decoded as it streams")
+            } else {
+                body = .validating(validation)
             }
+        } else {
+            body = .unvalidated(check.bodyNotValidated)
         }
     }
 
     /// Whether a body is validated at all.
     var validatesBody: Bool { check.validatesBody }
+
+    /// Why the body is not validated, once that is known (`nil` while it is, or when the contract
+    /// describes no body and has nothing to say of it).
+    var skipped: String? {
+        guard case .unvalidated(let why) = body else { return nil }
+        return why
+    }
 
     /// Whether the body is a sequence of items (an event stream, JSON Lines), checked as it
     /// streams: never held for the verdict unless its length is announced.
@@ -73,10 +99,10 @@ final class ContractRun {
 
     /// The failure so far, when it already breaks an enforced promise (a sequence's item).
     var enforcedFailureSoFar: ContractFailure? {
-        guard validation?.hasViolations == true, let verdict = validation?.verdictSoFar else { return nil }
+        guard let validation = body.validation, validation.hasViolations else { return nil }
         var all = Verdict()
         for violation in headViolations { all.add(violation) }
-        all.merge(verdict)
+        all.merge(validation.verdictSoFar)
         let failure = failure(all)
         return enforces(failure) ? failure : nil
     }
@@ -106,41 +132,46 @@ final class ContractRun {
     }
 
     func feed(_ bytes: UnsafeRawBufferPointer) {
-        guard skipped == nil else { return }
-        if keepsCompressed {
-            guard compressed.count + bytes.count <= limit else {
-                compressed = []
-                keepsCompressed = false
-                validation = nil
-                skipped = "a compressed body larger than max_transform_body (\(limit) bytes)"
+        switch body {
+        case .validating(var validation):
+            body = .moving
+            validation.feed(bytes)
+            body = .validating(validation)
+        case .keepingCompressed(let validation, let coding, var kept):
+            guard kept.count + bytes.count <= limit else {
+                body = .unvalidated("a compressed body larger than max_transform_body (\(limit) bytes)")
                 return
             }
-            compressed.append(contentsOf: bytes)
+            body = .moving
+            kept.append(contentsOf: bytes)
+            body = .keepingCompressed(validation, coding, kept)
+        case .inflating(var validation, let inflater):
+            body = .moving
+            let decodes = inflater.feed(bytes) { validation.feed($0) }
+            body =
+                decodes
+                ? .inflating(validation, inflater)
+                : .brokenCoding(
+                    before: validation.verdictSoFar,
+                    Self.codingViolation(coding, detail: "corrupt or truncated data"))
+        case .unvalidated, .brokenCoding, .moving:
             return
         }
-        if let inflater {
-            let decodes = inflater.feed(bytes) { validation?.feed($0) }
-            if !decodes {
-                // What was found before the coding broke still counts; nothing after it is read.
-                self.inflater = nil
-                beforeBrokenCoding = validation?.verdictSoFar
-                validation = nil
-                brokenCoding = Self.codingViolation(coding, detail: "corrupt or truncated data")
-            }
-            return
-        }
-        validation?.feed(bytes)
     }
 
     /// Whether the body is checked as it streams (a sequence, decoded as it comes when compressed):
     /// an enforced failure can then cut it.
-    var checksAsItStreams: Bool { validatesSequence && !keepsCompressed }
+    var checksAsItStreams: Bool {
+        guard validatesSequence else { return false }
+        if case .keepingCompressed = body { return false }
+        return true
+    }
 
     /// How many bytes of the last piece fed come before the item that broke the sequence (the
     /// piece in which the first violation appeared; its whole items can still go out). `nil` for
     /// a compressed body (its pieces are not its items' bytes) or when nothing broke.
     var cleanPrefixOfLastPiece: Int? {
-        guard inflater == nil, !keepsCompressed, case .sequence(let sequence) = validation else { return nil }
+        guard case .validating(.sequence(let sequence)) = body else { return nil }
         return sequence.cleanPrefix
     }
 
@@ -155,11 +186,17 @@ final class ContractRun {
     /// run changes (a fetch that goes on for the cache still finishes it).
     var unfinishedOutcome: Outcome? {
         if let outcome { return outcome }
-        guard validation != nil || brokenCoding != nil || !headViolations.isEmpty else { return nil }
         var verdict = Verdict()
         for violation in headViolations { verdict.add(violation) }
-        if let soFar = validation?.verdictSoFar ?? beforeBrokenCoding { verdict.merge(soFar) }
-        if let brokenCoding { verdict.add(brokenCoding) }
+        switch body {
+        case .validating(let validation), .keepingCompressed(let validation, _, _), .inflating(let validation, _):
+            verdict.merge(validation.verdictSoFar)
+        case .brokenCoding(let before, let violation):
+            verdict.merge(before)
+            verdict.add(violation)
+        case .unvalidated, .moving:
+            guard verdict.total > 0 else { return nil }
+        }
         return verdict.total > 0
             ? .failed(failure(verdict)) : .notValidated("the body ended early (the exchange was cut short)")
     }
@@ -177,35 +214,41 @@ final class ContractRun {
         if let outcome { return outcome }
         var verdict = Verdict()
         for violation in headViolations { verdict.add(violation) }
-        if let coding, keepsCompressed {
-            let bytes = compressed
-            compressed = []
-            keepsCompressed = false
+        var notValidated: String?
+        let ended = body
+        body = .moving
+        switch ended {
+        case .keepingCompressed(var validation, let coding, let kept):
             do {
-                let decoded = try coding.decode(bytes, limit: limit)
-                decoded.withUnsafeBytes { validation?.feed($0) }
+                let decoded = try coding.decode(kept, limit: limit)
+                decoded.withUnsafeBytes { validation.feed($0) }
+                verdict.merge(validation.finish())
             } catch {
-                validation = nil
                 switch error {
-                case .tooLarge: skipped = "the \(coding.rawValue) body does not decode: \(error)"
-                case .invalid(let detail): brokenCoding = Self.codingViolation(coding, detail: detail)
+                case .tooLarge: notValidated = "the \(coding.rawValue) body does not decode: \(error)"
+                case .invalid(let detail): verdict.add(Self.codingViolation(coding, detail: detail))
                 }
             }
-        }
-        if let earlier = beforeBrokenCoding { verdict.merge(earlier) }
-        if let brokenCoding { verdict.add(brokenCoding) }
-        if var validation = validation.take() {
-            if case .sequence(let sequence) = validation, sequence.skippedEvents > 0, skipped == nil {
-                skipped =
+        case .validating(var validation), .inflating(var validation, _):
+            if case .sequence(let sequence) = validation, sequence.skippedEvents > 0 {
+                notValidated =
                     "\(sequence.skippedEvents) event\(sequence.skippedEvents == 1 ? "" : "s") larger than max_transform_body (\(limit) bytes) not checked"
             }
             verdict.merge(validation.finish())
+        case .brokenCoding(let before, let violation):
+            verdict.merge(before)
+            verdict.add(violation)
+        case .unvalidated(let why):
+            notValidated = why
+        case .moving:
+            break
         }
+        body = .unvalidated(notValidated)
         let result: Outcome
         if verdict.total > 0 {
             result = .failed(failure(verdict))
-        } else if let skipped {
-            result = .notValidated(skipped)
+        } else if let notValidated {
+            result = .notValidated(notValidated)
         } else {
             result = .passed
         }
@@ -213,12 +256,11 @@ final class ContractRun {
         return result
     }
 
-    /// Stops validating the body (it streams on unvalidated); the head checks still count.
+    /// Stops validating the body (it streams on unvalidated); the head checks still count, and so
+    /// does a coding found broken.
     func skipBody(_ reason: String) {
-        validation = nil
-        compressed = []
-        keepsCompressed = false
-        skipped = reason
+        if case .brokenCoding = body { return }
+        body = .unvalidated(reason)
     }
 
     func failure(_ verdict: Verdict) -> ContractFailure {
