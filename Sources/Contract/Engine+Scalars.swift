@@ -49,10 +49,14 @@ extension Engine {
             case .null: allowed = types.contains(.null)
             case .trueLiteral, .falseLiteral: allowed = types.contains(.boolean)
             case .number:
-                allowed = types.contains(.number) || (types.contains(.integer) && isInteger(token))
+                allowed =
+                    types.contains(.number)
+                    || (types.contains(.integer)
+                        && (types.contains(.integerByForm) ? isWrittenAsInteger(token) : isInteger(token)))
             }
             if !allowed {
-                return [ScalarFailure(keyword: "type", expected: typeList(types), found: typeName(token))]
+                let found = typeName(token, byForm: types.contains(.integerByForm))
+                return [ScalarFailure(keyword: "type", expected: typeList(types), found: found)]
             }
         }
         var failures: [ScalarFailure] = []
@@ -184,6 +188,11 @@ extension Engine {
         return true
     }
 
+    /// Whether a number token has neither a fraction nor an exponent (draft-04's integer).
+    static func isWrittenAsInteger(_ token: Token) -> Bool {
+        !token.bytes.contains { $0 == 0x2E || $0 | 0x20 == 0x65 }
+    }
+
     /// The value of an integer token of at most 18 digits (no fraction, no exponent).
     @inline(__always) static func smallInteger(_ token: Token) -> Int64? {
         let bytes = token.bytes
@@ -204,12 +213,13 @@ extension Engine {
         return negative ? -value : value
     }
 
-    static func typeName(_ token: Token) -> String {
+    /// `byForm`: an integer is a number written without fraction or exponent (draft-04's).
+    static func typeName(_ token: Token, byForm: Bool = false) -> String {
         switch token.kind {
         case .string: "string"
         case .null: "null"
         case .trueLiteral, .falseLiteral: "boolean"
-        case .number: isInteger(token) ? "integer" : "number"
+        case .number: (byForm ? isWrittenAsInteger(token) : isInteger(token)) ? "integer" : "number"
         }
     }
 

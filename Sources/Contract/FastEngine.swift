@@ -147,7 +147,9 @@ struct FastEngine: TokenSink {
             case .number:
                 allowed =
                     types & Schema.Types.number.rawValue != 0
-                    || (types & Schema.Types.integer.rawValue != 0 && Engine.isInteger(token))
+                    || (types & Schema.Types.integer.rawValue != 0
+                        && (types & Schema.Types.integerByForm.rawValue != 0
+                            ? Engine.isWrittenAsInteger(token) : Engine.isInteger(token)))
             }
             if !allowed {
                 slowScalar(node, token, depth: depth)

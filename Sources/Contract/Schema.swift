@@ -14,6 +14,10 @@ public final class Schema {
         static let number = Types(rawValue: 16)
         static let integer = Types(rawValue: 32)
         static let string = Types(rawValue: 64)
+        /// With `integer`: an integer is a number written without a fraction or an exponent, as
+        /// draft-04 says (§3.5) and so OpenAPI 3.0 and Swagger 2.0 (`80.0` is a number, not an
+        /// integer: Go and .NET clients refuse it); later drafts say any number whose value is whole.
+        static let integerByForm = Types(rawValue: 128)
         static let all: Types = [.null, .boolean, .object, .array, .number, .integer, .string]
 
         var names: [String] {

@@ -244,6 +244,14 @@ extension SchemaCompiler {
         while node.propertySchemas.count < node.keys.count { node.propertySchemas.append(nil) }
     }
 
+    /// `types` with integers read by their form where `dialect` reads them so (draft-04, OpenAPI
+    /// 3.0 and Swagger 2.0: ``Schema/Types/integerByForm``).
+    static func integersByForm(_ types: Schema.Types, _ dialect: Dialect) -> Schema.Types {
+        guard types.contains(.integer), !types.contains(.number), dialect == .draft4 || dialect == .openAPI30
+        else { return types }
+        return types.union(.integerByForm)
+    }
+
     /// The validation vocabulary: `type`, `enum`, `const`, the number, string, array and object
     /// bounds, `required`, `dependentRequired` (OpenAPI 3.0's `nullable` and boolean exclusive
     /// bounds included).
@@ -275,10 +283,10 @@ extension SchemaCompiler {
                 types.insert(.null)
             }
             if Self.intOrString(value), types.contains(.string) { types.insert(.integer) }
-            node.types = types
+            node.types = Self.integersByForm(types, dialect)
         } else if value["x-kubernetes-int-or-string"]?.bool == true {
             node.typesWritten = true
-            node.types = [.integer, .string]
+            node.types = Self.integersByForm([.integer, .string], dialect)
         }
         // AutoRest's `x-ms-enum: {modelAsString: true}` (Azure's descriptions): the values are the
         // known ones of an extensible set, not a limit (Azure's own validator, oav, reads it so).
