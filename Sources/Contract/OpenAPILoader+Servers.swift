@@ -83,12 +83,14 @@ extension OpenAPILoader {
 
     /// A variable without a default (OpenAPI requires one) stays as written in the base path:
     /// said, with what to do.
-    static func literalVariableWarning(_ base: String, in document: SourceDocument) -> ContractError? {
+    static func literalVariableWarning(
+        _ base: String, in document: SourceDocument, at pointer: String = "/servers/0/url"
+    ) -> ContractError? {
         guard base.contains("{") else { return nil }
         return ContractError(
-            file: document.uri, line: document.line(of: "/servers/0/url"), pointer: "/servers/0/url",
+            file: document.uri, line: document.line(of: pointer), pointer: pointer,
             message:
-                "the base path \(base) keeps a server variable without a default: requests match it literally; set the rule's contract.base_path"
+                "the base path \(base) keeps a variable without a default: requests match it literally; set the rule's contract.base_path"
         )
     }
 }

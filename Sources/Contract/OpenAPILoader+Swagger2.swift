@@ -148,4 +148,59 @@ extension OpenAPILoader {
             required: form.contains { $0["required"]?.bool == true },
             content: types.map { OpenAPIContract.Media(range: $0) })
     }
+
+    /// The base path of a 2.0 document: its `basePath`, after the path of AutoRest's
+    /// `x-ms-parameterized-host` (Azure's data-plane descriptions: `hostTemplate:
+    /// {Endpoint}/language` puts every operation under `/language`, as Azure's SDKs and its
+    /// validator, oav, call them). The template's variables take their parameters' `default`, or
+    /// their first `enum` value; one with neither stays as written.
+    static func swagger2BasePath(_ root: Value) -> String {
+        var base = root["basePath"]?.string ?? ""
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let host = root["x-ms-parameterized-host"], let template = host["hostTemplate"]?.string else {
+            return base
+        }
+        var rest = template[...]
+        if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+            rest = rest[rest.index(colon, offsetBy: 3)...]
+        }
+        // The host ends at the first `/` outside a variable.
+        var depth = 0
+        var pathStart: Substring.Index?
+        for index in rest.indices {
+            switch rest[index] {
+            case "{": depth += 1
+            case "}": depth -= 1
+            case "/" where depth == 0: pathStart = index
+            default: continue
+            }
+            if pathStart != nil { break }
+        }
+        guard let pathStart else { return base }
+        var path = ""
+        var remaining = rest[pathStart...]
+        while let open = remaining.firstIndex(of: "{"), let close = remaining[open...].firstIndex(of: "}") {
+            path += remaining[..<open]
+            let name = String(remaining[remaining.index(after: open)..<close])
+            path += hostParameterValue(name, host: host, root: root) ?? String(remaining[open...close])
+            remaining = remaining[remaining.index(after: close)...]
+        }
+        path += remaining
+        while path.hasSuffix("/") { path.removeLast() }
+        return path + base
+    }
+
+    /// The value of the `x-ms-parameterized-host` parameter `name`: its `default` or first `enum`
+    /// value, inline or through a `$ref` to the document's own `parameters`.
+    private static func hostParameterValue(_ name: String, host: Value, root: Value) -> String? {
+        for item in host["parameters"]?.items ?? [] {
+            var parameter = item
+            if let reference = item["$ref"]?.string, reference.hasPrefix("#/parameters/") {
+                parameter = root["parameters"]?[String(reference.dropFirst("#/parameters/".count))] ?? item
+            }
+            guard parameter["name"]?.string == name else { continue }
+            return parameter["default"]?.string ?? parameter["enum"]?.items?.first?.string
+        }
+        return nil
+    }
 }

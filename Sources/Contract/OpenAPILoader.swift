@@ -112,8 +112,13 @@ struct OpenAPILoader {
         var bases = basePath.map { [$0 == "/" ? "" : $0] } ?? Self.basePaths(of: root["servers"]) ?? [""]
         if loader.swagger2, basePath == nil {
             // 2.0 has one base path, and no servers.
-            base = root["basePath"]?.string.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? ""
+            base = Self.swagger2BasePath(root)
             bases = [base]
+            if let warning = Self.literalVariableWarning(
+                base, in: document, at: "/x-ms-parameterized-host/hostTemplate")
+            {
+                warnings.append(warning)
+            }
         }
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,

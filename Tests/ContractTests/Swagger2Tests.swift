@@ -109,6 +109,53 @@ struct Swagger2Tests {
         }
     }
 
+    @Test("AutoRest's x-ms-parameterized-host: the path of its hostTemplate comes before basePath")
+    func parameterizedHostPathComesBeforeBasePath() throws {
+        func contract(_ template: String, basePath: String = "") throws -> OpenAPIContract {
+            try OpenAPITests.load(
+                yaml: """
+                    swagger: '2.0'
+                    info: {title: t, version: '1'}
+                    \(basePath.isEmpty ? "" : "basePath: \(basePath)")
+                    x-ms-parameterized-host:
+                      hostTemplate: '\(template)'
+                      useSchemePrefix: false
+                      parameters:
+                        - $ref: '#/parameters/Endpoint'
+                        - {name: ApiVersion, in: path, required: true, type: string, enum: [v3.1], x-ms-parameter-location: client}
+                    parameters:
+                      Endpoint: {name: Endpoint, in: path, required: true, type: string, format: url, x-ms-skip-url-encoding: true}
+                    produces: [application/json]
+                    paths:
+                      /:analyze-text:
+                        post:
+                          operationId: analyze
+                          responses: {'200': {description: x, schema: {type: object}}}
+                    """)
+        }
+        let language = try contract("{Endpoint}/language")
+        #expect(language.basePath == "/language")
+        #expect(language.warnings.isEmpty, "\(language.warnings)")
+        #expect(
+            language.checkResponse(
+                method: "POST", path: "/language/:analyze-text", status: 200,
+                headers: [("Content-Type", "application/json")]
+            ).operationId == "analyze")
+        guard case .outsideBasePath = language.match(method: "POST", path: "/:analyze-text") else {
+            Issue.record("/:analyze-text is outside /language")
+            return
+        }
+        // Its variables take their parameters' default or first enum value; basePath follows it.
+        let versioned = try contract("{Endpoint}/text/analytics/{ApiVersion}", basePath: "/v1/")
+        #expect(versioned.basePath == "/text/analytics/v3.1/v1")
+        // One without either stays as written, said once.
+        let unknown = try contract("{Endpoint}/{Region}/x")
+        #expect(unknown.basePath == "/{Region}/x")
+        #expect(unknown.warnings.map(\.pointer) == ["/x-ms-parameterized-host/hostTemplate"])
+        // A template that is only a host adds nothing.
+        #expect(try contract("{accountName}.{dnsSuffix}", basePath: "/v2").basePath == "/v2")
+    }
+
     @Test("Responses are checked by their schema for what the operation produces")
     func responsesAreCheckedByTheirSchemaForWhatTheOperationProduces() throws {
         let contract = try contract()
