@@ -50,6 +50,13 @@ extension Engine {
             }
         case .oneOf:
             if valid {
+                if slots[parent].oneOfValid == 0 {
+                    slots[parent].firstOneOfMatch = Int32(branch)
+                } else {
+                    let kept = extra(parent)
+                    if kept.oneOfMatches.isEmpty { kept.oneOfMatches.append(Int(slots[parent].firstOneOfMatch)) }
+                    kept.oneOfMatches.append(branch)
+                }
                 slots[parent].oneOfValid += 1
             } else {
                 branchFailed(parent, branch, violation, oneOf: true, depth: depth)
@@ -177,7 +184,7 @@ extension Engine {
             } else {
                 fail(
                     index, "oneOf", "exactly one of \(schema.oneOf.count) schemas",
-                    slot.oneOfValid == 0 ? "none matched" + closest(index) : "\(slot.oneOfValid) matched",
+                    slot.oneOfValid == 0 ? "none matched" + closest(index) : matchedSeveral(index),
                     depth: depth)
             }
         }
@@ -235,6 +242,27 @@ extension Engine {
                 }
             }
         }
+    }
+
+    /// More than one `oneOf` branch matched: which (by the schema each names), and the one a
+    /// discriminator's value names (it does not change the verdict: OAS 3.1.1 §4.8.25, so
+    /// branches that do not exclude each other fail a body that fits both).
+    func matchedSeveral(_ index: Int) -> String {
+        let schema = slots[index].schema
+        let matches = slots[index].extra?.oneOfMatches ?? []
+        func name(_ branch: Int) -> String {
+            let node = schema.oneOf[branch]
+            return node.ref?.location ?? node.location
+        }
+        var text = "\(slots[index].oneOfValid) matched"
+        guard !matches.isEmpty else { return text }
+        text += ": " + matches.sorted().map(name).joined(separator: ", ")
+        if let discriminator = schema.discriminator, let tag = slots[index].extra?.tag,
+            let named = discriminator.branches[tag]
+        {
+            text += " (\(discriminator.property) \"\(tag)\" names \(name(named)); a discriminator does not choose)"
+        }
+        return text
     }
 
     /// No branch matched: the violation of the branch the discriminator's value names, or, for a

@@ -15,6 +15,8 @@ final class SlotExtra {
     var dependentAnnotations: [Int: SlotExtra] = [:]
     var seenBeyond: Set<Int> = []
     var tag: String?
+    /// The `oneOf` branches that matched, once more than one did.
+    var oneOfMatches: [Int] = []
     var unique: [Value: Int] = [:]
     var uniqueBytes = 0
     var uniqueTooLarge = false

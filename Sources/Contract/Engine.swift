@@ -45,6 +45,8 @@ struct Engine: TokenSink {
         var oneOfValid: Int32 = 0
         var dependentValid: UInt64 = 0
         var containsCount: Int32 = 0
+        /// The first `oneOf` branch that matched (the others that did are in `extra`).
+        var firstOneOfMatch: Int32 = -1
         var violation: Violation?
         var extra: SlotExtra?
     }

@@ -147,7 +147,7 @@ extension SchemaCompiler {
 
     /// A warning said at each place, up to 20 (`said` counts them): for what is fixed one place
     /// at a time, each a schema where a value fails, which "said once" would leave unnamed.
-    private func warnAtPlace(_ said: inout Int, _ location: SchemaLocation, _ message: String) {
+    func warnAtPlace(_ said: inout Int, _ location: SchemaLocation, _ message: String) {
         said += 1
         guard said <= 20 else { return }
         registry.warn(error(location, message + (said == 20 ? " (20 places said; any others are not)" : "")))

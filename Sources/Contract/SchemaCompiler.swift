@@ -248,6 +248,8 @@ final class SchemaCompiler {
     var nullableWithoutType = 0
     /// Schemas of a JSON Schema dialect (3.1) with `nullable: true`, so far.
     var ignoredNullable = 0
+    /// `oneOf`s under a discriminator whose branches nothing tells apart, so far.
+    var overlappingBranches = 0
     /// Schemas whose asserting keywords a `$ref` beside them hides (said at each, up to 20).
     var hiddenBesideRef = 0
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`

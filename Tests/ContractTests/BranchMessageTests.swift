@@ -31,9 +31,10 @@ final class BranchMessageTests: XCTestCase {
         XCTAssertEqual(
             deep.validate(Array(#"{"a": {"b": "x"}}"#.utf8)).violations.first?.found,
             #"none matched; closest: /a/b type: expected integer, found string"#)
-        // Two matched: nothing to explain.
+        // Two matched: which, by where they are written.
         let both = validator.validate(Array(#"{"droplet": {"name": "ok", "names": []}}"#.utf8))
-        XCTAssertEqual(both.violations.map(\.found), ["2 matched"])
+        XCTAssertEqual(
+            both.violations.map(\.found), ["2 matched: #/properties/droplet/oneOf/0, #/properties/droplet/oneOf/1"])
     }
 
     func testATaggedUnionsOtherVariantsAndOtherShapesSayLess() throws {
@@ -92,6 +93,71 @@ final class BranchMessageTests: XCTestCase {
         let validator = try schema(
             #"{"properties": {"droplet": {"oneOf": [{"required": ["name"]}, {"required": ["names"]}]}}}"#)
         let both = validator.validate(Array(#"{"droplet": {"name": "ok", "names": []}}"#.utf8))
-        XCTAssertEqual(both.violations.map(\.found), ["2 matched"])
+        XCTAssertEqual(
+            both.violations.map(\.found), ["2 matched: #/properties/droplet/oneOf/0, #/properties/droplet/oneOf/1"])
+    }
+
+    /// Branches that do not exclude each other fail a body that fits both, whatever a
+    /// discriminator says (OAS 3.1.1 §4.8.25: it does not change the outcome): the violation names
+    /// the matching schemas and the one the discriminator's value names.
+    func testOverlappingBranchesUnderADiscriminatorAreNamed() throws {
+        let contract = try OpenAPITests.document(
+            "3.0.3",
+            schema: """
+                {oneOf: [{$ref: '#/components/schemas/OptionOne'}, {$ref: '#/components/schemas/OptionTwo'}],
+                 discriminator: {propertyName: discrim, mapping: {'Option One': '#/components/schemas/OptionOne', 'Option Two': '#/components/schemas/OptionTwo'}}}
+                """,
+            components: """
+                components:
+                  schemas:
+                    OptionOne: {type: object, required: [discrim], properties: {discrim: {type: string}, optionone: {type: number}}}
+                    OptionTwo: {type: object, required: [discrim], properties: {discrim: {type: string}, optiontwo: {type: string}}}
+                """)
+        // The description says so when it loads (`contract lint`).
+        XCTAssertEqual(
+            contract.warnings.map(\.message).filter { $0.contains("not told apart") },
+            [
+                "oneOf branches #/components/schemas/OptionOne and #/components/schemas/OptionTwo are not told apart (neither fixes discrim with enum or const, neither requires a property the other does not): a body that fits both fails oneOf, whatever discrim says (a discriminator does not choose); fix discrim in each branch, or use anyOf"
+            ])
+        let validator = try OpenAPITests.bodySchema(contract)
+        let verdict = validator.validate(Array(#"{"discrim": "Option One", "optionone": 1}"#.utf8))
+        XCTAssertEqual(
+            verdict.violations.map(\.found),
+            [
+                #"2 matched: #/components/schemas/OptionOne, #/components/schemas/OptionTwo (discrim "Option One" names #/components/schemas/OptionOne; a discriminator does not choose)"#
+            ])
+        XCTAssertEqual(
+            validator.validateWithGeneralEngine(Array(#"{"discrim": "Option One", "optionone": 1}"#.utf8)).violations
+                .map(\.found), verdict.violations.map(\.found))
+    }
+
+    /// Branches told apart (a fixed property, a property only one requires, through an heir's
+    /// allOf too) load without that warning.
+    func testBranchesToldApartAreNotWarnedAbout() throws {
+        for components in [
+            """
+            OptionOne: {type: object, properties: {discrim: {enum: [Option One]}}}
+            OptionTwo: {type: object, properties: {discrim: {enum: [Option Two]}}}
+            """,
+            """
+            OptionOne: {type: object, required: [discrim, optionone]}
+            OptionTwo: {type: object, required: [discrim, optiontwo]}
+            """,
+            """
+            Base: {type: object, required: [discrim]}
+            OptionOne: {allOf: [{$ref: '#/components/schemas/Base'}, {required: [optionone]}]}
+            OptionTwo: {allOf: [{$ref: '#/components/schemas/Base'}, {properties: {discrim: {const: Option Two}}}]}
+            """,
+        ] {
+            let contract = try OpenAPITests.document(
+                "3.0.3",
+                schema: """
+                    {oneOf: [{$ref: '#/components/schemas/OptionOne'}, {$ref: '#/components/schemas/OptionTwo'}],
+                     discriminator: {propertyName: discrim}}
+                    """,
+                components: "components:\n  schemas:\n"
+                    + components.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            XCTAssertEqual(contract.warnings.map(\.message).filter { $0.contains("not told apart") }, [], components)
+        }
     }
 }
