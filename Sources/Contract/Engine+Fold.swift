@@ -244,6 +244,14 @@ extension Engine {
         }
     }
 
+    /// The keyword and expectation of a `readOnly` property sent in a request (`writeOnly` in a
+    /// response), where the dialect says it breaks the contract (``Schema/rejectsAccess``).
+    static func accessViolation(_ name: String, direction: Direction) -> (keyword: String, expected: String) {
+        direction == .request
+            ? ("readOnly", "no property \"\(name)\" in a request (readOnly)")
+            : ("writeOnly", "no property \"\(name)\" in a response (writeOnly)")
+    }
+
     /// More than one `oneOf` branch matched: which (by the schema each names), and the one a
     /// discriminator's value names (it does not change the verdict: OAS 3.1.1 §4.8.25, so
     /// branches that do not exclude each other fail a body that fits both).
@@ -300,6 +308,16 @@ extension Engine {
                 let key = bits.trailingZeroBitCount
                 bits &= bits - 1
                 fail(index, "required", "property \"\(schema.keys.names[key])\"", "absent", depth: depth)
+            }
+        }
+        if schema.rejectsAccess {
+            var sent =
+                (options.direction == .request ? schema.readOnlyMask : schema.writeOnlyMask) & slots[index].seen
+            while sent != 0 {
+                let key = sent.trailingZeroBitCount
+                sent &= sent - 1
+                let (keyword, expected) = Self.accessViolation(schema.keys.names[key], direction: options.direction)
+                fail(index, keyword, expected, "present", depth: depth)
             }
         }
         for key in schema.requiredBeyond where !seen(index, key) {

@@ -265,6 +265,16 @@ struct FastEngine: TokenSink {
             report(
                 node, "required", "property \"\(program.schemas[Int(node)].keys.names[key])\"", "absent", depth: depth)
         }
+        if n.pointee.rejectsAccess {
+            var sent = (options.direction == .request ? n.pointee.readOnlyMask : n.pointee.writeOnlyMask) & frame.seen
+            while sent != 0 {
+                let key = sent.trailingZeroBitCount
+                sent &= sent - 1
+                let (keyword, expected) = Engine.accessViolation(
+                    program.schemas[Int(node)].keys.names[key], direction: options.direction)
+                report(node, keyword, expected, "present", depth: depth)
+            }
+        }
     }
 
     /// `enum`/`const` of scalars against a container: never equal.

@@ -50,6 +50,7 @@ final class FastProgram: @unchecked Sendable {
         var requiredMask: UInt64
         var readOnlyMask: UInt64
         var writeOnlyMask: UInt64
+        var rejectsAccess: Bool
         var minProperties: Int
         var maxProperties: Int
         // Arrays
@@ -132,6 +133,7 @@ final class FastProgram: @unchecked Sendable {
                     objectChecks: schema.hasObjectChecks, keys: schema.keys.raw, propertyStart: propertyStart,
                     additional: reference(schema.additionalProperties), requiredMask: schema.requiredMask,
                     readOnlyMask: schema.readOnlyMask, writeOnlyMask: schema.writeOnlyMask,
+                    rejectsAccess: schema.rejectsAccess,
                     minProperties: schema.minProperties ?? -1, maxProperties: schema.maxProperties ?? -1,
                     arrayChecks: schema.hasArrayChecks, prefixStart: prefixStart, prefixCount: schema.prefixItems.count,
                     items: reference(schema.items), minItems: schema.minItems ?? -1, maxItems: schema.maxItems ?? -1))

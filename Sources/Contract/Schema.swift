@@ -94,6 +94,10 @@ public final class Schema {
     /// OpenAPI `readOnly` (`writeOnly`) properties: not required in requests (responses).
     var readOnlyMask: UInt64 = 0
     var writeOnlyMask: UInt64 = 0
+    /// OpenAPI 3.0 and Swagger 2.0: a `readOnly` property sent in a request (a `writeOnly` one in
+    /// a response) breaks the contract (2.0: "MUST NOT be sent"; 3.0: "SHOULD NOT"); in 3.1 they
+    /// are JSON Schema's annotations.
+    var rejectsAccess = false
 
     // In place
     var allOf: [Schema] = []

@@ -205,6 +205,7 @@ extension SchemaCompiler {
                     let access = accessFlags(at: location)
                     if access.readOnly { node.readOnlyMask |= 1 << UInt64(index) }
                     if access.writeOnly { node.writeOnlyMask |= 1 << UInt64(index) }
+                    if access.readOnly || access.writeOnly, dialect == .openAPI30 { node.rejectsAccess = true }
                 }
             }
         }

@@ -62,9 +62,10 @@ final class OpenAPITests: XCTestCase {
             .bodySchema)
     }
 
+    /// An item as a response has it: its readOnly `id`, without its writeOnly `secret`.
     static let item = """
         {"id": 7, "name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z",
-         "secret": "s", "tags": ["home", "light"], "category": {"name": "Home", "parent": {"name": "All"}}}
+         "tags": ["home", "light"], "category": {"name": "Home", "parent": {"name": "All"}}}
         """
 
     func testLoadsAMultiFileDocumentAndWarnsAboutWhatItIgnores() throws {
@@ -210,9 +211,13 @@ final class OpenAPITests: XCTestCase {
                     "{\"items\": [\(Self.item.replacingOccurrences(of: "available", with: "gone"))], \"total\": 1}".utf8
                 )
             ).violations.first?.keyword, "enum")
-        // writeOnly properties are not required in responses; readOnly ones not in requests.
-        let withoutSecret = Self.item.replacingOccurrences(of: "\"secret\": \"s\",", with: "")
-        XCTAssertTrue(schema.validate(Array("{\"items\": [\(withoutSecret)], \"total\": 1}".utf8)).passed)
+        // writeOnly properties are not required in responses, and (3.0: "SHOULD NOT be sent as part
+        // of the response") break the contract there; readOnly ones likewise in requests.
+        let withSecret = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "\"id\": 7, \"secret\": \"s\", ")
+        let leaked = schema.validate(Array("{\"items\": [\(withSecret)], \"total\": 1}".utf8))
+        XCTAssertEqual(
+            leaked.violations.map { "\($0.place) \($0.keyword): \($0.expected), found \($0.found)" },
+            [#"/items/0 writeOnly: no property "secret" in a response (writeOnly), found present"#])
         let request = try XCTUnwrap(
             shop.checkRequest(
                 method: "POST", path: "/v2/items", query: nil,
@@ -220,9 +225,14 @@ final class OpenAPITests: XCTestCase {
                     ("Content-Type", "application/json"), ("X-Request-Id", "3f1c2a9e-8f7b-4c0e-9d3a-1b2c3d4e5f60"),
                 ], hasBody: true
             ).bodySchema)
-        let withoutID = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "")
-        XCTAssertTrue(request.validate(Array(withoutID.utf8), direction: .request).passed)
-        XCTAssertFalse(request.validate(Array(withoutSecret.utf8), direction: .request).passed)
+        let created = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "\"secret\": \"s\", ")
+        XCTAssertTrue(request.validate(Array(created.utf8), direction: .request).passed)
+        let withoutSecret = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "")
+        XCTAssertEqual(
+            request.validate(Array(withoutSecret.utf8), direction: .request).violations.map(\.keyword), ["required"])
+        XCTAssertEqual(
+            request.validate(Array(withSecret.utf8), direction: .request).violations.map(\.expected),
+            [#"no property "id" in a request (readOnly)"#])
     }
 
     /// A Reference Object stands for its target: `readOnly`/`writeOnly` said by a `$ref`'s

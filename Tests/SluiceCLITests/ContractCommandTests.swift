@@ -42,7 +42,7 @@ struct ContractCommandTests {
         let verdicts = try #require(try JSONSerialization.jsonObject(with: Data(jsonl.output.utf8)) as? [[String: Any]])
         #expect(verdicts.map { $0["valid"] as? Bool } == [true, false])
         // Without --status, the operation's request body: the readOnly `id` is not required in
-        // it, the writeOnly `secret` is.
+        // it (OpenAPI 3.0: nor may it be sent), the writeOnly `secret` is.
         let created = Self.item.replacingOccurrences(of: "\"id\": 7, ", with: "\"secret\": \"s\", ")
         let requests = try CLI.temporaryFile("\(created)\n\(Self.item)\n")
         defer { CLI.remove(requests) }
@@ -52,7 +52,10 @@ struct ContractCommandTests {
         #expect(checked.status == 1)
         #expect(checked.output.contains("line 1: valid"), "\(checked.output)")
         #expect(checked.output.contains("required: expected property \"secret\""), "\(checked.output)")
-        #expect(!checked.output.contains("property \"id\""), "\(checked.output)")
+        #expect(!checked.output.contains("required: expected property \"id\""), "\(checked.output)")
+        #expect(
+            checked.output.contains("readOnly: expected no property \"id\" in a request (readOnly), found present"),
+            "\(checked.output)")
         let missing = try CLI.run(["contract", "validate", "--schema", "/nonexistent/schema.json", body])
         #expect(missing.status == 66)
     }
