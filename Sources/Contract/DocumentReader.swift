@@ -228,6 +228,9 @@ private struct YAMLBridge {
         }
         switch node {
         case .scalar(let scalar):
+            // The root's own scalars (`openapi`, `jsonSchemaDialect`, `basePath`) have lines of
+            // their own: a finding about one points at it, not at the document's first line.
+            if depth == 1, let line = node.mark?.line { lines[pointer] = line }
             switch node.tag.description {
             case Tag.Name.null.rawValue: return .null
             case Tag.Name.bool.rawValue:

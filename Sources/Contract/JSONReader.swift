@@ -104,6 +104,8 @@ struct JSONReader {
                 skipSpace()
             }
         case UInt8(ascii: "\""):
+            // (A root member's scalar has a line of its own, as in YAML.)
+            if recordLines, depth == 1 { lines[pointer] = line }
             return .string(try string())
         case UInt8(ascii: "t"): return try literal("true", .bool(true))
         case UInt8(ascii: "f"): return try literal("false", .bool(false))

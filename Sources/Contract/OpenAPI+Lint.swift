@@ -71,7 +71,16 @@ extension OpenAPIContract {
 
     /// Every warning, then what cannot be checked and why, in document order of the operations.
     public var findings: [LintFinding] {
-        var out = warnings.map { LintFinding(severity: .warning, $0) }
+        // In the order of the files' lines (each file where it first comes), as an editor shows them.
+        var fileOrder: [String: Int] = [:]
+        for warning in warnings where fileOrder[warning.file] == nil { fileOrder[warning.file] = fileOrder.count }
+        let ordered = warnings.enumerated().sorted { one, other in
+            let (a, b) = (one.element, other.element)
+            if a.file != b.file { return fileOrder[a.file]! < fileOrder[b.file]! }
+            if (a.line ?? 0) != (b.line ?? 0) { return (a.line ?? 0) < (b.line ?? 0) }
+            return one.offset < other.offset
+        }
+        var out = ordered.map { LintFinding(severity: .warning, $0.element) }
         for operation in operations where !operation.responses.isEmpty {
             var schemaless: [String] = []
             for (key, response) in operation.responses {

@@ -7,6 +7,20 @@ final class DocumentReaderTests: XCTestCase {
     }
 
     /// YAML 1.2's core schema (OpenAPI's recommendation), not YAML 1.1's: `yes`, `on`… are words.
+    /// A finding about one of the root's scalars (`jsonSchemaDialect`) points at its line, in
+    /// YAML and JSON; deeper scalars take their object's (lines are kept per object, not per value).
+    func testTheRootsScalarsHaveLinesOfTheirOwn() throws {
+        let yaml = try SourceDocument.read(
+            text: "openapi: 3.1.0\ninfo:\n  title: t\n  version: '1'\njsonSchemaDialect: x\n", uri: "file:///api.yaml")
+        XCTAssertEqual(yaml.line(of: "/jsonSchemaDialect"), 5)
+        XCTAssertEqual(yaml.line(of: "/info/title"), 3)
+        let json = try SourceDocument.read(
+            text: "{\n\"openapi\": \"3.1.0\",\n\"info\": {\"title\": \"t\"},\n\"jsonSchemaDialect\": \"x\"\n}",
+            uri: "file:///api.json")
+        XCTAssertEqual(json.line(of: "/jsonSchemaDialect"), 4)
+        XCTAssertEqual(json.line(of: "/openapi"), 2)
+    }
+
     func testScalarsFollowTheCoreSchema() throws {
         let root = try read(
             """
