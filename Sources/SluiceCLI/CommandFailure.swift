@@ -14,6 +14,11 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// An input the command reads does not exist or cannot be read (`EX_NOINPUT`, 66).
     static func noInput(_ message: String) -> CommandFailure { CommandFailure(description: message, exitCode: 66) }
 
+    /// Arguments that name what the input does not have (an operation, a status, a media type of
+    /// a contract): a usage error found only once the input is read (`EX_USAGE`, 64), printed
+    /// without the usage text, so that a script tells it from a verdict (exit status 1).
+    static func misnamed(_ message: String) -> CommandFailure { CommandFailure(description: message, exitCode: 64) }
+
     /// Any other failure at run time (exit status 1).
     static func failed(_ message: String) -> CommandFailure { CommandFailure(description: message, exitCode: 1) }
 }

@@ -172,7 +172,7 @@ extension ContractCommand {
                 let named = operationID.split(whereSeparator: \.isWhitespace).map(String.init)
                 let byPath = named.count == 2 ? document.operation(method: named[0], template: named[1]) : nil
                 guard let found = document.operation(id: operationID) ?? byPath else {
-                    throw CommandFailure.failed("no operation \(operationID) in \(openapi)")
+                    throw CommandFailure.misnamed("no operation \(operationID) in \(openapi)")
                 }
                 let types = document.mediaTypes(of: found, key: status)
                 if let mediaType, let sequence = document.sequenceSchemas(of: found, key: status, mediaType: mediaType)
@@ -183,7 +183,7 @@ extension ContractCommand {
                     return .sequence(sequence)
                 }
                 if let mediaType, !Contract.MediaRange.isJSON(mediaType) {
-                    throw CommandFailure.failed(
+                    throw CommandFailure.misnamed(
                         "\(mediaType) is not a JSON media type: only JSON bodies (and, in OpenAPI 3.2, JSON Lines, JSON text sequences and event streams) are validated"
                     )
                 }
@@ -192,7 +192,7 @@ extension ContractCommand {
                 if mediaType == nil, json.count > 1,
                     !json.contains(where: { Contract.MediaRange.bare($0) == "application/json" })
                 {
-                    throw CommandFailure.failed(
+                    throw CommandFailure.misnamed(
                         "\(operationID) documents \(json.count) JSON media types (\(json.joined(separator: ", "))): choose one with --media-type"
                     )
                 }
@@ -201,7 +201,7 @@ extension ContractCommand {
                     ?? document.requestSchema(of: found, mediaType: mediaType)
                 guard let validator else {
                     let which = mediaType.map { " for \($0)" } ?? ""
-                    throw CommandFailure.failed(
+                    throw CommandFailure.misnamed(
                         "\(operationID) has no JSON \(status.map { "response schema for \($0)" } ?? "request body schema")\(which)"
                             + (types.isEmpty ? "" : " (documented: \(types.joined(separator: ", ")))"))
                 }

@@ -58,6 +58,17 @@ struct ContractCommandTests {
             "\(checked.output)")
         let missing = try CLI.run(["contract", "validate", "--schema", "/nonexistent/schema.json", body])
         #expect(missing.status == 66)
+        // Naming what the document does not have is a usage error (64), not a verdict (1).
+        let unknown = try CLI.run([
+            "contract", "validate", "--openapi", shop, "--operation", "getNothing", "--status", "200", body,
+        ])
+        #expect(unknown.status == 64 && unknown.output.contains("no operation getNothing"), "\(unknown.output)")
+        let undocumented = try CLI.run([
+            "contract", "validate", "--openapi", shop, "--operation", "getPet", "--status", "418", body,
+        ])
+        #expect(
+            undocumented.status == 64 && undocumented.output.contains("getPet has no JSON response schema for 418"),
+            "\(undocumented.output)")
     }
 
     @Test("validate: --media-type picks among several JSON types, application/json by default; --status takes keys")
@@ -93,7 +104,8 @@ struct ContractCommandTests {
         #expect(try validate(["--status", "404"]) == 1)
         #expect(try validate(["--status", "600"]) == 64)
         #expect(try validate(["--status", "2XY"]) == 64)
-        #expect(try validate(["--status", "200", "--media-type", "text/plain"]) == 1)
+        // text/plain is not validated: asking for it names what cannot be done (a usage error).
+        #expect(try validate(["--status", "200", "--media-type", "text/plain"]) == 64)
     }
 
     @Test("lint: warnings and what cannot be checked, file:line #pointer; exit 1 when the document does not load")
