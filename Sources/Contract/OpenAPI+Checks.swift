@@ -49,11 +49,13 @@ extension OpenAPIContract {
             }
         }
         let contentType = fields.first { $0.0 == "content-type" }?.1
+        // An empty body has no media type to check: said as what it is, not as a type missing.
+        let empty = contentType == nil && fields.contains { $0.0 == "content-length" && $0.1 == "0" }
         if let body = response.body, status != 204, status != 304 {
             let place = response.place.shown.isEmpty ? "" : response.place.shown + "/content"
             if method.uppercased() != "HEAD" {
                 check.bodySchema = Self.mediaSchema(
-                    body, contentType: contentType, into: &check, expected: operation.name, at: place)
+                    body, contentType: contentType, into: &check, expected: operation.name, at: place, empty: empty)
                 if check.bodySchema != nil, let contentType, Self.documentsWatch(body, for: contentType) {
                     Self.readAsWatch(&check, path: path, template: operation.template)
                 }
@@ -147,7 +149,8 @@ extension OpenAPIContract {
     /// The schema of a JSON body (the result) or, for a sequential media type of an OAS 3.2
     /// document, its item and sequence schemas (`check.sequence`); an undocumented media type noted.
     private static func mediaSchema(
-        _ body: Body, contentType: String?, into check: inout HeadCheck, expected: String, at place: String = ""
+        _ body: Body, contentType: String?, into check: inout HeadCheck, expected: String, at place: String = "",
+        empty: Bool = false
     ) -> SchemaValidator? {
         guard !body.content.isEmpty else { return nil }
         let media = MediaRange.bare(contentType ?? "")
@@ -157,7 +160,8 @@ extension OpenAPIContract {
                 violation(
                     "undocumented-content-type",
                     "one of \(body.content.map(\.range).joined(separator: ", ")) for \(expected)",
-                    contentType ?? "no Content-Type", at: place))
+                    contentType ?? (empty ? "an empty body (Content-Length: 0, no Content-Type)" : "no Content-Type"),
+                    at: place))
             return nil
         }
         // The message's own type says how its items are laid out, when the document's entry is

@@ -168,6 +168,10 @@ final class OpenAPITests: XCTestCase {
         check = shop.checkResponse(
             method: "GET", path: "/v2/items/3", status: 200, headers: [("content-type", "text/html")])
         XCTAssertEqual(check.undocumented.map(\.keyword), ["undocumented-content-type"])
+        // An empty body is said as one, not as a missing type.
+        check = shop.checkResponse(method: "GET", path: "/v2/items/3", status: 200, headers: [("Content-Length", "0")])
+        XCTAssertEqual(
+            check.undocumented.map(\.found), ["an empty body (Content-Length: 0, no Content-Type)"])
         check = shop.checkResponse(
             method: "GET", path: "/v2/pets/1", status: 200, headers: [("content-type", "text/plain")])
         XCTAssertNil(check.bodySchema, "only JSON bodies are validated")
