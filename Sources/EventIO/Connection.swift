@@ -68,7 +68,7 @@ public final class Connection {
     /// Reading pauses while this many input bytes wait (0: no limit).
     var readHighWater = 0
     /// The read inactivity timeout; 0: none.
-    var readTimeoutMilliseconds = 0
+    public internal(set) var readTimeoutMilliseconds = 0
     /// The write inactivity timeout; 0: none.
     public private(set) var writeTimeoutMilliseconds = 0
     /// Whether the read event was last added with a timeout (libevent remembers it).

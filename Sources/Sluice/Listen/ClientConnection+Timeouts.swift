@@ -8,10 +8,16 @@ extension ClientConnection {
     func enterIdle() {
         state = .idle
         let timeouts = env.timeouts
+        // Kept only when it is the idle timeout: through a connection's first exchange the read
+        // timeout is still `client_header`'s (a new connection's), which must not become its idle one.
         if let since = idleTimeoutKeptSince {
             idleTimeoutKeptSince = nil
             let now = EventLoop.monotonicNanoseconds()
-            if Self.idleTimeoutFits(since: since, now: now, idleMilliseconds: timeouts.clientIdle) { return }
+            if connection.readTimeoutMilliseconds == timeouts.clientIdle,
+                Self.idleTimeoutFits(since: since, now: now, idleMilliseconds: timeouts.clientIdle)
+            {
+                return
+            }
         }
         connection.setTimeouts(readMilliseconds: timeouts.clientIdle, writeMilliseconds: timeouts.clientBody)
     }

@@ -127,6 +127,24 @@ struct SafetyTests {
         #expect(proxy.waitUntil { proxy.stats.connectionsOpen == 0 })
     }
 
+    @Test("After bodiless exchanges an idle connection waits client_idle, not the first request's client_header")
+    func idleAfterBodilessExchanges() throws {
+        var configuration = Configuration()
+        configuration.timeouts.clientHeader = 300
+        configuration.timeouts.clientIdle = 1_500
+        let origin = try OriginServer { _ in .text("fine") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port, timeout: 5)
+        #expect(try client.request(RawClient.get(origin.url("/a"))).text == "fine")
+        #expect(try client.request(RawClient.get(origin.url("/b"))).text == "fine")
+        let idleSince = Date()
+        #expect(client.isClosedByPeer())
+        // Closed by client_idle (1.5 s), not by client_header (0.3 s) kept from the first request.
+        let idled = Date().timeIntervalSince(idleSince)
+        #expect(idled > 1.2 && idled < 4, "closed after \(idled) s")
+    }
+
     @Test("An answer slower than client_idle still arrives, and the idle period counts from its end")
     func idleTimeoutAcrossSlowAnswer() throws {
         var configuration = Configuration()
