@@ -97,13 +97,27 @@ enum CachePolicy {
         return nil
     }
 
+    /// An unkeyed field spelt with underscores (`X_Forwarded_Host`): CGI, WSGI and PHP-FPM origins
+    /// read it as the dashed one (both become `HTTP_X_FORWARDED_HOST`).
+    private static func hasUnderscoredUnkeyedField(_ request: HTTPFields, varied: [String]) -> Bool {
+        for field in request where field.code == .other && field.name.utf8.contains(UInt8(ascii: "_")) {
+            let lowered = field.name.lowercasedASCII()
+            let dashed = String(
+                decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+            if unkeyedRequestFields.contains(dashed), !varied.contains(lowered) { return true }
+        }
+        return false
+    }
+
     /// What a shared cache refuses beyond RFC 9111 so that one user's request cannot decide what
     /// another receives: unkeyed headers (poisoning), cookie-bearing requests whose response states
     /// no freshness (cache deception: `/account/x.css` must not be kept on a heuristic or a rule's
     /// TTL), and variants keyed on credentials (the secret would be stored in the variant).
     private static func sharingRefusal(request: HTTPFields, response: ResponseHead) -> Refusal? {
         let varied = varyNames(response.headers)
-        if unkeyedRequestFields.contains(where: { request.contains($0) && !varied.contains($0) }) {
+        if unkeyedRequestFields.contains(where: { request.contains($0) && !varied.contains($0) })
+            || hasUnderscoredUnkeyedField(request, varied: varied)
+        {
             return .unkeyedHeader
         }
         if credentialFields.contains(where: { request.contains($0) && varied.contains($0) }) {

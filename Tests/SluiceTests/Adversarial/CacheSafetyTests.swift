@@ -24,7 +24,7 @@ struct CacheSafetyTests {
         arguments: [
             ("X-Forwarded-Host", "evil.example"), ("X-Host", "evil.example"), ("X-Original-URL", "/admin"),
             ("X-Rewrite-URL", "/admin"), ("X-Forwarded-Scheme", "http"), ("X-HTTP-Method-Override", "DELETE"),
-            ("Forwarded", "host=evil.example"),
+            ("Forwarded", "host=evil.example"), ("X_Forwarded_Host", "evil.example"),
         ])
     func unkeyedHeaders(name: String, value: String) throws {
         let origin = try Self.reflectingOrigin()
