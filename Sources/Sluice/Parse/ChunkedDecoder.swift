@@ -44,11 +44,16 @@ public struct ChunkedDecoder: Sendable {
     public let maxBodyBytes: Int64
     /// Largest extension text per chunk and total trailer section.
     public let maxMetadataBytes: Int
+    /// Whether whitespace may end a size line with no extension after it (`4 \r\n`). RFC 9112
+    /// §7.1 allows it only before a `;`: a client's body is held to that; an origin's is read as
+    /// browsers read it (Chromium takes the size before the blanks).
+    public let allowsBlankAfterSize: Bool
 
     /// A decoder at the start of a chunked body.
-    public init(maxBodyBytes: Int64 = .max, maxMetadataBytes: Int = 8 * 1024) {
+    public init(maxBodyBytes: Int64 = .max, maxMetadataBytes: Int = 8 * 1024, allowsBlankAfterSize: Bool = false) {
         self.maxBodyBytes = maxBodyBytes
         self.maxMetadataBytes = maxMetadataBytes
+        self.allowsBlankAfterSize = allowsBlankAfterSize
     }
 
     /// Whether the whole body was decoded.
@@ -94,6 +99,7 @@ public struct ChunkedDecoder: Sendable {
                 try endOfSize(byte, value: value)
             }
         case .sizeWhitespace(let value):
+            guard byte != 0x0D || allowsBlankAfterSize else { throw bad("whitespace after a chunk size, no extension") }
             try endOfSize(byte, value: value)
         case .chunkExtension(let value, let length, let phase):
             guard length < maxMetadataBytes else { throw bad("chunk extension too long") }

@@ -4,10 +4,10 @@ import Testing
 @Suite("ChunkedDecoder")
 struct ChunkedDecoderTests {
     /// Decodes `text` fed in pieces of `step` bytes into an output of `room` bytes per call.
-    static func decode(_ text: String, step: Int = .max, room: Int = 1 << 16, maxBody: Int64 = .max) throws -> (
-        String, Bool
-    ) {
-        var decoder = ChunkedDecoder(maxBodyBytes: maxBody)
+    static func decode(
+        _ text: String, step: Int = .max, room: Int = 1 << 16, maxBody: Int64 = .max, lenient: Bool = false
+    ) throws -> (String, Bool) {
+        var decoder = ChunkedDecoder(maxBodyBytes: maxBody, allowsBlankAfterSize: lenient)
         let input = Array(text.utf8)
         var output: [UInt8] = []
         var offset = 0
@@ -47,10 +47,18 @@ struct ChunkedDecoderTests {
             "zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloX\r\n0\r\n\r\n", "5\nhello\r\n0\r\n\r\n", "5\r\nhello\n0\r\n\r\n",
             "12345678901234567\r\n", "-1\r\n", "\r\n", "5;\u{0}\r\nhello\r\n", "0\r\n bad-trailer\r\n\r\n",
             "0\r\nX: y\n\r\n",
-            "0\r\n\rX",
+            "0\r\n\rX", "4 \r\nWiki\r\n0\r\n\r\n", "0\t\r\n\r\n",
         ])
     func rejects(text: String) {
         #expect(throws: SluiceError.self) { _ = try Self.decode(text) }
+    }
+
+    @Test("Whitespace after a size goes before an extension; an origin's alone is read as browsers read it")
+    func blankAfterSize() throws {
+        for step in [1, 1000] {
+            #expect(try Self.decode("4 ;a=b\r\nWiki\r\n0 \t;c\r\n\r\n", step: step) == ("Wiki", true))
+            #expect(try Self.decode("4 \r\nWiki\r\n0\t\r\n\r\n", step: step, lenient: true) == ("Wiki", true))
+        }
     }
 
     @Test("The body limit is enforced across chunks")

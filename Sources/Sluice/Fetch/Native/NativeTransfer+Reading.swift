@@ -119,7 +119,7 @@ extension NativeTransfer {
                 reading = .body(.exactly(count))
                 if count > Int64(Connection.smallReadPiece) { readLargePieces(true) }
             case .chunked:
-                reading = .body(.chunked(ChunkedDecoder(maxMetadataBytes: 16 * 1024)))
+                reading = .body(.chunked(ChunkedDecoder(maxMetadataBytes: 16 * 1024, allowsBlankAfterSize: true)))
                 readLargePieces(true)
             case .untilClose:
                 reading = .body(.untilClose)
