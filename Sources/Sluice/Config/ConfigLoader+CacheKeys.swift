@@ -39,6 +39,13 @@ extension ConfigLoader {
             config, value throws(ConfigError) in config.cache.maxEntrySize = try value.byteSize()
         },
         Key(
+            path: "cache.max_variants", type: "integer", defaultValue: "16",
+            summary:
+                "Most responses kept per URL that vary (Vary: Accept-Language, User-Agent…); storing one more drops the oldest."
+        ) {
+            config, value throws(ConfigError) in config.cache.maxVariants = try value.integer(in: 1...10_000)
+        },
+        Key(
             path: "cache.memory", type: "size", defaultValue: "8MiB",
             summary:
                 "Memory for recently used entries and whole small bodies (hits without a query); 0 = every hit reads the file."

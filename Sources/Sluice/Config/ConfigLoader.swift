@@ -166,7 +166,8 @@ public enum ConfigLoader {
             },
             Key(
                 path: "timeouts.client_header", type: "duration", defaultValue: "10s",
-                summary: "Time to send a request's header section, and a new connection's wait for its first byte (slowloris guard); then 408 (a connection that sent nothing is closed)."
+                summary:
+                    "Time to send a request's header section, and a new connection's wait for its first byte (slowloris guard); then 408 (a connection that sent nothing is closed)."
             ) {
                 config, value throws(ConfigError) in config.timeouts.clientHeader = try value.milliseconds()
             },
@@ -197,7 +198,8 @@ public enum ConfigLoader {
             },
             Key(
                 path: "timeouts.upstream_idle", type: "duration", defaultValue: "60s",
-                summary: "Longest stall in an origin's response body, after its head (through libcurl: parent proxies, HTTP/2 origins, from the request on); then the client connection is closed."
+                summary:
+                    "Longest stall in an origin's response body, after its head (through libcurl: parent proxies, HTTP/2 origins, from the request on); then the client connection is closed."
             ) {
                 config, value throws(ConfigError) in config.timeouts.upstreamIdle = try value.milliseconds()
             },

@@ -143,7 +143,8 @@ extension CacheStore {
     }
 
     /// Drops the complete responses of a key's variant that a new one replaces (a commit, a
-    /// combined piece, a copy from the shared tier); inside the caller's transaction.
+    /// combined piece, a copy from the shared tier), and the key's oldest other variants beyond
+    /// `cache.max_variants` with the new one; inside the caller's transaction.
     /// Returns the bytes they took, for the caller to count once its transaction commits.
     @discardableResult
     func replaceComplete(key: String, variant: String) throws(SQLiteError) -> Int64 {
@@ -153,6 +154,13 @@ extension CacheStore {
         try old.bind(variant, at: 2)
         var rows: [(Int64, Int64)] = []
         while try old.step() { rows.append((old.int64(at: 0), old.int64(at: 1))) }
+        let beyond = try database.prepare(
+            "SELECT id, footprint FROM entries WHERE key=?1 AND variant<>?2 AND complete=1 ORDER BY response_time DESC, id DESC LIMIT -1 OFFSET ?3"
+        )
+        try beyond.bind(key, at: 1)
+        try beyond.bind(variant, at: 2)
+        try beyond.bind(Int64(max(settings.maxVariants - 1, 0)), at: 3)
+        while try beyond.step() { rows.append((beyond.int64(at: 0), beyond.int64(at: 1))) }
         var removed: Int64 = 0
         for (id, bytes) in rows {
             try deleteRows(id)

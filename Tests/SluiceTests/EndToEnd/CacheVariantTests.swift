@@ -1,7 +1,8 @@
 import Foundation
-import Sluice
 import SluiceTestKit
 import Testing
+
+@testable import Sluice
 
 /// A resource stored in several variants (`Vary`) and one validator shared between them.
 @Suite("Stored variants")
@@ -27,6 +28,34 @@ struct CacheVariantTests {
 
     static func get(_ origin: OriginServer, _ language: String) -> String {
         RawClient.get(origin.url("/page"), extra: "Accept-Language: \(language)\r\n")
+    }
+
+    @Test("A URL keeps at most cache.max_variants responses that vary; storing one more drops the oldest")
+    func variantsPerURLAreBounded() throws {
+        let origin = try OriginServer { request in
+            .respond(
+                status: 200, headers: [("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language")],
+                body: Array("lang=\(request.header("accept-language") ?? "none")".utf8))
+        }
+        defer { origin.stop() }
+        var configuration = Configuration()
+        configuration.cache.maxVariants = 3
+        let proxy = try ProxyHarness(configuration: configuration)
+        let client = try RawClient(port: proxy.port)
+        for language in ["a", "b", "c", "d", "e"] {
+            #expect(try client.request(Self.get(origin, language)).text == "lang=\(language)")
+        }
+        let key = origin.url("/page")
+        #expect(proxy.onLoop { $0.cache?.candidates(key: key).count } == 3)
+        // The newest three are hits; the oldest two went.
+        for language in ["c", "d", "e"] {
+            let hit = try client.request(Self.get(origin, language))
+            #expect(hit.text == "lang=\(language)" && hit.header("cache-status")?.contains("hit") == true)
+        }
+        #expect(origin.requests.count == 5)
+        let gone = try client.request(Self.get(origin, "a"))
+        #expect(gone.text == "lang=a" && gone.header("cache-status")?.contains("fwd=") == true)
+        #expect(origin.requests.count == 6)
     }
 
     @Test("A 304 with a strong tag updates every stored variant that has it, not only the one revalidated (§4.3.4)")
