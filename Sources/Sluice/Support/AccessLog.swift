@@ -43,7 +43,10 @@ final class AccessLog: EventMonitor {
             }
             stats.contractsByRule[rule] = tally
         }
-        let problem = record.error != nil || record.aborted || record.validationFailure != nil
+        // A request that breaks its contract (reported) is a warning as a response's is.
+        let problem =
+            record.error != nil || record.aborted || record.validationFailure != nil
+            || record.requestContractFailure != nil
         if problem {
             logger.warning("\(AccessLog.line(record))")
         } else if accessEnabled {
@@ -100,7 +103,9 @@ final class AccessLog: EventMonitor {
         }
         if record.aborted { text += " aborted" }
         if let rule = record.rule { text += " rule=" + JSONText.quote(rule) }
-        if let failure = record.validationFailure { text += " validation=" + JSONText.quote(failure) }
+        if let failure = record.validationFailure ?? record.requestContractFailure?.detail {
+            text += " validation=" + JSONText.quote(failure)
+        }
         if let transform = record.transform { text += " transform=" + JSONText.quote(transform) }
         if let mapping = record.mapping { text += " mapped=" + JSONText.quote(mapping) }
         if let fault = record.fault { text += " fault=" + JSONText.quote(fault) }

@@ -322,11 +322,12 @@ struct ContractTests {
         #expect(origin.requests.last?.body == Array(body.utf8))
         #expect(post.header("sluice-validation")?.contains("failed; reason=\"request-contract\"; violations=1") == true)
         #expect(proxy.stats.contractFailed >= 2)
-        // The access log names the broken request.
+        // The access log names the broken request, as a warning that says why (as a response's).
         #expect(
             proxy.waitUntil {
                 proxy.logLines.all.contains {
-                    $0.contains("/v2/items?limit=abc") && $0.contains("contract=\"1:query:limit:")
+                    $0.hasPrefix("warning ") && $0.contains("/v2/items?limit=abc")
+                        && $0.contains("contract=\"1:query:limit:") && $0.contains("validation=\"The request")
                 }
             }, "\(proxy.logLines.all)")
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("POST") && $0.contains("contract=") } })
