@@ -182,7 +182,9 @@ extension ContractCommand {
                 if seen.isEmpty { out += "  nothing seen yet\n" }
                 for item in seen {
                     let broken = item["broken"]?.number?.description ?? "0"
-                    out += "  SEEN    \(item["status"]?.string ?? "?")  \(item["operation"]?.string ?? "?")"
+                    // UNDOC: an operation the document does not have, or a status it does not list.
+                    let mark = item["documented"]?.bool == false ? "UNDOC " : "SEEN  "
+                    out += "  \(mark)  \(item["status"]?.string ?? "?")  \(item["operation"]?.string ?? "?")"
                     out += "  exchanges \(item["exchanges"]?.number?.description ?? "0"),"
                     out += " validated \(item["validated"]?.number?.description ?? "0"), broken \(broken)\n"
                 }

@@ -24,6 +24,10 @@ public struct ContractReport: Sendable {
         public var template: String?
         /// `200`, `404`, …, or `request` for the requests' own checks.
         public var status: String
+        /// Whether the document describes it: `false` for a request to an operation it does not
+        /// have (``operation`` then names the request's method and path) or a status the
+        /// operation does not list.
+        public var documented = true
         public var seen = 0
         public var validated = 0
         public var failed = 0
@@ -168,9 +172,17 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
         let template = check?.template ?? failure?.template
         let operationId = check?.operationId ?? failure?.operationId
         let status = requestOnly ? "request" : String(check?.status ?? clientStatus)
+        // An operation the document does not have is named by the request's path: which ones
+        // were called is what coverage shows of them.
+        let path = template == nil ? Self.path(of: url) : ""
         let operation =
-            template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" } ?? "\(method) (undocumented)"
-        var key = [rule, method, template ?? "", status].joined(separator: "\u{1F}")
+            template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" }
+            ?? "\(method) \(path) (undocumented)"
+        let undocumented = (check?.undocumented ?? []) + (failure?.violations ?? [])
+        let documented =
+            template != nil
+            && !undocumented.contains { $0.keyword == "undocumented-status" || $0.keyword == "undocumented-operation" }
+        var key = [rule, method, template ?? path, status].joined(separator: "\u{1F}")
         lock.withLock {
             // Bounded: a schema contract's operations are its request paths; past the limit, new
             // ones share one case per rule.
@@ -181,7 +193,8 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             }
             var entry =
                 table[key]?.value
-                ?? ContractReport.Case(operation: operation, method: method, template: template, status: status)
+                ?? ContractReport.Case(
+                    operation: operation, method: method, template: template, status: status, documented: documented)
             if table[key] == nil { order.append(key) }
             entry.seen += 1
             if check?.bodyValidated == true { entry.validated += 1 }
@@ -197,6 +210,17 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             table[key] = (rule, entry)
         }
         return true
+    }
+
+    /// The path of an absolute URL (`http://h/a/b?q` → `/a/b`), without its query.
+    static func path(of url: String) -> String {
+        var rest = url[...]
+        if let scheme = rest.firstIndex(of: ":"), rest[scheme...].hasPrefix("://") {
+            rest = rest[rest.index(scheme, offsetBy: 3)...]
+            rest = rest[(rest.firstIndex(of: "/") ?? rest.endIndex)...]
+        }
+        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
+        return rest.isEmpty ? "/" : String(rest)
     }
 }
 
@@ -221,6 +245,7 @@ extension ContractReport {
                         .object([
                             ("operation", .string(item.operation)), ("method", .string(item.method)),
                             ("path", .optional(item.template)), ("status", .string(item.status)),
+                            ("documented", .bool(item.documented)),
                             ("exchanges", .number(item.seen)), ("validated", .number(item.validated)),
                             ("broken", .number(item.failed)), ("failures", .array(item.failures.map(Self.json))),
                         ])

@@ -440,4 +440,29 @@ struct ContractTests {
             #expect(small.status == 200, "round \(round): \(small.status)")
         }
     }
+
+    @Test("Coverage names an undocumented operation by its request path, and marks an undocumented status")
+    func coverageOfWhatTheDocumentLacks() throws {
+        let origin = try OriginServer { request in
+            .respond(
+                status: request.target.hasSuffix("/items/5") ? 500 : 200,
+                headers: [("Content-Type", "application/json"), ("X-Rate-Limit", "10")],
+                body: Array(Self.page([]))
+            )
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration("report"))
+        let client = try RawClient(port: proxy.port)
+        for path in ["/v2/nothing/here?x=1", "/v2/nothing/here", "/v2/items/5", "/v2/items/7"] {
+            _ = try client.request(RawClient.get(origin.url(path)))
+        }
+        #expect(proxy.waitUntil { proxy.onLoop { $0.contractCoverage.exchanges(of: "shop") }.checked == 4 })
+        let cases = proxy.onLoop { $0.contractCoverage.cases }.map(\.value)
+        let called = try #require(cases.first { $0.operation == "GET /v2/nothing/here (undocumented)" }, "\(cases)")
+        #expect(called.seen == 2 && !called.documented)
+        let failing = try #require(cases.first { $0.template == "/items/{itemId}" && $0.status == "500" }, "\(cases)")
+        #expect(!failing.documented)
+        let fine = try #require(cases.first { $0.template == "/items/{itemId}" && $0.status == "200" }, "\(cases)")
+        #expect(fine.documented)
+    }
 }
