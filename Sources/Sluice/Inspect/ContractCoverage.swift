@@ -106,6 +106,11 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
 
     /// The most cases kept (rule × operation × status); the rest are counted under one per rule.
     public static let maximumCases = 2000
+    /// The most undocumented request paths kept apart per rule (a path with ids in it makes one
+    /// each); the rest share one case per method, leaving room for the documented operations.
+    public static let maximumUndocumentedPaths = 200
+    /// Per rule: the undocumented request paths kept apart so far.
+    private var undocumentedPaths: [String: Int] = [:]
 
     public init() {}
 
@@ -187,6 +192,14 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             // Bounded: a schema contract's operations are its request paths; past the limit, new
             // ones share one case per rule.
             var operation = operation
+            if table[key] == nil, template == nil {
+                if undocumentedPaths[rule, default: 0] >= Self.maximumUndocumentedPaths {
+                    key = [rule, method, "(more)", status].joined(separator: "\u{1F}")
+                    operation = "\(method) (more undocumented paths than coverage keeps)"
+                } else {
+                    undocumentedPaths[rule, default: 0] += 1
+                }
+            }
             if table[key] == nil && order.count >= Self.maximumCases {
                 key = rule + "\u{1F}(more)"
                 operation = "(more operations than coverage keeps)"
