@@ -31,6 +31,8 @@ public struct LintFinding: Sendable, CustomStringConvertible {
         case warning
         /// A part that is read but cannot be checked (no schema, a body that is not JSON).
         case unchecked
+        /// An example the document gives that breaks its own schema (`contract lint --examples`).
+        case example
     }
 
     public var severity: Severity
@@ -110,6 +112,35 @@ extension OpenAPIContract {
                             "\(operation.name): JSON responses without a schema (\(schemaless.joined(separator: ", "))): their bodies are not checked"
                     ))
             }
+        }
+        return out
+    }
+
+    /// The document's examples of JSON bodies that break their own schemas: each request body's
+    /// against the request schema, each response's against its response schema (readOnly and
+    /// writeOnly read as each direction reads them). An example breaks a client written from
+    /// the document, or a mock server that serves it (Prism), before any traffic does.
+    public var exampleFindings: [LintFinding] {
+        var out: [LintFinding] = []
+        func check(_ body: Body?, _ label: String, _ direction: Direction) {
+            for media in body?.content ?? [] where MediaRange.coversJSON(media.range) {
+                guard let schema = media.schema else { continue }
+                for example in media.examples {
+                    let verdict = schema.validate(Array(example.value.json.utf8), direction: direction)
+                    guard !verdict.passed, let first = verdict.violations.first else { continue }
+                    let more = verdict.total > 1 ? " (and \(verdict.total - 1) more)" : ""
+                    out.append(
+                        LintFinding(
+                            severity: .example, place: example.place,
+                            message:
+                                "\(label) \(media.range) example \"\(example.name)\" breaks its schema: \(first)\(more)"
+                        ))
+                }
+            }
+        }
+        for operation in operations {
+            check(operation.requestBody, "\(operation.name) request", .request)
+            for (key, response) in operation.responses { check(response.body, "\(operation.name) \(key)", .response) }
         }
         return out
     }

@@ -174,11 +174,22 @@ public final class OpenAPIContract: @unchecked Sendable {
         var framing: BodyFraming?
         /// A file (Swagger 2.0's `type: file`): a body of its own type, with no schema to apply.
         var isFile = false
+        /// The document's examples of it (`example`, each of `examples` with a value; 2.0's
+        /// response `examples` for its type): `contract lint --examples` checks them.
+        var examples: [Example] = []
 
         init(range: String, schema: SchemaValidator? = nil) {
             self.range = range
             self.schema = schema
         }
+    }
+
+    /// An example the document gives of a body.
+    struct Example {
+        /// `example`, or its key in `examples`.
+        var name: String
+        var value: Value
+        var place: SourcePlace
     }
 
     struct Response {

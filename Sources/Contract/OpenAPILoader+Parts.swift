@@ -196,6 +196,30 @@ extension OpenAPILoader {
             required: body["required"]?.bool == true, content: try content(body["content"], at: resolved))
     }
 
+    /// A Media Type Object's `example`, and each of its `examples` (Example Objects, `$ref`s
+    /// followed) that has a value (3.2's `dataValue` first; an `externalValue` is not read).
+    mutating func examples(of media: Value, at location: SchemaLocation) -> [OpenAPIContract.Example] {
+        var out: [OpenAPIContract.Example] = []
+        if let value = media["example"] {
+            out.append(
+                OpenAPIContract.Example(
+                    name: "example", value: value,
+                    place: place(SchemaLocation(document: location.document, pointer: location.pointer + "/example"))))
+        }
+        for (name, raw) in media["examples"]?.members ?? [] {
+            let at = SchemaLocation(
+                document: location.document, pointer: location.pointer + "/examples/" + Value.escape(name))
+            guard let (example, resolved) = try? resolve(raw, at: at) else { continue }
+            let key = example["dataValue"] != nil ? "dataValue" : "value"
+            guard let value = example[key] else { continue }
+            out.append(
+                OpenAPIContract.Example(
+                    name: name, value: value,
+                    place: place(SchemaLocation(document: resolved.document, pointer: resolved.pointer + "/" + key))))
+        }
+        return out
+    }
+
     mutating func content(_ value: Value?, at location: SchemaLocation) throws(ContractError) -> [OpenAPIContract
         .Media]
     {
@@ -211,6 +235,7 @@ extension OpenAPILoader {
                 entry.schema = try schema(
                     at: SchemaLocation(document: mediaLocation.document, pointer: mediaLocation.pointer + "/schema"))
             }
+            entry.examples = examples(of: media, at: mediaLocation)
             if readsSequences, BodyFraming(media: range) != nil, let whole = media["schema"],
                 let type = typed(whole, at: mediaLocation)?.type, type != "array"
             {

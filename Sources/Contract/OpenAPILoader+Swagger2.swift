@@ -64,9 +64,18 @@ extension OpenAPILoader {
                 : try schema(at: SchemaLocation(document: location.document, pointer: location.pointer + "/schema"))
             body = OpenAPIContract.Body(
                 required: false,
-                content: produces.map {
-                    var media = OpenAPIContract.Media(range: $0, schema: validator)
+                content: produces.map { range in
+                    var media = OpenAPIContract.Media(range: range, schema: validator)
                     media.isFile = file
+                    // 2.0's response `examples`: one value per media type.
+                    if let example = value["examples"]?[range] {
+                        let pointer = location.pointer + "/examples/" + Value.escape(range)
+                        media.examples = [
+                            OpenAPIContract.Example(
+                                name: range, value: example,
+                                place: place(SchemaLocation(document: location.document, pointer: pointer)))
+                        ]
+                    }
                     return media
                 })
         }

@@ -43,8 +43,10 @@ struct ContractCommand: ParsableCommand {
                 Each finding is `severity: file:line #pointer: message`: `warning` for parts read \
                 leniently or ignored, `unchecked` for parts read but not checkable (a JSON response \
                 without a schema, a schema on a body that is not JSON), `error` when the document \
-                cannot be loaded (then nothing of it is checked).
+                cannot be loaded (then nothing of it is checked); with --examples, `example` for an \
+                example of a JSON body that breaks its own schema (then exit 1).
                   sluice contract lint openapi.yaml
+                  sluice contract lint --examples openapi.yaml
                   sluice contract lint --json openapi.yaml | jq '.findings[] | select(.severity == "warning")'
                 """)
 
@@ -52,6 +54,8 @@ struct ContractCommand: ParsableCommand {
         var refs: [String] = []
         @Flag(help: "The file is a JSON Schema (a rule's `contract: {schema: …}`), not an OpenAPI document.")
         var schema = false
+        @Flag(help: "Check the document's examples of JSON bodies against their schemas; exit 1 when one breaks.")
+        var examples = false
         @Flag(help: "The findings as JSON.") var json = false
         @Argument(
             help: "An OpenAPI 3.0, 3.1 or 3.2 (or Swagger 2.0) document (YAML or JSON), or a JSON Schema with --schema."
@@ -71,6 +75,7 @@ struct ContractCommand: ParsableCommand {
                     let document = try OpenAPIContract.load(file: file, refs: mapping)
                     summary = document.summary
                     findings = document.findings
+                    if examples { findings += document.exampleFindings }
                 }
             } catch {
                 findings = ([error] + error.others).map { LintFinding(severity: .error, $0) }
@@ -92,10 +97,15 @@ struct ContractCommand: ParsableCommand {
                     print("\(file): JSON Schema, loads")
                 } else if let summary {
                     let unchecked = findings.filter { $0.severity == .unchecked }.count
-                    print("\(file): \(summary.description), \(unchecked) unchecked")
+                    let broken = findings.filter { $0.severity == .example }.count
+                    let checked =
+                        examples
+                        ? ", \(broken) example\(broken == 1 ? "" : "s") breaking \(broken == 1 ? "its" : "their") schema"
+                        : ""
+                    print("\(file): \(summary.description), \(unchecked) unchecked\(checked)")
                 }
             }
-            if summary == nil { throw ExitCode(1) }
+            if summary == nil || findings.contains(where: { $0.severity == .example }) { throw ExitCode(1) }
         }
 
         static func json(_ finding: LintFinding) -> Value {

@@ -135,6 +135,33 @@ struct ContractCommandTests {
         let cycle = try CLI.run(["contract", "lint", Self.fixtures.appendingPathComponent("cycle.yaml").path])
         #expect(cycle.status == 1)
         #expect(cycle.output.contains("error: ") && cycle.output.contains("a $ref cycle"), "\(cycle.output)")
+        // --examples: the document's own examples against its schemas; one that breaks is exit 1.
+        let document = try CLI.temporaryFile(
+            """
+            openapi: 3.1.0
+            info: {title: t, version: '1'}
+            paths:
+              /a:
+                get:
+                  responses:
+                    '200':
+                      description: x
+                      content:
+                        application/json:
+                          schema: {type: object, properties: {n: {type: integer}}}
+                          examples:
+                            fine: {value: {n: 1}}
+                            wrong: {value: {n: one}}
+            """)
+        defer { CLI.remove(document) }
+        #expect(try CLI.run(["contract", "lint", document]).status == 0)
+        let checked = try CLI.run(["contract", "lint", "--examples", document])
+        #expect(checked.status == 1)
+        #expect(
+            checked.output.contains(
+                #"example: \#(document):14 #/paths/~1a/get/responses/200/content/application~1json/examples/wrong/value: (GET /a) 200 application/json example "wrong" breaks its schema: /n: type: expected integer, found string"#
+            ), "\(checked.output)")
+        #expect(checked.output.hasSuffix("0 unchecked, 1 example breaking its schema\n"), "\(checked.output)")
     }
 
     @Test("lint --schema: a JSON Schema loads, or every error is said (each unmapped remote $ref)")
