@@ -93,6 +93,7 @@ struct OpenAPILoader {
         }
         registry.addContainer(document)
         let compiler = SchemaCompiler(registry: registry, formats: formats, home: document.uri)
+        compiler.readsSwagger2 = version == "2.0"
         var loader = OpenAPILoader(registry: registry, compiler: compiler, uri: document.uri, dialect: dialect)
         loader.reads32 = OpenAPIVersion.minor(of: version) == "3.2"
         loader.swagger2 = version == "2.0"

@@ -32,6 +32,8 @@ extension SchemaCompiler {
     /// and a `nullable` that cannot apply (OAS 3.0.3: only beside `type` in the same object, so
     /// not on a `$ref` or an `allOf` alone). Each said once; the verdicts follow 3.0.
     private func warnOutsideOpenAPI30(_ members: [(String, Value)], at location: SchemaLocation) {
+        let version = readsSwagger2 ? "Swagger 2.0" : "OpenAPI 3.0"
+        let nullWord = readsSwagger2 ? "x-nullable" : "nullable"
         var hasType = false
         var nullable = false
         var applies = false
@@ -44,13 +46,13 @@ extension SchemaCompiler {
                     registry.warn(
                         error(
                             location,
-                            "type as a list is OpenAPI 3.1's form; 3.0 takes one type (with nullable for null): read as 3.1 reads it (said once)"
+                            "type as a list is OpenAPI 3.1's form; \(version) takes one type (with \(nullWord) for null): read as 3.1 reads it (said once)"
                         ))
                 } else if member.string == "null", warnedKeywords.insert("3.0 type null").inserted {
                     registry.warn(
                         error(
                             location,
-                            "type: \"null\" is not an OpenAPI 3.0 type (3.0 writes nullable: true): read as 3.1 reads it (said once)"
+                            "type: \"null\" is not a type of \(version) (it writes \(nullWord): true): read as 3.1 reads it (said once)"
                         ))
                 }
             case "$ref", "allOf", "oneOf", "anyOf": applies = true
@@ -60,14 +62,14 @@ extension SchemaCompiler {
                 registry.warn(
                     error(
                         location,
-                        "\(key) with a number is OpenAPI 3.1's form; in 3.0 it is a boolean beside minimum/maximum: ignored (said once)"
+                        "\(key) with a number is OpenAPI 3.1's form; in \(version) it is a boolean beside minimum/maximum: ignored (said once)"
                     ))
             case let name where Self.notInOpenAPI30.contains(name):
                 guard warnedKeywords.insert("3.1 \(key)").inserted else { continue }
                 registry.warn(
                     error(
                         location,
-                        "\(key) is not a keyword of OpenAPI 3.0's Schema Object (3.1 has it): ignored (said once)"))
+                        "\(key) is not a keyword of \(version)'s Schema Object (3.1 has it): ignored (said once)"))
             default: continue
             }
         }

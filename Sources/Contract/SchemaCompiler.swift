@@ -26,6 +26,9 @@ final class SchemaCompiler {
     }
     /// A `$dynamicRef` with a dynamic anchor was compiled: slots track their dynamic scope.
     var usesDynamicReferences = false
+    /// The schemas are a Swagger 2.0 document's (read as OpenAPI 3.0's Schema Object): warnings
+    /// name 2.0 and its `x-nullable`.
+    var readsSwagger2 = false
 
     init(registry: SchemaRegistry, formats: FormatMode, home: String? = nil) {
         self.registry = registry

@@ -109,6 +109,28 @@ struct Swagger2Tests {
         }
     }
 
+    @Test("Warnings about a 2.0 schema name Swagger 2.0 and x-nullable, not OpenAPI 3.0")
+    func warningsNameSwagger2() throws {
+        let contract = try OpenAPITests.load(
+            yaml: """
+                swagger: '2.0'
+                info: {title: t, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200': {description: x, schema: {type: object, properties: {bot: {type: 'null'}, n: {const: 1}}}}
+                """)
+        let messages = contract.warnings.map(\.message)
+        #expect(
+            messages.contains {
+                $0.hasPrefix("type: \"null\" is not a type of Swagger 2.0 (it writes x-nullable: true)")
+            },
+            "\(messages)")
+        #expect(
+            messages.contains { $0.hasPrefix("const is not a keyword of Swagger 2.0's Schema Object") }, "\(messages)")
+    }
+
     @Test("AutoRest's x-ms-parameterized-host: the path of its hostTemplate comes before basePath")
     func parameterizedHostPathComesBeforeBasePath() throws {
         func contract(_ template: String, basePath: String = "") throws -> OpenAPIContract {
