@@ -207,7 +207,13 @@ extension ContractCommand {
                 }
                 return .json(validator)
             } catch let error as ContractError {
-                throw CommandFailure.noInput(error.description)
+                // A file that is not there is a missing input (66); one that does not load (a
+                // syntax error, a $ref to nothing) is a failure, as `contract lint` says (1).
+                let path = schema ?? openapi ?? ""
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw CommandFailure.noInput(error.description)
+                }
+                throw CommandFailure.failed(error.description)
             }
         }
     }

@@ -58,6 +58,12 @@ struct ContractCommandTests {
             "\(checked.output)")
         let missing = try CLI.run(["contract", "validate", "--schema", "/nonexistent/schema.json", body])
         #expect(missing.status == 66)
+        // A schema that is there but does not load (a remote $ref not mapped) is a failure, 1, as
+        // `contract lint` says of it.
+        let unloadable = try CLI.temporaryFile(#"{"$ref": "https://schemas.example/missing.json"}"#)
+        defer { CLI.remove(unloadable) }
+        let notLoaded = try CLI.run(["contract", "validate", "--schema", unloadable, body])
+        #expect(notLoaded.status == 1 && notLoaded.output.contains("schemas.example"), "\(notLoaded.output)")
         // Naming what the document does not have is a usage error (64), not a verdict (1).
         let unknown = try CLI.run([
             "contract", "validate", "--openapi", shop, "--operation", "getNothing", "--status", "200", body,
