@@ -54,7 +54,7 @@ extension ContractCommand {
             }
             let exchanges = try recording.exchanges(bodies: true)
             for (index, exchange) in exchanges.enumerated() {
-                progress.show("checked \(index) of \(exchanges.count) recorded exchanges")
+                progress.show("read \(index) of \(exchanges.count) recorded exchanges")
                 var headers = HTTPFields()
                 for field in exchange.responseHeaders { headers.append(name: field.name, value: field.value) }
                 feed(method: exchange.method, url: exchange.url, status: exchange.status, headers: headers) {
@@ -71,7 +71,7 @@ extension ContractCommand {
             filter.limit = 1_000_000
             let entries = try inspector.list(filter, now: Date().timeIntervalSince1970)
             for (index, entry) in entries.enumerated() {
-                progress.show("checked \(index) of \(entries.count) stored responses")
+                progress.show("read \(index) of \(entries.count) stored responses")
                 try feed(method: entry.method, url: entry.url, status: entry.status, headers: entry.headers) {
                     var body: [UInt8] = []
                     _ = try inspector.body(of: entry.id) { body.append(contentsOf: $0) }

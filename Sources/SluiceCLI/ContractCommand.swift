@@ -165,14 +165,18 @@ struct ContractCommand: ParsableCommand {
             var results: [Value] = []
             var broken = 0
             var checked = 0
-            for (index, entry) in entries.enumerated() {
-                progress.show("checked \(index) of \(entries.count) stored responses")
-                guard entry.method == "GET" || entry.method == "HEAD" || entry.method == "POST" else { continue }
+            // The responses a rule's contract covers, first: the progress counts those, not the cache.
+            let owned = entries.compactMap { entry -> (CacheInspector.Entry, TargetURL, Rule)? in
+                guard entry.method == "GET" || entry.method == "HEAD" || entry.method == "POST" else { return nil }
                 guard let parsed = TargetURL(entry.url),
                     let owner = rules.first(where: {
                         $0.match.matches(method: entry.method, host: parsed.host, path: parsed.path)
                     })
-                else { continue }
+                else { return nil }
+                return (entry, parsed, owner)
+            }
+            for (index, (entry, parsed, owner)) in owned.enumerated() {
+                progress.show("checked \(index) of \(owned.count) stored responses")
                 checked += 1
                 let verdict = try check(
                     entry, rule: owner, url: parsed, inspector: inspector, limit: configuration.limits.maxTransformBody)
