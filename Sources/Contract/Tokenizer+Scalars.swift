@@ -122,6 +122,24 @@ extension Tokenizer {
         return true
     }
 
+    /// Where a word that is no literal first goes wrong: past the prefix it shares with the
+    /// literal its first byte begins (`tru}` at its fourth byte, `notjson` at its second), else
+    /// at its first byte.
+    static func firstWrongByte(_ word: UnsafeRawBufferPointer) -> Int {
+        let literal: StaticString
+        switch word.first {
+        case UInt8(ascii: "t"): literal = "true"
+        case UInt8(ascii: "f"): literal = "false"
+        case UInt8(ascii: "n"): literal = "null"
+        default: return 0
+        }
+        var index = 0
+        while index < word.count, index < literal.utf8CodeUnitCount, word[index] == literal.utf8Start[index] {
+            index += 1
+        }
+        return index
+    }
+
     /// A number or a literal from `start` to `end`.
     mutating func token<Sink: TokenSink>(
         _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, isNumber: Bool, into sink: inout Sink
@@ -143,7 +161,7 @@ extension Tokenizer {
         } else if bytes.count == 4, p[start] == 0x6E, p[start + 1] == 0x75, p[start + 2] == 0x6C, p[start + 3] == 0x6C {
             kind = .null
         } else {
-            fail("not a JSON value", at: consumed + start, into: &sink)
+            fail("not a JSON value", at: consumed + start + Self.firstWrongByte(bytes), into: &sink)
             return false
         }
         afterValue()

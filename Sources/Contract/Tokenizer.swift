@@ -39,6 +39,8 @@ struct Tokenizer {
     let scratch = ByteStack()
     /// Bytes before the current piece (for error offsets).
     var consumed = 0
+    /// Where the token carried from an earlier piece began in the text (its errors' offsets).
+    var carryStart = 0
     let maxToken: Int
     let maxDepth: Int
 
@@ -82,9 +84,13 @@ struct Tokenizer {
             let isNumber = partial == .number
             partial = .none
             carry = []
+            // Offsets counted from where the token began (`token` adds `consumed`).
+            let end = consumed
+            consumed = carryStart
             bytes.withUnsafeBufferPointer { buffer in
                 _ = token(buffer.baseAddress!, 0, buffer.count, isNumber: isNumber, into: &sink)
             }
+            consumed = end
             if expect == .failed { return }
         }
         if expect != .done || partial != .none {
@@ -151,6 +157,9 @@ struct Tokenizer {
         partial = .none
         let bytes = carry
         carry.removeAll(keepingCapacity: true)
+        // Offsets counted from where the token began (`token` adds `consumed`).
+        let pieceStart = consumed
+        consumed = carryStart
         let ok = bytes.withUnsafeBufferPointer { buffer -> Bool in
             let q = buffer.baseAddress!
             switch kind {
@@ -161,11 +170,13 @@ struct Tokenizer {
             default: return token(q, 0, buffer.count, isNumber: kind == .number, into: &sink)
             }
         }
+        consumed = pieceStart
         return ok ? end : -1
     }
 
     mutating func carryFrom(_ p: UnsafePointer<UInt8>, _ start: Int, _ n: Int, _ kind: Partial) {
         partial = kind
+        carryStart = consumed + start
         carry.removeAll(keepingCapacity: true)
         carry.append(contentsOf: UnsafeBufferPointer(start: p + start, count: n - start))
     }

@@ -51,6 +51,16 @@ final class HostileBodyTests: XCTestCase {
         XCTAssertEqual(
             any.validate(Array(#"["ok","ab\ud800cd"]"#.utf8)).violations.first?.found,
             "a string with an unpaired surrogate escape at byte 9")
+        // A word that is no literal is said at its first wrong byte (a number that is none, at its
+        // start), whole or fed in pieces (a
+        // word carried from one piece to the next counts from where it began).
+        for (body, offset) in [("notjson", 1), (#"{"a": tru}"#, 9), ("  nul", 5), ("[1, xyz]", 4), ("12x", 0)] {
+            let whole = any.validate(Array(body.utf8)).violations.first?.found ?? ""
+            XCTAssertTrue(whole.hasSuffix(" at byte \(offset)"), "\(body): \(whole)")
+            var pieces = any.validation()
+            for byte in Array(body.utf8) { pieces.feed([byte]) }
+            XCTAssertEqual(pieces.finish().violations.first?.found, whole, body)
+        }
         // Duplicate member names the schema knows.
         verdict = validator.validate(Array(#"{"n": 5, "n": 10}"#.utf8))
         XCTAssertEqual(verdict.violations.map(\.keyword), ["duplicate-key"])
