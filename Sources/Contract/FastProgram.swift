@@ -42,6 +42,8 @@ final class FastProgram: @unchecked Sendable {
         var maxLength: Int
         // Objects
         var objectChecks: Bool
+        /// ``Schema/rejectsAccess`` (beside the other flag: no padding of its own).
+        var rejectsAccess: Bool
         var keys: KeyTable.Raw
         /// Index in ``targets`` of the first key's target.
         var propertyStart: Int
@@ -50,7 +52,6 @@ final class FastProgram: @unchecked Sendable {
         var requiredMask: UInt64
         var readOnlyMask: UInt64
         var writeOnlyMask: UInt64
-        var rejectsAccess: Bool
         var minProperties: Int
         var maxProperties: Int
         // Arrays
@@ -130,10 +131,10 @@ final class FastProgram: @unchecked Sendable {
                     hasMinimum: schema.minimum != nil, hasMaximum: schema.maximum != nil,
                     minimum: schema.minimum?.small ?? 0, maximum: schema.maximum?.small ?? 0,
                     minLength: schema.lengthMinimum, maxLength: schema.lengthMaximum,
-                    objectChecks: schema.hasObjectChecks, keys: schema.keys.raw, propertyStart: propertyStart,
+                    objectChecks: schema.hasObjectChecks, rejectsAccess: schema.rejectsAccess, keys: schema.keys.raw,
+                    propertyStart: propertyStart,
                     additional: reference(schema.additionalProperties), requiredMask: schema.requiredMask,
                     readOnlyMask: schema.readOnlyMask, writeOnlyMask: schema.writeOnlyMask,
-                    rejectsAccess: schema.rejectsAccess,
                     minProperties: schema.minProperties ?? -1, maxProperties: schema.maxProperties ?? -1,
                     arrayChecks: schema.hasArrayChecks, prefixStart: prefixStart, prefixCount: schema.prefixItems.count,
                     items: reference(schema.items), minItems: schema.minItems ?? -1, maxItems: schema.maxItems ?? -1))

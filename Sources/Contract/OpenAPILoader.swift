@@ -115,11 +115,10 @@ struct OpenAPILoader {
             // 2.0 has one base path, and no servers.
             base = Self.swagger2BasePath(root)
             bases = [base]
-            if let warning = Self.literalVariableWarning(
-                base, in: document, at: "/x-ms-parameterized-host/hostTemplate")
-            {
-                warnings.append(warning)
-            }
+            // Said where the brace is written: the host template's path, or basePath.
+            let inBasePath = root["basePath"]?.string?.contains("{") ?? false
+            let pointer = inBasePath ? "/basePath" : "/x-ms-parameterized-host/hostTemplate"
+            if let warning = Self.literalVariableWarning(base, in: document, at: pointer) { warnings.append(warning) }
         }
         return OpenAPIContract(
             version: version, title: root["info"]?["title"]?.string ?? "", basePath: base == "/" ? "" : base,

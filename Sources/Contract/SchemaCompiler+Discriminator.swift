@@ -86,7 +86,7 @@ extension SchemaCompiler {
             where one.required.isSubset(of: other.required) || other.required.isSubset(of: one.required) {
                 warnAtPlace(
                     &overlappingBranches, location,
-                    "oneOf branches \(one.name) and \(other.name) are not told apart (neither fixes \(property) with enum or const, neither requires a property the other does not): a body that fits both fails oneOf, whatever \(property) says (a discriminator does not choose); fix \(property) in each branch, or use anyOf"
+                    "oneOf branches \(one.name) and \(other.name) are not told apart (neither fixes \(property) with enum or const, and one requires no property the other does not): a body that fits both fails oneOf, whatever \(property) says (a discriminator does not choose); fix \(property) in each branch, or use anyOf"
                 )
                 return
             }

@@ -117,7 +117,7 @@ final class BranchMessageTests: XCTestCase {
         XCTAssertEqual(
             contract.warnings.map(\.message).filter { $0.contains("not told apart") },
             [
-                "oneOf branches #/components/schemas/OptionOne and #/components/schemas/OptionTwo are not told apart (neither fixes discrim with enum or const, neither requires a property the other does not): a body that fits both fails oneOf, whatever discrim says (a discriminator does not choose); fix discrim in each branch, or use anyOf"
+                "oneOf branches #/components/schemas/OptionOne and #/components/schemas/OptionTwo are not told apart (neither fixes discrim with enum or const, and one requires no property the other does not): a body that fits both fails oneOf, whatever discrim says (a discriminator does not choose); fix discrim in each branch, or use anyOf"
             ])
         let validator = try OpenAPITests.bodySchema(contract)
         let verdict = validator.validate(Array(#"{"discrim": "Option One", "optionone": 1}"#.utf8))

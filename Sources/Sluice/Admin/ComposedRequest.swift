@@ -140,7 +140,7 @@ final class ComposedRequest {
         var body = Array(output[(end + 4)...])
         var size = outputTotal - Int64(end + 4)
         if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" }) {
-            var decoder = ChunkedDecoder()
+            var decoder = ChunkedDecoder(allowsBlankAfterSize: true)  // an origin's body
             var decoded = [UInt8](repeating: 0, count: body.count)
             let step = body.withUnsafeBytes { raw in
                 decoded.withUnsafeMutableBytes { try? decoder.decode(raw, into: $0) }

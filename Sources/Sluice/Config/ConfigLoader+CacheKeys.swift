@@ -41,7 +41,7 @@ extension ConfigLoader {
         Key(
             path: "cache.max_variants", type: "integer", defaultValue: "16",
             summary:
-                "Most responses kept per URL that vary (Vary: Accept-Language, User-Agent…); storing one more drops the oldest."
+                "Most responses kept per URL that vary (Vary: Accept-Language, User-Agent…); storing one more drops the least recently used."
         ) {
             config, value throws(ConfigError) in config.cache.maxVariants = try value.integer(in: 1...10_000)
         },

@@ -219,7 +219,7 @@ public struct Configuration: Sendable, Equatable {
         public var capacity: Int64 = 1 << 30
         /// Largest entry; 0 = 5 % of the capacity (NSURLCache's rule).
         public var maxEntrySize: Int64 = 0
-        /// Most responses kept per URL that vary (`Vary`); storing one more drops the oldest. A
+        /// Most responses kept per URL that vary (`Vary`); storing one more drops the least recently used. A
         /// lookup reads them all, so `Vary: User-Agent` must not grow one URL's list without end.
         public var maxVariants = 16
         /// `shared` (several users: `private` responses and credentials are never stored) or `private`.

@@ -110,7 +110,7 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
     /// each); the rest share one case per method, leaving room for the documented operations.
     public static let maximumUndocumentedPaths = 200
     /// Per rule: the undocumented request paths kept apart so far.
-    private var undocumentedPaths: [String: Int] = [:]
+    private var undocumentedPaths: [String: Set<String>] = [:]
 
     public init() {}
 
@@ -192,12 +192,12 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             // Bounded: a schema contract's operations are its request paths; past the limit, new
             // ones share one case per rule.
             var operation = operation
-            if table[key] == nil, template == nil {
-                if undocumentedPaths[rule, default: 0] >= Self.maximumUndocumentedPaths {
+            if table[key] == nil, template == nil, undocumentedPaths[rule]?.contains(path) != true {
+                if undocumentedPaths[rule, default: []].count >= Self.maximumUndocumentedPaths {
                     key = [rule, method, "(more)", status].joined(separator: "\u{1F}")
                     operation = "\(method) (more undocumented paths than coverage keeps)"
-                } else {
-                    undocumentedPaths[rule, default: 0] += 1
+                } else if order.count < Self.maximumCases {
+                    undocumentedPaths[rule, default: []].insert(path)
                 }
             }
             if table[key] == nil && order.count >= Self.maximumCases {

@@ -90,6 +90,8 @@ extension CacheStore {
                     try deleteRows(id)
                     removed += footprint
                 }
+                // The pieces of other variants are bounded as complete responses are.
+                removed += try dropVariantsBeyondLimit(key: key, keeping: variant)
                 finalSize = Int64(covered.count)
                 var status: Int64 = 206
                 var reason = "Partial Content"
@@ -154,12 +156,25 @@ extension CacheStore {
         try old.bind(variant, at: 2)
         var rows: [(Int64, Int64)] = []
         while try old.step() { rows.append((old.int64(at: 0), old.int64(at: 1))) }
+        var removed: Int64 = 0
+        for (id, bytes) in rows {
+            try deleteRows(id)
+            removed += bytes
+        }
+        return removed + (try dropVariantsBeyondLimit(key: key, keeping: variant))
+    }
+
+    /// Drops a key's least recently used other variants beyond `cache.max_variants` with
+    /// `variant` (whose new response is being stored): inside the caller's transaction; the
+    /// bytes they took. A lookup reads every variant of its key, so their number is bounded.
+    func dropVariantsBeyondLimit(key: String, keeping variant: String) throws(SQLiteError) -> Int64 {
         let beyond = try database.prepare(
-            "SELECT id, footprint FROM entries WHERE key=?1 AND variant<>?2 AND complete=1 ORDER BY response_time DESC, id DESC LIMIT -1 OFFSET ?3"
+            "SELECT id, footprint FROM entries WHERE key=?1 AND variant<>?2 AND complete=1 ORDER BY last_access DESC, id DESC LIMIT -1 OFFSET ?3"
         )
         try beyond.bind(key, at: 1)
         try beyond.bind(variant, at: 2)
         try beyond.bind(Int64(max(settings.maxVariants - 1, 0)), at: 3)
+        var rows: [(Int64, Int64)] = []
         while try beyond.step() { rows.append((beyond.int64(at: 0), beyond.int64(at: 1))) }
         var removed: Int64 = 0
         for (id, bytes) in rows {

@@ -259,7 +259,7 @@ final class Upgrade {
         if framing == .none {
             left = .length(0)
         } else if originChunked {
-            left = .chunked(ChunkedDecoder())
+            left = .chunked(ChunkedDecoder(allowsBlankAfterSize: true))  // an origin's body
         } else if let originLength {
             left = .length(originLength)
         } else {

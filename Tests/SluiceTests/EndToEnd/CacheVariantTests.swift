@@ -30,7 +30,7 @@ struct CacheVariantTests {
         RawClient.get(origin.url("/page"), extra: "Accept-Language: \(language)\r\n")
     }
 
-    @Test("A URL keeps at most cache.max_variants responses that vary; storing one more drops the oldest")
+    @Test("A URL keeps at most cache.max_variants responses that vary; storing one more drops the least recently used")
     func variantsPerURLAreBounded() throws {
         let origin = try OriginServer { request in
             .respond(
