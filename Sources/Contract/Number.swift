@@ -9,6 +9,9 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
     public let exponent: Int
     /// The value when it is an integer that fits 63 bits (the common case, compared without the digits).
     public let small: Int64?
+    /// Whether its text had a fraction or an exponent (`80.0`, `1e2`): not a value's part (`80.0`
+    /// equals `80`), but how draft-04 tells a number from an integer, so ``description`` keeps it.
+    public let writtenWithFraction: Bool
 
     /// Parses JSON number text (`-12.5e3`); `nil` when it is not one. Exponents beyond ±10⁹ are
     /// rejected as not numbers Sluice can compare.
@@ -58,10 +61,27 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
         let leadingZeros = digits.firstIndex(where: { $0 != 0 }) ?? digits.count
         self.init(
             negative: negative, rawDigits: Array(digits[leadingZeros...]),
-            pointExponent: integerDigits - leadingZeros + exponentValue)
+            pointExponent: integerDigits - leadingZeros + exponentValue,
+            writtenWithFraction: sawPoint || text.contains { $0 | 0x20 == 0x65 })
     }
 
-    private init(negative: Bool, rawDigits: [UInt8], pointExponent: Int) {
+    /// The same number written as `writtenWithFraction` says.
+    public func written(withFraction: Bool) -> Number {
+        Number(negative: negative, rawDigits: digits, pointExponent: exponent, writtenWithFraction: withFraction)
+    }
+
+    public static func == (one: Number, other: Number) -> Bool {
+        one.negative == other.negative && one.exponent == other.exponent && one.digits == other.digits
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(negative)
+        hasher.combine(exponent)
+        hasher.combine(digits)
+    }
+
+    private init(negative: Bool, rawDigits: [UInt8], pointExponent: Int, writtenWithFraction: Bool = false) {
+        self.writtenWithFraction = writtenWithFraction
         var digits = rawDigits
         while digits.last == 0 { digits.removeLast() }
         self.digits = digits
@@ -92,6 +112,20 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
     /// decimals from 10⁻⁶ to below 10²¹ (`1.5`, `0.000001`, `1000`), else one digit before the point
     /// and an exponent (`1.5e30`, `2e-9`).
     /// Every digit is kept: the text reads back as the same value.
+    /// The number as JSON text that keeps its form where it is whole: written with a fraction or
+    /// an exponent, it keeps one (`80.0`); written without, every digit (`10000000000000000000000`,
+    /// not `1e22`). Draft-04 tells integers by that form; otherwise ``description``.
+    public var jsonText: String {
+        let text = description
+        guard isInteger else { return text }
+        if writtenWithFraction {
+            return text.utf8.contains { $0 == 0x2E || $0 == 0x65 } ? text : text + ".0"
+        }
+        guard exponent > 21 else { return text }
+        let significant = String(decoding: digits.map { $0 + 0x30 }, as: UTF8.self)
+        return (negative ? "-" : "") + significant + String(repeating: "0", count: exponent - digits.count)
+    }
+
     public var description: String {
         if let small { return String(small) }
         guard !digits.isEmpty else { return "0" }

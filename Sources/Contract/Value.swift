@@ -94,7 +94,7 @@ public indirect enum Value: Sendable {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
-        case .number(let number): out += number.description
+        case .number(let number): out += number.jsonText
         case .string(let text): Value.quote(text, into: &out)
         case .array(let items):
             out += "["

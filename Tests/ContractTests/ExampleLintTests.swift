@@ -82,4 +82,23 @@ final class ExampleLintTests: XCTestCase {
             contract.exampleFindings.first?.message.contains(#"/n: type: expected integer, found string"#) == true,
             "\(contract.exampleFindings)")
     }
+
+    /// An example's numbers keep the form they are written in: a 3.0 example's `80.0` is no
+    /// integer (draft-04's reading), and a 23-digit integer still is one.
+    func testExampleNumbersKeepTheirForm() throws {
+        let contract = try OpenAPITests.document(
+            "3.0.3",
+            schema: """
+                {type: object, properties: {port: {type: integer}}}
+                              examples:
+                                fraction: {value: {port: 80.0}}
+                                big: {value: {port: 10000000000000000000000}}
+                                plain: {value: {port: 80}}
+                """)
+        XCTAssertEqual(
+            contract.exampleFindings.map(\.message),
+            [
+                #"(GET /a) 200 application/json example "fraction" breaks its schema: /port: type: expected integer, found number"#
+            ])
+    }
 }

@@ -20,6 +20,7 @@ final class IntegerFormTests: XCTestCase {
         let nested = try OpenAPITests.bodySchema(
             OpenAPITests.document("3.0.3", schema: "{type: object, properties: {port: {type: integer, format: int32}}}")
         )
+        XCTAssertTrue(nested.usesFastLane, "an inline object schema is on the fast lane")
         XCTAssertFalse(nested.validate(Array(#"{"port": 80.0}"#.utf8)).passed)
         XCTAssertFalse(nested.validateWithGeneralEngine(Array(#"{"port": 80.0}"#.utf8)).passed)
         XCTAssertTrue(nested.validate(Array(#"{"port": 80}"#.utf8)).passed)
@@ -64,5 +65,32 @@ final class IntegerFormTests: XCTestCase {
         XCTAssertTrue(schema.validate(Array(#"{"targetPort": "http"}"#.utf8)).passed)
         let verdict = schema.validate(Array(#"{"containerPort": 80.0, "targetPort": 8080.0}"#.utf8))
         XCTAssertEqual(verdict.violations.map(\.place).sorted(), ["/containerPort", "/targetPort"])
+    }
+
+    /// readOnly in a request and writeOnly in a response (3.0), said word for word alike by the
+    /// fast lane and the general engine, both ways.
+    func testAccessViolationsOnBothEngines() throws {
+        let schema = try OpenAPITests.bodySchema(
+            OpenAPITests.document(
+                "3.0.3",
+                schema:
+                    "{type: object, required: [id, secret], properties: {id: {type: integer, readOnly: true}, secret: {type: string, writeOnly: true}, name: {type: string}}}"
+            ))
+        XCTAssertTrue(schema.usesFastLane)
+        let both = Array(#"{"id": 1, "secret": "s", "name": "n"}"#.utf8)
+        for direction in [Direction.request, .response] {
+            let fast = schema.validate(both, direction: direction)
+            let general = schema.validateWithGeneralEngine(both, direction: direction)
+            XCTAssertEqual(fast.violations.map(\.description), general.violations.map(\.description), "\(direction)")
+            XCTAssertEqual(fast.violations.map(\.keyword), [direction == .request ? "readOnly" : "writeOnly"])
+        }
+        // Each side's own property is required there, and allowed.
+        XCTAssertTrue(schema.validate(Array(#"{"secret": "s"}"#.utf8), direction: .request).passed)
+        XCTAssertTrue(schema.validate(Array(#"{"id": 1}"#.utf8), direction: .response).passed)
+        // 3.1 keeps them annotations.
+        let annotated = try OpenAPITests.bodySchema(
+            OpenAPITests.document(
+                "3.1.0", schema: "{type: object, properties: {id: {type: integer, readOnly: true}}}"))
+        XCTAssertTrue(annotated.validate(Array(#"{"id": 1}"#.utf8), direction: .request).passed)
     }
 }

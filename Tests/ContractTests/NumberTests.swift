@@ -18,4 +18,17 @@ struct NumberTests {
         let again = try #require(Number(text: Array(number.description.utf8)))
         #expect(Number.compare(number, again) == 0, "reads back as the same value")
     }
+
+    @Test(
+        "As JSON text a whole number keeps its form: a fraction or exponent it was written with, or all its digits",
+        arguments: [
+            ("80", "80"), ("80.0", "80.0"), ("1e2", "100.0"), ("1E2", "100.0"), ("-0.0", "0.0"), ("1.5", "1.5"),
+            ("10000000000000000000000", "10000000000000000000000"), ("1e22", "1e22"), ("80.5e1", "805.0"),
+        ])
+    func jsonText(text: String, expected: String) throws {
+        let number = try #require(Number(text: Array(text.utf8)))
+        #expect(number.jsonText == expected)
+        let again = try #require(Number(text: Array(number.jsonText.utf8)))
+        #expect(again == number && again.writtenWithFraction == number.writtenWithFraction)
+    }
 }

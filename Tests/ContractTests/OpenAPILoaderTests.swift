@@ -233,7 +233,10 @@ final class OpenAPILoaderTests: XCTestCase {
             "3.0.3", schema: "{type: object, properties: {a: {type: [string, 'null']}, b: {type: 'null'}}}")
         let messages = contract.warnings.map(\.message)
         XCTAssertTrue(messages.contains { $0.hasPrefix("type as a list is OpenAPI 3.1's form") }, "\(messages)")
-        XCTAssertTrue(messages.contains { $0.hasPrefix("type: \"null\" is not a type of OpenAPI 3.0 (it writes nullable: true)") }, "\(messages)")
+        XCTAssertTrue(
+            messages.contains {
+                $0.hasPrefix("type: \"null\" is not a type of OpenAPI 3.0 (it writes nullable: true)")
+            }, "\(messages)")
     }
 
     func testRecursiveRefIn31IsWarned() throws {

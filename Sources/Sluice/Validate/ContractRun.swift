@@ -114,11 +114,23 @@ final class ContractRun {
     var headFailsEnforced: Bool { Self.headFailsEnforced(check, settings, direction) }
 
     /// Whether `failure` breaks an enforced promise: its direction's mode is `enforce` and it has
-    /// violations beyond the undocumented parts that `undocumented: report` only reports.
+    /// violations beyond the undocumented parts that `undocumented: report` only reports, and
+    /// beyond what OpenAPI 3.0 says only SHOULD NOT be sent (a readOnly property in a request, a
+    /// writeOnly one in a response: a client that sends back what it read is common; Swagger
+    /// 2.0's MUST NOT is enforced).
     func enforces(_ failure: ContractFailure) -> Bool {
         let enforced = direction == .response ? settings.onViolation == .enforce : settings.requests == .enforce
-        let reportedOnly = settings.undocumented == .report ? check.undocumented.count : 0
-        return enforced && failure.total > reportedOnly
+        let undocumented = settings.undocumented == .report ? check.undocumented.count : 0
+        let shouldNot =
+            readsAccessAsShouldNot
+            ? failure.violations.count { $0.keyword == "readOnly" || $0.keyword == "writeOnly" } : 0
+        return enforced && failure.total > undocumented + shouldNot
+    }
+
+    /// The document is OpenAPI 3.x: its readOnly and writeOnly say SHOULD NOT (2.0's: MUST NOT).
+    private var readsAccessAsShouldNot: Bool {
+        guard case .openAPI(let document)? = settings.loaded?.kind else { return false }
+        return document.version != "2.0"
     }
 
     static func headViolations(_ check: HeadCheck, _ settings: ContractRule) -> [Violation] {

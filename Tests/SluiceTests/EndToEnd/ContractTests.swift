@@ -408,6 +408,16 @@ struct ContractTests {
         let fine = try client.request(RawClient.get(origin.url("/v2/items?limit=5")))
         #expect(fine.status == 200)
         #expect(origin.requests.count == 1)
+        // A readOnly property sent back (OpenAPI 3.0: SHOULD NOT) is reported, not refused: a
+        // client that PUTs what it read is common.
+        let sentBack =
+            #"{"id": 7, "name": "Lamp", "price": 12.5, "status": "available", "created_at": "2026-11-25T10:00:00Z", "secret": "s"}"#
+        let post = try client.request(
+            Self.createItem(origin, type: "application/json", body: sentBack), method: "POST")
+        #expect(origin.requests.count == 2, "forwarded: \(post.status)")
+        #expect(
+            post.header("sluice-validation")?.contains("failed; reason=\"request-contract\"; violations=1") == true,
+            "\(post.headers)")
     }
 
     @Test(
