@@ -99,7 +99,7 @@ enum CachePolicy {
 
     /// An unkeyed field spelt with underscores (`X_Forwarded_Host`): CGI, WSGI and PHP-FPM origins
     /// read it as the dashed one (both become `HTTP_X_FORWARDED_HOST`).
-    private static func hasUnderscoredUnkeyedField(_ request: HTTPFields, varied: [String]) -> Bool {
+    static func hasUnderscoredUnkeyedField(_ request: HTTPFields, varied: [String]) -> Bool {
         for field in request where field.code == .other && field.name.utf8.contains(UInt8(ascii: "_")) {
             let lowered = field.name.lowercasedASCII()
             let dashed = String(

@@ -261,4 +261,16 @@ struct CachePolicyTests {
         #expect(
             empty == CachePolicy.variant(names: ["accept-encoding"], request: HTTPFields([("Accept-Encoding", " ")])))
     }
+
+    @Test(
+        "An unkeyed field spelt with underscores counts as the dashed one, in any case, unless Vary names it",
+        arguments: [
+            ("X_Forwarded_Host", [String](), true), ("x_forwarded_HOST", [], true), ("X_Original_URL", [], true),
+            ("X_Forwarded_Host", ["x_forwarded_host"], false), ("X_Custom_Thing", [], false),
+            ("X-Forwarded-Host", [], false),  // (the dashed spelling is the other check's)
+        ])
+    func underscoredUnkeyedFields(name: String, varied: [String], refused: Bool) {
+        let request = Self.fields([(name, "evil.example")])
+        #expect(CachePolicy.hasUnderscoredUnkeyedField(request, varied: varied) == refused)
+    }
 }
