@@ -38,7 +38,14 @@ public final class AdminServer {
         }
         localAddress = listener.localAddress
         self.listener = listener
-        proxy.addSelfAddress(localAddress)
+        proxy.addSelfAddress(localAddress, admin: true)
+        // A page opened through the proxy (a browser set to use it) polls the API through it.
+        let port = localAddress.port
+        let hosts =
+            localAddress.isUnspecified || localAddress.isLoopback
+            ? ["127.0.0.1", "localhost", "[::1]"]
+            : [localAddress.host.contains(":") ? "[\(localAddress.host)]" : localAddress.host]
+        feed.adminURLPrefixes = hosts.map { "http://\($0):\(port)/" }
     }
 
     private func accept(fd: Int32, peer: SocketAddress) {

@@ -17,6 +17,9 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     private(set) var recent: [(time: Double, error: String?)] = []
     static let recentLimit = 20
     var clock: () -> Double = { 0 }
+    /// How URLs to the admin API begin (`http://127.0.0.1:8081/`): a page opened through the
+    /// proxy polls it, and its own requests are not the traffic it shows.
+    var adminURLPrefixes: [String] = []
     let loop: EventLoop
     let series = Series()
     let bodies = CapturedBodies()
@@ -85,6 +88,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
     static let progressLimit = 200
 
     func exchangeDidStart(_ exchange: Exchange) {
+        if isAdminTraffic(exchange.machine.context.url) { return }
         running[exchange.id] = (Weak(exchange), (-1, -1))
         send(
             "start",
@@ -172,8 +176,14 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         if recent.count > EventFeed.recentLimit { recent.removeFirst(recent.count - EventFeed.recentLimit) }
     }
 
+    /// Whether `url` is the admin API's own (reached through the proxy by a page set to use it).
+    private func isAdminTraffic(_ url: String) -> Bool {
+        !adminURLPrefixes.isEmpty && adminURLPrefixes.contains { url.hasPrefix($0) }
+    }
+
     func exchangeDidComplete(_ record: ExchangeRecord) {
         running[record.id] = nil
+        if isAdminTraffic(record.url) { return }
         let now = clock()
         series.count(record, now: now)
         var kept = record

@@ -205,8 +205,8 @@ public final class ProxyServer {
     }
 
     /// Marks another of this process's listening addresses as "self" (the admin port, say).
-    public func addSelfAddress(_ address: SocketAddress) {
-        policy.addSelfAddress(address)
+    public func addSelfAddress(_ address: SocketAddress, admin: Bool = false) {
+        policy.addSelfAddress(address, admin: admin)
         session.targetGuard = policy.targets
     }
 

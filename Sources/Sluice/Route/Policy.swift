@@ -29,9 +29,14 @@ final class Policy {
     /// Whether a request with this `Proxy-Authorization` (or none) may use the proxy.
     func authorizes(_ header: String?) -> Bool { credentials?.accepts(header) ?? true }
 
-    /// Marks one of this proxy's listening addresses: forwarding to it would loop.
-    func addSelfAddress(_ address: SocketAddress) {
-        targets.selfAddresses.insert(address)
+    /// Marks one of this proxy's listening addresses: forwarding to it would loop. The admin
+    /// API's is reached through the proxy by clients on this machine only.
+    func addSelfAddress(_ address: SocketAddress, admin: Bool = false) {
+        if admin {
+            targets.adminAddresses.insert(address)
+        } else {
+            targets.selfAddresses.insert(address)
+        }
         lastAllowed = nil
     }
 
@@ -57,7 +62,7 @@ final class Policy {
             return nil
         }
         let target = Target(host: url.host, port: url.port)
-        if isSelf(target) { return .forbidden(reason: .loopDetected(url.authority)) }
+        if isSelf(target, localClient: localClient) { return .forbidden(reason: .loopDetected(url.authority)) }
         let refusal = literalRefusal(target, localClient: localClient)
         if refusal == nil { lastAllowed = (url.host, url.port, localClient) }
         return refusal
@@ -66,7 +71,7 @@ final class Policy {
     /// Why a CONNECT to `host:port` must be refused, if it must.
     func connectRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError? {
         let target = Target(host: host, port: port)
-        if isSelf(target) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
+        if isSelf(target, localClient: localClient) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
         guard configuration.connectPorts.contains(port) || listedForInterception(target) else {
             return .forbidden(reason: .connectPortNotAllowed(port))
         }
@@ -80,7 +85,9 @@ final class Policy {
     }
 
     /// A quick syntactic check; the connection filter catches names that resolve to this proxy.
-    func targetsSelf(host: String, port: UInt16) -> Bool { isSelf(Target(host: host, port: port)) }
+    func targetsSelf(host: String, port: UInt16) -> Bool {
+        isSelf(Target(host: host, port: port), localClient: false)
+    }
 
     /// A request's host, read once: without IPv6 brackets, and as an address when it is a literal.
     private struct Target {
@@ -96,10 +103,11 @@ final class Policy {
     }
 
     /// This proxy's own address, or `localhost` (or a name under it) on one of its loopback ports.
-    private func isSelf(_ target: Target) -> Bool {
-        if let address = target.address { return targets.isSelf(address) }
+    private func isSelf(_ target: Target, localClient: Bool) -> Bool {
+        if let address = target.address { return targets.isSelf(address, localClient: localClient) }
         guard target.bare == "localhost" || target.bare.hasSuffix(".localhost") else { return false }
-        return targets.selfAddresses.contains { $0.port == target.port && ($0.isLoopback || $0.isUnspecified) }
+        let owns = localClient ? targets.selfAddresses : targets.selfAddresses.union(targets.adminAddresses)
+        return owns.contains { $0.port == target.port && ($0.isLoopback || $0.isUnspecified) }
     }
 
     /// The target guard's answer for a host written as an IP address, before any connection

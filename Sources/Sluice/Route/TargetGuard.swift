@@ -4,8 +4,11 @@ import EventIO
 /// a name cannot smuggle a forbidden address past it): never itself (a loop), never a
 /// `deny_targets` network, and loopback only for the clients `loopback_targets` allows.
 public struct TargetGuard: Sendable {
-    /// Addresses that are this proxy (its proxy and admin ports).
+    /// Addresses that are this proxy (its proxy ports).
     public var selfAddresses: Set<SocketAddress> = []
+    /// The admin API's address: a client on this machine may reach it through the proxy (the page
+    /// and the API from a terminal or a browser set to use the proxy), any other never.
+    public var adminAddresses: Set<SocketAddress> = []
     /// Networks never connected to.
     public var deny: [CIDR]
     /// Who may reach loopback addresses.
@@ -28,7 +31,11 @@ public struct TargetGuard: Sendable {
         // (copies) it again, and this runs for every request, on a reused connection too.
         let plain = address.unmapped
         let local = Self.isLoopbackOrUnspecified(plain.ip)
-        if isSelf(plain, local: local) { return .loopDetected(plain.description) }
+        if isSelf(plain, local: local, among: selfAddresses)
+            || (!localClient && isSelf(plain, local: local, among: adminAddresses))
+        {
+            return .loopDetected(plain.description)
+        }
         for network in deny where network.contains(plain.ip) {
             return .targetDenied(target: plain.host, rule: "deny_targets \(network)")
         }
@@ -43,15 +50,18 @@ public struct TargetGuard: Sendable {
         return nil
     }
 
-    /// Whether `address` is one of this proxy's listening addresses.
-    func isSelf(_ address: SocketAddress) -> Bool {
+    /// Whether `address` is one of this proxy's listening addresses (the admin API's too, for a
+    /// client that is not on this machine).
+    func isSelf(_ address: SocketAddress, localClient: Bool) -> Bool {
         let plain = address.unmapped
-        return isSelf(plain, local: Self.isLoopbackOrUnspecified(plain.ip))
+        let local = Self.isLoopbackOrUnspecified(plain.ip)
+        return isSelf(plain, local: local, among: selfAddresses)
+            || (!localClient && isSelf(plain, local: local, among: adminAddresses))
     }
 
-    /// ``isSelf(_:)`` of an unmapped address, told whether it is loopback or unspecified.
-    private func isSelf(_ plain: SocketAddress, local: Bool) -> Bool {
-        for own in selfAddresses where own.port == plain.port {
+    /// Whether an unmapped address, told whether it is loopback or unspecified, is one of `owns`.
+    private func isSelf(_ plain: SocketAddress, local: Bool, among owns: Set<SocketAddress>) -> Bool {
+        for own in owns where own.port == plain.port {
             if own.unmapped.ip == plain.ip { return true }
             if local, own.isUnspecified || own.isLoopback { return true }
         }

@@ -92,7 +92,7 @@ struct AdminTests {
     }
 
     @Test(
-        "Foreign Host, browser Origin, wrong method and unknown paths are refused; the proxy will not reach the admin port"
+        "Foreign Host, browser Origin, wrong method and unknown paths are refused, through the proxy too"
     )
     func refusals() throws {
         let proxy = try ProxyHarness()
@@ -131,10 +131,21 @@ struct AdminTests {
         #expect(over.isClosedByPeer(), "the 70th admin connection was not closed")
         idle.removeAll()
         #expect(proxy.waitUntil { (try? Self.request(admin, "GET", "/health").status) == 200 })
-        // The proxy refuses to forward to its own admin port.
+        // A client on this machine reaches the admin API through the proxy too (a terminal or a
+        // browser set to use it), under the same checks; its requests are not the feed's traffic.
+        func requestsCounted() throws -> Int {
+            (Self.object(try Self.request(admin, "GET", "/series?seconds=600"))["requests"] as? [Int] ?? []).reduce(
+                0, +)
+        }
+        let countedBefore = try requestsCounted()
         let client = try RawClient(port: proxy.port)
-        let looped = try client.request(RawClient.get("http://127.0.0.1:\(admin)/stats"))
-        #expect(looped.status != 200)
+        let through = try client.request(RawClient.get("http://127.0.0.1:\(admin)/stats"))
+        #expect(through.status == 200 && through.header("cache-control") == "no-store")
+        let foreign = try client.request(
+            "POST http://127.0.0.1:\(admin)/purge?all HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n"
+                + "Origin: http://evil.example\r\nContent-Length: 0\r\n\r\n")
+        #expect(foreign.status == 403, "the admin API's own Origin check still applies")
+        #expect(try requestsCounted() == countedBefore, "the page's own polling is not shown as traffic")
     }
 
     @Test(

@@ -160,7 +160,13 @@ struct PolicyTests {
         #expect(remote("[::2]:3000") == nil, "::2 is neither loopback nor unspecified")
         #expect(local("[::]:8080") == .loopDetected("[::]:8080"), "the unspecified address on our port is us")
         #expect(local("[::1]:8081") == nil)
+        // The admin API's port: a client on this machine reaches it through the proxy (its page,
+        // its API from a terminal set to use the proxy); any other, never (with loopback open too).
+        guardian.adminAddresses = [SocketAddress("127.0.0.1:8081")!]
+        #expect(local("127.0.0.1:8081") == nil)
         guardian.loopback = .all
+        #expect(remote("127.0.0.1:8081") == .loopDetected("127.0.0.1:8081"))
+        #expect(remote("[::ffff:127.0.0.1]:8081") == .loopDetected("127.0.0.1:8081"))
         #expect(remote("127.0.0.1:3000") == nil)
         guardian.loopback = .none
         #expect(local("127.0.0.1:3000") != nil)
