@@ -10,8 +10,9 @@ struct EnvCommand: ParsableCommand {
         abstract: "Print the lines that point a terminal at Sluice (eval \"$(sluice env)\").",
         discussion: """
             The proxy variables in both cases (HTTP_PROXY, https_proxy, …) name this configuration's \
-            listen address; NO_PROXY is emptied, so origins on loopback go through Sluice too \
-            (--no-proxy LIST exempts hosts). When Sluice intercepts HTTPS, a CA bundle (the system's \
+            listen address; NO_PROXY keeps the hosts it named but loopback ones, so origins on \
+            loopback go through Sluice too (--no-proxy LIST exempts more hosts); NODE_USE_ENV_PROXY=1 \
+            makes Node (22.21, 24 and later) read them. When Sluice intercepts HTTPS, a CA bundle (the system's \
             CAs plus Sluice's, written next to Sluice's CA) is named by the variables OpenSSL, curl, \
             Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. --unset prints \
             the lines that undo it.
@@ -22,10 +23,20 @@ struct EnvCommand: ParsableCommand {
 
     enum Shell: String, ExpressibleByArgument, CaseIterable {
         case sh, fish, powershell
+
+        /// The shells' own names too: bash, zsh and dash are sh; pwsh is PowerShell.
+        init?(argument: String) {
+            switch argument.lowercased() {
+            case "sh", "bash", "zsh", "dash", "ksh": self = .sh
+            case "fish": self = .fish
+            case "powershell", "pwsh": self = .powershell
+            default: return nil
+            }
+        }
     }
 
     @OptionGroup var options: ConfigOptions
-    @Option(help: "sh (default: bash, zsh, dash), fish or powershell.") var shell: Shell = .sh
+    @Option(help: "sh (default; bash, zsh, dash), fish or powershell (pwsh).") var shell: Shell = .sh
     @Option(name: .customLong("no-proxy"), help: "Hosts reached directly (NO_PROXY), comma-separated.")
     var noProxy = ""
     @Flag(help: "Print the lines that remove these variables.") var unset = false
@@ -33,7 +44,8 @@ struct EnvCommand: ParsableCommand {
     func run() throws {
         if unset {
             let names =
-                ProxyEnvironment.proxyNames + ProxyEnvironment.noProxyNames + ProxyEnvironment.bundleNames
+                ProxyEnvironment.proxyNames + ProxyEnvironment.noProxyNames + ["NODE_USE_ENV_PROXY"]
+                + ProxyEnvironment.bundleNames
             print(names.map(remove).joined(separator: "\n"))
             return
         }
@@ -69,8 +81,13 @@ struct EnvCommand: ParsableCommand {
             }
             credentials = encoded(auth.user) + ":" + encoded(password.trimmingCharacters(in: ["\r"])) + "@"
         }
+        // The hosts this terminal already reaches directly stay so (a corporate network's), but
+        // loopback ones: origins on this machine go through Sluice.
+        let inherited =
+            ProcessInfo.processInfo.environment["NO_PROXY"] ?? ProcessInfo.processInfo.environment["no_proxy"]
         let environment = ProxyEnvironment(
-            proxy: "http://\(credentials)\(host):\(port)", noProxy: noProxy, bundle: bundle)
+            proxy: "http://\(credentials)\(host):\(port)",
+            noProxy: ProxyEnvironment.noProxy(keeping: inherited ?? "", adding: noProxy), bundle: bundle)
         var lines = ProxyEnvironment.clearedNames.map(remove)
         lines += environment.assignments.map { set($0.0, $0.1) }
         if bundle != nil {

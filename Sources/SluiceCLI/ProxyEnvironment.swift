@@ -27,10 +27,29 @@ struct ProxyEnvironment {
     /// A proxy for everything would bypass the per-scheme ones.
     static let clearedNames = ["ALL_PROXY", "all_proxy"]
 
-    /// The variables to set, in a stable order.
+    /// The variables to set, in a stable order. Node reads the proxy variables only when told to
+    /// (22.21, 24 and later; earlier ones need an agent of their own).
     var assignments: [(String, String)] {
-        Self.proxyNames.map { ($0, proxy) } + Self.noProxyNames.map { ($0, noProxy) }
+        Self.proxyNames.map { ($0, proxy) } + Self.noProxyNames.map { ($0, noProxy) } + [("NODE_USE_ENV_PROXY", "1")]
             + (bundle.map { path in Self.bundleNames.map { ($0, path) } } ?? [])
+    }
+
+    /// `inherited`'s hosts without the loopback ones (origins on this machine go through Sluice),
+    /// then `added`'s, each once.
+    static func noProxy(keeping inherited: String, adding added: String) -> String {
+        let loopback: Set<String> = ["localhost", "127.0.0.1", "::1", "[::1]", "127.0.0.0/8", "::1/128", ".localhost"]
+        var hosts: [String] = []
+        for entry in inherited.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+        where !entry.isEmpty && !loopback.contains(entry.lowercased()) && !entry.hasPrefix("127.")
+            && !hosts.contains(entry)
+        {
+            hosts.append(entry)
+        }
+        for entry in added.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+        where !entry.isEmpty && !hosts.contains(entry) {
+            hosts.append(entry)
+        }
+        return hosts.joined(separator: ",")
     }
 
     /// `environment` with these applied.

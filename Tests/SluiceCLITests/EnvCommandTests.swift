@@ -13,8 +13,16 @@ struct EnvCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("plain.yaml").path
         try "listen: \"127.0.0.1:3128\"\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let sh = try CLI.run(["env", "--config", config, "--no-proxy", "internal.example"])
+        // (Run without a NO_PROXY of the tests' own: what it keeps is checked below.)
+        var environment = CLI.environment()
+        environment["NO_PROXY"] = nil
+        environment["no_proxy"] = nil
+        func env(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            try runProgram(CLI.binary.path, ["env", "--config", config] + arguments, environment: environment)
+        }
+        let sh = try env(["--no-proxy", "internal.example"])
         #expect(sh.status == 0)
+        #expect(sh.output.contains("export NODE_USE_ENV_PROXY='1'\n"), "\(sh.output)")
         #expect(sh.output.contains("unset ALL_PROXY\n"))
         #expect(sh.output.contains("export HTTP_PROXY='http://127.0.0.1:3128'\n"))
         #expect(sh.output.contains("export https_proxy='http://127.0.0.1:3128'\n"))
@@ -24,6 +32,13 @@ struct EnvCommandTests {
         #expect(fish.output.contains("set -gx HTTPS_PROXY 'http://127.0.0.1:3128'\n"))
         let powershell = try CLI.run(["env", "--config", config, "--shell", "powershell"])
         #expect(powershell.output.contains("$env:HTTP_PROXY = 'http://127.0.0.1:3128'\n"))
+        // The shells' own names; a NO_PROXY the terminal had keeps its hosts but loopback ones.
+        #expect(try env(["--shell", "pwsh"]).output.contains("$env:HTTP_PROXY = 'http://127.0.0.1:3128'\n"))
+        #expect(try env(["--shell", "zsh"]).output.contains("export HTTP_PROXY='http://127.0.0.1:3128'\n"))
+        environment["NO_PROXY"] = "corp.example, localhost,127.0.0.1,::1,.intra"
+        let kept = try env(["--shell", "bash", "--no-proxy", "internal.example"])
+        #expect(kept.output.contains("export NO_PROXY='corp.example,.intra,internal.example'\n"), "\(kept.output)")
+        environment["NO_PROXY"] = nil
         // With proxy_auth, the credentials are in the URL (percent-encoded), read from the file.
         let secret = directory.appendingPathComponent("password").path
         try "p@ss word\n".write(toFile: secret, atomically: true, encoding: .utf8)
