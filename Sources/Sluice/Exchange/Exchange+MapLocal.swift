@@ -41,6 +41,9 @@ extension Exchange {
         headers.append(name: "X-Content-Type-Options", value: "nosniff")
         if let filename = answer.filename {
             headers.append(name: "Content-Disposition", value: "attachment; filename=\"\(filename)\"")
+            // A device that refused Sluice's certificate before it had the CA (the usual order:
+            // proxy set, an app retried, then the CA installed) is intercepted again at once.
+            if answer.status == 200 { client.servedCertificate() }
         } else {
             headers.append(
                 name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'; img-src data:")

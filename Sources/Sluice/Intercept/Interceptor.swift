@@ -49,6 +49,10 @@ final class Interceptor {
     /// The client completed a handshake.
     func noteHandshake(_ key: PassthroughBook.Key, now: Double) { passthrough.completedHandshake(key, now: now) }
 
+    /// Ends a client's blind windows and refusals (it was given the CA); how many windows ended.
+    @discardableResult
+    func clearPassthrough(client: String) -> Int { passthrough.clear(client: client) }
+
     /// Ends the blind windows for `host` (all when `nil`); how many ended.
     func clearPassthrough(host: String?) -> Int { passthrough.clear(host: host.map(\.withoutIPv6Brackets)) }
 

@@ -88,6 +88,15 @@ struct PassthroughBook {
         return ending.count
     }
 
+    /// Ends `client`'s windows and forgets its refusals (it was just given the CA: the refusals
+    /// were from before it trusted it); how many windows ended.
+    mutating func clear(client: String) -> Int {
+        let ending = blind.keys.filter { $0.client == client }
+        for key in ending { blind[key] = nil }
+        refusals = refusals.filter { $0.key.client != client }
+        return ending.count
+    }
+
     /// Forgets what is too old to matter, and the oldest when too much is remembered.
     private mutating func prune(now: Double) {
         guard refusals.count + completed.count + blind.count > Self.capacity else { return }

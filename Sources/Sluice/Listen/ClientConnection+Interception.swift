@@ -9,6 +9,15 @@ extension ClientConnection {
     /// The client's address without its port (a passthrough window is per client, host and fingerprint).
     private var clientAddress: String { connection.peer?.unmapped.host ?? peerText }
 
+    /// The onboarding page gave this client the CA: its blind windows end, so the apps it retries
+    /// after trusting it are intercepted at once (not after `tls.passthrough_after_failure`).
+    func servedCertificate() {
+        guard let interceptor = env.interceptor, interceptor.clearPassthrough(client: clientAddress) > 0 else {
+            return
+        }
+        env.exchanges.logger.info("\(clientAddress) was given Sluice's CA: its passthrough windows ended")
+    }
+
     private func monotonicSeconds() -> Double { Double(EventLoop.monotonicNanoseconds()) / 1e9 }
 
     /// Answers the CONNECT, then waits for the first bytes: a TLS ClientHello is intercepted

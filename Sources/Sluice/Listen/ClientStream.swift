@@ -114,9 +114,13 @@ protocol ExchangeHost: AnyObject {
     /// The origin's trailer fields, before the body's end is written (an HTTP/2 stream sends
     /// them as its trailing HEADERS: gRPC's status).
     func responseTrailers(_ fields: HTTPFields)
+    /// The onboarding page gave this client Sluice's CA: it is about to trust it.
+    func servedCertificate()
 }
 
 extension ExchangeHost {
     /// An HTTP/1.1 client gets the body without them.
     func responseTrailers(_ fields: HTTPFields) {}
+    /// (Only a connection of its own knows the client's passthrough windows.)
+    func servedCertificate() {}
 }

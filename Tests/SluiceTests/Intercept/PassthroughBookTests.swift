@@ -56,4 +56,20 @@ struct PassthroughBookTests {
         #expect(off.refused(curl, now: 1) == .off)
         #expect(!off.isBlind(curl, now: 2))
     }
+
+    @Test("A client given the CA has its windows ended and its refusals forgotten; other clients keep theirs")
+    func clearingByClient() {
+        var book = PassthroughBook(window: 600)
+        let phone = PassthroughBook.Key(client: "192.168.1.20", host: "api.example", fingerprint: "app")
+        let laptop = PassthroughBook.Key(client: "192.168.1.30", host: "api.example", fingerprint: "app")
+        for key in [phone, laptop] {
+            _ = book.refused(key, now: 0)
+            _ = book.refused(key, now: 1)
+        }
+        let other = PassthroughBook.Key(client: "192.168.1.20", host: "other.example", fingerprint: "app")
+        _ = book.refused(other, now: 2)
+        #expect(book.clear(client: "192.168.1.20") == 1)
+        #expect(!book.isBlind(phone, now: 3) && book.isBlind(laptop, now: 3))
+        #expect(book.refused(other, now: 4) == .counted(1), "its refusal before the CA is forgotten")
+    }
 }
