@@ -60,10 +60,17 @@ struct TrustCommand: ParsableCommand {
         /// The CA of this configuration and the actions on it (after the sudo check); `prepare`
         /// runs before the CA is read (install makes one when there is none, in a data
         /// directory made for it).
-        func actions(prepare: ((Configuration.TLS) throws -> Void)? = nil) throws -> (TrustActions, CertificateInfo) {
+        /// `withoutCA`: the CA may be gone (its files removed); the other Sluice CAs in the stores
+        /// are still found by name (`uninstall --all`, `status`), and `nil` stands for it.
+        func actions(prepare: ((Configuration.TLS) throws -> Void)? = nil, withoutCA: Bool = false) throws -> (
+            TrustActions, CertificateInfo?
+        ) {
             try refuseUnderSudo()
             let settings = try options.load(creatingDataDirectory: prepare != nil).0.tls
             try prepare?(settings)
+            if withoutCA, !FileManager.default.fileExists(atPath: settings.caCert) {
+                return (TrustActions(ca: try LocalCA.stranger(), pemFile: settings.caCert), nil)
+            }
             let ca = try CACommand.certificate(settings, options: options)
             return (TrustActions(ca: ca, pemFile: settings.caCert), ca)
         }
@@ -91,7 +98,7 @@ struct TrustCommand: ParsableCommand {
             }
             let stores = places.stores
             guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
-            print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            if let ca { print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)") }
             var failed = false
             for store in stores {
                 let outcome = trust.install(store)
@@ -114,7 +121,9 @@ struct TrustCommand: ParsableCommand {
         var all = false
 
         func run() throws {
-            let (trust, _) = try places.actions()
+            // With --all, a CA whose files are gone can still be taken out (as another's).
+            let (trust, ca) = try places.actions(withoutCA: all)
+            if ca == nil { print("no CA at this configuration's path any more: every Sluice CA found is removed") }
             var failed = false
             var left: [String] = []
             for store in places.stores {
@@ -138,13 +147,17 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
-            let (trust, ca) = try places.actions()
+            let (trust, ca) = try places.actions(withoutCA: true)
             let stores = places.stores
             guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
-            print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            if let ca {
+                print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            } else {
+                print("CA: none at this configuration's path (sluice ca init makes one)")
+            }
             var missing = 0
             for store in stores {
-                let outcome = trust.status(store)
+                let outcome = ca == nil ? .notTrusted("no CA") : trust.status(store)
                 if outcome != .trusted { missing += 1 }
                 print(TrustActions.line(store, outcome))
                 let others = trust.others(store)

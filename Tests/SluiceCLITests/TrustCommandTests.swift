@@ -51,7 +51,7 @@ struct TrustCommandTests {
         )
         if !hasCertutil { print("skipped the NSS part: certutil (libnss3-tools) is not installed") }
         let before = try CLI.run(["trust", "status"] + places)
-        #expect(before.status == 66, "no CA yet: \(before.output)")
+        #expect(before.status == 1 && before.output.contains("CA: none"), "no CA yet: \(before.output)")
         let install = try CLI.run(["trust", "install"] + places)
         #expect(install.status == 0, "\(install.output)")
         #expect(install.output.contains("created the CA"))
@@ -79,6 +79,14 @@ struct TrustCommandTests {
         let after = try CLI.run(["trust", "status"] + places)
         #expect(after.status == 1)
         #expect(after.output.contains("NOT trusted"))
+        if hasCertutil { #expect(!(try shell("certutil -L -d sql:\(nss)").output.contains("Sluice local CA"))) }
+        // Trusted, then its files gone: uninstall --all still takes it out of every store.
+        #expect(try CLI.run(["trust", "install"] + places).status == 0)
+        try FileManager.default.removeItem(atPath: "\(directory.path)/ca.pem")
+        try FileManager.default.removeItem(atPath: "\(directory.path)/ca.key")
+        let orphaned = try CLI.run(["trust", "uninstall", "--all"] + places)
+        #expect(orphaned.status == 0 && orphaned.output.contains("removed"), "\(orphaned.output)")
+        #expect(!FileManager.default.fileExists(atPath: "\(store)/\(hash).0"))
         if hasCertutil { #expect(!(try shell("certutil -L -d sql:\(nss)").output.contains("Sluice local CA"))) }
     }
 

@@ -65,6 +65,18 @@ public enum LocalCA {
         }
     }
 
+    /// A certificate no store holds, made in memory and thrown away: what `sluice trust
+    /// uninstall --all` and `status` stand on when this configuration's CA is gone (every Sluice
+    /// CA in the stores is then another's).
+    public static func stranger() throws(Failure) -> CertificateInfo {
+        do {
+            return try CertificateAuthority.create(commonName: "Sluice (none)", organization: "Sluice", validDays: 1)
+                .info
+        } catch {
+            throw Failure(description: "cannot make a certificate: \(error)")
+        }
+    }
+
     /// What the CA certificate says (no key needed).
     public static func certificate(_ settings: Configuration.TLS) throws(Failure) -> CertificateInfo {
         let text = try read(settings.caCert)
