@@ -141,7 +141,7 @@ public final class ProxyServer {
             certificate: LocalCA.exists(configuration.tls) ? try? LocalCA.certificate(configuration.tls) : nil,
             intercepting: interceptor != nil,
             proxyAddresses: LANAddresses.reaching(boundAddress, allowClients: configuration.allowClients),
-            needsCredentials: configuration.proxyAuth != nil)
+            needsCredentials: configuration.proxyAuth != nil, port: boundAddress.port)
         environment.parents = try ProxyServer.parents(configuration, listening: boundAddress)
         environment.parentTLS = try ProxyServer.parentTLS(configuration, routing: environment.parents)
         let parents = [environment.parents.forHTTP, environment.parents.forHTTPS].compactMap { $0 }

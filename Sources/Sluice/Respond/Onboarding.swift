@@ -27,6 +27,8 @@ struct Onboarding: Sendable {
     var proxyAddresses: [String] = []
     /// Whether the proxy asks for a user and password (`proxy_auth`).
     var needsCredentials = false
+    /// The port the proxy listens on (an emulator on this computer reaches it there).
+    var port: UInt16?
 
     /// One answer: status, content type, body and the file name a download gets.
     struct Answer: Equatable {
@@ -175,7 +177,9 @@ struct Onboarding: Sendable {
     /// the steps per platform. No script; styles inline (the page's CSP allows nothing else).
     func page() -> String {
         let address = proxyAddresses.first ?? "this computer's address and Sluice's port"
-        let port = proxyAddresses.first.flatMap { $0.split(separator: ":").last.map(String.init) } ?? "PORT"
+        let port =
+            self.port.map(String.init)
+            ?? proxyAddresses.first.flatMap { $0.split(separator: ":").last.map(String.init) } ?? "PORT"
         let proxyLine =
             proxyAddresses.isEmpty
             ? "Sluice listens on this computer only; to reach it from a device, listen on a LAN address (listen: 0.0.0.0:8080 with allow_clients: [your network] or proxy_auth)."
@@ -227,8 +231,9 @@ struct Onboarding: Sendable {
             <h2>1. Use the proxy</h2>
             <p id="proxy">\(proxyLine)\(credentialsLine)</p>
             <p>iOS: Settings › Wi-Fi › (i) › Configure Proxy › Manual. Android: Settings › Network › Wi-Fi › (edit) ›
-            Advanced › Proxy › Manual; an emulator: <code>emulator -http-proxy http://10.0.2.2:\(port)</code> or
-            <code>adb shell settings put global http_proxy 10.0.2.2:\(port)</code>. Then open
+            Advanced › Proxy › Manual; an emulator on this computer: <code>emulator -http-proxy http://127.0.0.1:\(port)</code>
+            (on the computer), or <code>adb shell settings put global http_proxy 10.0.2.2:\(port)</code> (inside it,
+            10.0.2.2 being the computer). Then open
             <code>http://\(Onboarding.host)/</code>.</p>
             \(certificateSection)
             <h2>3. Steps per platform</h2>

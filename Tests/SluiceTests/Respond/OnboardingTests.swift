@@ -59,7 +59,13 @@ struct OnboardingTests {
         #expect(page("192.0.2.2:33180").contains("proxy to <b>192.0.2.2:33180</b> (or <b>198.51.100.7:33180</b>)"))
         #expect(page(nil).contains("proxy to <b>198.51.100.7:33180</b> (or <b>192.0.2.2:33180</b>)"))
         #expect(page("sluice.internal").contains("proxy to <b>198.51.100.7:33180</b>"))
-        #expect(page(nil).contains("http://10.0.2.2:33180") && !page(nil).contains(":PORT"))
+        // An emulator's host side reaches it on loopback, its guest side on 10.0.2.2.
+        #expect(page(nil).contains("emulator -http-proxy http://127.0.0.1:33180") && !page(nil).contains(":PORT"))
+        #expect(page(nil).contains("http_proxy 10.0.2.2:33180"))
+        // A proxy on loopback only still names its port.
+        let local = Onboarding(port: 8080)
+        let localPage = String(decoding: local.answer(path: "/")?.body ?? [], as: UTF8.self)
+        #expect(localPage.contains("http://127.0.0.1:8080") && !localPage.contains("PORT"), "\(localPage)")
     }
 
     @Test(
