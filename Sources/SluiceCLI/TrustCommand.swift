@@ -66,6 +66,12 @@ struct TrustCommand: ParsableCommand {
             TrustActions, CertificateInfo?
         ) {
             try refuseUnderSudo()
+            // A key store that is not there is a mistyped path (keytool would make a new one that
+            // nothing reads), not one to create.
+            if let javaCacerts, !FileManager.default.fileExists(atPath: absolute(javaCacerts)) {
+                throw CommandFailure.noInput(
+                    "no Java key store at \(javaCacerts): name the JDK's (e.g. $JAVA_HOME/lib/security/cacerts)")
+            }
             let settings = try options.load(creatingDataDirectory: prepare != nil).0.tls
             try prepare?(settings)
             if withoutCA, !FileManager.default.fileExists(atPath: settings.caCert) {

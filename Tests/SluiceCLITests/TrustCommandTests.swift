@@ -102,6 +102,14 @@ struct TrustCommandTests {
         try "tls: { intercept: [localhost], ca_cert: ca.pem, ca_key: ca.key }\n".write(
             toFile: config, atomically: true, encoding: .utf8)
         let cacerts = directory.appendingPathComponent("cacerts").path
+        // A key store that is not there is a mistyped path: refused, not made.
+        let mistyped = try CLI.run(["trust", "install", "--config", config, "--java-cacerts", cacerts])
+        #expect(mistyped.status == 66 && mistyped.output.contains("no Java key store"), "\(mistyped.output)")
+        #expect(!FileManager.default.fileExists(atPath: cacerts))
+        let seeded = try shell(
+            "cd \(directory.path) && openssl req -x509 -newkey rsa:2048 -nodes -keyout seed.key -out seed.pem -subj /CN=seed -days 1 2>&1 && keytool -importcert -noprompt -keystore \(cacerts) -storepass changeit -alias seed -file seed.pem 2>&1"
+        )
+        #expect(seeded.status == 0, "\(seeded.output)")
         let install = try CLI.run(["trust", "install", "--config", config, "--java-cacerts", cacerts])
         #expect(install.status == 0, "\(install.output)")
         let listed = try shell("keytool -list -keystore \(cacerts) -storepass changeit").output
