@@ -197,7 +197,10 @@ struct CheckConfigCommand: ParsableCommand {
             return
         }
         let (configuration, source) = try options.load()
+        // What `serve` would refuse to start with, said here too.
+        if let refusal = ProxyServer.listenRefusal(configuration) { throw CommandFailure.failed(refusal.description) }
         print("configuration OK: \(source)")
+        for warning in ProxyServer.accessWarnings(configuration) { print("warning: \(warning)") }
         for rule in configuration.rules {
             for range in rule.accept?.contentTypes ?? [] where !range.ignoredParameters.isEmpty {
                 print(

@@ -113,6 +113,12 @@ struct SluiceCommandTests {
         #expect(failed.status != 0)
         #expect(failed.output.contains("\(bad):3: timeouts.client_idel: unknown key"))
         #expect(failed.output.contains("did you mean timeouts.client_idle"))
+        // What serve would refuse to start with is no OK either: an open LAN listener.
+        let open = try CLI.temporaryFile("listen: 0.0.0.0:9999\n")
+        defer { CLI.remove(open) }
+        let refused = try CLI.run(["check-config", "--config", open])
+        #expect(refused.status == 1 && refused.output.contains("not listening on 0.0.0.0:9999"), "\(refused.output)")
+        #expect(!refused.output.contains("configuration OK"))
     }
 
     @Test("check-config --reference lists every key")

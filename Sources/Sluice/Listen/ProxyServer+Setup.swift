@@ -52,9 +52,22 @@ extension ProxyServer {
         }
     }
 
+    /// Why `serve` would not listen as configured: a listener on a LAN address (other devices
+    /// reach it) needs access control, or it would be an open proxy by accident. `check-config`
+    /// says it too.
+    public static func listenRefusal(_ configuration: Configuration) -> ListenFailure? {
+        guard let address = Configuration.socketAddress(configuration.listen) else {
+            return ListenFailure(key: "listen", address: configuration.listen, code: 0)
+        }
+        if !address.isLoopback, configuration.allowClients.isEmpty, configuration.proxyAuth == nil {
+            return ListenFailure.openProxy(configuration.listen)
+        }
+        return nil
+    }
+
     /// What the access settings leave open that is likely a mistake: every address allowed
     /// without a password (an open proxy by choice, said once), a password file others can read.
-    static func accessWarnings(_ configuration: Configuration) -> [String] {
+    public static func accessWarnings(_ configuration: Configuration) -> [String] {
         var warnings: [String] = []
         if configuration.proxyAuth == nil,
             let everyone = configuration.allowClients.first(where: { $0.prefixLength == 0 })

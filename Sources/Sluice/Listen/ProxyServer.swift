@@ -118,11 +118,7 @@ public final class ProxyServer {
         guard let address = Configuration.socketAddress(configuration.listen) else {
             throw ListenFailure(key: "listen", address: configuration.listen, code: 0)
         }
-        // Other devices reach a listener on a LAN address: it needs access control, or it would
-        // be an open proxy by accident.
-        if !address.isLoopback, configuration.allowClients.isEmpty, configuration.proxyAuth == nil {
-            throw ListenFailure.openProxy(configuration.listen)
-        }
+        if let refusal = Self.listenRefusal(configuration) { throw refusal }
         for warning in Self.accessWarnings(configuration) { logger.warning("\(warning)") }
         boundAddress = address
         let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {
