@@ -71,7 +71,8 @@ final class Policy {
     /// Why a CONNECT to `host:port` must be refused, if it must.
     func connectRefusal(host: String, port: UInt16, localClient: Bool) -> SluiceError? {
         let target = Target(host: host, port: port)
-        if isSelf(target, localClient: localClient) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
+        // (The admin API answers plain requests through the proxy, never a tunnel.)
+        if isSelf(target, localClient: false) { return .forbidden(reason: .loopDetected("\(host):\(port)")) }
         guard configuration.connectPorts.contains(port) || listedForInterception(target) else {
             return .forbidden(reason: .connectPortNotAllowed(port))
         }
