@@ -31,10 +31,15 @@ public enum LocalCA {
         gethostname(&host, host.count)
         let machine = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let day = HTTPDate.isoDay(Int64(now))
+        // The minute too: two CAs made on one machine and day (a new one after `ca init`) are
+        // told apart in a phone's or a browser's list, which shows the name.
+        let seconds = Int64(now) % 86_400
+        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let minute = twoDigits(seconds / 3600) + ":" + twoDigits(seconds / 60 % 60)
         let authority: CertificateAuthority
         do {
             authority = try CertificateAuthority.create(
-                commonName: "Sluice local CA (\(machine.isEmpty ? "this machine" : machine), \(day))",
+                commonName: "Sluice local CA (\(machine.isEmpty ? "this machine" : machine), \(day) \(minute) UTC)",
                 organization: "Sluice", validDays: 3650)
         } catch {
             throw Failure(description: "cannot create the CA: \(error)")
@@ -99,9 +104,10 @@ public enum LocalCA {
           Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/sluice-ca.crt && sudo update-ca-certificates
           macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
           iOS Simulator:  xcrun simctl keychain booted add-root-cert \(path)
-          Android:        install it as a user CA (Settings > Security > Encryption & credentials), and let the
-                          app trust user CAs: <network-security-config><base-config><trust-anchors>
-                          <certificates src="user"/></trust-anchors></base-config></network-security-config>
+          Android:        install it as a user CA (Settings > Security > Encryption & credentials), and let a
+                          debug build of the app trust user CAs: <network-security-config><debug-overrides>
+                          <trust-anchors><certificates src="user"/></trust-anchors></debug-overrides>
+                          </network-security-config> (release builds keep trusting the system's CAs only)
           Firefox:        Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import
           Chromium/Chrome on Linux (NSS, libnss3-tools):
                           certutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n sluice -i \(path)
