@@ -191,7 +191,7 @@ struct Onboarding: Sendable {
                 + "."
         let credentialsLine =
             needsCredentials
-            ? " The proxy asks for a user and password (proxy authentication): enter the ones the person running Sluice gives you."
+            ? " The proxy asks for a user and password (proxy authentication): enter the ones the person running Sluice gives you. Android's Wi-Fi proxy settings have no place for them: for an Android device, ask for its network to be listed in allow_clients instead."
             : ""
         var certificateSection: String
         if let certificate {
