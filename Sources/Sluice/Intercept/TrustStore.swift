@@ -79,9 +79,23 @@ public enum TrustStore: Equatable, Sendable {
         if machine.exists(chromium) || browsers.contains(where: { machine.program($0) != nil }) {
             found.append(.nss(directory: chromium, owner: "Chromium, Chrome"))
         }
-        let snapChromium = machine.home + "/snap/chromium/current/.pki/nssdb"
-        if machine.exists(snapChromium) { found.append(.nss(directory: snapChromium, owner: "Chromium snap")) }
-        for root in [machine.home + "/.mozilla/firefox", machine.home + "/snap/firefox/common/.mozilla/firefox"] {
+        // The snap's and the Flatpaks' (Chromium, Chrome, Brave) have folders of their own.
+        let sandboxed = [
+            ("/snap/chromium/current/.pki/nssdb", "Chromium snap"),
+            ("/.var/app/org.chromium.Chromium/.pki/nssdb", "Chromium Flatpak"),
+            ("/.var/app/com.google.Chrome/.pki/nssdb", "Chrome Flatpak"),
+            ("/.var/app/com.brave.Browser/.pki/nssdb", "Brave Flatpak"),
+        ]
+        for (place, owner) in sandboxed where machine.exists(machine.home + place) {
+            found.append(.nss(directory: machine.home + place, owner: owner))
+        }
+        // Firefox's profiles: the classic folder, the XDG one of newer releases, the snap's and
+        // the Flatpak's.
+        let firefoxRoots = [
+            "/.mozilla/firefox", "/.config/mozilla/firefox", "/snap/firefox/common/.mozilla/firefox",
+            "/.var/app/org.mozilla.firefox/.mozilla/firefox",
+        ].map { machine.home + $0 }
+        for root in firefoxRoots {
             for profile in machine.entries(root).sorted() where machine.exists("\(root)/\(profile)/cert9.db") {
                 found.append(.nss(directory: "\(root)/\(profile)", owner: "Firefox profile \(profile)"))
             }

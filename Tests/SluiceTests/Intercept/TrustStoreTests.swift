@@ -63,6 +63,22 @@ struct TrustStoreTests {
             systemStore: nil, nssDatabases: [], javaCacerts: nil,
             machine: machine(files: ["/opt/jdk/lib/security/cacerts"], javaHome: "/opt/jdk"))
         #expect(bare == [.java(cacerts: "/opt/jdk/lib/security/cacerts")])
+        // Newer Firefox releases' XDG folder, and the Flatpaks' own folders.
+        let sandboxed = TrustStore.locations(
+            systemStore: nil, nssDatabases: [], javaCacerts: nil,
+            machine: machine(files: [
+                "/h/ada/.config/mozilla/firefox/x3.default/cert9.db",
+                "/h/ada/.var/app/org.mozilla.firefox/.mozilla/firefox/f4.default/cert9.db",
+                "/h/ada/.var/app/org.chromium.Chromium/.pki/nssdb",
+            ]))
+        #expect(
+            sandboxed == [
+                .nss(directory: "/h/ada/.var/app/org.chromium.Chromium/.pki/nssdb", owner: "Chromium Flatpak"),
+                .nss(directory: "/h/ada/.config/mozilla/firefox/x3.default", owner: "Firefox profile x3.default"),
+                .nss(
+                    directory: "/h/ada/.var/app/org.mozilla.firefox/.mozilla/firefox/f4.default",
+                    owner: "Firefox profile f4.default"),
+            ])
     }
 
     @Test("Names carry the fingerprint's start; certutil's listing is read for the C trust flag")
