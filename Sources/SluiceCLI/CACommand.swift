@@ -27,7 +27,8 @@ struct CACommand: ParsableCommand {
                     Data(
                         ("\n"
                             + LocalCA.trustInstructions(
-                                certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen)) + "\n")
+                                certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen),
+                                config: options.file) + "\n")
                             .utf8))
             } catch {
                 throw CommandFailure.failed(error.description)
@@ -60,7 +61,8 @@ struct CACommand: ParsableCommand {
             FileHandle.standardError.write(
                 Data(
                     (LocalCA.trustInstructions(
-                        certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen)) + "\n").utf8))
+                        certificatePath: settings.caCert, proxy: CACommand.reached(configuration.listen),
+                        config: options.file) + "\n").utf8))
         }
     }
 

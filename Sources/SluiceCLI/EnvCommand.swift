@@ -61,7 +61,7 @@ struct EnvCommand: ParsableCommand {
         if configuration.tls.isConfigured(rules: configuration.rules) {
             guard let contents = ProxyEnvironment.bundleContents(configuration) else {
                 throw CommandFailure.noInput(
-                    "Sluice intercepts HTTPS but has no CA yet at \(configuration.tls.caCert): run `sluice ca init` (or start `sluice serve` once) with this configuration"
+                    "Sluice intercepts HTTPS but has no CA yet at \(configuration.tls.caCert): run `sluice ca init\(options.file.map { " --config \($0)" } ?? "")` (or start `sluice serve` once) with this configuration"
                 )
             }
             // Written anew each time (the system's CAs change with updates), in one step.

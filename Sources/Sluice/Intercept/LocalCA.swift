@@ -94,31 +94,36 @@ public enum LocalCA {
 
     /// How to make clients trust the CA, one platform a paragraph (`sluice ca export` prints it on stderr).
     /// - Parameter proxy: the proxy's `host:port` as clients reach it (its listen address).
-    public static func trustInstructions(certificatePath path: String, proxy: String = "127.0.0.1:8080") -> String {
-        """
-        Trust this CA where your clients run (the certificate only; the key never leaves this machine).
-        On this machine, one command does the system store, Chromium's and Firefox's NSS databases and Java:
-          sluice trust install        (sluice trust uninstall undoes it)
-        Phones and emulators: the admin page's Devices tab, or http://sluice.internal/ through the proxy.
-        By hand:
-          Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/sluice-ca.crt && sudo update-ca-certificates
-          macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
-          iOS Simulator:  xcrun simctl keychain booted add-root-cert \(path)
-          Android:        install it as a user CA (Settings > Security > Encryption & credentials), and let a
-                          debug build of the app trust user CAs: <network-security-config><debug-overrides>
-                          <trust-anchors><certificates src="user"/></trust-anchors></debug-overrides>
-                          </network-security-config> (release builds keep trusting the system's CAs only)
-          Firefox:        Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import
-          Chromium/Chrome on Linux (NSS, libnss3-tools):
-                          certutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n sluice -i \(path)
-                          and, for origins on loopback, --proxy-bypass-list="<-loopback>"
-          Chrome on macOS: the macOS line above (the system keychain)
-          Java:           keytool -importcert -cacerts -alias sluice -file \(path)
-          Per runtime:    eval "$(sluice env)" points SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and more
-                          at a bundle of the system's CAs and this one (this file alone would fail every
-                          host not intercepted); NODE_EXTRA_CA_CERTS=\(path) adds it for Node
-        Then: export https_proxy=http://\(proxy) (or eval "$(sluice env)") and list the hosts under tls.intercept.
-        """
+    /// - Parameter config: the `--config` the command was given, repeated in the commands it names.
+    public static func trustInstructions(
+        certificatePath path: String, proxy: String = "127.0.0.1:8080", config: String? = nil
+    ) -> String {
+        let flag = config.map { " --config \($0)" } ?? ""
+        return
+            """
+            Trust this CA where your clients run (the certificate only; the key never leaves this machine).
+            On this machine, one command does the system store, Chromium's and Firefox's NSS databases and Java:
+              sluice trust install\(flag)        (sluice trust uninstall\(flag) undoes it)
+            Phones and emulators: the admin page's Devices tab, or http://sluice.internal/ through the proxy.
+            By hand:
+              Debian/Ubuntu:  sudo cp \(path) /usr/local/share/ca-certificates/sluice-ca.crt && sudo update-ca-certificates
+              macOS:          sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(path)
+              iOS Simulator:  xcrun simctl keychain booted add-root-cert \(path)
+              Android:        install it as a user CA (Settings > Security > Encryption & credentials), and let a
+                              debug build of the app trust user CAs: <network-security-config><debug-overrides>
+                              <trust-anchors><certificates src="user"/></trust-anchors></debug-overrides>
+                              </network-security-config> (release builds keep trusting the system's CAs only)
+              Firefox:        Settings > Privacy & Security > Certificates > View Certificates > Authorities > Import
+              Chromium/Chrome on Linux (NSS, libnss3-tools):
+                              certutil -d sql:$HOME/.pki/nssdb -A -t "C,," -n sluice -i \(path)
+                              and, for origins on loopback, --proxy-bypass-list="<-loopback>"
+              Chrome on macOS: the macOS line above (the system keychain)
+              Java:           keytool -importcert -cacerts -alias sluice -file \(path)
+              Per runtime:    eval "$(sluice env\(flag))" points SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE and more
+                              at a bundle of the system's CAs and this one (this file alone would fail every
+                              host not intercepted); NODE_EXTRA_CA_CERTS=\(path) adds it for Node
+            Then: export https_proxy=http://\(proxy) (or eval "$(sluice env\(flag))") and list the hosts under tls.intercept.
+            """
     }
 
     // MARK: - Files
