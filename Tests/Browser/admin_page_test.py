@@ -668,6 +668,11 @@ rules:
         self.assertIn("this computer only", facts)
         self.assertIn("SHA-256", facts)
         self.assertTrue(self.browser.find_element(By.ID, "device-lan-hint").is_displayed())
+        self.assertNotIn("any that reaches it", facts)  # loopback only: this computer, said once
+        # The hint names this proxy's own port, and a restart (a new listen address needs one).
+        hint = self.browser.find_element(By.ID, "device-lan-hint").text
+        self.assertIn("listen: 0.0.0.0:%d" % self.proxy_port, hint)
+        self.assertIn("restart", hint)
         self.shot("devices")
         # The same code as a PNG decodes (zbar) to the URL the page shows.
         if shutil.which("zbarimg"):

@@ -1072,10 +1072,14 @@
       fact("Onboarding URL", el("a", { href: device.onboarding_url, text: device.onboarding_url, id: "device-url", target: "_blank", rel: "noopener" }));
       fact("Proxy address", device.lan_addresses.length ? device.lan_addresses.join(", ") : device.listen + " (this computer only)");
       fact("Credentials", device.credentials ? "user " + device.credentials.user + ", the password in " + device.credentials.password_file : "none asked");
-      fact("Allowed clients", device.allow_clients.length ? device.allow_clients.join(", ") : "any that reaches it");
+      fact("Allowed clients", !device.reachable_from_lan ? "this computer only"
+        : device.allow_clients.length ? device.allow_clients.join(", ")
+        : device.credentials ? "any with the user and password" : "any that reaches it");
       fact("HTTPS", device.intercepting ? "intercepted for the listed hosts: the device must trust the CA" : "not intercepted (no CA needed)");
       if (device.ca) fact("CA", device.ca.subject, el("br"), el("span", { class: "mono fingerprint", text: "SHA-256 " + device.ca.sha256 }));
       $("device-lan-hint").hidden = device.reachable_from_lan;
+      const port = String(device.listen).split(":").pop();
+      $("device-hint-listen").textContent = "listen: 0.0.0.0:" + port;
     } catch (error) { notice("The device panel could not be read: " + error.message); }
   }
 
