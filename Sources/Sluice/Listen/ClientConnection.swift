@@ -164,11 +164,16 @@ final class ClientConnection: TurnEndObserver {
         var request = received
         // `proxy_auth`: every request to the proxy carries the credentials (inside an intercepted
         // tunnel, its CONNECT did).
-        if inside == nil,
-            !(request.asksForOnboarding && env.exchanges.policy.servesOnboardingFreely(to: connection.peer)),
-            !env.exchanges.policy.authorizes(request.headers[.proxyAuthorization])
-        {
-            return rejectRequest(request, .proxyAuthenticationRequired, closing: request.bodyFraming != .none)
+        if inside == nil, !env.exchanges.policy.authorizes(request.headers[.proxyAuthorization]) {
+            let policy = env.exchanges.policy
+            if !request.asksForOnboarding {
+                return rejectRequest(request, .proxyAuthenticationRequired, closing: request.bodyFraming != .none)
+            }
+            // The page asked of the proxy itself: a browser's own prompt answers a 401's challenge.
+            if !policy.servesOnboardingFreely(to: connection.peer), !policy.authorizes(request.headers[.authorization])
+            {
+                return rejectRequest(request, .onboardingAuthenticationRequired, closing: request.bodyFraming != .none)
+            }
         }
         if let inside {
             switch Interception.target(of: request, authority: inside.authority, scheme: inside.scheme) {

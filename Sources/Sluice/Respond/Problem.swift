@@ -25,6 +25,8 @@ public struct Problem: Sendable, Equatable {
     public var retryAfter: Int?
     /// `Proxy-Authenticate` for a 407 (the Basic scheme, RFC 7617).
     public var proxyAuthenticate: String?
+    /// `WWW-Authenticate` for a 401 (the onboarding page asked of the proxy itself).
+    public var wwwAuthenticate: String?
     /// `Allow` for a 405 (RFC 9110 §15.5.6).
     public var allow: String?
 
@@ -57,6 +59,9 @@ public struct Problem: Sendable, Equatable {
         }
         if case .proxyAuthenticationRequired = error {
             proxyAuthenticate = #"Basic realm="sluice", charset="UTF-8""#
+        }
+        if case .onboardingAuthenticationRequired = error {
+            wwwAuthenticate = #"Basic realm="sluice", charset="UTF-8""#
         }
         if case .badRequest(.onboardingMethodNotAllowed) = error { allow = "GET, HEAD" }
         if case .forbidden(.connectPortNotAllowed(let port)) = error {
@@ -183,6 +188,11 @@ public struct Problem: Sendable, Equatable {
                     "\(url) is a page to open (GET or HEAD), not to \(method).", false
                 )
             }
+        case .onboardingAuthenticationRequired:
+            return (
+                401, "authentication-required", "Authentication required",
+                "This page of the proxy wants the proxy's user and password (proxy_auth), as the proxy does.", false
+            )
         case .proxyAuthenticationRequired:
             return (
                 407, "proxy-authentication-required", "Proxy authentication required",

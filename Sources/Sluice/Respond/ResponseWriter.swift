@@ -139,6 +139,7 @@ enum ResponseWriter {
         if !marks.isEmpty { headers.append(name: "Sluice-Validation", value: marks.joined(separator: ", ")) }
         if let seconds = problem.retryAfter { headers.append(name: "Retry-After", value: String(seconds)) }
         if let allow = problem.allow { headers.append(name: "Allow", value: allow) }
+        if let challenge = problem.wwwAuthenticate { headers.append(name: "WWW-Authenticate", value: challenge) }
         if let challenge = problem.proxyAuthenticate {
             headers.append(name: "Proxy-Authenticate", value: challenge, code: .proxyAuthenticate)
         }

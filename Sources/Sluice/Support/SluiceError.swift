@@ -25,6 +25,10 @@ public enum SluiceError: Error, Sendable, Equatable {
     /// `proxy_auth` is set and the request's `Proxy-Authorization` is missing or wrong (407,
     /// RFC 9110 §15.5.8).
     case proxyAuthenticationRequired
+    /// `proxy_auth` is set, and a device asks for the onboarding page of the proxy itself (not
+    /// through it) without the user and password, from where the page is not free (401: a browser
+    /// answers it with a prompt, where a 407 reads as its own proxy's).
+    case onboardingAuthenticationRequired
 
     /// Why a request was rejected while reading it (RFC 9112 framing and limits).
     public enum RequestFailureReason: Sendable, Equatable {

@@ -18,6 +18,7 @@ struct ProblemTests {
             (.upstreamFailed(reason: .timedOut(detail: "d")), 504, "upstream-timeout"),
             (.redirectFailed(reason: .tooManyRedirects(limit: 5)), 502, "too-many-redirects"),
             (.unavailable(reason: .tooManyConnections(limit: 1)), 503, "too-many-connections"),
+            (.onboardingAuthenticationRequired, 401, "authentication-required"),
         ])
     func mapping(error: SluiceError, status: Int, slug: String) throws {
         let problem = Problem(error, url: "http://h/\u{1}")
@@ -28,5 +29,15 @@ struct ProblemTests {
         #expect(object["type"] as? String == problem.type)
         #expect(object["detail"] as? String == problem.detail)
         #expect(object["url"] as? String == "http://h/\u{1}")
+    }
+
+    @Test(
+        "The onboarding page asked of the proxy itself challenges as a web page does (401, WWW-Authenticate), not as a proxy"
+    )
+    func onboardingChallenge() {
+        let problem = Problem(.onboardingAuthenticationRequired)
+        #expect(
+            problem.wwwAuthenticate == #"Basic realm="sluice", charset="UTF-8""# && problem.proxyAuthenticate == nil)
+        #expect(Problem(.proxyAuthenticationRequired).wwwAuthenticate == nil)
     }
 }
