@@ -10,7 +10,7 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
     /// The value when it is an integer that fits 63 bits (the common case, compared without the digits).
     public let small: Int64?
     /// Whether its text had a fraction or an exponent (`80.0`, `1e2`): not a value's part (`80.0`
-    /// equals `80`), but how draft-04 tells a number from an integer, so ``description`` keeps it.
+    /// equals `80`), but how draft-04 tells a number from an integer, so ``jsonText`` keeps it.
     public let writtenWithFraction: Bool
 
     /// Parses JSON number text (`-12.5e3`); `nil` when it is not one. Exponents beyond ±10⁹ are
@@ -65,11 +65,6 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
             writtenWithFraction: sawPoint || text.contains { $0 | 0x20 == 0x65 })
     }
 
-    /// The same number written as `writtenWithFraction` says.
-    public func written(withFraction: Bool) -> Number {
-        Number(negative: negative, rawDigits: digits, pointExponent: exponent, writtenWithFraction: withFraction)
-    }
-
     public static func == (one: Number, other: Number) -> Bool {
         one.negative == other.negative && one.exponent == other.exponent && one.digits == other.digits
     }
@@ -108,10 +103,6 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
 
     public var isZero: Bool { digits.isEmpty }
 
-    /// The value as JavaScript writes a number, without the `+` of a positive exponent: plain
-    /// decimals from 10⁻⁶ to below 10²¹ (`1.5`, `0.000001`, `1000`), else one digit before the point
-    /// and an exponent (`1.5e30`, `2e-9`).
-    /// Every digit is kept: the text reads back as the same value.
     /// The number as JSON text that keeps its form where it is whole: written with a fraction or
     /// an exponent, it keeps one (`80.0`); written without, every digit (`10000000000000000000000`,
     /// not `1e22`). Draft-04 tells integers by that form; otherwise ``description``.
@@ -126,6 +117,10 @@ public struct Number: Hashable, Sendable, CustomStringConvertible {
         return (negative ? "-" : "") + significant + String(repeating: "0", count: exponent - digits.count)
     }
 
+    /// The value as JavaScript writes a number, without the `+` of a positive exponent: plain
+    /// decimals from 10⁻⁶ to below 10²¹ (`1.5`, `0.000001`, `1000`), else one digit before the point
+    /// and an exponent (`1.5e30`, `2e-9`).
+    /// Every digit is kept: the text reads back as the same value.
     public var description: String {
         if let small { return String(small) }
         guard !digits.isEmpty else { return "0" }

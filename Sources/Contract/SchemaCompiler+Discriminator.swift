@@ -41,11 +41,7 @@ extension SchemaCompiler {
         // (`type: {enum: [message]}`, `const: message`), as real descriptions without `mapping`
         // write it (OpenAI's): its violation then explains a failure, not the discriminator.
         for (index, branch) in branchValues.enumerated() {
-            var schema: Value? = branch
-            if let reference = branch["$ref"]?.string {
-                schema = (try? registry.locate(reference, base: scope)).flatMap { registry.value(at: $0) }
-            }
-            guard let fixed = schema?["properties"]?[property] else { continue }
+            guard let fixed = resolved(branch, scope)?["properties"]?[property] else { continue }
             let values = (fixed["enum"]?.items ?? []) + (fixed["const"].map { [$0] } ?? [])
             for case let .some(tag) in values.map(\.string) where branches[tag] == nil { branches[tag] = index }
         }
@@ -67,10 +63,11 @@ extension SchemaCompiler {
         var open: [Shape] = []
         for (index, branch) in branches.enumerated() {
             var shape = Shape(name: branch["$ref"]?.string ?? "oneOf/\(index)")
+            let own = resolved(branch, scope)
             // A branch that is a union of its own is not looked into.
-            if let own = resolved(branch, scope), own["oneOf"] != nil || own["anyOf"] != nil { continue }
+            if let own, own["oneOf"] != nil || own["anyOf"] != nil { continue }
             // The branch, and the parts of its allOf (an heir of a base schema), one level down.
-            for part in [branch] + (resolved(branch, scope)?["allOf"]?.items ?? []) {
+            for part in [branch] + (own?["allOf"]?.items ?? []) {
                 guard let schema = resolved(part, scope) else { continue }
                 if let fixed = schema["properties"]?[property].flatMap({ resolved($0, scope) }) {
                     // Fixed by itself, or by each of its alternatives (`anyOf: [{enum: [a]}, {type: "null"}]`).

@@ -83,11 +83,9 @@ struct EnvCommand: ParsableCommand {
         }
         // The hosts this terminal already reaches directly stay so (a corporate network's), but
         // loopback ones: origins on this machine go through Sluice.
-        let inherited =
-            ProcessInfo.processInfo.environment["NO_PROXY"] ?? ProcessInfo.processInfo.environment["no_proxy"]
         let environment = ProxyEnvironment(
-            proxy: "http://\(credentials)\(host):\(port)",
-            noProxy: ProxyEnvironment.noProxy(keeping: inherited ?? "", adding: noProxy), bundle: bundle)
+            proxy: "http://\(credentials)\(host):\(port)", noProxy: ProxyEnvironment.noProxy(adding: noProxy),
+            bundle: bundle)
         var lines = ProxyEnvironment.clearedNames.map(remove)
         lines += environment.assignments.map { set($0.0, $0.1) }
         if bundle != nil {

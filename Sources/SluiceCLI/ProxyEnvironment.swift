@@ -34,19 +34,19 @@ struct ProxyEnvironment {
             + (bundle.map { path in Self.bundleNames.map { ($0, path) } } ?? [])
     }
 
-    /// `inherited`'s hosts without the loopback ones (origins on this machine go through Sluice),
-    /// then `added`'s, each once.
-    static func noProxy(keeping inherited: String, adding added: String) -> String {
+    /// The hosts this process's `NO_PROXY` names (a corporate network's) without the loopback ones
+    /// (origins on this machine go through Sluice), then `added`'s, each once.
+    static func noProxy(adding added: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let inherited = environment["NO_PROXY"] ?? environment["no_proxy"] ?? ""
         let loopback: Set<String> = ["localhost", "127.0.0.1", "::1", "[::1]", "127.0.0.0/8", "::1/128", ".localhost"]
-        var hosts: [String] = []
-        for entry in inherited.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
-        where !entry.isEmpty && !loopback.contains(entry.lowercased()) && !entry.hasPrefix("127.")
-            && !hosts.contains(entry)
-        {
-            hosts.append(entry)
+        func entries(_ list: String) -> [String] {
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        for entry in added.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
-        where !entry.isEmpty && !hosts.contains(entry) {
+        var hosts: [String] = []
+        for entry in entries(inherited).filter({ !loopback.contains($0.lowercased()) && !$0.hasPrefix("127.") })
+            + entries(added) where !hosts.contains(entry)
+        {
             hosts.append(entry)
         }
         return hosts.joined(separator: ",")

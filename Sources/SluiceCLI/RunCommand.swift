@@ -125,11 +125,9 @@ struct RunCommand: ParsableCommand {
         forwardSignals()
         let child: pid_t
         do {
-            let inherited =
-                ProcessInfo.processInfo.environment["NO_PROXY"] ?? ProcessInfo.processInfo.environment["no_proxy"] ?? ""
             let variables = ProxyEnvironment(
-                proxy: "http://127.0.0.1:\(proxy.port)",
-                noProxy: ProxyEnvironment.noProxy(keeping: inherited, adding: noProxy), bundle: bundle)
+                proxy: "http://127.0.0.1:\(proxy.port)", noProxy: ProxyEnvironment.noProxy(adding: noProxy),
+                bundle: bundle)
             child = try Self.spawn(arguments, environment: variables.applied(to: ProcessInfo.processInfo.environment))
         } catch {
             proxy.stop()

@@ -179,7 +179,7 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
         let status = requestOnly ? "request" : String(check?.status ?? clientStatus)
         // An operation the document does not have is named by the request's path: which ones
         // were called is what coverage shows of them.
-        let path = template == nil ? Self.path(of: url) : ""
+        let path = template == nil ? TargetURL(url)?.path ?? url : ""
         let operation =
             template.map { (operationId.map { $0 + " " } ?? "") + "(\(method) \($0))" }
             ?? "\(method) \(path) (undocumented)"
@@ -223,17 +223,6 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             table[key] = (rule, entry)
         }
         return true
-    }
-
-    /// The path of an absolute URL (`http://h/a/b?q` → `/a/b`), without its query.
-    static func path(of url: String) -> String {
-        var rest = url[...]
-        if let scheme = rest.firstIndex(of: ":"), rest[scheme...].hasPrefix("://") {
-            rest = rest[rest.index(scheme, offsetBy: 3)...]
-            rest = rest[(rest.firstIndex(of: "/") ?? rest.endIndex)...]
-        }
-        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
-        return rest.isEmpty ? "/" : String(rest)
     }
 }
 

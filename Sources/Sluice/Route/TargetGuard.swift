@@ -31,11 +31,7 @@ public struct TargetGuard: Sendable {
         // (copies) it again, and this runs for every request, on a reused connection too.
         let plain = address.unmapped
         let local = Self.isLoopbackOrUnspecified(plain.ip)
-        if isSelf(plain, local: local, among: selfAddresses)
-            || (!localClient && isSelf(plain, local: local, among: adminAddresses))
-        {
-            return .loopDetected(plain.description)
-        }
+        if isSelf(plain, local: local, localClient: localClient) { return .loopDetected(plain.description) }
         for network in deny where network.contains(plain.ip) {
             return .targetDenied(target: plain.host, rule: "deny_targets \(network)")
         }
@@ -54,8 +50,12 @@ public struct TargetGuard: Sendable {
     /// client that is not on this machine).
     func isSelf(_ address: SocketAddress, localClient: Bool) -> Bool {
         let plain = address.unmapped
-        let local = Self.isLoopbackOrUnspecified(plain.ip)
-        return isSelf(plain, local: local, among: selfAddresses)
+        return isSelf(plain, local: Self.isLoopbackOrUnspecified(plain.ip), localClient: localClient)
+    }
+
+    /// ``isSelf(_:localClient:)`` of an unmapped address, told whether it is loopback or unspecified.
+    private func isSelf(_ plain: SocketAddress, local: Bool, localClient: Bool) -> Bool {
+        isSelf(plain, local: local, among: selfAddresses)
             || (!localClient && isSelf(plain, local: local, among: adminAddresses))
     }
 

@@ -154,14 +154,7 @@ extension CacheStore {
             "SELECT id, footprint FROM entries WHERE key=?1 AND variant=?2 AND complete=1")
         try old.bind(key, at: 1)
         try old.bind(variant, at: 2)
-        var rows: [(Int64, Int64)] = []
-        while try old.step() { rows.append((old.int64(at: 0), old.int64(at: 1))) }
-        var removed: Int64 = 0
-        for (id, bytes) in rows {
-            try deleteRows(id)
-            removed += bytes
-        }
-        return removed + (try dropVariantsBeyondLimit(key: key, keeping: variant))
+        return try deleteSelected(old) + (try dropVariantsBeyondLimit(key: key, keeping: variant))
     }
 
     /// Drops a key's least recently used other variants beyond `cache.max_variants` with
@@ -174,12 +167,18 @@ extension CacheStore {
         try beyond.bind(key, at: 1)
         try beyond.bind(variant, at: 2)
         try beyond.bind(Int64(max(settings.maxVariants - 1, 0)), at: 3)
-        var rows: [(Int64, Int64)] = []
-        while try beyond.step() { rows.append((beyond.int64(at: 0), beyond.int64(at: 1))) }
+        return try deleteSelected(beyond)
+    }
+
+    /// Deletes the entries a `SELECT id, footprint` names (read whole first: deleting while
+    /// stepping would move under it); the bytes they took.
+    private func deleteSelected(_ select: Statement) throws(SQLiteError) -> Int64 {
+        var rows: [(id: Int64, footprint: Int64)] = []
+        while try select.step() { rows.append((select.int64(at: 0), select.int64(at: 1))) }
         var removed: Int64 = 0
-        for (id, bytes) in rows {
-            try deleteRows(id)
-            removed += bytes
+        for row in rows {
+            try deleteRows(row.id)
+            removed += row.footprint
         }
         return removed
     }
