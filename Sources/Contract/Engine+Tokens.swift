@@ -6,11 +6,14 @@ import Regexp
 extension Engine {
     // MARK: - Tokens
 
-    mutating func malformed(_ message: String, at offset: Int) {
+    mutating func malformed(_ message: String, at offset: Int, atObjectLevel: Bool) {
         record(
             Violation(
-                // Bytes that fail inside an array are the item that was to come next.
-                pointer: path.pointer(frames, depth: frames.count, nextItem: true), keyword: "json",
+                // Bytes that fail inside an array are the item that was to come next; between
+                // an object's members, the object.
+                pointer: atObjectLevel
+                    ? path.pointer(frames, depth: frames.count - 1)
+                    : path.pointer(frames, depth: frames.count, nextItem: true), keyword: "json",
                 expected: "JSON text",
                 found: "\(message) at byte \(offset)",
                 schema: ""))

@@ -19,8 +19,9 @@ protocol TokenSink {
     mutating func beginArray() -> Bool
     mutating func endArray() -> Bool
     mutating func scalar(_ token: Token) -> Bool
-    /// The text is not JSON (or breaks a bound); nothing more is delivered.
-    mutating func malformed(_ message: String, at offset: Int)
+    /// The text is not JSON (or breaks a bound); nothing more is delivered. `atObjectLevel`: it
+    /// failed between an object's members (the object is to blame, not its last member).
+    mutating func malformed(_ message: String, at offset: Int, atObjectLevel: Bool)
 }
 
 /// A push tokenizer for JSON text arriving in pieces: state between pieces is the grammar
@@ -99,8 +100,17 @@ struct Tokenizer {
     }
 
     mutating func fail<Sink: TokenSink>(_ message: String, at offset: Int, into sink: inout Sink) {
+        // After `{`, a member's value or a comma the text is at the object's level: what fails
+        // there is the object's, not the member's before it.
+        let atObjectLevel = inObject && (expect == .keyOrEnd || expect == .key || expect == .commaOrEnd)
         expect = .failed
-        sink.malformed(message, at: offset)
+        sink.malformed(message, at: offset, atObjectLevel: atObjectLevel)
+    }
+
+    /// A byte as an error message names it: `'}'`, or `byte 0x80` for one that does not print.
+    static func shown(_ byte: UInt8) -> String {
+        byte > 0x20 && byte < 0x7F
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     /// Completes the token carried from the previous piece; the index where the rest of this
@@ -227,6 +237,13 @@ struct Tokenizer {
                 default:
                     var j = i
                     while j < n, p[j] > 0x20, p[j] != 0x2C, p[j] != 0x5D, p[j] != 0x7D, p[j] != 0x3A { j += 1 }
+                    if j == i {  // `,` `:` `]` `}` where a value belongs
+                        let trailing = c == 0x5D && depth > 0 && !inObject
+                        fail(
+                            trailing ? "a trailing comma before ']'" : "\(Self.shown(c)) where a value belongs",
+                            at: consumed + i, into: &sink)
+                        return
+                    }
                     if j == n {
                         carryFrom(p, i, n, c == 0x2D || (c >= 0x30 && c <= 0x39) ? .number : .literal)
                         return
@@ -241,7 +258,10 @@ struct Tokenizer {
                     continue
                 }
                 guard c == 0x22 else {
-                    fail("expected a member name", at: consumed + i, into: &sink)
+                    let trailing = c == 0x7D && expect == .key
+                    fail(
+                        trailing ? "a trailing comma before '}'" : "\(Self.shown(c)) where a member name belongs",
+                        at: consumed + i, into: &sink)
                     return
                 }
                 guard let end = string(p, n, i, into: &sink) else { return }
@@ -256,7 +276,7 @@ struct Tokenizer {
                 }
             } else if expect == .colon {
                 guard c == 0x3A else {
-                    fail("expected ':'", at: consumed + i, into: &sink)
+                    fail("\(Self.shown(c)) where ':' belongs", at: consumed + i, into: &sink)
                     return
                 }
                 expect = .value
@@ -273,7 +293,7 @@ struct Tokenizer {
                     guard close(object: false, into: &sink) else { return }
                 } else {
                     fail(
-                        "expected ',' or the end of the \(inObject ? "object" : "array")", at: consumed + i, into: &sink
+                        "\(Self.shown(c)) where ',' or '\(inObject ? "}" : "]")' belongs", at: consumed + i, into: &sink
                     )
                     return
                 }

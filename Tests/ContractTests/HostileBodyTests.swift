@@ -45,6 +45,22 @@ final class HostileBodyTests: XCTestCase {
         ] {
             XCTAssertEqual(any.validate(Array(body.utf8)).violations.map(\.pointer), [pointer], body)
         }
+        // What fails between an object's members is the object's: a trailing comma, a missing
+        // comma, a member name that is none; said by what stands there.
+        for (body, pointer, found) in [
+            ("{\n  \"a\": 1,\n  \"b\": 2,\n}", "", "a trailing comma before '}' at byte 22"),
+            (#"{"a":{"b":1,}}"#, "/a", "a trailing comma before '}' at byte 12"),
+            (#"[{"a":1 "b":2}]"#, "/0", "'\"' where ',' or '}' belongs at byte 8"),
+            (#"{"a":1,2}"#, "", "'2' where a member name belongs at byte 7"),
+            (#"{"a" 1}"#, "/a", "'1' where ':' belongs at byte 5"),
+            (#"{"a":}"#, "/a", "'}' where a value belongs at byte 5"),
+            ("[1,2,]", "/2", "a trailing comma before ']' at byte 5"),
+            ("[1 2]", "/1", "'2' where ',' or ']' belongs at byte 3"),
+        ] {
+            let violations = any.validate(Array(body.utf8)).violations
+            XCTAssertEqual(violations.map(\.pointer), [pointer], body)
+            XCTAssertEqual(violations.first?.found, found, body)
+        }
         // A bad escape is said at its backslash; a surrogate without its pair is named.
         XCTAssertEqual(
             any.validate(Array(#"[1,"x\uZZZZ"]"#.utf8)).violations.first?.found, "a string with a bad escape at byte 5")
