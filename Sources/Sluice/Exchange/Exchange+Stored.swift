@@ -13,11 +13,15 @@ extension Exchange {
         }
         env.stats.cacheHits += 1
         dropRequestBody()
-        if machine.phase.serving != .revalidated { cache.touch(entry.ref, now: env.clock()) }
+        let revalidated = machine.phase.serving == .revalidated
+        if !revalidated { cache.touch(entry.ref, now: env.clock()) }
+        // A response the origin has just validated for this request goes without Age, unless
+        // the 304 had one (RFC 9111 §5.1: Age says it was not validated for this request).
+        let age = revalidated && !entry.headers.contains(.age) ? nil : max(0, age)
         // The head with Age, made only off the plain path (a copy of the fields per hit otherwise).
         var head: ResponseHead {
             var head = entry.head
-            head.headers.set("Age", String(max(0, age)))
+            if let age { head.headers.set("Age", String(age)) }
             return head
         }
         switch answer {

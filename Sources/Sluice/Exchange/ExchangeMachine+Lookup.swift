@@ -36,7 +36,8 @@ extension ExchangeMachine {
         case .fresh(let entry, let age, let ttl, let detail):
             return serveHit(entry, age: age, ttl: ttl, detail: detail, afterCollapse: afterCollapse, into: &actions)
         case .staleWhileRevalidate(let entry, let age, let ttl):
-            if context.request.method == "GET" {
+            // Not for `only-if-cached`, which asks that the origin not be contacted (§5.2.1.7).
+            if context.request.method == "GET", !request.control.onlyIfCached {
                 // The key's other variants: a 304 with a strong validator updates them too (§4.3.4).
                 let others = candidates.count > 1 ? candidates.filter { $0 !== entry } : []
                 actions.append(.refreshInBackground(entry, others: others))

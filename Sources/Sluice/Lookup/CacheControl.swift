@@ -28,7 +28,11 @@ struct CacheControl: Equatable {
         }
     }
 
-    /// One field value, byte by byte (no allocation): `name[=token|"quoted"]` items separated by commas.
+    /// One field value, byte by byte (no allocation): `name[=token|"quoted"]` items separated by
+    /// commas (RFC 9110 §5.6.2, §5.6.4). A quoted string ends at its first `"` not escaped by a
+    /// backslash, so what it holds (`foo="a\", max-age=1"`) is never read as directives. An
+    /// argument that is no delta-seconds (`max-age=1x`, or whitespace around the `=`, which the
+    /// grammar does not allow) makes the directive invalid: a lifetime of 0, stale (§4.2.1).
     private mutating func parse(_ b: UnsafeBufferPointer<UInt8>) {
         let n = b.count
         var i = 0
@@ -38,33 +42,48 @@ struct CacheControl: Equatable {
             let nameStart = i
             while i < n, b[i] != 0x3D, b[i] != 0x2C, !isSpace(b[i]) { i += 1 }
             let name = UnsafeBufferPointer(rebasing: b[nameStart..<i])
+            let nameEnd = i
             while i < n, isSpace(b[i]) { i += 1 }
             var hasArgument = false
             var argument: Int64?
             if i < n, b[i] == 0x3D {
                 hasArgument = true
+                var valid = i == nameEnd
                 i += 1
-                while i < n, isSpace(b[i]) { i += 1 }
-                let quoted = i < n && b[i] == 0x22
-                if quoted { i += 1 }
+                if i < n, isSpace(b[i]) {
+                    valid = false
+                    while i < n, isSpace(b[i]) { i += 1 }
+                }
                 var number: Int64 = 0
                 var digits = 0
-                while i < n, b[i] >= 0x30, b[i] <= 0x39 {
+                var others = 0
+                func take(_ c: UInt8) {
+                    guard c >= 0x30, c <= 0x39 else { return others += 1 }
                     // Delta-seconds (§1.2.2) saturate at 2^31.
-                    number = min(number * 10 + Int64(b[i] - 0x30), 2_147_483_648)
+                    number = min(number * 10 + Int64(c - 0x30), 2_147_483_648)
                     digits += 1
+                }
+                if i < n, b[i] == 0x22 {
                     i += 1
+                    while i < n, b[i] != 0x22 {
+                        if b[i] == 0x5C, i + 1 < n { i += 1 }  // quoted-pair
+                        take(b[i])
+                        i += 1
+                    }
+                    if i < n { i += 1 } else { valid = false }  // no closing quote
+                } else {
+                    while i < n, b[i] != 0x2C, !isSpace(b[i]) {
+                        take(b[i])
+                        i += 1
+                    }
                 }
-                if quoted, i < n, b[i] == 0x22 { i += 1 }
-                let clean = i == n || b[i] == 0x2C || isSpace(b[i])
-                if digits > 0, clean { argument = number }
-                // A quoted string argument (e.g. no-cache="Set-Cookie") may hold commas.
-                if quoted, !clean {
-                    while i < n, b[i] != 0x22 { i += 1 }
-                    if i < n { i += 1 }
-                }
+                if valid, digits > 0, others == 0 { argument = number }
             }
-            while i < n, b[i] != 0x2C { i += 1 }
+            while i < n, b[i] != 0x2C {
+                // Bytes after the argument before the comma (`max-age=1 2`): not delta-seconds.
+                if !isSpace(b[i]) { argument = nil }
+                i += 1
+            }
             apply(name, hasArgument: hasArgument, argument: argument)
         }
     }

@@ -12,6 +12,14 @@ enum CachePolicy {
         headers.remove("Set-Cookie2")
     }
 
+    /// Removes what a cache never stores (RFC 9111 §3.1): the connection's own fields, and those
+    /// about authenticating to a proxy (Proxy-Authenticate, Proxy-Authorization and
+    /// Proxy-Authentication-Info, which is for the client that chose the proxy).
+    static func stripUnstorable(_ headers: inout HTTPFields) {
+        HopByHop.strip(&headers)
+        headers.remove("Proxy-Authentication-Info")
+    }
+
     /// Why a response was not stored (`Cache-Status: …; detail=…`).
     enum Refusal: String, Equatable {
         case method, status, noStore = "no-store", isPrivate = "private", authorization
@@ -174,11 +182,15 @@ enum CachePolicy {
     }
 
     /// §4.3.4: the stored header fields updated with a 304's (framing fields excepted); a field the
-    /// 304 repeated keeps all of its lines.
+    /// 304 repeated keeps all of its lines. The stored `Age` goes when the update has none: the
+    /// entry's response time becomes the update's, and §4.2.3 takes age_value from the same
+    /// response (the old Age, counted again from the new time, aged the entry twice: one older
+    /// than its lifetime came back stale from every revalidation).
     static func merge(_ stored: HTTPFields, with update: HTTPFields) -> HTTPFields {
         var merged = stored
+        if !update.contains(.age) { merged.remove(.age) }
         var update = update
-        HopByHop.strip(&update)
+        stripUnstorable(&update)
         for field in update
         where !["content-length", "content-encoding", "transfer-encoding", "content-range"].contains(
             where: field.hasName)

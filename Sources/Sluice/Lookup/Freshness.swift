@@ -73,7 +73,8 @@ enum Freshness {
         /// Serve the stale entry now and refresh it behind the client's back (RFC 5861 §3).
         case staleWhileRevalidate(CacheStore.Entry, age: Int64, ttl: Int64)
         /// Ask the origin. `conditions` are the validators to send (empty: the entry has none, or
-        /// the client brought its own); `forward` is `request` (the client said `no-cache`) or `stale`.
+        /// the client brought its own); `forward` is `request` (the client's directives passed
+        /// over a fresh response, or it said `no-cache`) or `stale`.
         case revalidate(
             CacheStore.Entry, conditions: [HTTPFields.Field], onOriginFailure: OriginFailure,
             forward: CacheStatus.Forward)
@@ -142,7 +143,9 @@ enum Freshness {
             onFailure = .gatewayTimeout
         }
         let conditions = request.hasOwnValidators ? [] : Revalidation.conditions(for: entry)
-        return .revalidate(
-            entry, conditions: conditions, onOriginFailure: onFailure, forward: request.noCache ? .request : .stale)
+        // `fwd=request` when the request's own directives passed over a response still fresh
+        // (`no-cache`, `max-age`, `min-fresh`: RFC 9211 §2.2), `stale` when it was not.
+        let forward: CacheStatus.Forward = request.noCache || (staleness < 0 && !stored.noCache) ? .request : .stale
+        return .revalidate(entry, conditions: conditions, onOriginFailure: onFailure, forward: forward)
     }
 }

@@ -19,10 +19,11 @@ enum StoredResponse {
     /// The client head of a hit that needs nothing but the stored head — a keep-alive HTTP/1.1
     /// GET, no validation, no stripping, no conditional match (``StoredAnswer/plain``, decided by
     /// the machine), a Content-Length body kept in memory with its Date — made by the general
-    /// path (`Forwarding.clientResponse`) once per kept body, then completed here with Age and
+    /// path (`Forwarding.clientResponse`) once per kept body, then completed here with Age (none
+    /// for one just revalidated) and
     /// Cache-Status. `nil`: take the general path.
     static func plainHead(
-        _ entry: CacheStore.Entry, age: Int64, request: ProxyRequest, cacheStatus: CacheStatus, cache: any CacheTier
+        _ entry: CacheStore.Entry, age: Int64?, request: ProxyRequest, cacheStatus: CacheStatus, cache: any CacheTier
     ) -> [UInt8]? {
         var template = cache.hotHead(entry.ref)
         if template == nil {
@@ -45,9 +46,12 @@ enum StoredResponse {
         var bytes: [UInt8] = []
         bytes.append(atMost: bound) { out in
             template.withUnsafeBufferPointer { out.put($0) }
-            out.put("Age: ")
-            out.putDecimal(max(0, age))
-            out.put("\r\nCache-Status: ")
+            if let age {
+                out.put("Age: ")
+                out.putDecimal(max(0, age))
+                out.put("\r\n")
+            }
+            out.put("Cache-Status: ")
             cacheStatus.write(into: &out)
             out.put("\r\n\r\n")
         }

@@ -70,7 +70,7 @@ struct CacheAdmission {
         let names = CachePolicy.varyNames(response.headers)
         let variant = CachePolicy.variant(names: names, request: request)
         var stored = response
-        HopByHop.strip(&stored.headers)
+        CachePolicy.stripUnstorable(&stored.headers)
         // A Date that is not one may be replaced by the time the response arrived (RFC 9110
         // §6.6.1): read only for what is stored, its freshness counts from then.
         if stored.headers[.date].flatMap(HTTPDate.parse) == nil {

@@ -84,6 +84,9 @@ extension CacheStore {
                         from: parts.map { ($0.source == .stored ? (stored.id, storedPiece) : (entry, piece), $0.bytes) }
                     )
                     covered = union
+                    // The stored piece's fields updated with the new one's (RFC 9111 §3.4): a field
+                    // only the older piece had stays.
+                    headers = CachePolicy.merge(stored.headers, with: headers)
                 }
                 var removed: Int64 = 0
                 for (id, footprint, _) in old {

@@ -109,7 +109,7 @@ final class CacheWriter: KeepsStoredHead {
             ttl = proposal.lifetime
             if proposal.response.headers != proposedHeaders {
                 var changed = proposal.response.headers
-                HopByHop.strip(&changed)
+                CachePolicy.stripUnstorable(&changed)
                 headers = changed
             }
         }

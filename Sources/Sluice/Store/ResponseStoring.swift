@@ -56,11 +56,11 @@ enum ResponseStoring {
         return resolve(location, against: url)?.description == url.description
     }
 
-    /// A `Location` or `Content-Location` value as a URL: absolute, or a path on `url`'s origin.
+    /// A `Location` or `Content-Location` value (a URI reference, RFC 9110 §10.2.2, §8.7) as the
+    /// URL it names, resolved against `url` (RFC 3986 §5.2): absolute, a path on `url`'s origin,
+    /// or relative to `url`'s path (`b`, `./b`, `../b`, `?q`).
     static func resolve(_ value: String, against url: TargetURL) -> TargetURL? {
-        let text = value.trimmingOWS()
-        guard text.hasPrefix("/") else { return TargetURL(text) }
-        return TargetURL(scheme: url.scheme, host: url.host, port: url.port, pathAndQuery: text)
+        RedirectState.resolve(value, against: url)
     }
 
     private static func begin(

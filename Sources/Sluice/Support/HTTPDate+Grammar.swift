@@ -52,13 +52,13 @@ private struct DateScanner {
         return seconds(year: year, month: month, day: day, time: time)
     }
 
-    /// `, 06-Nov-94 08:49:37 GMT` after the long day name; a two-digit year below 70 is in 20xx
-    /// (RFC 9110 §5.6.7 asks for the nearest year not more than 50 years ahead).
+    /// `, 06-Nov-94 08:49:37 GMT` after the long day name; the two-digit year is the latest one
+    /// not more than 50 years ahead (RFC 9110 §5.6.7, ``HTTPDate/fullYear(twoDigits:now:)``).
     private mutating func rfc850() -> Int64? {
         guard take(0x20), let day = digits(2), take(0x2D), let month = month(), take(0x2D), let short = digits(2),
             take(0x20), let time = timeOfDay(), take(0x20), gmt(), atEnd
         else { return nil }
-        return seconds(year: short < 70 ? 2000 + short : 1900 + short, month: month, day: day, time: time)
+        return seconds(year: HTTPDate.fullYear(twoDigits: short), month: month, day: day, time: time)
     }
 
     /// `Nov  6 08:49:37 1994` after the day name and its space.

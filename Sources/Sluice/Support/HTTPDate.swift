@@ -82,7 +82,7 @@ final class HTTPDate {
                 if word.count <= 2, day == nil {
                     day = number
                 } else {
-                    year = word.count == 2 ? (number < 70 ? 2000 + number : 1900 + number) : number
+                    year = word.count == 2 ? fullYear(twoDigits: number) : number
                 }
             } else if word.count == 3, month == nil {
                 let key = (UInt32(word[0] | 0x20) << 16) | (UInt32(word[1] | 0x20) << 8) | UInt32(word[2] | 0x20)
@@ -100,6 +100,19 @@ final class HTTPDate {
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ]
     .map { name in name.utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
+
+    /// The year a two-digit year of an RFC 850 date names (RFC 9110 §5.6.7): the one with those
+    /// digits within 50 years of `now` (seconds since the epoch), never more than 50 ahead
+    /// (`70` is 2070 in 2026, `99` is 1999; `10` is 2110 in 2080).
+    static func fullYear(twoDigits: Int64, now: Int64 = Int64(time(nil))) -> Int64 {
+        var value = time_t(now)
+        var parts = tm()
+        gmtime_r(&value, &parts)
+        let current = Int64(parts.tm_year) + 1900
+        let candidate = current - current % 100 + twoDigits
+        if candidate > current + 50 { return candidate - 100 }
+        return candidate <= current - 50 ? candidate + 100 : candidate
+    }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {

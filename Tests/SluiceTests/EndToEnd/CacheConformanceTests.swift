@@ -205,6 +205,56 @@ struct CacheConformanceTests {
         }
     }
 
+    @Test("Relative Location and Content-Location values are resolved against the target to invalidate (§4.4)")
+    func relativeLocationsInvalidate() throws {
+        let counter = Mutex(0)
+        let origin = try OriginServer { request in
+            let n = counter.withLock {
+                $0 += 1
+                return $0
+            }
+            guard request.method == "POST" else {
+                return .respond(
+                    status: 200, headers: [("Cache-Control", "max-age=600")], body: Array("answer \(n)".utf8))
+            }
+            // The POST's answer names what the request asks it to.
+            let named = ["Location", "Content-Location"].compactMap { name in
+                request.header("x-answer-" + name.lowercased()).map { (name, $0) }
+            }
+            return .respond(status: 200, headers: named, body: Array("changed".utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        let host = "Host: 127.0.0.1:\(origin.port)\r\n"
+        for (field, value, invalidated) in [
+            ("Location", "b", "/t/b"), ("Content-Location", "./c?x=1", "/t/c?x=1"), ("Location", "../d#f", "/d"),
+            ("Content-Location", "//127.0.0.1:\(origin.port)/t/e", "/t/e"),
+        ] {
+            let first = try client.request(RawClient.get(origin.url(invalidated)))
+            #expect(try client.request(RawClient.get(origin.url(invalidated))).text == first.text)
+            let post = try client.request(
+                "POST \(origin.url("/t/a")) HTTP/1.1\r\n\(host)X-Answer-\(field): \(value)\r\nContent-Length: 0\r\n\r\n"
+            )
+            #expect(post.status == 200)
+            #expect(try client.request(RawClient.get(origin.url(invalidated))).text != first.text, "\(field): \(value)")
+        }
+    }
+
+    @Test("Proxy-Authentication-Info is for the client that chose the proxy: never stored (§3.1)")
+    func proxyAuthenticationInfoNotStored() throws {
+        let origin = try Self.numberedOrigin { _ in
+            [("Cache-Control", "max-age=600"), ("Proxy-Authentication-Info", "nextnonce=\"abc\"")]
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        _ = try client.request(RawClient.get(origin.url("/p")))
+        let hit = try client.request(RawClient.get(origin.url("/p")))
+        #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true)
+        #expect(hit.header("proxy-authentication-info") == nil)
+    }
+
     @Test("A 205 reaches the client without content, whatever the origin sent")
     func resetContent() throws {
         let origin = try OriginServer { _ in
@@ -300,6 +350,9 @@ struct CacheConformanceTests {
         let origin = try OriginServer { request in
             let etag = request.target == "/changing" ? "\"v\(request.header("range") ?? "")\"" : "\"p1\""
             var headers = [("Cache-Control", "max-age=600"), ("ETag", etag)]
+            // A field only the first piece has, and one each piece says anew.
+            if request.header("range") == "bytes=0-99999" { headers.append(("X-Keep", "k")) }
+            headers.append(("X-Piece", request.header("range") ?? "whole"))
             guard let range = request.header("range"), range.hasPrefix("bytes=") else {
                 return .respond(status: 200, headers: headers, body: body)
             }
@@ -338,6 +391,8 @@ struct CacheConformanceTests {
         expectPiece(try get("/file", "200000-"), 200_000, body.count - 1, hit: false)
         let whole = try get("/file", nil)
         #expect(whole.status == 200 && whole.body == body)
+        // Combined pieces keep the older one's fields the newer lacks, the newer's win (§3.4).
+        #expect(whole.header("x-keep") == "k" && whole.header("x-piece") == "bytes=200000-")
         #expect(whole.header("content-length") == String(body.count) && whole.header("content-range") == nil)
         #expect(whole.header("cache-status")?.hasPrefix("Sluice; hit") == true)
         expectPiece(try get("/file", "-100"), body.count - 100, body.count - 1, hit: true)

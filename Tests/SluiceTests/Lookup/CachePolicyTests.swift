@@ -31,6 +31,15 @@ struct CachePolicyTests {
         #expect(twice.maxAge == 1 && twice.sMaxAge == 2 && twice.staleWhileRevalidate == 5)
         #expect(CacheControl(Self.fields([("Cache-Control", "max-age=x, max-age=60")])).maxAge == 0)
         #expect(CacheControl(Self.fields([("Cache-Control", "max-stale=5, max-stale")])).maxStale == 5)
+        // A quoted string ends at its first unescaped quote (RFC 9110 §5.6.4): what it holds is no
+        // directive.
+        let quoted = CacheControl(Self.fields([("Cache-Control", #"foo="a\", max-age=3600, b", no-store"#)]))
+        #expect(quoted.maxAge == nil && quoted.noStore)
+        #expect(CacheControl(Self.fields([("Cache-Control", #"max-age="3600""#)])).maxAge == 3600)
+        // Whitespace around `=`, or more than delta-seconds, makes the directive invalid: stale.
+        for value in ["max-age =3600", "max-age= 3600", "max-age=36 00", "max-age=\"36\"00", "max-age=\"3600"] {
+            #expect(CacheControl(Self.fields([("Cache-Control", value)])).maxAge == 0, "\(value)")
+        }
     }
 
     @Test("Freshness: s-maxage > max-age > Expires - Date > heuristic")
@@ -47,6 +56,13 @@ struct CachePolicyTests {
         #expect(lifetime([("Date", date), ("Last-Modified", "Sun, 06 Nov 1994 06:49:37 GMT")]) == 720)
         #expect(lifetime([("Date", date), ("Last-Modified", "Sun, 06 Nov 1984 06:49:37 GMT")]) == 86_400)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == HTTPDate.parse(date))
+        // A two-digit year is the latest one not more than 50 years ahead (RFC 9110 §5.6.7).
+        let in2026 = HTTPDate.parse("Mon, 07 Dec 2026 00:00:00 GMT")!
+        #expect(HTTPDate.fullYear(twoDigits: 70, now: in2026) == 2070)
+        #expect(HTTPDate.fullYear(twoDigits: 76, now: in2026) == 2076)
+        #expect(HTTPDate.fullYear(twoDigits: 77, now: in2026) == 1977)
+        #expect(HTTPDate.fullYear(twoDigits: 26, now: in2026) == 2026)
+        #expect(HTTPDate.fullYear(twoDigits: 10, now: HTTPDate.parse("Sat, 01 Jan 2080 00:00:00 GMT")!) == 2110)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == HTTPDate.parse(date))
     }
 

@@ -49,8 +49,9 @@ struct FreshnessTests {
         arguments: [
             // Fresh, and what the request's directives make of it (§5.2.1).
             ([("Cache-Control", "max-age=60")], 10.0, [], "fresh age=10 ttl=50"),
-            ([("Cache-Control", "max-age=60")], 10, [("Cache-Control", "max-age=5")], "revalidate(stale, , fail)"),
-            ([("Cache-Control", "max-age=60")], 10, [("Cache-Control", "min-fresh=55")], "revalidate(stale, , fail)"),
+            // The request's own directives pass over a fresh response: fwd=request (RFC 9211 §2.2).
+            ([("Cache-Control", "max-age=60")], 10, [("Cache-Control", "max-age=5")], "revalidate(request, , fail)"),
+            ([("Cache-Control", "max-age=60")], 10, [("Cache-Control", "min-fresh=55")], "revalidate(request, , fail)"),
             ([("Cache-Control", "max-age=60")], 10, [("Cache-Control", "no-cache")], "revalidate(request, , fail)"),
             ([("Cache-Control", "max-age=60")], 10, [("Pragma", "no-cache")], "revalidate(request, , fail)"),
             // Stale, with validators: revalidated with them (§4.3.1).

@@ -27,6 +27,29 @@ struct RevalidationTests {
         #expect(FreshnessTests.describe(decision).hasPrefix("fresh"), "\(FreshnessTests.describe(decision))")
     }
 
+    @Test("A 304 without Age leaves the stored Age behind: the refreshed entry's age starts again")
+    func agelessUpdate() throws {
+        // Stored with Age: 150 and max-age=100: stale. The 304 repeats max-age=100, without Age.
+        let date = HTTPDate.format(Int(Self.now))
+        let stored = FreshnessTests.entry(
+            [("Date", date), ("Age", "150"), ("ETag", "\"a\""), ("Cache-Control", "max-age=100")], age: 150)
+        let update = ResponseHead(
+            status: 304, headers: HTTPFields([("Date", date), ("ETag", "\"a\""), ("Cache-Control", "max-age=100")]))
+        let refreshed = Revalidation.freshened(
+            stored, by: update, requestTime: Self.now, now: Self.now, shared: true, storesSetCookie: false,
+            facts: Self.facts)
+        let kept = try #require(refreshed.kept)
+        #expect(kept.headers[.age] == nil && refreshed.served.headers[.age] == nil)
+        let decision = Freshness.decide([kept], request: .init(HTTPFields()), settings: .init(), now: Self.now + 10)
+        #expect(FreshnessTests.describe(decision) == "fresh age=10 ttl=90")
+        // A 304 with an Age of its own (a cache above) brings it.
+        let aged = ResponseHead(status: 304, headers: HTTPFields([("ETag", "\"a\""), ("Age", "7")]))
+        let withAge = Revalidation.freshened(
+            stored, by: aged, requestTime: Self.now, now: Self.now, shared: true, storesSetCookie: false,
+            facts: Self.facts)
+        #expect(withAge.served.headers[.age] == "7")
+    }
+
     @Test("A shared cache keeps nothing of a 304 to a request with Authorization, unless it says it may (§3.5)")
     func authorizedUpdate() {
         let stored = FreshnessTests.entry([("ETag", "\"a\""), ("Cache-Control", "max-age=0")], age: 10)
