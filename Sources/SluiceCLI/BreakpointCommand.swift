@@ -92,10 +92,12 @@ struct BreakpointCommand: ParsableCommand {
             guard status == 200, let object = body as? [String: Any], let points = object["breakpoints"] as? [Any]
             else { throw BreakpointCommand.failure(status, body) }
             if json { return print(try BreakpointCommand.text(object)) }
-            guard !points.isEmpty else { return print("no breakpoints") }
-            for point in points.compactMap({ $0 as? [String: Any] }) {
-                print("\(point["name"] ?? "?")\t\(BreakpointCommand.describe(point))")
-            }
+            guard !points.isEmpty else { return BreakpointCommand.sayNone("no breakpoints") }
+            BreakpointCommand.rows(
+                ["NAME", "CONDITIONS"],
+                points.compactMap { $0 as? [String: Any] }.map { point in
+                    ["\(point["name"] ?? "?")", BreakpointCommand.describe(point)]
+                })
         }
     }
 
@@ -112,6 +114,18 @@ struct BreakpointCommand: ParsableCommand {
             guard status == 200 else { throw BreakpointCommand.failure(status, body) }
             print("breakpoint \(name) removed")
         }
+    }
+
+    /// Rows as an aligned table with its header on a terminal; in a pipe, tab-separated rows
+    /// alone (`sluice paused list | cut -f1`).
+    static func rows(_ header: [String], _ rows: [[String]]) {
+        if isatty(1) == 1 { return CacheCommand.table(header, rows) }
+        for row in rows { print(row.joined(separator: "\t")) }
+    }
+
+    /// That the list is empty, said on standard error: a pipe reads nothing.
+    static func sayNone(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
     static func failure(_ status: Int, _ body: Any?) -> CommandFailure {
@@ -154,15 +168,17 @@ struct PausedCommand: ParsableCommand {
                 throw BreakpointCommand.failure(status, body)
             }
             if json { return print(try BreakpointCommand.text(items)) }
-            guard !items.isEmpty else { return print("nothing is paused") }
-            for item in items {
-                let request = item["request"] as? [String: Any] ?? [:]
-                let response = item["response"] as? [String: Any]
-                let what =
-                    "\(request["method"] ?? "") \(request["url"] ?? "")"
-                    + (response.map { " → \($0["status"] ?? "?")" } ?? "")
-                print("\(item["id"] ?? "?")\t\(item["stage"] ?? "?") at \(item["breakpoint"] ?? "?")\t\(what)")
-            }
+            guard !items.isEmpty else { return BreakpointCommand.sayNone("nothing is paused") }
+            BreakpointCommand.rows(
+                ["ID", "PAUSED", "EXCHANGE"],
+                items.map { item in
+                    let request = item["request"] as? [String: Any] ?? [:]
+                    let response = item["response"] as? [String: Any]
+                    let what =
+                        "\(request["method"] ?? "") \(request["url"] ?? "")"
+                        + (response.map { " → \($0["status"] ?? "?")" } ?? "")
+                    return ["\(item["id"] ?? "?")", "\(item["stage"] ?? "?") at \(item["breakpoint"] ?? "?")", what]
+                })
         }
     }
 

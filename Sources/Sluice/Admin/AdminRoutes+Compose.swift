@@ -78,6 +78,15 @@ extension AdminRoutes {
                 DraftError(why: "unknown key \(unknown) (known: \(known.sorted().joined(separator: ", ")))"))
         }
         guard let url = object["url"] as? String else { return .failure(DraftError(why: "the draft needs a url")) }
+        // A value of another type is said, never taken as absent (`"body": {…}` sent nothing).
+        for (key, wanted) in [("method", "text"), ("body", "text"), ("body_base64", "Base64 text")]
+        where object[key] != nil && !(object[key] is String) {
+            return .failure(
+                DraftError(why: "\(key) is \(wanted)\(key == "body" ? " (a JSON document goes as its text)" : "")"))
+        }
+        if let count = object["repeat"], !(count is Int) {
+            return .failure(DraftError(why: "repeat is a whole number, 1 to \(composeRepeatLimit)"))
+        }
         let method = (object["method"] as? String) ?? "GET"
         var headers: [(String, String)] = []
         if let pairs = object["headers"] as? [[String]] {

@@ -253,6 +253,17 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
                 ("stripped_keys", .array(capture.strippedPaths.map { .string($0) })),
                 ("body_captured", .number(capture.body.count)),
             ]
+            if let sent = capture.sentRequest {
+                members.append(
+                    (
+                        "sent_request",
+                        .object([
+                            ("method", .optional(sent.method)), ("url", .optional(sent.url)),
+                            ("headers", .array((sent.headers ?? []).map { .strings([$0.0, $0.1]) })),
+                            ("body_size", .number(sent.body?.count ?? 0)),
+                        ])
+                    ))
+            }
         }
         return .object(members)
     }

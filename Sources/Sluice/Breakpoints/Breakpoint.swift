@@ -63,6 +63,9 @@ public struct Breakpoint: Sendable, Equatable {
         return true
     }
 
+    /// Whether it has conditions only a response can meet (status, media type).
+    var hasResponseConditions: Bool { !statuses.isEmpty || mediaType != nil }
+
     /// Whether the conditions need the body (it is then read whole before deciding).
     var readsBody: Bool { bodyContains != nil || json != nil }
 

@@ -184,7 +184,10 @@ final class BreakpointBook {
         func fits(_ point: Breakpoint) -> Bool {
             let atStage: Bool
             switch stage {
-            case .request: atStage = point.stage.pausesRequests
+            // A `both` breakpoint with response conditions (status, media type) pauses at the
+            // response alone: its request half could not know whether they will hold.
+            case .request:
+                atStage = point.stage.pausesRequests && !(point.stage == .both && point.hasResponseConditions)
             case .response: atStage = point.stage.pausesResponses
             case .message: atStage = point.stage == .messages
             }
@@ -232,6 +235,18 @@ final class BreakpointBook {
 
     /// The exchange ended (its client left): what it had paused goes.
     func forget(exchange: Int) { paused.removeAll { $0.exchange == exchange } }
+
+    /// Sluice is stopping: every paused item goes on unchanged now, so its client gets its answer
+    /// within the shutdown grace instead of a closed connection after it.
+    func releaseAll() {
+        paused.removeAll { $0.target == nil }
+        for item in paused {
+            logger?.info(
+                "breakpoint \(item.breakpoint): the paused \(item.stage.rawValue) of exchange \(item.exchange) went on unchanged: Sluice is stopping"
+            )
+            decide(item.id, .resume(nil))
+        }
+    }
 
     /// Items past their deadline go on unchanged (logged once each).
     private func sweep() {

@@ -1,3 +1,4 @@
+import Codec
 import EventIO
 import TLS
 
@@ -21,11 +22,18 @@ extension Exchange: PauseTarget {
             notes.noteBreakpoint("request not paused at \(points[0].name): its body is larger than max_transform_body")
             return send(upstream)
         }
-        guard let point = points.first(where: { !$0.readsBody || $0.matchesBody(bytes) }) else { return send(upstream) }
-        let shown = PausedMessage(
+        // A compressed body (`Content-Encoding: gzip`) is matched and shown decoded, as a
+        // response's is.
+        let decoded = Exchange.decodedBody(bytes, headers: upstream.headers, limit: env.transformLimit)
+        let content = decoded?.body ?? bytes
+        guard let point = points.first(where: { !$0.readsBody || $0.matchesBody(content) }) else {
+            return send(upstream)
+        }
+        var shown = PausedMessage(
             method: upstream.method, url: upstream.url.description,
             headers: upstream.headers.map { ($0.name, $0.value) },
-            body: bytes)
+            body: content)
+        shown.decodedFrom = decoded?.coding
         guard
             env.breakpoints.pause(
                 exchange: id, stage: .request, breakpoint: point.name, request: shown, response: nil,
@@ -58,7 +66,8 @@ extension Exchange: PauseTarget {
             notes.noteBreakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed")
             send(upstream)
         case .resume(let edit?):
-            switch Exchange.apply(edit, to: &upstream, body: held) {
+            let decoded = Exchange.decodedBody(held, headers: upstream.headers, limit: env.transformLimit)
+            switch Exchange.apply(edit, to: &upstream, body: held, decoded: decoded) {
             case .failure(let failure): return fail(failure)
             case .success(let body):
                 if edit.url != nil {
@@ -159,9 +168,26 @@ extension Exchange: PauseTarget {
         finish(closeConnection: true)
     }
 
+    /// The body decoded from its one content coding Sluice reads (gzip, deflate, br, zstd), and
+    /// that coding; `nil` when it has none, another, or does not decode within `limit`.
+    static func decodedBody(_ body: [UInt8], headers: HTTPFields, limit: Int) -> (body: [UInt8], coding: String)? {
+        guard headers.contains(.contentEncoding), !body.isEmpty else { return nil }
+        let codings = headers.tokens(.contentEncoding).filter { $0 != "identity" }
+        guard codings.count == 1, let coding = ContentCoding(token: codings[0]),
+            let plain = try? coding.decode(body, limit: limit)
+        else { return nil }
+        return (plain, coding.rawValue)
+    }
+
     /// Applies an edit to the request about to be sent: method, URL, fields (framing fields are
-    /// recomputed from the body), body. The body sent is the edited one, whole.
-    static func apply(_ edit: PausedMessage, to upstream: inout UpstreamRequest, body: [UInt8])
+    /// recomputed from the body), body. The body sent is the edited one, whole. A body that was
+    /// shown `decoded`: an edited one goes as written, without its content coding; one left as
+    /// it was goes decoded when the person took `Content-Encoding` off, encoded afresh when they
+    /// named another coding Sluice writes (RFC 9110 §8.4: the coding describes the bytes sent).
+    static func apply(
+        _ edit: PausedMessage, to upstream: inout UpstreamRequest, body: [UInt8],
+        decoded: (body: [UInt8], coding: String)? = nil
+    )
         -> Result<[UInt8], SluiceError>
     {
         let (method, url): (String?, TargetURL?)
@@ -181,7 +207,17 @@ extension Exchange: PauseTarget {
                 upstream.headers.append(name: "TE", value: "trailers", code: .te)
             }
         }
-        let sent = edit.body ?? body
+        var sent = edit.body ?? body
+        if let decoded {
+            let now = upstream.headers.tokens(.contentEncoding).filter { $0 != "identity" }
+            if edit.body != nil {
+                upstream.headers.remove(.contentEncoding)
+            } else if now.isEmpty {
+                sent = decoded.body
+            } else if now.count == 1, let coding = ContentCoding(token: now[0]), coding.rawValue != decoded.coding {
+                sent = coding.encode(decoded.body)
+            }
+        }
         // The transport writes the framing from `body` (a field here would be a second
         // Content-Length line, which an origin must refuse: RFC 9112 §6.3).
         upstream.headers.remove(.transferEncoding)

@@ -67,7 +67,10 @@ extension Exchange {
         record.contractCheck = stages.contract?.record
         record.requestContractCheck = outgoing.contract?.record
         record.breakpoint = notes.breakpoint
-        if notes.breakpoint != nil { env.breakpoints.forget(exchange: id) }
+        if notes.breakpoint != nil {
+            env.breakpoints.forget(exchange: id)
+            if notes.requestEdited { capture?.sentRequest = notes.breakpointSent }
+        }
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure
             record.contract = .failed

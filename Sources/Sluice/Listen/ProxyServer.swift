@@ -330,6 +330,7 @@ public final class ProxyServer {
         environment.isShuttingDown = true
         shutdownCompletion = completion
         listener = nil  // new connections are refused from now on
+        environment.breakpoints.releaseAll()
         for client in Array(clients.values) { client.shutdownIfIdle() }
         if clients.isEmpty { return completeShutdown() }
         shutdownTimer = Timer(loop: loop) { [unowned self] in

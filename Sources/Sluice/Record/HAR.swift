@@ -46,6 +46,23 @@ public enum HAR {
         return imported
     }
 
+    /// `text` as an `application/x-www-form-urlencoded` name or value (WHATWG URL §5.2): spaces
+    /// as `+`, every byte but `*-._` and ASCII letters and digits percent-encoded.
+    static func formEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 0x20: out += "+"
+            case 0x2A, 0x2D, 0x2E, 0x5F, 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 15)]))
+            }
+        }
+        return out
+    }
+
     private struct EntryReader {
         let entry: Value
         let path: String
@@ -137,7 +154,24 @@ public enum HAR {
             var body: [UInt8] = []
             if let post = request["postData"], post.typeName != "null" {
                 _ = try object(post, "request.postData")
-                body = try bytes(post, "request.postData") ?? []
+                if let text = try bytes(post, "request.postData") {
+                    body = text
+                } else if let params = post["params"]?.items, !params.isEmpty {
+                    // A form given as its params alone (no `text`): its body made again.
+                    let type = post["mimeType"]?.string ?? ""
+                    guard MediaType(type)?.essence.lowercased() == "application/x-www-form-urlencoded" else {
+                        return .skipped("request.postData has params but no text, and is no urlencoded form (\(type))")
+                    }
+                    var pairs: [String] = []
+                    for (index, param) in params.enumerated() {
+                        let name = try string(param["name"], "request.postData.params[\(index)].name")
+                        let value = try param["value"].map { value throws(Failure) in
+                            try string(value, "request.postData.params[\(index)].value")
+                        }
+                        pairs.append(HAR.formEncoded(name) + (value.map { "=" + HAR.formEncoded($0) } ?? ""))
+                    }
+                    body = Array(pairs.joined(separator: "&").utf8)
+                }
             }
             let content = try object(response["content"], "response.content")
             let responseBody = try bytes(content, "response.content")

@@ -115,6 +115,9 @@ final class ReplayBook {
                     differences: ["its body cannot be read: \(error.description)"]))
         }
         var head = entry.head
+        // A credential the recording redacted is not replayed: `Set-Cookie: [redacted]` would
+        // set a nameless cookie in a browser.
+        head.headers.removeAll { RecordedExchange.isCredential($0.name) && $0.value == RecordedExchange.redacted }
         if method != "HEAD", !ReplayBook.isBodiless(entry.head.status) {
             head.headers.set("Content-Length", String(body.count))
         }

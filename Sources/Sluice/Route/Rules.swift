@@ -57,12 +57,51 @@ public struct RuleMatch: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether a request fits.
+    /// Whether a request fits. The path is compared with its percent-encoded unreserved
+    /// characters decoded (RFC 3986 §6.2.2.2: `/a/%78` is `/a/x`).
     public func matches(method: String, host: String, path: String) -> Bool {
         if !methods.isEmpty, !methods.contains(method) { return false }
         if let hostGlob = self.host, !hostGlob.matches(host) { return false }
-        if let pathGlob = self.path, !pathGlob.matches(path) { return false }
+        if let pathGlob = self.path, !pathGlob.matches(path.utf8.contains(0x25) ? Self.decodingUnreserved(path) : path)
+        {
+            return false
+        }
         return true
+    }
+
+    /// `text` with each `%XX` that encodes an unreserved character (letters, digits, `-._~`)
+    /// replaced by it; other escapes (`%2F`, `%20`) stay as they are.
+    static func decodingUnreserved(_ text: String) -> String {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 0x30...0x39: byte - 0x30
+            case 0x41...0x46: byte - 0x41 + 10
+            case 0x61...0x66: byte - 0x61 + 10
+            default: nil
+            }
+        }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0x25, index + 2 < bytes.count, let high = hex(bytes[index + 1]),
+                let low = hex(bytes[index + 2])
+            {
+                let byte = high << 4 | low
+                let unreserved =
+                    (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                    || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+                if unreserved {
+                    out.append(byte)
+                    index += 3
+                    continue
+                }
+            }
+            out.append(bytes[index])
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -209,6 +248,13 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
     public static func parse(_ text: String, kind: Kind) -> Result<Glob, GlobError> {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return .failure(GlobError("an empty pattern")) }
+        if kind == .host, let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon || text.hasPrefix("["),
+            !text[text.index(after: colon)...].isEmpty, text[text.index(after: colon)...].allSatisfy(\.isASCII),
+            text[text.index(after: colon)...].allSatisfy(\.isNumber) || text[text.index(after: colon)...] == "*"
+        {
+            return .failure(
+                GlobError("a host pattern matches the host without its port: write \(text[..<colon]), not \(text)"))
+        }
         if let bad = bytes.first(where: { "[]{}\\ \t".utf8.contains($0) || $0 < 0x20 || $0 == 0x7F }) {
             return .failure(
                 GlobError("\"\(Character(UnicodeScalar(bad)))\" is not supported (only *, ** and ? are wildcards)"))

@@ -103,6 +103,10 @@ struct ComposeTests {
             (#"{"url": "http://example.com/", "headers": [["X", "a\r\nInjected: 1"]]}"#, "CR, LF or NUL"),
             (#"{"url": "http://example.com/", "repeat": 500}"#, "repeat is 1 to 100"),
             (#"{"url": "http://example.com/", "header": [["X-Wanted", "1"]]}"#, "unknown key header"),
+            // A value of another type is said, never taken as absent.
+            (#"{"url": "http://example.com/", "body": {"qty": 2}}"#, "body is text"),
+            (#"{"url": "http://example.com/", "repeat": "3"}"#, "repeat is a whole number"),
+            (#"{"url": "http://example.com/", "method": 5}"#, "method is text"),
         ]
         for (draft, words) in cases {
             let response = try Self.compose(admin, draft, token: "s3cret")

@@ -102,6 +102,19 @@ struct BreakpointMatchTests {
 
 @Suite("Breakpoints from the configuration file, reloaded")
 struct BreakpointReloadTests {
+    @Test("A `both` breakpoint with response conditions pauses at the response alone; without them, at both")
+    func bothStages() throws {
+        let statusOnly = try BreakpointMatchTests.point(["stage": "both", "status": ["5xx"]])
+        let plain = try BreakpointMatchTests.point(["stage": "both", "match": ["path": "/a"]])
+        let book = BreakpointBook([statusOnly], timeoutMilliseconds: 1000, loop: nil, clock: { 0 }, logger: nil)
+        func names(_ stage: PausedItem.Stage) -> [String] {
+            book.candidates(for: stage, method: "GET", host: "h", path: "/a", fields: HTTPFields()).map(\.name)
+        }
+        #expect(names(.request).isEmpty && names(.response) == ["b"])
+        book.put(plain)
+        #expect(names(.request) == ["b"] && names(.response) == ["b"])
+    }
+
     @Test(
         "A reload adds and replaces the file's points, drops the ones it no longer lists, keeps live ones, takes the timeout"
     )

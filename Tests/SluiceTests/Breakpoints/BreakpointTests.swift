@@ -34,11 +34,16 @@ struct BreakpointTests {
         private let done = DispatchSemaphore(value: 0)
         private var result: Result<ReceivedResponse, any Error>?
 
-        init(proxy: UInt16, _ text: String, method: String = "GET") {
+        convenience init(proxy: UInt16, _ text: String, method: String = "GET") {
+            self.init(proxy: proxy, bytes: Array(text.utf8), method: method)
+        }
+
+        init(proxy: UInt16, bytes: [UInt8], method: String = "GET") {
             Thread {
                 do {
                     let client = try RawClient(port: proxy, timeout: 30)
-                    self.result = .success(try client.request(text, method: method))
+                    try client.socket.send(bytes)
+                    self.result = .success(try client.reader.readResponse(method: method))
                 } catch {
                     self.result = .failure(error)
                 }
@@ -184,6 +189,48 @@ struct BreakpointTests {
         let direct = try RawClient(port: proxy.port).request(
             "GET \(other.url("/pets/8")) HTTP/1.1\r\nHost: 127.0.0.1:\(other.port)\r\n\r\n")
         #expect(direct.text == #"{"id":8}"#)
+    }
+
+    @Test(
+        "A gzip request body is matched and shown decoded; edited, it goes as written without Content-Encoding; untouched, as it came"
+    )
+    func compressedRequest() throws {
+        let origin = try OriginServer { request in
+            .text(
+                "\(request.header("content-encoding") ?? "identity") \(String(decoding: request.body, as: UTF8.self))")
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try Self.configuration([
+                ["name": "big", "match": ["methods": ["POST"]], "json": ["pointer": "/qty", "equals": 2]]
+            ]))
+        let admin = try proxy.startAdmin()
+        func post(_ json: String) -> Pending {
+            let gzipped = ContentCoding.gzip.encode(Array(json.utf8))
+            let head =
+                "POST \(origin.url("/orders")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: \(gzipped.count)\r\n\r\n"
+            return Pending(proxy: proxy.port, bytes: Array(head.utf8) + gzipped, method: "POST")
+        }
+        // Not matching (qty 1): not paused, sent as it came.
+        let passing = try post(#"{"qty":1}"#).response()
+        #expect(passing.text.hasPrefix("gzip "), "\(passing.text)")
+        let pending = post(#"{"qty":2}"#)
+        let item = try #require(Self.paused(admin).first)
+        let shown = try #require(item["request"] as? [String: Any])
+        #expect(shown["decoded_from"] as? String == "gzip" && shown["body"] as? String == #"{"qty":2}"#, "\(shown)")
+        let id = try #require(item["id"] as? Int)
+        #expect(try Self.admin(admin, "POST", "/paused/\(id)/resume", #"{"body": "{\"qty\":3}"}"#).0 == 200)
+        #expect(try pending.response().text == #"identity {"qty":3}"#)
+        // Content-Encoding taken off, the body left: it goes decoded.
+        let again = post(#"{"qty":2}"#)
+        let second = try #require(Self.paused(admin).first)
+        let secondID = try #require(second["id"] as? Int)
+        let fields = ((second["request"] as? [String: Any])?["headers"] as? [[String]] ?? []).filter {
+            $0.first?.lowercased() != "content-encoding"
+        }
+        let edit = String(decoding: try JSONSerialization.data(withJSONObject: ["headers": fields]), as: UTF8.self)
+        #expect(try Self.admin(admin, "POST", "/paused/\(secondID)/resume", edit).0 == 200)
+        #expect(try again.response().text == #"identity {"qty":2}"#)
     }
 
     @Test("A gzip response is matched and shown decoded; edited, it goes out as written, without Content-Encoding")

@@ -21,6 +21,27 @@ struct RequestMatchingTests {
         #expect(RequestURL(target).normalized == expected)
     }
 
+    @Test("A HAR form given as postData.params alone gets its urlencoded body back; another kind is skipped, said")
+    func harFormParams() throws {
+        func har(_ postData: String) -> [UInt8] {
+            Array(
+                """
+                {"log": {"entries": [{"startedDateTime": "2026-11-26T09:01:46Z", "time": 5,
+                  "request": {"method": "POST", "url": "http://a.example/form", "headers": [], "postData": \(postData)},
+                  "response": {"status": 200, "headers": [], "content": {"text": "ok"}}}]}}
+                """.utf8)
+        }
+        let form = try HAR.read(
+            har(
+                #"{"mimeType": "application/x-www-form-urlencoded; charset=UTF-8", "params": [{"name": "a b", "value": "1&2"}, {"name": "é", "value": "x*y~"}, {"name": "flag"}]}"#
+            ))
+        #expect(
+            String(decoding: form.exchanges.first?.requestBody ?? [], as: UTF8.self) == "a+b=1%262&%C3%A9=x*y%7E&flag")
+        let multipart = try HAR.read(
+            har(#"{"mimeType": "multipart/form-data", "params": [{"name": "f", "value": "1"}]}"#))
+        #expect(multipart.exchanges.isEmpty && multipart.skipped.first?.contains("no urlencoded form") == true)
+    }
+
     @Test("ISO 8601 times as HAR writers spell them")
     func times() {
         #expect(HAR.parseTime("1970-01-01T00:00:00Z") == 0)

@@ -1,5 +1,6 @@
-import Sluice
 import Testing
+
+@testable import Sluice
 
 @Suite("Rules and globs")
 struct RulesTests {
@@ -37,9 +38,24 @@ struct RulesTests {
         for (text, kind) in [
             ("", Glob.Kind.path), ("/a[0-9]", .path), ("/a{b,c}", .path), ("/a**", .path), ("/***", .path),
             ("v1/**", .path), ("**.example.com", .host), ("a/b", .host), ("a b", .host),
+            ("127.0.0.1:25210", .host), ("[::1]:8080", .host), ("*.example.com:*", .host),
         ] {
             #expect((try? Glob.parse(text, kind: kind).get()) == nil, "\(text)")
         }
+        // A port on a host pattern would never match (hosts are compared without theirs): said.
+        if case .failure(let error) = Glob.parse("127.0.0.1:25210", kind: .host) {
+            #expect(error.message.contains("write 127.0.0.1, not 127.0.0.1:25210"), "\(error.message)")
+        }
+    }
+
+    @Test("Paths match with percent-encoded unreserved characters decoded; other escapes stay")
+    func percentEncodedPaths() {
+        var match = RuleMatch()
+        match.path = Self.glob("/echo/x*", .path)
+        #expect(match.matches(method: "GET", host: "a", path: "/echo/%78yz"))
+        #expect(match.matches(method: "GET", host: "a", path: "/%65cho/x"))
+        #expect(!match.matches(method: "GET", host: "a", path: "/echo%2Fx"))
+        #expect(RuleMatch.decodingUnreserved("/a%2fb%7E%41%zz%4") == "/a%2fb~A%zz%4")
     }
 
     @Test("The first matching rule applies; defaults otherwise; methods filter")

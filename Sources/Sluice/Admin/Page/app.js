@@ -419,12 +419,19 @@
   function curlCommand(e) {
     const parts = ["curl"];
     if (state.proxy) parts.push("-x", "http://" + state.proxy);
-    if (e.method !== "GET") parts.push("-X", shellQuote(e.method));
+    // HEAD is -I: `-X HEAD` makes curl wait for a body that never comes.
+    if (e.method === "HEAD") parts.push("-I");
+    else if (e.method !== "GET") parts.push("-X", shellQuote(e.method));
     parts.push(shellQuote(e.url));
+    let hadBody = false;
     for (const [name, value] of e.request_headers || []) {
+      if (/^(content-length)$/i.test(name) && Number(value) > 0) hadBody = true;
+      if (/^transfer-encoding$/i.test(name)) hadBody = true;
       if (/^(host|content-length|connection|proxy-connection|proxy-authorization|transfer-encoding)$/i.test(name)) continue;
       parts.push("-H", shellQuote(name + ": " + value));
     }
+    // The page keeps no request body: said, not left out silently.
+    if (hadBody) parts.push("--data-binary", "@request-body", "# the request body is not kept: put it in ./request-body");
     return parts.join(" ");
   }
 
@@ -456,6 +463,13 @@
     let queryString = [];
     try { queryString = [...new URL(e.url).searchParams].map(([name, value]) => ({ name, value })); } catch {}
     const requestLength = Number(field(e.request_headers, "content-length"));
+    // HAR 1.2 cookies: the request's Cookie pairs, the response's Set-Cookie names and values.
+    const requestCookies = (e.request_headers || []).filter(([n]) => n.toLowerCase() === "cookie")
+      .flatMap(([, value]) => value.split(";")).map((pair) => pair.trim()).filter(Boolean)
+      .map((pair) => { const at = pair.indexOf("="); return at < 0 ? { name: pair, value: "" } : { name: pair.slice(0, at), value: pair.slice(at + 1) }; });
+    const responseCookies = (e.response_headers || []).filter(([n]) => n.toLowerCase() === "set-cookie")
+      .map(([, value]) => { const first = value.split(";")[0]; const at = first.indexOf("=");
+        return at < 0 ? { name: first.trim(), value: "" } : { name: first.slice(0, at).trim(), value: first.slice(at + 1).trim() }; });
     // The body as delivered (decoded); what went over the wire was `e.bytes` (HAR 1.2: size,
     // and compression, the bytes saved).
     const content = Object.assign({ size: e.bytes, mimeType: type || "" }, harContent(bodyBytes));
@@ -465,10 +479,10 @@
     const entry = {
       startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
       time: e.duration_ms,
-      request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.request_headers),
+      request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: requestCookies, headers: headers(e.request_headers),
         queryString, headersSize: -1,
         bodySize: Number.isFinite(requestLength) && field(e.request_headers, "content-length") != null ? requestLength : -1 },
-      response: { status: e.status, statusText: e.reason || "", httpVersion: "HTTP/1.1", cookies: [], headers: headers(e.response_headers),
+      response: { status: e.status, statusText: e.reason || "", httpVersion: "HTTP/1.1", cookies: responseCookies, headers: headers(e.response_headers),
         content, redirectURL: field(e.response_headers, "location") || "", headersSize: -1, bodySize: e.bytes },
       cache: {},
       timings: t ? { blocked: t.queued_ms, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
@@ -586,6 +600,12 @@
     }
     if (e.timeline) parts.push(el("h3", { text: "Timeline" }), waterfall(e.timeline));
     if (e.request_headers) parts.push(el("h3", { text: "Request header fields" }), fieldsTable(e.request_headers));
+    if (e.sent_request) {
+      const sent = e.sent_request;
+      parts.push(el("h3", { text: "Request as sent upstream (edited at a breakpoint)" }),
+        el("p", { class: "sent-line", text: (sent.method || e.method) + " " + (sent.url || e.url) + " · body " + sent.body_size + " bytes" }),
+        fieldsTable(sent.headers));
+    }
     if (e.response_headers) parts.push(el("h3", { text: "Response header fields" }), fieldsTable(e.response_headers));
     const body = el("div", { class: "body" });
     if (!e.upgraded) parts.push(el("h3", { text: "Body" }), body);
