@@ -63,7 +63,8 @@ public protocol HTTP2SessionDelegate: AnyObject {
 /// owner hands it what the client sent and writes out what it produces, so it never blocks.
 /// HPACK, stream states, flow control, SETTINGS, PING, GOAWAY and the protections against
 /// header bombs, rapid resets and CONTINUATION floods are nghttp2's; flow control of request
-/// bodies is manual (``consumed(_:bytes:)``): the window opens as the owner uses what it got.
+/// bodies is manual (``consumed(_:bytes:)``): a stream's window opens as the owner uses what it
+/// got, the connection's as bytes arrive.
 /// - SeeAlso: nghttp2's `nghttp2_session_server_new2(3)`, `nghttp2_session_mem_recv(3)`,
 ///   `nghttp2_session_mem_send(3)`, `nghttp2_submit_response(3)`.
 public final class HTTP2ServerSession {
@@ -154,8 +155,13 @@ public final class HTTP2ServerSession {
             session.delegate?.http2(streamResponseSent: sluice_h2_frame_stream(frame))
             return 0
         }
-        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, owner in
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { raw, _, stream, data, length, owner in
             guard let owner else { return 0 }
+            // The connection's window opens at once; each stream's only as its owner uses what
+            // it got (``consumed(_:bytes:)``). A stream whose origin reads slowly then holds back
+            // its own client, never the connection's other streams (what it may leave unread is
+            // bounded by its window: 256 KiB a stream, at most `http2_max_streams` streams).
+            if let raw { _ = nghttp2_session_consume_connection(raw, length) }
             let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
             session.delegate?.http2(stream: stream, data: UnsafeRawBufferPointer(start: data, count: length))
             return 0
@@ -301,7 +307,7 @@ public final class HTTP2ServerSession {
     /// The owner used `bytes` of `stream`'s request body: the client may send that much more.
     public func consumed(_ stream: Int32, bytes: Int) {
         guard let session, bytes > 0 else { return }
-        _ = nghttp2_session_consume(session, stream, bytes)
+        _ = nghttp2_session_consume_stream(session, stream, bytes)
     }
 
     /// Resets a stream (`RST_STREAM`): 8 `CANCEL` by default.

@@ -11,6 +11,7 @@ import TLS
 /// | `/html500` | a `text/html` 500 |
 /// | `/nostore` | `text/plain`, `no-store` |
 /// | `POST /anything` | the request body back (`Content-Length` or chunked), `no-store` |
+/// | `POST /slowread` | the same, after reading nothing for 8 s |
 /// | `/big?n=BYTES` | BYTES of printable ASCII (byte `i` of each 64 KiB piece is `33 + i % 90`), `no-store` or `&cc=`, with an optional `&delay_ms=` per piece |
 public final class HTTPSOrigin: @unchecked Sendable {
     /// The port it listens on.
@@ -154,6 +155,8 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     self.send(404, "text/plain", b"not found", "no-store")
             do_HEAD = do_GET
             def do_POST(self):
+                if self.path == "/slowread":
+                    time.sleep(8)  # reads nothing for a while: its client's upload stalls
                 if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                     data = b""
                     while True:

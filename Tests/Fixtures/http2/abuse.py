@@ -15,6 +15,9 @@ Usage: abuse.py MODE PROXY_PORT HOST PORT CA_FILE
                 (a connection error): "closed" says whether the connection closed within 3 s of the GOAWAY
   host-mismatch GET /nostore with :authority the origin's and host: evil.example
   many-fields   GET /many?n=3000 (3 000 small response fields); the body in "body"
+  neighbour     POST /slowread (8 MiB, an origin that reads nothing for 8 s) on stream 1, sent as the
+                windows allow; then POST /anything (100 KiB) on stream 3: "neighbour_ms" is how long
+                stream 3 took to be answered (its window must not wait for stream 1's origin)
 Prints JSON: what the server did (GOAWAY and its error code, resets, responses) and how long it took.
 """
 import json
@@ -68,6 +71,9 @@ s.settimeout(0.0)
 
 out = {"goaway": None, "resets": 0, "responses": 0, "sent": 0, "closed": False, "body": "", "ended": False}
 buffer = b""
+# Send windows (RFC 9113 §6.9): the connection's (0), each stream's increments, the initial one.
+windows = {0: 65535, "initial": 65535}
+ended_at = {}
 
 
 def pump():
@@ -88,6 +94,7 @@ def pump():
         if len(buffer) < 9 + length:
             break
         kind, flags = buffer[3], buffer[4]
+        stream_of = struct.unpack("!I", buffer[5:9])[0] & 0x7FFFFFFF
         payload = buffer[9:9 + length]
         buffer = buffer[9 + length:]
         if kind == 7:
@@ -98,11 +105,24 @@ def pump():
         elif kind == 1:
             out["responses"] += 1
         elif kind == 0:
-            out["body"] += payload.decode("latin-1")
+            if mode == "neighbour":  # reads as it goes: its receive windows kept open
+                if length:
+                    increment = struct.pack("!I", length)
+                    s.sendall(frame(8, 0, 0, increment) + frame(8, 0, stream_of, increment))
+            else:
+                out["body"] += payload.decode("latin-1")
             if flags & 1:
                 out["ended"] = True
         elif kind == 4 and not flags & 1:
+            for at in range(0, len(payload) - 5, 6):
+                ident, value = struct.unpack("!HI", payload[at:at + 6])
+                if ident == 4:
+                    windows["initial"] = value
             s.sendall(frame(4, 1, 0))
+        elif kind == 8:
+            windows[stream_of] = windows.get(stream_of, 0) + (struct.unpack("!I", payload[:4])[0] & 0x7FFFFFFF)
+        if (kind == 0 or kind == 1) and flags & 1:
+            ended_at.setdefault(stream_of, time.time())
 
 
 def send(data):
@@ -197,6 +217,35 @@ elif mode == "host-mismatch":
     send(frame(1, 0x5, 1, request_block(b"/nostore") + literal(b"host", b"evil.example")))
 elif mode == "many-fields":
     send(frame(1, 0x5, 1, request_block(b"/many?n=3000")))
+elif mode == "neighbour":
+    def post(stream, path, length):
+        send(frame(1, 0x4, stream, literal(b":method", b"POST") + literal(b":scheme", b"https")
+                   + literal(b":authority", b"%s:%d" % (host.encode(), port)) + literal(b":path", path)
+                   + literal(b"content-length", str(length).encode())))
+
+    def upload(stream, left, until):
+        """Sends DATA on `stream` as the windows allow, until `left` is sent or `until`."""
+        sent = 0
+        while left > 0 and time.time() < until and not out["closed"]:
+            pump()
+            room = min(windows[0], windows["initial"] + windows.get(stream, 0) - sent, left, 16384)
+            if room <= 0:
+                time.sleep(0.01)
+                continue
+            windows[0] -= room
+            left -= room
+            sent += room
+            send(frame(0, 0x1 if left == 0 else 0x0, stream, b"u" * room))
+        return sent
+    post(1, b"/slowread", 8 << 20)
+    out["stalled_sent"] = upload(1, 8 << 20, time.time() + 2)
+    posted = time.time()
+    post(3, b"/anything", 100 << 10)
+    upload(3, 100 << 10, time.time() + 8)
+    while 3 not in ended_at and time.time() < posted + 8 and not out["closed"]:
+        time.sleep(0.01)
+        pump()
+    out["neighbour_ms"] = round((ended_at[3] - posted) * 1000) if 3 in ended_at else None
 pump()
 deadline = time.time() + (10 if mode in ("stalled-body", "no-read") else 3)
 answered = ("hpack-bomb", "short-body", "stalled-body", "host-mismatch")

@@ -291,6 +291,22 @@ struct HTTP2Tests {
         #expect(reader["resets"] as? Int == 1 && (reader["seconds"] as? Double ?? 99) < 5, "\(reader)")
     }
 
+    @Test(
+        "A stream whose origin reads slowly holds back its own upload only, never another stream's (the connection window)"
+    )
+    func stalledUploadLeavesNeighbours() throws {
+        let setup = try Setup()
+        let origin = try HTTPSOrigin(authority: setup.originCA)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: setup.configuration(connectPort: origin.port))
+        let result = try Self.abuse("neighbour", proxy: proxy.port, port: origin.port, ca: setup.caCert)
+        // Stream 1 sent what its windows let it (more than the connection window of 256 KiB),
+        // its origin reading nothing for 8 s; stream 3's 100 KiB were answered meanwhile.
+        #expect((result["stalled_sent"] as? Int ?? 0) > 256 * 1024, "\(result)")
+        let took = try #require(result["neighbour_ms"] as? Int, "\(result)")
+        #expect(took < 4000, "\(result)")
+    }
+
     @Test("A header list over limits.max_header_bytes is a 431 problem, as on HTTP/1.1, not a reset")
     func headerListTooLarge() throws {
         let setup = try Setup()
