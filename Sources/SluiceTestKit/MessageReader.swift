@@ -105,8 +105,12 @@ public final class MessageReader {
         }
     }
 
-    /// A chunked body, decoded (trailers discarded).
+    /// The trailer fields of the last chunked body read.
+    public private(set) var lastTrailers: [(String, String)] = []
+
+    /// A chunked body, decoded (its trailer fields in ``lastTrailers``).
     public func readChunked() throws -> [UInt8] {
+        lastTrailers = []
         var body: [UInt8] = []
         while true {
             let sizeLine = try readLine()
@@ -115,8 +119,13 @@ public final class MessageReader {
                 throw TestError("bad chunk size line \(sizeLine)")
             }
             if size == 0 {
-                while try !readLine().isEmpty {}
-                return body
+                while true {
+                    let line = try readLine()
+                    if line.isEmpty { return body }
+                    let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
+                    lastTrailers.append(
+                        (parts[0], parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""))
+                }
             }
             body += try readExactly(size)
             guard try readLine().isEmpty else { throw TestError("chunk not followed by CRLF") }
@@ -138,6 +147,8 @@ public struct ReceivedResponse: Sendable {
     public var statusLine: String
     public var fields: [(String, String)]
     public var body: [UInt8]
+    /// Trailer fields after a chunked body.
+    public var trailers: [(String, String)] = []
 
     /// The first value of `name` (case-insensitive).
     public func header(_ name: String) -> String? {
@@ -167,6 +178,7 @@ extension MessageReader {
             if method == "HEAD" || status == 204 || status == 304 { return response }
             if response.header("transfer-encoding")?.lowercased().contains("chunked") == true {
                 response.body = try readChunked()
+                response.trailers = lastTrailers
             } else if let length = response.header("content-length").flatMap(Int.init) {
                 response.body = try readExactly(length)
             } else {

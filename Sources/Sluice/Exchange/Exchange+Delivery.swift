@@ -108,6 +108,7 @@ extension Exchange: TaskDelegate {
         var fields = trailers
         HopByHop.strip(&fields)
         capture?.trailers = fields
+        output.trailers = fields
         client.responseTrailers(fields)
     }
 

@@ -293,6 +293,11 @@ final class Exchange {
             notes.cacheStatus?.stored = false
             notes.cacheStatus?.detail = "rejected"
         }
+        // A gRPC call reads its status from `grpc-status`: the problem goes in gRPC's form.
+        if client is HTTP2Stream, GRPCAnswer.isCall(request) {
+            answerWhole(GRPCAnswer.head(problem, date: env.date.now), body: [], bodyBytes: 0)
+            return finish(closeConnection: !output.keepAlive)
+        }
         let headOnly = request.method == "HEAD"
         // The verdicts so far stay on the head (a request's broken contract under `report`), with
         // the broken contract that made this answer, as on any other head.

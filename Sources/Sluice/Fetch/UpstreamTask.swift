@@ -208,12 +208,19 @@ public final class UpstreamTask {
     /// The wait for the head counts from the request sent: while its body moves it starts over
     /// with each piece (an hour-long upload is no origin slow to answer). A pause in the body
     /// does not restart it: one longer than the limit still ends the exchange where nothing
-    /// else watches the client (a gRPC call's stream, `client_body: 0`).
+    /// else watches the client (`client_body: 0`). A gRPC call's is the exception: its client
+    /// may keep its stream open and quiet as long as it likes, and its server answer at the
+    /// stream's end (client streaming), so the wait stops while the stream is quiet and starts
+    /// again with its next message (the call's own deadline, `grpc-timeout`, is its server's).
     func uploadDid(_ chunk: BodyChunk) {
         guard let headTimer else { return }
         switch chunk {
         case .bytes, .end: headTimer.timer.schedule(milliseconds: session.settings.responseTimeoutMilliseconds)
-        case .wait, .failed: return
+        case .wait:
+            if currentRequest.headers[.contentType]?.lowercased().hasPrefix("application/grpc") == true {
+                headTimer.timer.cancel()
+            }
+        case .failed: return
         }
     }
 

@@ -145,7 +145,8 @@ public struct Problem: Sendable, Equatable {
                 )
             case .bodyTooLarge(let limit):
                 return (
-                    413, "body-too-large", "Request body too large", "The request body exceeds \(limit) bytes.", true
+                    413, "body-too-large", "Request body too large",
+                    "The request body exceeds \(limit) bytes (limits.max_request_body).", true
                 )
             case .notAProxyRequest:
                 return (

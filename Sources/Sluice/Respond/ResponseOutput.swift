@@ -36,6 +36,10 @@ final class ResponseOutput {
 
     /// The client takes the response as parts, not bytes (an HTTP/2 stream).
     private let parts: (any ResponseParts)?
+    /// The origin's trailer fields, written in a chunked body's trailer section (RFC 9112
+    /// §7.1.2); a body framed by its length has no room for them (they are dropped, as a
+    /// recipient may).
+    var trailers: HTTPFields?
 
     init(stream: any ClientStream, keepAlive: Bool) {
         self.stream = stream
@@ -239,7 +243,11 @@ final class ResponseOutput {
             return
         }
         if framing == .chunked {
-            ResponseWriter.lastChunk.withUnsafeBytes { send($0) }
+            if let trailers, !trailers.fields.isEmpty {
+                ResponseWriter.lastChunk(trailers: trailers).withUnsafeBytes { send($0) }
+            } else {
+                ResponseWriter.lastChunk.withUnsafeBytes { send($0) }
+            }
         } else {
             send()
         }

@@ -110,6 +110,18 @@ enum ResponseWriter {
     /// The last chunk and an empty trailer section.
     static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
 
+    /// The last chunk and a trailer section with `trailers` (framing fields left out: RFC 9110
+    /// §6.5.1 keeps them out of trailers).
+    static func lastChunk(trailers: HTTPFields) -> [UInt8] {
+        var bytes = Array("0\r\n".utf8)
+        for field in trailers
+        where !field.is(.contentLength) && !field.is(.transferEncoding) && !field.is(.trailer) && !field.is(.host) {
+            bytes += Array(field.name.utf8) + [0x3A, 0x20]
+            bytes += HTTPFields.Field.wireBytes(field.value, opaque: field.opaque) + crlf
+        }
+        return bytes + crlf
+    }
+
     /// The 100 Continue interim response.
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 

@@ -8,6 +8,7 @@ bytes as messages (no generated code).
       /test.Echo/Slow           answers after 0.3 s (deadlines expire first)
       /test.Echo/Trailer        answers OK with the request's `x-big` metadata back as a trailer
       /test.Echo/Big            answers N messages of 1 MiB each (N = the request as a number)
+      /test.Echo/Collect        (client streaming) answers the sizes of the messages it got, joined by commas
   grpc_test.py client PROXY_PORT localhost:PORT CA_FILE
       the calls through the proxy (grpc_proxy), TLS trusting CA_FILE; prints JSON: unary,
       streaming and failing calls; a 20 000-byte trailer; 250 calls whose 100 ms deadline expires
@@ -15,6 +16,11 @@ bytes as messages (no generated code).
   grpc_test.py basic PROXY_PORT localhost:PORT CA_FILE
       a unary call, a stream of 3, a failing call and a 100-byte trailer; prints JSON (a
       recording's replay gives the same)
+  grpc_test.py quiet PROXY_PORT localhost:PORT CA_FILE SECONDS
+      one /test.Echo/Collect call whose stream sends a message, is quiet SECONDS, then sends
+      another; prints JSON: the answer, or the status and details
+  grpc_test.py upload PROXY_PORT localhost:PORT CA_FILE N
+      one /test.Echo/Collect call streaming N messages of 1 MiB; prints JSON as quiet does
   grpc_test.py big PROXY_PORT localhost:PORT CA_FILE N
       one /test.Echo/Big call for N messages through the proxy; prints JSON: the messages and
       bytes received, and the status
@@ -53,7 +59,11 @@ def server(cert, key):
         for i in range(int(request)):
             yield bytes([i % 256]) * (1 << 20)
 
+    def collect(requests, context):
+        return ",".join(str(len(message)) for message in requests).encode()
+
     handler = grpc.method_handlers_generic_handler("test.Echo", {
+        "Collect": grpc.stream_unary_rpc_method_handler(collect),
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Stream": grpc.unary_stream_rpc_method_handler(stream),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
@@ -149,7 +159,30 @@ def big(proxy_port, target, ca, count):
     print(json.dumps(out))
 
 
-if sys.argv[1] == "server":
+def collect(proxy_port, target, ca, messages):
+    """One client-streaming call sending what `messages` yields; its answer or its status."""
+    os.environ["grpc_proxy"] = "http://127.0.0.1:%s" % proxy_port
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(ca, "rb").read())
+    out = {}
+    with grpc.secure_channel(target, credentials, options=[("grpc.max_send_message_length", 8 << 20)]) as channel:
+        try:
+            out["answer"] = channel.stream_unary("/test.Echo/Collect")(messages, timeout=60).decode()
+        except grpc.RpcError as error:
+            out["status"] = [error.code().name, error.details()]
+    print(json.dumps(out))
+
+
+def quiet_stream(seconds):
+    yield b"a"
+    time.sleep(seconds)
+    yield b"bb"
+
+
+if sys.argv[1] == "quiet":
+    collect(sys.argv[2], sys.argv[3], sys.argv[4], quiet_stream(float(sys.argv[5])))
+elif sys.argv[1] == "upload":
+    collect(sys.argv[2], sys.argv[3], sys.argv[4], (b"u" * (1 << 20) for _ in range(int(sys.argv[5]))))
+elif sys.argv[1] == "server":
     server(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "basic":
     basic(sys.argv[2], sys.argv[3], sys.argv[4])

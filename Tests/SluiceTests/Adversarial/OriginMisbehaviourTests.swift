@@ -209,6 +209,25 @@ struct OriginMisbehaviourTests {
         try Self.expect(outcome, path: "/bad", origin: origin, proxy: proxy, "\(name) (\(engine))")
     }
 
+    @Test(
+        "An origin's trailer fields reach an HTTP/1.1 client in the chunked trailer section; framing fields do not",
+        arguments: engines)
+    func trailersReachHTTP11Clients(engine: Configuration.UpstreamEngine) throws {
+        let origin = try OriginServer { _ in
+            .raw(
+                Self.bytes(
+                    "HTTP/1.1 200 OK\r\nCache-Control: no-store\r\nTrailer: X-Checksum\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Checksum: abc123\r\nX-Other: two\r\nContent-Length: 9\r\n\r\n"
+                ))
+        }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: Self.configuration(engine))
+        let response = try RawClient(port: proxy.port).request(
+            RawClient.get(origin.url("/t"), extra: "TE: trailers\r\n"))
+        #expect(response.status == 200 && response.text == "hello", "\(engine)")
+        #expect(response.trailers.map(\.0) == ["X-Checksum", "X-Other"], "\(engine): \(response.trailers)")
+        #expect(response.trailers.first?.1 == "abc123")
+    }
+
     @Test("An answer cut before its head ends, or one that is no HTTP at all, says which", arguments: engines)
     func closedInHeadIsNamed(engine: Configuration.UpstreamEngine) throws {
         // Given an origin that answers "hello" (HTTP/0.9 style, no line end) and one that stops

@@ -428,6 +428,29 @@ struct GRPCTests {
     }
 
     @Test(
+        "A client stream quiet longer than upstream_response is no origin slow to answer; Sluice's own refusals are gRPC statuses"
+    )
+    func quietStreamsAndStatuses() throws {
+        let setup = try WebSocketTests.Setup()
+        let (server, port) = try TestVenv.start("grpc/grpc_test.py", ["server", setup.certificate, setup.key])
+        defer { TestVenv.stop(server) }
+        var configuration = try setup.configuration(port: port)
+        configuration.timeouts.upstreamResponse = 1000
+        configuration.limits.maxRequestBody = 2 << 20
+        let proxy = try ProxyHarness(configuration: configuration)
+        let arguments = [String(proxy.port), "localhost:\(port)", setup.caCert]
+        // The stream sends a message, is quiet 2.5 s (the head wait is 1 s), then sends another.
+        let (quietStatus, quiet) = try TestVenv.run("grpc/grpc_test.py", ["quiet"] + arguments + ["2.5"])
+        #expect(quietStatus == 0 && quiet["answer"] as? String == "1,2", "\(quiet)")
+        // Over limits.max_request_body: a gRPC status saying so, not an HTTP 413 the client
+        // reports as UNKNOWN without a word.
+        let (_, over) = try TestVenv.run("grpc/grpc_test.py", ["upload"] + arguments + ["4"])
+        let status = over["status"] as? [String] ?? []
+        #expect(status.first == "RESOURCE_EXHAUSTED", "\(over)")
+        #expect(status.last?.contains("max_request_body") == true, "\(over)")
+    }
+
+    @Test(
         "Calls recorded (statuses and trailers kept) are replayed with the server gone: same messages, statuses, trailers"
     )
     func recordedAndReplayed() throws {

@@ -1,0 +1,56 @@
+/// Sluice's own answers to gRPC calls (`content-type: application/grpc…`, HTTP/2): a gRPC client
+/// reads a status from `grpc-status`, not from HTTP's, and shows nothing of a problem+json body.
+/// So a problem Sluice answers a call with goes as gRPC's Trailers-Only answer (one HEADERS frame:
+/// HTTP 200, `grpc-status`, `grpc-message` with the problem's slug and detail, no body), its
+/// code mapped from the HTTP status as gRPC's own HTTP-to-gRPC mapping does.
+/// - SeeAlso: gRPC's `doc/PROTOCOL-HTTP2.md` (Trailers-Only, percent-encoded `grpc-message`) and
+///   `doc/http-grpc-status-mapping.md`.
+enum GRPCAnswer {
+    /// Whether a request is a gRPC call (not gRPC-Web, whose status travels in its body).
+    static func isCall(_ request: ProxyRequest) -> Bool {
+        guard let type = request.headers[.contentType]?.lowercased(), type.hasPrefix("application/grpc") else {
+            return false
+        }
+        return !type.hasPrefix("application/grpc-web")
+    }
+
+    /// The gRPC status code for a problem's HTTP status.
+    static func code(forHTTPStatus status: Int) -> Int {
+        switch status {
+        case 400: 13  // INTERNAL
+        case 401, 407: 16  // UNAUTHENTICATED
+        case 403: 7  // PERMISSION_DENIED
+        case 404: 12  // UNIMPLEMENTED
+        case 408: 4  // DEADLINE_EXCEEDED
+        case 413, 431: 8  // RESOURCE_EXHAUSTED
+        case 429, 502, 503, 504: 14  // UNAVAILABLE
+        default: 2  // UNKNOWN
+        }
+    }
+
+    /// `text` as `grpc-message` carries it: bytes outside printable ASCII, and `%`, percent-encoded.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if byte >= 0x20, byte <= 0x7E, byte != 0x25 {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                out += "%"
+                out.unicodeScalars.append(hex[Int(byte >> 4)])
+                out.unicodeScalars.append(hex[Int(byte & 15)])
+            }
+        }
+        return out
+    }
+
+    /// The Trailers-Only head answering a call with `problem`.
+    static func head(_ problem: Problem, date: String) -> ResponseHead {
+        var headers = HTTPFields()
+        headers.append(name: "content-type", value: "application/grpc", code: .contentType)
+        headers.append(name: "grpc-status", value: String(code(forHTTPStatus: problem.status)))
+        headers.append(name: "grpc-message", value: percentEncoded("\(problem.slug): \(problem.detail)"))
+        headers.append(name: "date", value: date, code: .date)
+        return ResponseHead(status: 200, reason: "OK", headers: headers)
+    }
+}
