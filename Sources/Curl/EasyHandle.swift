@@ -231,8 +231,18 @@ public final class EasyHandle {
     /// nothing (a rule's explicit choice). Options go back to the defaults when the handle is reused.
     /// - SeeAlso: `CURLOPT_CAINFO`, `CURLOPT_PINNEDPUBLICKEY`, `CURLOPT_SSL_VERIFYPEER`,
     ///   `CURLOPT_SSL_VERIFYHOST`, `CURLOPT_SSLVERSION`.
-    public func setTrust(caFile: String?, pins: String?, verify: Bool, minimumVersion: TLSVersion?) {
+    /// `clientCertificate`: a PEM file with the certificate to send an origin that asks for one
+    /// (`clientKey`: its key's PEM file, else the same file).
+    /// - SeeAlso: `CURLOPT_SSLCERT`, `CURLOPT_SSLKEY`.
+    public func setTrust(
+        caFile: String?, pins: String?, verify: Bool, minimumVersion: TLSVersion?, clientCertificate: String? = nil,
+        clientKey: String? = nil
+    ) {
         hasCustomTrust = true
+        if let clientCertificate {
+            _ = clientCertificate.withCString { sluice_easy_setopt_string(handle, CURLOPT_SSLCERT, $0) }
+            _ = (clientKey ?? clientCertificate).withCString { sluice_easy_setopt_string(handle, CURLOPT_SSLKEY, $0) }
+        }
         if let caFile {
             _ = caFile.withCString { sluice_easy_setopt_string(handle, CURLOPT_CAINFO, $0) }
             sluice_easy_setopt_string(handle, CURLOPT_CAPATH, nil)
@@ -257,6 +267,8 @@ public final class EasyHandle {
             _ = path.withCString { sluice_easy_setopt_string(handle, CURLOPT_CAPATH, $0) }
         }
         sluice_easy_setopt_string(handle, CURLOPT_PINNEDPUBLICKEY, nil)
+        sluice_easy_setopt_string(handle, CURLOPT_SSLCERT, nil)
+        sluice_easy_setopt_string(handle, CURLOPT_SSLKEY, nil)
         set(CURLOPT_SSL_VERIFYPEER, 1)
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_DEFAULT))

@@ -199,6 +199,9 @@ struct CheckConfigCommand: ParsableCommand {
         let (configuration, source) = try options.load()
         // What `serve` would refuse to start with, said here too.
         if let refusal = ProxyServer.listenRefusal(configuration) { throw CommandFailure.failed(refusal.description) }
+        if let refusal = ProxyServer.clientCertificateRefusal(configuration) {
+            throw CommandFailure.failed(refusal.description)
+        }
         print("configuration OK: \(source)")
         for warning in ProxyServer.accessWarnings(configuration) { print("warning: \(warning)") }
         for rule in configuration.rules {

@@ -25,7 +25,7 @@ public final class HTTPSOrigin: @unchecked Sendable {
     /// ``CertificateAuthority/issueServerCertificate(for:validFrom:validDays:selfSigned:)``).
     public init(
         authority: CertificateAuthority, name: String = "localhost", validFrom: Int = -1, validDays: Int = 30,
-        selfSigned: Bool = false
+        selfSigned: Bool = false, clientCA: String? = nil
     ) throws {
         directory = TestScratch.root.appendingPathComponent("https-origin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +38,10 @@ public final class HTTPSOrigin: @unchecked Sendable {
             to: directory.appendingPathComponent("origin.py"), atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", directory.appendingPathComponent("origin.py").path, directory.path]
+        // With `clientCA`: every client must show a certificate that CA issued (mutual TLS).
+        process.arguments =
+            ["python3", directory.appendingPathComponent("origin.py").path, directory.path]
+            + (clientCA.map { [$0] } ?? [])
         output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -175,6 +178,9 @@ public final class HTTPSOrigin: @unchecked Sendable {
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(os.path.join(d, "cert.pem"), os.path.join(d, "key.pem"))
+        if len(sys.argv) > 2:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(sys.argv[2])
         server.socket = context.wrap_socket(server.socket, server_side=True)
         print(server.server_address[1], flush=True)
         server.serve_forever()

@@ -18,7 +18,13 @@ public final class TLSClientContext {
     ///   - caFile: PEM CA certificates trusted instead of the system store (`nil`: the system store).
     ///   - verify: check the chain and the name (`false`: accept any certificate).
     ///   - tls13Only: offer TLS 1.3 only (a rule's `min_version: "1.3"`).
-    public init(caFile: String? = nil, verify: Bool = true, tls13Only: Bool = false) throws(TLSError) {
+    ///   - certificate: a PEM file with the client certificate (and its chain) sent to servers
+    ///     that ask for one (mutual TLS); `key`: the PEM file of its private key (`nil`: in
+    ///     `certificate`'s file).
+    public init(
+        caFile: String? = nil, verify: Bool = true, tls13Only: Bool = false, certificate: String? = nil,
+        key: String? = nil
+    ) throws(TLSError) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError("create the TLS context") }
         self.context = context
         verifies = verify
@@ -32,6 +38,17 @@ public final class TLSClientContext {
             }
         } else if SSL_CTX_set_default_verify_paths(context) != 1 {
             throw TLSError("read the system's CA certificates")
+        }
+        if let certificate {
+            guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1 else {
+                throw TLSError("read the client certificate in \(certificate)")
+            }
+            guard SSL_CTX_use_PrivateKey_file(context, key ?? certificate, SSL_FILETYPE_PEM) == 1 else {
+                throw TLSError("read the client certificate's key in \(key ?? certificate)")
+            }
+            guard SSL_CTX_check_private_key(context) == 1 else {
+                throw TLSError("the key in \(key ?? certificate) is not the client certificate's")
+            }
         }
         // Sessions are kept here, per server name, not in OpenSSL's internal store.
         _ = ctls_ctx_set_session_cache_mode(

@@ -45,6 +45,11 @@ public struct UpstreamTrust: Sendable, Hashable {
     public var verify = true
     /// Lowest TLS version offered to the origin; `nil` = libcurl's default.
     public var minVersion: TLSVersion?
+    /// A PEM file with the client certificate (and chain) for an origin that asks for one
+    /// (mutual TLS); `nil` = none is sent.
+    public var clientCertificate: String?
+    /// The PEM file of that certificate's private key; `nil` = in ``clientCertificate``'s file.
+    public var clientKey: String?
 
     public init() {}
 }

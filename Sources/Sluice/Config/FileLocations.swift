@@ -69,7 +69,7 @@ extension Configuration {
         }
         copy.record.file = record.file.map { FileLocations.resolve($0, against: directory) }
         copy.replay.file = replay.file.map { FileLocations.resolve($0, against: directory) }
-        copy.defaults.tls?.caFile = defaults.tls?.caFile.map { FileLocations.resolve($0, against: directory) }
+        copy.defaults.tls = defaults.tls.map { $0.anchored(in: directory) }
         for index in copy.rules.indices {
             if let contract = rules[index].contract {
                 copy.rules[index].contract?.source =
@@ -84,9 +84,7 @@ extension Configuration {
             if case .file(let path) = rules[index].respond?.body {
                 copy.rules[index].respond?.body = .file(FileLocations.resolve(path, against: directory))
             }
-            copy.rules[index].tls?.caFile = rules[index].tls?.caFile.map {
-                FileLocations.resolve($0, against: directory)
-            }
+            copy.rules[index].tls = rules[index].tls.map { $0.anchored(in: directory) }
         }
         return copy
     }
@@ -103,5 +101,17 @@ extension Configuration {
     /// Whether any of Sluice's own files lives in `locations`' data directory.
     public func usesDataDirectory(_ locations: FileLocations) -> Bool {
         [cache.path, tls.caCert, tls.caKey].contains { $0.hasPrefix(locations.dataDirectory + "/") }
+    }
+}
+
+extension UpstreamTrust {
+    /// The trust with its files (`ca_file`, `client_certificate`, `client_key`) relative to
+    /// `directory` (the configuration file's).
+    func anchored(in directory: String) -> UpstreamTrust {
+        var copy = self
+        copy.caFile = caFile.map { FileLocations.resolve($0, against: directory) }
+        copy.clientCertificate = clientCertificate.map { FileLocations.resolve($0, against: directory) }
+        copy.clientKey = clientKey.map { FileLocations.resolve($0, against: directory) }
+        return copy
     }
 }

@@ -77,6 +77,11 @@ extension RuleParser {
             "false accepts any certificate (warned at start; never allowed in defaults)."
         ),
         ("rules[].tls.min_version", "1.2 | 1.3", "libcurl's", "Lowest TLS version offered to the origin."),
+        (
+            "rules[].tls.client_certificate", "path", "none",
+            "PEM client certificate (and chain) sent to an origin that asks for one (mutual TLS); checked at start."
+        ),
+        ("rules[].tls.client_key", "path", "the certificate's file", "PEM private key of tls.client_certificate."),
         ("defaults.tls", "tls block", "none", "`pins`, `ca_file`, `min_version` for requests no rule matches."),
         (
             "rules[].respond.status", "code", "200",

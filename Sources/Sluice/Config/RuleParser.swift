@@ -192,7 +192,8 @@ enum RuleParser {
         return settings
     }
 
-    /// `tls: { pins: [...], ca_file: PATH, verify: true, min_version: "1.2" }`.
+    /// `tls: { pins: [...], ca_file: PATH, verify: true, min_version: "1.2", client_certificate: PEM,
+    /// client_key: PEM }`.
     private static func parseTrust(_ item: ConfigLoader.Value, path: String) throws(ConfigError) -> UpstreamTrust {
         var trust = UpstreamTrust()
         for (name, value, line) in try mapping(item.node, path: path) {
@@ -210,14 +211,24 @@ enum RuleParser {
                 let text = try entry.string()
                 guard !text.isEmpty else { throw entry.fail("expected a PEM file path") }
                 trust.caFile = text
+            case "client_certificate", "client_key":
+                let text = try entry.string()
+                guard !text.isEmpty else { throw entry.fail("expected a PEM file path") }
+                if name == "client_certificate" { trust.clientCertificate = text } else { trust.clientKey = text }
             case "verify": trust.verify = try entry.bool()
             case "min_version":
                 guard let version = TLSVersion(rawValue: try entry.string()) else {
                     throw entry.fail("expected 1.2 or 1.3")
                 }
                 trust.minVersion = version
-            default: throw unknown(name, path: path, line: line, allowed: ["pins", "ca_file", "verify", "min_version"])
+            default:
+                throw unknown(
+                    name, path: path, line: line,
+                    allowed: ["pins", "ca_file", "verify", "min_version", "client_certificate", "client_key"])
             }
+        }
+        if trust.clientKey != nil, trust.clientCertificate == nil {
+            throw ConfigLoader.Value(node: item.node, path: path).fail("client_key needs client_certificate")
         }
         return trust
     }

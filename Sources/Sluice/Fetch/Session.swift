@@ -196,7 +196,7 @@ public final class Session {
                     case .tls12: .tls12
                     case .tls13: .tls13
                     }
-                })
+                }, clientCertificate: trust.clientCertificate, clientKey: trust.clientKey)
         }
         handle.setTimeouts(
             connectMilliseconds: settings.connectTimeoutMilliseconds,

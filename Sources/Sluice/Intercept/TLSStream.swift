@@ -142,12 +142,17 @@ final class TLSStream: ClientStream, TLSTransport {
                 sawCloseNotify = true
                 phase = phase == .readOnly ? .closed : .writeOnly
                 return
-            case .failed:
+            case .failed(let reason):
+                failure = reason
                 phase = .closed
                 return
             }
         }
     }
+
+    /// Why the peer's records could not be read, when they could not (OpenSSL's reason: a TLS
+    /// alert the peer sent, `tlsv13 alert certificate required`).
+    private(set) var failure: String?
 
     /// Decrypts what came since: when nothing waits, and also when some plain text waits already
     /// but the socket brought more, or the last decryption stopped at ``plainLimit`` (a request

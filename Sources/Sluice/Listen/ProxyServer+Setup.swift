@@ -52,6 +52,22 @@ extension ProxyServer {
         }
     }
 
+    /// Why a rule's client certificate cannot be used (a file missing, unreadable, or its key
+    /// not the certificate's): `serve` refuses to start, `check-config` says it. Nothing of the
+    /// key is said.
+    public static func clientCertificateRefusal(_ configuration: Configuration) -> ParentProxyRefused? {
+        for rule in configuration.rules + [configuration.defaults] {
+            guard let trust = rule.tls, let certificate = trust.clientCertificate else { continue }
+            do {
+                _ = try TLSClientContext(certificate: certificate, key: trust.clientKey)
+            } catch {
+                let name = rule.name.isEmpty ? "defaults" : "rule \(rule.name)"
+                return ParentProxyRefused(reason: "\(name): tls.client_certificate: \(error)")
+            }
+        }
+        return nil
+    }
+
     /// Why `serve` would not listen as configured: a listener on a LAN address (other devices
     /// reach it) needs access control, or it would be an open proxy by accident. `check-config`
     /// says it too.

@@ -119,6 +119,7 @@ public final class ProxyServer {
             throw ListenFailure(key: "listen", address: configuration.listen, code: 0)
         }
         if let refusal = Self.listenRefusal(configuration) { throw refusal }
+        if let refusal = Self.clientCertificateRefusal(configuration) { throw refusal }
         for warning in Self.accessWarnings(configuration) { logger.warning("\(warning)") }
         boundAddress = address
         let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {

@@ -243,6 +243,57 @@ struct InterceptionTests {
         #expect(mismatch.status == 502 && mismatch.body.contains("upstream-pin-mismatch"))
     }
 
+    @Test(
+        "An origin that wants a client certificate gets the rule's (tls.client_certificate); without one the problem says so",
+        arguments: Configuration.UpstreamEngine.allCases)
+    func clientCertificates(engine: Configuration.UpstreamEngine) throws {
+        let setup = try Setup()
+        // A client CA and a certificate it issues for client authentication, made by openssl.
+        let folder = TestScratch.root.appendingPathComponent("client-cert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+        try "extendedKeyUsage=clientAuth\n".write(toFile: path("ext"), atomically: true, encoding: .utf8)
+        for arguments in [
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                path("ca.key"),
+                "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Test client CA",
+            ],
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("client.key"),
+                "-out", path("client.csr"), "-subj", "/CN=sluice-client",
+            ],
+            [
+                "x509", "-req", "-in", path("client.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                "-CAcreateserial", "-out", path("client.pem"), "-days", "2", "-extfile", path("ext"),
+            ],
+        ] {
+            let (status, output) = try runProgram("openssl", arguments)
+            try #require(status == 0, "\(output)")
+        }
+        let origin = try HTTPSOrigin(authority: setup.originCA, clientCA: path("ca.pem"))
+        defer { origin.stop() }
+        var configuration = try setup.configuration(
+            extraRule: """
+                  - name: mutual
+                    match: { host: "localhost", path: "/nostore" }
+                    tls: { ca_file: \(setup.originCAPath), client_certificate: \(path("client.pem")), client_key: \(path("client.key")) }
+                """, connectPort: origin.port)
+        configuration.upstream.engine = engine
+        let proxy = try ProxyHarness(configuration: configuration)
+        let mutual = try Self.curl(origin.url("/nostore"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(mutual.status == 200 && mutual.body == "fresh every time", "\(engine): \(mutual.body)")
+        // The other paths have no client certificate: a 502 that names what is missing.
+        let without = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
+        #expect(without.status == 502, "\(engine): \(without.body)")
+        if engine == .auto { #expect(without.body.contains("client certificate"), "\(without.body)") }
+        // A key that is not the certificate's is refused at start, saying where.
+        var wrong = configuration
+        let index = try #require(wrong.rules.firstIndex { $0.name == "mutual" })
+        wrong.rules[index].tls?.clientKey = path("ca.key")
+        #expect(ProxyServer.clientCertificateRefusal(wrong)?.description.contains("rule mutual") == true)
+    }
+
     /// Python's `ssl` through the proxy with `verify` (a CA file, or `False`): its exit status
     /// and what it printed (status, Cache-Status, body), or the error.
     static func python(_ url: String, proxy: UInt16, verify: String) throws -> (Int32, String) {

@@ -236,7 +236,14 @@ extension NativeTransfer {
 
     /// Why a close before the end of the head failed the transfer: nothing came, a head was cut,
     /// or what came is no HTTP/1.x answer at all (an HTTP/0.9 body, another protocol).
-    private func closedInHeadDetail() -> String {
+    func closedInHeadDetail() -> String {
+        if let tls = connection?.stream as? TLSStream, let failure = tls.failure {
+            // An alert in place of an answer: said, with what to do about the usual one.
+            let asksCertificate = failure.contains("certificate required") || failure.contains("handshake failure")
+            return "The origin ended the TLS connection instead of answering (\(failure))."
+                + (asksCertificate
+                    ? " It may want a client certificate: give one in the rule's tls.client_certificate." : "")
+        }
         guard let stream = connection?.stream, stream.inputCount > 0 else {
             return "The origin closed the connection without a response."
         }

@@ -254,12 +254,28 @@ final class NativeTransfer {
             if case .held = reading { return }  // the rest is read when the client takes it
             _ = endOfInput()
         case .error(let code, _):
+            // An alert that came before the reset (an origin refusing a handshake's client
+            // certificate, or its absence, then closing) says why better than the reset.
+            if case .head = reading, let tls = connection?.stream as? TLSStream {
+                _ = tls.inputCount  // decrypts what came
+                if tls.failure != nil {
+                    return stop(.native(.upstreamFailed(reason: .badResponse(detail: closedInHeadDetail()))))
+                }
+            }
             // A reset is never a close-delimited body's end: the body may be cut.
             if case .head = reading, mayRetry { return retry() }
             let detail = String(cString: strerror(code))
+            // A TLS origin that wants a client certificate and got none often resets the
+            // connection (its alert lost with the reset): said as what it may be.
+            var hint = ""
+            if case .head = reading, key.scheme == "https", key.trust?.clientCertificate == nil {
+                hint =
+                    " An origin that asks for a client certificate may end the connection this way when none comes: tls.client_certificate gives one."
+            }
             stop(
                 .native(
-                    .upstreamFailed(reason: .badResponse(detail: "The connection to the origin failed (\(detail))."))))
+                    .upstreamFailed(
+                        reason: .badResponse(detail: "The connection to the origin failed (\(detail)).\(hint)"))))
         case .timeout(reading: true) where isAwaitingHead:
             // Until the head, `timeouts.upstream_response` is the limit (the task's head timer),
             // not `upstream_idle`: a slow API may think longer than its body may stall. Reading

@@ -217,7 +217,13 @@ final class OriginConnection {
             endOpening(.declined)
         case .failed(.protocolError(let reason)), .failed(.certificateRejected(let reason)),
             .failed(.noCertificate(let reason)):
-            failOpening(.upstreamFailed(reason: .tlsFailed(detail: reason)))
+            // An origin that wants a client certificate and got none ends the handshake with an
+            // alert (TLS 1.2); said with what to do.
+            let wantsCertificate =
+                key.trust?.clientCertificate == nil
+                && (reason.contains("certificate required") || reason.contains("alert handshake failure"))
+            let hint = wantsCertificate ? " (the origin may want a client certificate: tls.client_certificate)" : ""
+            failOpening(.upstreamFailed(reason: .tlsFailed(detail: reason + hint)))
         }
     }
 
