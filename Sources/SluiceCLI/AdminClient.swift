@@ -65,12 +65,17 @@ struct AdminClient {
 struct AdminAddress: ParsableArguments {
     @Option(
         name: .customLong("admin"),
-        help: "The running proxy's admin address HOST:PORT (default: the configuration's admin.listen).")
+        help:
+            "The running proxy's admin address HOST:PORT (default: the configuration's admin.listen); its token from $SLUICE_ADMIN_TOKEN, else admin.token."
+    )
     var address: String?
 
-    /// A client for the proxy at `--admin`, else at `configuration`'s admin address.
+    /// A client for the proxy at `--admin`, else at `configuration`'s admin address; its
+    /// `admin.token` from `SLUICE_ADMIN_TOKEN` when set (a proxy started with another
+    /// configuration than this command reads), else from the configuration.
     func client(_ configuration: Configuration) throws -> AdminClient {
-        try AdminClient(listen: address ?? configuration.admin.listen, token: configuration.admin.token)
+        let token = ProcessInfo.processInfo.environment["SLUICE_ADMIN_TOKEN"] ?? configuration.admin.token
+        return try AdminClient(listen: address ?? configuration.admin.listen, token: token)
     }
 
     /// The same, from the configuration `options` name.

@@ -39,6 +39,13 @@ struct BreakpointCommand: ParsableCommand {
         @Option(help: "A JSON pointer (/user/id) whose value must equal --json-equals.") var jsonPointer: String?
         @Option(help: "The JSON value at --json-pointer (7, \"text\", true).") var jsonEquals: String?
 
+        func validate() throws {
+            // Said before the proxy is asked (a usage error: exit 64).
+            guard !name.isEmpty, name.utf8.allSatisfy({ RequestParser.isTokenByte($0) }) else {
+                throw ValidationError("a breakpoint's name is letters, digits, - _ . (a token): \(name)")
+            }
+        }
+
         func run() throws {
             var spec: [String: Any] = ["stage": stage]
             var match: [String: Any] = [:]
@@ -221,10 +228,14 @@ struct PausedCommand: ParsableCommand {
                 edit["body_base64"] = data.base64EncodedString()
             }
             if let status { edit["status"] = status }
-            if !headers.isEmpty {
+            if !headers.isEmpty || status != nil {
                 let (found, item) = try client.call("GET", "/paused/\(id)")
                 guard found == 200, let item = item as? [String: Any] else {
                     throw BreakpointCommand.failure(found, item)
+                }
+                if status != nil, item["stage"] as? String != "response" {
+                    throw ValidationError(
+                        "--status edits a paused response; item \(id) is a paused \(item["stage"] ?? "request")")
                 }
                 let message = (item["response"] ?? item["request"]) as? [String: Any] ?? [:]
                 var fields = (message["headers"] as? [[String]]) ?? []
@@ -233,7 +244,7 @@ struct PausedCommand: ParsableCommand {
                     fields.removeAll { $0.first?.lowercased() == parts[0].lowercased() }
                     fields.append(parts)
                 }
-                edit["headers"] = fields
+                if !headers.isEmpty { edit["headers"] = fields }
             }
             let data = edit.isEmpty ? nil : try JSONSerialization.data(withJSONObject: edit)
             let (status, answer) = try client.call("POST", "/paused/\(id)/resume", body: data)

@@ -154,7 +154,8 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         } else if !replacing, edit.headers != nil {
             // The body untouched, the fields edited: a content coding taken off (or changed)
             // applies to the body shown, decoded (or encoded afresh), never to bytes it does not
-            // describe (RFC 9110 §8.4). A coding Sluice cannot write keeps the original's.
+            // describe (RFC 9110 §8.4). A coding Sluice cannot write keeps the original's (on a
+            // plain body: the label the person wrote).
             // (Compared as codings: `x-gzip` is gzip.)
             func codings(_ fields: HTTPFields) -> [String] {
                 fields.tokens(.contentEncoding).filter { $0 != "identity" }.map {
@@ -173,7 +174,8 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
                     body = coding.encode(plain)
                     changed = true
                 } else if was.isEmpty {
-                    head.headers.remove(.contentEncoding)
+                    // A coding Sluice does not write, named on a plain body: the person's own
+                    // label, sent as written (dropping it silently would undo their edit).
                 } else {
                     head.headers.set(
                         "Content-Encoding", held.head.headers.values(.contentEncoding).joined(separator: ", "))

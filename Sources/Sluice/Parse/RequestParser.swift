@@ -382,7 +382,7 @@ public struct RequestParser: Sendable {
     /// (Bit masks of the token bytes below 64 and from 64 to 127: digits and `!#$%&'*+-.`, then
     /// letters and `^_`|~`; a test is a shift, not a chain of comparisons.)
     @inline(__always)
-    static func isTokenByte(_ byte: UInt8) -> Bool {
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
         if byte < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(byte) & 1 != 0 }
         if byte < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(byte - 64) & 1 != 0 }
         return false

@@ -54,5 +54,10 @@ struct BreakpointEditTests {
             coded, with: Self.edit([("Content-Encoding", "gzip"), ("ETag", "\"v1\""), ("X-Seen", "1")]),
             replacing: false)
         #expect(sameBody == coded.bytes && same.headers[.etag] == "\"v1\"" && same.headers["X-Seen"] == "1")
+        // A coding Sluice does not write, on a plain body: the person's label goes as written.
+        let (custom, customBody) = BreakpointStage.edited(
+            plain, with: Self.edit([("Content-Type", "application/json"), ("Content-Encoding", "x-custom")]),
+            replacing: false)
+        #expect(custom.headers[.contentEncoding] == "x-custom" && customBody == Self.json)
     }
 }

@@ -867,12 +867,19 @@
         el("td", { text: item.id }), el("td", { text: item.stage }), el("td", { text: item.breakpoint }),
         el("td", { class: "mono", text: item.message ? item.message.direction + " " + item.message.type + ": " + (item.message.body || "").slice(0, 80)
           : (item.request.method || "") + " " + (item.request.url || "") + (item.response ? " → " + item.response.status : "") }),
-        el("td", { text: Math.max(0, Math.round(Date.now() / 1000 - item.since)) + " s" }))));
+        el("td", { text: Math.max(0, Math.round(Date.now() / 1000 - item.since)) + " s · "
+          + Math.max(0, Math.round(item.deadline - Date.now() / 1000)) + " s left" }))));
       $("paused-empty").hidden = items.length > 0;
       if (paused.picked != null && !items.some((i) => i.id === paused.picked)) {
+        // Gone while being edited (its time ran out, or its client left): the editor stays with
+        // what was typed, its buttons off, and says what happened.
+        const gone = paused.picked;
         paused.picked = null;
         paused.full = null;
-        $("paused-editor").hidden = true;
+        if (!$("paused-editor").hidden) {
+          $("paused-result").textContent = "#" + gone + " is no longer paused (breakpoints.timeout passed, or its client left): it went on without these edits.";
+          for (const button of document.querySelectorAll("#paused-editor button")) button.disabled = true;
+        }
       }
     } catch (error) { /* the next tick tries again */ }
   }
@@ -910,6 +917,7 @@
     $("paused-body").disabled = message.body_base64 != null;
     $("paused-body").placeholder = message.body_base64 != null ? "binary body (" + Math.floor(message.body_base64.replace(/=+$/, "").length * 3 / 4) + " bytes): kept as it is" : "";
     $("paused-result").textContent = "";
+    for (const button of document.querySelectorAll("#paused-editor button")) button.disabled = false;
     $("paused-editor").hidden = false;
     for (const row of document.querySelectorAll("#paused-table tbody tr")) row.classList.toggle("picked", row.dataset.id == id);
     checkPaused();
