@@ -19,6 +19,12 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// without the usage text, so that a script tells it from a verdict (exit status 1).
     static func misnamed(_ message: String) -> CommandFailure { CommandFailure(description: message, exitCode: 64) }
 
+    /// The configuration cannot be put to work: a contract that does not load, a listener that
+    /// cannot be opened (`EX_CONFIG`, 78), so that a pipeline tells it from a broken contract.
+    static func configuration(_ message: String) -> CommandFailure {
+        CommandFailure(description: message, exitCode: 78)
+    }
+
     /// Any other failure at run time (exit status 1).
     static func failed(_ message: String) -> CommandFailure { CommandFailure(description: message, exitCode: 1) }
 }

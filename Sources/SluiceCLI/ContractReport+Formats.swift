@@ -42,9 +42,9 @@ extension ContractReport {
     func junit() -> String {
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let tests = rules.reduce(0) { $0 + $1.cases.count + $1.neverSeenCount }
-        let skipped = rules.reduce(0) { $0 + $1.neverSeenCount }
         let failures = rules.reduce(0) { $0 + $1.cases.filter { $0.failed > 0 }.count }
-        out += #"<testsuites name="sluice contracts" tests="\#(tests)" failures="\#(failures)" skipped="\#(skipped)">"#
+        // (`skipped` is counted per suite: Jenkins' xunit schema allows it on <testsuite> only.)
+        out += #"<testsuites name="sluice contracts" tests="\#(tests)" failures="\#(failures)">"#
         out += "\n"
         for rule in rules {
             let failed = rule.cases.filter { $0.failed > 0 }.count
@@ -213,7 +213,7 @@ extension ContractReport {
             failedExchanges == 0
             ? "✅ no violations" : "❌ \(failedExchanges) broken exchange\(failedExchanges == 1 ? "" : "s")"
         out += "\(verdict) in \(checkedExchanges) checked.\n\n"
-        out += "| rule | operation | origin's status | exchanges | bodies validated | broken |\n"
+        out += "| rule | operation | status (or request) | exchanges | bodies validated | broken |\n"
         out += "|---|---|---|---:|---:|---:|\n"
         for rule in rules {
             for item in rule.cases {
@@ -222,22 +222,40 @@ extension ContractReport {
             }
         }
         for rule in rules where rule.failed > 0 {
-            out += "\n### Rule \(rule.name): broken exchanges\n\n"
+            out += "\n### Rule \(Self.cell(rule.name)): broken exchanges\n\n"
             for item in rule.cases {
-                for failure in item.failures.prefix(10) {
-                    out += "- `\(failure.method) \(failure.url)` → \(failure.status) to the client "
-                    out += "(\(Self.cell(item.operation)), the origin's \(item.status)):\n"
+                // The first ten, then those that break the contract somewhere the listed ones do
+                // not (up to ten more); what is left out is said.
+                var listed: [ContractReport.Failure] = []
+                var places: Set<String> = []
+                for failure in item.failures {
+                    let own = failure.violations.map { $0.keyword + "\u{1F}" + $0.schema }
+                    guard listed.count < 10 || (listed.count < 20 && own.contains { !places.contains($0) }) else {
+                        continue
+                    }
+                    listed.append(failure)
+                    places.formUnion(own)
+                }
+                for failure in listed {
+                    let whose = failure.direction == .response ? "the origin's \(item.status)" : "the request"
+                    out += "- \(Self.code("\(failure.method) \(failure.url)")) → \(failure.status) to the client "
+                    out += "(\(Self.cell(item.operation)), \(whose)):\n"
                     for violation in failure.violations.prefix(5) {
-                        out += "  - `\(violation.place)` \(violation.keyword): "
+                        out += "  - \(Self.code(violation.place)) \(Self.cell(violation.keyword)): "
                         out += "expected \(Self.cell(violation.expected)), found \(Self.cell(violation.found))\n"
                     }
                     if failure.total > 5 { out += "  - … \(failure.total - 5) more\n" }
+                }
+                if item.failed > listed.count {
+                    out +=
+                        "- … \(item.failed - listed.count) more broken exchange\(item.failed - listed.count == 1 ? "" : "s") "
+                    out += "of \(Self.cell(item.operation)) not listed\n"
                 }
             }
         }
         for rule in rules where !rule.neverSeen.isEmpty {
             let responses = "documented response\(rule.neverSeenCount == 1 ? "" : "s")"
-            out += "\n<details><summary>Rule \(rule.name): \(rule.neverSeenCount) \(responses) never seen "
+            out += "\n<details><summary>Rule \(Self.cell(rule.name)): \(rule.neverSeenCount) \(responses) never seen "
             out += "(in \(rule.neverSeen.count) of \(rule.operationsTotal) operations)</summary>\n\n"
             for (operation, statuses) in rule.neverSeen {
                 out += "- \(Self.cell(operation)): \(statuses.joined(separator: ", "))\n"
@@ -247,7 +265,39 @@ extension ContractReport {
         return out
     }
 
+    /// Text from traffic or a document as Markdown reads it in a table cell or a list: `|` escaped,
+    /// line breaks as spaces, and `<`, `>`, `&` as entities (GitHub renders raw HTML in a job
+    /// summary: an origin's `</details>` or `<img onerror=…>` must stay text).
     static func cell(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        var out = ""
+        for character in text {
+            switch character {
+            case "|": out += "\\|"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "&": out += "&amp;"
+            case "\n", "\r", "\r\n": out += " "
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// Text as a Markdown code span that nothing in it can end: line breaks as spaces, a fence
+    /// longer than any run of backticks inside, padded when it begins or ends with one; `|`
+    /// escaped (a table would split on it even in code).
+    static func code(_ text: String) -> String {
+        var flat = text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+            .replacingOccurrences(of: "\r", with: " ")
+        flat = flat.replacingOccurrences(of: "|", with: "\\|")
+        var longest = 0
+        var run = 0
+        for character in flat {
+            run = character == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let pad = flat.hasPrefix("`") || flat.hasSuffix("`") ? " " : ""
+        return fence + pad + flat + pad + fence
     }
 }

@@ -27,8 +27,9 @@ struct RunCommand: ParsableCommand {
             GIT_SSL_CAINFO, AWS_CA_BUNDLE and DENO_CERT. SIGINT and SIGTERM are passed on to CMD.
 
             The exit status is CMD's when it failed (127 when it was not found, 126 when it could not \
-            be run); else 1 when a contract was broken (and \
-            --fail-on is violations); else 0.
+            be run); 78 when Sluice cannot start as configured (a contract that does not load), \
+            before CMD runs; else 1 when a contract was broken (unless --fail-on is never), or when \
+            no exchange was checked and --fail-on is unchecked; else 0.
 
               sluice run --config ci.yaml --report contracts.xml -- pytest tests/api
               sluice run --report out.sarif --report summary.md -- npm test
@@ -43,7 +44,11 @@ struct RunCommand: ParsableCommand {
         name: .long, help: "junit, sarif, markdown or json (default: from the report's name: .xml .sarif .md .json).")
     var format: String?
 
-    @Option(name: .customLong("fail-on"), help: "violations (default): exit 1 when a contract was broken; never.")
+    @Option(
+        name: .customLong("fail-on"),
+        help:
+            "violations (default): exit 1 when a contract was broken; unchecked: also when no exchange was checked; never."
+    )
     var failOn = "violations"
 
     @Option(name: .customLong("no-proxy"), help: "Hosts CMD reaches directly (NO_PROXY), comma-separated.")
@@ -57,8 +62,8 @@ struct RunCommand: ParsableCommand {
         if command.first == "--help" || command.first == "-h" { throw CleanExit.helpRequest(self) }
         let command = command.first == "--" ? Array(command.dropFirst()) : command
         guard !command.isEmpty else { throw ValidationError("give the command to run after --") }
-        guard failOn == "violations" || failOn == "never" else {
-            throw ValidationError("--fail-on is violations or never")
+        guard ["violations", "unchecked", "never"].contains(failOn) else {
+            throw ValidationError("--fail-on is violations, unchecked or never")
         }
         if let format, ContractReport.Format(rawValue: format) == nil {
             throw ValidationError("--format is junit, sarif, markdown or json")
@@ -111,7 +116,7 @@ struct RunCommand: ParsableCommand {
         do {
             proxy = try EmbeddedProxy(configuration: configuration, logger: logger, monitors: [coverage])
         } catch {
-            throw CommandFailure.failed("cannot start the proxy: \(error)")
+            throw CommandFailure.configuration("cannot start the proxy: \(error)")
         }
         let bundle: String?
         do {
@@ -145,14 +150,30 @@ struct RunCommand: ParsableCommand {
         var unwritten: [String] = []
         for file in report {
             let chosen = format.flatMap(ContractReport.Format.init(rawValue:)) ?? ContractReport.Format(fileName: file)!
+            if let named = ContractReport.Format(fileName: file), named != chosen {
+                FileHandle.standardError.write(
+                    Data(
+                        "sluice run: warning: \(file) is written as \(chosen.rawValue) (--format), not the \(named.rawValue) its name says\n"
+                            .utf8))
+            }
             if let failure = Self.write(Array(result.text(chosen).utf8), to: file) {
                 unwritten.append("cannot write the report \(file): \(failure)")
             }
         }
         FileHandle.standardError.write(Data((summary(result) + "\n").utf8))
+        // A run that checked nothing proves nothing: said every time, a failure when asked.
+        if result.checkedExchanges == 0 {
+            FileHandle.standardError.write(
+                Data(
+                    ("sluice run: warning: no exchange was checked against a contract: CMD's traffic did not reach "
+                        + "Sluice (a client that ignores HTTP_PROXY), or went to hosts no contract rule matches (an "
+                        + "https:// host is checked only when intercepted); --fail-on unchecked makes this a failure\n")
+                        .utf8))
+        }
         if !unwritten.isEmpty { throw CommandFailure.failed(unwritten.joined(separator: "; ")) }
         if status != 0 { throw ExitCode(status) }
-        if result.failedExchanges > 0 && failOn == "violations" { throw ExitCode(1) }
+        if result.failedExchanges > 0 && failOn != "never" { throw ExitCode(1) }
+        if result.checkedExchanges == 0 && failOn == "unchecked" { throw ExitCode(1) }
     }
 
     /// Makes `folder` and those above it that are missing; the reason (`Permission denied`) when

@@ -204,6 +204,12 @@ struct CheckConfigCommand: ParsableCommand {
         }
         print("configuration OK: \(source)")
         for warning in ProxyServer.accessWarnings(configuration) { print("warning: \(warning)") }
+        for rule in configuration.rules
+        where rule.contract != nil && !rule.intercept && configuration.tls.intercept.isEmpty {
+            print(
+                "note: rule \(rule.name) checks a contract, and nothing is intercepted: https:// requests to its hosts go through blind tunnels, unchecked (intercept: true checks them)"
+            )
+        }
         for rule in configuration.rules {
             for range in rule.accept?.contentTypes ?? [] where !range.ignoredParameters.isEmpty {
                 print(

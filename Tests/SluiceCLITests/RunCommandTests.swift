@@ -181,6 +181,11 @@ struct RunCommandTests {
             currentDirectory: fixture.directory)
         #expect(unpaused.status == 0 && Date().timeIntervalSince(started) < 30, "\(unpaused.output)")
         #expect(unpaused.output.contains("breakpoints are off here (no admin port to decide them): all"))
+        // A run that checked nothing says so; --fail-on unchecked makes it a failure.
+        let nothing = try CLI.run(["run", "--config", fixture.config, "--", "true"])
+        #expect(nothing.status == 0 && nothing.output.contains("no exchange was checked"), "\(nothing.output)")
+        let strict = try CLI.run(["run", "--config", fixture.config, "--fail-on", "unchecked", "--", "true"])
+        #expect(strict.status == 1, "\(strict.output)")
         let missing = try CLI.run(["run", "--config", fixture.config])
         #expect(missing.status == 64 && missing.output.contains("give the command to run after --"))
         // A command that cannot start is told apart from a broken contract (1), as shells do it

@@ -133,7 +133,7 @@ extension Exchange: TaskDelegate {
         if !fromCache { store(response) }
         if case .untouched(let detail) = plan { noteUntouched(detail) }
         output.status = response.status
-        if let chain = composeResponseStages(response, plan: plan, fromCache: fromCache) {
+        if let chain = composeResponseStages(response, plan: plan) {
             stages.response = chain
             chain.head(response)
         } else {

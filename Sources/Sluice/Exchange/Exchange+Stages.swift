@@ -32,14 +32,15 @@ extension Exchange {
         if !wire.isEmpty { stages.wire = DeliveryChain(wire, sink: WireSink(self)) }
     }
 
-    /// The response stages for a final head: its contract check (from the origin only: a stored
-    /// response had its verdict when it was stored), then the JSON transform the plan holds for.
-    func composeResponseStages(_ response: ResponseHead, plan: JSONBodyDelivery.Plan, fromCache: Bool)
+    /// The response stages for a final head: its contract check (a stored response's too: the
+    /// client gets it, and the contract may have changed since it was stored; a run's report
+    /// counts hits as it counts fetches), then the JSON transform the plan holds for.
+    func composeResponseStages(_ response: ResponseHead, plan: JSONBodyDelivery.Plan)
         -> DeliveryChain<ResponseHead>?
     {
         let transforms: Bool
         if case .hold = plan, route.transform != nil { transforms = true } else { transforms = false }
-        let checks = !fromCache && route.rule.contract != nil
+        let checks = route.rule.contract != nil
         // Most exchanges have no stage: no array is made for them.
         guard checks || transforms || env.breakpoints.pausesResponses else { return nil }
         var stages: [any DeliveryStage<ResponseHead>] = []

@@ -79,7 +79,8 @@ final class Exchange {
             .init(
                 request: request, url: RouteDecision.urlText(request), transform: nil,
                 transformLimit: env.transformLimit,
-                cache: env.machineCache, acceptance: route.rule.accept, ruleName: route.rule.name))
+                cache: env.machineCache, acceptance: route.rule.accept, ruleName: route.rule.name,
+                checksContract: route.rule.contract != nil))
     }
 
     /// A task still running (the session holds it) no longer points back here.

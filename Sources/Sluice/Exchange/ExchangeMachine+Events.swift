@@ -58,6 +58,9 @@ extension ExchangeMachine {
         /// validates this exchange. In `enforce` mode a stored response that fails is not served.
         var acceptance: Acceptance? = nil
         var ruleName = ""
+        /// The rule checks responses against a contract: a stored one too, as it is served (never
+        /// the memory tier's plain path, which skips the stages).
+        var checksContract = false
     }
 
     /// What happened.

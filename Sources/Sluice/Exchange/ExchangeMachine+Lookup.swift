@@ -106,7 +106,7 @@ extension ExchangeMachine {
         }
         let exchange = StoredAnswer.Request(
             request: context.request, transform: context.transform, transformLimit: context.transformLimit,
-            validated: context.acceptance != nil)
+            validated: context.acceptance != nil || context.checksContract)
         return StoredAnswer.decide(head, size: size, for: exchange, verdict: verdict, fromUpstream: fromUpstream)
     }
 

@@ -50,15 +50,26 @@ extension UpstreamTask {
         case .connect:
             return .upstreamFailed(reason: .connectFailed(host: currentRequest.url.authority, detail: error.message))
         case .timeout: return .upstreamFailed(reason: .timedOut(detail: error.message))
-        case .tls: return .upstreamFailed(reason: .tlsFailed(detail: error.message))
+        case .tls:
+            return .upstreamFailed(reason: .tlsFailed(detail: error.message + clientCertificateHint(error.message)))
         case .certificate:
             return .upstreamFailed(
                 reason: .certificateInvalid(host: host, detail: Self.certificateReason(error.message)))
         case .pinMismatch: return .upstreamFailed(reason: .pinMismatch(host: host))
         case .badURL: return .badRequest(reason: .malformed("libcurl rejected the URL: \(error.message)"))
         case .receive, .send, .protocolViolation, .aborted, .other:
-            return .upstreamFailed(reason: .badResponse(detail: error.message))
+            return .upstreamFailed(reason: .badResponse(detail: error.message + clientCertificateHint(error.message)))
         }
+    }
+
+    /// What an origin that wants a client certificate, and got none, makes of the connection
+    /// (its alert, or a reset when the alert was lost): said with what to do.
+    private func clientCertificateHint(_ message: String) -> String {
+        guard currentRequest.url.scheme == "https", currentRequest.trust?.clientCertificate == nil, response == nil
+        else { return "" }
+        let text = message.lowercased()
+        guard text.contains("certificate required") || text.contains("connection reset") else { return "" }
+        return " (the origin may want a client certificate: tls.client_certificate gives one)"
     }
 
     /// libcurl's words for a failed verification, in the client's terms (it can no longer see the

@@ -31,8 +31,12 @@ public struct ContractReport: Sendable {
         public var seen = 0
         public var validated = 0
         public var failed = 0
-        /// The first failures (at most ``ContractReport/keptFailures``).
+        /// The first failures (at most ``ContractReport/keptFailures``), then each later one that
+        /// breaks the contract somewhere none of those did (at most as many again): a leak the
+        /// sixty-first exchange shows is not hidden behind sixty of another kind.
         public var failures: [Failure] = []
+        /// What the kept failures broke: keyword and schema location, each once.
+        var brokenPlaces: Set<String> = []
     }
 
     public struct RuleReport: Sendable {
@@ -54,6 +58,37 @@ public struct ContractReport: Sendable {
 
     /// Failures kept per case (the rest are counted).
     public static let keptFailures = 50
+
+    /// Query parameters that carry credentials (API keys, tokens, signatures): their values never
+    /// reach a report, which CI jobs publish.
+    static let credentialParameters: Set<String> = [
+        "api_key", "apikey", "api-key", "key", "token", "access_token", "id_token", "refresh_token", "auth",
+        "authorization", "password", "passwd", "pwd", "secret", "client_secret", "signature", "sig", "session",
+        "sessionid", "session_id", "code", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+    ]
+
+    /// `url` with the values of its credential query parameters (``credentialParameters``, any
+    /// case, or any name containing `token`, `secret` or `password`) replaced by `REDACTED`, and
+    /// a user-info part dropped.
+    public static func redactingCredentials(_ url: String) -> String {
+        var text = url
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
+            !text[scheme.upperBound..<at].contains("/")
+        {
+            text.removeSubrange(scheme.upperBound...at)
+        }
+        guard let mark = text.firstIndex(of: "?") else { return text }
+        let query = text[text.index(after: mark)...]
+        let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
+            guard let equals = part.firstIndex(of: "=") else { return String(part) }
+            let name = (part[..<equals].removingPercentEncoding ?? String(part[..<equals])).lowercased()
+            let secret =
+                credentialParameters.contains(name) || name.contains("token") || name.contains("secret")
+                || name.contains("password")
+            return secret ? part[..<equals] + "=REDACTED" : String(part)
+        }
+        return text[...mark] + parts.joined(separator: "&")
+    }
 
     public var rules: [RuleReport]
     /// The exchanges that broke a contract (by request, response or both: once each).
@@ -213,11 +248,17 @@ public final class ContractCoverage: EventMonitor, @unchecked Sendable {
             if check?.bodyValidated == true { entry.validated += 1 }
             if let failure {
                 entry.failed += 1
-                if entry.failures.count < ContractReport.keptFailures {
+                let places = failure.violations.map { $0.keyword + "\u{1F}" + $0.schema }
+                let first = entry.failures.count < ContractReport.keptFailures
+                let new =
+                    entry.failures.count < 2 * ContractReport.keptFailures
+                    && places.contains { !entry.brokenPlaces.contains($0) }
+                if first || new {
                     entry.failures.append(
                         ContractReport.Failure(
-                            url: url, method: requestMethod, status: clientStatus, direction: failure.direction,
-                            violations: failure.violations, total: failure.total))
+                            url: ContractReport.redactingCredentials(url), method: requestMethod, status: clientStatus,
+                            direction: failure.direction, violations: failure.violations, total: failure.total))
+                    entry.brokenPlaces.formUnion(places)
                 }
             }
             table[key] = (rule, entry)

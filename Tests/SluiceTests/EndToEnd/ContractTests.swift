@@ -214,6 +214,13 @@ struct ContractTests {
         #expect(response.body == body)
         #expect(response.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=2") == true)
         #expect(proxy.stats.contractFailed == 1)
+        // Stored, then served again: the hit is checked as it goes out, counted like the fetch (a
+        // run's report with a warm cache must not pass what the client got broken).
+        let hit = try client.request(RawClient.get(origin.url("/v2/items")))
+        #expect(hit.header("cache-status")?.hasPrefix("Sluice; hit") == true, "\(hit.fields)")
+        #expect(hit.body == body && origin.requests.count == 1)
+        #expect(hit.header("sluice-validation")?.contains("failed; reason=\"contract\"; violations=2") == true)
+        #expect(proxy.stats.contractFailed == 2)
         // An undocumented status is reported too (undocumented: report).
         let other = try OriginServer { _ in .text("{}", status: 418, headers: [("Content-Type", "application/json")]) }
         defer { other.stop() }

@@ -32,4 +32,32 @@ struct ContractCoverageTests {
         #expect(cases.last?.operation == "getItem (GET /items/{id})" && cases.last?.documented == true)
         #expect(coverage.exchanges(of: "shop").checked == limit + 6)
     }
+
+    @Test("Past the first failures kept, one that breaks the contract somewhere new is kept too; URLs lose credentials")
+    func distinctFailuresAndRedaction() {
+        let coverage = ContractCoverage()
+        let check = ContractCheck(
+            rule: "shop", operationId: "getUser", method: "GET", template: "/users/{id}", status: 200,
+            bodyValidated: true, undocumented: [])
+        func failure(_ keyword: String, _ schema: String) -> ContractFailure {
+            ContractFailure(
+                rule: "shop", direction: .response, operationId: "getUser", method: "GET", template: "/users/{id}",
+                violations: [Violation(pointer: "/role", keyword: keyword, expected: "x", found: "y", schema: schema)],
+                total: 1)
+        }
+        for index in 0..<60 {
+            coverage.add(
+                rule: "shop", check: check, failure: failure("enum", "#/components/schemas/User/properties/role"),
+                url: "http://h/users/\(index)", method: "GET", status: 200)
+        }
+        coverage.add(
+            rule: "shop", check: check, failure: failure("writeOnly", "#/components/schemas/User/properties/password"),
+            url: "http://user:pw@h/users/61?api_key=SECRET&Access_Token=T&q=kept&my_token=X", method: "GET", status: 200
+        )
+        let item = coverage.cases.map(\.value)[0]
+        #expect(item.failed == 61 && item.failures.count == ContractReport.keptFailures + 1)
+        let last = item.failures.last
+        #expect(last?.violations.first?.keyword == "writeOnly")
+        #expect(last?.url == "http://h/users/61?api_key=REDACTED&Access_Token=REDACTED&q=kept&my_token=REDACTED")
+    }
 }

@@ -286,7 +286,8 @@ struct InterceptionTests {
         // The other paths have no client certificate: a 502 that names what is missing.
         let without = try Self.curl(origin.url("/json"), proxy: proxy.port, cacert: setup.caCert)
         #expect(without.status == 502, "\(engine): \(without.body)")
-        if engine == .auto { #expect(without.body.contains("client certificate"), "\(without.body)") }
+        // (libcurl's words vary with what arrives first, the alert or the close: said by Sluice's own.)
+        if proxy.upstreamEngine == .auto { #expect(without.body.contains("client certificate"), "\(without.body)") }
         // A key that is not the certificate's is refused at start, saying where.
         var wrong = configuration
         let index = try #require(wrong.rules.firstIndex { $0.name == "mutual" })

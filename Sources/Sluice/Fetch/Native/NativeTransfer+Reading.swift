@@ -245,7 +245,11 @@ extension NativeTransfer {
                     ? " It may want a client certificate: give one in the rule's tls.client_certificate." : "")
         }
         guard let stream = connection?.stream, stream.inputCount > 0 else {
+            let mayWantCertificate = connection?.stream is TLSStream && key.trust?.clientCertificate == nil
             return "The origin closed the connection without a response."
+                + (mayWantCertificate
+                    ? " An origin that asks for a client certificate may end the connection this way when none comes: tls.client_certificate gives one."
+                    : "")
         }
         let prefix = Array("HTTP/".utf8)
         let startsAsHTTP = stream.withInput(upTo: prefix.count) { bytes in
