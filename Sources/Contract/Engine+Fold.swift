@@ -252,6 +252,13 @@ extension Engine {
             : ("writeOnly", "no property \"\(name)\" in a response (writeOnly)")
     }
 
+    /// The location of `schema`'s property `key` (where its schema is written, `readOnly` with
+    /// it), or the object's `…/properties/NAME` when it has no schema of its own.
+    static func propertyLocation(_ schema: Schema, _ key: Int) -> String {
+        if key < schema.propertySchemas.count, let property = schema.propertySchemas[key] { return property.location }
+        return schema.location + "/properties/" + Value.escape(schema.keys.names[key])
+    }
+
     /// More than one `oneOf` branch matched: which (by the schema each names), and the one a
     /// discriminator's value names (it does not change the verdict: OAS 3.1.1 §4.8.25, so
     /// branches that do not exclude each other fail a body that fits both).
@@ -317,7 +324,8 @@ extension Engine {
                 let key = sent.trailingZeroBitCount
                 sent &= sent - 1
                 let (keyword, expected) = Self.accessViolation(schema.keys.names[key], direction: options.direction)
-                fail(index, keyword, expected, "present", depth: depth)
+                // Located at the property that says readOnly (writeOnly), not its object.
+                fail(index, keyword, expected, "present", depth: depth, at: Self.propertyLocation(schema, key))
             }
         }
         for key in schema.requiredBeyond where !seen(index, key) {

@@ -109,10 +109,11 @@ struct Engine: TokenSink {
     }
 
     mutating func fail(
-        _ index: Int, _ keyword: String, _ expected: String, _ found: String, depth: Int, schema: Schema? = nil
+        _ index: Int, _ keyword: String, _ expected: String, _ found: String, depth: Int, schema: Schema? = nil,
+        at location: String? = nil
     ) {
         slots[index].valid = false
-        let shown = (schema ?? slots[index].schema).location
+        let shown = location ?? (schema ?? slots[index].schema).location
         if slots[index].reporting {
             record(
                 Violation(pointer: pointer(depth), keyword: keyword, expected: expected, found: found, schema: shown))

@@ -38,12 +38,12 @@ struct FastEngine: TokenSink {
     private func pointer(_ depth: Int) -> String { path.pointer(frames, depth: depth) }
 
     @inline(never) private mutating func report(
-        _ node: Int32, _ keyword: String, _ expected: String, _ found: String, depth: Int
+        _ node: Int32, _ keyword: String, _ expected: String, _ found: String, depth: Int, at location: String? = nil
     ) {
         verdict.add(
             Violation(
                 pointer: pointer(depth), keyword: keyword, expected: expected, found: found,
-                schema: program.schemas[Int(node)].location), keep: options.keep)
+                schema: location ?? program.schemas[Int(node)].location), keep: options.keep)
     }
 
     @inline(never) private mutating func slowScalar(_ node: Int32, _ token: Token, depth: Int) {
@@ -275,7 +275,10 @@ struct FastEngine: TokenSink {
                 sent &= sent - 1
                 let (keyword, expected) = Engine.accessViolation(
                     program.schemas[Int(node)].keys.names[key], direction: options.direction)
-                report(node, keyword, expected, "present", depth: depth)
+                // Located at the property that says readOnly (writeOnly), not its object.
+                report(
+                    node, keyword, expected, "present", depth: depth,
+                    at: Engine.propertyLocation(program.schemas[Int(node)], key))
             }
         }
     }

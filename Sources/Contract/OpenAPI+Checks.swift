@@ -33,10 +33,13 @@ extension OpenAPIContract {
             let values = fields.filter { $0.0 == name }.map(\.1)
             if values.isEmpty {
                 if header.required {
+                    // Located at the header's entry in the response (the line a review marks).
+                    let place = response.place.shown
                     check.violations.append(
                         Violation(
                             pointer: "header:\(header.name)", keyword: "required", expected: "header \(header.name)",
-                            found: "absent", schema: ""))
+                            found: "absent",
+                            schema: place.isEmpty ? "" : place + "/headers/" + Value.escape(header.name)))
                 }
                 continue
             }

@@ -83,6 +83,10 @@ final class IntegerFormTests: XCTestCase {
             let general = schema.validateWithGeneralEngine(both, direction: direction)
             XCTAssertEqual(fast.violations.map(\.description), general.violations.map(\.description), "\(direction)")
             XCTAssertEqual(fast.violations.map(\.keyword), [direction == .request ? "readOnly" : "writeOnly"])
+            // Located at the property that says so (the line a review marks), by both engines.
+            let property = direction == .request ? "/properties/id" : "/properties/secret"
+            XCTAssertEqual(fast.violations.map(\.schema), general.violations.map(\.schema))
+            XCTAssertTrue(fast.violations.first?.schema.hasSuffix(property) == true, "\(fast.violations)")
         }
         // Each side's own property is required there, and allowed.
         XCTAssertTrue(schema.validate(Array(#"{"secret": "s"}"#.utf8), direction: .request).passed)
