@@ -105,6 +105,42 @@ public final class HTTP2ServerSession {
     /// Trailers submitted for streams whose bodies ended.
     private var pendingTrailers: [Int32: [(String, String)]] = [:]
 
+    /// Request body bytes received and not yet used by their streams' owners, per stream and in
+    /// all; and the connection credit held back for them (``unusedCap``).
+    private var unused: [Int32: Int] = [:]
+    private var unusedTotal = 0
+    private var creditOwed = 0
+    /// Past this many unused bytes on the connection, its window opens only as bytes are used:
+    /// one stream that stalls holds back its own client only, while many that stall at once
+    /// cannot make the connection buffer `streams × window`.
+    static let unusedCap = 4 << 20
+
+    /// Bytes arrived for `stream`: the connection's window opens at once while the unused total
+    /// is under the cap, else the credit waits for them to be used.
+    private func arrived(_ stream: Int32, _ length: Int, session raw: OpaquePointer) {
+        unused[stream, default: 0] += length
+        unusedTotal += length
+        if unusedTotal <= Self.unusedCap {
+            _ = nghttp2_session_consume_connection(raw, length)
+        } else {
+            creditOwed += length
+        }
+    }
+
+    /// `bytes` of `stream` were used (or dropped with it): the credit the connection is owed for
+    /// them, first.
+    private func used(_ stream: Int32, _ bytes: Int, session raw: OpaquePointer) {
+        let left = unused[stream] ?? 0
+        let count = min(bytes, left)
+        if count == left { unused[stream] = nil } else { unused[stream] = left - count }
+        unusedTotal -= count
+        let pay = min(creditOwed, count)
+        if pay > 0 {
+            creditOwed -= pay
+            _ = nghttp2_session_consume_connection(raw, pay)
+        }
+    }
+
     public init(limits: Limits = Limits()) throws(HTTP2Error) {
         var callbacks: OpaquePointer?
         guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { throw HTTP2Error("callbacks") }
@@ -157,12 +193,12 @@ public final class HTTP2ServerSession {
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { raw, _, stream, data, length, owner in
             guard let owner else { return 0 }
-            // The connection's window opens at once; each stream's only as its owner uses what
-            // it got (``consumed(_:bytes:)``). A stream whose origin reads slowly then holds back
-            // its own client, never the connection's other streams (what it may leave unread is
-            // bounded by its window: 256 KiB a stream, at most `http2_max_streams` streams).
-            if let raw { _ = nghttp2_session_consume_connection(raw, length) }
+            // The connection's window opens at once (up to ``unusedCap`` unused bytes); each
+            // stream's only as its owner uses what it got (``consumed(_:bytes:)``). A stream
+            // whose origin reads slowly then holds back its own client, never the connection's
+            // other streams.
             let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
+            if let raw { session.arrived(stream, length, session: raw) }
             session.delegate?.http2(stream: stream, data: UnsafeRawBufferPointer(start: data, count: length))
             return 0
         }
@@ -170,6 +206,8 @@ public final class HTTP2ServerSession {
             guard let owner else { return 0 }
             let session = Unmanaged<HTTP2ServerSession>.fromOpaque(owner).takeUnretainedValue()
             session.pendingTrailers[stream] = nil
+            // What it left unused is dropped with it: the connection is owed its credit.
+            if let raw = session.session, let left = session.unused[stream] { session.used(stream, left, session: raw) }
             session.delegate?.http2(streamClosed: stream, error: HTTP2ErrorCode(errorCode))
             return 0
         }
@@ -307,6 +345,7 @@ public final class HTTP2ServerSession {
     /// The owner used `bytes` of `stream`'s request body: the client may send that much more.
     public func consumed(_ stream: Int32, bytes: Int) {
         guard let session, bytes > 0 else { return }
+        used(stream, bytes, session: session)
         _ = nghttp2_session_consume_stream(session, stream, bytes)
     }
 

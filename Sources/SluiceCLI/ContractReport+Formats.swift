@@ -284,12 +284,11 @@ extension ContractReport {
     }
 
     /// Text as a Markdown code span that nothing in it can end: line breaks as spaces, a fence
-    /// longer than any run of backticks inside, padded when it begins or ends with one; `|`
-    /// escaped (a table would split on it even in code).
+    /// longer than any run of backticks inside, padded when it begins or ends with one (for
+    /// list items: in a table, `|` would still need escaping).
     static func code(_ text: String) -> String {
-        var flat = text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+        let flat = text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
             .replacingOccurrences(of: "\r", with: " ")
-        flat = flat.replacingOccurrences(of: "|", with: "\\|")
         var longest = 0
         var run = 0
         for character in flat {

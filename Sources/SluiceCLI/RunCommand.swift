@@ -88,7 +88,14 @@ struct RunCommand: ParsableCommand {
                     "cannot write the report \(file): \(folder): \(String(cString: strerror(errno)))")
             }
         }
-        var (configuration, _) = try options.load(creatingDataDirectory: true)
+        // A configuration (or a contract in it) that does not load exits 78, before CMD runs: a
+        // pipeline tells it from a broken contract (1). A missing file stays 66.
+        var configuration: Configuration
+        do {
+            configuration = try options.load(creatingDataDirectory: true).0
+        } catch let failure as CommandFailure where failure.exitCode == 1 {
+            throw CommandFailure.configuration(failure.description)
+        }
         configuration = configuration.with(listen: "127.0.0.1:0")
         configuration.admin.listen = ""
         // Nobody can decide a paused exchange here (no admin port): each would wait out

@@ -186,6 +186,14 @@ struct RunCommandTests {
         #expect(nothing.status == 0 && nothing.output.contains("no exchange was checked"), "\(nothing.output)")
         let strict = try CLI.run(["run", "--config", fixture.config, "--fail-on", "unchecked", "--", "true"])
         #expect(strict.status == 1, "\(strict.output)")
+        // A contract that does not load: 78, before CMD runs (told apart from a broken one, 1).
+        let broken = fixture.directory.appendingPathComponent("broken.yaml").path
+        try
+            (String(contentsOfFile: fixture.config, encoding: .utf8)
+            .replacingOccurrences(of: "openapi: ", with: "openapi: missing-"))
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        let unloadable = try CLI.run(["run", "--config", broken, "--", "true"])
+        #expect(unloadable.status == 78, "\(unloadable.output)")
         let missing = try CLI.run(["run", "--config", fixture.config])
         #expect(missing.status == 64 && missing.output.contains("give the command to run after --"))
         // A command that cannot start is told apart from a broken contract (1), as shells do it

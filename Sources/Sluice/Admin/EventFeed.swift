@@ -260,7 +260,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
                         .object([
                             ("method", .optional(sent.method)), ("url", .optional(sent.url)),
                             ("headers", .array((sent.headers ?? []).map { .strings([$0.0, $0.1]) })),
-                            ("body_size", .number(sent.body?.count ?? 0)),
+                            ("body_size", .number(capture.sentBodySize)),
                         ])
                     ))
             }

@@ -36,6 +36,9 @@ extension Breakpoint {
                 switch key {
                 case "host", "path":
                     guard let text = value as? String else { return fail("match.\(key) is a glob") }
+                    if key == "host", let refusal = Glob.portRefusal(text) {
+                        return fail("match.host: \(refusal.message)")
+                    }
                     switch Glob.parse(text, kind: key == "host" ? .host : .path) {
                     case .success(let glob):
                         if key == "host" { point.match.host = glob } else { point.match.path = glob }

@@ -204,6 +204,7 @@ final class BreakpointBook {
         exchange: Int, stage: PausedItem.Stage, breakpoint: String, request: PausedMessage, response: PausedMessage?,
         contractRule: String?, target: any PauseTarget
     ) -> PausedItem? {
+        if stopping { return nil }
         guard paused.count < BreakpointBook.pausedLimit else {
             logger?.warning(
                 "breakpoint \(breakpoint): \(BreakpointBook.pausedLimit) exchanges are paused already; exchange \(exchange) goes on"
@@ -239,6 +240,7 @@ final class BreakpointBook {
     /// Sluice is stopping: every paused item goes on unchanged now, so its client gets its answer
     /// within the shutdown grace instead of a closed connection after it.
     func releaseAll() {
+        stopping = true
         paused.removeAll { $0.target == nil }
         for item in paused {
             logger?.info(
@@ -247,6 +249,10 @@ final class BreakpointBook {
             decide(item.id, .resume(nil))
         }
     }
+
+    /// Sluice is stopping: nothing pauses any more (a request released now would pause again at
+    /// its response, and wait past the shutdown grace).
+    private var stopping = false
 
     /// Items past their deadline go on unchanged (logged once each).
     private func sweep() {

@@ -52,6 +52,11 @@ public struct UpstreamTrust: Sendable, Hashable {
     public var clientKey: String?
 
     public init() {}
+
+    /// Said after an origin's TLS failure that may come from a client certificate it wanted and
+    /// did not get (its alert, or a close or reset right after the handshake of a new connection).
+    static let clientCertificateHint =
+        " (the origin may want a client certificate: a rule's tls.client_certificate gives one)"
 }
 
 /// A TLS version a rule can ask for at least (`tls.min_version: "1.2" | "1.3"`).

@@ -82,7 +82,10 @@ extension RuleParser {
             "PEM client certificate (and chain) sent to an origin that asks for one (mutual TLS); checked at start."
         ),
         ("rules[].tls.client_key", "path", "the certificate's file", "PEM private key of tls.client_certificate."),
-        ("defaults.tls", "tls block", "none", "`pins`, `ca_file`, `min_version` for requests no rule matches."),
+        (
+            "defaults.tls", "tls block", "none",
+            "`pins`, `ca_file`, `min_version`, `client_certificate`, `client_key` for requests no rule matches."
+        ),
         (
             "rules[].respond.status", "code", "200",
             "Map local: matching requests get this answer from Sluice; nothing goes upstream, nothing is cached."

@@ -247,6 +247,7 @@ enum RuleParser {
             switch name {
             case "host", "path":
                 let text = try item.string()
+                if name == "host", let refusal = Glob.portRefusal(text) { throw item.fail(refusal.message) }
                 switch Glob.parse(text, kind: name == "host" ? .host : .path) {
                 case .success(let glob):
                     if name == "host" { match.host = glob } else { match.path = glob }

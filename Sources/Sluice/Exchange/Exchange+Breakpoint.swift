@@ -195,6 +195,7 @@ extension Exchange: PauseTarget {
         case .success(let target): (method, url) = target
         case .failure(let failure): return .failure(failure)
         }
+        let originalCoding = upstream.headers.values(.contentEncoding)
         if let method { upstream.method = method }
         if let url { upstream.url = url }
         // Fields were checked where the edit came in (the admin API): written as they are.
@@ -209,13 +210,21 @@ extension Exchange: PauseTarget {
         }
         var sent = edit.body ?? body
         if let decoded {
-            let now = upstream.headers.tokens(.contentEncoding).filter { $0 != "identity" }
+            // (Compared as codings: `x-gzip` is gzip.)
+            let now = upstream.headers.tokens(.contentEncoding).filter { $0 != "identity" }.map {
+                ContentCoding(token: $0)?.rawValue ?? $0
+            }
             if edit.body != nil {
                 upstream.headers.remove(.contentEncoding)
             } else if now.isEmpty {
                 sent = decoded.body
-            } else if now.count == 1, let coding = ContentCoding(token: now[0]), coding.rawValue != decoded.coding {
+            } else if now == [decoded.coding] {
+                // The same coding: the bytes as they came.
+            } else if now.count == 1, let coding = ContentCoding(token: now[0]) {
                 sent = coding.encode(decoded.body)
+            } else {
+                // A coding Sluice does not write: the label goes back to what the bytes are.
+                upstream.headers.set("Content-Encoding", originalCoding.joined(separator: ", "))
             }
         }
         // The transport writes the framing from `body` (a field here would be a second

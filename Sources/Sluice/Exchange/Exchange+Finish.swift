@@ -69,7 +69,11 @@ extension Exchange {
         record.breakpoint = notes.breakpoint
         if notes.breakpoint != nil {
             env.breakpoints.forget(exchange: id)
-            if notes.requestEdited { capture?.sentRequest = notes.breakpointSent }
+            if notes.requestEdited, var sent = notes.breakpointSent {
+                capture?.sentBodySize = sent.body?.count ?? 0
+                sent.body = nil
+                capture?.sentRequest = sent
+            }
         }
         if let failure = notes.requestContractFailure, record.contractFailure?.direction != .request {
             record.requestContractFailure = failure

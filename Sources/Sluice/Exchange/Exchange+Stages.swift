@@ -40,7 +40,7 @@ extension Exchange {
     {
         let transforms: Bool
         if case .hold = plan, route.transform != nil { transforms = true } else { transforms = false }
-        let checks = route.rule.contract != nil
+        let checks = Self.hasContract(route.rule)
         // Most exchanges have no stage: no array is made for them.
         guard checks || transforms || env.breakpoints.pausesResponses else { return nil }
         var stages: [any DeliveryStage<ResponseHead>] = []

@@ -29,8 +29,9 @@ final class ExchangeCapture: @unchecked Sendable {
     /// The trailer fields the client got after the body (gRPC's status), when any came.
     var trailers: HTTPFields?
     /// The request as it went upstream when a person edited it at a breakpoint (method, URL,
-    /// fields): the page shows it beside the client's.
+    /// fields; its body's size, not its bytes): the page shows it beside the client's.
     var sentRequest: PausedMessage?
+    var sentBodySize = 0
 
     /// - Parameter keepsRequest: copy the request's fields (a watcher shows them; a recording
     ///   takes them from the request itself).

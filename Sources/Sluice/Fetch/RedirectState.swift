@@ -47,7 +47,7 @@ public struct RedirectState: Sendable, Equatable {
     }
 
     /// RFC 9110 §15.4: 303 → GET (except HEAD); 301/302 with POST → GET; otherwise method and body
-    /// stay. Across origins, credentials and cookies are not sent on.
+    /// stay. Across origins, credentials (a client certificate too) and cookies are not sent on.
     public static func rewrite(_ request: UpstreamRequest, status: Int, to target: TargetURL) -> UpstreamRequest {
         var next = request
         next.url = target
@@ -64,6 +64,9 @@ public struct RedirectState: Sendable, Equatable {
         }
         if target.origin != request.url.origin {
             next.headers.remove(keys: ["authorization", "cookie", "proxy-authorization", "origin"])
+            // A rule's client certificate is that origin's credential too: never shown to another.
+            next.trust?.clientCertificate = nil
+            next.trust?.clientKey = nil
         }
         return next
     }

@@ -63,13 +63,13 @@ extension UpstreamTask {
     }
 
     /// What an origin that wants a client certificate, and got none, makes of the connection
-    /// (its alert, or a reset when the alert was lost): said with what to do.
+    /// (its alert): said with what to do.
     private func clientCertificateHint(_ message: String) -> String {
         guard currentRequest.url.scheme == "https", currentRequest.trust?.clientCertificate == nil, response == nil
         else { return "" }
-        let text = message.lowercased()
-        guard text.contains("certificate required") || text.contains("connection reset") else { return "" }
-        return " (the origin may want a client certificate: tls.client_certificate gives one)"
+        // (Only on the alert's evidence: libcurl's words for a reset do not tell a new connection.)
+        guard message.lowercased().contains("certificate required") else { return "" }
+        return UpstreamTrust.clientCertificateHint
     }
 
     /// libcurl's words for a failed verification, in the client's terms (it can no longer see the

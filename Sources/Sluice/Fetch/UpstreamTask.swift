@@ -217,9 +217,7 @@ public final class UpstreamTask {
         switch chunk {
         case .bytes, .end: headTimer.timer.schedule(milliseconds: session.settings.responseTimeoutMilliseconds)
         case .wait:
-            if currentRequest.headers[.contentType]?.lowercased().hasPrefix("application/grpc") == true {
-                headTimer.timer.cancel()
-            }
+            if GRPCAnswer.isCall(contentType: currentRequest.headers[.contentType]) { headTimer.timer.cancel() }
         case .failed: return
         }
     }

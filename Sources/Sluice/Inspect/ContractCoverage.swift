@@ -72,10 +72,12 @@ public struct ContractReport: Sendable {
     /// a user-info part dropped.
     public static func redactingCredentials(_ url: String) -> String {
         var text = url
-        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
-            !text[scheme.upperBound..<at].contains("/")
-        {
-            text.removeSubrange(scheme.upperBound...at)
+        if let scheme = text.range(of: "://") {
+            // The authority ends at the first `/`, `?` or `#`: an `@` after it is no user-info.
+            let authorityEnd = text[scheme.upperBound...].firstIndex { "/?#".contains($0) } ?? text.endIndex
+            if let at = text[scheme.upperBound..<authorityEnd].lastIndex(of: "@") {
+                text.removeSubrange(scheme.upperBound...at)
+            }
         }
         guard let mark = text.firstIndex(of: "?") else { return text }
         let query = text[text.index(after: mark)...]

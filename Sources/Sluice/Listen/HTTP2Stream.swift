@@ -135,6 +135,10 @@ final class HTTP2Stream: ClientStream, ExchangeHost, ResponseParts {
         if inputStart == input.count {
             input.removeAll(keepingCapacity: true)
             inputStart = 0
+        } else if inputStart >= 64 * 1024, inputStart >= input.count / 2 {
+            // What was read goes (an upload whose buffer never quite empties kept all of it).
+            input.removeFirst(inputStart)
+            inputStart = 0
         }
         // The window opens by what the exchange read (and the client may send again: the
         // stall count starts over).

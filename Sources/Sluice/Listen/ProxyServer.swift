@@ -213,6 +213,12 @@ public final class ProxyServer {
     /// - Returns: the changed keys that need a restart (they are not applied).
     @discardableResult
     public func reload(_ new: Configuration) -> [String] {
+        // A client certificate that cannot be used would fail every request of its rule: the
+        // reload is refused, said once, and the rules in force stay.
+        if let refusal = Self.clientCertificateRefusal(new) {
+            logger.error("configuration not reloaded: \(refusal.reason)")
+            return []
+        }
         environment.rules = new.ruleBook
         environment.faults.restart()  // the file's faults again: seeds restart, switches back on
         environment.transformLimit = new.limits.maxTransformBody

@@ -7,11 +7,23 @@
 ///   `doc/http-grpc-status-mapping.md`.
 enum GRPCAnswer {
     /// Whether a request is a gRPC call (not gRPC-Web, whose status travels in its body).
-    static func isCall(_ request: ProxyRequest) -> Bool {
-        guard let type = request.headers[.contentType]?.lowercased(), type.hasPrefix("application/grpc") else {
-            return false
+    static func isCall(_ request: ProxyRequest) -> Bool { isCall(contentType: request.headers[.contentType]) }
+
+    /// Whether a `Content-Type` names a gRPC call: `application/grpc`, `application/grpc+proto`,
+    /// …, in any case, not `application/grpc-web…` (compared in place: no lower-case copy).
+    static func isCall(contentType: String?) -> Bool {
+        guard let type = contentType else { return false }
+        func starts(with prefix: StaticString) -> Bool {
+            var bytes = type.utf8.makeIterator()
+            let wanted = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+            for byte in wanted {
+                guard let next = bytes.next() else { return false }
+                let lower = next >= 0x41 && next <= 0x5A ? next | 0x20 : next
+                if lower != byte { return false }
+            }
+            return true
         }
-        return !type.hasPrefix("application/grpc-web")
+        return starts(with: "application/grpc") && !starts(with: "application/grpc-web")
     }
 
     /// The gRPC status code for a problem's HTTP status.

@@ -49,9 +49,10 @@ enum StoredResponse {
             if let age {
                 out.put("Age: ")
                 out.putDecimal(max(0, age))
-                out.put("\r\n")
+                out.put("\r\nCache-Status: ")
+            } else {
+                out.put("Cache-Status: ")
             }
-            out.put("Cache-Status: ")
             cacheStatus.write(into: &out)
             out.put("\r\n\r\n")
         }

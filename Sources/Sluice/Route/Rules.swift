@@ -180,6 +180,9 @@ public final class RuleBook: Sendable, Equatable {
     /// What a request gets: the first matching rule's entry, else the defaults'. `path` may carry
     /// the query (it is ignored).
     func resolve(method: String, host: String, path: String) -> Entry {
+        guard !entries.isEmpty else { return defaultsEntry }
+        // Decoded once for all the rules (``RuleMatch/matches(method:host:path:)`` finds no `%` then).
+        let path = path.utf8.contains(0x25) ? RuleMatch.decodingUnreserved(path) : path
         for entry in entries where entry.rule.match.matches(method: method, host: host, path: path) { return entry }
         return defaultsEntry
     }
@@ -245,16 +248,21 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
     public var description: String { text }
 
     /// Parses a glob, or explains what is wrong with it.
+    /// Why a rule's or a breakpoint's host pattern with a port (`127.0.0.1:8080`) would never
+    /// match: they compare the host without its port. (`tls.intercept` entries take a port; other
+    /// host lists keep their own readings.)
+    public static func portRefusal(_ text: String) -> GlobError? {
+        guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon || text.hasPrefix("[") else {
+            return nil
+        }
+        let port = text[text.index(after: colon)...]
+        guard !port.isEmpty, port.allSatisfy({ $0.isASCII && $0.isNumber }) || port == "*" else { return nil }
+        return GlobError("a host pattern matches the host without its port: write \(text[..<colon]), not \(text)")
+    }
+
     public static func parse(_ text: String, kind: Kind) -> Result<Glob, GlobError> {
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty else { return .failure(GlobError("an empty pattern")) }
-        if kind == .host, let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon || text.hasPrefix("["),
-            !text[text.index(after: colon)...].isEmpty, text[text.index(after: colon)...].allSatisfy(\.isASCII),
-            text[text.index(after: colon)...].allSatisfy(\.isNumber) || text[text.index(after: colon)...] == "*"
-        {
-            return .failure(
-                GlobError("a host pattern matches the host without its port: write \(text[..<colon]), not \(text)"))
-        }
         if let bad = bytes.first(where: { "[]{}\\ \t".utf8.contains($0) || $0 < 0x20 || $0 == 0x7F }) {
             return .failure(
                 GlobError("\"\(Character(UnicodeScalar(bad)))\" is not supported (only *, ** and ? are wildcards)"))

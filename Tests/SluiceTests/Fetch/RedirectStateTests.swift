@@ -54,6 +54,16 @@ struct RedirectStateTests {
         #expect(other.headers["x-keep"] == "1")
         let otherPort = RedirectState.rewrite(Self.request(), status: 302, to: TargetURL("http://a.example:81/")!)
         #expect(otherPort.headers["authorization"] == nil)
+        // A rule's client certificate is a credential of its origin too.
+        var mutual = Self.request()
+        mutual.trust = UpstreamTrust()
+        mutual.trust?.clientCertificate = "/c.pem"
+        mutual.trust?.clientKey = "/c.key"
+        #expect(
+            RedirectState.rewrite(mutual, status: 302, to: TargetURL("http://a.example/x")!).trust?.clientCertificate
+                == "/c.pem")
+        let away = RedirectState.rewrite(mutual, status: 302, to: TargetURL("http://b.example/")!)
+        #expect(away.trust?.clientCertificate == nil && away.trust?.clientKey == nil)
     }
 
     @Test("The limit, cycles, downgrades and unusable Locations stop the chain")

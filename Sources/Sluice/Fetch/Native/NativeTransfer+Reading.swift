@@ -241,15 +241,12 @@ extension NativeTransfer {
             // An alert in place of an answer: said, with what to do about the usual one.
             let asksCertificate = failure.contains("certificate required") || failure.contains("handshake failure")
             return "The origin ended the TLS connection instead of answering (\(failure))."
-                + (asksCertificate
-                    ? " It may want a client certificate: give one in the rule's tls.client_certificate." : "")
+                + (asksCertificate ? UpstreamTrust.clientCertificateHint : "")
         }
         guard let stream = connection?.stream, stream.inputCount > 0 else {
             let mayWantCertificate = connection?.stream is TLSStream && key.trust?.clientCertificate == nil
             return "The origin closed the connection without a response."
-                + (mayWantCertificate
-                    ? " An origin that asks for a client certificate may end the connection this way when none comes: tls.client_certificate gives one."
-                    : "")
+                + (mayWantCertificate ? UpstreamTrust.clientCertificateHint : "")
         }
         let prefix = Array("HTTP/".utf8)
         let startsAsHTTP = stream.withInput(upTo: prefix.count) { bytes in

@@ -269,8 +269,7 @@ final class NativeTransfer {
             // connection (its alert lost with the reset): said as what it may be.
             var hint = ""
             if case .head = reading, key.scheme == "https", key.trust?.clientCertificate == nil {
-                hint =
-                    " An origin that asks for a client certificate may end the connection this way when none comes: tls.client_certificate gives one."
+                hint = UpstreamTrust.clientCertificateHint
             }
             stop(
                 .native(

@@ -222,7 +222,7 @@ final class OriginConnection {
             let wantsCertificate =
                 key.trust?.clientCertificate == nil
                 && (reason.contains("certificate required") || reason.contains("alert handshake failure"))
-            let hint = wantsCertificate ? " (the origin may want a client certificate: tls.client_certificate)" : ""
+            let hint = wantsCertificate ? UpstreamTrust.clientCertificateHint : ""
             failOpening(.upstreamFailed(reason: .tlsFailed(detail: reason + hint)))
         }
     }
