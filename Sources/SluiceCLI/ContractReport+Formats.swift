@@ -266,21 +266,11 @@ extension ContractReport {
     }
 
     /// Text from traffic or a document as Markdown reads it in a table cell or a list: `|` escaped,
-    /// line breaks as spaces, and `<`, `>`, `&` as entities (GitHub renders raw HTML in a job
+    /// line breaks as spaces, HTML's special characters as entities (GitHub renders raw HTML in a job
     /// summary: an origin's `</details>` or `<img onerror=…>` must stay text).
     static func cell(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "|": out += "\\|"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "&": out += "&amp;"
-            case "\n", "\r", "\r\n": out += " "
-            default: out.append(character)
-            }
-        }
-        return out
+        HTMLText.escaped(text).replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\r\n", with: " ")
+            .replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
     }
 
     /// Text as a Markdown code span that nothing in it can end: line breaks as spaces, a fence
