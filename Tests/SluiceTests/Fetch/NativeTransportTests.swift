@@ -189,8 +189,9 @@ struct NativeTransportTests {
         var configuration = Self.configuration(engine)
         // The head timeout catches a connection returned unreadable (the next request's head
         // never comes); the idle one stays long: a test process loaded by the whole suite may
-        // read 8 MiB slowly enough for libcurl's low-speed check (1 B/s over the idle time).
-        configuration.timeouts.upstreamIdle = 30_000
+        // read 8 MiB slowly enough for libcurl's low-speed check (1 B/s over the idle time: a
+        // CI run where this test took 90 s was cut at 30 s).
+        configuration.timeouts.upstreamIdle = 180_000
         configuration.timeouts.upstreamResponse = 3000
         let proxy = try ProxyHarness(configuration: configuration)
         let client = try RawClient(port: proxy.port, timeout: 20)
