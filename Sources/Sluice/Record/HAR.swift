@@ -49,18 +49,8 @@ public enum HAR {
     /// `text` as an `application/x-www-form-urlencoded` name or value (WHATWG URL §5.2): spaces
     /// as `+`, every byte but `*-._` and ASCII letters and digits percent-encoded.
     static func formEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case 0x20: out += "+"
-            case 0x2A, 0x2D, 0x2E, 0x5F, 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 15)]))
-            }
-        }
-        return out
+        PercentEncoding.encoded(
+            text, keeping: { PercentEncoding.isUnreserved($0) && $0 != 0x7E || $0 == 0x2A }, spaceAsPlus: true)
     }
 
     private struct EntryReader {

@@ -42,18 +42,7 @@ enum GRPCAnswer {
 
     /// `text` as `grpc-message` carries it: bytes outside printable ASCII, and `%`, percent-encoded.
     static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            if byte >= 0x20, byte <= 0x7E, byte != 0x25 {
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                out += "%"
-                out.unicodeScalars.append(hex[Int(byte >> 4)])
-                out.unicodeScalars.append(hex[Int(byte & 15)])
-            }
-        }
-        return out
+        PercentEncoding.encoded(text) { $0 >= 0x20 && $0 <= 0x7E && $0 != 0x25 }
     }
 
     /// The Trailers-Only head answering a call with `problem`.

@@ -124,18 +124,7 @@ public struct ParentProxy: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            let unreserved =
-                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D
-                || byte == 0x2E || byte == 0x5F || byte == 0x7E
-            if unreserved {
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
+        PercentEncoding.encoded(text, keeping: PercentEncoding.isUnreserved)
     }
 }
 

@@ -72,36 +72,7 @@ public struct RuleMatch: Sendable, Equatable {
     /// `text` with each `%XX` that encodes an unreserved character (letters, digits, `-._~`)
     /// replaced by it; other escapes (`%2F`, `%20`) stay as they are.
     static func decodingUnreserved(_ text: String) -> String {
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case 0x30...0x39: byte - 0x30
-            case 0x41...0x46: byte - 0x41 + 10
-            case 0x61...0x66: byte - 0x61 + 10
-            default: nil
-            }
-        }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == 0x25, index + 2 < bytes.count, let high = hex(bytes[index + 1]),
-                let low = hex(bytes[index + 2])
-            {
-                let byte = high << 4 | low
-                let unreserved =
-                    (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
-                    || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
-                if unreserved {
-                    out.append(byte)
-                    index += 3
-                    continue
-                }
-            }
-            out.append(bytes[index])
-            index += 1
-        }
-        return String(decoding: out, as: UTF8.self)
+        PercentEncoding.decode(text, plusAsSpace: false, decodes: PercentEncoding.isUnreserved)
     }
 }
 
