@@ -136,6 +136,33 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         return (decoded, coding.rawValue)
     }
 
+    /// The bytes to send when a person edited a message's fields and left its body (`bytes`, coded
+    /// as `was` says) alone: a content coding taken off sends the body decoded (`plain`), one
+    /// changed to a coding Sluice writes encodes it afresh; `nil` when the bytes go as they are
+    /// (the same codings, or a label the person put on a plain body). A coding Sluice cannot write
+    /// puts the original label back on `now`: a coding describes the bytes sent (RFC 9110 §8.4).
+    /// Request and response breakpoints alike. (Compared as codings: `x-gzip` is gzip.)
+    static func recoded(
+        _ bytes: [UInt8], was original: HTTPFields, now fields: inout HTTPFields, plain decode: () -> [UInt8]?
+    ) -> [UInt8]? {
+        func codings(_ fields: HTTPFields) -> [String] {
+            fields.tokens(.contentEncoding).filter { $0 != "identity" }.map { ContentCoding(token: $0)?.rawValue ?? $0 }
+        }
+        let was = codings(original)
+        let now = codings(fields)
+        guard was != now else { return nil }
+        let plain = was.isEmpty ? bytes : decode()
+        if let plain, now.isEmpty {
+            fields.remove(.contentEncoding)
+            return plain
+        }
+        if let plain, now.count == 1, let coding = ContentCoding(token: now[0]) { return coding.encode(plain) }
+        // A coding Sluice does not write, named on a plain body: the person's own label, sent as
+        // written (dropping it silently would undo their edit).
+        if !was.isEmpty { fields.set("Content-Encoding", original.values(.contentEncoding).joined(separator: ", ")) }
+        return nil
+    }
+
     /// The held response with a person's edits (or, `replacing`, their answer alone): the fields
     /// given replace the head's, the framing follows the body (`Content-Length`; a changed body
     /// is sent as it was written, so its content coding goes).
@@ -152,34 +179,11 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             // The person wrote the body as shown (decoded): it goes out as written.
             head.headers.remove(.contentEncoding)
         } else if !replacing, edit.headers != nil {
-            // The body untouched, the fields edited: a content coding taken off (or changed)
-            // applies to the body shown, decoded (or encoded afresh), never to bytes it does not
-            // describe (RFC 9110 §8.4). A coding Sluice cannot write keeps the original's (on a
-            // plain body: the label the person wrote).
-            // (Compared as codings: `x-gzip` is gzip.)
-            func codings(_ fields: HTTPFields) -> [String] {
-                fields.tokens(.contentEncoding).filter { $0 != "identity" }.map {
-                    ContentCoding(token: $0)?.rawValue ?? $0
-                }
-            }
-            let was = codings(held.head.headers)
-            let now = codings(head.headers)
-            if was != now {
-                let plain = was.isEmpty ? held.bytes : decoded(held, limit: limit)?.0
-                if let plain, now.isEmpty {
-                    body = plain
-                    head.headers.remove(.contentEncoding)
-                    changed = true
-                } else if let plain, now.count == 1, let coding = ContentCoding(token: now[0]) {
-                    body = coding.encode(plain)
-                    changed = true
-                } else if was.isEmpty {
-                    // A coding Sluice does not write, named on a plain body: the person's own
-                    // label, sent as written (dropping it silently would undo their edit).
-                } else {
-                    head.headers.set(
-                        "Content-Encoding", held.head.headers.values(.contentEncoding).joined(separator: ", "))
-                }
+            if let recoded = recoded(
+                held.bytes, was: held.head.headers, now: &head.headers, plain: { decoded(held, limit: limit)?.0 })
+            {
+                body = recoded
+                changed = true
             }
         }
         if changed {

@@ -181,9 +181,8 @@ extension Exchange: PauseTarget {
 
     /// Applies an edit to the request about to be sent: method, URL, fields (framing fields are
     /// recomputed from the body), body. The body sent is the edited one, whole. A body that was
-    /// shown `decoded`: an edited one goes as written, without its content coding; one left as
-    /// it was goes decoded when the person took `Content-Encoding` off, encoded afresh when they
-    /// named another coding Sluice writes (RFC 9110 §8.4: the coding describes the bytes sent).
+    /// shown `decoded`: an edited one goes as written, without its content coding; one left as it
+    /// was follows the edited `Content-Encoding` as a response's does (``BreakpointStage/recoded(_:was:now:plain:)``).
     static func apply(
         _ edit: PausedMessage, to upstream: inout UpstreamRequest, body: [UInt8],
         decoded: (body: [UInt8], coding: String)? = nil
@@ -195,7 +194,7 @@ extension Exchange: PauseTarget {
         case .success(let target): (method, url) = target
         case .failure(let failure): return .failure(failure)
         }
-        let originalCoding = upstream.headers.values(.contentEncoding)
+        let original = upstream.headers
         if let method { upstream.method = method }
         if let url { upstream.url = url }
         // Fields were checked where the edit came in (the admin API): written as they are.
@@ -209,23 +208,14 @@ extension Exchange: PauseTarget {
             }
         }
         var sent = edit.body ?? body
-        if let decoded {
-            // (Compared as codings: `x-gzip` is gzip.)
-            let now = upstream.headers.tokens(.contentEncoding).filter { $0 != "identity" }.map {
-                ContentCoding(token: $0)?.rawValue ?? $0
-            }
-            if edit.body != nil {
-                upstream.headers.remove(.contentEncoding)
-            } else if now.isEmpty {
-                sent = decoded.body
-            } else if now == [decoded.coding] {
-                // The same coding: the bytes as they came.
-            } else if now.count == 1, let coding = ContentCoding(token: now[0]) {
-                sent = coding.encode(decoded.body)
-            } else {
-                // A coding Sluice does not write: the label goes back to what the bytes are.
-                upstream.headers.set("Content-Encoding", originalCoding.joined(separator: ", "))
-            }
+        if edit.body != nil {
+            // The person wrote the body as shown (decoded): it goes as written.
+            if decoded != nil { upstream.headers.remove(.contentEncoding) }
+        } else if edit.headers != nil,
+            let recoded = BreakpointStage.recoded(
+                body, was: original, now: &upstream.headers, plain: { decoded?.body })
+        {
+            sent = recoded
         }
         // The transport writes the framing from `body` (a field here would be a second
         // Content-Length line, which an origin must refuse: RFC 9112 §6.3).
