@@ -60,4 +60,16 @@ struct BreakpointEditTests {
             replacing: false)
         #expect(custom.headers[.contentEncoding] == "x-custom" && customBody == Self.json)
     }
+
+    @Test("A request's fields edited with its body left alone follow the same coding rules as a response's")
+    func requestCodings() throws {
+        var upstream = UpstreamRequest(
+            method: "POST", url: TargetURL("http://a.example/o")!,
+            headers: HTTPFields([("Content-Type", "application/json")]), body: .length(Int64(Self.json.count)))
+        // A coding added to a plain body encodes it.
+        let edit = Self.edit([("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+        let sent = try Exchange.apply(edit, to: &upstream, body: Self.json).get()
+        #expect(upstream.headers[.contentEncoding] == "gzip")
+        #expect(try ContentCoding.gzip.decode(sent, limit: 1 << 20) == Self.json)
+    }
 }
