@@ -106,6 +106,10 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     # Every Cookie line received, between bars.
                     lines = self.headers.get_all("Cookie") or []
                     self.send(200, "text/plain", ("|" + "|".join(lines) + "|").encode(), "no-store")
+                elif u.path == "/via":
+                    # Every Via line received, between bars.
+                    lines = self.headers.get_all("Via") or []
+                    self.send(200, "text/plain", ("|" + "|".join(lines) + "|").encode(), "no-store")
                 elif u.path == "/html500":
                     self.send(500, "text/html", b"<h1>oops</h1>", "no-store")
                 elif u.path == "/nostore":

@@ -223,7 +223,8 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
         var members: [(String, JSONValue)] = [
             ("id", .number(record.id)),
             ("time", .double(time)), ("client", .string(record.client)), ("method", .string(record.method)),
-            ("url", .string(record.url)), ("status", .number(record.status)), ("bytes", .number(Int(record.bytesSent))),
+            ("url", .string(record.url)), ("http_version", .string("HTTP/" + record.clientProtocol)),
+            ("status", .number(record.status)), ("bytes", .number(Int(record.bytesSent))),
             ("duration_ms", .double((record.duration * 1e6).rounded() / 1e3)),
             ("upstream_ms", record.upstreamTime.map { .double(($0 * 1e6).rounded() / 1e3) } ?? .null),
             ("cache_status", .optional(record.cacheStatus?.description)), ("rule", .optional(record.rule)),

@@ -67,6 +67,7 @@ extension Exchange {
         record.contractCheck = stages.contract?.record
         record.requestContractCheck = outgoing.contract?.record
         record.breakpoint = notes.breakpoint
+        record.clientProtocol = request.receivedProtocol
         if notes.breakpoint != nil {
             env.breakpoints.forget(exchange: id)
             if notes.requestEdited, var sent = notes.breakpointSent {

@@ -133,6 +133,8 @@ public struct ExchangeRecord: Sendable {
     public var breakpoint: String? = nil
     /// The recorded exchange that answered (`--replay`).
     public var replayed: Int64? = nil
+    /// The HTTP version between the client and Sluice (`1.1`, `1.0`, `2`).
+    public var clientProtocol = "1.1"
     /// What was kept for a watcher (the admin page), when one looked.
     var capture: ExchangeCapture? = nil
 }

@@ -23,9 +23,10 @@ extension HTTP2Connection {
             framing = .streamEnd  // its DATA as it comes, until END_STREAM
         }
         if case .length(let length) = framing { fields.set("Content-Length", String(length)) }
-        let received = ProxyRequest(
+        var received = ProxyRequest(
             method: method, target: .origin(path), rawTarget: path, minorVersion: 1, headers: fields,
             bodyFraming: framing)
+        received.wire = .http2
         var request = received
         request.takesTrailers = fields.tokens(.te).contains("trailers")
         var failure: SluiceError?

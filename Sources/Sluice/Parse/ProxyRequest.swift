@@ -28,6 +28,23 @@ public struct ProxyRequest: Sendable, Equatable {
     /// The client takes trailers (an HTTP/2 stream that sent `te: trailers`, gRPC): Sluice asks
     /// the origin for them too. An HTTP/1.1 client's `TE` is hop-by-hop and goes no further.
     public var takesTrailers = false
+    /// The protocol the request came in: an HTTP/2 stream's request carries `minorVersion` 1 for
+    /// the HTTP/1.1 rules it shares, and says `2` where the protocol itself is named (`Via`).
+    public var wire: Wire = .http1
+
+    /// The protocols a request comes in.
+    public enum Wire: Sendable, Equatable {
+        case http1
+        case http2
+    }
+
+    /// `Via`'s received-protocol for this request (RFC 9110 §7.6.3): `1.0`, `1.1` or `2`.
+    public var receivedProtocol: String {
+        switch wire {
+        case .http2: "2"
+        case .http1: minorVersion == 0 ? "1.0" : "1.1"
+        }
+    }
 
     /// Whether the connection can stay open after this exchange (RFC 9112 §9.3).
     public var wantsKeepAlive: Bool {

@@ -18,7 +18,7 @@ enum Forwarding {
         if request.method == "TRACE" || request.method == "OPTIONS", let forwards = maxForwards(request) {
             headers.set("Max-Forwards", String(forwards - 1))
         }
-        appendVia(&headers, version: request.minorVersion == 0 ? "1.0" : "1.1")
+        appendVia(&headers, version: request.receivedProtocol)
         let body: UpstreamRequest.Body
         switch request.bodyFraming {
         case .none: body = .none

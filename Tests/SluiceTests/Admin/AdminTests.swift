@@ -342,6 +342,7 @@ struct AdminTests {
             (try? JSONSerialization.jsonObject(with: Data((data ?? "").utf8))) as? [String: Any])
         #expect(event["url"] as? String == origin.url("/watched"))
         #expect(event["status"] as? Int == 200)
+        #expect(event["http_version"] as? String == "HTTP/1.1")
         #expect(event["cache_status"] as? String == "Sluice; fwd=uri-miss; stored")
         #expect(event["validation"] as? String == "passed")
         #expect(event["duration_ms"] as? Double != nil)

@@ -141,7 +141,9 @@ struct HTTP2Tests {
         #expect(small == "small|200", "\(small)")
     }
 
-    @Test("Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"")
+    @Test(
+        "Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"; Via names HTTP/2"
+    )
     func cookieCrumbs() throws {
         let setup = try Setup()
         let origin = try HTTPSOrigin(authority: setup.originCA)
@@ -151,6 +153,9 @@ struct HTTP2Tests {
             ["-H", "Cookie: a=1", "-H", "Cookie: b=2", origin.url("/cookies")], proxy: proxy.port,
             cacert: setup.caCert)
         #expect(lines == "|a=1; b=2|", "\(lines)")
+        // The protocol the request came in (RFC 9110 §7.6.3), not the one it goes on in.
+        let via = try Self.curl([origin.url("/via")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(via == "|2 sluice|", "\(via)")
     }
 
     @Test("100 streams at once on one connection, with a slow reader of a large body among them")

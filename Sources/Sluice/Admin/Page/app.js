@@ -479,10 +479,10 @@
     const entry = {
       startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
       time: e.duration_ms,
-      request: { method: e.method, url: e.url, httpVersion: "HTTP/1.1", cookies: requestCookies, headers: headers(e.request_headers),
+      request: { method: e.method, url: e.url, httpVersion: e.http_version || "HTTP/1.1", cookies: requestCookies, headers: headers(e.request_headers),
         queryString, headersSize: -1,
         bodySize: Number.isFinite(requestLength) && field(e.request_headers, "content-length") != null ? requestLength : -1 },
-      response: { status: e.status, statusText: e.reason || "", httpVersion: "HTTP/1.1", cookies: responseCookies, headers: headers(e.response_headers),
+      response: { status: e.status, statusText: e.reason || "", httpVersion: e.http_version || "HTTP/1.1", cookies: responseCookies, headers: headers(e.response_headers),
         content, redirectURL: field(e.response_headers, "location") || "", headersSize: -1, bodySize: e.bytes },
       cache: {},
       timings: t ? { blocked: t.queued_ms, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
