@@ -327,7 +327,7 @@ struct CacheCommand: ParsableCommand {
                 all ? .all : host.map { .host($0) } ?? url.map { .urlGlob($0) } ?? .keyOrURL(target ?? "")
             let inspector = try common.inspector(writable: true)
             let keys = CacheInspector.keys(of: selector, in: inspector, now: CacheCommand.now)
-            let (entries, bytes) = try inspector.purge(selector)
+            let (entries, bytes, hidden) = try inspector.purge(selector)
             // With a shared tier, the purge reaches it and every instance (announced there).
             var shared: String?
             if let settings = try common.options.load().0.cache.sharedTier {
@@ -337,11 +337,15 @@ struct CacheCommand: ParsableCommand {
             }
             if common.json {
                 return CacheCommand.printJSON([
-                    "purged": entries, "bytes": bytes, "shared": CacheCommand.orNull(shared),
+                    "purged": entries, "bytes": bytes, "reading": hidden, "shared": CacheCommand.orNull(shared),
                 ])
             }
+            // Entries the running proxy is still sending are hidden now and go when those hits end.
+            let reading =
+                hidden == 0
+                ? "" : "; \(hidden) still being sent by the running proxy, hidden now and removed when sent"
             print(
-                "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))"
+                "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))" + reading
                     + (shared.map { "; shared tier: \($0)" } ?? ""))
         }
     }

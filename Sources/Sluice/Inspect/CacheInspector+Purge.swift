@@ -1,5 +1,9 @@
 import SQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Purges: what to remove, and removing it (sparing what a running proxy's hits still read).
 extension CacheInspector {
     /// What to purge.
@@ -19,14 +23,30 @@ extension CacheInspector {
         return stored + (Int64(value) == nil ? [value] : [])
     }
 
-    /// Removes the selected entries, every variant, with their bodies. Returns what went.
-    public func purge(_ selector: Selector) throws -> (entries: Int, bytes: Int64) {
-        let result = try purge(selector, sparing: [])
-        return (result.entries, result.bytes)
+    /// Removes the selected entries, every variant, with their bodies, from another process
+    /// than the proxy's (the CLI). What a running proxy's hits are reading (the file's `reading`
+    /// list) is only hidden: that proxy frees it when they end. Returns what went and how many
+    /// were hidden.
+    public func purge(_ selector: Selector) throws -> (entries: Int, bytes: Int64, hidden: Int) {
+        let result = try purge(selector, sparing: readByRunningProxies())
+        return (result.entries, result.bytes, result.hidden.count)
+    }
+
+    /// The entries a running proxy's hits are reading, as it listed them in the file (a row of a
+    /// process that is gone is left out: a crashed proxy's list is cleared when it starts again).
+    func readByRunningProxies() -> Set<Int64> {
+        guard database.userVersion >= 7, let rows = try? database.prepare("SELECT entry, pid FROM reading")
+        else { return [] }
+        var entries: Set<Int64> = []
+        while (try? rows.step()) == true {
+            let pid = pid_t(truncatingIfNeeded: rows.int64(at: 1))
+            if pid > 0, kill(pid, 0) == 0 || errno == EPERM { entries.insert(rows.int64(at: 0)) }
+        }
+        return entries
     }
 
     /// The same, but entries in `sparing` (those a running proxy's hits are reading) are only
-    /// hidden (marked incomplete, as no lookup finds them): their rows are the reader's to free.
+    /// hidden (complete=2: no lookup finds them): their rows are the reader's to free.
     /// Also returns which of them it hid.
     func purge(_ selector: Selector, sparing: Set<Int64>) throws -> (entries: Int, bytes: Int64, hidden: [Int64]) {
         let condition: String
@@ -64,7 +84,7 @@ extension CacheInspector {
             // (Row numbers, written in the statement: nothing from outside.)
             let spared = sparing.isEmpty ? "0" : "id IN (\(sparing.map(String.init).joined(separator: ",")))"
             let hide = try database.prepare(
-                "UPDATE entries SET complete=0 WHERE complete=1 AND \(spared) AND \(condition) RETURNING id")
+                "UPDATE entries SET complete=2 WHERE complete=1 AND \(spared) AND \(condition) RETURNING id")
             // Everything and nothing spared: DELETE without a WHERE clause drops the tables' pages
             // at once (SQLite's truncate optimisation) instead of row by row.
             let truncates = all && sparing.isEmpty

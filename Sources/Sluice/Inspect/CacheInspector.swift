@@ -304,7 +304,7 @@ public final class CacheInspector {
         let waiting = try database.prepare(
             """
             SELECT count(DISTINCT e.id), COALESCE(sum(length(c.data)), 0)
-            FROM entries e LEFT JOIN chunks c ON c.entry = e.id WHERE e.complete=0
+            FROM entries e LEFT JOIN chunks c ON c.entry = e.id WHERE e.complete<>1
             """)
         _ = try waiting.step()
         return Verification(

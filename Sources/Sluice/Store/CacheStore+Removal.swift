@@ -1,6 +1,10 @@
 import Logging
 import SQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Taking responses out of the file: an entry that will not be completed, every variant of a
 /// key (RFC 9111 §4.4 invalidation, a purge), and the least recently used past the capacity.
 extension CacheStore {
@@ -85,10 +89,26 @@ extension CacheStore {
         for entry in entries where readers[entry] != nil { doomed.insert(entry) }
     }
 
-    /// A hit starts reading `entry`'s chunks: its rows stay until the lease ends.
+    /// A hit starts reading `entry`'s chunks: its rows stay until the lease ends. The first
+    /// reader lists the entry in the file, for a purge from another process to spare it.
     func lease(_ entry: Int64) -> CacheReadLease {
+        if readers[entry] == nil { publishReading(entry, true) }
         readers[entry, default: 0] += 1
         return CacheReadLease(store: self, entry: entry)
+    }
+
+    /// Lists `entry` in the file's `reading` table, or takes it out. Not listed (a full disk)
+    /// only means a purge from another process does not spare it.
+    private func publishReading(_ entry: Int64, _ reading: Bool) {
+        let statement = reading ? listReading : unlistReading
+        do {
+            try statement.bind(entry, at: 1)
+            if reading { try statement.bind(Int64(getpid()), at: 2) }
+            try statement.step()
+        } catch {
+            logger.debug("cache reading list: \(error)")
+        }
+        statement.reset()
     }
 
     /// A hit stopped reading `entry` (its lease ended): the last reader of a removed entry
@@ -100,13 +120,17 @@ extension CacheStore {
             return
         }
         readers[entry] = nil
-        guard doomed.remove(entry) != nil else { return }
+        publishReading(entry, false)
+        // Removed here (doomed), or hidden by another process's purge (complete=2).
+        let removedHere = doomed.remove(entry) != nil
         do {
             // Still hidden? (A removal whose transaction rolled back, a full disk, left it
             // visible and counted: it stays.)
             let state = try database.prepare("SELECT complete FROM entries WHERE id=?1")
             try state.bind(entry, at: 1)
-            guard try state.step(), state.int64(at: 0) == 0 else { return }
+            guard try state.step() else { return }
+            let complete = state.int64(at: 0)
+            guard removedHere ? complete != 1 : complete == 2 else { return }
             // (Inside another's transaction, a part of it.)
             if database.inTransaction {
                 try deleteRows(entry)

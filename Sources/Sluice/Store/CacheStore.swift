@@ -40,6 +40,9 @@ final class CacheStore {
     private let insertEntry: Statement
     private let nextEntryID: Statement
     let insertChunk: Statement
+    /// Lists and unlists an entry a hit reads chunk by chunk (``lease(_:)``).
+    let listReading: Statement
+    let unlistReading: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
     init(settings: Configuration.Cache, logger: Logger) throws {
@@ -69,10 +72,13 @@ final class CacheStore {
         if case .tooNew(let version, _) = try CacheStore.migrator.migrate(database) {
             throw CacheStoreError.tooNew(version)
         }
-        // Leftovers of a crash mid-store are never visible; drop them.
+        // Leftovers of a crash mid-store, and entries a purge hid for hits that have ended, are
+        // never visible; drop them. So is the list of what the last run's hits were reading.
         try database.execute(
-            "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete=0); DELETE FROM entries WHERE complete=0"
+            "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete<>1); DELETE FROM entries WHERE complete<>1; DELETE FROM reading"
         )
+        listReading = try database.prepare("INSERT OR REPLACE INTO reading(entry, pid) VALUES(?1, ?2)")
+        unlistReading = try database.prepare("DELETE FROM reading WHERE entry=?1")
         selectCandidates = try database.prepare(
             "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size, ttl FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
         )

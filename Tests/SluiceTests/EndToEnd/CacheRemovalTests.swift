@@ -103,6 +103,43 @@ struct CacheRemovalTests {
         #expect(eventually { proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true } })
     }
 
+    @Test(
+        "A purge from another process (sluice cache purge) while a hit streams: the hit ends whole, the entry is hidden and goes after it"
+    )
+    func purgedElsewhereWhileStreaming() throws {
+        let (origin, proxy, _) = try Self.start { 0x61 }
+        defer { origin.stop() }
+        let url = origin.url("/elsewhere")
+        let kept = origin.url("/kept")
+        #expect(try RawClient(port: proxy.port).request(RawClient.get(url)).body.count == Self.size)
+        #expect(try RawClient(port: proxy.port).request(RawClient.get(kept)).body.count == Self.size)
+        let slow = try RawClient(port: proxy.port)
+        try slow.send(RawClient.get(url))
+        _ = try #require(try slow.reader.readHead())
+        var received = try slow.reader.readExactly(512 * 1024)
+        #expect(proxy.onLoop { $0.cache?.readers.values.reduce(0, +) == 1 })
+        // The CLI's purge: its own connection to the file, in this (another) thread.
+        let settings = proxy.onLoop { $0.configuration.cache }
+        let purged = try CacheInspector(settings: settings, writable: true).purge(.all)
+        #expect(purged.entries == 2 && purged.hidden == 1, "\(purged)")
+        let after = try RawClient(port: proxy.port).request(RawClient.get(url))
+        #expect(after.header("cache-status")?.hasPrefix("Sluice; fwd=uri-miss") == true, "\(after.headers)")
+        received += try slow.reader.readExactly(Self.size - received.count)
+        #expect(received.count == Self.size && received.allSatisfy { $0 == 0x61 })
+        // Its rows went with the hit; the list of what is read is empty again. (The miss above
+        // stored the URL afresh: one entry, one body.)
+        let file = try Database(path: settings.path, readOnly: true)
+        #expect(
+            try eventually {
+                let rows = try file.prepare(
+                    "SELECT (SELECT COUNT(*) FROM entries WHERE complete<>1), (SELECT COUNT(*) FROM reading), (SELECT COUNT(DISTINCT entry) FROM chunks)"
+                )
+                _ = try rows.step()
+                return rows.int64(at: 0) == 0 && rows.int64(at: 1) == 0 && rows.int64(at: 2) == 1
+            })
+        #expect(proxy.onLoop { $0.cache?.readers.isEmpty == true && $0.cache?.doomed.isEmpty == true })
+    }
+
     @Test("A stored body downloaded from the admin API while everything is purged: the download ends whole")
     func adminDownloadAcrossAPurge() throws {
         let (origin, proxy, admin) = try Self.start { 0x42 }
