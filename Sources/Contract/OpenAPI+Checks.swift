@@ -106,7 +106,7 @@ extension OpenAPIContract {
                         Violation(
                             pointer: place, keyword: "required",
                             expected: "\(parameter.location.rawValue) parameter \(parameter.name)", found: "absent",
-                            schema: ""))
+                            schema: parameter.place))
                 }
                 continue
             }

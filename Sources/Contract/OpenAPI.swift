@@ -133,6 +133,9 @@ public final class OpenAPIContract: @unchecked Sendable {
         var name: String
         var location: Location
         var required: Bool
+        /// Where the Parameter Object is (as messages show places): a missing required one is
+        /// located at its `required`.
+        var place = ""
         var explode: Bool
         var style: String
         var schema: SchemaValidator?

@@ -2,6 +2,9 @@
 // loader reads them.
 
 extension OpenAPILoader {
+    /// Header names OpenAPI 3 does not take as parameters (lower-cased).
+    static let headersNotParameters: Set<String> = ["accept", "content-type", "authorization"]
+
     mutating func parameters(_ value: Value?, at location: SchemaLocation, pointer: String)
         throws(ContractError)
         -> [ParameterDraft]
@@ -29,6 +32,9 @@ extension OpenAPILoader {
                         file: itemLocation.document))
                 continue
             }
+            // OpenAPI 3 (Parameter Object, `name`): a header parameter named Accept, Content-Type
+            // or Authorization SHALL be ignored: the media types and security schemes say those.
+            if !swagger2, kind == .header, Self.headersNotParameters.contains(name.lowercased()) { continue }
             if swagger2 {
                 // Swagger 2.0 §4.3.6's rules for a parameter that is its own schema.
                 var faults: [String] = []
@@ -53,9 +59,11 @@ extension OpenAPILoader {
                         itemLocation.pointer, "path parameter \(name) does not say required: true (read as required)",
                         file: itemLocation.document))
             }
-            let (read, schemaKey) = try self.parameter(
+            var (read, schemaKey) = try self.parameter(
                 parameter, resolved: resolved, name: name, location: kind,
                 required: kind == .path || parameter["required"]?.bool == true)
+            let shown = self.place(resolved).shown
+            read.place = shown.isEmpty || parameter["required"] == nil ? shown : shown + "/required"
             if kind == .querystring, read.queryForm == nil {
                 warnings.append(
                     warn(

@@ -110,6 +110,7 @@ extension SchemaCompiler {
             registry.warn(error(location, "unknown keyword \"\(key)\" (ignored; said once)"))
         }
         if dialect == .openAPI30 { warnOutsideOpenAPI30(members, at: location) }
+        warnSlightlyOff(value, at: location)
         // Swagger 2.0's discriminator names a property: read in the description's own
         // `definitions` (``Swagger2Polymorphism``), not elsewhere (an inline schema, another file).
         if dialect == .openAPI30, value["discriminator"]?.string != nil,
@@ -145,6 +146,37 @@ extension SchemaCompiler {
                 "nullable is OpenAPI 3.0's: JSON Schema ignores it (null passes where type lists \"null\", as in type: [\(value["type"]?.string ?? "string"), \"null\"])"
             )
         }
+    }
+
+    /// What a validator of the document (openapi-spec-validator) refuses and the verdicts do not
+    /// need: a name `required` twice (its items MUST be unique: JSON Schema 2020-12 §6.5.3,
+    /// draft 4 §5.4.3), a `default` of a type `type` does not allow (it SHOULD validate, §9.2;
+    /// but `null`, which many descriptions write for "none").
+    private func warnSlightlyOff(_ value: Value, at location: SchemaLocation) {
+        if let names = value["required"]?.items, names.count > 1 {
+            var seen: Set<String> = []
+            let repeated = names.compactMap(\.string).filter { !seen.insert($0).inserted }
+            if let first = repeated.first {
+                warnAtPlace(
+                    &repeatedRequired, location,
+                    "required names \"\(first)\" more than once (its names must be unique): read once")
+            }
+        }
+        guard let fallback = value["default"], let declared = value["type"] else { return }
+        let types = declared.items?.compactMap(\.string) ?? declared.string.map { [$0] } ?? []
+        guard !types.isEmpty else { return }
+        let found = fallback.typeName
+        let fits = types.contains { type in
+            type == found || (type == "number" && found == "integer")
+                || (type == "integer" && fallback.number.map(\.isInteger) == true)
+        }
+        // `default: null` is how many descriptions write "no default": not said.
+        if fits || found == "null" { return }
+        let what = (["integer", "array", "object"].contains(found) ? "an " : "a ") + found
+        warnAtPlace(
+            &defaultOfOtherType, location,
+            "default is \(what), not of type \(types.joined(separator: " or ")) (a default should be a valid value): nothing checks it"
+        )
     }
 
     /// A warning said at each place, up to 20 (`said` counts them): for what is fixed one place

@@ -255,6 +255,10 @@ final class SchemaCompiler {
     var overlappingBranches = 0
     /// Schemas whose asserting keywords a `$ref` beside them hides (said at each, up to 20).
     var hiddenBesideRef = 0
+    /// Schemas whose `required` names a property twice, so far.
+    var repeatedRequired = 0
+    /// Schemas whose `default` is of a type the schema's `type` does not allow, so far.
+    var defaultOfOtherType = 0
     /// ``accessFlags(at:)`` of each schema location looked at (schemas reused through `allOf`
     /// and `$ref` are followed once); `nil` while it is being worked out (a cycle adds nothing).
     var accessFlagsFound: [String: (readOnly: Bool, writeOnly: Bool)?] = [:]

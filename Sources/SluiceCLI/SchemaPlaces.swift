@@ -21,9 +21,8 @@ struct SchemaPlaces {
             return (file, nil)
         } else {
             // A relative reference is a URI: `sub%20dir/my%20schemas.yaml` is on disk with spaces.
-            path =
-                (contractPath as NSString).deletingLastPathComponent + "/"
-                + (file.removingPercentEncoding ?? file)
+            path = Self.removingDotSegments(
+                (contractPath as NSString).deletingLastPathComponent + "/" + (file.removingPercentEncoding ?? file))
         }
         if documents[path] == nil {
             let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
@@ -46,6 +45,26 @@ struct SchemaPlaces {
             if Self.names(keyword, in: lines[index]) { return (path, index + 1) }
         }
         return (path, objectLine)
+    }
+
+    /// `spec/../common/Error.yaml` as `common/Error.yaml` (RFC 3986 §5.2.4, on the path's text:
+    /// reports name a file one way, however a reference reached it). A `..` past the start stays.
+    static func removingDotSegments(_ path: String) -> String {
+        var kept: [Substring] = []
+        let absolute = path.hasPrefix("/")
+        for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+            switch segment {
+            case ".": continue
+            case "..":
+                if let last = kept.last, last != ".." {
+                    kept.removeLast()
+                } else if !absolute {
+                    kept.append(segment)
+                }
+            default: kept.append(segment)
+            }
+        }
+        return (absolute ? "/" : "") + kept.joined(separator: "/")
     }
 
     /// Whether `line` holds `keyword` as a YAML or JSON member name.

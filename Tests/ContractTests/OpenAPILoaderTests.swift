@@ -239,6 +239,31 @@ final class OpenAPILoaderTests: XCTestCase {
             }, "\(messages)")
     }
 
+    /// What openapi-spec-validator refuses in OpenAI's and PagerDuty's descriptions: a name
+    /// `required` twice, a `default` of another type. Said; the verdicts are unchanged.
+    func testRepeatedRequiredNamesAndDefaultsOfAnotherTypeAreWarned() throws {
+        for version in ["3.0.3", "3.1.0"] {
+            let contract = try OpenAPITests.document(
+                version,
+                schema:
+                    "{type: object, required: [id, name, id], properties: {id: {type: string}, name: {type: string}, "
+                    + "limit: {type: integer, default: '20 - incident_summary'}, ratio: {type: number, default: 1}, "
+                    + "page: {type: integer, default: 2.0}, note: {type: string, nullable: true, default: null}}}")
+            let messages = contract.warnings.map(\.message)
+            XCTAssertTrue(
+                messages.contains { $0.hasPrefix("required names \"id\" more than once") }, "\(version) \(messages)")
+            let defaults = contract.warnings.filter { $0.message.hasPrefix("default is") }
+            XCTAssertEqual(
+                defaults.map(\.message),
+                [
+                    "default is a string, not of type integer (a default should be a valid value): nothing checks it"
+                ])
+            XCTAssertEqual(
+                defaults.map(\.pointer),
+                ["/paths/~1a/get/responses/200/content/application~1json/schema/properties/limit"])
+        }
+    }
+
     func testRecursiveRefIn31IsWarned() throws {
         // OpenAI's CompoundFilter: 2019-09's keyword in a 3.1 (2020-12) schema.
         let contract = try OpenAPITests.document(

@@ -570,6 +570,41 @@ final class OpenAPITests: XCTestCase {
         XCTAssertEqual(violations("", headers: [("X-Count", "5")]), ["header:X-Count enum"])
     }
 
+    /// OpenAPI 3's Parameter Object: header parameters named Accept, Content-Type or
+    /// Authorization SHALL be ignored (PagerDuty's description requires both on every operation).
+    func testHeaderParametersTheSpecIgnores() throws {
+        let contract = try Self.load(
+            yaml: """
+                openapi: 3.0.2
+                info: {title: t, version: '1'}
+                paths:
+                  /incidents/{id}:
+                    get:
+                      parameters:
+                        - {name: id, in: path, required: true, schema: {type: string}}
+                        - {name: Accept, in: header, required: true, schema: {type: string, enum: [application/vnd.x+json]}}
+                        - {name: Content-Type, in: header, required: true, schema: {type: string, enum: [application/json]}}
+                        - {name: authorization, in: header, required: true, schema: {type: string, pattern: '^Token '}}
+                        - {name: X-Early-Access, in: header, required: true, schema: {type: string}}
+                      responses: {'200': {description: x}}
+                """)
+        func violations(_ headers: [(String, String)]) -> [String] {
+            contract.checkRequest(method: "GET", path: "/incidents/P1", query: nil, headers: headers, hasBody: false)
+                .violations.map { "\($0.pointer) \($0.keyword)" }
+        }
+        XCTAssertEqual(violations([("x-early-access", "yes")]), [])
+        XCTAssertEqual(
+            violations([("accept", "*/*"), ("content-type", "text/plain; charset=utf-8"), ("x-early-access", "1")]), [])
+        XCTAssertEqual(violations([]), ["header:X-Early-Access required"])
+        // Located at the parameter's `required` (a report's line), not nowhere.
+        let missing = contract.checkRequest(
+            method: "GET", path: "/incidents/P1", query: nil, headers: [], hasBody: false)
+        XCTAssertEqual(missing.violations.map(\.schema), ["#/paths/~1incidents~1{id}/get/parameters/4/required"])
+        // Nor does lint warn about them: the specification says what happens.
+        XCTAssertFalse(
+            contract.warnings.contains { $0.message.contains("Accept") || $0.message.contains("Content-Type") })
+    }
+
     func testRequestParameters() throws {
         let shop = try Self.shop()
         var check = shop.checkRequest(

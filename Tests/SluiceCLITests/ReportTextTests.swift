@@ -15,4 +15,14 @@ struct ReportTextTests {
         #expect(ContractReport.code("`x`") == "`` `x` ``")
         #expect(ContractReport.code("plain") == "`plain`")
     }
+
+    @Test("A schema reached through ../ is named by its own path in SARIF (RFC 3986 §5.2.4 dot segments removed)")
+    func dotSegments() {
+        #expect(SchemaPlaces.removingDotSegments("spec/../common/Error.yaml") == "common/Error.yaml")
+        #expect(
+            SchemaPlaces.removingDotSegments("/work/api/spec/./v2/../../common/E.yaml") == "/work/api/common/E.yaml")
+        #expect(SchemaPlaces.removingDotSegments("../shared/E.yaml") == "../shared/E.yaml")
+        #expect(SchemaPlaces.removingDotSegments("a/../../b.yaml") == "../b.yaml")
+        #expect(SchemaPlaces.removingDotSegments("/../etc") == "/etc")
+    }
 }
