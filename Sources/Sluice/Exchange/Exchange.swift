@@ -214,7 +214,7 @@ final class Exchange {
             if let writer = writer.take(), writer.commit(decision: task?.cachingDecision ?? .notAsked, now: env.clock())
             {
                 env.stats.cacheStores += 1
-                if !writer.personal, !writer.key.hasSuffix(CacheStore.piecesSuffix) {
+                if !writer.keptFromTier, !writer.key.hasSuffix(CacheStore.piecesSuffix) {
                     env.cache?.share(key: writer.key, variant: writer.variant, now: env.clock())
                 }
             }

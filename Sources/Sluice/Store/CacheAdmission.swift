@@ -46,6 +46,16 @@ struct CacheAdmission {
         return admit(response, validationFailed: validationFailed, now: now)
     }
 
+    /// Whether a shared cache would store `response` too (RFC 9111 §3, §3.5 and Sluice's
+    /// sharing rules): what a private cache keeps for its user goes to the shared tier only then.
+    private func sharable(_ response: ResponseHead, control: CacheControl) -> Bool {
+        var refusal = CachePolicy.refusal(
+            method: method, request: request, response: response, control: control, shared: true,
+            heuristic: settings.heuristic, storeSetCookie: false)
+        if refusal == .noFreshness, entry.rule.cache?.ttl != nil { refusal = nil }
+        return refusal == nil
+    }
+
     private func admit(_ response: ResponseHead, validationFailed: Bool, now: Double) -> Outcome {
         let control = CacheControl(response.headers)  // parsed once for every check below
         var refusal = CachePolicy.refusal(
@@ -85,8 +95,9 @@ struct CacheAdmission {
             method: method, url: url, rule: ruleName, limit: limit, expectedLength: expected,
             proposedHeaders: response.headers)
         guard let writer = cache.beginWrite(new) else { return .skipped }
-        let cookie = CachePolicy.setsCookie(response.headers) && !settings.storesSetCookie
-        writer.personal = control.isPrivate || cookie
+        let setsCookie = CachePolicy.setsCookie(response.headers)
+        writer.personal = control.isPrivate || setsCookie && !settings.storesSetCookie
+        writer.keptFromTier = writer.personal || setsCookie || !settings.shared && !sharable(response, control: control)
         return .writing(writer, personal: writer.personal)
     }
 }

@@ -26,6 +26,9 @@ final class CacheWriter: KeepsStoredHead {
     /// `private`, or a cookie kept from others: stored for this instance's own use only, never
     /// given to collapsed waiters or the shared tier.
     var personal = false
+    /// Never written to the shared tier, which other instances serve to anyone (``personal``,
+    /// any `Set-Cookie`, and in `cache.mode: private` whatever a shared cache would not store).
+    var keptFromTier = false
     /// Told after each flushed chunk and once at the end (never inside this call's caller's
     /// stack for long: a reader only schedules its pump).
     private var watchers: [ObjectIdentifier: () -> Void] = [:]

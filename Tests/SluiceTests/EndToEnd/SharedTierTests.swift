@@ -45,6 +45,7 @@ struct SharedTierTests {
             let control = request.target.hasPrefix("/private") ? "private, max-age=600" : "max-age=600"
             var headers = [("Cache-Control", control), ("Content-Type", "text/plain")]
             if request.target.hasPrefix("/vary") { headers.append(("Vary", "Accept-Language")) }
+            if request.target.hasPrefix("/cookie") { headers.append(("Set-Cookie", "session=\(n)")) }
             let language = request.header("accept-language") ?? "-"
             return .respond(status: 200, headers: headers, body: Array("answer \(n) lang \(language)".utf8))
         }
@@ -209,7 +210,9 @@ struct SharedTierTests {
         #expect(parsed.cache.sharedTier.map(SharedTier.describe) == "redis://h:1/2")
     }
 
-    @Test("private never leaves the instance; Vary selects across instances")
+    @Test(
+        "private, an answer to Authorization and a Set-Cookie never leave a private-mode instance; Vary selects across instances"
+    )
     func privateAndVary() throws {
         guard let redis = try Self.redis() else { return }
         let origin = try Self.origin()
@@ -222,11 +225,20 @@ struct SharedTierTests {
         // Stored by A (a private cache), but never shared.
         let mine = try RawClient(port: a.port).request(RawClient.get(origin.url("/private/me")))
         #expect(mine.header("cache-status")?.hasSuffix("stored") == true)
+        // A private cache keeps what its user's credentials fetched (RFC 9111 §3.5 binds only
+        // shared caches), and a cookie: neither is the tier's, which others read.
+        let token = try RawClient(port: a.port).request(
+            RawClient.get(origin.url("/auth/me"), extra: "Authorization: Bearer alice\r\n"))
+        #expect(token.header("cache-status")?.hasSuffix("stored") == true)
+        let cookie = try RawClient(port: a.port).request(RawClient.get(origin.url("/cookie/me")))
+        #expect(cookie.header("cache-status")?.hasSuffix("stored") == true && cookie.header("set-cookie") != nil)
         let english = try RawClient(port: a.port).request(
             RawClient.get(origin.url("/vary/doc"), extra: "Accept-Language: en\r\n"))
         #expect(a.waitUntil { (try? redis.command(["DBSIZE"])) == ":2" })
-        let notMine = try RawClient(port: b.port).request(RawClient.get(origin.url("/private/me")))
-        #expect(notMine.header("cache-status")?.contains("hit") == false)
+        for path in ["/private/me", "/auth/me", "/cookie/me"] {
+            let notMine = try RawClient(port: b.port).request(RawClient.get(origin.url(path)))
+            #expect(notMine.header("cache-status")?.contains("hit") == false, "\(path): \(notMine.headers)")
+        }
         let german = try RawClient(port: b.port).request(
             RawClient.get(origin.url("/vary/doc"), extra: "Accept-Language: de\r\n"))
         #expect(german.header("cache-status")?.contains("hit") == false)
