@@ -94,10 +94,16 @@ struct AdminRoutes {
         }
     }
 
-    /// A purge reaches the shared tier and, through it, every other instance.
-    private func announce(_ selector: CacheInspector.Selector, inspector: CacheInspector) {
-        guard let shared = proxy.tiers?.shared else { return }
+    /// A purge reaches the shared tier and, through it, every other instance; while the tier is
+    /// out it is carried out when it is back. What happened there (`nil`: no tier).
+    private func announce(_ selector: CacheInspector.Selector, inspector: CacheInspector) -> String? {
+        guard let shared = proxy.tiers?.shared else { return nil }
+        let reached = shared.isAvailable
         shared.purge(selector, keys: CacheInspector.keys(of: selector, in: inspector, now: proxy.clock()))
+        if reached { return "purged and announced" }
+        let why: String
+        if case .down(let reason) = shared.health { why = reason } else { why = "connecting" }
+        return "not reached now (\(why)): carried out when it is back"
     }
 
     // MARK: - Stats (health: AdminRoutes+Health.swift)
@@ -381,13 +387,15 @@ struct AdminRoutes {
     private func purge(_ selector: CacheInspector.Selector, requireEntry: Bool) -> Answer {
         do {
             let inspector = try inspector(writable: true)
-            announce(selector, inspector: inspector)
+            let shared = announce(selector, inspector: inspector)
             // What hits are reading stays until they end (hidden now).
             let reading = Set(proxy.cache.map { Array($0.readers.keys) } ?? [])
             let (entries, bytes, hidden) = try inspector.purge(selector, sparing: reading)
             proxy.cache?.doom(hidden)
             if requireEntry, entries == 0 { return .error(404, "nothing stored for that") }
-            return .json(200, .object([("purged", .number(entries)), ("bytes", .number(Int(bytes)))]))
+            var members: [(String, JSONValue)] = [("purged", .number(entries)), ("bytes", .number(Int(bytes)))]
+            if let shared { members.append(("shared", .string(shared))) }
+            return .json(200, .object(members))
         } catch {
             return .error(503, "the cache could not be purged: \(error)")
         }

@@ -115,6 +115,8 @@ public final class SharedTier {
         case .connecting: break
         case .connected:
             let change = breaker.connected()
+            // Sent before any lookup can be: the tier never hands back what was purged meanwhile.
+            replayPending()
             if change.cameBack { logger.notice("shared cache tier \(description) is back") }
             if change.becameUp { whenUp?() }
         case .closed(let reason):
@@ -142,6 +144,22 @@ public final class SharedTier {
 
     /// Whether lookups and writes go to the tier now.
     var isAvailable: Bool { health == .up }
+
+    /// Purges and invalidations made while the tier was out, for the reconnect.
+    private(set) var pending = PendingPurges()
+
+    /// Carries out what was purged or invalidated while the tier was out.
+    private func replayPending() {
+        let work = pending.take()
+        switch work {
+        case .none: return
+        case .everything(let announcement): purgeAll(announcing: announcement)
+        case .some(let keys, let hosts):
+            for host in hosts { purge(host: host) }
+            for key in keys { invalidate(key: key) }
+        }
+        logger.notice("shared cache tier \(description): purges made while it was out carried out")
+    }
 
     /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
     private func failed(_ reason: String) {
@@ -252,9 +270,10 @@ public final class SharedTier {
 
     // MARK: - Purges and invalidation
 
-    /// Removes `key` from the tier and tells the other instances to drop their copies.
+    /// Removes `key` from the tier and tells the other instances to drop their copies (on the
+    /// reconnect, when the tier is out now).
     func invalidate(key: String) {
-        guard let backend, isAvailable else { return }
+        guard let backend, isAvailable else { return pending.add(key: key) }
         let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
         backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
         announce("key", key)
@@ -262,7 +281,7 @@ public final class SharedTier {
 
     /// Removes a host's entries (through the host index) and announces it.
     func purge(host: String) {
-        guard let backend, isAvailable else { return }
+        guard let backend, isAvailable else { return pending.add(host: host) }
         let index = hostIndex(host)
         backend.send(key: index, [Array("SMEMBERS".utf8), index]) { reply in
             guard case .array(let members)? = reply else { return }
@@ -275,7 +294,7 @@ public final class SharedTier {
     /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
-        guard let backend, isAvailable else { return }
+        guard let backend, isAvailable else { return pending.addEverything(announcement) }
         // Unlinked one by one: in a Cluster each key may live in another slot.
         for server in backend.servers {
             scan(settings.prefix + "*", on: server, backend: backend) { names in

@@ -249,6 +249,34 @@ struct SharedTierTests {
     }
 
     @Test(
+        "An invalidation made while the tier is out is carried out when it is back: the old response is not served again"
+    )
+    func invalidationWhileOut() throws {
+        guard let redis = try Self.redis() else { return }
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        let a = try Self.proxy(redis)
+        #expect(Self.waitUp(a))
+        let url = origin.url("/inv")
+        let key = String(decoding: SharedRecord.redisKey(prefix: "sluice:", key: url), as: UTF8.self)
+        let first = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", key])) == ":1" })
+        // The tier goes out (its connections cut; it is tried again a second later) ...
+        _ = try redis.command(["CLIENT", "KILL", "TYPE", "normal"])
+        #expect(a.waitUntil { a.onLoop { $0.tiers?.shared?.isAvailable } == false })
+        // ... and a POST invalidates the URL meanwhile (RFC 9111 §4.4).
+        let posted = try RawClient(port: a.port).request(
+            "POST \(url) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+        #expect(posted.status == 200)
+        #expect(a.onLoop { $0.tiers?.shared?.pending.work != PendingPurges.Work.none })
+        #expect(a.waitUntil(timeout: 10) { a.onLoop { $0.tiers?.shared?.isAvailable } == true })
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", key])) == ":0" })
+        let after = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(after.header("cache-status")?.contains("hit") == false, "\(after.headers)")
+        #expect(after.body != first.body)
+    }
+
+    @Test(
         "Redis killed: both keep answering from their own tiers; restarted: sharing resumes; torn entries are never served"
     )
     func outageAndTornEntries() throws {
