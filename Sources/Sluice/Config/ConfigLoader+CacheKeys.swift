@@ -166,8 +166,9 @@ extension ConfigLoader {
                 var rest = Substring(text.dropFirst(8))
                 if let slash = rest.firstIndex(of: "/") {
                     let db = rest[rest.index(after: slash)...]
-                    guard let number = Int(db), (0...15).contains(number) else {
-                        throw item.fail("the database is 0-15")
+                    // `redis://host:6379/` names database 0, as redis-cli reads it.
+                    guard let number = db.isEmpty ? 0 : Int(db), (0...15).contains(number) else {
+                        throw item.fail("the database is 0-15 (redis://host:port/N)")
                     }
                     tier.database = number
                     rest = rest[..<slash]
@@ -183,17 +184,40 @@ extension ConfigLoader {
                     guard !password.isEmpty else { throw item.fail("an empty password") }
                     tier.credentials = .init(user: user?.isEmpty == true ? nil : user, password: password)
                 }
-                if let colon = rest.lastIndex(of: ":") {
-                    guard let port = UInt16(rest[rest.index(after: colon)...]), port > 0 else {
-                        throw item.fail("the port must be 1-65535")
+                // An IPv6 address is written in brackets (RFC 3986 §3.2.2): `redis://[::1]:6379`.
+                var host = rest
+                var portText: Substring?
+                if rest.hasPrefix("[") {
+                    guard let close = rest.firstIndex(of: "]") else { throw item.fail("an IPv6 address without ]") }
+                    host = rest[rest.index(after: rest.startIndex)..<close]
+                    let after = rest[rest.index(after: close)...]
+                    if !after.isEmpty {
+                        guard after.hasPrefix(":") else { throw item.fail("expected :port after the IPv6 address") }
+                        portText = after.dropFirst()
                     }
-                    tier.port = port
-                    rest = rest[..<colon]
+                } else if let colon = rest.lastIndex(of: ":") {
+                    host = rest[..<colon]
+                    portText = rest[rest.index(after: colon)...]
                 }
-                guard !rest.isEmpty else { throw item.fail("missing host") }
-                tier.host = String(rest)
+                if let portText {
+                    guard let port = UInt16(portText), port > 0 else { throw item.fail("the port must be 1-65535") }
+                    tier.port = port
+                }
+                guard !host.isEmpty else { throw item.fail("missing host") }
+                tier.host = String(host)
                 sawURL = true
-            case "prefix": tier.prefix = try item.string()
+            case "prefix":
+                tier.prefix = try item.string()
+                // Purges find the tier's keys with SCAN MATCH prefix*: a glob character in it
+                // (or no prefix at all) would take other applications' keys with them.
+                guard !tier.prefix.isEmpty else {
+                    throw item.fail("an empty prefix would let purges take every key of the database")
+                }
+                if let special = tier.prefix.first(where: { "*?[]\\".contains($0) || $0.isWhitespace }) {
+                    throw item.fail(
+                        "\"\(special)\" in the prefix: purges match prefix* as a Redis glob; use letters, digits and : - _ . /"
+                    )
+                }
             case "max_entry": tier.maxEntry = try item.byteSize()
             case "timeout":
                 tier.timeout = try item.milliseconds()

@@ -57,10 +57,15 @@ public final class SharedTier {
 
     /// `redis://host:port/db`, and ` (cluster)` for a Cluster.
     public static func describe(_ settings: Configuration.Cache.SharedTier) -> String {
-        "redis://\(settings.host):\(settings.port)/\(settings.database)" + (settings.cluster ? " (cluster)" : "")
+        "redis://\(settings.host.contains(":") ? "[\(settings.host)]" : settings.host):\(settings.port)/\(settings.database)"
+            + (settings.cluster ? " (cluster)" : "")
     }
 
-    private var channel: String { settings.prefix + "invalidate" }
+    /// Announcements' channel. Pub/sub spans a server's databases: an instance on another
+    /// database (with the same prefix) has a channel of its own.
+    private var channel: String {
+        settings.prefix + "invalidate" + (settings.database == 0 ? "" : "@\(settings.database)")
+    }
 
     /// Resolves the server's name on the loop (hiredis would block on it), then connects.
     private func connect() {

@@ -37,10 +37,18 @@ struct SharedRecordTests {
         #expect(tier.host == "10.0.0.5" && tier.port == 6380 && tier.database == 2)
         #expect(tier.prefix == "team:" && tier.maxEntry == 1 << 20 && tier.timeout == 20)
         #expect(try ConfigLoader.load(yaml: "cache:\n  shared: none\n").cache.sharedTier == nil)
+        // An IPv6 address in brackets; a trailing slash is database 0.
+        let six = try #require(
+            try ConfigLoader.load(yaml: "cache:\n  shared: { url: \"redis://[::1]:6390/\" }\n").cache.sharedTier)
+        #expect(six.host == "::1" && six.port == 6390 && six.database == 0)
+        #expect(SharedTier.describe(six) == "redis://[::1]:6390/0")
         for bad in [
             "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:@x\" }", "{ url: \"rediss://x\" }",
             "{ cluster: true, url: \"redis://x/1\" }",
             "{ prefix: \"p\" }", "{ url: \"redis://x\", extra: 1 }",
+            // Purges SCAN prefix*: no prefix, or a glob in it, would take other applications' keys.
+            "{ url: \"redis://x\", prefix: \"\" }", "{ url: \"redis://x\", prefix: \"team[ab]:\" }",
+            "{ url: \"redis://x\", prefix: \"a*\" }", "{ url: \"redis://[::1\" }",
         ] {
             #expect(throws: ConfigError.self, "\(bad)") { try ConfigLoader.load(yaml: "cache:\n  shared: \(bad)\n") }
         }
