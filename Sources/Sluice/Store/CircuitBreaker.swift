@@ -1,6 +1,6 @@
 /// The shared tier's circuit breaker as a value: three failures in a row (or a lost connection)
 /// take the tier out; it is tried again after 1 s, then 2, 4… up to 30 s between attempts; a
-/// connection puts it back. Decisions are pure functions of what happened and `now` (seconds on
+/// connection that answers puts it back, and a lookup answered in time starts the pauses over. Decisions are pure functions of what happened and `now` (seconds on
 /// any monotonic clock); ``SharedTier`` carries them out (logs, timers, connections).
 struct CircuitBreaker: Equatable {
     private(set) var health = SharedTier.Health.connecting
@@ -36,8 +36,12 @@ struct CircuitBreaker: Equatable {
         return .out(announce: announce, retryIn: backoff)
     }
 
-    /// A command was answered: the failures before it were not in a row.
-    mutating func succeeded() { consecutiveFailures = 0 }
+    /// A lookup was answered in time: the failures before it were not in a row, and the tier
+    /// works (the pauses start over).
+    mutating func succeeded() {
+        consecutiveFailures = 0
+        backoff = CircuitBreaker.firstBackoff
+    }
 
     /// The attempt that was due starts: the next pause is twice as long (at most ``maxBackoff``).
     mutating func retrying() {
@@ -46,11 +50,12 @@ struct CircuitBreaker: Equatable {
         backoff = min(CircuitBreaker.maxBackoff, backoff * 2)
     }
 
-    /// A connection is up; what changed: whether it came back from being out, and whether it was
-    /// not up before (the tier's users are told).
+    /// A connection is up (it answered); what changed: whether it came back from being out, and
+    /// whether it was not up before (the tier's users are told). The pauses start over only
+    /// once a lookup is answered in time (``succeeded()``): a server that answers a PING and
+    /// then times every lookup out is tried again less and less often, not every second.
     mutating func connected() -> (cameBack: Bool, becameUp: Bool) {
         consecutiveFailures = 0
-        backoff = CircuitBreaker.firstBackoff
         retryAt = nil
         var cameBack = false
         if case .down = health { cameBack = true }

@@ -118,16 +118,52 @@ public final class SharedTier {
     private func commandConnection(_ state: RedisConnection.State) {
         switch state {
         case .connecting: break
-        case .connected:
-            let change = breaker.connected()
-            // Sent before any lookup can be: the tier never hands back what was purged meanwhile.
-            replayPending()
-            if change.cameBack { logger.notice("shared cache tier \(description) is back") }
-            if change.becameUp { whenUp?() }
+        case .connected: confirm()
         case .closed(let reason):
             failed(reason)
         }
     }
+
+    /// A connection is only a tier that answers: a PING within ``confirmLimit`` brings it up
+    /// (a paused or overloaded server accepts connections and answers nothing); none, and the
+    /// attempt failed: the next one waits longer.
+    private func confirm() {
+        guard let backend else { return }
+        let limit = max(settings.timeout, Self.confirmLimit)
+        final class Once {
+            var done = false
+        }
+        let once = Once()
+        let timer = Timer(loop: loop) { [weak self] in
+            guard !once.done else { return }
+            once.done = true
+            self?.failed("the server did not answer PING within \(limit) ms", lost: true)
+        }
+        timer.schedule(milliseconds: limit)
+        let sent = backend.sendToAny([Array("PING".utf8)]) { [weak self] reply in
+            timer.cancel()
+            guard !once.done, let self else { return }
+            once.done = true
+            switch reply {
+            case .error(let text)?: return self.failed(text, lost: true)
+            case nil: return self.failed("the connection was lost", lost: true)
+            default: break
+            }
+            let change = self.breaker.connected()
+            // Sent before any lookup can be: the tier never hands back what was purged meanwhile.
+            self.replayPending()
+            if change.cameBack { self.logger.notice("shared cache tier \(self.description) is back") }
+            if change.becameUp { self.whenUp?() }
+        }
+        if !sent {
+            timer.cancel()
+            once.done = true
+            failed("the connection was lost", lost: true)
+        }
+    }
+
+    /// The longest a new connection's PING may take (or `timeout`, when longer).
+    static let confirmLimit = 500
 
     /// Runs each time the tier comes up.
     var whenUp: (() -> Void)?
@@ -167,12 +203,13 @@ public final class SharedTier {
     }
 
     /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
-    private func failed(_ reason: String) {
+    /// `lost`: the connection is of no use whatever its state (an unconfirmed one).
+    private func failed(_ reason: String, lost: Bool = false) {
         counts.failures += 1
         let now = Double(EventLoop.monotonicNanoseconds()) / 1e9
         guard
             case .out(let announce, let retryIn) = breaker.failed(
-                reason, connectionLost: backend?.isClosed ?? true, now: now)
+                reason, connectionLost: lost || (backend?.isClosed ?? true), now: now)
         else { return }
         if announce {
             logger.warning(
@@ -236,6 +273,13 @@ public final class SharedTier {
                 completion(record)
             case .null?:
                 self.breaker.succeeded()
+                completion(nil)
+            case .error(let text)? where text.hasPrefix("WRONGTYPE"):
+                // Another kind of value under the entry's name (not Sluice's): a foreign value,
+                // not a failing server; removed as a torn one is.
+                self.breaker.succeeded()
+                self.logger.notice("shared cache tier: the key for \(key) held another type of value; removed")
+                backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
                 completion(nil)
             case .error(let text)?:
                 self.failed(text)

@@ -36,7 +36,24 @@ struct CircuitBreakerTests {
         #expect(breaker.health == .down(reason: "the subscription was lost"))
     }
 
-    @Test("Each failed retry waits twice as long, up to 30 s; a connection starts over and says it came back")
+    @Test(
+        "A connection that answers brings the tier back, but the pauses start over only with a lookup answered in time")
+    func flapping() {
+        var breaker = CircuitBreaker()
+        _ = breaker.failed("lost", connectionLost: true, now: 0)
+        breaker.retrying()
+        #expect(breaker.connected().cameBack)
+        // Lookups time out again: three in a row, out, and the pause has grown.
+        _ = breaker.failed("slow", connectionLost: false, now: 2)
+        _ = breaker.failed("slow", connectionLost: false, now: 2)
+        #expect(breaker.failed("slow", connectionLost: false, now: 2) == .out(announce: true, retryIn: 2))
+        breaker.retrying()
+        _ = breaker.connected()
+        breaker.succeeded()
+        #expect(breaker.backoff == 1)
+    }
+
+    @Test("Each failed retry waits twice as long, up to 30 s; a connection says it came back")
     func backoff() {
         var breaker = CircuitBreaker()
         var now = 0.0
@@ -54,7 +71,9 @@ struct CircuitBreakerTests {
         #expect(breaker.attempts == 9)
         let change = breaker.connected()
         #expect(change.cameBack && change.becameUp)
-        #expect(breaker.health == .up && breaker.backoff == 1 && breaker.retryAt == nil)
+        #expect(breaker.health == .up && breaker.backoff == 30 && breaker.retryAt == nil)
+        breaker.succeeded()
+        #expect(breaker.backoff == 1)
         let again = breaker.connected()
         #expect(!again.cameBack && !again.becameUp)
         // The first connection is not a comeback, but it does bring the tier up.
