@@ -54,6 +54,9 @@ extension AdminRoutes {
             ("server", .string(shared.description)), ("state", .string(state)), ("reason", .optional(reason)),
             ("lookups", .number(counts.lookups)), ("hits", .number(counts.hits)), ("stores", .number(counts.stores)),
             ("failures", .number(counts.failures)),
+            // Writes a full (or read-only) server refused, and its last word on it.
+            ("refused_stores", .number(shared.refusedStores.count)),
+            ("refusal", .optional(shared.refusedStores.reason)),
         ])
     }
 }

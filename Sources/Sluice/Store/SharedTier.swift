@@ -2,6 +2,10 @@ import EventIO
 import Logging
 import Redis
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The shared tier (`cache.shared`): stored responses on a Redis (or Valkey) server that several
 /// Sluice instances read and write, below each one's SQLite file. Spoken on the proxy's own loop
 /// (hiredis's libevent adapter): a lookup never waits longer than `timeout`, a write never holds
@@ -308,14 +312,42 @@ public final class SharedTier {
         let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: record.key)
         let set = [Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)]
         backend.send(key: redisKey, set) { [weak self] reply in
-            if case .error(let text)? = reply { self?.failed(text) }
+            guard case .error(let text)? = reply, let self else { return }
+            // A full server (maxmemory, noeviction) or a read-only replica refuses writes and
+            // still answers reads: no failure of the tier, said (once a minute) and counted.
+            if text.hasPrefix("OOM") || text.hasPrefix("READONLY") { return self.refusedStore(text) }
+            self.failed(text)
         }
+        // The host index (for host purges) as a sorted set of entry names by when they expire:
+        // each store drops the ones gone by, so it holds what lives and no more.
         let index = hostIndex(record.host)
-        backend.send(key: index, [Array("SADD".utf8), index, redisKey]) { _ in }
+        let now = Int64(time(nil))
+        backend.send(key: index, [Array("ZADD".utf8), index, Array(String(now + seconds).utf8), redisKey]) { _ in }
+        backend.send(key: index, [Array("ZREMRANGEBYSCORE".utf8), index, Array("-inf".utf8), Array(String(now).utf8)]) {
+            _ in
+        }
         backend.send(key: index, [Array("EXPIRE".utf8), index, Array(String(max(seconds, 86_400)).utf8)]) { _ in }
     }
 
-    private func hostIndex(_ host: String) -> [UInt8] { Array((settings.prefix + "host:" + host.lowercased()).utf8) }
+    /// Stores the server refused, and the last reason (`/health`).
+    private(set) var refusedStores: (count: Int, reason: String?) = (0, nil)
+    private var lastRefusalLog = 0.0
+
+    private func refusedStore(_ reason: String) {
+        refusedStores = (refusedStores.count + 1, reason)
+        let now = Double(EventLoop.monotonicNanoseconds()) / 1e9
+        guard lastRefusalLog == 0 || now - lastRefusalLog >= 60 else { return }
+        lastRefusalLog = now
+        logger.warning(
+            "shared cache tier \(description) refuses to store (\(reason)); entries are not shared until it takes them (said once a minute)"
+        )
+    }
+
+    /// A host's index of entry names (a sorted set; `host:` named the set earlier versions kept).
+    private func hostIndex(_ host: String) -> [UInt8] { Array((settings.prefix + "hosts:" + host.lowercased()).utf8) }
+    private func olderHostIndex(_ host: String) -> [UInt8] {
+        Array((settings.prefix + "host:" + host.lowercased()).utf8)
+    }
 
     // MARK: - Purges and invalidation
 
@@ -332,10 +364,18 @@ public final class SharedTier {
     func purge(host: String) {
         guard let backend, isAvailable else { return pending.add(host: host) }
         let index = hostIndex(host)
-        backend.send(key: index, [Array("SMEMBERS".utf8), index]) { reply in
-            guard case .array(let members)? = reply else { return }
-            for case .string(let member) in members { backend.send(key: member, [Array("DEL".utf8), member]) { _ in } }
-            backend.send(key: index, [Array("DEL".utf8), index]) { _ in }
+        let older = olderHostIndex(host)
+        for (name, list) in [(index, "ZRANGE"), (older, "SMEMBERS")] {
+            let command =
+                list == "ZRANGE"
+                ? [Array("ZRANGE".utf8), name, Array("0".utf8), Array("-1".utf8)] : [Array("SMEMBERS".utf8), name]
+            backend.send(key: name, command) { reply in
+                guard case .array(let members)? = reply else { return }
+                for case .string(let member) in members {
+                    backend.send(key: member, [Array("DEL".utf8), member]) { _ in }
+                }
+                backend.send(key: name, [Array("DEL".utf8), name]) { _ in }
+            }
         }
         announce("host", host)
     }

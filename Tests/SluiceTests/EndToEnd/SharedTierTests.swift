@@ -248,6 +248,31 @@ struct SharedTierTests {
         #expect(englishOnB.body == english.body && englishOnB.header("cache-status")?.hasPrefix("Sluice; hit") == true)
     }
 
+    @Test("The host index holds live entries only; a full server's refusals are counted and said, the tier stays up")
+    func hostIndexAndFullServer() throws {
+        guard let redis = try Self.redis() else { return }
+        let origin = try OriginServer { request in
+            let seconds = request.target.hasPrefix("/short") ? "1" : "600"
+            return .respond(status: 200, headers: [("Cache-Control", "max-age=\(seconds)")], body: Array("x".utf8))
+        }
+        defer { origin.stop() }
+        let a = try Self.proxy(redis)
+        #expect(Self.waitUp(a))
+        for index in 0..<5 { _ = try RawClient(port: a.port).request(RawClient.get(origin.url("/short/\(index)"))) }
+        #expect(a.waitUntil { (try? redis.command(["ZCARD", "sluice:hosts:127.0.0.1"])) == ":5" })
+        // Past their lifetime, the next store drops them from the index.
+        Thread.sleep(forTimeInterval: 2.1)
+        _ = try RawClient(port: a.port).request(RawClient.get(origin.url("/long")))
+        #expect(a.waitUntil { (try? redis.command(["ZCARD", "sluice:hosts:127.0.0.1"])) == ":1" })
+        // Full: writes refused (OOM), reads answered; counted, said once.
+        _ = try redis.command(["CONFIG", "SET", "maxmemory", "1"])
+        _ = try redis.command(["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        for index in 0..<4 { _ = try RawClient(port: a.port).request(RawClient.get(origin.url("/full/\(index)"))) }
+        #expect(a.waitUntil { a.onLoop { $0.tiers?.shared?.refusedStores.count ?? 0 } >= 4 })
+        #expect(a.onLoop { $0.tiers?.shared?.isAvailable } == true)
+        #expect(a.logLines.all.filter { $0.contains("refuses to store (OOM") }.count == 1)
+    }
+
     @Test(
         "An invalidation made while the tier is out is carried out when it is back: the old response is not served again"
     )
