@@ -183,7 +183,8 @@ final class CacheStore {
         return true
     }
 
-    /// Another process (a purge) changed the file: memory forgets, the byte count is read again.
+    /// Another process (a purge) changed the file: memory forgets, the byte count and the keys
+    /// held are read again (a key left listed would keep its lookups from the shared tier).
     private func externalChange() {
         onChange(.everything)
         if let sum = try? database.prepare(
@@ -191,6 +192,11 @@ final class CacheStore {
             (try? sum.step()) == true
         {
             totalBytes = sum.int64(at: 0)
+        }
+        if let all = try? database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1") {
+            var held: Set<UInt32> = []
+            while (try? all.step()) == true { if let key = all.text(at: 0) { held.insert(CacheStore.hash(key)) } }
+            keys = held
         }
     }
 

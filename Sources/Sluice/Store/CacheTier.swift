@@ -81,6 +81,9 @@ final class TieredCache: CacheTier {
     var shared: SharedTier?
 
     func lookup(_ key: String, for waiter: any CacheLookupWaiter, remote: Bool = true) -> [CacheStore.Entry]? {
+        // With a shared tier, another connection's purge first (the CLI's, an announced one):
+        // the keys held are read again, so a purged key asks the tier, not the file.
+        if shared != nil { file.noticeChangesElsewhere() }
         guard file.hasEntries(key) else {
             // A local miss asks the shared tier (never longer than its timeout); what it has is
             // copied into the file and found there.

@@ -132,6 +132,30 @@ struct SharedTierTests {
                 .keyOrURL(url), keys: [url], settings: settings, logger: Logger(label: "cli")) == nil)
         #expect(a.waitUntil { a.onLoop { $0.cache?.hasEntries(url) } == false }, "A heard the CLI's purge")
         #expect(b.waitUntil { b.onLoop { $0.cache?.hasEntries(url) } == false }, "B heard the CLI's purge")
+
+        // A host purge announced by A, applied on B through another connection to B's file: B
+        // no longer counts the URL as its own, so the copy A then shares is what B serves.
+        let entry = String(decoding: SharedRecord.redisKey(prefix: "sluice:", key: url), as: UTF8.self)
+        _ = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", entry])) == ":1" })
+        #expect(try RawClient(port: b.port).request(RawClient.get(url)).header("cache-status")?.contains("hit") == true)
+        let hostPurge = try RawClient(port: admin).request(
+            "POST /purge?host=127.0.0.1 HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n",
+            method: "POST")
+        #expect(
+            hostPurge.status == 200 && hostPurge.text.contains(#""shared":"purged and announced""#), "\(hostPurge.text)"
+        )
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", entry])) == ":0" })
+        let refetched = try RawClient(port: a.port).request(RawClient.get(url))
+        #expect(refetched.header("cache-status")?.hasPrefix("Sluice; fwd=uri-miss") == true)
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", entry])) == ":1" })
+        let requestsBefore = origin.requests.count
+        #expect(
+            b.waitUntil {
+                (try? RawClient(port: b.port).request(RawClient.get(url)))?.header("cache-status")?.hasSuffix(
+                    "detail=shared") == true
+            })
+        #expect(origin.requests.count == requestsBefore, "B asked the tier, not the origin")
         var down = Configuration.Cache.SharedTier()
         let closed = try TestListener()
         down.port = closed.port  // nothing listens there
