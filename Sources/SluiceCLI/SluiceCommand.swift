@@ -203,7 +203,7 @@ struct CheckConfigCommand: ParsableCommand {
             throw CommandFailure.failed(refusal.description)
         }
         print("configuration OK: \(source)")
-        for warning in ProxyServer.accessWarnings(configuration) { print("warning: \(warning)") }
+        for warning in ProxyServer.likelyMistakes(configuration) { print("warning: \(warning)") }
         for rule in configuration.rules
         where rule.contract != nil && !rule.intercept && configuration.tls.intercept.isEmpty {
             print(

@@ -81,10 +81,19 @@ extension ProxyServer {
         return nil
     }
 
-    /// What the access settings leave open that is likely a mistake: every address allowed
-    /// without a password (an open proxy by choice, said once), a password file others can read.
-    public static func accessWarnings(_ configuration: Configuration) -> [String] {
+    /// What the settings leave open that is likely a mistake: every address allowed without a
+    /// password (an open proxy by choice, said once), a password file others can read, a shared
+    /// tier whose largest entry cannot be read within its timeout.
+    public static func likelyMistakes(_ configuration: Configuration) -> [String] {
         var warnings: [String] = []
+        // An entry the tier cannot hand over within `timeout` makes each lookup of it a failure
+        // (three take the tier out) and is fetched and written again each time. 256 KiB a
+        // millisecond is more than loopback gives with decoding (20 MB in 50 ms held, 40 did not).
+        if let tier = configuration.cache.sharedTier, tier.maxEntry > Int64(tier.timeout) * 262_144 {
+            warnings.append(
+                "cache.shared.max_entry (\(tier.maxEntry >> 20) MiB) cannot be read within cache.shared.timeout (\(tier.timeout) ms): lookups of the largest entries would time out and count as failures; lower max_entry or raise timeout"
+            )
+        }
         if configuration.proxyAuth == nil,
             let everyone = configuration.allowClients.first(where: { $0.prefixLength == 0 })
         {

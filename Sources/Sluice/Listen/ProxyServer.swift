@@ -120,7 +120,7 @@ public final class ProxyServer {
         }
         if let refusal = Self.listenRefusal(configuration) { throw refusal }
         if let refusal = Self.clientCertificateRefusal(configuration) { throw refusal }
-        for warning in Self.accessWarnings(configuration) { logger.warning("\(warning)") }
+        for warning in Self.likelyMistakes(configuration) { logger.warning("\(warning)") }
         boundAddress = address
         let listener = try ListenFailure.binding(key: "listen", address: configuration.listen) {
             () throws(EventIOError) in

@@ -50,7 +50,7 @@ struct PolicyTests {
         let passwordOnly = Policy(configuration: configuration, credentials: credentials)
         #expect(passwordOnly.allowsClient(SocketAddress("192.168.1.5:5000")!))
         #expect(passwordOnly.allowsClient(SocketAddress("[fd00::5]:5000")!))
-        #expect(ProxyServer.accessWarnings(configuration).isEmpty)
+        #expect(ProxyServer.likelyMistakes(configuration).isEmpty)
         // The onboarding page without credentials: to local networks only, when the password is
         // the only control.
         #expect(passwordOnly.servesOnboardingFreely(to: SocketAddress("192.168.1.5:5000")!))
@@ -63,10 +63,10 @@ struct PolicyTests {
         #expect(!both.allowsClient(SocketAddress("10.0.0.5:5000")!))
         // A password file others can read, and every address without a password, are said at start.
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
-        #expect(ProxyServer.accessWarnings(configuration).first?.contains("chmod 600") == true)
+        #expect(ProxyServer.likelyMistakes(configuration).first?.contains("chmod 600") == true)
         var open = Configuration()
         open.allowClients = [CIDR("0.0.0.0/0")!]
-        #expect(ProxyServer.accessWarnings(open).first?.contains("open proxy") == true)
+        #expect(ProxyServer.likelyMistakes(open).first?.contains("open proxy") == true)
     }
 
     @Test("Targets that are the proxy itself are loops; CONNECT ports are checked")

@@ -42,6 +42,13 @@ struct SharedRecordTests {
             try ConfigLoader.load(yaml: "cache:\n  shared: { url: \"redis://[::1]:6390/\" }\n").cache.sharedTier)
         #expect(six.host == "::1" && six.port == 6390 && six.database == 0)
         #expect(SharedTier.describe(six) == "redis://[::1]:6390/0")
+        // A largest entry the timeout cannot carry is said at start; the defaults are not.
+        #expect(ProxyServer.likelyMistakes(configuration).isEmpty)
+        let large = try ConfigLoader.load(
+            yaml: "cache:\n  shared: { url: \"redis://x\", max_entry: 100MiB, timeout: 50ms }\n")
+        #expect(
+            ProxyServer.likelyMistakes(large).first?.hasPrefix("cache.shared.max_entry (100 MiB) cannot be read")
+                == true)
         for bad in [
             "{ url: \"http://x\" }", "{ url: \"redis://x:0\" }", "{ url: \"redis://u:@x\" }", "{ url: \"rediss://x\" }",
             "{ cluster: true, url: \"redis://x/1\" }",
