@@ -28,7 +28,7 @@ extension CacheInspector {
     /// list) is only hidden: that proxy frees it when they end. Returns what went and how many
     /// were hidden.
     public func purge(_ selector: Selector) throws -> (entries: Int, bytes: Int64, hidden: Int) {
-        let result = try purge(selector, sparing: readByRunningProxies())
+        let result = try purge(selector, sparing: nil)
         return (result.entries, result.bytes, result.hidden.count)
     }
 
@@ -48,7 +48,9 @@ extension CacheInspector {
     /// The same, but entries in `sparing` (those a running proxy's hits are reading) are only
     /// hidden (complete=2: no lookup finds them): their rows are the reader's to free.
     /// Also returns which of them it hid.
-    func purge(_ selector: Selector, sparing: Set<Int64>) throws -> (entries: Int, bytes: Int64, hidden: [Int64]) {
+    /// `sparing` `nil`: what running proxies list as read, read inside the purge's transaction
+    /// (a proxy lists and unlists only between transactions, so the two cannot cross).
+    func purge(_ selector: Selector, sparing: Set<Int64>?) throws -> (entries: Int, bytes: Int64, hidden: [Int64]) {
         let condition: String
         var text: String?
         var id: Int64?
@@ -75,10 +77,11 @@ extension CacheInspector {
         return try purge(condition: condition, all: all, text: text, id: id, sparing: sparing)
     }
 
-    private func purge(condition: String, all: Bool, text: String?, id: Int64?, sparing: Set<Int64>) throws -> (
+    private func purge(condition: String, all: Bool, text: String?, id: Int64?, sparing given: Set<Int64>?) throws -> (
         entries: Int, bytes: Int64, hidden: [Int64]
     ) {
         try database.transaction {
+            let sparing = given ?? readByRunningProxies()
             let measure = try database.prepare(
                 "SELECT count(*), COALESCE(sum(size), 0) FROM entries WHERE complete=1 AND \(condition)")
             // (Row numbers, written in the statement: nothing from outside.)

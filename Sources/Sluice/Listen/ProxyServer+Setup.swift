@@ -91,7 +91,7 @@ extension ProxyServer {
         // millisecond is more than loopback gives with decoding (20 MB in 50 ms held, 40 did not).
         if let tier = configuration.cache.sharedTier, tier.maxEntry > Int64(tier.timeout) * 262_144 {
             warnings.append(
-                "cache.shared.max_entry (\(tier.maxEntry >> 20) MiB) cannot be read within cache.shared.timeout (\(tier.timeout) ms): lookups of the largest entries would time out and count as failures; lower max_entry or raise timeout"
+                "cache.shared.max_entry (\(tier.maxEntry >= 1 << 20 ? "\(tier.maxEntry >> 20) MiB" : "\(tier.maxEntry >> 10) KiB")) cannot be read within cache.shared.timeout (\(tier.timeout) ms): lookups of the largest entries would time out and count as failures; lower max_entry or raise timeout"
             )
         }
         if configuration.proxyAuth == nil,

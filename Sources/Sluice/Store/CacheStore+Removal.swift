@@ -126,10 +126,12 @@ extension CacheStore {
         do {
             // Still hidden? (A removal whose transaction rolled back, a full disk, left it
             // visible and counted: it stays.)
-            let state = try database.prepare("SELECT complete FROM entries WHERE id=?1")
+            let state = entryState
+            defer { state.reset() }
             try state.bind(entry, at: 1)
             guard try state.step() else { return }
             let complete = state.int64(at: 0)
+            state.reset()
             guard removedHere ? complete != 1 : complete == 2 else { return }
             // (Inside another's transaction, a part of it.)
             if database.inTransaction {

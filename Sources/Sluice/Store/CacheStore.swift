@@ -43,6 +43,8 @@ final class CacheStore {
     /// Lists and unlists an entry a hit reads chunk by chunk (``lease(_:)``).
     let listReading: Statement
     let unlistReading: Statement
+    /// An entry's `complete` (1 whole, 0 being written or removed here, 2 hidden by a purge elsewhere).
+    let entryState: Statement
 
     /// Opens (or creates) the cache; a corrupt or too-new file is moved aside and an empty cache starts.
     init(settings: Configuration.Cache, logger: Logger) throws {
@@ -79,6 +81,7 @@ final class CacheStore {
         )
         listReading = try database.prepare("INSERT OR REPLACE INTO reading(entry, pid) VALUES(?1, ?2)")
         unlistReading = try database.prepare("DELETE FROM reading WHERE entry=?1")
+        entryState = try database.prepare("SELECT complete FROM entries WHERE id=?1")
         selectCandidates = try database.prepare(
             "SELECT id, variant, vary, status, reason, headers, request_time, response_time, size, ttl FROM entries WHERE key=?1 AND complete=1 ORDER BY response_time DESC, id DESC"
         )
@@ -183,8 +186,9 @@ final class CacheStore {
         return true
     }
 
-    /// Another process (a purge) changed the file: memory forgets, the byte count and the keys
-    /// held are read again (a key left listed would keep its lookups from the shared tier).
+    /// Another process (a purge) changed the file: memory forgets, the byte count is read again,
+    /// and what a purge hid for hits (complete=2) goes now, or with the last hit reading it
+    /// (a hit that ended before the purge hid it would otherwise leave it until the next start).
     private func externalChange() {
         onChange(.everything)
         if let sum = try? database.prepare(
@@ -193,12 +197,23 @@ final class CacheStore {
         {
             totalBytes = sum.int64(at: 0)
         }
-        if let all = try? database.prepare("SELECT DISTINCT key FROM entries WHERE complete=1") {
-            var held: Set<UInt32> = []
-            while (try? all.step()) == true { if let key = all.text(at: 0) { held.insert(CacheStore.hash(key)) } }
-            keys = held
+        guard let hidden = try? database.prepare("SELECT id FROM entries WHERE complete=2") else { return }
+        var unread: [Int64] = []
+        while (try? hidden.step()) == true {
+            let entry = hidden.int64(at: 0)
+            if readers[entry] != nil { doomed.insert(entry) } else { unread.append(entry) }
+        }
+        guard !unread.isEmpty else { return }
+        do {
+            try database.transaction { for entry in unread { try deleteRows(entry) } }
+        } catch {
+            logger.warning("cache removal failed: \(error) (the next start clears it)")
         }
     }
+
+    /// A key listed as held whose entries are gone (another connection's purge): forgotten, so
+    /// that its next lookup asks the shared tier instead of the file.
+    func forgetKey(_ key: String) { keys.remove(CacheStore.hash(key)) }
 
     /// A stored body read whole (for the memory tier); `nil` when it could not be read whole.
     func wholeBody(_ entry: Entry) -> [UInt8]? {
@@ -342,7 +357,7 @@ final class CacheStore {
                 let removed = try replaceComplete(key: key, variant: variant)
                 noteStored(key: key)
                 let mark = try database.prepare(
-                    "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers), contract=?5 WHERE id=?1"
+                    "UPDATE entries SET complete=1, size=?2, ttl=?3, headers=COALESCE(?4, headers), contract=?5 WHERE id=?1 AND complete=0"
                 )
                 try mark.bind(entry, at: 1)
                 try mark.bind(size, at: 2)
@@ -350,7 +365,7 @@ final class CacheStore {
                 if let headers { try mark.bind(CacheStore.encode(headers), at: 4) }
                 if let contract { try mark.bind(contract, at: 5) }
                 try mark.step()
-                // Purged while it was written: nothing is stored, and what it replaced stays.
+                // Purged (or hidden) while it was written: nothing is stored, and what it replaced stays.
                 guard database.changes > 0 else { throw CacheStoreError.entryGone }
                 return try footprint(of: entry) - removed
             }

@@ -81,24 +81,23 @@ final class TieredCache: CacheTier {
     var shared: SharedTier?
 
     func lookup(_ key: String, for waiter: any CacheLookupWaiter, remote: Bool = true) -> [CacheStore.Entry]? {
-        // With a shared tier, another connection's purge first (the CLI's, an announced one):
-        // the keys held are read again, so a purged key asks the tier, not the file.
-        if shared != nil { file.noticeChangesElsewhere() }
-        guard file.hasEntries(key) else {
-            // A local miss asks the shared tier (never longer than its timeout); what it has is
-            // copied into the file and found there.
-            guard remote, let shared, shared.isAvailable else { return [] }
-            weak let waiter = waiter
-            shared.lookup(key) { [weak self] record in
-                guard let self, let waiter else { return }
-                guard let record else { return waiter.cacheTier(didFind: []) }
-                // Copies that arrive in one loop turn are written in one transaction at its end.
-                self.copies.append((record, waiter))
-                if self.copies.count == 1 { shared.loop.callSoon { [weak self] in self?.writeCopies() } }
-            }
-            return nil
+        let held = file.hasEntries(key) ? local(key) : []
+        guard held.isEmpty else { return held }
+        // Listed, but gone (another connection's purge: the CLI's, one another instance
+        // announced): forgotten, and asked of the shared tier like any local miss.
+        if file.hasEntries(key) { file.forgetKey(key) }
+        // A local miss asks the shared tier (never longer than its timeout); what it has is
+        // copied into the file and found there.
+        guard remote, let shared, shared.isAvailable else { return [] }
+        weak let waiter = waiter
+        shared.lookup(key) { [weak self] record in
+            guard let self, let waiter else { return }
+            guard let record else { return waiter.cacheTier(didFind: []) }
+            // Copies that arrive in one loop turn are written in one transaction at its end.
+            self.copies.append((record, waiter))
+            if self.copies.count == 1 { shared.loop.callSoon { [weak self] in self?.writeCopies() } }
         }
-        return local(key)
+        return nil
     }
 
     /// Records of the shared tier waiting to be written into the file, and who waits for each.

@@ -1,11 +1,12 @@
 /// Purges and invalidations made while the shared tier was out: RFC 9111 §4.4 wants an unsafe
 /// method's target gone from the cache, and the tier would otherwise hand the old response back
 /// (to this instance and the others) once it returns. Kept as a value, replayed on the
-/// reconnect before anything else is asked of the tier. Past ``keyLimit`` keys (or after a
-/// glob or whole purge) the replay empties the tier: over-purging only costs misses.
-struct PendingPurges: Equatable {
+/// reconnect before anything else is asked of the tier. Past ``keyLimit`` keys or hosts (a
+/// long outage under many writes: about 10 MB kept) the replay empties the tier and announces
+/// it, so every instance empties its own cache too; a glob or whole purge is replayed as made.
+struct PendingPurges {
     /// What the replay does.
-    enum Work: Equatable {
+    enum Work: Equatable, Sendable {
         /// Nothing waits.
         case none
         /// These keys and hosts go, each announced.
@@ -14,41 +15,48 @@ struct PendingPurges: Equatable {
         case everything(SharedTier.Announcement)
     }
 
-    static let keyLimit = 10_000
-    private(set) var work = Work.none
+    static let keyLimit = 100_000
+    // Kept apart (not in `Work`'s payload): a set inside an enum is copied at each insertion.
+    private var keys: Set<String> = []
+    private var hosts: Set<String> = []
+    private var everything: SharedTier.Announcement?
+
+    /// What the replay would do now.
+    var work: Work {
+        if let everything { return .everything(everything) }
+        return keys.isEmpty && hosts.isEmpty ? .none : .some(keys: keys, hosts: hosts)
+    }
 
     mutating func add(key: String) {
-        switch work {
-        case .none: work = .some(keys: [key], hosts: [])
-        case .some(var keys, let hosts):
-            keys.insert(key)
-            work = keys.count > Self.keyLimit ? .everything(.all) : .some(keys: keys, hosts: hosts)
-        case .everything: break
-        }
+        guard everything == nil else { return }
+        keys.insert(key)
+        if keys.count > Self.keyLimit { addEverything(.all) }
     }
 
     mutating func add(host: String) {
-        switch work {
-        case .none: work = .some(keys: [], hosts: [host.lowercased()])
-        case .some(let keys, var hosts):
-            hosts.insert(host.lowercased())
-            work = hosts.count > Self.keyLimit ? .everything(.all) : .some(keys: keys, hosts: hosts)
-        case .everything: break
-        }
+        guard everything == nil else { return }
+        hosts.insert(host.lowercased())
+        if hosts.count > Self.keyLimit { addEverything(.all) }
     }
 
     /// A whole (or glob) purge: everything goes; two different ones announce `.all`.
     mutating func addEverything(_ announcement: SharedTier.Announcement) {
-        if case .everything(let earlier) = work, earlier != announcement {
-            work = .everything(.all)
+        if let earlier = everything, earlier != announcement {
+            everything = .all
         } else {
-            work = .everything(announcement)
+            everything = announcement
         }
+        keys = []
+        hosts = []
     }
 
     /// The work, leaving nothing pending.
     mutating func take() -> Work {
-        defer { work = .none }
+        defer {
+            keys = []
+            hosts = []
+            everything = nil
+        }
         return work
     }
 }

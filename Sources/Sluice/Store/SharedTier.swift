@@ -22,7 +22,7 @@ public final class SharedTier {
     private let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
 
     /// What another instance announced.
-    enum Announcement: Equatable {
+    enum Announcement: Equatable, Sendable {
         case key(String)
         case host(String)
         case glob(String)
@@ -150,7 +150,8 @@ public final class SharedTier {
             once.done = true
             switch reply {
             case .error(let text)?: return self.failed(text, lost: true)
-            case nil: return self.failed("the connection was lost", lost: true)
+            // (Closed: its state change says so, once.)
+            case nil: return
             default: break
             }
             let change = self.breaker.connected()
@@ -188,23 +189,48 @@ public final class SharedTier {
     }
 
     /// Whether lookups and writes go to the tier now.
-    var isAvailable: Bool { health == .up }
+    var isAvailable: Bool { health == .up && replaying == 0 }
 
     /// Purges and invalidations made while the tier was out, for the reconnect.
     private(set) var pending = PendingPurges()
 
     /// Carries out what was purged or invalidated while the tier was out.
     private func replayPending() {
+        guard let backend else { return }
         let work = pending.take()
+        // Lookups wait until what the purges remove is gone: a key's DEL goes ahead of any GET on
+        // its connection, but a host's or every entry's names come back first (ZRANGE, SCAN).
+        // What does not get through waits for the next reconnect.
         switch work {
         case .none: return
-        case .everything(let announcement): purgeAll(announcing: announcement)
+        case .everything(let announcement):
+            replaying += 1
+            removeAll(backend) { [weak self] done in
+                guard let self else { return }
+                self.replaying -= 1
+                if !done { self.pending.addEverything(announcement) }
+            }
+            announce(announcement)
         case .some(let keys, let hosts):
-            for host in hosts { purge(host: host) }
-            for key in keys { invalidate(key: key) }
+            for host in hosts {
+                replaying += 1
+                removeHost(host, backend) { [weak self] done in
+                    guard let self else { return }
+                    self.replaying -= 1
+                    if !done { self.pending.add(host: host) }
+                }
+                announce("host", host)
+            }
+            for key in keys {
+                removeKey(key, backend)
+                announce("key", key)
+            }
         }
         logger.notice("shared cache tier \(description): purges made while it was out carried out")
     }
+
+    /// Replays of host and whole purges still running: lookups wait for them (``isAvailable``).
+    private var replaying = 0
 
     /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
     /// `lost`: the connection is of no use whatever its state (an unconfirmed one).
@@ -313,9 +339,10 @@ public final class SharedTier {
         let set = [Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)]
         backend.send(key: redisKey, set) { [weak self] reply in
             guard case .error(let text)? = reply, let self else { return }
-            // A full server (maxmemory, noeviction) or a read-only replica refuses writes and
-            // still answers reads: no failure of the tier, said (once a minute) and counted.
-            if text.hasPrefix("OOM") || text.hasPrefix("READONLY") { return self.refusedStore(text) }
+            // A full server (maxmemory, noeviction) refuses writes and still answers reads: no
+            // failure of the tier, said (once a minute) and counted. (A read-only replica, after a
+            // failover, is one: the reconnect finds the new master.)
+            if text.hasPrefix("OOM") { return self.refusedStore(text) }
             self.failed(text)
         }
         // The host index (for host purges) as a sorted set of entry names by when they expire:
@@ -323,10 +350,21 @@ public final class SharedTier {
         let index = hostIndex(record.host)
         let now = Int64(time(nil))
         backend.send(key: index, [Array("ZADD".utf8), index, Array(String(now + seconds).utf8), redisKey]) { _ in }
-        backend.send(key: index, [Array("ZREMRANGEBYSCORE".utf8), index, Array("-inf".utf8), Array(String(now).utf8)]) {
-            _ in
+        // Gone by a minute ago (instances' clocks may differ by a little).
+        let past = Array(String(now - 60).utf8)
+        backend.send(key: index, [Array("ZREMRANGEBYSCORE".utf8), index, Array("-inf".utf8), past]) { _ in }
+        // The index lives as long as its longest-lived entry: only ever lengthened (GT, Redis 7;
+        // older servers refuse GT and get a day at least).
+        let lifetime = Array(String(seconds + 60).utf8)
+        backend.send(key: index, [Array("EXPIRE".utf8), index, lifetime, Array("GT".utf8)]) { reply in
+            if case .integer(0)? = reply {
+                // No expiry yet (a new index): GT never sets one.
+                backend.send(key: index, [Array("EXPIRE".utf8), index, lifetime, Array("NX".utf8)]) { _ in }
+            } else if case .error? = reply {
+                let day = Array(String(max(seconds + 60, 86_400)).utf8)
+                backend.send(key: index, [Array("EXPIRE".utf8), index, day]) { _ in }
+            }
         }
-        backend.send(key: index, [Array("EXPIRE".utf8), index, Array(String(max(seconds, 86_400)).utf8)]) { _ in }
     }
 
     /// Stores the server refused, and the last reason (`/health`).
@@ -355,41 +393,77 @@ public final class SharedTier {
     /// reconnect, when the tier is out now).
     func invalidate(key: String) {
         guard let backend, isAvailable else { return pending.add(key: key) }
+        removeKey(key, backend)
+        announce("key", key)
+    }
+
+    private func removeKey(_ key: String, _ backend: Backend) {
         let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
         backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
-        announce("key", key)
     }
 
     /// Removes a host's entries (through the host index) and announces it.
     func purge(host: String) {
         guard let backend, isAvailable else { return pending.add(host: host) }
-        let index = hostIndex(host)
-        let older = olderHostIndex(host)
-        for (name, list) in [(index, "ZRANGE"), (older, "SMEMBERS")] {
-            let command =
-                list == "ZRANGE"
-                ? [Array("ZRANGE".utf8), name, Array("0".utf8), Array("-1".utf8)] : [Array("SMEMBERS".utf8), name]
-            backend.send(key: name, command) { reply in
-                guard case .array(let members)? = reply else { return }
+        removeHost(host, backend) { _ in }
+        announce("host", host)
+    }
+
+    /// Deletes a host's entries (its index, and the set earlier versions kept); `done(true)` once
+    /// every DEL is sent, `false` when an index did not come.
+    private func removeHost(_ host: String, _ backend: Backend, done: @escaping (Bool) -> Void) {
+        var waiting = 2
+        var complete = true
+        func reply(_ name: [UInt8], _ reply: RedisConnection.Reply?) {
+            if case .array(let members)? = reply {
                 for case .string(let member) in members {
                     backend.send(key: member, [Array("DEL".utf8), member]) { _ in }
                 }
                 backend.send(key: name, [Array("DEL".utf8), name]) { _ in }
+            } else if case .error? = reply {
+                // (A key of the other kind of list: nothing of ours.)
+            } else {
+                complete = false
             }
+            waiting -= 1
+            if waiting == 0 { done(complete) }
         }
-        announce("host", host)
+        let index = hostIndex(host)
+        let older = olderHostIndex(host)
+        let sentIndex = backend.send(key: index, [Array("ZRANGE".utf8), index, Array("0".utf8), Array("-1".utf8)]) {
+            reply(index, $0)
+        }
+        let sentOlder = backend.send(key: older, [Array("SMEMBERS".utf8), older]) { reply(older, $0) }
+        if !sentIndex || !sentOlder { done(false) }
     }
 
     /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
         guard let backend, isAvailable else { return pending.addEverything(announcement) }
-        // Unlinked one by one: in a Cluster each key may live in another slot.
-        for server in backend.servers {
+        removeAll(backend) { _ in }
+        announce(announcement)
+    }
+
+    /// Unlinks every entry of this prefix on every server (one by one: in a Cluster each key may
+    /// live in another slot); `done(true)` once every UNLINK is sent.
+    private func removeAll(_ backend: Backend, done: @escaping (Bool) -> Void) {
+        let servers = backend.servers
+        var waiting = servers.count
+        var complete = true
+        guard waiting > 0 else { return done(false) }
+        for server in servers {
             scan(settings.prefix + "*", on: server, backend: backend) { names in
                 for name in names { backend.send(key: name, [Array("UNLINK".utf8), name]) { _ in } }
+            } done: { finished in
+                if !finished { complete = false }
+                waiting -= 1
+                if waiting == 0 { done(complete) }
             }
         }
+    }
+
+    private func announce(_ announcement: Announcement) {
         switch announcement {
         case .glob(let glob): announce("glob", glob)
         default: announce("all", "")
