@@ -35,8 +35,8 @@ extension CacheInspector {
     /// The entries a running proxy's hits are reading, as it listed them in the file (a row of a
     /// process that is gone is left out: a crashed proxy's list is cleared when it starts again).
     func readByRunningProxies() -> Set<Int64> {
-        guard database.userVersion >= 7, let rows = try? database.prepare("SELECT entry, pid FROM reading")
-        else { return [] }
+        // (No such table: no proxy of this version ever ran on the file.)
+        guard let rows = try? database.prepare("SELECT entry, pid FROM reading") else { return [] }
         var entries: Set<Int64> = []
         while (try? rows.step()) == true {
             let pid = pid_t(truncatingIfNeeded: rows.int64(at: 1))

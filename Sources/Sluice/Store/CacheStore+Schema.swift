@@ -76,11 +76,6 @@ extension CacheStore {
                 ALTER TABLE entries ADD COLUMN footprint INTEGER NOT NULL DEFAULT 0;
                 UPDATE entries SET footprint = \(CacheStore.footprint) WHERE complete=1;
                 """),
-        // Another process's purge (`sluice cache purge`) spares what is listed here: it hides
-        // those entries (complete=2) for the proxy to free when their hits end.
-        Migrator.Migration(
-            "the entries a running proxy's hits read chunk by chunk (reading)",
-            sql: "CREATE TABLE reading(entry INTEGER PRIMARY KEY, pid INTEGER NOT NULL)"),
     ])
     /// The version a file this code writes has.
     static var schemaVersion: Int { migrator.migrations.count }

@@ -76,8 +76,10 @@ final class CacheStore {
         }
         // Leftovers of a crash mid-store, and entries a purge hid for hits that have ended, are
         // never visible; drop them. So is the list of what the last run's hits were reading.
+        // The list of entries hits read chunk by chunk (another process's purge spares them) is
+        // no migration: a file it is in still opens with an earlier Sluice (which ignores it).
         try database.execute(
-            "DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete<>1); DELETE FROM entries WHERE complete<>1; DELETE FROM reading"
+            "CREATE TABLE IF NOT EXISTS reading(entry INTEGER PRIMARY KEY, pid INTEGER NOT NULL); DELETE FROM chunks WHERE entry IN (SELECT id FROM entries WHERE complete<>1); DELETE FROM entries WHERE complete<>1; DELETE FROM reading"
         )
         listReading = try database.prepare("INSERT OR REPLACE INTO reading(entry, pid) VALUES(?1, ?2)")
         unlistReading = try database.prepare("DELETE FROM reading WHERE entry=?1")
