@@ -81,11 +81,13 @@ final class TieredCache: CacheTier {
     var shared: SharedTier?
 
     func lookup(_ key: String, for waiter: any CacheLookupWaiter, remote: Bool = true) -> [CacheStore.Entry]? {
-        let held = file.hasEntries(key) ? local(key) : []
-        guard held.isEmpty else { return held }
-        // Listed, but gone (another connection's purge: the CLI's, one another instance
-        // announced): forgotten, and asked of the shared tier like any local miss.
-        if file.hasEntries(key) { file.forgetKey(key) }
+        if file.hasEntries(key) {
+            let held = local(key)
+            guard held.isEmpty else { return held }
+            // Listed, but gone (another connection's purge: the CLI's, one another instance
+            // announced): forgotten, and asked of the shared tier like any local miss.
+            file.forgetKey(key)
+        }
         // A local miss asks the shared tier (never longer than its timeout); what it has is
         // copied into the file and found there.
         guard remote, let shared, shared.isAvailable else { return [] }
