@@ -330,15 +330,29 @@ struct CacheCommand: ParsableCommand {
             let (entries, bytes, hidden) = try inspector.purge(selector)
             // With a shared tier, the purge reaches it and every instance (announced there).
             var shared: String?
+            var unreached = false
             if let settings = try common.options.load().0.cache.sharedTier {
                 let failure = SharedTier.purgeFromCommandLine(
                     selector, keys: keys, settings: settings, logger: Logger(label: "sluice"))
                 shared = failure.map { "not reached: \($0)" } ?? "purged and announced"
+                unreached = failure != nil
+            }
+            // The local file is purged, the tier (and the instances it would have told) not:
+            // nothing keeps this purge for later. Exit 75 (EX_TEMPFAIL) so that a script sees it.
+            defer {
+                if unreached {
+                    FileHandle.standardError.write(
+                        Data(
+                            "sluice: the shared tier was not reached: run the purge again when it is back, or purge through a running proxy's admin API, which carries it out when the tier returns\n"
+                                .utf8))
+                }
             }
             if common.json {
-                return CacheCommand.printJSON([
+                CacheCommand.printJSON([
                     "purged": entries, "bytes": bytes, "reading": hidden, "shared": CacheCommand.orNull(shared),
                 ])
+                if unreached { throw ExitCode(75) }
+                return
             }
             // Entries the running proxy is still sending are hidden now and go when those hits end.
             let reading =
@@ -347,6 +361,7 @@ struct CacheCommand: ParsableCommand {
             print(
                 "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))" + reading
                     + (shared.map { "; shared tier: \($0)" } ?? ""))
+            if unreached { throw ExitCode(75) }
         }
     }
 

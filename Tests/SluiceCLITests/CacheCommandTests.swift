@@ -261,6 +261,11 @@ struct CacheCommandTests {
         #expect(status == 0 && unknown.contains("local, shared?"), "\(unknown)")
         let (_, statsDown) = try CLI.run(["cache", "stats", "--config", config])
         #expect(statsDown.contains("entries    1") && statsDown.contains("not reached"), "\(statsDown)")
+        // A purge purges the file, says the tier was not reached, and exits 75: nothing keeps it.
+        let (purgeStatus, purgeText) = try CLI.run(["cache", "purge", url, "--config", config])
+        #expect(purgeStatus == 75, "\(purgeText)")
+        #expect(purgeText.contains("purged 1 entry") && purgeText.contains("shared tier: not reached"), "\(purgeText)")
+        #expect(purgeText.contains("run the purge again when it is back"), "\(purgeText)")
     }
 
     @Test("verify finds an entry whose body does not add up, and exits 1; bad arguments are explained")

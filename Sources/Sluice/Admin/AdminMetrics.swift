@@ -142,7 +142,7 @@ final class AdminMetrics: EventMonitor {
             label: family("sluice_shared_cache_up", "1 while the shared (Redis) tier is in use, else 0."),
             factory: factory)
         let shared = family("sluice_shared_cache_operations_total", "Operations on the shared tier, by kind.")
-        sharedCounters = ["lookup", "hit", "store", "failure"].map { operation in
+        sharedCounters = ["lookup", "hit", "store", "failure", "refused"].map { operation in
             Metrics.Counter(label: shared, dimensions: [("operation", operation)], factory: factory)
         }
         // Made as they are first seen (``labelledCounter(_:_:)``).
@@ -155,10 +155,10 @@ final class AdminMetrics: EventMonitor {
     /// Each family's `# HELP` text, by name.
     private let helps: [String: String]
 
-    /// The shared tier: 1 while it is in use, and its lookups, hits, stores and failures.
+    /// The shared tier: 1 while it is in use, and its lookups, hits, stores, failures and refused stores.
     private let sharedUp: Metrics.Gauge
     private let sharedCounters: [Metrics.Counter]
-    private var sharedReported = [0, 0, 0, 0]
+    private var sharedReported = [0, 0, 0, 0, 0]
 
     /// Counters with labels known only at run time (`sluice_contract_checks_total{rule,outcome}`,
     /// `sluice_contract_violations_total{rule,operation,keyword}`,
@@ -237,7 +237,10 @@ final class AdminMetrics: EventMonitor {
         if let shared = proxy.tiers?.shared {
             sharedUp.record(shared.isAvailable ? 1 : 0)
             let counts = shared.counts
-            for (index, value) in [counts.lookups, counts.hits, counts.stores, counts.failures].enumerated()
+            for (index, value) in [
+                counts.lookups, counts.hits, counts.stores, counts.failures, shared.refusedStores.count,
+            ]
+            .enumerated()
             where value > sharedReported[index] {
                 sharedCounters[index].increment(by: value - sharedReported[index])
                 sharedReported[index] = value

@@ -100,7 +100,8 @@ struct AdminRoutes {
         guard let shared = proxy.tiers?.shared else { return nil }
         let reached = shared.isAvailable
         shared.purge(selector, keys: CacheInspector.keys(of: selector, in: inspector, now: proxy.clock()))
-        if reached { return "purged and announced" }
+        // Sent; what the tier does not confirm is kept and sent again on the reconnect.
+        if reached { return "sent and announced" }
         let why: String
         if case .down(let reason) = shared.health { why = reason } else { why = "connecting" }
         return "not reached now (\(why)): carried out when it is back"

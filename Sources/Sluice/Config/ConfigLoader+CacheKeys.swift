@@ -213,7 +213,8 @@ extension ConfigLoader {
                 guard !tier.prefix.isEmpty else {
                     throw item.fail("an empty prefix would let purges take every key of the database")
                 }
-                if let special = tier.prefix.first(where: { "*?[]\\".contains($0) || $0.isWhitespace }) {
+                // (Braces too: a hash tag in it would put every entry of a Cluster in one slot.)
+                if let special = tier.prefix.first(where: { "*?[]\\{}".contains($0) || $0.isWhitespace }) {
                     throw item.fail(
                         "\"\(special)\" in the prefix: purges match prefix* as a Redis glob; use letters, digits and : - _ . /"
                     )

@@ -13,6 +13,27 @@ extension SharedTier {
         }
     }
 
+    /// The same, for a caller that waits: `done(nil)` once the tier confirmed every deletion,
+    /// else with why not (the command line: nothing keeps its purge for a reconnect).
+    func purge(_ selector: CacheInspector.Selector, keys: [String], done: @escaping (String?) -> Void) {
+        guard let backend, isAvailable else { return done("the tier is out") }
+        switch selector {
+        case .all, .urlGlob:
+            removeAll(backend, done: done)
+            if case .urlGlob(let glob) = selector { announce(.glob(glob)) } else { announce(.all) }
+        case .host(let host):
+            removeHost(host, backend, done: done)
+            announce("host", host)
+        case .keyOrURL:
+            let group = Deletions(done)
+            for key in Set(keys) {
+                group.delete(SharedRecord.redisKey(prefix: settings.prefix, key: key), on: backend)
+                announce("key", key)
+            }
+            group.allSent()
+        }
+    }
+
     /// `sluice cache purge` (another process than the proxies): the same purge in the shared tier
     /// and the same announcement. Returns why it could not, or `nil` when the tier confirmed
     /// every command.
@@ -21,9 +42,11 @@ extension SharedTier {
         logger: Logger, timeout: Int = 3000
     ) -> String? {
         onCommandLine(settings: settings, logger: logger, timeout: timeout) { tier, finish in
-            tier.purge(selector, keys: keys)
-            tier.flush { confirmed in
-                finish(confirmed ? nil : "the shared tier went away before it confirmed the purge")
+            tier.purge(selector, keys: keys) { failure in
+                // (The announcements too: answered before the flush's PING.)
+                tier.flush { confirmed in
+                    finish(failure ?? (confirmed ? nil : "the shared tier went away before it confirmed the purge"))
+                }
             }
         }
     }

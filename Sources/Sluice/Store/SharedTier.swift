@@ -205,19 +205,25 @@ public final class SharedTier {
         case .none: return
         case .everything(let announcement):
             replaying += 1
-            removeAll(backend) { [weak self] done in
+            removeAll(backend) { [weak self] failure in
                 guard let self else { return }
                 self.replaying -= 1
-                if !done { self.pending.addEverything(announcement) }
+                if let failure {
+                    self.pending.addEverything(announcement)
+                    self.unconfirmed(failure)
+                }
             }
             announce(announcement)
         case .some(let keys, let hosts):
             for host in hosts {
                 replaying += 1
-                removeHost(host, backend) { [weak self] done in
+                removeHost(host, backend) { [weak self] failure in
                     guard let self else { return }
                     self.replaying -= 1
-                    if !done { self.pending.add(host: host) }
+                    if let failure {
+                        self.pending.add(host: host)
+                        self.unconfirmed(failure)
+                    }
                 }
                 announce("host", host)
             }
@@ -397,73 +403,102 @@ public final class SharedTier {
         announce("key", key)
     }
 
+    /// Deletes one key's entry; a deletion the server does not confirm (an error such as a
+    /// Cluster's `CLUSTERDOWN`, or no answer) is kept for the next reconnect and counts as a
+    /// failure (three take the tier out, and the reconnect carries it out).
     private func removeKey(_ key: String, _ backend: Backend) {
-        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
-        backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
+        let group = Deletions { [weak self] failure in
+            guard let self, let failure else { return }
+            self.pending.add(key: key)
+            self.unconfirmed(failure)
+        }
+        group.delete(SharedRecord.redisKey(prefix: settings.prefix, key: key), on: backend)
+        group.allSent()
     }
 
     /// Removes a host's entries (through the host index) and announces it.
     func purge(host: String) {
         guard let backend, isAvailable else { return pending.add(host: host) }
-        removeHost(host, backend) { _ in }
+        removeHost(host, backend) { [weak self] failure in
+            guard let self, let failure else { return }
+            self.pending.add(host: host)
+            self.unconfirmed(failure)
+        }
         announce("host", host)
     }
 
-    /// Deletes a host's entries (its index, and the set earlier versions kept); `done(true)` once
-    /// every DEL is sent, `false` when an index did not come.
-    private func removeHost(_ host: String, _ backend: Backend, done: @escaping (Bool) -> Void) {
-        var waiting = 2
-        var complete = true
+    /// A deletion the tier did not confirm: kept (by the caller), and a failure.
+    private func unconfirmed(_ reason: String) {
+        logger.debug("shared cache tier: a deletion was not confirmed (\(reason)); kept for the reconnect")
+        failed(reason)
+    }
+
+    /// Deletes a host's entries (its index, and the set earlier versions kept); `done(nil)` once
+    /// every deletion is confirmed, else with why not.
+    func removeHost(_ host: String, _ backend: Backend, done: @escaping (String?) -> Void) {
+        let group = Deletions(done)
+        var lists = 2
         func reply(_ name: [UInt8], _ reply: RedisConnection.Reply?) {
-            if case .array(let members)? = reply {
-                for case .string(let member) in members {
-                    backend.send(key: member, [Array("DEL".utf8), member]) { _ in }
-                }
-                backend.send(key: name, [Array("DEL".utf8), name]) { _ in }
-            } else if case .error? = reply {
-                // (A key of the other kind of list: nothing of ours.)
-            } else {
-                complete = false
+            switch reply {
+            case .array(let members)?:
+                for case .string(let member) in members { group.delete(member, on: backend) }
+                group.delete(name, on: backend)
+            case .error(let text)? where text.hasPrefix("WRONGTYPE"): break  // (not a list of ours)
+            case .error(let text)?: group.failed(text)
+            default: group.failed("the connection was lost")
             }
-            waiting -= 1
-            if waiting == 0 { done(complete) }
+            lists -= 1
+            if lists == 0 { group.allSent() }
         }
         let index = hostIndex(host)
         let older = olderHostIndex(host)
-        let sentIndex = backend.send(key: index, [Array("ZRANGE".utf8), index, Array("0".utf8), Array("-1".utf8)]) {
-            reply(index, $0)
+        if !backend.send(
+            key: index, [Array("ZRANGE".utf8), index, Array("0".utf8), Array("-1".utf8)],
+            reply: {
+                reply(index, $0)
+            })
+        {
+            reply(index, nil)
         }
-        let sentOlder = backend.send(key: older, [Array("SMEMBERS".utf8), older]) { reply(older, $0) }
-        if !sentIndex || !sentOlder { done(false) }
+        if !backend.send(key: older, [Array("SMEMBERS".utf8), older], reply: { reply(older, $0) }) {
+            reply(older, nil)
+        }
     }
 
     /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
         guard let backend, isAvailable else { return pending.addEverything(announcement) }
-        removeAll(backend) { _ in }
+        removeAll(backend) { [weak self] failure in
+            guard let self, let failure else { return }
+            self.pending.addEverything(announcement)
+            self.unconfirmed(failure)
+        }
         announce(announcement)
     }
 
     /// Unlinks every entry of this prefix on every server (one by one: in a Cluster each key may
-    /// live in another slot); `done(true)` once every UNLINK is sent.
-    private func removeAll(_ backend: Backend, done: @escaping (Bool) -> Void) {
+    /// live in another slot); `done(nil)` once every unlink is confirmed, else with why not.
+    func removeAll(_ backend: Backend, done: @escaping (String?) -> Void) {
+        let group = Deletions(done)
         let servers = backend.servers
-        var waiting = servers.count
-        var complete = true
-        guard waiting > 0 else { return done(false) }
+        var scanning = servers.count
+        guard scanning > 0 else {
+            group.failed("no server to ask")
+            return group.allSent()
+        }
         for server in servers {
             scan(settings.prefix + "*", on: server, backend: backend) { names in
-                for name in names { backend.send(key: name, [Array("UNLINK".utf8), name]) { _ in } }
+                for name in names { group.delete(name, on: backend, command: "UNLINK") }
             } done: { finished in
-                if !finished { complete = false }
-                waiting -= 1
-                if waiting == 0 { done(complete) }
+                if !finished { group.failed("a SCAN page did not come") }
+                scanning -= 1
+                if scanning == 0 { group.allSent() }
             }
         }
     }
 
-    private func announce(_ announcement: Announcement) {
+    func announce(_ announcement: Announcement) {
         switch announcement {
         case .glob(let glob): announce("glob", glob)
         default: announce("all", "")
@@ -491,7 +526,7 @@ public final class SharedTier {
         if !sent { done(false) }
     }
 
-    private func announce(_ kind: String, _ subject: String) {
+    func announce(_ kind: String, _ subject: String) {
         let message = [Array("PUBLISH".utf8), Array(channel.utf8), Array("\(instance) \(kind) \(subject)".utf8)]
         backend?.sendToAny(message) { _ in }
     }
@@ -571,5 +606,47 @@ extension SharedTier {
             case .cluster(let cluster): cluster.close()
             }
         }
+    }
+}
+
+/// Deletions sent as a group (a key, a host's entries, every entry): `done(nil)` once every one
+/// was confirmed and nothing more is to be sent (``allSent()``), else `done` with the first
+/// reason one was not (an error, a lost connection). Called once.
+final class Deletions {
+    private var outstanding = 0
+    private var sending = true
+    private var failure: String?
+    private var done: ((String?) -> Void)?
+
+    init(_ done: @escaping (String?) -> Void) { self.done = done }
+
+    func delete(_ name: [UInt8], on backend: SharedTier.Backend, command: String = "DEL") {
+        outstanding += 1
+        let sent = backend.send(key: name, [Array(command.utf8), name]) { [self] reply in
+            switch reply {
+            case .error(let text)?: failed(text)
+            case nil: failed("the connection was lost")
+            default: break
+            }
+            outstanding -= 1
+            finishIfDone()
+        }
+        if !sent {
+            failed("the connection was lost")
+            outstanding -= 1
+        }
+    }
+
+    func failed(_ reason: String) { if failure == nil { failure = reason } }
+
+    func allSent() {
+        sending = false
+        finishIfDone()
+    }
+
+    private func finishIfDone() {
+        guard !sending, outstanding == 0, let done else { return }
+        self.done = nil
+        done(failure)
     }
 }

@@ -143,7 +143,7 @@ struct SharedTierTests {
             "POST /purge?host=127.0.0.1 HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\nContent-Length: 0\r\n\r\n",
             method: "POST")
         #expect(
-            hostPurge.status == 200 && hostPurge.text.contains(#""shared":"purged and announced""#), "\(hostPurge.text)"
+            hostPurge.status == 200 && hostPurge.text.contains(#""shared":"sent and announced""#), "\(hostPurge.text)"
         )
         #expect(a.waitUntil { (try? redis.command(["EXISTS", entry])) == ":0" })
         let refetched = try RawClient(port: a.port).request(RawClient.get(url))
@@ -304,6 +304,51 @@ struct SharedTierTests {
         #expect(a.waitUntil { a.onLoop { $0.tiers?.shared?.refusedStores.count ?? 0 } >= 4 })
         #expect(a.onLoop { $0.tiers?.shared?.isAvailable } == true)
         #expect(a.logLines.all.filter { $0.contains("refuses to store (OOM") }.count == 1)
+        let admin = try a.startAdmin()
+        let metrics = String(
+            decoding: try RawClient(port: admin).request("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:\(admin)\r\n\r\n")
+                .body,
+            as: UTF8.self)
+        let refused = metrics.split(separator: "\n").first {
+            $0.hasPrefix(#"sluice_shared_cache_operations_total{operation="refused"}"#)
+        }
+        #expect(
+            refused.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 >= 4 } == true, "\(refused ?? "none")"
+        )
+    }
+
+    @Test(
+        "A deletion the tier refuses (a Cluster's CLUSTERDOWN, here an ACL's NOPERM) is kept for the reconnect and counts as a failure"
+    )
+    func unconfirmedDeletion() throws {
+        guard let redis = try Self.redis() else { return }
+        let origin = try Self.origin()
+        defer { origin.stop() }
+        _ = try redis.command(["ACL", "SETUSER", "nodel", "on", ">secret", "~*", "&*", "+@all", "-del", "-unlink"])
+        let a = try ProxyHarness(
+            configuration: ConfigLoader.load(
+                yaml: "cache:\n  shared: { url: \"redis://nodel:secret@127.0.0.1:\(redis.port)/0\", timeout: 200ms }\n")
+        )
+        #expect(Self.waitUp(a))
+        let url = origin.url("/refused")
+        _ = try RawClient(port: a.port).request(RawClient.get(url))
+        let key = String(decoding: SharedRecord.redisKey(prefix: "sluice:", key: url), as: UTF8.self)
+        #expect(a.waitUntil { (try? redis.command(["EXISTS", key])) == ":1" })
+        let posted = try RawClient(port: a.port).request(
+            "POST \(url) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+        #expect(posted.status == 200)
+        #expect(
+            a.waitUntil {
+                a.onLoop { $0.tiers?.shared?.pending.work } == PendingPurges.Work.some(keys: [url], hosts: [])
+            })
+        #expect(a.onLoop { $0.tiers?.shared?.counts.failures ?? 0 } >= 1)
+        // The command line's purge says so (and exits 75: ``CacheCommandTests``).
+        var settings = Configuration.Cache.SharedTier()
+        settings.port = redis.port
+        settings.credentials = .init(user: "nodel", password: "secret")
+        let failure = SharedTier.purgeFromCommandLine(
+            .keyOrURL(url), keys: [url], settings: settings, logger: Logger(label: "cli"))
+        #expect(failure?.contains("NOPERM") == true, "\(failure ?? "confirmed")")
     }
 
     @Test(

@@ -56,6 +56,7 @@ struct SharedRecordTests {
             // Purges SCAN prefix*: no prefix, or a glob in it, would take other applications' keys.
             "{ url: \"redis://x\", prefix: \"\" }", "{ url: \"redis://x\", prefix: \"team[ab]:\" }",
             "{ url: \"redis://x\", prefix: \"a*\" }", "{ url: \"redis://[::1\" }",
+            "{ url: \"redis://x\", prefix: \"s{x}:\" }",
         ] {
             #expect(throws: ConfigError.self, "\(bad)") { try ConfigLoader.load(yaml: "cache:\n  shared: \(bad)\n") }
         }
