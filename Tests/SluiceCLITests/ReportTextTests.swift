@@ -20,7 +20,8 @@ struct ReportTextTests {
     func dotSegments() {
         #expect(SchemaPlaces.removingDotSegments("spec/../common/Error.yaml") == "common/Error.yaml")
         #expect(
-            SchemaPlaces.removingDotSegments("/work/api/spec/./v2/../../common/E.yaml") == "/work/api/common/E.yaml")
+            SchemaPlaces.removingDotSegments("/home/me/api/spec/./v2/../../common/E.yaml")
+                == "/home/me/api/common/E.yaml")
         #expect(SchemaPlaces.removingDotSegments("../shared/E.yaml") == "../shared/E.yaml")
         #expect(SchemaPlaces.removingDotSegments("a/../../b.yaml") == "../b.yaml")
         #expect(SchemaPlaces.removingDotSegments("/../etc") == "/etc")

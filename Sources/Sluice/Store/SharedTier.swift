@@ -15,11 +15,11 @@ import Redis
 public final class SharedTier {
     let settings: Configuration.Cache.SharedTier
     let loop: EventLoop
-    private let logger: Logger
+    let logger: Logger
     private(set) var backend: Backend?
     private var subscriber: RedisConnection?
     /// Distinguishes this instance's announcements from the others' (its own are ignored).
-    private let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+    let instance = String(UInt64.random(in: 1...UInt64.max), radix: 36)
 
     /// What another instance announced.
     enum Announcement: Equatable, Sendable {
@@ -38,10 +38,10 @@ public final class SharedTier {
         /// Out until the reconnect; `reason` is why.
         case down(reason: String)
     }
-    private(set) var breaker = CircuitBreaker()
+    var breaker = CircuitBreaker()
     var health: Health { breaker.health }
     private var reconnectTimer: Timer?
-    private(set) var counts = (lookups: 0, hits: 0, stores: 0, failures: 0)
+    var counts = (lookups: 0, hits: 0, stores: 0, failures: 0)
 
     init(settings: Configuration.Cache.SharedTier, loop: EventLoop, logger: Logger) {
         self.settings = settings
@@ -134,20 +134,11 @@ public final class SharedTier {
     private func confirm() {
         guard let backend else { return }
         let limit = max(settings.timeout, Self.confirmLimit)
-        final class Once {
-            var done = false
-        }
-        let once = Once()
-        let timer = Timer(loop: loop) { [weak self] in
-            guard !once.done else { return }
-            once.done = true
+        let awaited = AwaitedReply(loop: loop, milliseconds: limit) { [weak self] in
             self?.failed("the server did not answer PING within \(limit) ms", lost: true)
         }
-        timer.schedule(milliseconds: limit)
         let sent = backend.sendToAny([Array("PING".utf8)]) { [weak self] reply in
-            timer.cancel()
-            guard !once.done, let self else { return }
-            once.done = true
+            guard awaited.settle(), let self else { return }
             switch reply {
             case .error(let text)?: return self.failed(text, lost: true)
             // (Closed: its state change says so, once.)
@@ -160,11 +151,7 @@ public final class SharedTier {
             if change.cameBack { self.logger.notice("shared cache tier \(self.description) is back") }
             if change.becameUp { self.whenUp?() }
         }
-        if !sent {
-            timer.cancel()
-            once.done = true
-            failed("the connection was lost", lost: true)
-        }
+        if !sent, awaited.settle() { failed("the connection was lost", lost: true) }
     }
 
     /// The longest a new connection's PING may take (or `timeout`, when longer).
@@ -191,56 +178,15 @@ public final class SharedTier {
     /// Whether lookups and writes go to the tier now.
     var isAvailable: Bool { health == .up && replaying == 0 }
 
-    /// Purges and invalidations made while the tier was out, for the reconnect.
-    private(set) var pending = PendingPurges()
-
-    /// Carries out what was purged or invalidated while the tier was out.
-    private func replayPending() {
-        guard let backend else { return }
-        let work = pending.take()
-        // Lookups wait until what the purges remove is gone: a key's DEL goes ahead of any GET on
-        // its connection, but a host's or every entry's names come back first (ZRANGE, SCAN).
-        // What does not get through waits for the next reconnect.
-        switch work {
-        case .none: return
-        case .everything(let announcement):
-            replaying += 1
-            removeAll(backend) { [weak self] failure in
-                guard let self else { return }
-                self.replaying -= 1
-                if let failure {
-                    self.pending.addEverything(announcement)
-                    self.unconfirmed(failure)
-                }
-            }
-            announce(announcement)
-        case .some(let keys, let hosts):
-            for host in hosts {
-                replaying += 1
-                removeHost(host, backend) { [weak self] failure in
-                    guard let self else { return }
-                    self.replaying -= 1
-                    if let failure {
-                        self.pending.add(host: host)
-                        self.unconfirmed(failure)
-                    }
-                }
-                announce("host", host)
-            }
-            for key in keys {
-                removeKey(key, backend)
-                announce("key", key)
-            }
-        }
-        logger.notice("shared cache tier \(description): purges made while it was out carried out")
-    }
-
     /// Replays of host and whole purges still running: lookups wait for them (``isAvailable``).
-    private var replaying = 0
+    var replaying = 0
+
+    /// Purges and invalidations made while the tier was out, for the reconnect.
+    var pending = PendingPurges()
 
     /// A failure: after three in a row (or a lost connection) the tier is out until a reconnect.
     /// `lost`: the connection is of no use whatever its state (an unconfirmed one).
-    private func failed(_ reason: String, lost: Bool = false) {
+    func failed(_ reason: String, lost: Bool = false) {
         counts.failures += 1
         let now = Double(EventLoop.monotonicNanoseconds()) / 1e9
         guard
@@ -270,240 +216,9 @@ public final class SharedTier {
         reconnectTimer = timer
     }
 
-    // MARK: - Reading
-
-    /// The record stored for `key`, or `nil` (none, not whole, the tier out or too slow): at
-    /// most `timeout` later, always on a later loop turn.
-    func lookup(_ key: String, completion: @escaping (SharedRecord?) -> Void) {
-        guard isAvailable, let backend else {
-            loop.callSoon { completion(nil) }
-            return
-        }
-        counts.lookups += 1
-        final class Once {
-            var done = false
-        }
-        let once = Once()
-        let timer = Timer(loop: loop) { [weak self] in
-            guard !once.done else { return }
-            once.done = true
-            self?.failed("a lookup took longer than \(self?.settings.timeout ?? 0) ms")
-            completion(nil)
-        }
-        timer.schedule(milliseconds: settings.timeout)
-        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: key)
-        let sent = backend.send(key: redisKey, [Array("GET".utf8), redisKey]) { [weak self] reply in
-            timer.cancel()
-            guard !once.done, let self else { return }
-            once.done = true
-            switch reply {
-            case .string(let value)?:
-                self.breaker.succeeded()
-                guard let record = SharedRecord(decoding: value), record.key == key else {
-                    // Torn, foreign or of another version: never served, and removed.
-                    self.logger.notice("shared cache tier: an entry for \(key) did not check out; removed")
-                    backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
-                    return completion(nil)
-                }
-                self.counts.hits += 1
-                completion(record)
-            case .null?:
-                self.breaker.succeeded()
-                completion(nil)
-            case .error(let text)? where text.hasPrefix("WRONGTYPE"):
-                // Another kind of value under the entry's name (not Sluice's): a foreign value,
-                // not a failing server; removed as a torn one is.
-                self.breaker.succeeded()
-                self.logger.notice("shared cache tier: the key for \(key) held another type of value; removed")
-                backend.send(key: redisKey, [Array("DEL".utf8), redisKey]) { _ in }
-                completion(nil)
-            case .error(let text)?:
-                self.failed(text)
-                completion(nil)
-            default:
-                // No answer: the connection was lost (unless `failed` is closing it already).
-                if self.backend != nil { self.failed("the connection was lost") }
-                completion(nil)
-            }
-        }
-        if !sent {
-            timer.cancel()
-            once.done = true
-            failed("a command could not be sent")
-            loop.callSoon { completion(nil) }
-        }
-    }
-
-    // MARK: - Writing
-
-    /// Stores a record for `seconds` (its freshness lifetime and stale windows); pipelined,
-    /// unanswered by the caller. The host index lets a host's entries be purged everywhere.
-    func store(_ record: SharedRecord, seconds: Int64) {
-        guard isAvailable, let backend, seconds > 0, Int64(record.body.count) <= settings.maxEntry else { return }
-        counts.stores += 1
-        let redisKey = SharedRecord.redisKey(prefix: settings.prefix, key: record.key)
-        let set = [Array("SET".utf8), redisKey, record.encoded(), Array("EX".utf8), Array(String(seconds).utf8)]
-        backend.send(key: redisKey, set) { [weak self] reply in
-            guard case .error(let text)? = reply, let self else { return }
-            // A full server (maxmemory, noeviction) refuses writes and still answers reads: no
-            // failure of the tier, said (once a minute) and counted. (A read-only replica, after a
-            // failover, is one: the reconnect finds the new master.)
-            if text.hasPrefix("OOM") { return self.refusedStore(text) }
-            self.failed(text)
-        }
-        // The host index (for host purges) as a sorted set of entry names by when they expire:
-        // each store drops the ones gone by, so it holds what lives and no more.
-        let index = hostIndex(record.host)
-        let now = Int64(time(nil))
-        backend.send(key: index, [Array("ZADD".utf8), index, Array(String(now + seconds).utf8), redisKey]) { _ in }
-        // Gone by a minute ago (instances' clocks may differ by a little).
-        let past = Array(String(now - 60).utf8)
-        backend.send(key: index, [Array("ZREMRANGEBYSCORE".utf8), index, Array("-inf".utf8), past]) { _ in }
-        // The index lives as long as its longest-lived entry: only ever lengthened (GT, Redis 7;
-        // older servers refuse GT and get a day at least).
-        let lifetime = Array(String(seconds + 60).utf8)
-        backend.send(key: index, [Array("EXPIRE".utf8), index, lifetime, Array("GT".utf8)]) { reply in
-            if case .integer(0)? = reply {
-                // No expiry yet (a new index): GT never sets one.
-                backend.send(key: index, [Array("EXPIRE".utf8), index, lifetime, Array("NX".utf8)]) { _ in }
-            } else if case .error? = reply {
-                let day = Array(String(max(seconds + 60, 86_400)).utf8)
-                backend.send(key: index, [Array("EXPIRE".utf8), index, day]) { _ in }
-            }
-        }
-    }
-
     /// Stores the server refused, and the last reason (`/health`).
-    private(set) var refusedStores: (count: Int, reason: String?) = (0, nil)
-    private var lastRefusalLog = 0.0
-
-    private func refusedStore(_ reason: String) {
-        refusedStores = (refusedStores.count + 1, reason)
-        let now = Double(EventLoop.monotonicNanoseconds()) / 1e9
-        guard lastRefusalLog == 0 || now - lastRefusalLog >= 60 else { return }
-        lastRefusalLog = now
-        logger.warning(
-            "shared cache tier \(description) refuses to store (\(reason)); entries are not shared until it takes them (said once a minute)"
-        )
-    }
-
-    /// A host's index of entry names (a sorted set; `host:` named the set earlier versions kept).
-    private func hostIndex(_ host: String) -> [UInt8] { Array((settings.prefix + "hosts:" + host.lowercased()).utf8) }
-    private func olderHostIndex(_ host: String) -> [UInt8] {
-        Array((settings.prefix + "host:" + host.lowercased()).utf8)
-    }
-
-    // MARK: - Purges and invalidation
-
-    /// Removes `key` from the tier and tells the other instances to drop their copies (on the
-    /// reconnect, when the tier is out now).
-    func invalidate(key: String) {
-        guard let backend, isAvailable else { return pending.add(key: key) }
-        removeKey(key, backend)
-        announce("key", key)
-    }
-
-    /// Deletes one key's entry; a deletion the server does not confirm (an error such as a
-    /// Cluster's `CLUSTERDOWN`, or no answer) is kept for the next reconnect and counts as a
-    /// failure (three take the tier out, and the reconnect carries it out).
-    private func removeKey(_ key: String, _ backend: Backend) {
-        let group = Deletions { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.add(key: key)
-            self.unconfirmed(failure)
-        }
-        group.delete(SharedRecord.redisKey(prefix: settings.prefix, key: key), on: backend)
-        group.allSent()
-    }
-
-    /// Removes a host's entries (through the host index) and announces it.
-    func purge(host: String) {
-        guard let backend, isAvailable else { return pending.add(host: host) }
-        removeHost(host, backend) { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.add(host: host)
-            self.unconfirmed(failure)
-        }
-        announce("host", host)
-    }
-
-    /// A deletion the tier did not confirm: kept (by the caller), and a failure.
-    private func unconfirmed(_ reason: String) {
-        logger.debug("shared cache tier: a deletion was not confirmed (\(reason)); kept for the reconnect")
-        failed(reason)
-    }
-
-    /// Deletes a host's entries (its index, and the set earlier versions kept); `done(nil)` once
-    /// every deletion is confirmed, else with why not.
-    func removeHost(_ host: String, _ backend: Backend, done: @escaping (String?) -> Void) {
-        let group = Deletions(done)
-        var lists = 2
-        func reply(_ name: [UInt8], _ reply: RedisConnection.Reply?) {
-            switch reply {
-            case .array(let members)?:
-                for case .string(let member) in members { group.delete(member, on: backend) }
-                group.delete(name, on: backend)
-            case .error(let text)? where text.hasPrefix("WRONGTYPE"): break  // (not a list of ours)
-            case .error(let text)?: group.failed(text)
-            default: group.failed("the connection was lost")
-            }
-            lists -= 1
-            if lists == 0 { group.allSent() }
-        }
-        let index = hostIndex(host)
-        let older = olderHostIndex(host)
-        if !backend.send(
-            key: index, [Array("ZRANGE".utf8), index, Array("0".utf8), Array("-1".utf8)],
-            reply: {
-                reply(index, $0)
-            })
-        {
-            reply(index, nil)
-        }
-        if !backend.send(key: older, [Array("SMEMBERS".utf8), older], reply: { reply(older, $0) }) {
-            reply(older, nil)
-        }
-    }
-
-    /// Removes every entry of this prefix (a URL glob cannot be matched in the tier, so a glob
-    /// purge empties it too; over-purging only costs misses) and announces what was purged.
-    func purgeAll(announcing announcement: Announcement = .all) {
-        guard let backend, isAvailable else { return pending.addEverything(announcement) }
-        removeAll(backend) { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.addEverything(announcement)
-            self.unconfirmed(failure)
-        }
-        announce(announcement)
-    }
-
-    /// Unlinks every entry of this prefix on every server (one by one: in a Cluster each key may
-    /// live in another slot); `done(nil)` once every unlink is confirmed, else with why not.
-    func removeAll(_ backend: Backend, done: @escaping (String?) -> Void) {
-        let group = Deletions(done)
-        let servers = backend.servers
-        var scanning = servers.count
-        guard scanning > 0 else {
-            group.failed("no server to ask")
-            return group.allSent()
-        }
-        for server in servers {
-            scan(settings.prefix + "*", on: server, backend: backend) { names in
-                for name in names { group.delete(name, on: backend, command: "UNLINK") }
-            } done: { finished in
-                if !finished { group.failed("a SCAN page did not come") }
-                scanning -= 1
-                if scanning == 0 { group.allSent() }
-            }
-        }
-    }
-
-    func announce(_ announcement: Announcement) {
-        switch announcement {
-        case .glob(let glob): announce("glob", glob)
-        default: announce("all", "")
-        }
-    }
+    var refusedStores: (count: Int, reason: String?) = (0, nil)
+    var lastRefusalLog = 0.0
 
     /// Walks one server's keys that match `pattern` with SCAN, handing each page of names to
     /// `page`; `done(true)` after the last page, `done(false)` when a page did not come.
@@ -609,44 +324,26 @@ extension SharedTier {
     }
 }
 
-/// Deletions sent as a group (a key, a host's entries, every entry): `done(nil)` once every one
-/// was confirmed and nothing more is to be sent (``allSent()``), else `done` with the first
-/// reason one was not (an error, a lost connection). Called once.
-final class Deletions {
-    private var outstanding = 0
-    private var sending = true
-    private var failure: String?
-    private var done: ((String?) -> Void)?
+/// A reply awaited for at most a time: whichever comes first, the reply or the time running out,
+/// counts (``settle()``); `expired` runs if the time does.
+final class AwaitedReply {
+    private var settled = false
+    private var timer: Timer?
 
-    init(_ done: @escaping (String?) -> Void) { self.done = done }
-
-    func delete(_ name: [UInt8], on backend: SharedTier.Backend, command: String = "DEL") {
-        outstanding += 1
-        let sent = backend.send(key: name, [Array(command.utf8), name]) { [self] reply in
-            switch reply {
-            case .error(let text)?: failed(text)
-            case nil: failed("the connection was lost")
-            default: break
-            }
-            outstanding -= 1
-            finishIfDone()
+    init(loop: EventLoop, milliseconds: Int, expired: @escaping () -> Void) {
+        let timer = Timer(loop: loop) { [weak self] in
+            guard let self, self.settle() else { return }
+            expired()
         }
-        if !sent {
-            failed("the connection was lost")
-            outstanding -= 1
-        }
+        timer.schedule(milliseconds: milliseconds)
+        self.timer = timer
     }
 
-    func failed(_ reason: String) { if failure == nil { failure = reason } }
-
-    func allSent() {
-        sending = false
-        finishIfDone()
-    }
-
-    private func finishIfDone() {
-        guard !sending, outstanding == 0, let done else { return }
-        self.done = nil
-        done(failure)
+    /// Whether this is the first to settle it (the timer is then stopped).
+    func settle() -> Bool {
+        guard !settled else { return false }
+        settled = true
+        timer?.cancel()
+        return true
     }
 }
