@@ -337,31 +337,27 @@ struct CacheCommand: ParsableCommand {
                 shared = failure.map { "not reached: \($0)" } ?? "purged and announced"
                 unreached = failure != nil
             }
-            // The local file is purged, the tier (and the instances it would have told) not:
-            // nothing keeps this purge for later. Exit 75 (EX_TEMPFAIL) so that a script sees it.
-            defer {
-                if unreached {
-                    FileHandle.standardError.write(
-                        Data(
-                            "sluice: the shared tier was not reached: run the purge again when it is back, or purge through a running proxy's admin API, which carries it out when the tier returns\n"
-                                .utf8))
-                }
-            }
             if common.json {
                 CacheCommand.printJSON([
                     "purged": entries, "bytes": bytes, "reading": hidden, "shared": CacheCommand.orNull(shared),
                 ])
-                if unreached { throw ExitCode(75) }
-                return
+            } else {
+                // Entries the running proxy is still sending are hidden now and go when those hits end.
+                let reading =
+                    hidden == 0
+                    ? "" : "; \(hidden) still being sent by the running proxy, hidden now and removed when sent"
+                print(
+                    "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))" + reading
+                        + (shared.map { "; shared tier: \($0)" } ?? ""))
             }
-            // Entries the running proxy is still sending are hidden now and go when those hits end.
-            let reading =
-                hidden == 0
-                ? "" : "; \(hidden) still being sent by the running proxy, hidden now and removed when sent"
-            print(
-                "purged \(entries) entr\(entries == 1 ? "y" : "ies"), \(CacheCommand.bytes(bytes))" + reading
-                    + (shared.map { "; shared tier: \($0)" } ?? ""))
-            if unreached { throw ExitCode(75) }
+            // The local file is purged, the tier (and the instances it would have told) not:
+            // nothing keeps this purge for later. Exit 75 (EX_TEMPFAIL) so that a script sees it.
+            guard unreached else { return }
+            FileHandle.standardError.write(
+                Data(
+                    "sluice: the shared tier was not reached: run the purge again when it is back, or purge through a running proxy's admin API, which carries it out when the tier returns\n"
+                        .utf8))
+            throw ExitCode(75)
         }
     }
 

@@ -65,25 +65,19 @@ extension SharedTier {
         case .none: return
         case .everything(let announcement):
             replaying += 1
+            let keep = keptUnlessConfirmed { $0.addEverything(announcement) }
             removeAll(backend) { [weak self] failure in
-                guard let self else { return }
-                self.replaying -= 1
-                if let failure {
-                    self.pending.addEverything(announcement)
-                    self.unconfirmed(failure)
-                }
+                self?.replaying -= 1
+                keep(failure)
             }
             announce(announcement)
         case .some(let keys, let hosts):
             for host in hosts {
                 replaying += 1
+                let keep = keptUnlessConfirmed { $0.add(host: host) }
                 removeHost(host, backend) { [weak self] failure in
-                    guard let self else { return }
-                    self.replaying -= 1
-                    if let failure {
-                        self.pending.add(host: host)
-                        self.unconfirmed(failure)
-                    }
+                    self?.replaying -= 1
+                    keep(failure)
                 }
                 announce("host", host)
             }
@@ -109,11 +103,7 @@ extension SharedTier {
     /// Cluster's `CLUSTERDOWN`, or no answer) is kept for the next reconnect and counts as a
     /// failure (three take the tier out, and the reconnect carries it out).
     private func removeKey(_ key: String, _ backend: Backend) {
-        let group = Deletions { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.add(key: key)
-            self.unconfirmed(failure)
-        }
+        let group = Deletions(keptUnlessConfirmed { $0.add(key: key) })
         group.delete(SharedRecord.redisKey(prefix: settings.prefix, key: key), on: backend)
         group.allSent()
     }
@@ -121,18 +111,19 @@ extension SharedTier {
     /// Removes a host's entries (through the host index) and announces it.
     func purge(host: String) {
         guard let backend, isAvailable else { return pending.add(host: host) }
-        removeHost(host, backend) { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.add(host: host)
-            self.unconfirmed(failure)
-        }
+        removeHost(host, backend, done: keptUnlessConfirmed { $0.add(host: host) })
         announce("host", host)
     }
 
-    /// A deletion the tier did not confirm: kept (by the caller), and a failure.
-    private func unconfirmed(_ reason: String) {
-        logger.debug("shared cache tier: a deletion was not confirmed (\(reason)); kept for the reconnect")
-        failed(reason)
+    /// The `done` of deletions whose work, unless the tier confirmed it, is kept (`keep` puts it
+    /// back in ``pending``) for the reconnect and counts as a failure.
+    private func keptUnlessConfirmed(_ keep: @escaping (inout PendingPurges) -> Void) -> (String?) -> Void {
+        { [weak self] failure in
+            guard let self, let failure else { return }
+            keep(&self.pending)
+            self.logger.debug("shared cache tier: a deletion was not confirmed (\(failure)); kept for the reconnect")
+            self.failed(failure)
+        }
     }
 
     /// Deletes a host's entries (its index, and the set earlier versions kept); `done(nil)` once
@@ -171,11 +162,7 @@ extension SharedTier {
     /// purge empties it too; over-purging only costs misses) and announces what was purged.
     func purgeAll(announcing announcement: Announcement = .all) {
         guard let backend, isAvailable else { return pending.addEverything(announcement) }
-        removeAll(backend) { [weak self] failure in
-            guard let self, let failure else { return }
-            self.pending.addEverything(announcement)
-            self.unconfirmed(failure)
-        }
+        removeAll(backend, done: keptUnlessConfirmed { $0.addEverything(announcement) })
         announce(announcement)
     }
 

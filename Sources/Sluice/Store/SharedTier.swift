@@ -2,10 +2,6 @@ import EventIO
 import Logging
 import Redis
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The shared tier (`cache.shared`): stored responses on a Redis (or Valkey) server that several
 /// Sluice instances read and write, below each one's SQLite file. Spoken on the proxy's own loop
 /// (hiredis's libevent adapter): a lookup never waits longer than `timeout`, a write never holds
