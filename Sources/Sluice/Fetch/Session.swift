@@ -21,6 +21,9 @@ public final class Session {
         /// How long a body whose client expects `100 Continue` waits for the origin's before it
         /// goes anyway; 0: Sluice answers the client itself and the origin sees no expectation.
         public var continueTimeoutMilliseconds = 1_000
+        /// Whether a client that stops sending its request body is timed (`timeouts.client_body`
+        /// above 0): while an upload waits for its client, that timeout, not the origin's, runs.
+        public var clientBodyTimed = true
         public init() {}
 
         /// Settings from a ``Configuration``.
@@ -35,6 +38,7 @@ public final class Session {
             engine = configuration.upstream.engine
             maxHeaderBytes = configuration.limits.maxHeaderBytes
             continueTimeoutMilliseconds = configuration.timeouts.upstreamContinue
+            clientBodyTimed = configuration.timeouts.clientBody > 0
         }
     }
 

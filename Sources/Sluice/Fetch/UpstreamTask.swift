@@ -206,18 +206,23 @@ public final class UpstreamTask {
     }
 
     /// The wait for the head counts from the request sent: while its body moves it starts over
-    /// with each piece (an hour-long upload is no origin slow to answer). A pause in the body
-    /// does not restart it: one longer than the limit still ends the exchange where nothing
-    /// else watches the client (`client_body: 0`). A gRPC call's is the exception: its client
-    /// may keep its stream open and quiet as long as it likes, and its server answer at the
-    /// stream's end (client streaming), so the wait stops while the stream is quiet and starts
-    /// again with its next message (the call's own deadline, `grpc-timeout`, is its server's).
+    /// with each piece (an hour-long upload is no origin slow to answer), and an origin that stops
+    /// taking the body is still timed. While the body waits for its client, the time is the
+    /// client's: `timeouts.client_body` times it (a `408`, RFC 9110 §15.5.9, not the origin's
+    /// `504`), and the wait for the head stops until the next piece. Where nothing else watches
+    /// the client (`client_body: 0`) it goes on, and a pause longer than the limit ends the
+    /// exchange. A gRPC call's client may keep its stream open and quiet as long as it likes,
+    /// and its server answer at the stream's end (client streaming): its wait stops too (the
+    /// call's own deadline, `grpc-timeout`, is its server's).
     func uploadDid(_ chunk: BodyChunk) {
         guard let headTimer else { return }
         switch chunk {
         case .bytes, .end: headTimer.timer.schedule(milliseconds: session.settings.responseTimeoutMilliseconds)
         case .wait:
-            if GRPCAnswer.isCall(contentType: currentRequest.headers[.contentType]) { headTimer.timer.cancel() }
+            if session.settings.clientBodyTimed || GRPCAnswer.isCall(contentType: currentRequest.headers[.contentType])
+            {
+                headTimer.timer.cancel()
+            }
         case .failed: return
         }
     }

@@ -181,6 +181,32 @@ struct ErrorTests {
             proxy.waitUntil { proxy.logLines.all.contains { $0.contains(" 408 ") && $0.contains("request-timeout") } })
     }
 
+    @Test(
+        "A request body that stops coming is the client's stall (408) even when upstream_response is shorter; with client_body 0 the origin's wait ends it (504)"
+    )
+    func stalledBodyIsTheClients() throws {
+        let origin = try OriginServer { request in .text("got \(request.body.count)") }
+        defer { origin.stop() }
+        let upload =
+            "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 100\r\n\r\nabc"
+        for (clientBody, status, type) in [(1_200, 408, "request-timeout"), (0, 504, "upstream-timeout")] {
+            var configuration = Configuration()
+            configuration.timeouts.upstreamResponse = 300
+            configuration.timeouts.clientBody = clientBody
+            let proxy = try ProxyHarness(configuration: configuration)
+            let client = try RawClient(port: proxy.port)
+            let started = Date()
+            try client.send(upload)
+            let response = try client.reader.readResponse()
+            let waited = Date().timeIntervalSince(started)
+            #expect(response.status == status && Self.problemType(response) == type, "\(clientBody): \(response.text)")
+            // The 408 came at client_body's time, not at upstream_response's.
+            if status == 408 { #expect(waited > 1.0, "\(waited)") }
+            #expect(proxy.waitUntil { proxy.onLoop { $0.session.activeTaskCount } == 0 })
+        }
+        #expect(origin.requests.isEmpty, "the origin never got a whole request")
+    }
+
     @Test("An origin reset after the headers closes the client connection; the body is visibly short")
     func resetAfterHeaders() throws {
         let origin = try OriginServer { _ in .resetMidBody(declared: 100_000, sent: 1000) }
