@@ -14,8 +14,9 @@ struct EnvCommand: ParsableCommand {
             loopback go through Sluice too (--no-proxy LIST exempts more hosts); NODE_USE_ENV_PROXY=1 \
             makes Node (22.21, 24 and later) read them. When Sluice intercepts HTTPS, a CA bundle (the system's \
             CAs plus Sluice's, written next to Sluice's CA) is named by the variables OpenSSL, curl, \
-            Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. --unset prints \
-            the lines that undo it.
+            Python requests and pip, Node, git, Ruby, Go, the AWS CLI and Deno read. What the shell \
+            had in these variables is kept (SLUICE_SAVED_*); --unset prints the lines that give it \
+            back and remove the rest.
               eval "$(sluice env --config my.yaml)"
               sluice env --shell fish | source
               sluice env --shell powershell | Invoke-Expression
@@ -39,14 +40,20 @@ struct EnvCommand: ParsableCommand {
     @Option(help: "sh (default; bash, zsh, dash), fish or powershell (pwsh).") var shell: Shell = .sh
     @Option(name: .customLong("no-proxy"), help: "Hosts reached directly (NO_PROXY), comma-separated.")
     var noProxy = ""
-    @Flag(help: "Print the lines that remove these variables.") var unset = false
+    @Flag(help: "Print the lines that undo it: the values the shell had back, the rest removed.") var unset = false
 
     func run() throws {
+        let inherited = ProcessInfo.processInfo.environment
         if unset {
-            let names =
-                ProxyEnvironment.proxyNames + ProxyEnvironment.noProxyNames + ["NODE_USE_ENV_PROXY"]
-                + ProxyEnvironment.bundleNames
-            print(names.map(remove).joined(separator: "\n"))
+            var lines: [String] = []
+            for (name, value) in ProxyEnvironment.restored(from: inherited) {
+                guard let value else {
+                    lines.append(remove(name))
+                    continue
+                }
+                lines += [set(name, value), remove(ProxyEnvironment.savedPrefix + name)]
+            }
+            print((lines + [remove(ProxyEnvironment.marker)]).joined(separator: "\n"))
             return
         }
         let (configuration, _) = try options.load()
@@ -86,7 +93,10 @@ struct EnvCommand: ParsableCommand {
         let environment = ProxyEnvironment(
             proxy: "http://\(credentials)\(host):\(port)", noProxy: ProxyEnvironment.noProxy(adding: noProxy),
             bundle: bundle)
-        var lines = ProxyEnvironment.clearedNames.map(remove)
+        // What the shell had is kept for `--unset` to give back.
+        var lines = ProxyEnvironment.kept(from: inherited).map { set($0.name, $0.value) }
+        lines.append(set(ProxyEnvironment.marker, "1"))
+        lines += ProxyEnvironment.clearedNames.map(remove)
         lines += environment.assignments.map { set($0.0, $0.1) }
         if bundle != nil {
             lines.append(comment("Java reads no variable: import Sluice's CA into a truststore (keytool -importcert)."))

@@ -27,6 +27,26 @@ struct ProxyEnvironment {
     /// A proxy for everything would bypass the per-scheme ones.
     static let clearedNames = ["ALL_PROXY", "all_proxy"]
 
+    /// Every variable `sluice env` sets or removes.
+    static let changedNames = clearedNames + proxyNames + noProxyNames + ["NODE_USE_ENV_PROXY"] + bundleNames
+    /// Set by `sluice env`: what the shell has now is Sluice's, and what it had is kept.
+    static let marker = "SLUICE_ENV"
+    /// `SLUICE_SAVED_NAME` keeps the value `NAME` had before `sluice env`, for `--unset` to give back.
+    static let savedPrefix = "SLUICE_SAVED_"
+
+    /// The values `sluice env` keeps before it changes them: those `environment` has, unless an
+    /// earlier `sluice env` changed it already (then they are Sluice's, and the first ones stay kept).
+    static func kept(from environment: [String: String]) -> [(name: String, value: String)] {
+        guard environment[marker] == nil else { return [] }
+        return changedNames.compactMap { name in environment[name].map { (savedPrefix + name, $0) } }
+    }
+
+    /// What `sluice env --unset` does to each variable: gives it back the value it had before
+    /// `sluice env` (a corporate proxy, a CA bundle of its own), or removes it.
+    static func restored(from environment: [String: String]) -> [(name: String, value: String?)] {
+        changedNames.map { ($0, environment[savedPrefix + $0]) }
+    }
+
     /// The variables to set, in a stable order. Node reads the proxy variables only when told to
     /// (22.21, 24 and later; earlier ones need an agent of their own).
     var assignments: [(String, String)] {

@@ -27,7 +27,7 @@ struct EnvCommandTests {
         #expect(sh.output.contains("export HTTP_PROXY='http://127.0.0.1:3128'\n"))
         #expect(sh.output.contains("export https_proxy='http://127.0.0.1:3128'\n"))
         #expect(sh.output.contains("export NO_PROXY='internal.example'\n"))
-        #expect(!sh.output.contains("SSL_CERT_FILE"), "\(sh.output)")
+        #expect(!sh.output.contains("export SSL_CERT_FILE"), "\(sh.output)")
         let fish = try CLI.run(["env", "--config", config, "--shell", "fish"])
         #expect(fish.output.contains("set -gx HTTPS_PROXY 'http://127.0.0.1:3128'\n"))
         let powershell = try CLI.run(["env", "--config", config, "--shell", "powershell"])
@@ -52,6 +52,29 @@ struct EnvCommandTests {
         let unset = try CLI.run(["env", "--unset"])
         #expect(unset.output.contains("unset HTTPS_PROXY\nunset http_proxy\n"))
         #expect(unset.output.contains("unset REQUESTS_CA_BUNDLE\n"))
+
+        // What the shell had comes back with --unset, also after a second eval; the rest goes.
+        let script = """
+            eval "$("$SLUICE" env --config "$CONFIG")" && eval "$("$SLUICE" env --config "$CONFIG")" &&
+            echo "during $http_proxy|$NO_PROXY|${ALL_PROXY-none}" && eval "$("$SLUICE" env --unset)" &&
+            echo "after $http_proxy|$NO_PROXY|$SSL_CERT_FILE|$ALL_PROXY|${HTTPS_PROXY-none}|${NODE_USE_ENV_PROXY-none}|${SLUICE_ENV-none}|${SLUICE_SAVED_http_proxy-none}"
+            """
+        environment["SLUICE"] = CLI.binary.path
+        environment["CONFIG"] = config
+        environment["http_proxy"] = "http://corp.example:3128"
+        environment["NO_PROXY"] = "corp.example"
+        environment["SSL_CERT_FILE"] = "/etc/corp 'it'.pem"
+        environment["ALL_PROXY"] = "socks5h://corp.example:1080"
+        for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "NODE_USE_ENV_PROXY", "SLUICE_ENV"] {
+            environment[name] = nil
+        }
+        let shell = try runProgram("/bin/sh", ["-c", script], environment: environment)
+        #expect(shell.status == 0, "\(shell.output)")
+        #expect(shell.output.contains("during http://127.0.0.1:3128|corp.example|none\n"), "\(shell.output)")
+        #expect(
+            shell.output.contains(
+                "after http://corp.example:3128|corp.example|/etc/corp 'it'.pem|socks5h://corp.example:1080|none|none|none|none\n"
+            ), "\(shell.output)")
     }
 
     @Test("eval \"$(sluice env)\" points requests and curl at an intercepting Sluice: the origin answers through it")
