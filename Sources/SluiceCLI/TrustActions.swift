@@ -16,6 +16,8 @@ struct TrustActions {
         case removed
         case wasNotThere
         case failed(String)
+        /// `--dry-run`: what would be done.
+        case wouldChange(String)
     }
 
     static let nothingFound =
@@ -31,13 +33,14 @@ struct TrustActions {
         case .removed: text = "removed"
         case .wasNotThere: text = "not there, unchanged"
         case .failed(let why): text = "FAILED: \(why)"
+        case .wouldChange(let what): text = "would " + what
         }
         return store.kind.padding(toLength: 14, withPad: " ", startingAt: 0) + store.place + ": " + text
     }
 
-    private var nickname: String { TrustStore.nickname(fingerprint: ca.sha256Fingerprint) }
-    private var alias: String { TrustStore.alias(fingerprint: ca.sha256Fingerprint) }
-    private var fileName: String { "sluice-ca-\(ca.sha256Fingerprint.filter(\.isHexDigit).prefix(8).lowercased())" }
+    var nickname: String { TrustStore.nickname(fingerprint: ca.sha256Fingerprint) }
+    var alias: String { TrustStore.alias(fingerprint: ca.sha256Fingerprint) }
+    var fileName: String { "sluice-ca-\(ca.sha256Fingerprint.filter(\.isHexDigit).prefix(8).lowercased())" }
 
     // MARK: - Status
 
@@ -148,23 +151,20 @@ struct TrustActions {
 
     /// Takes this CA out of `store`; with `all`, every other Sluice CA there too (``others(_:)``).
     func uninstall(_ store: TrustStore, all: Bool = false) -> Outcome {
-        let others = all ? self.others(store) : []
+        let entries: [String]
+        switch removable(store, all: all) {
+        case .failure(let failure): return .failed(failure.why)
+        case .success(let found): entries = found
+        }
+        guard !entries.isEmpty else { return .wasNotThere }
         switch store {
-        case .debian(let folder):
-            let targets = (["\(fileName).crt"] + others).map { "\(folder)/\($0)" }.filter {
-                FileManager.default.fileExists(atPath: $0)
-            }
-            guard !targets.isEmpty else { return .wasNotThere }
-            let removed = run(["rm", "-f"] + targets, asRoot: true)
-            guard removed.status == 0 else { return .failed("cannot remove \(targets[0]): \(removed.output)") }
+        case .debian:
+            let removed = run(["rm", "-f"] + entries, asRoot: true)
+            guard removed.status == 0 else { return .failed("cannot remove \(entries[0]): \(removed.output)") }
             let updated = run([updateCACertificates, "--fresh"], asRoot: true)
             return updated.status == 0 ? .removed : .failed("update-ca-certificates: \(updated.output)")
-        case .hashDirectory(let directory):
-            let files = ["\(fileName).pem"] + others
-            let links = hashLinks(in: directory) + linksPointing(in: directory, to: Set(others))
-            let present = files.map { "\(directory)/\($0)" }.filter { FileManager.default.fileExists(atPath: $0) }
-            guard !links.isEmpty || !present.isEmpty else { return .wasNotThere }
-            for path in links + present {
+        case .hashDirectory:
+            for path in entries {
                 do {
                     try FileManager.default.removeItem(atPath: path)
                 } catch {
@@ -173,31 +173,56 @@ struct TrustActions {
             }
             return .removed
         case .nss(let directory, _):
-            guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .wasNotThere }
             guard let certutil = tool("certutil") else { return .failed(TrustActions.noCertutil) }
-            var removed = 0
-            for name in [nickname] + others {
+            // A nickname can be there more than once (the same CA added twice).
+            for name in entries {
                 var times = 0
-                while times < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", name]).status == 0 {
-                    times += 1
-                }
-                removed += times
+                while times < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", name]).status == 0 { times += 1 }
             }
-            return removed > 0 ? .removed : .wasNotThere
+            return .removed
         case .java(let cacerts):
             guard let keytool = keytool(for: cacerts) else { return .failed("no keytool") }
-            // Sluice's own alias, and the one Debian's ca-certificates-java hook gives the system
-            // store's copy (`debian:sluice-ca-….pem`), which outlives the copy's removal.
-            let listed = javaAliases(keytool, cacerts)
-            let aliases = ([alias, debianJavaAlias] + others).filter { listed.contains($0) }
-            guard !aliases.isEmpty else { return .wasNotThere }
-            for name in aliases {
+            for name in entries {
                 let deleted = run(
                     [keytool] + javaStore(cacerts) + ["-delete", "-alias", name],
                     asRoot: !FileManager.default.isWritableFile(atPath: cacerts))
                 guard deleted.status == 0 else { return .failed("keytool: \(deleted.output)") }
             }
             return .removed
+        }
+    }
+
+    struct Failure: Error {
+        let why: String
+    }
+
+    /// What ``uninstall(_:all:)`` takes out of `store`, as it is now: files and links of the
+    /// system store, NSS nicknames, Java aliases (none: it is not there).
+    func removable(_ store: TrustStore, all: Bool) -> Result<[String], Failure> {
+        let others = all ? self.others(store) : []
+        switch store {
+        case .debian(let folder):
+            return .success(
+                (["\(fileName).crt"] + others).map { "\(folder)/\($0)" }.filter {
+                    FileManager.default.fileExists(atPath: $0)
+                })
+        case .hashDirectory(let directory):
+            let links = hashLinks(in: directory) + linksPointing(in: directory, to: Set(others))
+            let files = (["\(fileName).pem"] + others).map { "\(directory)/\($0)" }.filter {
+                FileManager.default.fileExists(atPath: $0)
+            }
+            return .success(links + files)
+        case .nss(let directory, _):
+            guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .success([]) }
+            guard let certutil = tool("certutil") else { return .failure(Failure(why: TrustActions.noCertutil)) }
+            let listing = run([certutil, "-L", "-d", "sql:" + directory]).output.split(separator: "\n")
+            return .success(([nickname] + others).filter { name in listing.contains { $0.hasPrefix(name + " ") } })
+        case .java(let cacerts):
+            guard let keytool = keytool(for: cacerts) else { return .failure(Failure(why: "no keytool")) }
+            // Sluice's own alias, and the one Debian's ca-certificates-java gives the system
+            // store's copy (`debian:sluice-ca-….pem`), which outlives the copy's removal.
+            let listed = javaAliases(keytool, cacerts)
+            return .success(([alias, debianJavaAlias] + others).filter { listed.contains($0) })
         }
     }
 
@@ -260,10 +285,10 @@ struct TrustActions {
             ? "/usr/sbin/update-ca-certificates" : "update-ca-certificates"
     }
 
-    private func tool(_ name: String) -> String? { TrustStore.Machine.current().program(name) }
+    func tool(_ name: String) -> String? { TrustStore.Machine.current().program(name) }
 
     /// The JDK's own keytool (beside its `lib/security/cacerts`), else the one on PATH.
-    private func keytool(for cacerts: String) -> String? {
+    func keytool(for cacerts: String) -> String? {
         let home = URL(fileURLWithPath: cacerts).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let own = home.appendingPathComponent("bin/keytool").path
@@ -273,7 +298,7 @@ struct TrustActions {
     private func javaStore(_ cacerts: String) -> [String] { ["-keystore", cacerts, "-storepass", "changeit"] }
 
     /// Runs a program (through `sudo` when `asRoot` and this is not root); its status and output.
-    private func run(_ arguments: [String], asRoot: Bool = false) -> (status: Int32, output: String) {
+    func run(_ arguments: [String], asRoot: Bool = false) -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = (asRoot && geteuid() != 0 ? ["sudo"] : []) + arguments

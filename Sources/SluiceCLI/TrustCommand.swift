@@ -16,7 +16,8 @@ struct TrustCommand: ParsableCommand {
             each Firefox profile; certutil from libnss3-tools), and to the cacerts of the JDK in \
             JAVA_HOME or on PATH (keytool). uninstall takes it out of the same places (with --all, every \
             other Sluice CA found there too: an earlier one, after a new CA); status says where it is \
-            trusted, and names other Sluice CAs still trusted. With --system-store DIR (an OpenSSL hash directory: the PEM and its \
+            trusted, and names other Sluice CAs still trusted. install --dry-run and uninstall \
+            --dry-run say what they would do in each store and change nothing. With --system-store DIR (an OpenSSL hash directory: the PEM and its \
             HASH.0 link), --nss-db DIR or --java-cacerts FILE, only the places named are touched. \
             Restart browsers afterwards. Elsewhere:
               macOS:   sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain CA.pem
@@ -91,8 +92,11 @@ struct TrustCommand: ParsableCommand {
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add the CA to the trust stores.")
         @OptionGroup var places: Places
+        @Flag(name: .customLong("dry-run"), help: "Say what would be done in each store; change nothing.")
+        var dryRun = false
 
         func run() throws {
+            if dryRun { return try plan() }
             let (trust, ca) = try places.actions { settings in
                 guard !LocalCA.exists(settings) else { return }
                 do {
@@ -114,6 +118,20 @@ struct TrustCommand: ParsableCommand {
             print("undo: sluice trust uninstall\(places.flags); restart browsers to see the change")
             if failed { throw CommandFailure.failed("the CA could not be added everywhere (see above)") }
         }
+
+        /// `--dry-run`: no CA is made (that it would be is said), nothing is written.
+        private func plan() throws {
+            let (trust, ca) = try places.actions(withoutCA: true)
+            let stores = places.stores
+            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
+            if let ca {
+                print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
+            } else {
+                print("would create the CA \(try places.options.load().0.tls.caCert) first (none there yet)")
+            }
+            for store in stores { print(TrustActions.line(store, trust.installPlan(store, caExists: ca != nil))) }
+            print("dry run: nothing was changed; sluice trust install\(places.flags) does it")
+        }
     }
 
     struct Uninstall: ParsableCommand {
@@ -125,6 +143,8 @@ struct TrustCommand: ParsableCommand {
                 "Also every other Sluice CA trusted there (an earlier CA after `sluice ca init`, another configuration's)."
         )
         var all = false
+        @Flag(name: .customLong("dry-run"), help: "Say what would be removed from each store; change nothing.")
+        var dryRun = false
 
         func run() throws {
             // With --all, a CA whose files are gone can still be taken out (as another's).
@@ -133,7 +153,7 @@ struct TrustCommand: ParsableCommand {
             var failed = false
             var left: [String] = []
             for store in places.stores {
-                let outcome = trust.uninstall(store, all: all)
+                let outcome = dryRun ? trust.uninstallPlan(store, all: all) : trust.uninstall(store, all: all)
                 if case .failed = outcome { failed = true }
                 print(TrustActions.line(store, outcome))
                 if !all { left += trust.others(store) }
@@ -143,6 +163,7 @@ struct TrustCommand: ParsableCommand {
                     "other Sluice CAs are still trusted (\(left.joined(separator: ", "))): sluice trust uninstall --all\(places.flags) removes them too"
                 )
             }
+            if dryRun { print("dry run: nothing was changed") }
             if failed { throw CommandFailure.failed("the CA could not be removed everywhere (see above)") }
         }
     }

@@ -52,6 +52,13 @@ struct TrustCommandTests {
         if !hasCertutil { print("skipped the NSS part: certutil (libnss3-tools) is not installed") }
         let before = try CLI.run(["trust", "status"] + places)
         #expect(before.status == 1 && before.output.contains("CA: none"), "no CA yet: \(before.output)")
+        // A dry run says what install would do, and makes nothing: no CA, no store.
+        let dry = try CLI.run(["trust", "install", "--dry-run"] + places)
+        #expect(dry.status == 0 && dry.output.contains("would create the CA \(directory.path)/ca.pem"), "\(dry.output)")
+        #expect(dry.output.contains("would write its PEM in \(store)") && dry.output.contains("dry run: nothing"))
+        if hasCertutil { #expect(dry.output.contains("would add the CA with certutil; make the database first")) }
+        #expect(!FileManager.default.fileExists(atPath: "\(directory.path)/ca.pem"))
+        #expect(!FileManager.default.fileExists(atPath: store) && !FileManager.default.fileExists(atPath: nss))
         let install = try CLI.run(["trust", "install"] + places)
         #expect(install.status == 0, "\(install.output)")
         #expect(install.output.contains("created the CA"))
@@ -72,6 +79,19 @@ struct TrustCommandTests {
         #expect(!status.output.contains("NOT trusted"))
         let again = try CLI.run(["trust", "install"] + places)
         #expect(again.output.contains("already trusted, unchanged"))
+        let dryAgain = try CLI.run(["trust", "install", "--dry-run"] + places)
+        #expect(
+            dryAgain.output.contains("already trusted, unchanged") && !dryAgain.output.contains("would"),
+            "\(dryAgain.output)")
+        // A dry run of uninstall names what it would take out, and leaves it.
+        let dryUninstall = try CLI.run(["trust", "uninstall", "--dry-run"] + places)
+        #expect(
+            dryUninstall.status == 0
+                && dryUninstall.output.contains("would remove \(store)/\(hash).0, \(store)/\(link)"),
+            "\(dryUninstall.output)")
+        if hasCertutil { #expect(dryUninstall.output.contains("would delete Sluice local CA (")) }
+        #expect(FileManager.default.fileExists(atPath: "\(store)/\(hash).0"))
+        #expect(try CLI.run(["trust", "status"] + places).status == 0)
         // uninstall takes it out of both; status then says so and exits 1
         let uninstall = try CLI.run(["trust", "uninstall"] + places)
         #expect(uninstall.status == 0, "\(uninstall.output)")
