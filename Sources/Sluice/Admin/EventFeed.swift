@@ -231,6 +231,7 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             ("validation", validation), ("transform", .optional(record.transform)),
             ("mapped", .optional(record.mapping)), ("fault", .optional(record.fault)),
             ("breakpoint", .optional(record.breakpoint)),
+            ("paused_ms", EventFeed.json(record.paused)),
             ("replayed", record.replayed.map { .number(Int($0)) } ?? .null),
             ("error", record.error.map { .string(Problem($0).detail) } ?? .null), ("aborted", .bool(record.aborted)),
             ("timeline", record.timeline.map(EventFeed.json) ?? .null),
@@ -267,6 +268,13 @@ final class EventFeed: EventMonitor, ExchangeWatcher {
             }
         }
         return .object(members)
+    }
+
+    /// How long breakpoints held the request and the response (`null`: neither paused).
+    static func json(_ paused: PausedTime) -> JSONValue {
+        guard paused != PausedTime() else { return .null }
+        func ms(_ seconds: Double) -> JSONValue { .double((seconds * 1e6).rounded() / 1e3) }
+        return .object([("request", ms(paused.request)), ("response", ms(paused.response))])
     }
 
     static func json(_ timeline: Timeline) -> JSONValue {

@@ -88,6 +88,8 @@ final class PausedItem {
     /// What the target lives in (the exchange of a response stage): kept alive while a decision
     /// is carried out, which may end it.
     weak var owner: AnyObject?
+    /// How long it was held, in seconds: set when it is decided (a person, its deadline, a stop).
+    var held: Double = 0
 
     init(
         id: Int, exchange: Int, stage: Stage, breakpoint: String, since: Double, deadline: Double,
@@ -229,6 +231,7 @@ final class BreakpointBook {
     func decide(_ id: Int, _ decision: PauseDecision) -> Bool {
         guard let index = paused.firstIndex(where: { $0.id == id }) else { return false }
         let item = paused.remove(at: index)
+        item.held = max(0, clock() - item.since)
         guard let target = item.target else { return false }
         withExtendedLifetime(item.owner) { target.resolve(decision, of: item) }
         return true

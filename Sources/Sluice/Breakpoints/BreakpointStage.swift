@@ -95,6 +95,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
         guard case .paused(let held, let next) = phase else { return }
         phase = .done
+        next.note(.pausedFor(item.held))
         switch decision {
         case .resume(nil), .timedOut:
             next.note(.breakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed"))

@@ -51,6 +51,7 @@ extension Exchange: PauseTarget {
 
     func resolve(_ decision: PauseDecision, of item: PausedItem) {
         guard !hasFinished, var upstream = outgoing.sent else { return }
+        notes.paused.request += item.held
         let held: [UInt8]
         switch replay {
         case .forwarding(let body, _), .answering(_, let body): held = body

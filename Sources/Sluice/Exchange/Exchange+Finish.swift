@@ -67,6 +67,7 @@ extension Exchange {
         record.contractCheck = stages.contract?.record
         record.requestContractCheck = outgoing.contract?.record
         record.breakpoint = notes.breakpoint
+        record.paused = notes.paused
         record.clientProtocol = request.receivedProtocol
         if notes.breakpoint != nil {
             env.breakpoints.forget(exchange: id)

@@ -153,6 +153,7 @@ extension Exchange {
         case .untouched(let detail): noteUntouched(detail)
         case .fault(let what): notes.noteFault(what)
         case .breakpoint(let what): notes.noteBreakpoint(what)
+        case .pausedFor(let seconds): notes.paused.response += seconds
         case .breakpointReceived(let original): notes.breakpointReceived = original
         case .breakpointSent(let head, let body): recheckContract(head, body)
         case .progress:

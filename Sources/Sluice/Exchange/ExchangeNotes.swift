@@ -34,6 +34,9 @@ struct ExchangeNotes {
     var breakpointSent: PausedMessage?
     /// The origin's response as received before a person edited or replaced it at a breakpoint.
     var breakpointReceived: PausedMessage?
+    /// Seconds the request and the response were held at breakpoints (the page's HAR counts
+    /// them apart from the origin's time).
+    var paused = PausedTime()
 
     mutating func noteBreakpoint(_ what: String) { breakpoint = breakpoint.map { $0 + "; " + what } ?? what }
 

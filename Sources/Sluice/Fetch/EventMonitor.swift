@@ -133,10 +133,19 @@ public struct ExchangeRecord: Sendable {
     public var breakpoint: String? = nil
     /// The recorded exchange that answered (`--replay`).
     public var replayed: Int64? = nil
+    /// How long breakpoints held the request and the response.
+    public var paused = PausedTime()
     /// The HTTP version between the client and Sluice (`1.1`, `1.0`, `2`).
     public var clientProtocol = "1.1"
     /// What was kept for a watcher (the admin page), when one looked.
     var capture: ExchangeCapture? = nil
+}
+
+/// Seconds an exchange's request and response were held at breakpoints.
+public struct PausedTime: Sendable, Equatable {
+    public var request: Double = 0
+    public var response: Double = 0
+    public init() {}
 }
 
 /// An exchange's phases in seconds (Alamofire's `Timeline`): waiting before the upstream

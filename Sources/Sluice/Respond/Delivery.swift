@@ -50,6 +50,8 @@ enum DeliveryNote {
     case fault(String)
     /// What a breakpoint did.
     case breakpoint(String)
+    /// How long a breakpoint held the response, in seconds.
+    case pausedFor(Double)
     /// The response as received, before a person edited or replaced it at a breakpoint.
     case breakpointReceived(PausedMessage)
     /// What goes out instead, as the person edited or wrote it (said before its head is passed

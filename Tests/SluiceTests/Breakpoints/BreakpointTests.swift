@@ -151,6 +151,36 @@ struct BreakpointTests {
         #expect(origin.requests.isEmpty, "nothing was sent for it")
     }
 
+    /// Keeps how long each completed exchange was held at breakpoints.
+    final class PausedTimes: EventMonitor, @unchecked Sendable {
+        let times = Recorder()
+        func exchangeDidComplete(_ record: ExchangeRecord) {
+            times.add("\(record.paused.request) \(record.paused.response) \(record.duration)")
+        }
+    }
+
+    @Test(
+        "How long the request and the response were held is the exchange's (the page's HAR keeps it out of the origin's time)"
+    )
+    func pausedTime() throws {
+        let origin = try OriginServer { _ in .text("ok") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configuration: try Self.configuration([["name": "both", "stage": "both"]]))
+        let admin = try proxy.startAdmin()
+        let monitor = PausedTimes()
+        proxy.onLoop { server in server.session.eventMonitor.add(monitor) }
+        let pending = Pending(proxy: proxy.port, RawClient.get(origin.url("/held")))
+        for stage in ["request", "response"] {
+            let item = try #require(Self.paused(admin).first { $0["stage"] as? String == stage })
+            Thread.sleep(forTimeInterval: stage == "request" ? 0.3 : 0.6)  // the person looks at it
+            #expect(try Self.admin(admin, "POST", "/paused/\(try #require(item["id"] as? Int))/resume").0 == 200)
+        }
+        #expect(try pending.response().text == "ok")
+        #expect(proxy.waitUntil { monitor.times.all.count == 1 })
+        let held = (monitor.times.all.first ?? "").split(separator: " ").compactMap { Double($0) }
+        #expect(held.count == 3 && held[0] >= 0.3 && held[1] >= 0.6 && held[0] + held[1] <= held[2], "\(held)")
+    }
+
     @Test("A response paused whole: its JSON edited, the client gets the edited body and a new Content-Length")
     func responseEdited() throws {
         let origin = try OriginServer { _ in

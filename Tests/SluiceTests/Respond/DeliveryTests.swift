@@ -70,6 +70,7 @@ final class RecordingSink<Head>: DeliverySink {
         case .untouched(let why): "untouched: \(why)"
         case .fault(let what): "fault: \(what)"
         case .breakpoint(let what): "breakpoint: \(what)"
+        case .pausedFor: "paused"
         case .breakpointReceived(let original): "breakpoint received: \(original.status ?? 0)"
         case .breakpointSent(let head, let body): "breakpoint sent: \(head.status), \(body.count) bytes"
         case .progress: "progress"

@@ -476,6 +476,8 @@
     if (bodyBytes != null && field(e.response_headers, "content-encoding") && content.size > e.bytes) {
       content.compression = content.size - e.bytes;
     }
+    const heldResponse = e.paused_ms ? e.paused_ms.response : 0;
+    const held = e.paused_ms ? e.paused_ms.request + heldResponse : 0;
     const entry = {
       startedDateTime: new Date((e.time - e.duration_ms / 1000) * 1000).toISOString(),
       time: e.duration_ms,
@@ -485,10 +487,12 @@
       response: { status: e.status, statusText: e.reason || "", httpVersion: e.http_version || "HTTP/1.1", cookies: responseCookies, headers: headers(e.response_headers),
         content, redirectURL: field(e.response_headers, "location") || "", headersSize: -1, bodySize: e.bytes },
       cache: {},
-      timings: t ? { blocked: t.queued_ms, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
+      // Time held at breakpoints is no origin's: it counts as blocked (a request's is in
+      // queued already; a response's comes out of receive), and _paused says how much it was.
+      timings: t ? { blocked: t.queued_ms + heldResponse, dns: t.dns_ms, connect: t.connect_ms + t.tls_ms, ssl: t.tls_ms, send: 0,
         wait: Math.max(0, t.first_byte_ms - t.dns_ms - t.connect_ms - t.tls_ms),
-        receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms) }
-        : { send: 0, wait: e.duration_ms, receive: 0 },
+        receive: Math.max(0, t.complete_ms - t.queued_ms - t.first_byte_ms - heldResponse), _paused: held }
+        : { blocked: held, send: 0, wait: Math.max(0, e.duration_ms - held), receive: 0, _paused: held },
       comment: [e.cache_status, e.rule && "rule " + e.rule, e.validation, e.transform, e.mapped && "mapped " + e.mapped,
         e.fault && "fault " + e.fault, e.replayed && "replayed recorded exchange #" + e.replayed,
         e.breakpoint && "breakpoint: " + e.breakpoint, e.error]
@@ -599,6 +603,10 @@
       parts.push(el("h3", { text: "WebSocket messages" }), messagesTable(e.id));
     }
     if (e.timeline) parts.push(el("h3", { text: "Timeline" }), waterfall(e.timeline));
+    if (e.paused_ms) {
+      parts.push(el("p", { class: "muted", text: "Held at breakpoints: request " + e.paused_ms.request.toFixed(2) +
+        " ms (in queued), response " + e.paused_ms.response.toFixed(2) + " ms (in receive)" }));
+    }
     if (e.request_headers) parts.push(el("h3", { text: "Request header fields" }), fieldsTable(e.request_headers));
     if (e.sent_request) {
       const sent = e.sent_request;
