@@ -44,6 +44,10 @@ enum CachePolicy {
         "x-forwarded-host", "x-forwarded-server", "x-forwarded-scheme", "x-forwarded-proto", "x-forwarded-port",
         "x-forwarded-prefix", "x-host", "x-original-url", "x-rewrite-url", "x-original-host", "x-http-method-override",
         "x-http-method", "x-method-override", "forwarded",
+        // What auth and routing front ends hand origins (nginx auth_request's X-Original-URI and
+        // -Method, Traefik forwardAuth's X-Forwarded-Uri and -Method, Envoy's original path).
+        "x-original-uri", "x-original-method", "x-forwarded-uri", "x-forwarded-path", "x-forwarded-method",
+        "x-envoy-original-path",
     ]
 
     /// Request fields that carry a user's credentials.

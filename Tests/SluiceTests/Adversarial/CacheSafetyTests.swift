@@ -12,7 +12,9 @@ struct CacheSafetyTests {
     static func reflectingOrigin(extra: [(String, String)] = []) throws -> OriginServer {
         try OriginServer { request in
             let host = request.header("x-forwarded-host") ?? request.header("x-host") ?? "example.com"
-            let path = request.header("x-original-url") ?? request.header("x-rewrite-url") ?? request.target
+            let path =
+                ["x-original-url", "x-rewrite-url", "x-original-uri", "x-forwarded-uri", "x-envoy-original-path"]
+                .lazy.compactMap { request.header($0) }.first ?? request.target
             return .respond(
                 status: 200, headers: [("Content-Type", "text/html"), ("Cache-Control", "max-age=600")] + extra,
                 body: Array("<script src=\"https://\(host)/app.js\"></script> page \(path)".utf8))
@@ -24,7 +26,8 @@ struct CacheSafetyTests {
         arguments: [
             ("X-Forwarded-Host", "evil.example"), ("X-Host", "evil.example"), ("X-Original-URL", "/admin"),
             ("X-Rewrite-URL", "/admin"), ("X-Forwarded-Scheme", "http"), ("X-HTTP-Method-Override", "DELETE"),
-            ("Forwarded", "host=evil.example"), ("X_Forwarded_Host", "evil.example"),
+            ("Forwarded", "host=evil.example"), ("X_Forwarded_Host", "evil.example"), ("X-Original-URI", "/admin"),
+            ("X-Forwarded-Uri", "/admin"), ("X-Envoy-Original-Path", "/admin"),
         ])
     func unkeyedHeaders(name: String, value: String) throws {
         let origin = try Self.reflectingOrigin()
