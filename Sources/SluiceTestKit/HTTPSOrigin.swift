@@ -110,6 +110,11 @@ public final class HTTPSOrigin: @unchecked Sendable {
                     # Every Via line received, between bars.
                     lines = self.headers.get_all("Via") or []
                     self.send(200, "text/plain", ("|" + "|".join(lines) + "|").encode(), "no-store")
+                elif u.path == "/te":
+                    # The TE and Connection lines received.
+                    te = ",".join(self.headers.get_all("TE") or [])
+                    connection = ",".join(self.headers.get_all("Connection") or [])
+                    self.send(200, "text/plain", ("|" + te + "|" + connection + "|").encode(), "no-store")
                 elif u.path == "/html500":
                     self.send(500, "text/html", b"<h1>oops</h1>", "no-store")
                 elif u.path == "/nostore":

@@ -189,6 +189,9 @@ public final class Session {
         // No expectation: the client's is Sluice's to answer on this path (libcurl would add its
         // own to large uploads, and retries a 417 without it).
         if request.body != .none { lines.append("Expect:") }
+        // TE is named in Connection over HTTP/1.1 (RFC 9110 §10.1.4); libcurl leaves Connection
+        // out of an HTTP/2 request.
+        if request.headers.contains(.te), !request.headers.contains(.connection) { lines.append("Connection: TE") }
         handle.setHeaders(lines)
         handle.setHTTPVersion(settings.http2 ? .http2OverTLS : .http1_1)
         if let trust = request.trust {

@@ -142,7 +142,7 @@ struct HTTP2Tests {
     }
 
     @Test(
-        "Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"; Via names HTTP/2"
+        "Cookie crumbs (one field per cookie) reach the HTTP/1.1 origin as one Cookie line joined with \"; \"; Via names HTTP/2; TE goes with Connection: TE"
     )
     func cookieCrumbs() throws {
         let setup = try Setup()
@@ -156,6 +156,9 @@ struct HTTP2Tests {
         // The protocol the request came in (RFC 9110 §7.6.3), not the one it goes on in.
         let via = try Self.curl([origin.url("/via")], proxy: proxy.port, cacert: setup.caCert)
         #expect(via == "|2 sluice|", "\(via)")
+        // Its `te: trailers` is asked for in Sluice's name, named in Connection (RFC 9110 §10.1.4).
+        let te = try Self.curl(["-H", "te: trailers", origin.url("/te")], proxy: proxy.port, cacert: setup.caCert)
+        #expect(te == "|trailers|TE|", "\(te)")
     }
 
     @Test("100 streams at once on one connection, with a slow reader of a large body among them")

@@ -72,6 +72,9 @@ enum RequestHeadWriter {
                 out.put("Transfer-Encoding: chunked\r\n")
             }
             if request.expectsContinue, request.body != .none { out.put("Expect: 100-continue\r\n") }
+            // A sender of TE names it in Connection too (RFC 9110 §10.1.4): an HTTP/2 client's
+            // `te: trailers` is asked for in Sluice's name.
+            if request.headers.contains(.te), !request.headers.contains(.connection) { out.put("Connection: TE\r\n") }
             out.put("\r\n")
         }
         return out
