@@ -65,6 +65,9 @@ public final class OriginServer: @unchecked Sendable {
         /// The handler answers from the head alone; the body is never read and the connection
         /// closes after the answer (a server refusing an upload: 401, 413, 417).
         case answerFromHead
+        /// As ``answerFromHead`` for every request with a body, with or without an expectation
+        /// (a server that answers an upload early).
+        case answerBeforeBody
     }
 
     private let handler: @Sendable (Request) -> Reply
@@ -143,11 +146,18 @@ public final class OriginServer: @unchecked Sendable {
                 var request = Request(
                     method: String(parts[0]), target: String(parts[1]), fields: head.fields, body: [],
                     connection: number, head: reader.lastHead)
+                if expectation == .answerBeforeBody,
+                    request.header("content-length") != nil || request.header("transfer-encoding") != nil
+                {
+                    state.withLock { $0.requests.append(request) }
+                    _ = try perform(handler(request), on: socket, request: request)
+                    return socket.close()
+                }
                 if parts[2] != "HTTP/1.0", request.header("expect")?.lowercased() == "100-continue" {
                     switch expectation {
                     case .sendContinue: try socket.send("HTTP/1.1 100 Continue\r\n\r\n")
                     case .ignore: break
-                    case .answerFromHead:
+                    case .answerFromHead, .answerBeforeBody:
                         state.withLock { $0.requests.append(request) }
                         _ = try perform(handler(request), on: socket, request: request)
                         return socket.close()

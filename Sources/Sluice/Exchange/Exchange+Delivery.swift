@@ -27,6 +27,10 @@ extension Exchange: TaskDelegate {
         // The origin answered before it asked for the body (RFC 9110 §10.1.1): the body is never
         // read, so the connection closes after this answer, and says so.
         if body.expectation == .forwarded { output.keepAlive = false }
+        // The origin answered while the request body was still coming: what is left of it will
+        // not be read as a request, so the connection closes after this answer, and the head says
+        // so (RFC 9112 §9.6): an HTTP/1.1 client then sends no more requests on it.
+        if !body.isComplete, response.status >= 200, request.wire == .http1 { output.keepAlive = false }
         run(.responseHead(response, now: env.clock()))
     }
 

@@ -116,6 +116,27 @@ struct ForwardingTests {
     }
 
     @Test(
+        "An origin that answers while the request body is still coming: the answer says Connection: close, and the connection closes after it"
+    )
+    func earlyAnswer() throws {
+        let origin = try OriginServer(expectation: .answerBeforeBody) { _ in .text("early") }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient(port: proxy.port)
+        try client.send(
+            "POST \(origin.url("/upload")) HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+                + String(repeating: "x", count: 1000))
+        let response = try client.reader.readResponse()
+        #expect(response.status == 200 && response.text == "early")
+        #expect(response.header("connection") == "close", "\(response.headers)")
+        // (Through libcurl the rest of the body is still read and sent: its transfer ends with it.)
+        if proxy.upstreamEngine == .auto { #expect(client.isClosedByPeer()) }
+        // The next client finds the origin as before.
+        let after = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/after")))
+        #expect(after.text == "early")
+    }
+
+    @Test(
         "An origin that answers the expectation with 417 gets the request again without it; the client never sees the 417"
     )
     func expectContinueRefusedWith417() throws {
