@@ -28,6 +28,8 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     /// Ends the exchange by closing the client's connection, no answer (an abort that closes).
     private let closeClient: (String) -> Void
     private var phase = Phase.waiting
+    /// What went out after holding and was not taken yet.
+    private var releasing: HeldRelease<ResponseHead>?
 
     init(
         _ candidates: [Breakpoint], limit: Int, headOnly: Bool, pause: @escaping Pause,
@@ -56,6 +58,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     }
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
+        if !HeldRelease.before(push, &releasing) { return false }
         guard case .holding(var held, let fitting) = phase else {
             if case .passing = phase { return next.body(bytes, push) }
             return true
@@ -67,19 +70,19 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         }
         phase = .passing
         next.note(.breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
-        return held.overflow(with: bytes, push, to: next)
+        return held.overflow(with: bytes, push, to: next, releasing: &releasing)
     }
 
     func end(_ next: DeliveryNext<ResponseHead>) {
         guard case .holding(let held, let fitting) = phase else {
-            if case .passing = phase { next.end() }
+            if case .passing = phase, !HeldRelease.endAfter(&releasing) { next.end() }
             return
         }
         phase = .passing
         let decoded = BreakpointStage.decoded(held, limit: limit)
         let content = decoded?.0 ?? held.bytes
         guard let point = fitting.first(where: { !$0.readsBody || $0.matchesBody(content) }) else {
-            return held.pass(to: next)
+            return held.pass(to: next, releasing: &releasing)
         }
         var shown = PausedMessage(
             status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) }, body: held.bytes)
@@ -87,7 +90,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             shown.body = body
             shown.decodedFrom = coding
         }
-        guard pause(point, shown, self) != nil else { return held.pass(to: next) }
+        guard pause(point, shown, self) != nil else { return held.pass(to: next, releasing: &releasing) }
         next.note(.breakpoint("response paused at \(point.name)"))
         phase = .paused(held, next)
     }
@@ -99,7 +102,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         switch decision {
         case .resume(nil), .timedOut:
             next.note(.breakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed"))
-            held.pass(to: next)
+            held.pass(to: next, releasing: &releasing)
         case .resume(let edit?), .answer(let edit):
             let answered: Bool
             if case .answer = decision { answered = true } else { answered = false }
@@ -125,7 +128,12 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         next.note(.progress)
     }
 
-    func abandon() { phase = .done }
+    func drained() -> Bool { HeldRelease.goOn(&releasing) }
+
+    func abandon() {
+        phase = .done
+        releasing = nil
+    }
 
     /// The held body decoded from its one content coding (gzip, deflate, br), when it has one
     /// Sluice reads: matched and shown as text.

@@ -164,6 +164,13 @@ public enum ConfigLoader {
                 config, value throws(ConfigError) in
                 config.limits.maxTransformBody = Int(min(try value.byteSize(), Int64(Int32.max)))
             },
+            Key(
+                path: "limits.max_held_bodies", type: "size", defaultValue: "256MiB",
+                summary:
+                    "Body bytes all exchanges together hold whole (JSON transforms, enforced contracts, response breakpoints) until the client has taken them; past it, bodies pass untouched, marked."
+            ) {
+                config, value throws(ConfigError) in config.limits.maxHeldBodies = Int(try value.byteSize())
+            },
         ] + timeoutKeys + [
             Key(
                 path: "upstream.engine", type: "string", defaultValue: "auto",

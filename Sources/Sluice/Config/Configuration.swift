@@ -105,6 +105,9 @@ public struct Configuration: Sendable, Equatable {
         public var maxRequestBody: Int64 = 100 * 1024 * 1024
         /// Largest body the JSON null stripper buffers (decoded); larger ones pass untouched; 16 MiB by default.
         public var maxTransformBody = 16 * 1024 * 1024
+        /// Body bytes all exchanges together hold whole (JSON transforms, contracts held for
+        /// enforcement, response breakpoints), until they are sent.
+        public var maxHeldBodies = 256 * 1024 * 1024
         public init() {}
     }
 

@@ -49,12 +49,15 @@ extension Exchange {
             if let run = ContractRun.response(
                 response, method: sent.method, url: sent.url, rule: route.rule, limit: env.transformLimit)
             {
-                stages.append(ContractStage(run, limit: env.transformLimit, heldLater: transforms))
+                stages.append(
+                    ContractStage(run, limit: env.transformLimit, heldLater: transforms, budget: env.heldBodies))
             }
         }
         if case .hold(let coding) = plan, let transform = route.transform {
             stages.append(
-                TransformStage(transform, limit: env.transformLimit, coding: coding, listsPaths: capture != nil))
+                TransformStage(
+                    transform, limit: env.transformLimit, coding: coding, listsPaths: capture != nil,
+                    budget: env.heldBodies))
         }
         if env.breakpoints.pausesResponses, let stage = breakpointStage() { stages.append(stage) }
         return stages.isEmpty ? nil : DeliveryChain(stages, sink: ResponseSink(self))

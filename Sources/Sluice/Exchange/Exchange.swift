@@ -266,6 +266,13 @@ final class Exchange {
     /// The client's output drained below its low-water mark.
     func clientDrained() {
         guard output.takeDrain() else { return }
+        // A stage releasing a body it held goes first; the source waits until it is through (and
+        // the response may be complete then).
+        if let chain = stages.response {
+            guard chain.drained() else { return }
+            finishIfDone()
+            if hasFinished { return }
+        }
         if storedBody != nil { return pumpStoredBody() }
         task?.resume()
     }

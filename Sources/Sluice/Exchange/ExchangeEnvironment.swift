@@ -53,6 +53,8 @@ final class ExchangeEnvironment {
     let parserLimits: RequestParser.Limits
     /// `limits.max_transform_body`.
     var transformLimit: Int
+    /// `limits.max_held_bodies`: what holding stages take their bytes from.
+    let heldBodies: HeldBodyBudget
     /// Shutdown has begun: responses say `Connection: close`.
     var isShuttingDown = false
     /// The parent proxies in force (`upstream.proxy`, `no_proxy`), resolved at start.
@@ -108,5 +110,6 @@ final class ExchangeEnvironment {
                 return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
             }, logger: logger)
         transformLimit = configuration.limits.maxTransformBody
+        heldBodies = HeldBodyBudget(total: configuration.limits.maxHeldBodies)
     }
 }

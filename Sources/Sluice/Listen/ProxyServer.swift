@@ -222,6 +222,7 @@ public final class ProxyServer {
         environment.rules = new.ruleBook
         environment.faults.restart()  // the file's faults again: seeds restart, switches back on
         environment.transformLimit = new.limits.maxTransformBody
+        environment.heldBodies.total = new.limits.maxHeldBodies
         session.redirectHandler = Redirector(policy: new.redirects.policy)
         environment.breakpoints.reload(new.breakpoints)
         var old = configuration

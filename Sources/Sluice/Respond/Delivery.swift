@@ -18,6 +18,13 @@ protocol DeliveryStage<Head>: AnyObject {
     func end(_ next: DeliveryNext<Head>)
     /// The exchange ended without the rest (the client left, the store was given up).
     func abandon()
+    /// The client drained: a stage releasing held bytes (``HeldRelease``) goes on; `false` while
+    /// some are still left.
+    func drained() -> Bool
+}
+
+extension DeliveryStage {
+    func drained() -> Bool { true }
 }
 
 /// How a body piece is handed on.
@@ -116,6 +123,13 @@ final class DeliveryChain<Head> {
 
     func abandon() { for stage in stages { stage.abandon() } }
 
+    /// The client drained: stages releasing held bytes go on, in order; `false` while one still
+    /// has some left (the source waits for the next drain).
+    func drained() -> Bool {
+        for stage in stages where !stage.drained() { return false }
+        return true
+    }
+
     /// The first stage of a type.
     func stage<Stage>(_ type: Stage.Type) -> Stage? { stages.lazy.compactMap { $0 as? Stage }.first }
 }
@@ -143,22 +157,72 @@ struct WireHead {
     }
 }
 
+/// What all exchanges together hold of bodies whole (`limits.max_held_bodies`): a holding stage
+/// takes its bytes from it as they come and gives them back when they have gone to the client
+/// (or the exchange ended). Loop-confined.
+final class HeldBodyBudget {
+    var total: Int
+    private(set) var used = 0
+
+    init(total: Int) { self.total = total }
+
+    /// Takes `count` bytes; `false` (nothing taken) when they do not fit.
+    func take(_ count: Int) -> Bool {
+        guard used + count <= total else { return false }
+        used += count
+        return true
+    }
+
+    func giveBack(_ count: Int) { used -= count }
+
+    static func overBudget(_ total: Int) -> String {
+        "the bodies held whole now pass limits.max_held_bodies (\(total) bytes)"
+    }
+}
+
+/// One holding stage's part of the ``HeldBodyBudget``: given back when the last holder of it
+/// (what is held, then what is being released) lets go.
+final class HeldBodyShare {
+    private let budget: HeldBodyBudget?
+    private var count = 0
+
+    init(_ budget: HeldBodyBudget?) { self.budget = budget }
+
+    func take(_ bytes: Int) -> Bool {
+        guard let budget else { return true }
+        guard budget.take(bytes) else { return false }
+        count += bytes
+        return true
+    }
+
+    deinit { budget?.giveBack(count) }
+}
+
 /// A head and body held whole for a stage that decides at the end, never more than `limit`
-/// bytes of body: past it the stage gives up, and what was held goes on as it came (written once
-/// here for every holding stage).
+/// bytes of body, nor more than the held-bodies budget allows: past either the stage gives up,
+/// and what was held goes on as it came (written once here for every holding stage).
 struct HeldResponse {
     let head: ResponseHead
     let limit: Int
     private(set) var bytes: [UInt8] = []
+    /// The budget's part for these bytes (none: not counted).
+    let share: HeldBodyShare
+    /// The last append was refused by the budget, not by `limit`.
+    private(set) var overBudget = false
 
-    init(_ head: ResponseHead, limit: Int) {
+    init(_ head: ResponseHead, limit: Int, budget: HeldBodyBudget? = nil) {
         self.head = head
         self.limit = limit
+        share = HeldBodyShare(budget)
     }
 
-    /// Adds body bytes; `false` once the body would pass the limit (nothing added then).
+    /// Adds body bytes; `false` once the body would pass the limit or the budget (nothing added then).
     mutating func append(_ piece: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count + piece.count <= limit else { return false }
+        guard share.take(piece.count) else {
+            overBudget = true
+            return false
+        }
         if bytes.isEmpty {
             // The announced length when there is one (no regrowth copies), else 16 KiB to start.
             let announced = head.headers[.contentLength].flatMap { Int($0) } ?? 0
@@ -168,21 +232,110 @@ struct HeldResponse {
         return true
     }
 
-    /// Gives up holding: what was held goes on, then `piece`, which did not fit.
-    func overflow(with piece: UnsafeRawBufferPointer, _ push: DeliveryPush, to next: DeliveryNext<ResponseHead>)
-        -> Bool
-    {
+    /// Why the stage gave up holding.
+    func gaveUp(_ total: Int) -> String {
+        overBudget ? HeldBodyBudget.overBudget(total) : JSONBodyDelivery.tooLarge(limit)
+    }
+
+    /// Gives up holding: the head and what was held go on (as ``HeldRelease`` offers them),
+    /// then `piece`, which did not fit; `false`: `piece` was not taken (offer it again after the
+    /// client drained, once the release has gone on).
+    func overflow(
+        with piece: UnsafeRawBufferPointer, _ push: DeliveryPush, to next: DeliveryNext<ResponseHead>,
+        releasing: inout HeldRelease<ResponseHead>?
+    ) -> Bool {
         next.head(head)
-        next.release(bytes)
-        // The held bytes were taken whatever the client's pace; this piece was too.
-        _ = next.body(piece, push == .offer ? .release : push)
+        var release = HeldRelease(bytes, share: share, next: next, then: nil)
+        guard release.offer() else {
+            releasing = release
+            return false
+        }
+        return next.body(piece, push)
+    }
+
+    /// The head and body as held, passed on whole (offered as a source offers), then the end.
+    func pass(to next: DeliveryNext<ResponseHead>, releasing: inout HeldRelease<ResponseHead>?) {
+        next.head(head)
+        HeldRelease.start(bytes, share: share, next: next, releasing: &releasing)
+    }
+}
+
+/// A body a holding stage lets go, offered a piece at a time as a source offers: a client that
+/// does not read leaves it here, counted in the held-bodies budget, not in its socket's buffer
+/// beyond ``ResponseOutput/highWater``. The stage goes on with it when the client drained
+/// (``DeliveryStage/drained()``), then ends the body when it was asked to.
+struct HeldRelease<Head> {
+    static var piece: Int { 64 * 1024 }
+    private let bytes: [UInt8]
+    private var offset = 0
+    private let share: HeldBodyShare?
+    let next: DeliveryNext<Head>
+    /// The body ends after these bytes (`nil`: more comes from the source).
+    private var ending: Bool?
+
+    init(_ bytes: [UInt8], share: HeldBodyShare?, next: DeliveryNext<Head>, then ending: Bool?) {
+        self.bytes = bytes
+        self.share = share
+        self.next = next
+        self.ending = ending
+    }
+
+    /// Offers the bytes, then ends the body; what a refusal leaves is kept in `releasing`.
+    static func start(
+        _ bytes: [UInt8], share: HeldBodyShare?, next: DeliveryNext<Head>, releasing: inout HeldRelease<Head>?
+    ) {
+        var release = HeldRelease(bytes, share: share, next: next, then: true)
+        releasing = release.offer() ? nil : release
+    }
+
+    /// The source's end came while these bytes were still going: it follows them.
+    mutating func endWhenDone() { ending = true }
+
+    /// A stage's ``DeliveryStage/drained()``: what `releasing` still holds goes on; `true` once
+    /// nothing is left (its end, when it followed, has gone too: the exchange looks whether the
+    /// response is complete).
+    static func goOn(_ releasing: inout HeldRelease?) -> Bool {
+        guard var release = releasing else { return true }
+        guard release.offer() else {
+            releasing = release
+            return false
+        }
+        releasing = nil
         return true
     }
 
-    /// The head and body as held, passed on whole, then the end.
-    func pass(to next: DeliveryNext<ResponseHead>) {
-        next.head(head)
-        next.release(bytes)
-        next.end()
+    /// Before a stage passes on a piece: what `releasing` still holds goes first. An offer waits
+    /// for it (`false`: refused, offer it again after the client drained); a piece that must be
+    /// taken (a release, the last before a cut) sends it now whatever the client's pace.
+    static func before(_ push: DeliveryPush, _ releasing: inout HeldRelease?) -> Bool {
+        guard push != .offer, let release = releasing else { return goOn(&releasing) }
+        release.bytes.withUnsafeBytes {
+            _ = release.next.body(UnsafeRawBufferPointer(rebasing: $0[release.offset...]), .release)
+        }
+        releasing = nil
+        return true
+    }
+
+    /// A stage's end: after what `releasing` still holds, when it holds some (`true`: the end
+    /// waits for it).
+    static func endAfter(_ releasing: inout HeldRelease?) -> Bool {
+        guard var release = releasing else { return false }
+        release.endWhenDone()
+        releasing = release
+        return true
+    }
+
+    /// Offers what is left; `true` once all of it went (and the end, when it follows).
+    mutating func offer() -> Bool {
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + Self.piece)
+            let taken = bytes.withUnsafeBytes {
+                next.body(UnsafeRawBufferPointer(rebasing: $0[offset..<end]), .offer)
+            }
+            guard taken else { return false }
+            offset = end
+        }
+        if ending == true { next.end() }
+        return true
     }
 }

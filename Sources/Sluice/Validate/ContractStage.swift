@@ -26,11 +26,15 @@ final class ContractStage: DeliveryStage {
     let limit: Int
     /// A later stage holds the head and body until the end (``TransformStage``).
     let heldLater: Bool
+    let budget: HeldBodyBudget?
+    /// What went out after holding and was not taken yet.
+    private var releasing: HeldRelease<ResponseHead>?
     /// Whether the verdict goes on the head a later stage holds (it would have been held here).
     private var marksHeldHead = false
     private var phase = Phase.waiting
 
-    init(_ run: ContractRun, limit: Int, heldLater: Bool = false) {
+    init(_ run: ContractRun, limit: Int, heldLater: Bool = false, budget: HeldBodyBudget? = nil) {
+        self.budget = budget
         self.run = run
         self.limit = limit
         self.heldLater = heldLater
@@ -55,7 +59,7 @@ final class ContractStage: DeliveryStage {
     func head(_ head: ResponseHead, _ next: DeliveryNext<ResponseHead>) {
         switch ContractStage.plan(run, head, limit: limit) {
         case .hold where !heldLater:
-            phase = .holding(HeldResponse(head, limit: limit))
+            phase = .holding(HeldResponse(head, limit: limit, budget: budget))
             return
         case .hold:
             marksHeldHead = true
@@ -85,6 +89,7 @@ final class ContractStage: DeliveryStage {
     }
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
+        if !HeldRelease.before(push, &releasing) { return false }
         if case .done = phase { return true }
         guard case .holding(var held) = phase else {
             if cutsSequence { return checkedBeforePassing(bytes, push, next) }
@@ -99,11 +104,11 @@ final class ContractStage: DeliveryStage {
             phase = .holding(held)
             return true
         }
-        // Past max_transform_body: what was held goes out unvalidated, the rest streams.
+        // Past max_transform_body (or the budget): what was held goes out unvalidated, the rest streams.
         phase = .streaming
-        run.skipBody(JSONBodyDelivery.tooLarge(limit))
+        run.skipBody(held.gaveUp(budget?.total ?? 0))
         next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
-        return held.overflow(with: bytes, push, to: next)
+        return held.overflow(with: bytes, push, to: next, releasing: &releasing)
     }
 
     /// An enforced sequence that streams (decided at the head): each piece is checked before it
@@ -157,6 +162,8 @@ final class ContractStage: DeliveryStage {
             if marksHeldHead {
                 next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
             }
+            // (A body given up on and still going out: the end follows it.)
+            if HeldRelease.endAfter(&releasing) { return }
             return next.end()
         }
         phase = .done
@@ -165,8 +172,13 @@ final class ContractStage: DeliveryStage {
             return next.fail(.contractViolation(failure))
         }
         next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
-        held.pass(to: next)
+        held.pass(to: next, releasing: &releasing)
     }
 
-    func abandon() { phase = .done }
+    func drained() -> Bool { HeldRelease.goOn(&releasing) }
+
+    func abandon() {
+        phase = .done
+        releasing = nil
+    }
 }

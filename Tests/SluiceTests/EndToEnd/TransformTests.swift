@@ -1,8 +1,9 @@
 import Codec
 import Foundation
-import Sluice
 import SluiceTestKit
 import Testing
+
+@testable import Sluice
 
 @Suite("JSON null stripping through the proxy")
 struct TransformTests {
@@ -133,6 +134,37 @@ struct TransformTests {
         #expect(mark.contains(reason), "\(mark)")
         #expect(mark.contains("rule=\"api\""))
         #expect(proxy.stats.jsonUntouched == 1)
+    }
+
+    @Test(
+        "Bodies held whole for clients that do not read count in limits.max_held_bodies until sent; past it a body passes untouched, marked; every client gets its whole body"
+    )
+    func heldBodiesBudget() throws {
+        let pad = String(repeating: "x", count: 12 << 20)
+        let document = "{\"pad\":\"\(pad)\",\"n\":null}"
+        let origin = try OriginServer { _ in Self.json(document) }
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(
+            configuration: try ConfigLoader.load(
+                yaml: "limits: { max_transform_body: 16MiB, max_held_bodies: 20MiB }\n"))
+        let used = { proxy.onLoop { $0.environment.heldBodies.used } }
+        // The first client asks and does not read: its stripped body waits in Sluice beyond what
+        // its socket takes, still counted.
+        let first = try RawClient(port: proxy.port, timeout: 30)
+        try first.send(RawClient.get(origin.url("/a"), extra: "Sluice-Strip-Nulls: 1\r\n"))
+        #expect(proxy.waitUntil { origin.requests.count == 1 && used() == document.utf8.count })
+        // The second finds the budget taken: its body goes untouched, marked, as it comes.
+        let second = try RawClient(port: proxy.port, timeout: 30)
+        let late = try second.request(RawClient.get(origin.url("/b"), extra: "Sluice-Strip-Nulls: 1\r\n"))
+        #expect(late.text == document)
+        let mark = late.header("sluice-validation") ?? ""
+        #expect(mark.contains("max_held_bodies"), "\(mark)")
+        #expect(used() == document.utf8.count)
+        // The first reads at last: all of its stripped body, and the budget is whole again.
+        let stripped = try first.reader.readResponse()
+        #expect(stripped.body.count == pad.utf8.count + 10 && stripped.text.hasSuffix("x\"}"))
+        #expect(proxy.waitUntil { used() == 0 })
+        #expect(proxy.stats.jsonStripped == 1 && proxy.stats.jsonUntouched == 1)
     }
 
     @Test("Non-JSON, HEAD and 204 responses pass without a mark")

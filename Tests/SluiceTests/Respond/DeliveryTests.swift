@@ -183,7 +183,9 @@ struct DeliveryTests {
         #expect(held.head == Self.head && held.limit == 8)
     }
 
-    @Test("HeldResponse.overflow passes the head, the held bytes and the piece as releases, even to a refusing sink")
+    @Test(
+        "HeldResponse.overflow passes the head, then offers the held bytes: a refusing client keeps them in the release, and the piece waits behind them"
+    )
     func heldOverflow() {
         let sink = RecordingSink<ResponseHead>()
         sink.refusesOffers = true
@@ -191,33 +193,70 @@ struct DeliveryTests {
         var held = HeldResponse(Self.head, limit: 4)
         let appended = Array("abc".utf8).withUnsafeBytes { held.append($0) }
         #expect(appended)
+        var releasing: HeldRelease<ResponseHead>?
         let taken = Array("defg".utf8).withUnsafeBytes {
-            held.overflow(with: $0, .offer, to: DeliveryNext(chain: chain, index: 0))
+            held.overflow(with: $0, .offer, to: DeliveryNext(chain: chain, index: 0), releasing: &releasing)
         }
-        #expect(taken)
-        #expect(sink.heads == [Self.head])
-        #expect(sink.events == ["head", "body release [abc]", "body release [defg]"])
-        #expect(sink.refused == 0)
+        #expect(!taken, "the piece is offered again after the held bytes went")
+        #expect(sink.heads == [Self.head] && sink.events == ["head"] && sink.refused == 1)
+        // The piece again, the client still full: refused, nothing overtakes the held bytes.
+        #expect(!Array("defg".utf8).withUnsafeBytes { _ in HeldRelease.before(.offer, &releasing) })
+        // The client drained: the held bytes go, then the piece.
+        sink.refusesOffers = false
+        #expect(HeldRelease.goOn(&releasing) && releasing == nil)
+        #expect(Array("defg".utf8).withUnsafeBytes { DeliveryNext(chain: chain, index: 0).body($0, .offer) })
+        #expect(sink.events == ["head", "body offer [abc]", "body offer [defg]"])
         #expect(sink.ends == 0, "the body goes on: no end yet")
 
+        // A push that must be taken sends what is left first, whatever the client's pace.
         let cut = RecordingSink<ResponseHead>()
+        cut.refusesOffers = true
         let cutChain = DeliveryChain<ResponseHead>([], sink: cut)
+        var cutHeld = HeldResponse(Self.head, limit: 4)
+        _ = Array("abc".utf8).withUnsafeBytes { cutHeld.append($0) }
+        var pending: HeldRelease<ResponseHead>?
         _ = Array("z".utf8).withUnsafeBytes {
-            held.overflow(with: $0, .beforeCut, to: DeliveryNext(chain: cutChain, index: 0))
+            cutHeld.overflow(with: $0, .offer, to: DeliveryNext(chain: cutChain, index: 0), releasing: &pending)
         }
-        #expect(cut.pushes == [.release, .beforeCut], "a push other than an offer is kept")
+        #expect(HeldRelease.before(.beforeCut, &pending) && pending == nil)
+        _ = Array("z".utf8).withUnsafeBytes { DeliveryNext(chain: cutChain, index: 0).body($0, .beforeCut) }
+        #expect(cut.pushes == [.release, .beforeCut], "\(cut.events)")
     }
 
-    @Test("HeldResponse.pass passes the head, the held bytes as one release, then the end")
+    @Test("HeldResponse.pass passes the head and offers the held bytes; the end follows them, after a drain if it must")
     func heldPass() {
         let sink = RecordingSink<ResponseHead>()
         let chain = DeliveryChain<ResponseHead>([], sink: sink)
         var held = HeldResponse(Self.head, limit: 100)
         let appended = ["{\"a\":", "1}"].map { text in Array(text.utf8).withUnsafeBytes { held.append($0) } }
         #expect(appended == [true, true])
-        held.pass(to: DeliveryNext(chain: chain, index: 0))
+        var releasing: HeldRelease<ResponseHead>?
+        held.pass(to: DeliveryNext(chain: chain, index: 0), releasing: &releasing)
+        #expect(releasing == nil)
         #expect(sink.heads == [Self.head])
-        #expect(sink.events == ["head", "body release [{\"a\":1}]", "end"])
+        #expect(sink.events == ["head", "body offer [{\"a\":1}]", "end"])
+
+        let slow = RecordingSink<ResponseHead>()
+        slow.refusesOffers = true
+        let slowChain = DeliveryChain<ResponseHead>([], sink: slow)
+        held.pass(to: DeliveryNext(chain: slowChain, index: 0), releasing: &releasing)
+        #expect(releasing != nil && slow.events == ["head"] && slow.ends == 0)
+        slow.refusesOffers = false
+        #expect(HeldRelease.goOn(&releasing))
+        #expect(slow.events == ["head", "body offer [{\"a\":1}]", "end"])
+    }
+
+    @Test("The held-bodies budget: shares take what fits, and give it back when the last holder lets go")
+    func heldBodyBudget() {
+        let budget = HeldBodyBudget(total: 10)
+        var first: HeldResponse? = HeldResponse(Self.head, limit: 100, budget: budget)
+        var second = HeldResponse(Self.head, limit: 100, budget: budget)
+        #expect(Array("123456".utf8).withUnsafeBytes { first!.append($0) })
+        #expect(!Array("12345".utf8).withUnsafeBytes { second.append($0) })
+        #expect(second.overBudget && second.gaveUp(budget.total).contains("max_held_bodies"))
+        #expect(Array("1234".utf8).withUnsafeBytes { second.append($0) } && budget.used == 10)
+        first = nil
+        #expect(budget.used == 4)
     }
 
     @Test("stage(_:) finds the first stage of a type, or nil")

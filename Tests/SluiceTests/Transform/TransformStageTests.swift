@@ -34,7 +34,7 @@ struct TransformStageTests {
         chain.end()
         #expect(
             sink.events == [
-                "transformed: stripped 1 null(s); stripped=true; paths=", "head", "body release [\(stripped)]", "end",
+                "transformed: stripped 1 null(s); stripped=true; paths=", "head", "body offer [\(stripped)]", "end",
             ])
         let head = try #require(sink.heads.first)
         #expect(head.status == 200)
@@ -68,7 +68,7 @@ struct TransformStageTests {
         #expect(chain.send(#"{"a":1}"#))
         chain.end()
         #expect(sink.heads == [head])
-        #expect(sink.events == ["head", #"body release [{"a":1}]"#, "end"])
+        #expect(sink.events == ["head", #"body offer [{"a":1}]"#, "end"])
     }
 
     @Test("Invalid JSON goes on untouched, with the reason")
@@ -81,11 +81,13 @@ struct TransformStageTests {
         chain.end()
         #expect(sink.events.count == 4)
         #expect(sink.events[0].hasPrefix("untouched: the body is not valid JSON (byte "), "\(sink.events)")
-        #expect(sink.events[1...] == ["head", "body release [\(body)]", "end"])
+        #expect(sink.events[1...] == ["head", "body offer [\(body)]", "end"])
         #expect(sink.heads == [head], "the origin's head, length and ETag unchanged")
     }
 
-    @Test("Past the limit: untouched and why, the head and held bytes released, then the piece, then the rest streams")
+    @Test(
+        "Past the limit: untouched and why, the head and the held bytes offered (a full client keeps the piece waiting behind them), then the rest streams"
+    )
     func pastLimit() {
         let (chain, sink) = Self.chain(limit: 8)
         let head = Self.head(length: 16)
@@ -93,15 +95,17 @@ struct TransformStageTests {
         #expect(chain.send(#"{"a":"#))
         #expect(sink.events.isEmpty)
         sink.refusesOffers = true
-        #expect(chain.send(#"null,"#), "5 + 5 > 8: released, whatever the client's pace")
-        #expect(!chain.send(#""b":1}"#), "streaming now: the offer is the client's to refuse")
+        #expect(!chain.send(#"null,"#), "5 + 5 > 8: the held bytes are offered; the client is full: the piece waits")
+        #expect(!chain.send(#"null,"#), "offered again, the client still full: nothing overtakes the held bytes")
         sink.refusesOffers = false
+        #expect(chain.drained(), "the client drained: the held bytes go")
+        #expect(chain.send(#"null,"#))
         #expect(chain.send(#""b":1}"#))
         chain.end()
         #expect(
             sink.events == [
                 "untouched: the body is larger than max_transform_body (8 bytes)", "head",
-                #"body release [{"a":]"#, "body release [null,]", #"body offer ["b":1}]"#, "end",
+                #"body offer [{"a":]"#, "body offer [null,]", #"body offer ["b":1}]"#, "end",
             ])
         #expect(sink.heads == [head])
         #expect(sink.body == Array(#"{"a":null,"b":1}"#.utf8))
