@@ -26,5 +26,5 @@ tested all swift test --skip-build
 # The core end-to-end families again with libcurl carrying what the native transport carries by
 # default (upstream.engine: curl): both transports keep the same behaviour.
 tested curl env SLUICE_TEST_UPSTREAM_ENGINE=curl swift test --skip-build --filter \
-  'ForwardingTests|KeepAliveTests|StreamingTests|RedirectTests|ErrorTests|SafetyTests|CacheConformanceTests|CacheTests|HookTests|ValidationTests|OriginMisbehaviourTests|InterceptionTests'
+  'ForwardingTests|KeepAliveTests|StreamingTests|RedirectTests|ErrorTests|SafetyTests|CacheConformanceTests|CacheTests|HookTests|ValidationTests|OriginMisbehaviourTests|InterceptionTests|ContractTests|TransformTests'
 scripts/browser-test.sh

@@ -148,13 +148,13 @@ extension Exchange: TaskDelegate {
 
     /// The request body's verdict, once: `false` when an enforced contract refuses it (the origin
     /// never sees its end: the transfer is cut before it).
-    /// The last bytes of a body whose length was announced (read now, or held for a replay): an
-    /// enforced contract's verdict comes before they go, so that its origin never has the whole
-    /// body (a `required` is only known at the end). `true` when it refuses them.
+    /// The last bytes of a body whose length was announced (read now, or held for a replay): the
+    /// contract's verdict comes before they go, so that an enforced one's origin never has the
+    /// whole body (a `required` is only known at the end), and a reported one's reaches the head
+    /// (libcurl asks no more of a body whose length it was given: no `.end` is read). `true` when
+    /// it refuses them.
     private func refusesLastBytes() -> Bool {
-        guard body.isComplete, let contract = outgoing.contract, contract.settings.requests == .enforce else {
-            return false
-        }
+        guard body.isComplete, let contract = outgoing.contract else { return false }
         return !settleRequestContract(contract)
     }
 
