@@ -45,6 +45,11 @@ struct EnvCommand: ParsableCommand {
     func run() throws {
         let inherited = ProcessInfo.processInfo.environment
         if unset {
+            // Nothing to undo (never pointed at Sluice, or undone already): the terminal's own
+            // values stay.
+            guard inherited[ProxyEnvironment.marker] != nil else {
+                return print(comment("nothing to undo: this terminal was not pointed at Sluice by sluice env"))
+            }
             var lines: [String] = []
             for (name, value) in ProxyEnvironment.restored(from: inherited) {
                 guard let value else {

@@ -177,7 +177,12 @@ struct TrustActions {
             // A nickname can be there more than once (the same CA added twice).
             for name in entries {
                 var times = 0
-                while times < 8, run([certutil, "-D", "-d", "sql:" + directory, "-n", name]).status == 0 { times += 1 }
+                var deleted = run([certutil, "-D", "-d", "sql:" + directory, "-n", name])
+                while deleted.status == 0, times < 8 {
+                    times += 1
+                    deleted = run([certutil, "-D", "-d", "sql:" + directory, "-n", name])
+                }
+                if times == 0 { return .failed("certutil could not delete \"\(name)\": \(deleted.output)") }
             }
             return .removed
         case .java(let cacerts):
@@ -215,7 +220,11 @@ struct TrustActions {
         case .nss(let directory, _):
             guard FileManager.default.fileExists(atPath: directory + "/cert9.db") else { return .success([]) }
             guard let certutil = tool("certutil") else { return .failure(Failure(why: TrustActions.noCertutil)) }
-            let listing = run([certutil, "-L", "-d", "sql:" + directory]).output.split(separator: "\n")
+            let listed = run([certutil, "-L", "-d", "sql:" + directory])
+            guard listed.status == 0 else {
+                return .failure(Failure(why: "certutil could not list \(directory): \(listed.output)"))
+            }
+            let listing = listed.output.split(separator: "\n")
             return .success(([nickname] + others).filter { name in listing.contains { $0.hasPrefix(name + " ") } })
         case .java(let cacerts):
             guard let keytool = keytool(for: cacerts) else { return .failure(Failure(why: "no keytool")) }

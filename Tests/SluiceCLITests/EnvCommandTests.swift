@@ -49,14 +49,20 @@ struct EnvCommandTests {
         #expect(
             withAuth.output.contains("export HTTP_PROXY='http://phone:p%40ss%20word@127.0.0.1:3128'\n"),
             "\(withAuth.output)")
-        let unset = try CLI.run(["env", "--unset"])
-        #expect(unset.output.contains("unset HTTPS_PROXY\nunset http_proxy\n"))
+        var pointed = environment
+        pointed["SLUICE_ENV"] = "1"
+        let unset = try runProgram(CLI.binary.path, ["env", "--unset"], environment: pointed)
+        #expect(unset.output.contains("unset HTTPS_PROXY\nunset http_proxy\n"), "\(unset.output)")
         #expect(unset.output.contains("unset REQUESTS_CA_BUNDLE\n"))
+        // A terminal never pointed at Sluice (or undone already) keeps its own values.
+        let nothing = try env(["--unset"])
+        #expect(nothing.output == "# nothing to undo: this terminal was not pointed at Sluice by sluice env\n")
 
         // What the shell had comes back with --unset, also after a second eval; the rest goes.
         let script = """
             eval "$("$SLUICE" env --config "$CONFIG")" && eval "$("$SLUICE" env --config "$CONFIG")" &&
             echo "during $http_proxy|$NO_PROXY|${ALL_PROXY-none}" && eval "$("$SLUICE" env --unset)" &&
+            eval "$("$SLUICE" env --unset)" &&
             echo "after $http_proxy|$NO_PROXY|$SSL_CERT_FILE|$ALL_PROXY|${HTTPS_PROXY-none}|${NODE_USE_ENV_PROXY-none}|${SLUICE_ENV-none}|${SLUICE_SAVED_http_proxy-none}"
             """
         environment["SLUICE"] = CLI.binary.path

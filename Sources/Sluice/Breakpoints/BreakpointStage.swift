@@ -22,6 +22,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
 
     let candidates: [Breakpoint]
     let limit: Int
+    let budget: HeldBodyBudget?
     /// A HEAD request's response: its announced length is not a body.
     let headOnly: Bool
     private let pause: Pause
@@ -29,14 +30,15 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
     private let closeClient: (String) -> Void
     private var phase = Phase.waiting
     /// What went out after holding and was not taken yet.
-    private var releasing: HeldRelease<ResponseHead>?
+    private let releasing = ReleaseSlot<ResponseHead>()
 
     init(
-        _ candidates: [Breakpoint], limit: Int, headOnly: Bool, pause: @escaping Pause,
+        _ candidates: [Breakpoint], limit: Int, budget: HeldBodyBudget? = nil, headOnly: Bool, pause: @escaping Pause,
         closeClient: @escaping (String) -> Void
     ) {
         self.candidates = candidates
         self.limit = limit
+        self.budget = budget
         self.headOnly = headOnly
         self.pause = pause
         self.closeClient = closeClient
@@ -54,11 +56,11 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             phase = .passing
             return next.head(head)
         }
-        phase = .holding(HeldResponse(head, limit: limit), fitting)
+        phase = .holding(HeldResponse(head, limit: limit, budget: budget), fitting)
     }
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
-        if !HeldRelease.before(push, &releasing) { return false }
+        if !releasing.before(push) { return false }
         guard case .holding(var held, let fitting) = phase else {
             if case .passing = phase { return next.body(bytes, push) }
             return true
@@ -69,20 +71,20 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             return true
         }
         phase = .passing
-        next.note(.breakpoint("response not paused at \(fitting[0].name): its body is larger than max_transform_body"))
-        return held.overflow(with: bytes, push, to: next, releasing: &releasing)
+        next.note(.breakpoint("response not paused at \(fitting[0].name): \(held.gaveUp(budget?.total ?? 0))"))
+        return held.overflow(with: bytes, push, to: next, releasing: releasing)
     }
 
     func end(_ next: DeliveryNext<ResponseHead>) {
         guard case .holding(let held, let fitting) = phase else {
-            if case .passing = phase, !HeldRelease.endAfter(&releasing) { next.end() }
+            if case .passing = phase, !releasing.endAfter() { next.end() }
             return
         }
         phase = .passing
         let decoded = BreakpointStage.decoded(held, limit: limit)
         let content = decoded?.0 ?? held.bytes
         guard let point = fitting.first(where: { !$0.readsBody || $0.matchesBody(content) }) else {
-            return held.pass(to: next, releasing: &releasing)
+            return held.pass(to: next, releasing: releasing)
         }
         var shown = PausedMessage(
             status: held.head.status, headers: held.head.headers.map { ($0.name, $0.value) }, body: held.bytes)
@@ -90,7 +92,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
             shown.body = body
             shown.decodedFrom = coding
         }
-        guard pause(point, shown, self) != nil else { return held.pass(to: next, releasing: &releasing) }
+        guard pause(point, shown, self) != nil else { return held.pass(to: next, releasing: releasing) }
         next.note(.breakpoint("response paused at \(point.name)"))
         phase = .paused(held, next)
     }
@@ -102,7 +104,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         switch decision {
         case .resume(nil), .timedOut:
             next.note(.breakpoint(decision.isTimeout ? "timed out, resumed unchanged" : "resumed"))
-            held.pass(to: next, releasing: &releasing)
+            held.pass(to: next, releasing: releasing)
         case .resume(let edit?), .answer(let edit):
             let answered: Bool
             if case .answer = decision { answered = true } else { answered = false }
@@ -116,8 +118,7 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
                 held, with: edit, replacing: answered, headOnly: headOnly, limit: limit)
             next.note(.breakpointSent(head, body))
             next.head(head)
-            next.release(body)
-            next.end()
+            releasing.start(body, share: held.share, next: next, ending: true)
         case .abort(let closing):
             next.note(.breakpoint(closing ? "aborted, connection closed" : "aborted"))
             // The exchange ends here: nothing of the chain is touched after.
@@ -128,11 +129,11 @@ final class BreakpointStage: DeliveryStage, PauseTarget {
         next.note(.progress)
     }
 
-    func drained() -> Bool { HeldRelease.goOn(&releasing) }
+    func drained() -> Bool { releasing.goOn() }
 
     func abandon() {
         phase = .done
-        releasing = nil
+        releasing.cancel()
     }
 
     /// The held body decoded from its one content coding (gzip, deflate, br), when it has one

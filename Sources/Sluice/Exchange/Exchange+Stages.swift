@@ -77,7 +77,7 @@ extension Exchange {
             headers: (sent?.headers ?? request.headers).map { ($0.name, ExchangeCapture.shownValue($0)) })
         let (book, id, rule) = (env.breakpoints, id, route.rule.contract != nil ? route.rule.name : nil)
         return BreakpointStage(
-            points, limit: env.transformLimit, headOnly: request.method == "HEAD",
+            points, limit: env.transformLimit, budget: env.heldBodies, headOnly: request.method == "HEAD",
             pause: { [weak self] point, response, stage in
                 let item = book.pause(
                     exchange: id, stage: .response, breakpoint: point.name, request: shown, response: response,

@@ -208,7 +208,7 @@ public final class ProxyServer {
     }
 
     /// Applies the reloadable part of a new configuration (rules, defaults, the redirect policy,
-    /// `limits.max_transform_body`, `breakpoints:`) without touching connections; exchanges already running keep
+    /// `limits.max_transform_body` and `max_held_bodies`, `breakpoints:`) without touching connections; exchanges already running keep
     /// the rule they started with.
     /// - Returns: the changed keys that need a restart (they are not applied).
     @discardableResult
@@ -231,6 +231,7 @@ public final class ProxyServer {
         old.defaults = new.defaults
         old.redirects.policy = new.redirects.policy
         old.limits.maxTransformBody = new.limits.maxTransformBody
+        old.limits.maxHeldBodies = new.limits.maxHeldBodies
         var pending: [String] = []
         if old.listen != new.listen { pending.append("listen") }
         if old.proxyAuth != new.proxyAuth { pending.append("proxy_auth") }

@@ -199,14 +199,17 @@ final class HeldBodyShare {
 }
 
 /// A head and body held whole for a stage that decides at the end, never more than `limit`
-/// bytes of body, nor more than the held-bodies budget allows: past either the stage gives up,
-/// and what was held goes on as it came (written once here for every holding stage).
+/// bytes of body, nor more than the held-bodies budget allows (room reserved ahead counts): past
+/// either the stage gives up, and what was held goes on as it came (written once here for every
+/// holding stage).
 struct HeldResponse {
     let head: ResponseHead
     let limit: Int
     private(set) var bytes: [UInt8] = []
     /// The budget's part for these bytes (none: not counted).
     let share: HeldBodyShare
+    /// Bytes taken from the budget: those held, or the room reserved for them.
+    private var counted = 0
     /// The last append was refused by the budget, not by `limit`.
     private(set) var overBudget = false
 
@@ -218,15 +221,24 @@ struct HeldResponse {
 
     /// Adds body bytes; `false` once the body would pass the limit or the budget (nothing added then).
     mutating func append(_ piece: UnsafeRawBufferPointer) -> Bool {
-        guard bytes.count + piece.count <= limit else { return false }
-        guard share.take(piece.count) else {
-            overBudget = true
-            return false
-        }
+        let needed = bytes.count + piece.count
+        guard needed <= limit else { return false }
         if bytes.isEmpty {
-            // The announced length when there is one (no regrowth copies), else 16 KiB to start.
+            // The announced length when there is one (no regrowth copies), else 16 KiB to start,
+            // when the budget has room for it.
             let announced = head.headers[.contentLength].flatMap { Int($0) } ?? 0
-            bytes.reserveCapacity(min(limit, max(piece.count, announced, 16 * 1024)))
+            let room = min(limit, max(needed, announced, 16 * 1024))
+            if share.take(room) {
+                counted = room
+                bytes.reserveCapacity(room)
+            }
+        }
+        if needed > counted {
+            guard share.take(needed - counted) else {
+                overBudget = true
+                return false
+            }
+            counted = needed
         }
         bytes.append(contentsOf: piece)
         return true
@@ -237,97 +249,47 @@ struct HeldResponse {
         overBudget ? HeldBodyBudget.overBudget(total) : JSONBodyDelivery.tooLarge(limit)
     }
 
-    /// Gives up holding: the head and what was held go on (as ``HeldRelease`` offers them),
-    /// then `piece`, which did not fit; `false`: `piece` was not taken (offer it again after the
-    /// client drained, once the release has gone on).
+    /// Gives up holding: the head and what was held go on (offered at the client's pace, kept in
+    /// `releasing` meanwhile), then `piece`, which did not fit; `false`: `piece` was not taken
+    /// (offer it again after the client drained). A piece that must be taken (a release, the last
+    /// before a cut) takes the held bytes with it now, whatever the client's pace.
     func overflow(
         with piece: UnsafeRawBufferPointer, _ push: DeliveryPush, to next: DeliveryNext<ResponseHead>,
-        releasing: inout HeldRelease<ResponseHead>?
+        releasing: ReleaseSlot<ResponseHead>
     ) -> Bool {
         next.head(head)
-        var release = HeldRelease(bytes, share: share, next: next, then: nil)
-        guard release.offer() else {
-            releasing = release
-            return false
+        guard push == .offer else {
+            bytes.withUnsafeBytes { _ = next.body($0, .release) }
+            return next.body(piece, push)
         }
+        guard releasing.start(bytes, share: share, next: next, ending: false) else { return false }
         return next.body(piece, push)
     }
 
-    /// The head and body as held, passed on whole (offered as a source offers), then the end.
-    func pass(to next: DeliveryNext<ResponseHead>, releasing: inout HeldRelease<ResponseHead>?) {
+    /// The head and body as held, passed on whole (offered at the client's pace), then the end.
+    func pass(to next: DeliveryNext<ResponseHead>, releasing: ReleaseSlot<ResponseHead>) {
         next.head(head)
-        HeldRelease.start(bytes, share: share, next: next, releasing: &releasing)
+        releasing.start(bytes, share: share, next: next, ending: true)
     }
 }
 
 /// A body a holding stage lets go, offered a piece at a time as a source offers: a client that
 /// does not read leaves it here, counted in the held-bodies budget, not in its socket's buffer
-/// beyond ``ResponseOutput/highWater``. The stage goes on with it when the client drained
-/// (``DeliveryStage/drained()``), then ends the body when it was asked to.
+/// beyond ``ResponseOutput/highWater``.
 struct HeldRelease<Head> {
     static var piece: Int { 64 * 1024 }
-    private let bytes: [UInt8]
-    private var offset = 0
-    private let share: HeldBodyShare?
+    let bytes: [UInt8]
+    var offset = 0
+    let share: HeldBodyShare?
     let next: DeliveryNext<Head>
-    /// The body ends after these bytes (`nil`: more comes from the source).
-    private var ending: Bool?
+    /// The body ends after these bytes (`false`: more comes from the source).
+    var ending: Bool
 
-    init(_ bytes: [UInt8], share: HeldBodyShare?, next: DeliveryNext<Head>, then ending: Bool?) {
-        self.bytes = bytes
-        self.share = share
-        self.next = next
-        self.ending = ending
-    }
-
-    /// Offers the bytes, then ends the body; what a refusal leaves is kept in `releasing`.
-    static func start(
-        _ bytes: [UInt8], share: HeldBodyShare?, next: DeliveryNext<Head>, releasing: inout HeldRelease<Head>?
-    ) {
-        var release = HeldRelease(bytes, share: share, next: next, then: true)
-        releasing = release.offer() ? nil : release
-    }
-
-    /// The source's end came while these bytes were still going: it follows them.
-    mutating func endWhenDone() { ending = true }
-
-    /// A stage's ``DeliveryStage/drained()``: what `releasing` still holds goes on; `true` once
-    /// nothing is left (its end, when it followed, has gone too: the exchange looks whether the
-    /// response is complete).
-    static func goOn(_ releasing: inout HeldRelease?) -> Bool {
-        guard var release = releasing else { return true }
-        guard release.offer() else {
-            releasing = release
-            return false
-        }
-        releasing = nil
-        return true
-    }
-
-    /// Before a stage passes on a piece: what `releasing` still holds goes first. An offer waits
-    /// for it (`false`: refused, offer it again after the client drained); a piece that must be
-    /// taken (a release, the last before a cut) sends it now whatever the client's pace.
-    static func before(_ push: DeliveryPush, _ releasing: inout HeldRelease?) -> Bool {
-        guard push != .offer, let release = releasing else { return goOn(&releasing) }
-        release.bytes.withUnsafeBytes {
-            _ = release.next.body(UnsafeRawBufferPointer(rebasing: $0[release.offset...]), .release)
-        }
-        releasing = nil
-        return true
-    }
-
-    /// A stage's end: after what `releasing` still holds, when it holds some (`true`: the end
-    /// waits for it).
-    static func endAfter(_ releasing: inout HeldRelease?) -> Bool {
-        guard var release = releasing else { return false }
-        release.endWhenDone()
-        releasing = release
-        return true
-    }
-
-    /// Offers what is left; `true` once all of it went (and the end, when it follows).
-    mutating func offer() -> Bool {
+    /// Offers what is left until one is refused or `cancelled` says the stage let go; `true` once
+    /// all of it went (and the end, when it follows).
+    mutating func offer(cancelled: () -> Bool) -> Bool {
         while offset < bytes.count {
+            if cancelled() { return true }
             let end = min(bytes.count, offset + Self.piece)
             let taken = bytes.withUnsafeBytes {
                 next.body(UnsafeRawBufferPointer(rebasing: $0[offset..<end]), .offer)
@@ -335,7 +297,66 @@ struct HeldRelease<Head> {
             guard taken else { return false }
             offset = end
         }
-        if ending == true { next.end() }
+        if ending, !cancelled() { next.end() }
         return true
+    }
+}
+
+/// Where a holding stage keeps what it let go and the client has not taken yet (one
+/// ``HeldRelease`` at a time): the stage goes on with it when the client drained
+/// (``DeliveryStage/drained()``), sends it before anything after it, and ends the body after it.
+/// What a release does down the chain may end the exchange and the stage with it (an injected
+/// reset, a failure): ``cancel()`` then stops it, and nothing of it is kept.
+final class ReleaseSlot<Head> {
+    private var current: HeldRelease<Head>?
+    /// Counts cancellations: a release that saw it change while offering is dropped.
+    private var generation = 0
+
+    /// Offers `bytes` (then the end, when `ending`); `true` when all went, else the rest waits here.
+    @discardableResult
+    func start(_ bytes: [UInt8], share: HeldBodyShare?, next: DeliveryNext<Head>, ending: Bool) -> Bool {
+        offer(HeldRelease(bytes: bytes, share: share, next: next, ending: ending))
+    }
+
+    /// The client drained: what waits goes on; `true` once nothing is left (its end, when it
+    /// followed, has gone too: the exchange looks whether the response is complete).
+    func goOn() -> Bool {
+        guard let release = current else { return true }
+        return offer(release)
+    }
+
+    /// Before a stage passes on a piece: what waits goes first. An offer waits for it (`false`:
+    /// refused, offer it again after the client drained); a piece that must be taken (a release,
+    /// the last before a cut) sends it now, whatever the client's pace.
+    func before(_ push: DeliveryPush) -> Bool {
+        guard push != .offer, let release = current else { return goOn() }
+        current = nil
+        release.bytes.withUnsafeBytes {
+            _ = release.next.body(UnsafeRawBufferPointer(rebasing: $0[release.offset...]), .release)
+        }
+        return true
+    }
+
+    /// The source's end: after what waits, when something does (`true`: the end waits for it).
+    func endAfter() -> Bool {
+        guard current != nil else { return false }
+        current?.ending = true
+        return true
+    }
+
+    /// The stage let go (the exchange ended without the rest): nothing more is offered.
+    func cancel() {
+        current = nil
+        generation += 1
+    }
+
+    private func offer(_ release: HeldRelease<Head>) -> Bool {
+        var release = release
+        current = nil
+        let mark = generation
+        let done = release.offer { self.generation != mark }
+        if generation != mark { return true }
+        if !done { current = release }
+        return done
     }
 }

@@ -13,7 +13,7 @@ final class TransformStage: DeliveryStage {
     let budget: HeldBodyBudget?
     private var held: HeldResponse?
     /// What went out after holding and was not taken yet.
-    private var releasing: HeldRelease<ResponseHead>?
+    private let releasing = ReleaseSlot<ResponseHead>()
 
     init(
         _ transform: JSONTransform, limit: Int, coding: ContentCoding?, listsPaths: Bool,
@@ -31,7 +31,7 @@ final class TransformStage: DeliveryStage {
     }
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
-        if !HeldRelease.before(push, &releasing) { return false }
+        if !releasing.before(push) { return false }
         guard var kept = held.take() else { return next.body(bytes, push) }
         if kept.append(bytes) {
             held = kept
@@ -39,13 +39,13 @@ final class TransformStage: DeliveryStage {
         }
         // Past max_transform_body (or the budget): what was held goes out untouched, the rest streams.
         next.note(.untouched(kept.gaveUp(budget?.total ?? 0)))
-        return kept.overflow(with: bytes, push, to: next, releasing: &releasing)
+        return kept.overflow(with: bytes, push, to: next, releasing: releasing)
     }
 
-    func drained() -> Bool { HeldRelease.goOn(&releasing) }
+    func drained() -> Bool { releasing.goOn() }
 
     func end(_ next: DeliveryNext<ResponseHead>) {
-        if HeldRelease.endAfter(&releasing) { return }
+        if releasing.endAfter() { return }
         guard let kept = held.take() else { return next.end() }
         let delivery = JSONBodyDelivery(transform: transform, limit: limit, head: kept.head, coding: coding)
         switch delivery.finish(kept.bytes) {
@@ -56,15 +56,15 @@ final class TransformStage: DeliveryStage {
                     summary: JSONBodyDelivery.summary(removed: removed, patched: patched, note: note),
                     stripped: removed > 0, paths: paths))
             next.head(head)
-            HeldRelease.start(body, share: kept.share, next: next, releasing: &releasing)
+            releasing.start(body, share: kept.share, next: next, ending: true)
         case .untouched(let detail):
             if let detail { next.note(.untouched(detail)) }
-            kept.pass(to: next, releasing: &releasing)
+            kept.pass(to: next, releasing: releasing)
         }
     }
 
     func abandon() {
         held = nil
-        releasing = nil
+        releasing.cancel()
     }
 }

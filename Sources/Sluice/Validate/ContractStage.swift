@@ -28,9 +28,12 @@ final class ContractStage: DeliveryStage {
     let heldLater: Bool
     let budget: HeldBodyBudget?
     /// What went out after holding and was not taken yet.
-    private var releasing: HeldRelease<ResponseHead>?
+    private let releasing = ReleaseSlot<ResponseHead>()
     /// Whether the verdict goes on the head a later stage holds (it would have been held here).
     private var marksHeldHead = false
+    /// A body the held-bodies budget let through unheld: an enforced contract cuts it at its end
+    /// when broken.
+    private var cutsAtEnd = false
     private var phase = Phase.waiting
 
     init(_ run: ContractRun, limit: Int, heldLater: Bool = false, budget: HeldBodyBudget? = nil) {
@@ -89,7 +92,7 @@ final class ContractStage: DeliveryStage {
     }
 
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush, _ next: DeliveryNext<ResponseHead>) -> Bool {
-        if !HeldRelease.before(push, &releasing) { return false }
+        if !releasing.before(push) { return false }
         if case .done = phase { return true }
         guard case .holding(var held) = phase else {
             if cutsSequence { return checkedBeforePassing(bytes, push, next) }
@@ -98,17 +101,27 @@ final class ContractStage: DeliveryStage {
             if taken { run.feed(bytes) }
             return taken
         }
-        run.feed(bytes)
         phase = .done  // the enum lets go of the bytes: appended in place, not copied
         if held.append(bytes) {
+            run.feed(bytes)
             phase = .holding(held)
             return true
         }
-        // Past max_transform_body (or the budget): what was held goes out unvalidated, the rest streams.
         phase = .streaming
-        run.skipBody(held.gaveUp(budget?.total ?? 0))
-        next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
-        return held.overflow(with: bytes, push, to: next, releasing: &releasing)
+        if held.overBudget {
+            // Too many bodies held at once (limits.max_held_bodies), not a body too large: it is
+            // still checked as it streams, and an enforced contract cuts a broken one at its end
+            // (its head has gone: no 502 any more).
+            cutsAtEnd = run.settings.onViolation == .enforce
+        } else {
+            // Past max_transform_body: what was held goes out unvalidated, the rest streams.
+            run.skipBody(held.gaveUp(budget?.total ?? 0))
+            next.note(.mark(ContractRun.mark(.notValidated("body-too-large"), rule: run.rule)))
+        }
+        // Validated once taken: a refused piece comes again, through the streaming path.
+        let taken = held.overflow(with: bytes, push, to: next, releasing: releasing)
+        if taken { run.feed(bytes) }
+        return taken
     }
 
     /// An enforced sequence that streams (decided at the head): each piece is checked before it
@@ -154,7 +167,7 @@ final class ContractStage: DeliveryStage {
         next.note(.verdict(outcome, run))
         guard case .holding(let held) = phase else {
             phase = .done
-            if heldLater || cutsSequence, case .failed(let failure) = outcome, run.enforces(failure) {
+            if heldLater || cutsSequence || cutsAtEnd, case .failed(let failure) = outcome, run.enforces(failure) {
                 // (A sequence broken at its end, as a whole: the client never gets that end.)
                 return next.fail(.contractViolation(failure))
             }
@@ -163,7 +176,7 @@ final class ContractStage: DeliveryStage {
                 next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
             }
             // (A body given up on and still going out: the end follows it.)
-            if HeldRelease.endAfter(&releasing) { return }
+            if releasing.endAfter() { return }
             return next.end()
         }
         phase = .done
@@ -172,13 +185,13 @@ final class ContractStage: DeliveryStage {
             return next.fail(.contractViolation(failure))
         }
         next.note(.mark(ContractRun.mark(outcome, rule: run.rule)))
-        held.pass(to: next, releasing: &releasing)
+        held.pass(to: next, releasing: releasing)
     }
 
-    func drained() -> Bool { HeldRelease.goOn(&releasing) }
+    func drained() -> Bool { releasing.goOn() }
 
     func abandon() {
         phase = .done
-        releasing = nil
+        releasing.cancel()
     }
 }

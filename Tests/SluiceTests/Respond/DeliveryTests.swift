@@ -193,17 +193,17 @@ struct DeliveryTests {
         var held = HeldResponse(Self.head, limit: 4)
         let appended = Array("abc".utf8).withUnsafeBytes { held.append($0) }
         #expect(appended)
-        var releasing: HeldRelease<ResponseHead>?
+        let releasing = ReleaseSlot<ResponseHead>()
         let taken = Array("defg".utf8).withUnsafeBytes {
-            held.overflow(with: $0, .offer, to: DeliveryNext(chain: chain, index: 0), releasing: &releasing)
+            held.overflow(with: $0, .offer, to: DeliveryNext(chain: chain, index: 0), releasing: releasing)
         }
         #expect(!taken, "the piece is offered again after the held bytes went")
         #expect(sink.heads == [Self.head] && sink.events == ["head"] && sink.refused == 1)
         // The piece again, the client still full: refused, nothing overtakes the held bytes.
-        #expect(!Array("defg".utf8).withUnsafeBytes { _ in HeldRelease.before(.offer, &releasing) })
+        #expect(!releasing.before(.offer))
         // The client drained: the held bytes go, then the piece.
         sink.refusesOffers = false
-        #expect(HeldRelease.goOn(&releasing) && releasing == nil)
+        #expect(releasing.goOn() && !releasing.endAfter())
         #expect(Array("defg".utf8).withUnsafeBytes { DeliveryNext(chain: chain, index: 0).body($0, .offer) })
         #expect(sink.events == ["head", "body offer [abc]", "body offer [defg]"])
         #expect(sink.ends == 0, "the body goes on: no end yet")
@@ -214,13 +214,21 @@ struct DeliveryTests {
         let cutChain = DeliveryChain<ResponseHead>([], sink: cut)
         var cutHeld = HeldResponse(Self.head, limit: 4)
         _ = Array("abc".utf8).withUnsafeBytes { cutHeld.append($0) }
-        var pending: HeldRelease<ResponseHead>?
+        let pending = ReleaseSlot<ResponseHead>()
         _ = Array("z".utf8).withUnsafeBytes {
-            cutHeld.overflow(with: $0, .offer, to: DeliveryNext(chain: cutChain, index: 0), releasing: &pending)
+            cutHeld.overflow(with: $0, .offer, to: DeliveryNext(chain: cutChain, index: 0), releasing: pending)
         }
-        #expect(HeldRelease.before(.beforeCut, &pending) && pending == nil)
+        #expect(pending.before(.beforeCut) && !pending.endAfter())
         _ = Array("z".utf8).withUnsafeBytes { DeliveryNext(chain: cutChain, index: 0).body($0, .beforeCut) }
         #expect(cut.pushes == [.release, .beforeCut], "\(cut.events)")
+        // An overflow on a piece that must be taken: the held bytes and the piece go now.
+        let now = RecordingSink<ResponseHead>()
+        now.refusesOffers = true
+        let nowChain = DeliveryChain<ResponseHead>([], sink: now)
+        let forced = Array("z".utf8).withUnsafeBytes {
+            cutHeld.overflow(with: $0, .beforeCut, to: DeliveryNext(chain: nowChain, index: 0), releasing: pending)
+        }
+        #expect(forced && now.pushes == [.release, .beforeCut])
     }
 
     @Test("HeldResponse.pass passes the head and offers the held bytes; the end follows them, after a drain if it must")
@@ -230,20 +238,28 @@ struct DeliveryTests {
         var held = HeldResponse(Self.head, limit: 100)
         let appended = ["{\"a\":", "1}"].map { text in Array(text.utf8).withUnsafeBytes { held.append($0) } }
         #expect(appended == [true, true])
-        var releasing: HeldRelease<ResponseHead>?
-        held.pass(to: DeliveryNext(chain: chain, index: 0), releasing: &releasing)
-        #expect(releasing == nil)
+        let releasing = ReleaseSlot<ResponseHead>()
+        held.pass(to: DeliveryNext(chain: chain, index: 0), releasing: releasing)
+        #expect(!releasing.endAfter(), "nothing waits")
         #expect(sink.heads == [Self.head])
         #expect(sink.events == ["head", "body offer [{\"a\":1}]", "end"])
 
         let slow = RecordingSink<ResponseHead>()
         slow.refusesOffers = true
         let slowChain = DeliveryChain<ResponseHead>([], sink: slow)
-        held.pass(to: DeliveryNext(chain: slowChain, index: 0), releasing: &releasing)
-        #expect(releasing != nil && slow.events == ["head"] && slow.ends == 0)
+        held.pass(to: DeliveryNext(chain: slowChain, index: 0), releasing: releasing)
+        #expect(slow.events == ["head"] && slow.ends == 0)
         slow.refusesOffers = false
-        #expect(HeldRelease.goOn(&releasing))
+        #expect(releasing.goOn())
         #expect(slow.events == ["head", "body offer [{\"a\":1}]", "end"])
+        // Cancelled (the exchange ended): nothing more goes, and the next drain finds nothing.
+        let gone = RecordingSink<ResponseHead>()
+        gone.refusesOffers = true
+        let goneChain = DeliveryChain<ResponseHead>([], sink: gone)
+        held.pass(to: DeliveryNext(chain: goneChain, index: 0), releasing: releasing)
+        releasing.cancel()
+        gone.refusesOffers = false
+        #expect(releasing.goOn() && gone.events == ["head"])
     }
 
     @Test("The held-bodies budget: shares take what fits, and give it back when the last holder lets go")
