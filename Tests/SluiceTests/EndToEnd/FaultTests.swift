@@ -124,6 +124,37 @@ struct FaultTests {
         #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("reset after 1024 bytes") } })
     }
 
+    @Test("A reset inside a body a stage held (null stripping) cuts it there; the next exchange is served")
+    func resetAfterHeldBody() throws {
+        let json = "{\"pad\":\"" + String(repeating: "x", count: 200 * 1024) + "\",\"n\":null}"
+        let origin = try OriginServer { _ in
+            .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
+        }
+        defer { origin.stop() }
+        let proxy = try Self.proxy(
+            """
+            rules:
+              - name: cut
+                match: { path: "/json" }
+                strip_json_nulls: true
+                faults: { reset: { rate: 1, after_bytes: 100 } }
+            """)
+        let client = try RawClient(port: proxy.port)
+        try client.send(RawClient.get(origin.url("/json")))
+        var received = 0
+        do {
+            _ = try #require(try client.reader.readHead())
+            received = try client.reader.readToEnd().count
+        } catch {
+            // ECONNRESET: the reset, as wanted.
+        }
+        #expect(received <= 100)
+        #expect(proxy.waitUntil { proxy.logLines.all.contains { $0.contains("reset after 100 bytes") } })
+        let next = try RawClient(port: proxy.port).request(RawClient.get(origin.url("/other")))
+        #expect(next.status == 200 && next.body.count == json.utf8.count)
+        #expect(proxy.waitUntil { proxy.onLoop { $0.environment.heldBodies.used } == 0 })
+    }
+
     @Test("A held request gets the upstream timeout's 504, or nothing when the client gives up first")
     func timeout() throws {
         let origin = try OriginServer { _ in .text("origin") }
