@@ -82,6 +82,16 @@ struct TrustCommand: ParsableCommand {
             return (TrustActions(ca: ca, pemFile: settings.caCert), ca)
         }
 
+        /// The actions on the CA as it is (none made), the stores found (none: a failure), the CA
+        /// said first, or `noCA` when there is none yet.
+        func storesAndCA(saying noCA: String) throws -> (TrustActions, CertificateInfo?, [TrustStore]) {
+            let (trust, ca) = try actions(withoutCA: true)
+            let stores = self.stores
+            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
+            print(ca.map { "CA: \($0.subject), SHA-256 \($0.sha256Fingerprint)" } ?? noCA)
+            return (trust, ca, stores)
+        }
+
         /// The flags that name the places, to repeat in the undo line.
         var flags: String {
             (options.file.map { " --config \($0)" } ?? "") + (systemStore.map { " --system-store \($0)" } ?? "")
@@ -121,14 +131,8 @@ struct TrustCommand: ParsableCommand {
 
         /// `--dry-run`: no CA is made (that it would be is said), nothing is written.
         private func plan() throws {
-            let (trust, ca) = try places.actions(withoutCA: true)
-            let stores = places.stores
-            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
-            if let ca {
-                print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
-            } else {
-                print("would create the CA \(try places.options.load().0.tls.caCert) first (none there yet)")
-            }
+            let (trust, ca, stores) = try places.storesAndCA(
+                saying: "would create the CA \(try places.options.load().0.tls.caCert) first (none there yet)")
             for store in stores { print(TrustActions.line(store, trust.installPlan(store, caExists: ca != nil))) }
             print("dry run: nothing was changed; sluice trust install\(places.flags) does it")
         }
@@ -174,14 +178,8 @@ struct TrustCommand: ParsableCommand {
         @OptionGroup var places: Places
 
         func run() throws {
-            let (trust, ca) = try places.actions(withoutCA: true)
-            let stores = places.stores
-            guard !stores.isEmpty else { throw CommandFailure.failed(TrustActions.nothingFound) }
-            if let ca {
-                print("CA: \(ca.subject), SHA-256 \(ca.sha256Fingerprint)")
-            } else {
-                print("CA: none at this configuration's path (sluice ca init makes one)")
-            }
+            let (trust, ca, stores) = try places.storesAndCA(
+                saying: "CA: none at this configuration's path (sluice ca init makes one)")
             var missing = 0
             for store in stores {
                 let outcome = ca == nil ? .notTrusted("no CA") : trust.status(store)
