@@ -90,7 +90,6 @@ struct DeliveryNext<Head> {
     func body(_ bytes: UnsafeRawBufferPointer, _ push: DeliveryPush = .offer) -> Bool {
         chain.body(bytes, push, from: index)
     }
-    func release(_ bytes: [UInt8]) { bytes.withUnsafeBytes { _ = chain.body($0, .release, from: index) } }
     func end() { chain.end(from: index) }
     func fail(_ failure: SluiceError) { chain.sink.fail(failure) }
     func note(_ note: DeliveryNote) { chain.sink.note(note) }
